@@ -1,0 +1,83 @@
+// Package runners executes one agent once: script agents (SPEC §3), LLM
+// agents (§4), ask agents, and injected responses (§5).
+package runners
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/state"
+)
+
+// Request is everything one execution of one agent is given. Runners must
+// treat it as read-only: it points into the state as it was at the start of
+// the turn.
+type Request struct {
+	Ensemble *ensemble.Ensemble
+	Agent    *ensemble.Agent
+	Input    string // the run's input
+	Turn     int    // 1-based number of the turn this execution belongs to
+	// Execution is the 1-based number of this execution of the agent.
+	Execution int
+	// Dependencies holds the latest output behind each satisfied edge, keyed
+	// by dependency name.
+	Dependencies map[string]any
+	// Fresh names the dependencies in Dependencies whose outputs this agent
+	// has not consumed before, in file order.
+	Fresh []string
+	// Context is the whole accumulated context (read-only).
+	Context map[string]any
+	// RequestParameters merges the parameters of the agent requests that made
+	// it ready (SPEC §2.5); nil when none.
+	RequestParameters map[string]any
+	// Memory is what this agent's runner kept from its previous executions
+	// (an LLM agent's conversation); nil on the first.
+	Memory json.RawMessage
+	// Events receives tool-call and streaming events; may be nil.
+	Events events.Sink
+}
+
+// Result is the outcome of one execution.
+type Result struct {
+	// Output is the agent's output (SPEC §2.1): a parsed JSON value, or a
+	// string. Ignored when Err is set. Agent requests (SPEC §2.5) are read from
+	// it by the engine.
+	Output any
+	// InputData is what the execution was given (SPEC §6): for scripts the
+	// stdin object less context, for LLM agents the messages it added.
+	InputData any
+	// Err is set when the execution failed.
+	Err error
+	// StopReason and Usage are set by LLM agents (SPEC §4.3).
+	StopReason string
+	Usage      *state.Usage
+	// Memory replaces the agent's memory when the turn commits; nil keeps it.
+	Memory json.RawMessage
+}
+
+// Runner runs one execution of an agent. It never panics on bad agent
+// behaviour: failures are reported in Result.Err.
+type Runner interface {
+	Run(ctx context.Context, req *Request) *Result
+}
+
+// RunnerFunc adapts a function to Runner.
+type RunnerFunc func(ctx context.Context, req *Request) *Result
+
+// Run calls f.
+func (f RunnerFunc) Run(ctx context.Context, req *Request) *Result { return f(ctx, req) }
+
+// ParseOutput turns raw agent output into an output value (SPEC §2.1): text
+// that parses as JSON is stored parsed, anything else as a string (trimmed of
+// surrounding white space).
+func ParseOutput(text string) any {
+	trimmed := strings.TrimSpace(text)
+	var v any
+	if err := json.Unmarshal([]byte(trimmed), &v); err == nil {
+		return v
+	}
+	return trimmed
+}

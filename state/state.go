@@ -1,0 +1,135 @@
+// Package state is the run's ConversationState (SPEC §2.1): plain data that
+// the resolver reads, the engine updates at the end of each turn, and
+// --state writes to disk. It does no I/O.
+package state
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// State is the ConversationState.
+type State struct {
+	Input               string                           `json:"input"`
+	TurnCount           int                              `json:"turn_count"`
+	AgentExecutionCount map[string]int                   `json:"agent_execution_count"`
+	AccumulatedContext  map[string]any                   `json:"accumulated_context"`
+	History             []*Record                        `json:"conversation_history"`
+	OutputCount         map[string]int                   `json:"output_count"` // successful outputs per agent: the "sequence" of its latest output
+	Edges               map[string]map[string]*EdgeState `json:"edges"`        // target agent → dependency → bookkeeping
+	Pending             []AgentRequest                   `json:"pending_requests,omitempty"`
+	Memory              map[string]json.RawMessage       `json:"memory,omitempty"` // per agent, owned by its runner (an LLM agent's conversation)
+
+	historyAny []any // History as condition values, appended incrementally
+}
+
+// EdgeState is the bookkeeping of one dependency edge.
+type EdgeState struct {
+	Triggered int `json:"triggered"` // times the edge triggered its agent (it was satisfied and fresh)
+	Consumed  int `json:"consumed"`  // OutputCount of the dependency when the agent last consumed it
+}
+
+// AgentRequest is a request from one agent to run another next turn (SPEC §2.5).
+type AgentRequest struct {
+	From       string         `json:"from"`
+	Target     string         `json:"target_agent_name"`
+	Parameters map[string]any `json:"parameters,omitempty"`
+}
+
+// Usage counts model requests and tokens.
+type Usage struct {
+	Requests     int `json:"requests"`
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+}
+
+// Add sums o into u.
+func (u *Usage) Add(o *Usage) {
+	if o == nil {
+		return
+	}
+	u.Requests += o.Requests
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+}
+
+// Record is one execution of one agent (SPEC §6).
+type Record struct {
+	TurnNumber    int       `json:"turn_number"`
+	AgentName     string    `json:"agent_name"`
+	Execution     int       `json:"execution"`
+	InputData     any       `json:"input_data"`
+	OutputData    any       `json:"output_data"`
+	Error         *string   `json:"error"`
+	ExecutionTime float64   `json:"execution_time"`
+	Timestamp     time.Time `json:"timestamp"`
+	StopReason    *string   `json:"stop_reason"`
+	Usage         *Usage    `json:"usage"`
+}
+
+// New returns the state of a run that has not started.
+func New(input string) *State {
+	return &State{
+		Input:               input,
+		AgentExecutionCount: map[string]int{},
+		AccumulatedContext:  map[string]any{},
+		OutputCount:         map[string]int{},
+		Edges:               map[string]map[string]*EdgeState{},
+		Memory:              map[string]json.RawMessage{},
+	}
+}
+
+// Edge returns the bookkeeping of edge target←dep, or nil if it never moved.
+func (s *State) Edge(target, dep string) *EdgeState {
+	return s.Edges[target][dep]
+}
+
+// EdgeForUpdate returns the bookkeeping of edge target←dep, creating it.
+func (s *State) EdgeForUpdate(target, dep string) *EdgeState {
+	m := s.Edges[target]
+	if m == nil {
+		m = map[string]*EdgeState{}
+		s.Edges[target] = m
+	}
+	es := m[dep]
+	if es == nil {
+		es = &EdgeState{}
+		m[dep] = es
+	}
+	return es
+}
+
+// AppendRecord adds an execution record, keeping the condition view in step.
+func (s *State) AppendRecord(r *Record) {
+	s.History = append(s.History, r)
+	if len(s.historyAny) == len(s.History)-1 {
+		s.historyAny = append(s.historyAny, r.conditionValue())
+	}
+}
+
+// HistoryValues is the history as the conditions' `history` list: one map per
+// record with the keys of SPEC §6. Built incrementally, never per turn.
+func (s *State) HistoryValues() []any {
+	if len(s.historyAny) != len(s.History) {
+		s.historyAny = make([]any, len(s.History))
+		for i, r := range s.History {
+			s.historyAny[i] = r.conditionValue()
+		}
+	}
+	return s.historyAny
+}
+
+func (r *Record) conditionValue() any {
+	var errv any
+	if r.Error != nil {
+		errv = *r.Error
+	}
+	return map[string]any{
+		"turn_number":    r.TurnNumber,
+		"agent_name":     r.AgentName,
+		"execution":      r.Execution,
+		"output_data":    r.OutputData,
+		"error":          errv,
+		"execution_time": r.ExecutionTime,
+	}
+}
