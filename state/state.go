@@ -19,6 +19,7 @@ type State struct {
 	Edges               map[string]map[string]*EdgeState `json:"edges"`        // target agent → dependency → bookkeeping
 	Pending             []AgentRequest                   `json:"pending_requests,omitempty"`
 	Memory              map[string]json.RawMessage       `json:"memory,omitempty"` // per agent, owned by its runner (an LLM agent's conversation)
+	Warnings            []Warning                        `json:"warnings,omitempty"`
 
 	historyAny []any // History as condition values, appended incrementally
 }
@@ -34,6 +35,16 @@ type AgentRequest struct {
 	From       string         `json:"from"`
 	Target     string         `json:"target_agent_name"`
 	Parameters map[string]any `json:"parameters,omitempty"`
+}
+
+// Warning is a condition that failed at run time and so counted as false
+// (SPEC §2.4), or another problem that did not fail an execution.
+type Warning struct {
+	TurnNumber int    `json:"turn_number"`
+	AgentName  string `json:"agent_name"`
+	Dependency string `json:"dependency,omitempty"`
+	Expression string `json:"expression,omitempty"`
+	Message    string `json:"message"`
 }
 
 // Usage counts model requests and tokens.
