@@ -1,0 +1,180 @@
+package runners
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Ask runs ask (human) agents: it prints the agent's question and the latest
+// output of each of its dependencies, then reads the answer: ONE line from In
+// (the trailing newline dropped). The answer is parsed with ParseOutput, so
+// typing {"approved": true} gives an object and anything else a string; an
+// empty line is the output "".
+//
+// Asks are serialized: two ask agents of one turn take turns at the
+// terminal. When Interactive is false (no terminal: CI, a pipe) every ask
+// fails, telling the user to inject a response with --responses. A cancelled
+// run stops waiting at once; the line then typed answers the next question.
+type Ask struct {
+	In          io.Reader
+	Out         io.Writer // nil discards the prompt
+	Interactive bool
+
+	mu      sync.Mutex
+	reader  *bufio.Reader
+	pending chan lineResult // a read still in flight from a cancelled ask
+}
+
+var _ Runner = (*Ask)(nil)
+
+type lineResult struct {
+	line string
+	err  error
+}
+
+// Run asks once.
+func (a *Ask) Run(ctx context.Context, req *Request) *Result {
+	ag := req.Agent
+	in := baseInputData(req)
+	in["ask"] = ag.Ask
+	res := &Result{InputData: in}
+	if !a.Interactive || a.In == nil {
+		res.Err = fmt.Errorf("agent %q asks a human but there is no terminal; inject a response with --responses", ag.Name)
+		return res
+	}
+
+	if ag.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, ag.Timeout, errExecTimeout)
+		defer cancel()
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if ctx.Err() != nil {
+		res.Err = ctxError(ctx, ag.Timeout)
+		return res
+	}
+	out := a.Out
+	if out == nil {
+		out = io.Discard
+	}
+	_, _ = io.WriteString(out, FormatAsk(req))
+
+	line, err := a.readLine(ctx)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			res.Err = ctxError(ctx, ag.Timeout)
+		case errors.Is(err, io.EOF):
+			res.Err = fmt.Errorf("agent %q asks a human but the input ended before an answer", ag.Name)
+		default:
+			res.Err = fmt.Errorf("agent %q: reading the answer: %w", ag.Name, err)
+		}
+		_, _ = io.WriteString(out, "\n")
+		return res
+	}
+	res.Output = ParseOutput(line)
+	return res
+}
+
+// readLine reads one line, or returns when ctx ends; a read left in flight
+// is picked up by the next call. Called with a.mu held.
+func (a *Ask) readLine(ctx context.Context) (string, error) {
+	if a.pending == nil {
+		if a.reader == nil {
+			a.reader = bufio.NewReader(a.In)
+		}
+		ch := make(chan lineResult, 1)
+		a.pending = ch
+		r := a.reader
+		go func() {
+			line, err := r.ReadString('\n')
+			if err == io.EOF && line != "" {
+				err = nil // a last line without a newline is an answer
+			}
+			ch <- lineResult{strings.TrimRight(line, "\r\n"), err}
+		}()
+	}
+	select {
+	case r := <-a.pending:
+		a.pending = nil
+		return r.line, r.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// FormatAsk is what an ask agent shows: a header, the question, the latest
+// output of each dependency (strings as they are, other values as indented
+// JSON; dependencies in the agent's declaration order, new ones marked), any
+// request parameters, and a prompt.
+func FormatAsk(req *Request) string {
+	var b strings.Builder
+	ag := req.Agent
+	fmt.Fprintf(&b, "\n── %s asks (turn %d) ──\n", ag.Name, req.Turn)
+	if q := strings.TrimSpace(ag.Ask); q != "" {
+		b.WriteString(q)
+		b.WriteString("\n")
+	}
+	for _, name := range dependencyOrder(req) {
+		label := name
+		if slices.Contains(req.Fresh, name) {
+			label += " (new)"
+		}
+		fmt.Fprintf(&b, "\n%s:\n%s\n", label, indent(readable(req.Dependencies[name]), "  "))
+	}
+	if len(req.RequestParameters) > 0 {
+		fmt.Fprintf(&b, "\nrequest parameters:\n%s\n", indent(readable(req.RequestParameters), "  "))
+	}
+	b.WriteString("\nYour answer (one line): ")
+	return b.String()
+}
+
+// dependencyOrder lists the keys of req.Dependencies in the agent's
+// declaration order, then any others sorted.
+func dependencyOrder(req *Request) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, d := range req.Agent.Dependencies {
+		if _, ok := req.Dependencies[d.AgentName]; ok && !seen[d.AgentName] {
+			names = append(names, d.AgentName)
+			seen[d.AgentName] = true
+		}
+	}
+	var rest []string
+	for k := range req.Dependencies {
+		if !seen[k] {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	return append(names, rest...)
+}
+
+func readable(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = prefix + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}

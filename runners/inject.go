@@ -1,0 +1,162 @@
+package runners
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+)
+
+// InjectedRunner runs agents from injected responses (SPEC §5) and hands
+// every agent without an entry to Next.
+//
+// For an agent with an entry, execution N (Request.Execution, 1-based; 0 is
+// taken as 1) takes response N instead of running: no script, no model, no
+// human.
+//   - A string is reply text: parsed with ParseOutput, except that for an LLM
+//     agent with output_format: json it must be JSON (a ```json fenced block
+//     is accepted, see ParseJSONReply) or the execution fails.
+//   - Any other value is the output as it is. An injected
+//     {"success": false, ...} is NOT a failure: the script protocol's
+//     envelope belongs to scripts; an injection is the output itself.
+//   - When the list is used up the execution fails: `agent "x": injected
+//     responses exhausted after N`.
+//
+// Result.InputData of an injected execution is what the agent would have
+// been given, less the shared context: agent, input, dependencies, turn,
+// execution and request_parameters (plus parameters for script agents),
+// and "injected_response": N, the 1-based number of the response used.
+//
+// An entry {simulate: ...} calls Simulate, which the LLM runner provides.
+type InjectedRunner struct {
+	Responses *Responses
+	Next      Runner
+	// Simulate plays the agent with a model profile and a prompt (SPEC §5).
+	// Nil: simulated entries fail with a clear error.
+	Simulate func(ctx context.Context, req *Request, modelProfile, prompt string) *Result
+}
+
+var _ Runner = (*InjectedRunner)(nil)
+
+// Injected wraps next with the responses r (which may be nil: then every
+// agent goes to next).
+func Injected(r *Responses, next Runner) *InjectedRunner {
+	return &InjectedRunner{Responses: r, Next: next}
+}
+
+// Run injects or delegates.
+func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
+	a := req.Agent
+	var ent *ResponseEntry
+	if ir.Responses != nil {
+		ir.Responses.mu.Lock()
+		if e := ir.Responses.entries[a.Name]; e != nil {
+			ent = &ResponseEntry{Agent: e.Agent, Simulate: e.Simulate, Values: e.Values}
+		}
+		ir.Responses.mu.Unlock()
+	}
+	if ent == nil {
+		if ir.Next == nil {
+			return &Result{Err: fmt.Errorf("agent %q: no runner is configured", a.Name)}
+		}
+		return ir.Next.Run(ctx, req)
+	}
+	if s := ent.Simulate; s != nil {
+		if ir.Simulate == nil {
+			return &Result{
+				InputData: injectedInputData(req, 0),
+				Err: fmt.Errorf("agent %q: its responses are simulated with model profile %q, and no provider is available yet to run it",
+					a.Name, s.ModelProfile),
+			}
+		}
+		return ir.Simulate(ctx, req, s.ModelProfile, s.Prompt)
+	}
+
+	n := max(req.Execution, 1)
+	res := &Result{InputData: injectedInputData(req, n)}
+	if n > len(ent.Values) {
+		res.Err = fmt.Errorf("agent %q: injected responses exhausted after %d (execution %d has none)", a.Name, len(ent.Values), n)
+		return res
+	}
+	switch v := ent.Values[n-1].(type) {
+	case string:
+		if a.Kind == ensemble.KindLLM && a.OutputFormat == "json" {
+			out, err := ParseJSONReply(v)
+			if err != nil {
+				res.Err = fmt.Errorf("agent %q: injected response %d: output_format is json, but %v", a.Name, n, err)
+				return res
+			}
+			res.Output = out
+		} else {
+			res.Output = ParseOutput(v)
+		}
+	default:
+		res.Output = deepCopy(v)
+	}
+	return res
+}
+
+func injectedInputData(req *Request, n int) map[string]any {
+	var m map[string]any
+	if req.Agent.Kind == ensemble.KindScript {
+		m = scriptInputData(req)
+	} else {
+		m = baseInputData(req)
+	}
+	if n > 0 {
+		m["injected_response"] = n
+	}
+	return m
+}
+
+// deepCopy copies maps and slices so that a consumer changing an output
+// cannot change the responses.
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(x))
+		for i, e := range x {
+			s[i] = deepCopy(e)
+		}
+		return s
+	}
+	return v
+}
+
+// ByKind dispatches each agent to the runner of its kind.
+type ByKind struct {
+	Script Runner
+	LLM    Runner
+	Ask    Runner
+}
+
+var _ Runner = (*ByKind)(nil)
+
+// Run runs req with the runner for req.Agent.Kind.
+func (b *ByKind) Run(ctx context.Context, req *Request) *Result {
+	a := req.Agent
+	var r Runner
+	switch a.Kind {
+	case ensemble.KindScript:
+		r = b.Script
+	case ensemble.KindLLM:
+		if b.LLM == nil {
+			return &Result{Err: fmt.Errorf("agent %q: no LLM provider is available yet", a.Name)}
+		}
+		r = b.LLM
+	case ensemble.KindAsk:
+		r = b.Ask
+	default:
+		return &Result{Err: fmt.Errorf("agent %q: unknown agent kind %v", a.Name, a.Kind)}
+	}
+	if r == nil {
+		return &Result{Err: fmt.Errorf("agent %q: no runner is configured for %s agents", a.Name, a.Kind)}
+	}
+	return r.Run(ctx, req)
+}

@@ -1,0 +1,518 @@
+package runners
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+	"go.yaml.in/yaml/v3"
+)
+
+// Responses are injected responses (SPEC §5): for each agent named, the
+// responses its executions take in order, or a simulated user.
+//
+// A response is either a string, the reply text (parsed per SPEC §2.1, or as
+// JSON for LLM agents with output_format: json), or any other value, which is
+// the output itself. Values are held as encoding/json would decode them:
+// objects are map[string]any, arrays []any, numbers float64, so a condition
+// sees the same thing whether an output came from a script or an injection.
+//
+// Execution N of an agent (Request.Execution, 1-based) takes response N:
+// the position in the responses is the agent's execution count, which the
+// run state already keeps, so a resumed run continues where it stopped.
+//
+// A Responses is safe for concurrent use.
+type Responses struct {
+	mu      sync.Mutex
+	entries map[string]*ResponseEntry
+	order   []string
+}
+
+// ResponseEntry is what is injected for one agent.
+type ResponseEntry struct {
+	Agent string
+	File  string       // the file it came from; "" when added in code
+	Pos   ensemble.Pos // where the agent is named in File
+	// Values are the responses in order: a string is reply text; anything
+	// else is the output.
+	Values []any
+	// Simulate, when set, replaces Values: a model plays the agent.
+	Simulate *Simulation
+}
+
+// Simulation is an entry {simulate: {model_profile, prompt}}.
+type Simulation struct {
+	ModelProfile string
+	Prompt       string
+	Pos          ensemble.Pos // of model_profile
+}
+
+// PosError is a problem at a position of a file.
+type PosError struct {
+	File   string
+	Pos    ensemble.Pos
+	Msg    string
+	hasPos bool
+}
+
+func (e *PosError) Error() string {
+	switch {
+	case e.File == "":
+		return e.Msg
+	case !e.hasPos:
+		return e.File + ": " + e.Msg
+	default:
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Pos.Line, e.Pos.Column, e.Msg)
+	}
+}
+
+// NewResponses returns an empty set, to fill with Add, AddText and
+// SetSimulate.
+func NewResponses() *Responses {
+	return &Responses{entries: map[string]*ResponseEntry{}}
+}
+
+// LoadResponses reads a responses file (SPEC §5).
+func LoadResponses(path string) (*Responses, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("responses file: %w", err)
+	}
+	return ParseResponses(path, data)
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// ParseResponses parses a responses file's contents; name is used in error
+// messages. The file is a mapping from agent name to either a list of
+// responses or {simulate: {model_profile, prompt}}. Every problem is
+// reported (errors.Join of *PosError, each FILE:LINE:COL: message).
+func ParseResponses(name string, data []byte) (*Responses, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			return nil, &PosError{File: name, Pos: ensemble.Pos{Line: line, Column: 1}, Msg: m[2], hasPos: true}
+		}
+		return nil, &PosError{File: name, Msg: msg}
+	}
+	r := NewResponses()
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return r, nil // an empty file injects nothing
+	}
+	p := &respParser{file: name}
+	root := doc.Content[0]
+	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
+		return r, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		p.errorf(root, "a responses file is a mapping from agent name to a list of responses")
+		return nil, p.err()
+	}
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" && k.ShortTag() != "!!int" {
+			p.errorf(k, "expected an agent name")
+			continue
+		}
+		agent := k.Value
+		if first, dup := seen[agent]; dup {
+			p.errorf(k, "agent %q is listed twice (first at line %d)", agent, first.Line)
+			continue
+		}
+		seen[agent] = k
+		ent := &ResponseEntry{Agent: agent, File: name, Pos: pos(k)}
+		if p.entry(ent, v) {
+			r.entries[agent] = ent
+			r.order = append(r.order, agent)
+		}
+	}
+	if err := p.err(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+type respParser struct {
+	file   string
+	errs   []error
+	budget int // nodes left to convert: bounds alias expansion
+}
+
+func pos(n *yaml.Node) ensemble.Pos { return ensemble.Pos{Line: n.Line, Column: n.Column} }
+
+func (p *respParser) errorf(n *yaml.Node, format string, args ...any) {
+	p.errs = append(p.errs, &PosError{File: p.file, Pos: pos(n), Msg: fmt.Sprintf(format, args...), hasPos: true})
+}
+
+func (p *respParser) err() error { return errors.Join(p.errs...) }
+
+// entry fills ent from the value node of an agent; false when it is wrong.
+func (p *respParser) entry(ent *ResponseEntry, v *yaml.Node) bool {
+	for v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	switch v.Kind {
+	case yaml.SequenceNode:
+		ok := true
+		ent.Values = make([]any, 0, len(v.Content))
+		for _, item := range v.Content {
+			p.budget = 1 << 20
+			val, good := p.value(item, 0)
+			ok = ok && good
+			ent.Values = append(ent.Values, val)
+		}
+		return ok
+	case yaml.MappingNode:
+		return p.simulate(ent, v)
+	default:
+		p.errorf(v, "responses for agent %q must be a list (put [ ] around a single response) or {simulate: {model_profile, prompt}}", ent.Agent)
+		return false
+	}
+}
+
+func (p *respParser) simulate(ent *ResponseEntry, v *yaml.Node) bool {
+	ok := true
+	var sim *yaml.Node
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k := v.Content[i]
+		if k.Value == "simulate" {
+			sim = v.Content[i+1]
+			continue
+		}
+		p.errorf(k, "unknown key %q for agent %q: expected a list of responses, or simulate", k.Value, ent.Agent)
+		ok = false
+	}
+	if sim == nil {
+		if ok {
+			p.errorf(v, "responses for agent %q must be a list (put [ ] around a single response) or {simulate: {model_profile, prompt}}", ent.Agent)
+		}
+		return false
+	}
+	for sim.Kind == yaml.AliasNode && sim.Alias != nil {
+		sim = sim.Alias
+	}
+	if sim.Kind != yaml.MappingNode {
+		p.errorf(sim, "simulate must be a mapping {model_profile, prompt}")
+		return false
+	}
+	s := &Simulation{Pos: pos(sim)}
+	var hasProfile, hasPrompt bool
+	for i := 0; i+1 < len(sim.Content); i += 2 {
+		k, val := sim.Content[i], sim.Content[i+1]
+		switch k.Value {
+		case "model_profile", "prompt":
+			if val.Kind != yaml.ScalarNode || val.ShortTag() != "!!str" || val.Value == "" {
+				p.errorf(val, "simulate.%s must be a non-empty string", k.Value)
+				ok = false
+				continue
+			}
+			if k.Value == "model_profile" {
+				s.ModelProfile, s.Pos, hasProfile = val.Value, pos(val), true
+			} else {
+				s.Prompt, hasPrompt = val.Value, true
+			}
+		default:
+			p.errorf(k, "unknown key %q in simulate (known: model_profile, prompt)", k.Value)
+			ok = false
+		}
+	}
+	if !hasProfile && ok {
+		p.errorf(sim, "simulate needs a model_profile")
+		ok = false
+	}
+	if !hasPrompt && ok {
+		p.errorf(sim, "simulate needs a prompt (who the simulated user is)")
+		ok = false
+	}
+	ent.Simulate = s
+	return ok
+}
+
+// value converts a YAML node to the value encoding/json would give.
+func (p *respParser) value(n *yaml.Node, depth int) (any, bool) {
+	p.budget--
+	if p.budget < 0 {
+		if p.budget == -1 {
+			p.errorf(n, "response is too large (too many aliases?)")
+		}
+		return nil, false
+	}
+	if depth > 1000 {
+		p.errorf(n, "response is nested too deeply")
+		return nil, false
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil, true
+		}
+		return p.value(n.Content[0], depth+1)
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			p.errorf(n, "unknown alias")
+			return nil, false
+		}
+		return p.value(n.Alias, depth+1)
+	case yaml.SequenceNode:
+		out := make([]any, 0, len(n.Content))
+		ok := true
+		for _, c := range n.Content {
+			v, good := p.value(c, depth+1)
+			ok = ok && good
+			out = append(out, v)
+		}
+		return out, ok
+	case yaml.MappingNode:
+		out := map[string]any{}
+		return out, p.mapping(out, n, depth, map[string]bool{})
+	case yaml.ScalarNode:
+		return p.scalar(n)
+	}
+	p.errorf(n, "unsupported YAML node")
+	return nil, false
+}
+
+// mapping adds n's entries to out; explicit keys win over merged (<<) ones.
+func (p *respParser) mapping(out map[string]any, n *yaml.Node, depth int, explicit map[string]bool) bool {
+	ok := true
+	var merges []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.ShortTag() == "!!merge" {
+			merges = append(merges, v)
+			continue
+		}
+		if k.Kind != yaml.ScalarNode {
+			p.errorf(k, "object keys must be scalars")
+			ok = false
+			continue
+		}
+		if explicit[k.Value] {
+			p.errorf(k, "key %q is defined twice", k.Value)
+			ok = false
+			continue
+		}
+		val, good := p.value(v, depth+1)
+		ok = ok && good
+		out[k.Value] = val
+		explicit[k.Value] = true
+	}
+	for _, m := range merges {
+		for m.Kind == yaml.AliasNode && m.Alias != nil {
+			m = m.Alias
+		}
+		srcs := []*yaml.Node{m}
+		if m.Kind == yaml.SequenceNode {
+			srcs = m.Content
+		}
+		for _, src := range srcs {
+			for src.Kind == yaml.AliasNode && src.Alias != nil {
+				src = src.Alias
+			}
+			if src.Kind != yaml.MappingNode {
+				p.errorf(src, "<< merges a mapping or a list of mappings")
+				ok = false
+				continue
+			}
+			tmp := map[string]any{}
+			ok = p.mapping(tmp, src, depth+1, map[string]bool{}) && ok
+			for k, v := range tmp {
+				if _, set := out[k]; !set {
+					out[k] = v
+				}
+			}
+		}
+	}
+	return ok
+}
+
+func (p *respParser) scalar(n *yaml.Node) (any, bool) {
+	switch tag := n.ShortTag(); tag {
+	case "!!str", "!!timestamp", "!!binary":
+		return n.Value, true
+	case "!!null":
+		return nil, true
+	case "!!bool":
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			p.errorf(n, "%v", err)
+			return nil, false
+		}
+		return b, true
+	case "!!int", "!!float":
+		var v any
+		if err := n.Decode(&v); err != nil {
+			p.errorf(n, "%v", err)
+			return nil, false
+		}
+		var f float64
+		switch x := v.(type) {
+		case int:
+			f = float64(x)
+		case int64:
+			f = float64(x)
+		case uint64:
+			f = float64(x)
+		case float64:
+			f = x
+		default:
+			p.errorf(n, "unsupported number %q", n.Value)
+			return nil, false
+		}
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			p.errorf(n, "%s is not a JSON number", n.Value)
+			return nil, false
+		}
+		return f, true
+	default:
+		p.errorf(n, "unsupported YAML tag %s", tag)
+		return nil, false
+	}
+}
+
+// Add appends a response for agent: a string is reply text, anything else
+// the output (normalized through JSON, so numbers become float64; a value
+// JSON cannot encode is kept as it is). Add clears a simulation.
+func (r *Responses) Add(agent string, v any) {
+	if _, isString := v.(string); !isString {
+		v = normalize(v)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ent := r.entryLocked(agent)
+	ent.Simulate = nil
+	ent.Values = append(ent.Values, v)
+}
+
+// AddText appends reply text for agent (as `Given agent "x" responds "..."`).
+func (r *Responses) AddText(agent, text string) { r.Add(agent, text) }
+
+// SetSimulate makes a model play agent, replacing its responses.
+func (r *Responses) SetSimulate(agent, modelProfile, prompt string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ent := r.entryLocked(agent)
+	ent.Values = nil
+	ent.Simulate = &Simulation{ModelProfile: modelProfile, Prompt: prompt}
+}
+
+// Merge adds o's entries to r: responses are appended to r's for the same
+// agent, and a simulation replaces what r had. o is not changed.
+func (r *Responses) Merge(o *Responses) {
+	if o == nil || o == r {
+		return
+	}
+	o.mu.Lock()
+	var ents []ResponseEntry
+	for _, name := range o.order {
+		e := *o.entries[name]
+		e.Values = slices.Clone(e.Values)
+		ents = append(ents, e)
+	}
+	o.mu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range ents {
+		mine := r.entryLocked(e.Agent)
+		if e.Simulate != nil {
+			mine.Values, mine.Simulate = nil, e.Simulate
+		} else {
+			mine.Simulate = nil
+			mine.Values = append(mine.Values, e.Values...)
+		}
+		if mine.File == "" {
+			mine.File, mine.Pos = e.File, e.Pos
+		}
+	}
+}
+
+func (r *Responses) entryLocked(agent string) *ResponseEntry {
+	if r.entries == nil {
+		r.entries = map[string]*ResponseEntry{}
+	}
+	ent := r.entries[agent]
+	if ent == nil {
+		ent = &ResponseEntry{Agent: agent}
+		r.entries[agent] = ent
+		r.order = append(r.order, agent)
+	}
+	return ent
+}
+
+// Agents lists the agents with an entry, in file (or insertion) order.
+func (r *Responses) Agents() []string {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.order)
+}
+
+// Entry returns a copy of agent's entry, or nil when it has none.
+func (r *Responses) Entry(agent string) *ResponseEntry {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ent := r.entries[agent]
+	if ent == nil {
+		return nil
+	}
+	c := *ent
+	c.Values = slices.Clone(ent.Values)
+	return &c
+}
+
+// Validate checks r against the ensemble: every agent named must exist, and
+// a simulation's model profile must exist. All problems are reported,
+// with FILE:LINE:COL when the entry came from a file.
+func (r *Responses) Validate(e *ensemble.Ensemble) error {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var errs []error
+	for _, name := range r.order {
+		ent := r.entries[name]
+		at := func(p ensemble.Pos, format string, args ...any) {
+			errs = append(errs, &PosError{File: ent.File, Pos: p, Msg: fmt.Sprintf(format, args...), hasPos: ent.File != "" && p.Line > 0})
+		}
+		if e.Agent(name) == nil {
+			at(ent.Pos, "responses for unknown agent %q", name)
+			continue
+		}
+		if s := ent.Simulate; s != nil {
+			if _, ok := e.Models[s.ModelProfile]; !ok {
+				at(s.Pos, "agent %q: simulate uses unknown model profile %q", name, s.ModelProfile)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// normalize returns v as encoding/json would decode it.
+func normalize(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return v
+	}
+	return out
+}

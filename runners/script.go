@@ -1,0 +1,202 @@
+package runners
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Script runs script agents (SPEC §3).
+//
+// The script gets on stdin exactly one JSON object, with the keys in this
+// order:
+//
+//	{"agent", "input", "parameters", "dependencies", "context", "turn",
+//	 "execution", "request_parameters"}
+//
+// parameters, dependencies and context are objects ({} when empty);
+// request_parameters is null unless agent requests (SPEC §2.5) made the agent
+// ready. Its environment is the parent's (Environ), plus ENSEMBLE_AGENT,
+// ENSEMBLE_TURN and ENSEMBLE_EXECUTION, plus the agent's env (which cannot
+// override the three ENSEMBLE_* variables), minus every api_key_env variable.
+// It runs in the ensemble file's folder, bounded by the agent's
+// timeout_seconds (and the run's context).
+//
+// Its stdout is the output, parsed with ParseOutput: JSON is stored parsed,
+// anything else (invalid JSON included) as a trimmed string; empty stdout is
+// the output "". An object whose "success" is false is a failure whose
+// message is its "error" (a string, or the JSON of any other value); an
+// object whose "success" is true and that has a "data" key is the output
+// data. An object with "success": true and no "data" is an ordinary output.
+// When a script exits non-zero after printing a failure envelope, the
+// envelope's message comes first, followed by the exit code and stderr tail.
+type Script struct {
+	// Environ returns the parent environment; nil means os.Environ.
+	Environ func() []string
+}
+
+var _ Runner = (*Script)(nil)
+
+// scriptInput is the stdin object; the field order is the protocol's.
+type scriptInput struct {
+	Agent             string         `json:"agent"`
+	Input             string         `json:"input"`
+	Parameters        map[string]any `json:"parameters"`
+	Dependencies      map[string]any `json:"dependencies"`
+	Context           map[string]any `json:"context"`
+	Turn              int            `json:"turn"`
+	Execution         int            `json:"execution"`
+	RequestParameters map[string]any `json:"request_parameters"`
+}
+
+// Run runs the agent's script once.
+func (s *Script) Run(ctx context.Context, req *Request) *Result {
+	a := req.Agent
+	in := scriptInput{
+		Agent:             a.Name,
+		Input:             req.Input,
+		Parameters:        orEmpty(a.Parameters),
+		Dependencies:      orEmpty(req.Dependencies),
+		Context:           orEmpty(req.Context),
+		Turn:              req.Turn,
+		Execution:         req.Execution,
+		RequestParameters: req.RequestParameters,
+	}
+	res := &Result{InputData: scriptInputData(req)}
+	stdin, err := json.Marshal(in)
+	if err != nil {
+		res.Err = fmt.Errorf("cannot encode the script's input as JSON: %w", err)
+		return res
+	}
+
+	environ := s.Environ
+	if environ == nil {
+		environ = os.Environ
+	}
+	extra := make(map[string]string, len(a.Env)+3)
+	for k, v := range a.Env {
+		extra[k] = v
+	}
+	extra["ENSEMBLE_AGENT"] = a.Name
+	extra["ENSEMBLE_TURN"] = strconv.Itoa(req.Turn)
+	extra["ENSEMBLE_EXECUTION"] = strconv.Itoa(req.Execution)
+
+	var dir string
+	if req.Ensemble != nil {
+		dir = req.Ensemble.Dir
+	}
+	path := a.ScriptPath
+	if path == "" {
+		path = a.Script
+	}
+	if path != "" && !filepath.IsAbs(path) && dir != "" {
+		path = filepath.Join(dir, path)
+	}
+	if path == "" {
+		res.Err = fmt.Errorf("agent %q has no script", a.Name)
+		return res
+	}
+
+	out, err := Exec(ctx, ExecSpec{
+		Path:    path,
+		Dir:     dir,
+		Stdin:   stdin,
+		Env:     ScriptEnv(environ(), req.Ensemble, extra),
+		Timeout: a.Timeout,
+	})
+	if err != nil {
+		var xe *ExitError
+		if errors.As(err, &xe) && out != nil {
+			if msg, failed := envelopeFailure(ParseOutput(string(out.Stdout))); failed {
+				err = fmt.Errorf("%s (%w)", msg, err)
+			}
+		}
+		res.Err = err
+		return res
+	}
+	output, err := unwrapEnvelope(ParseOutput(string(out.Stdout)))
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	res.Output = output
+	return res
+}
+
+// ScriptFailure is a script that reported {"success": false, "error": ...}.
+type ScriptFailure struct{ Message string }
+
+func (e *ScriptFailure) Error() string { return e.Message }
+
+// unwrapEnvelope applies the success/data/error envelope of SPEC §3.
+func unwrapEnvelope(v any) (any, error) {
+	if msg, failed := envelopeFailure(v); failed {
+		return nil, &ScriptFailure{Message: msg}
+	}
+	if m, ok := v.(map[string]any); ok {
+		if ok, isBool := m["success"].(bool); isBool && ok {
+			if data, has := m["data"]; has {
+				return data, nil
+			}
+		}
+	}
+	return v, nil
+}
+
+// envelopeFailure reports whether v is {"success": false, ...} and its message.
+func envelopeFailure(v any) (string, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	if success, isBool := m["success"].(bool); !isBool || success {
+		return "", false
+	}
+	switch e := m["error"].(type) {
+	case nil:
+		return "script reported failure (success: false) without an error message", true
+	case string:
+		if e == "" {
+			return "script reported failure (success: false) without an error message", true
+		}
+		return e, true
+	default:
+		b, _ := json.Marshal(e)
+		return string(b), true
+	}
+}
+
+func orEmpty(m map[string]any) map[string]any {
+	if m == nil {
+		return map[string]any{}
+	}
+	return m
+}
+
+// scriptInputData is the stdin object less context (SPEC §6).
+func scriptInputData(req *Request) map[string]any {
+	m := baseInputData(req)
+	m["parameters"] = orEmpty(req.Agent.Parameters)
+	return m
+}
+
+// baseInputData is what any agent is given, less the shared context:
+// agent, input, dependencies, turn, execution, request_parameters.
+func baseInputData(req *Request) map[string]any {
+	var rp any
+	if req.RequestParameters != nil {
+		rp = req.RequestParameters
+	}
+	return map[string]any{
+		"agent":              req.Agent.Name,
+		"input":              req.Input,
+		"dependencies":       orEmpty(req.Dependencies),
+		"turn":               req.Turn,
+		"execution":          req.Execution,
+		"request_parameters": rp,
+	}
+}
