@@ -1,9 +1,90 @@
 // Package conditions compiles and evaluates dependency conditions: expr
 // expressions checked once at load time against a typed environment, required
 // to be boolean, and run in a sandbox (SPEC §2.4).
+//
+// # Language
+//
+// A condition is an expr expression (https://expr-lang.org/docs/language-definition)
+// whose result is a boolean. It sees exactly these names; any other name is a
+// compile error:
+//
+//	context      map   accumulated_context: latest successful output per state key
+//	turn_count   int   turns completed
+//	executions   map   agent name → executions so far (failed ones included)
+//	history      list  conversation_history records: maps with turn_number,
+//	                   agent_name, execution, output_data, error, execution_time
+//	input        string the run's input
+//
+// Context values are untyped (any), so `context.x.y` is checked at run time.
+// `context.x?.y ?? false` is the idiom for "maybe missing"; `history[-1]` is the
+// latest record. A condition whose static type is unknown (for example
+// `context.reviewer.approved`) is accepted at compile time and must produce a
+// boolean at run time.
+//
+// # Sandbox
+//
+// All of expr's operators and builtins are available except the ones that
+// read the clock, the process environment (the local time zone) or files
+// (the time zone database): `now`, `date` and `timezone` are disabled. `$env`
+// is rejected. Nothing else in the language can reach outside: there is no
+// I/O, the environment holds plain data, and conditions cannot define functions.
+//
+// Evaluation is bounded:
+//   - size: at most [MaxNodes] syntax nodes per condition (compile error);
+//   - memory: expr's VM budget ([MaxMemory] units: array/map elements and
+//     range sizes) plus a byte budget ([MaxBytes]) charged by everything that
+//     builds strings or collections (`+` on strings, repeat, replace, join,
+//     string, toJSON, fromJSON, split, upper, …). Operations that could
+//     amplify their input (repeat, replace, join, string, toJSON, flatten,
+//     concat) are charged before they allocate;
+//   - work: at most [MaxSteps] evaluations of predicate bodies (`all`,
+//     `filter`, `map`, `reduce`, …) per evaluation.
+//
+// Exceeding a budget is a run-time error ([ErrMemoryBudget], [ErrStepBudget]):
+// the caller counts the condition as false and reports a warning.
 package conditions
 
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/builtin"
+	"github.com/expr-lang/expr/conf"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/vm"
+)
+
+// Limits of the sandbox.
+const (
+	MaxNodes  = 2000      // syntax nodes per condition
+	MaxMemory = 1_000_000 // expr VM memory budget (elements) per evaluation
+	MaxBytes  = 32 << 20  // bytes of strings and collections built per evaluation
+	MaxSteps  = 1_000_000 // predicate-body evaluations per evaluation
+)
+
+// Disabled lists the expr builtins that are not available in conditions.
+var Disabled = []string{"now", "date", "timezone"}
+
+var (
+	// ErrMemoryBudget is wrapped by run-time errors of conditions that exceed
+	// MaxMemory or MaxBytes.
+	ErrMemoryBudget = errors.New("memory budget exceeded")
+	// ErrStepBudget is wrapped by run-time errors of conditions that exceed
+	// MaxSteps.
+	ErrStepBudget = errors.New("step budget exceeded")
+)
+
 // Env is the typed environment a condition sees (SPEC §2.4).
+//
+// It must have no exported methods: expr would expose them to conditions.
 type Env struct {
 	Context    map[string]any `expr:"context"`
 	TurnCount  int            `expr:"turn_count"`
@@ -12,18 +93,632 @@ type Env struct {
 	Input      string         `expr:"input"`
 }
 
-// Program is a compiled condition.
+// Program is a compiled condition. It is immutable and safe for concurrent use.
 type Program struct {
 	Source string
+	prog   *vm.Program
 }
+
+// CompileError is a condition that does not compile. Line and Column are
+// 1-based and relative to the expression's source (Column counts characters);
+// both are 0 when expr gave no position. Msg is one line.
+type CompileError struct {
+	Line   int
+	Column int
+	Msg    string
+}
+
+func (e *CompileError) Error() string {
+	switch {
+	case e.Line > 1:
+		return fmt.Sprintf("%s (line %d, column %d)", e.Msg, e.Line, e.Column)
+	case e.Column > 0:
+		return fmt.Sprintf("%s (column %d)", e.Msg, e.Column)
+	}
+	return e.Msg
+}
+
+// RuntimeError is a condition that failed while evaluating. Column is 1-based
+// (0 when unknown); Msg is one line. It unwraps to the underlying cause, so
+// errors.Is(err, ErrMemoryBudget) works.
+type RuntimeError struct {
+	Column int
+	Msg    string
+	cause  error
+}
+
+func (e *RuntimeError) Error() string {
+	if e.Column > 0 {
+		return fmt.Sprintf("%s (column %d)", e.Msg, e.Column)
+	}
+	return e.Msg
+}
+
+func (e *RuntimeError) Unwrap() error { return e.cause }
 
 // Compile checks src once: it must parse, type-check against Env and be boolean.
+// The error, if any, is a *CompileError.
 func Compile(src string) (*Program, error) {
-	panic("TODO: conditions.Compile")
+	if strings.TrimSpace(src) == "" {
+		return nil, &CompileError{Msg: "empty condition"}
+	}
+	// First compile: the user's expression as written, for diagnostics that
+	// name what the user wrote (the guarded program renames builtins).
+	rej := &rejectEnv{}
+	if _, err := expr.Compile(src, commonOptions(Env{}, expr.Patch(rej))...); err != nil {
+		return nil, compileError(err)
+	}
+	if rej.found {
+		line, col := position(src, rej.from)
+		return nil, &CompileError{Line: line, Column: col, Msg: "unknown name $env"}
+	}
+	// Second compile: the same expression with the sandbox's meters woven in.
+	prog, err := expr.Compile(src, commonOptions(evalEnv{}, expr.Patch(guard{}), guardFunctions)...)
+	if err != nil {
+		// Not expected: the first compile accepted the expression.
+		return nil, compileError(err)
+	}
+	return &Program{Source: src, prog: prog}, nil
 }
 
-// Eval runs the program in the sandbox. A run-time error is returned and the
-// caller treats the condition as false.
-func (p *Program) Eval(env *Env) (bool, error) {
-	panic("TODO: conditions.Eval")
+// MustCompile is Compile that panics on error, for tests and fixed conditions.
+func MustCompile(src string) *Program {
+	p, err := Compile(src)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func commonOptions(env any, extra ...expr.Option) []expr.Option {
+	opts := []expr.Option{expr.Env(env), expr.AsBool(), expr.MaxNodes(MaxNodes)}
+	for _, name := range Disabled {
+		opts = append(opts, expr.DisableBuiltin(name))
+	}
+	return append(opts, extra...)
+}
+
+func compileError(err error) *CompileError {
+	ce := &CompileError{Msg: oneLine(err.Error())}
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		ce.Msg = oneLine(fe.Message)
+		if fe.Snippet != "" {
+			ce.Line, ce.Column = fe.Line, fe.Column+1
+		}
+	}
+	if t, ok := strings.CutPrefix(ce.Msg, "expected bool, but got "); ok {
+		ce.Msg = "condition must be boolean, but its type is " + t
+	}
+	if name, ok := strings.CutPrefix(ce.Msg, "unknown name "); ok && slices.Contains(Disabled, name) {
+		ce.Msg = name + " is not available in conditions (no clock, environment or file access)"
+	}
+	return ce
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	return s
+}
+
+// position turns a rune offset into a 1-based line and column.
+func position(src string, offset int) (line, col int) {
+	line, col = 1, 1
+	i := 0
+	for _, r := range src {
+		if i == offset {
+			break
+		}
+		if r == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+		i++
+	}
+	return line, col
+}
+
+// rejectEnv finds `$env`, which would bypass the documented names.
+type rejectEnv struct {
+	found bool
+	from  int // rune offset
+}
+
+func (r *rejectEnv) Visit(node *ast.Node) {
+	if id, ok := (*node).(*ast.IdentifierNode); ok && id.Value == "$env" {
+		if !r.found || id.Location().From < r.from {
+			r.found, r.from = true, id.Location().From
+		}
+	}
+}
+
+// --- evaluation ---
+
+// Eval runs the program in the sandbox. A run-time error is returned (as a
+// *RuntimeError) together with false; the caller treats the condition as
+// false. A nil program is the empty condition: true. Eval never panics and is
+// safe for concurrent use; env is only read.
+func (p *Program) Eval(env *Env) (result bool, err error) {
+	if p == nil || p.prog == nil {
+		return true, nil
+	}
+	r := runnerPool.Get().(*runner)
+	defer func() {
+		if rec := recover(); rec != nil {
+			// Do not return a runner in an unknown state to the pool.
+			result, err = false, &RuntimeError{Msg: oneLine(fmt.Sprint(rec))}
+		}
+	}()
+	if env != nil {
+		r.env.Env = *env
+	}
+	r.meter = meter{bytes: MaxBytes, steps: MaxSteps}
+	r.vm.MemoryBudget = MaxMemory
+	out, runErr := r.vm.Run(p.prog, &r.env)
+	r.reset()
+	runnerPool.Put(r)
+	if runErr != nil {
+		return false, runtimeError(runErr)
+	}
+	b, ok := out.(bool)
+	if !ok {
+		return false, &RuntimeError{Msg: fmt.Sprintf("condition must be boolean, but it returned %s", typeName(out))}
+	}
+	return b, nil
+}
+
+func typeName(v any) string {
+	if v == nil {
+		return "nil"
+	}
+	return reflect.TypeOf(v).String()
+}
+
+func runtimeError(err error) *RuntimeError {
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		re := &RuntimeError{Msg: oneLine(fe.Message), cause: fe.Prev}
+		if fe.Snippet != "" {
+			re.Column = fe.Column + 1
+		}
+		if re.cause == nil && strings.Contains(re.Msg, ErrMemoryBudget.Error()) {
+			re.cause = ErrMemoryBudget
+		}
+		return re
+	}
+	return &RuntimeError{Msg: oneLine(err.Error()), cause: err}
+}
+
+// runner is what one evaluation needs; runners are pooled, one per concurrent
+// evaluation.
+type runner struct {
+	vm    vm.VM
+	env   evalEnv
+	meter meter
+}
+
+var runnerPool = sync.Pool{New: func() any {
+	r := &runner{}
+	r.env.m = &r.meter
+	return r
+}}
+
+func (r *runner) reset() {
+	r.env.Env = Env{}
+	clear(r.vm.Variables)
+	clear(r.vm.Stack[:cap(r.vm.Stack)])
+	r.vm.Stack = r.vm.Stack[:0]
+}
+
+// evalEnv is the environment of the guarded program: Env's names, plus the
+// meter of the evaluation, which conditions cannot see (unexported) but the
+// guard functions reach through `$env`.
+type evalEnv struct {
+	Env
+	m *meter
+}
+
+type meter struct {
+	bytes int // left
+	steps int // left
+}
+
+func (m *meter) charge(n int) error {
+	if n < 0 || n > m.bytes {
+		m.bytes = -1
+		return ErrMemoryBudget
+	}
+	m.bytes -= n
+	return nil
+}
+
+func meterOf(v any) *meter {
+	switch e := v.(type) {
+	case *evalEnv:
+		return e.m
+	case evalEnv:
+		return e.m
+	}
+	panic("conditions: guard called without its environment")
+}
+
+// --- the guard: meters woven into the program at compile time ---
+
+// Builtins that build a result at most linear in their inputs: charged after.
+var chargedAfter = map[string]bool{
+	"trim": true, "trimPrefix": true, "trimSuffix": true, "upper": true, "lower": true,
+	"split": true, "splitAfter": true, "toBase64": true, "fromBase64": true, "fromJSON": true,
+	"keys": true, "values": true, "toPairs": true, "fromPairs": true, "reverse": true,
+	"uniq": true, "sort": true, "take": true,
+}
+
+// Builtins whose result can be much larger than their inputs: replaced by
+// guarded versions that charge before allocating.
+var guarded = map[string]func(m *meter, args []any) (any, error){
+	"repeat":  guardRepeat,
+	"replace": guardReplace,
+	"join":    guardJoin,
+	"string":  guardString,
+	"toJSON":  guardToJSON,
+	"flatten": guardFlatten,
+	"concat":  guardConcat,
+}
+
+const (
+	chargeFn = "__ensemble_charge"
+	stepFn   = "__ensemble_step"
+	guardFn  = "__ensemble_" // + builtin name
+)
+
+type guard struct{}
+
+func (guard) Visit(node *ast.Node) {
+	switch n := (*node).(type) {
+	case *ast.BinaryNode:
+		if n.Operator == "+" && maybeString(n.Type()) {
+			wrap(node, chargeFn)
+		}
+	case *ast.BuiltinNode:
+		if _, ok := guarded[n.Name]; ok {
+			args := append([]ast.Node{envNode()}, n.Arguments...)
+			ast.Patch(node, &ast.CallNode{Callee: &ast.IdentifierNode{Value: guardFn + n.Name}, Arguments: args})
+		} else if chargedAfter[n.Name] {
+			wrap(node, chargeFn)
+		}
+	case *ast.PredicateNode:
+		body := n.Node
+		call := &ast.CallNode{Callee: &ast.IdentifierNode{Value: stepFn}, Arguments: []ast.Node{envNode(), body}}
+		call.SetLocation(body.Location())
+		n.Node = call
+	}
+}
+
+func maybeString(t reflect.Type) bool {
+	return t == nil || t.Kind() == reflect.String || t.Kind() == reflect.Interface
+}
+
+func envNode() ast.Node { return &ast.IdentifierNode{Value: "$env"} }
+
+func wrap(node *ast.Node, fn string) {
+	inner := *node
+	ast.Patch(node, &ast.CallNode{Callee: &ast.IdentifierNode{Value: fn}, Arguments: []ast.Node{envNode(), inner}})
+}
+
+var (
+	anyType    = reflect.TypeOf((*any)(nil)).Elem()
+	stringType = reflect.TypeOf("")
+	sliceType  = reflect.TypeOf([]any{})
+)
+
+// sameAsSecond types a wrapper as its wrapped expression.
+func sameAsSecond(args []reflect.Type) (reflect.Type, error) {
+	if len(args) != 2 {
+		return anyType, fmt.Errorf("internal: wrapper takes 2 arguments")
+	}
+	return args[1], nil
+}
+
+func guardFunctions(c *conf.Config) {
+	c.Functions[chargeFn] = &builtin.Function{
+		Name: chargeFn,
+		Func: func(args ...any) (any, error) {
+			if err := meterOf(args[0]).charge(shallowSize(args[1])); err != nil {
+				return nil, err
+			}
+			return args[1], nil
+		},
+		Validate: sameAsSecond,
+	}
+	c.Functions[stepFn] = &builtin.Function{
+		Name: stepFn,
+		Func: func(args ...any) (any, error) {
+			m := meterOf(args[0])
+			m.steps--
+			if m.steps < 0 {
+				return nil, ErrStepBudget
+			}
+			return args[1], nil
+		},
+		Validate: sameAsSecond,
+	}
+	for name, fn := range guarded {
+		out := stringType
+		if name == "flatten" || name == "concat" {
+			out = sliceType
+		}
+		c.Functions[guardFn+name] = &builtin.Function{
+			Name: guardFn + name,
+			Func: func(args ...any) (any, error) { return fn(meterOf(args[0]), args[1:]) },
+			// The arguments were checked by the first compile, against the builtin.
+			Validate: func([]reflect.Type) (reflect.Type, error) { return out, nil },
+		}
+	}
+}
+
+// callBuiltin runs expr's own implementation of a builtin.
+func callBuiltin(name string, args []any) (any, error) {
+	f := builtin.Builtins[builtin.Index[name]]
+	switch {
+	case f.Fast != nil:
+		return f.Fast(args[0]), nil
+	case f.Func != nil:
+		return f.Func(args...)
+	case f.Safe != nil:
+		out, _, err := f.Safe(args...)
+		return out, err
+	}
+	return nil, fmt.Errorf("builtin %s is not available", name)
+}
+
+func toInt(v any) (int, error) {
+	switch x := v.(type) {
+	case int:
+		return x, nil
+	case float64:
+		return int(x), nil
+	case int64:
+		return int(x), nil
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return int(rv.Int()), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		u := rv.Uint()
+		if u > uint64(MaxBytes)*2 {
+			return MaxBytes * 2, nil
+		}
+		return int(u), nil
+	case reflect.Float32, reflect.Float64:
+		return int(rv.Float()), nil
+	}
+	return 0, fmt.Errorf("expected a number, got %s", typeName(v))
+}
+
+func guardRepeat(m *meter, args []any) (any, error) {
+	s, ok := args[0].(string)
+	if !ok || len(args) != 2 {
+		return callBuiltin("repeat", args)
+	}
+	n, err := toInt(args[1])
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("invalid argument for repeat (expected positive integer, got %d)", n)
+	}
+	if n > 0 && len(s) > MaxBytes/n {
+		return nil, m.charge(-1)
+	}
+	if err := m.charge(len(s) * n); err != nil {
+		return nil, err
+	}
+	return strings.Repeat(s, n), nil
+}
+
+func guardReplace(m *meter, args []any) (any, error) {
+	if len(args) < 3 {
+		return callBuiltin("replace", args)
+	}
+	s, ok1 := args[0].(string)
+	old, ok2 := args[1].(string)
+	repl, ok3 := args[2].(string)
+	if !ok1 || !ok2 || !ok3 {
+		return callBuiltin("replace", args)
+	}
+	n := strings.Count(s, old)
+	if len(args) == 4 {
+		limit, err := toInt(args[3])
+		if err != nil {
+			return nil, err
+		}
+		if limit >= 0 && limit < n {
+			n = limit
+		}
+	}
+	size := len(s)
+	if grow := len(repl) - len(old); grow > 0 && n > 0 {
+		if grow > MaxBytes/n {
+			return nil, m.charge(-1)
+		}
+		size += grow * n
+	}
+	if err := m.charge(size); err != nil {
+		return nil, err
+	}
+	return callBuiltin("replace", args)
+}
+
+func guardJoin(m *meter, args []any) (any, error) {
+	sep := ""
+	if len(args) == 2 {
+		if s, ok := args[1].(string); ok {
+			sep = s
+		}
+	}
+	size := 0
+	add := func(n int) bool {
+		size += n + len(sep)
+		return size <= MaxBytes
+	}
+	switch arr := args[0].(type) {
+	case []string:
+		for _, s := range arr {
+			if !add(len(s)) {
+				return nil, m.charge(-1)
+			}
+		}
+	case []any:
+		for _, v := range arr {
+			s, _ := v.(string)
+			if !add(len(s)) {
+				return nil, m.charge(-1)
+			}
+		}
+	}
+	if err := m.charge(size); err != nil {
+		return nil, err
+	}
+	return callBuiltin("join", args)
+}
+
+func guardString(m *meter, args []any) (any, error) {
+	if len(args) != 1 {
+		return callBuiltin("string", args)
+	}
+	if s, ok := args[0].(string); ok {
+		return s, nil
+	}
+	if err := m.charge(deepSize(args[0], m.bytes)); err != nil {
+		return nil, err
+	}
+	return callBuiltin("string", args)
+}
+
+func guardToJSON(m *meter, args []any) (any, error) {
+	if len(args) != 1 {
+		return callBuiltin("toJSON", args)
+	}
+	if err := m.charge(deepSize(args[0], m.bytes)); err != nil {
+		return nil, err
+	}
+	b, err := json.MarshalIndent(args[0], "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+func guardFlatten(m *meter, args []any) (any, error) {
+	if len(args) == 1 {
+		if err := m.charge(deepSize(args[0], m.bytes)); err != nil {
+			return nil, err
+		}
+	}
+	return callBuiltin("flatten", args)
+}
+
+func guardConcat(m *meter, args []any) (any, error) {
+	size := 0
+	for _, a := range args {
+		size += shallowSize(a)
+		if size > MaxBytes {
+			return nil, m.charge(-1)
+		}
+	}
+	if err := m.charge(size); err != nil {
+		return nil, err
+	}
+	return callBuiltin("concat", args)
+}
+
+// Sizes are estimates in bytes: a string its length, a collection 16 bytes
+// per element (plus its elements for deepSize).
+const elemSize = 16
+
+func shallowSize(v any) int {
+	switch x := v.(type) {
+	case nil, bool, int, float64:
+		return 0
+	case string:
+		return len(x)
+	case []any:
+		return elemSize * len(x)
+	case map[string]any:
+		return 2 * elemSize * len(x)
+	case []string:
+		return elemSize * len(x)
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Slice, reflect.Array:
+		return elemSize * rv.Len()
+	case reflect.Map:
+		return 2 * elemSize * rv.Len()
+	case reflect.String:
+		return rv.Len()
+	}
+	return 0
+}
+
+// deepSize estimates the size of v printed (JSON or %v), counting shared
+// values each time they are reached. It stops once the size exceeds limit
+// and then returns a number above limit.
+func deepSize(v any, limit int) int {
+	size := 0
+	var walk func(v any, depth int) bool
+	walk = func(v any, depth int) bool {
+		size += 2*depth + 8 // indentation, separators, small scalars
+		switch x := v.(type) {
+		case nil, bool, int, float64:
+		case string:
+			size += len(x) + utf8.RuneCountInString(x)/8 // some escaping slack
+		case []any:
+			for _, e := range x {
+				if size > limit || !walk(e, depth+1) {
+					return false
+				}
+			}
+		case map[string]any:
+			for k, e := range x {
+				size += len(k)
+				if size > limit || !walk(e, depth+1) {
+					return false
+				}
+			}
+		default:
+			rv := reflect.ValueOf(v)
+			switch rv.Kind() {
+			case reflect.String:
+				size += rv.Len()
+			case reflect.Slice, reflect.Array:
+				for i := 0; i < rv.Len(); i++ {
+					if size > limit || !walk(rv.Index(i).Interface(), depth+1) {
+						return false
+					}
+				}
+			case reflect.Map:
+				iter := rv.MapRange()
+				for iter.Next() {
+					size += 8
+					if size > limit || !walk(iter.Value().Interface(), depth+1) {
+						return false
+					}
+				}
+			case reflect.Pointer, reflect.Interface:
+				if !rv.IsNil() {
+					return walk(rv.Elem().Interface(), depth)
+				}
+			}
+		}
+		return size <= limit
+	}
+	if !walk(v, 0) || size > limit {
+		return limit + 1
+	}
+	return size
 }
