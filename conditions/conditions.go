@@ -190,6 +190,9 @@ func compileError(err error) *CompileError {
 	if t, ok := strings.CutPrefix(ce.Msg, "expected bool, but got "); ok {
 		ce.Msg = "condition must be boolean, but its type is " + t
 	}
+	if strings.Contains(ce.Msg, "exceeds maximum allowed nodes") {
+		ce.Msg = fmt.Sprintf("condition is too large (more than %d syntax nodes)", MaxNodes)
+	}
 	if name, ok := strings.CutPrefix(ce.Msg, "unknown name "); ok && slices.Contains(Disabled, name) {
 		ce.Msg = name + " is not available in conditions (no clock, environment or file access)"
 	}
@@ -287,6 +290,10 @@ func runtimeError(err error) *RuntimeError {
 		}
 		if re.cause == nil && strings.Contains(re.Msg, ErrMemoryBudget.Error()) {
 			re.cause = ErrMemoryBudget
+		}
+		// The cast of an untyped result to the boolean the condition must be.
+		if t, ok := strings.CutPrefix(re.Msg, "invalid operation: bool("); ok && strings.HasSuffix(t, ")") && re.Column == 1 {
+			re.Msg, re.Column = "condition must be boolean, but it returned "+strings.TrimSuffix(t, ")"), 0
 		}
 		return re
 	}

@@ -1,0 +1,343 @@
+package conditions
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func testEnv() *Env {
+	return &Env{
+		Context: map[string]any{
+			"reviewer":  map[string]any{"approved": false, "score": 7.5, "notes": []any{"a", "b"}},
+			"analyzer":  map[string]any{"needs_clarification": true},
+			"draft":     "Once upon a time",
+			"flag":      true,
+			"count":     3.0,
+			"extracted": []any{map[string]any{"region": "EMEA"}},
+		},
+		TurnCount:  4,
+		Executions: map[string]int{"writer": 2, "reviewer": 1},
+		History: []any{
+			map[string]any{"turn_number": 1, "agent_name": "writer", "execution": 1, "output_data": "d1", "error": nil, "execution_time": 0.1},
+			map[string]any{"turn_number": 2, "agent_name": "reviewer", "execution": 1, "output_data": map[string]any{"approved": false}, "error": nil, "execution_time": 0.2},
+			map[string]any{"turn_number": 3, "agent_name": "writer", "execution": 2, "output_data": nil, "error": "boom", "execution_time": 0.3},
+		},
+		Input: "Sales figures for Q3",
+	}
+}
+
+func TestEval(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		src  string
+		want bool
+	}{
+		{"true", true},
+		{"context.flag", true},
+		{"context.flag == true", true},
+		{"context.reviewer.approved", false},
+		{"context.reviewer?.approved != true", true},
+		{"context.missing?.approved != true", true},
+		{"context.missing?.approved ?? false", false},
+		{"context.missing?.deep?.deeper ?? true", true},
+		{"context.analyzer?.needs_clarification == true", true},
+		{"context.reviewer.score > 7", true},
+		{"context.count == 3", true},
+		{"len(context.reviewer.notes) == 2", true},
+		{`context.extracted[0].region == "EMEA"`, true},
+		{`context.draft contains "upon"`, true},
+		{`context.draft matches "^Once"`, true},
+		{`"reviewer" in context`, true},
+		{`"nobody" in context`, false},
+		{"turn_count == 4", true},
+		{"turn_count >= 5", false},
+		{"executions.writer >= 2", true},
+		{"executions.reviewer >= 2", false},
+		{"(executions.nobody ?? 0) == 0", true},
+		{"executions.nobody == 0", true}, // missing map[string]int key is the zero value
+		{`input startsWith "Sales"`, true},
+		{"len(history) > 2", true},
+		{"len(history) > 3", false},
+		{`history[-1].agent_name == "writer"`, true},
+		{`history[0].agent_name == "writer" && history[1].agent_name == "reviewer"`, true},
+		{`history[-1].error != nil`, true},
+		{`history[-2].output_data.approved == false`, true},
+		{`count(history, .agent_name == "writer") == 2`, true},
+		{`any(history, .error != nil)`, true},
+		{`all(history, .execution_time < 1)`, true},
+		{`len(filter(history, .agent_name == "reviewer")) == 1`, true},
+		{`last(history).turn_number == 3`, true},
+		{`"a" + "b" == "ab"`, true},
+		{`context.draft + "!" == "Once upon a time!"`, true},
+		{`upper(input) == "SALES FIGURES FOR Q3"`, true},
+		{`len(split(input, " ")) == 4`, true},
+		{`toJSON(context.reviewer.notes) contains "a"`, true},
+		{`string(turn_count) == "4"`, true},
+		{`join(["a", "b"], ",") == "a,b"`, true},
+		{`replace("aaa", "a", "bb") == "bbbbbb"`, true},
+		{`repeat("ab", 3) == "ababab"`, true},
+		{`len(flatten([[1, 2], [3]])) == 3`, true},
+		{`len(concat([1], [2, 3])) == 3`, true},
+		{`sum(map(1..10, # * 2)) == 110`, true},
+		{`reduce(1..5, #acc + #, 0) == 15`, true},
+		{`let x = context.reviewer; x.score > 5 && !x.approved`, true},
+		{`duration("1h") > duration("30m")`, true},
+		{`fromJSON("{\"a\": 1}").a == 1`, true},
+		{`turn_count > 2 ? context.flag : false`, true},
+		{"context.missing", false}, // an untyped nil result counts as false
+		{"context.reviewer.missing_key", false},
+	}
+	env := testEnv()
+	for _, tt := range tests {
+		t.Run(tt.src, func(t *testing.T) {
+			t.Parallel()
+			p, err := Compile(tt.src)
+			if err != nil {
+				t.Fatalf("Compile: %v", err)
+			}
+			got, err := p.Eval(env)
+			if err != nil {
+				t.Fatalf("Eval: %v", err)
+			}
+			if got != tt.want {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("true && ", MaxNodes) + "true"
+	tests := []struct {
+		src      string
+		contains string
+		line     int
+		column   int
+	}{
+		{"", "empty condition", 0, 0},
+		{"   ", "empty condition", 0, 0},
+		{"approved == true", "unknown name approved", 1, 1},
+		{"context.x == 1 && reviewer.ok", "unknown name reviewer", 1, 19},
+		{"context.x ==\n  nope", "unknown name nope", 2, 3},
+		{"os.Getenv(\"HOME\") != \"\"", "unknown name os", 1, 1},
+		{`env("HOME") != ""`, "unknown name env", 1, 1},
+		{`exec("rm -rf /") == nil`, "unknown name exec", 1, 1},
+		{`system("ls")`, "unknown name system", 1, 1},
+		{`readFile("/etc/passwd") != ""`, "unknown name readFile", 1, 1},
+		{`$env.context != nil`, "unknown name $env", 1, 1},
+		{`$env["context"] != nil`, "unknown name $env", 1, 1},
+		{`now().Year() > 2000`, "now is not available in conditions", 1, 1},
+		{`date("2024-01-01") != nil`, "date is not available", 1, 1},
+		{`timezone("Europe/Paris") != nil`, "timezone is not available", 1, 1},
+		{"__ensemble_step($env, true)", "unknown name", 1, 1},
+		{"turn_count + 1", "must be boolean, but its type is int", 0, 0},
+		{`input`, "must be boolean, but its type is string", 0, 0},
+		{`history`, "must be boolean", 0, 0},
+		{`turn_count == "three"`, "mismatched types int and string", 1, 12},
+		{`input > 3`, "invalid operation", 1, 7},
+		{`len(turn_count) > 0`, "invalid argument for len", 1, 1},
+		{`context.x ==`, "unexpected token EOF", 1, 12},
+		{`context.x == (1`, "unexpected token EOF", 1, 15},
+		{`"unterminated`, "literal not terminated", 1, 14},
+		{big, "condition is too large", 0, 0},
+	}
+	for _, tt := range tests {
+		name := tt.src
+		if len(name) > 40 {
+			name = name[:40]
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p, err := Compile(tt.src)
+			if err == nil {
+				t.Fatalf("compiled: %#v", p)
+			}
+			var ce *CompileError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %T is not a *CompileError: %v", err, err)
+			}
+			if !strings.Contains(ce.Msg, tt.contains) {
+				t.Errorf("Msg = %q, want it to contain %q", ce.Msg, tt.contains)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err.Error())
+			}
+			if tt.line != 0 && (ce.Line != tt.line || ce.Column != tt.column) {
+				t.Errorf("position = %d:%d, want %d:%d", ce.Line, ce.Column, tt.line, tt.column)
+			}
+		})
+	}
+}
+
+func TestRuntimeErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		src      string
+		contains string
+		is       error
+	}{
+		{"context.draft.approved == true", "", nil},   // field of a string
+		{"context.missing.approved == true", "", nil}, // field of nil
+		{"context.draft", "must be boolean", nil},     // any at compile time, string at run time
+		{"1 % (turn_count - 4) == 0", "", nil},        // integer division by zero
+		{"history[10].agent_name == \"x\"", "out of range", nil},
+		{`fromJSON(context.draft).x == 1`, "", nil},
+		{`int(context.draft) > 1`, "", nil},
+		// memory: expr's own budget
+		{`len(1..100000000) > 0`, "memory budget exceeded", ErrMemoryBudget},
+		{`len(map(1..2000000, #)) > 0`, "memory budget exceeded", ErrMemoryBudget},
+		// memory: byte meter, before allocation
+		{`repeat("x", 1000000000) != ""`, "memory budget exceeded", ErrMemoryBudget},
+		{`repeat(repeat("x", 1000000), 1000000) != ""`, "memory budget exceeded", ErrMemoryBudget},
+		{`replace(repeat("x", 100000), "", repeat("y", 100000)) != ""`, "memory budget exceeded", ErrMemoryBudget},
+		{`join(map(1..1000, repeat("x", 100000))) != ""`, "memory budget exceeded", ErrMemoryBudget},
+		{`toJSON(map(1..1000, repeat("x", 100000))) != ""`, "memory budget exceeded", ErrMemoryBudget},
+		{`string(map(1..1000, repeat("x", 100000))) != ""`, "memory budget exceeded", ErrMemoryBudget},
+		{`let a = map(1..1000, 1); let b = flatten(map(1..1000, a)); len(flatten(map(1..1000, b))) > 0`, "memory budget exceeded", ErrMemoryBudget},
+		// memory: exponential growth through string concatenation
+		{`reduce(1..100, #acc + #acc, "x") != ""`, "memory budget exceeded", ErrMemoryBudget},
+		{`let a = repeat("x", 1000000); let b = a + a; let c = b + b; let d = c + c; let e = d + d; let f = e + e; let g = f + f; len(g) > 0`, "memory budget exceeded", ErrMemoryBudget},
+		{`len(map(1..1000, upper(repeat("x", 100000)))) > 0`, "memory budget exceeded", ErrMemoryBudget},
+		// work: predicate bodies
+		{`let r = 1..2000; all(r, all(r, true))`, "step budget exceeded", ErrStepBudget},
+		{`let r = 1..200; any(r, any(r, any(r, false)))`, "step budget exceeded", ErrStepBudget},
+	}
+	env := testEnv()
+	for _, tt := range tests {
+		t.Run(tt.src, func(t *testing.T) {
+			t.Parallel()
+			p, err := Compile(tt.src)
+			if err != nil {
+				t.Fatalf("Compile: %v", err)
+			}
+			got, err := p.Eval(env)
+			if err == nil {
+				t.Fatalf("Eval = %v, want an error", got)
+			}
+			if got {
+				t.Errorf("Eval returned true with an error")
+			}
+			var re *RuntimeError
+			if !errors.As(err, &re) {
+				t.Errorf("error %T is not a *RuntimeError: %v", err, err)
+			}
+			if !strings.Contains(err.Error(), tt.contains) {
+				t.Errorf("error %q does not contain %q", err, tt.contains)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error is not one line: %q", err.Error())
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("error %q is not %v", err, tt.is)
+			}
+		})
+	}
+}
+
+func TestEvalNilAndEmpty(t *testing.T) {
+	t.Parallel()
+	var p *Program
+	if ok, err := p.Eval(testEnv()); !ok || err != nil {
+		t.Fatalf("nil program: %v %v, want true", ok, err)
+	}
+	q := MustCompile("len(history) == 0 && (context.x ?? true) && turn_count == 0")
+	if ok, err := q.Eval(nil); !ok || err != nil {
+		t.Fatalf("nil env: %v %v, want true", ok, err)
+	}
+	if ok, err := q.Eval(&Env{}); !ok || err != nil {
+		t.Fatalf("zero env: %v %v, want true", ok, err)
+	}
+}
+
+// The budgets are per evaluation: a failed evaluation leaves nothing behind
+// for the next one on the same pooled runner.
+func TestBudgetsArePerEvaluation(t *testing.T) {
+	t.Parallel()
+	heavy := MustCompile(`len(repeat("x", 20000000)) > 0`) // 20 MB of the 32 MB budget
+	for i := 0; i < 5; i++ {
+		if ok, err := heavy.Eval(&Env{}); !ok || err != nil {
+			t.Fatalf("evaluation %d: %v %v", i, ok, err)
+		}
+	}
+}
+
+func TestConcurrentEval(t *testing.T) {
+	t.Parallel()
+	p := MustCompile(`context.reviewer?.approved != true && len(history) == 3 && executions.writer >= 2 && any(history, .agent_name == "reviewer")`)
+	bad := MustCompile(`context.draft.approved == true`)
+	env := testEnv()
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 500; i++ {
+				if ok, err := p.Eval(env); !ok || err != nil {
+					errs <- fmt.Errorf("good: %v %v", ok, err)
+					return
+				}
+				if ok, err := bad.Eval(env); ok || err == nil {
+					errs <- fmt.Errorf("bad: %v %v", ok, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// Eval does not modify the environment it is given.
+func TestEvalDoesNotModifyEnv(t *testing.T) {
+	t.Parallel()
+	env := testEnv()
+	p := MustCompile(`len(sort(keys(context))) > 0 && len(reverse(history)) == 3`)
+	before := fmt.Sprint(env.Context, env.History)
+	if ok, err := p.Eval(env); !ok || err != nil {
+		t.Fatalf("%v %v", ok, err)
+	}
+	if after := fmt.Sprint(env.Context, env.History); after != before {
+		t.Fatalf("env changed:\n%s\n%s", before, after)
+	}
+}
+
+func BenchmarkEval(b *testing.B) {
+	env := testEnv()
+	for _, src := range []string{
+		"context.reviewer?.approved != true",
+		"executions.writer >= 2",
+		`len(history) > 2 && history[-1].agent_name == "writer"`,
+		`context.draft + "!" != ""`,
+	} {
+		p := MustCompile(src)
+		b.Run(src, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.Eval(env); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkEvalParallel(b *testing.B) {
+	env := testEnv()
+	p := MustCompile("context.analyzer?.needs_clarification == true")
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := p.Eval(env); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
