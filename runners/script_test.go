@@ -1,0 +1,573 @@
+package runners
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+)
+
+const fakeKeyVar = "FAKE_ENSEMBLE_TEST_API_KEY"
+
+func testdataDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// testEnsemble builds an ensemble by hand whose folder is testdata/, with a
+// model profile naming fakeKeyVar in api_key_env.
+func testEnsemble(t *testing.T, agents ...*ensemble.Agent) *ensemble.Ensemble {
+	t.Helper()
+	dir := testdataDir(t)
+	for _, a := range agents {
+		if a.Kind == ensemble.KindScript && a.ScriptPath == "" {
+			a.ScriptPath = filepath.Join(dir, a.Script)
+		}
+	}
+	e := &ensemble.Ensemble{
+		Path: filepath.Join(dir, "ensemble.yaml"),
+		Dir:  dir,
+		Name: "test",
+		Models: map[string]*ensemble.ModelProfile{
+			"efficient": {Name: "efficient", Provider: "openai", Model: "m", APIKeyEnv: fakeKeyVar},
+			"local":     {Name: "local", Provider: "ollama", Model: "m"},
+		},
+		Agents: agents,
+	}
+	e.Index()
+	return e
+}
+
+func scriptAgent(name, script string, params map[string]any) *ensemble.Agent {
+	return &ensemble.Agent{Name: name, Kind: ensemble.KindScript, Script: script, Parameters: params}
+}
+
+// environWithSecret is the parent environment plus a fake API key.
+func environWithSecret() []string {
+	return append(os.Environ(), fakeKeyVar+"=sk-must-not-leak")
+}
+
+func scriptRequest(e *ensemble.Ensemble, agent string) *Request {
+	return &Request{Ensemble: e, Agent: e.Agent(agent), Input: "the input", Turn: 1, Execution: 1}
+}
+
+func TestScriptStdinProtocolRoundTrip(t *testing.T) {
+	t.Parallel()
+	a := scriptAgent("echo", "echo.py", map[string]any{"columns": []any{"region", "revenue"}, "env_names": []any{"ENSEMBLE_AGENT"}})
+	e := testEnsemble(t, a)
+	req := &Request{
+		Ensemble:          e,
+		Agent:             a,
+		Input:             "Sales figures for Q3",
+		Turn:              4,
+		Execution:         2,
+		Dependencies:      map[string]any{"extractor": map[string]any{"rows": 3.0}},
+		Context:           map[string]any{"extractor": map[string]any{"rows": 3.0}, "other": "text"},
+		RequestParameters: map[string]any{"focus": "EMEA"},
+	}
+	res := (&Script{Environ: environWithSecret}).Run(context.Background(), req)
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	out := res.Output.(map[string]any)
+	raw := out["raw"].(string)
+	wantOrder := []string{`"agent"`, `"input"`, `"parameters"`, `"dependencies"`, `"context"`, `"turn"`, `"execution"`, `"request_parameters"`}
+	last := -1
+	for _, k := range wantOrder {
+		i := strings.Index(raw, k+":")
+		if i < 0 || i < last {
+			t.Fatalf("stdin %s: key %s missing or out of order", raw, k)
+		}
+		last = i
+	}
+	want := map[string]any{
+		"agent":              "echo",
+		"input":              "Sales figures for Q3",
+		"parameters":         map[string]any{"columns": []any{"region", "revenue"}, "env_names": []any{"ENSEMBLE_AGENT"}},
+		"dependencies":       map[string]any{"extractor": map[string]any{"rows": 3.0}},
+		"context":            map[string]any{"extractor": map[string]any{"rows": 3.0}, "other": "text"},
+		"turn":               4.0,
+		"execution":          2.0,
+		"request_parameters": map[string]any{"focus": "EMEA"},
+	}
+	if got := out["stdin"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("stdin object\n got %#v\nwant %#v", got, want)
+	}
+	if got := out["cwd"]; got != e.Dir {
+		t.Errorf("working directory %v, want the ensemble's folder %s", got, e.Dir)
+	}
+	// InputData is the stdin object less context.
+	in := res.InputData.(map[string]any)
+	if _, has := in["context"]; has {
+		t.Error("InputData holds context")
+	}
+	for _, k := range []string{"agent", "input", "parameters", "dependencies", "turn", "execution", "request_parameters"} {
+		if _, has := in[k]; !has {
+			t.Errorf("InputData lacks %q", k)
+		}
+	}
+}
+
+func TestScriptStdinDefaults(t *testing.T) {
+	t.Parallel()
+	e := testEnsemble(t, scriptAgent("echo", "echo.py", nil))
+	res := (&Script{}).Run(context.Background(), scriptRequest(e, "echo"))
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	raw := res.Output.(map[string]any)["raw"].(string)
+	for _, want := range []string{`"parameters":{}`, `"dependencies":{}`, `"context":{}`, `"request_parameters":null`} {
+		if !strings.Contains(raw, want) {
+			t.Errorf("stdin %s lacks %s", raw, want)
+		}
+	}
+}
+
+func TestScriptEnvironment(t *testing.T) {
+	t.Parallel()
+	a := scriptAgent("env_check", "echo.py", map[string]any{"env_names": []any{
+		"ENSEMBLE_AGENT", "ENSEMBLE_TURN", "ENSEMBLE_EXECUTION", "AGENT_SETTING", "HOME_LIKE", fakeKeyVar, "PATH",
+	}})
+	a.Env = map[string]string{"AGENT_SETTING": "v $(not expanded)", "HOME_LIKE": "x", "ENSEMBLE_TURN": "override attempt", fakeKeyVar: "also-secret"}
+	e := testEnsemble(t, a)
+	req := scriptRequest(e, "env_check")
+	req.Turn, req.Execution = 7, 3
+	res := (&Script{Environ: environWithSecret}).Run(context.Background(), req)
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	env := res.Output.(map[string]any)["env"].(map[string]any)
+	want := map[string]any{
+		"ENSEMBLE_AGENT":     "env_check",
+		"ENSEMBLE_TURN":      "7",
+		"ENSEMBLE_EXECUTION": "3",
+		"AGENT_SETTING":      "v $(not expanded)",
+		"HOME_LIKE":          "x",
+		fakeKeyVar:           nil, // api_key_env variables never reach scripts
+	}
+	for k, v := range want {
+		if env[k] != v {
+			t.Errorf("%s = %#v, want %#v", k, env[k], v)
+		}
+	}
+	if env["PATH"] == nil {
+		t.Error("the parent environment (PATH) is missing")
+	}
+}
+
+func TestScriptOutputs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		mode    string
+		want    any
+		wantErr string // substring; "" = success
+	}{
+		{mode: "data", want: map[string]any{"count": 2.0, "items": []any{"a", "b"}}},
+		{mode: "success_no_data", want: map[string]any{"success": true, "count": 3.0}},
+		{mode: "fail", wantErr: "the data source is down"},
+		{mode: "fail_object", wantErr: `{"code":7}`},
+		{mode: "fail_exit", wantErr: "bad input (script exited with code 1: details on stderr)"},
+		{mode: "exit3", wantErr: "script exited with code 3: first line\nsomething went wrong"},
+		{mode: "invalid", want: `not json {"a": 1`},
+		{mode: "empty", want: ""},
+		{mode: "number", want: 42.0},
+		{mode: "crash", wantErr: "RuntimeError: kaboom"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			e := testEnsemble(t, scriptAgent("m", "modes.py", map[string]any{"mode": tt.mode}))
+			res := (&Script{}).Run(context.Background(), scriptRequest(e, "m"))
+			if tt.wantErr != "" {
+				if res.Err == nil || !strings.Contains(res.Err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", res.Err, tt.wantErr)
+				}
+				return
+			}
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			if !reflect.DeepEqual(res.Output, tt.want) {
+				t.Errorf("output %#v, want %#v", res.Output, tt.want)
+			}
+		})
+	}
+}
+
+func TestScriptExitErrorIsTyped(t *testing.T) {
+	t.Parallel()
+	e := testEnsemble(t, scriptAgent("m", "modes.py", map[string]any{"mode": "exit3"}))
+	res := (&Script{}).Run(context.Background(), scriptRequest(e, "m"))
+	var xe *ExitError
+	if !errors.As(res.Err, &xe) || xe.Code != 3 || !strings.Contains(xe.Stderr, "something went wrong") {
+		t.Fatalf("err = %#v, want *ExitError with code 3 and the stderr tail", res.Err)
+	}
+}
+
+func TestScriptStderrTailIsBounded(t *testing.T) {
+	t.Parallel()
+	e := testEnsemble(t, scriptAgent("m", "modes.py", map[string]any{"mode": "long_stderr"}))
+	res := (&Script{}).Run(context.Background(), scriptRequest(e, "m"))
+	var xe *ExitError
+	if !errors.As(res.Err, &xe) {
+		t.Fatalf("err = %v", res.Err)
+	}
+	if len(xe.Stderr) > StderrTail+8 || !strings.HasSuffix(xe.Stderr, "THE END") || strings.Contains(xe.Stderr, "HEAD") {
+		t.Errorf("stderr tail of %d bytes: %.40q…%q", len(xe.Stderr), xe.Stderr, xe.Stderr[max(0, len(xe.Stderr)-20):])
+	}
+}
+
+func TestScriptInterpreters(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		script string
+		want   string // runtime reported, or the agent name echoed
+	}{
+		{"echo.js", "node"},
+		{"shebang_tool", "shebang"},
+		{"shebang_wins.py", "bash-shebang"},
+		{"exec_noshebang.py", "python-by-extension"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.script, func(t *testing.T) {
+			t.Parallel()
+			e := testEnsemble(t, scriptAgent("interp", tt.script, nil))
+			res := (&Script{}).Run(context.Background(), scriptRequest(e, "interp"))
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			if got := res.Output.(map[string]any)["runtime"]; got != tt.want {
+				t.Errorf("runtime %v, want %s", got, tt.want)
+			}
+		})
+	}
+	t.Run("echo.sh", func(t *testing.T) {
+		t.Parallel()
+		e := testEnsemble(t, scriptAgent("bash_echo", "echo.sh", nil))
+		res := (&Script{}).Run(context.Background(), scriptRequest(e, "bash_echo"))
+		if res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		if got := res.Output.(map[string]any)["agent"]; got != "bash_echo" {
+			t.Errorf("bash echo gave %#v", res.Output)
+		}
+	})
+}
+
+func TestCommand(t *testing.T) {
+	t.Parallel()
+	dir := testdataDir(t)
+	tests := []struct {
+		file     string
+		wantName string
+		wantErr  string
+	}{
+		{"echo.py", "python3", ""},
+		{"echo.sh", "bash", ""},
+		{"echo.js", "node", ""},
+		{"shebang_tool", filepath.Join(dir, "shebang_tool"), ""},
+		{"shebang_wins.py", filepath.Join(dir, "shebang_wins.py"), ""},
+		{"exec_noshebang.py", "python3", ""},
+		{"unknown.txt", "", "not executable and its extension is not one of .py, .sh, .js, .rb"},
+		{"missing.py", "", "does not exist"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			t.Parallel()
+			name, args, err := Command(filepath.Join(dir, tt.file))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name != tt.wantName {
+				t.Errorf("name %q, want %q (args %q)", name, tt.wantName, args)
+			}
+		})
+	}
+	t.Run("rb", func(t *testing.T) {
+		t.Parallel()
+		p := filepath.Join(t.TempDir(), "x.rb")
+		if err := os.WriteFile(p, []byte("puts 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if name, args, err := Command(p); err != nil || name != "ruby" || len(args) != 1 || args[0] != p {
+			t.Errorf("Command(.rb) = %q %q %v", name, args, err)
+		}
+	})
+}
+
+func TestScriptUnknownExtensionAndMissingInterpreter(t *testing.T) {
+	t.Parallel()
+	e := testEnsemble(t, scriptAgent("u", "unknown.txt", nil), scriptAgent("p", "echo.py", nil))
+	res := (&Script{}).Run(context.Background(), scriptRequest(e, "u"))
+	var ie *InterpreterError
+	if !errors.As(res.Err, &ie) || !strings.Contains(res.Err.Error(), "unknown.txt") {
+		t.Errorf("unknown extension: err = %v", res.Err)
+	}
+	noPath := func() []string { return []string{"PATH=" + t.TempDir()} }
+	res = (&Script{Environ: noPath}).Run(context.Background(), scriptRequest(e, "p"))
+	if !errors.As(res.Err, &ie) || !strings.Contains(res.Err.Error(), `interpreter "python3" was not found`) {
+		t.Errorf("missing interpreter: err = %v", res.Err)
+	}
+}
+
+func TestScriptNeverReadingStdin(t *testing.T) {
+	t.Parallel()
+	e := testEnsemble(t, scriptAgent("n", "no_stdin.sh", nil))
+	req := scriptRequest(e, "n")
+	// Far more than a pipe buffer, so the write cannot complete.
+	req.Context = map[string]any{"big": strings.Repeat("y", 4<<20)}
+	res := (&Script{}).Run(context.Background(), req)
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if res.Output != "ignored stdin" {
+		t.Errorf("output %#v", res.Output)
+	}
+}
+
+// processGone reports whether pid no longer runs (a zombie counts as gone:
+// in a container nobody may reap it).
+func processGone(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	i := strings.LastIndex(s, ") ")
+	return i >= 0 && len(s) > i+2 && (s[i+2] == 'Z' || s[i+2] == 'X')
+}
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	var b []byte
+	var err error
+	for range 100 {
+		if b, err = os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("pid file %s: %q %v", path, b, err)
+	}
+	return pid
+}
+
+func assertGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !processGone(pid) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("grandchild %d is still running", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestScriptTimeoutKillsProcessGroup(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	a := scriptAgent("hang", "hang.sh", nil)
+	a.Env = map[string]string{"PIDFILE": pidFile}
+	a.Timeout = time.Second
+	e := testEnsemble(t, a)
+	start := time.Now()
+	res := (&Script{}).Run(context.Background(), scriptRequest(e, "hang"))
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %s", took)
+	}
+	var te *TimeoutError
+	if !errors.As(res.Err, &te) || !errors.Is(res.Err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want a timeout", res.Err)
+	}
+	if msg := res.Err.Error(); !strings.Contains(msg, "timeout") || !strings.Contains(msg, "1s") {
+		t.Errorf("message %q lacks timeout and the duration", msg)
+	}
+	assertGone(t, readPid(t, pidFile))
+}
+
+func TestScriptCancellationKillsProcessGroup(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	a := scriptAgent("hang", "hang.sh", nil)
+	a.Env = map[string]string{"PIDFILE": pidFile}
+	e := testEnsemble(t, a)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		readPid(t, pidFile)
+		cancel()
+	}()
+	res := (&Script{}).Run(ctx, scriptRequest(e, "hang"))
+	if !errors.Is(res.Err, context.Canceled) || !strings.Contains(res.Err.Error(), "cancelled") {
+		t.Fatalf("err = %v, want cancelled", res.Err)
+	}
+	assertGone(t, readPid(t, pidFile))
+
+	// Already cancelled: nothing starts.
+	res = (&Script{}).Run(ctx, scriptRequest(e, "hang"))
+	if !errors.Is(res.Err, context.Canceled) {
+		t.Errorf("err = %v", res.Err)
+	}
+}
+
+func TestScriptRunDeadlineIsATimeout(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	a := scriptAgent("hang", "hang.sh", nil)
+	a.Env = map[string]string{"PIDFILE": pidFile}
+	e := testEnsemble(t, a)
+	ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)
+	defer cancel()
+	res := (&Script{}).Run(ctx, scriptRequest(e, "hang"))
+	if !errors.Is(res.Err, context.DeadlineExceeded) || !strings.Contains(res.Err.Error(), "timeout") {
+		t.Fatalf("err = %v", res.Err)
+	}
+	assertGone(t, readPid(t, pidFile))
+}
+
+func TestScriptLeftoverProcessesAreKilled(t *testing.T) {
+	t.Parallel()
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	a := scriptAgent("orphan", "orphan.sh", nil)
+	a.Env = map[string]string{"PIDFILE": pidFile}
+	e := testEnsemble(t, a)
+	start := time.Now()
+	res := (&Script{}).Run(context.Background(), scriptRequest(e, "orphan"))
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if took := time.Since(start); took > drainDelay {
+		t.Errorf("a grandchild holding stdout delayed the result by %s", took)
+	}
+	if !reflect.DeepEqual(res.Output, map[string]any{"done": true}) {
+		t.Errorf("output %#v", res.Output)
+	}
+	assertGone(t, readPid(t, pidFile))
+}
+
+func TestScriptOutputFlood(t *testing.T) {
+	t.Parallel()
+	e := testEnsemble(t, scriptAgent("flood", "flood.py", nil))
+	start := time.Now()
+	res := (&Script{}).Run(context.Background(), scriptRequest(e, "flood"))
+	var oe *OutputLimitError
+	if !errors.As(res.Err, &oe) || !strings.Contains(res.Err.Error(), "output exceeds 10 MiB") {
+		t.Fatalf("err = %v", res.Err)
+	}
+	if time.Since(start) > 30*time.Second {
+		t.Errorf("took %s", time.Since(start))
+	}
+}
+
+func TestExecOutputCapBoundsMemory(t *testing.T) {
+	t.Parallel()
+	dir := testdataDir(t)
+	res, err := Exec(context.Background(), ExecSpec{Path: "flood.py", Dir: dir, MaxOutput: 1 << 20})
+	var oe *OutputLimitError
+	if !errors.As(err, &oe) || err.Error() != "output exceeds 1 MiB; the process group was killed" {
+		t.Fatalf("err = %v", err)
+	}
+	if res == nil || int64(len(res.Stdout)) > 1<<20 {
+		t.Fatalf("kept %d bytes of stdout", len(res.Stdout))
+	}
+	if cap(res.Stdout) > 4<<20 {
+		t.Errorf("stdout buffer grew to %d bytes", cap(res.Stdout))
+	}
+}
+
+func TestScriptShellMetacharactersStayData(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	target := filepath.Join(tmp, "pwned")
+	input := "$(touch " + target + "); rm -rf x `touch " + target + "` | cat > " + target
+	tests := []struct {
+		mode string
+		want any
+	}{
+		{"metachar", map[string]any{"echo": input, "cmd": "$(touch " + target + ")"}},
+		{"metachar_text", "`touch " + target + "`; $(rm -rf /nonexistent) | && >"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			a := scriptAgent("m", "modes.py", map[string]any{"mode": tt.mode, "target": target})
+			a.Env = map[string]string{"INJECT": "$(touch " + target + ")"}
+			e := testEnsemble(t, a)
+			req := scriptRequest(e, "m")
+			req.Input = input
+			req.Dependencies = map[string]any{"prev": input}
+			res := (&Script{}).Run(context.Background(), req)
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			if !reflect.DeepEqual(res.Output, tt.want) {
+				t.Errorf("output %#v, want %#v", res.Output, tt.want)
+			}
+			if res.InputData.(map[string]any)["input"] != input {
+				t.Errorf("input_data changed the input: %#v", res.InputData)
+			}
+			if _, err := os.Stat(target); err == nil {
+				t.Fatal("agent data was executed by a shell")
+			}
+		})
+	}
+}
+
+func TestScriptEnv(t *testing.T) {
+	t.Parallel()
+	e := testEnsemble(t)
+	base := []string{"A=1", "B=2", fakeKeyVar + "=secret", "PATH=/bin"}
+	got := ScriptEnv(base, e, map[string]string{"B": "3", "C": "4", fakeKeyVar: "again"})
+	want := []string{"A=1", "PATH=/bin", "B=3", "C=4"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ScriptEnv = %q, want %q", got, want)
+	}
+	if got := ScriptEnv(base, nil, nil); !reflect.DeepEqual(got, base) {
+		t.Errorf("ScriptEnv(nil ensemble) = %q", got)
+	}
+}
+
+func TestTailBuffer(t *testing.T) {
+	t.Parallel()
+	tb := &tailBuffer{max: 10}
+	for _, s := range []string{"abc", "defghij", "klmnop", "é!"} {
+		_, _ = tb.Write([]byte(s))
+	}
+	if got := tb.String(); got != "…jklmnopé!" {
+		t.Errorf("tail %q", got)
+	}
+	cut := &tailBuffer{max: 4}
+	_, _ = cut.Write([]byte("éabc")) // the cut falls inside é
+	if got := cut.String(); got != "…abc" {
+		t.Errorf("tail %q", got)
+	}
+	small := &tailBuffer{max: 10}
+	_, _ = small.Write([]byte(" short \n"))
+	if got := small.String(); got != "short" {
+		t.Errorf("tail %q", got)
+	}
+}

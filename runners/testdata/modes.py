@@ -1,0 +1,35 @@
+# Behaves as parameters.mode says; used for envelopes, failures and crashes.
+import json, sys
+
+req = json.load(sys.stdin)
+mode = req["parameters"]["mode"]
+if mode == "data":
+    print(json.dumps({"success": True, "data": {"count": 2, "items": ["a", "b"]}}))
+elif mode == "success_no_data":
+    print(json.dumps({"success": True, "count": 3}))
+elif mode == "fail":
+    print(json.dumps({"success": False, "error": "the data source is down"}))
+elif mode == "fail_object":
+    print(json.dumps({"success": False, "error": {"code": 7}}))
+elif mode == "fail_exit":
+    print(json.dumps({"success": False, "error": "bad input"}))
+    sys.stderr.write("details on stderr\n")
+    sys.exit(1)
+elif mode == "exit3":
+    sys.stderr.write("first line\nsomething went wrong\n")
+    sys.exit(3)
+elif mode == "long_stderr":
+    sys.stderr.write("HEAD" + "x" * 20000 + "THE END\n")
+    sys.exit(2)
+elif mode == "invalid":
+    print('not json {"a": 1')
+elif mode == "empty":
+    pass
+elif mode == "number":
+    print("42")
+elif mode == "crash":
+    raise RuntimeError("kaboom")
+elif mode == "metachar":
+    print(json.dumps({"echo": req["input"], "cmd": "$(touch " + req["parameters"]["target"] + ")"}))
+elif mode == "metachar_text":
+    print("`touch " + req["parameters"]["target"] + "`; $(rm -rf /nonexistent) | && >")

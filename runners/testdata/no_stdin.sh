@@ -1,0 +1,2 @@
+# Never reads stdin.
+echo '"ignored stdin"'
