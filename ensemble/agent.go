@@ -1,0 +1,180 @@
+package ensemble
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var (
+	agentKeys = []string{"name", "script", "model_profile", "ask", "dependencies", "conversation", "timeout_seconds",
+		"parameters", "env", "prompt", "output_format", "tools", "max_steps", "context_window"}
+	kindKeys = map[string]Kind{"script": KindScript, "model_profile": KindLLM, "ask": KindAsk}
+	// kindOnly are the fields that only one kind of agent takes.
+	kindOnly = map[string]Kind{"parameters": KindScript, "env": KindScript,
+		"prompt": KindLLM, "output_format": KindLLM, "tools": KindLLM, "max_steps": KindLLM, "context_window": KindLLM}
+	conversationKeys = []string{"max_turns", "state_key", "triggers_conversation"}
+	outputFormats    = []string{"text", "json"}
+)
+
+// agents decodes the agents: list. Names are gathered first, so that
+// dependencies and limits can be checked against every agent.
+func (d *decoder) agents(f field) []*Agent {
+	items := d.list(f)
+	d.need(f, len(items) == 0)
+	d.agentNodes = map[string]*yaml.Node{}
+	for _, n := range items {
+		if v := peek(n, "name"); v != nil && v.Value != "" && d.agentNodes[v.Value] == nil {
+			d.agentNodes[v.Value] = n
+		}
+	}
+	var agents []*Agent
+	for i, n := range items {
+		if a := d.agent(n, i); a != nil {
+			agents = append(agents, a)
+		}
+	}
+	return agents
+}
+
+func (d *decoder) agent(n *yaml.Node, i int) *Agent {
+	where := label("agent", n, "name", i)
+	m := d.mapping(n, where, agentKeys...)
+	if m == nil {
+		return nil
+	}
+	a := &Agent{Pos: pos(n), Name: d.str(m["name"])}
+	d.need(m["name"], a.Name == "")
+	switch first := d.agentNodes[a.Name]; {
+	case a.Name == "":
+	case !namePattern.MatchString(a.Name):
+		d.bad(m["name"], "%q is invalid: use only a-z, 0-9, _ and -", a.Name)
+		d.badRefs = true
+	case first != n:
+		d.errorf(m["name"].val, "duplicate agent name %q (first declared on line %d)", a.Name, first.Line)
+		d.badRefs = true
+	}
+
+	var kinds []string
+	for _, k := range agentKeys { // in this order: script, model_profile, ask
+		if _, ok := kindKeys[k]; ok && m[k].ok() {
+			kinds = append(kinds, k)
+		}
+	}
+	switch len(kinds) {
+	case 0:
+		d.errorf(n, "%s: script, model_profile and ask are mutually exclusive; exactly one is required, found none", where)
+	case 1:
+		a.Kind = kindKeys[kinds[0]]
+	default:
+		d.errorf(m[kinds[1]].key, "%s: script, model_profile and ask are mutually exclusive; found %s", where, enumerate(kinds))
+	}
+	for key, kind := range kindOnly {
+		if a.Kind != 0 && a.Kind != kind && m[key].ok() {
+			d.errorf(m[key].key, "%s: %s is only for %s agents, not %s agents", where, key, kind, a.Kind)
+		}
+	}
+
+	if f := m["script"]; f.ok() {
+		a.Script, a.ScriptPath = d.script(f)
+		d.need(f, a.Script == "")
+	}
+	if f := m["model_profile"]; f.ok() {
+		a.ModelProfile = d.str(f)
+		d.need(f, a.ModelProfile == "")
+		if a.ModelProfile != "" && d.models[a.ModelProfile] == nil {
+			d.errorf(f.val, "%s: unknown model_profile %q%s", where, a.ModelProfile, suggest(a.ModelProfile, slices.Sorted(maps.Keys(d.models))))
+		}
+	}
+	if f := m["ask"]; f.ok() {
+		a.Ask = d.str(f)
+		d.need(f, a.Ask == "")
+	}
+
+	a.Dependencies = d.dependencies(m["dependencies"], a, where)
+	a.Conversation = d.conversation(m["conversation"])
+	a.Timeout = d.seconds(m["timeout_seconds"])
+	if f := m["parameters"]; f.ok() {
+		a.Parameters = d.object(f)
+	}
+	a.Env = d.env(m["env"])
+	a.Prompt = d.str(m["prompt"])
+	a.OutputFormat = d.str(m["output_format"])
+	if f := m["output_format"]; f.ok() && !slices.Contains(outputFormats, a.OutputFormat) {
+		d.bad(f, "must be text or json, got %q", a.OutputFormat)
+	}
+	a.Tools = d.strings(m["tools"])
+	d.agentTools(m["tools"], a.Tools, where)
+	a.MaxSteps = d.positive(m["max_steps"])
+	a.ContextWindow = d.contextWindow(m["context_window"])
+	if a.Kind == KindLLM {
+		a.OutputFormat = cmp.Or(a.OutputFormat, "text")
+		a.MaxSteps = cmp.Or(a.MaxSteps, DefaultMaxSteps)
+	}
+	return a
+}
+
+// agentTools checks an agent's tool names against the declared tools.
+func (d *decoder) agentTools(f field, names []string, where string) {
+	seen := map[string]bool{}
+	for i, name := range names {
+		n := resolve(f.val).Content[i]
+		switch {
+		case resolve(n).Kind != yaml.ScalarNode: // reported by strings
+		case d.tools[name] == nil:
+			d.errorf(n, "%s: unknown tool %q%s", where, name, suggest(name, slices.Sorted(maps.Keys(d.tools))))
+		case seen[name]:
+			d.errorf(n, "%s: tool %q listed twice", where, name)
+		}
+		seen[name] = true
+	}
+}
+
+// conversation decodes an agent's conversation block; max_turns defaults to 1.
+func (d *decoder) conversation(f field) Conversation {
+	c := Conversation{MaxTurns: DefaultMaxTurns}
+	if !f.ok() {
+		return c
+	}
+	m := d.mapping(f.val, f.nested(), conversationKeys...)
+	if m == nil {
+		return c
+	}
+	c.MaxTurns = cmp.Or(d.positive(m["max_turns"]), DefaultMaxTurns)
+	c.StateKey = d.str(m["state_key"])
+	if m["state_key"].ok() {
+		d.need(m["state_key"], c.StateKey == "")
+	}
+	c.TriggersConversation = d.boolean(m["triggers_conversation"])
+	return c
+}
+
+// env decodes a script agent's extra environment: names to scalar values.
+func (d *decoder) env(f field) map[string]string {
+	if !f.ok() {
+		return nil
+	}
+	m := d.mapping(f.val, f.nested())
+	if m == nil {
+		return nil
+	}
+	env := make(map[string]string, len(m))
+	for name, v := range m {
+		if !envNamePattern.MatchString(name) {
+			d.errorf(v.key, "%s: %q is not a valid environment variable name", f.nested(), name)
+		}
+		env[name] = d.str(v)
+	}
+	return env
+}
+
+// enumerate joins words as "a, b and c".
+func enumerate(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}

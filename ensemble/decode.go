@@ -1,0 +1,396 @@
+package ensemble
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var (
+	namePattern    = regexp.MustCompile(`^[a-z0-9_-]+$`)
+	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// decoder walks the yaml.Node tree of one file, collecting every problem.
+type decoder struct {
+	file   string
+	lines  []string
+	errs   *ErrorList // shared by every file of one load
+	lookup func(string) (string, bool)
+
+	// set while decoding an ensemble file
+	dir        string                   // its folder, absolute
+	models     map[string]*ModelProfile // merged profiles
+	tools      map[string]*Tool
+	agentNodes map[string]*yaml.Node // first agent of each name
+	badRefs    bool                  // a dependency or agent name is wrong: skip the run check
+}
+
+func newDecoder(file string, data []byte, lookup func(string) (string, bool), errs *ErrorList) *decoder {
+	return &decoder{file: file, lines: strings.Split(string(data), "\n"), errs: errs, lookup: lookup}
+}
+
+// errorAt records a problem at line:col and returns it.
+func (d *decoder) errorAt(line, col int, format string, args ...any) *Error {
+	e := &Error{File: d.file, Line: line, Column: col, Message: fmt.Sprintf(format, args...)}
+	if line >= 1 && line <= len(d.lines) {
+		e.Source = strings.TrimRight(d.lines[line-1], "\r")
+	}
+	*d.errs = append(*d.errs, e)
+	return e
+}
+
+// errorf records a problem at n's position.
+func (d *decoder) errorf(n *yaml.Node, format string, args ...any) *Error {
+	return d.errorAt(n.Line, n.Column, format, args...)
+}
+
+// field is one key: value pair of a mapping; key and val are nil when the key
+// is absent, and the decoders below then return the zero value silently.
+type field struct {
+	where  string // the mapping's owner in messages: `agent "x"`; "" at top level
+	name   string // the key
+	parent *yaml.Node
+	key    *yaml.Node
+	val    *yaml.Node
+}
+
+func (f field) ok() bool { return f.val != nil }
+
+// label is how messages refer to the field: `agent "x": max_turns`.
+func (f field) label() string {
+	if f.where == "" {
+		return f.name
+	}
+	return f.where + ": " + f.name
+}
+
+// nested names a mapping held by the field: `conversation of agent "x"`,
+// or a path such as `conversation_limits.max_agent_executions`.
+func (f field) nested() string {
+	switch {
+	case f.where == "":
+		return f.name
+	case !strings.Contains(f.where, " "):
+		return f.where + "." + f.name
+	}
+	return f.name + " of " + f.where
+}
+
+// bad records a problem with the field's value.
+func (d *decoder) bad(f field, format string, args ...any) *Error {
+	return d.errorf(f.val, "%s %s", f.label(), fmt.Sprintf(format, args...))
+}
+
+// need reports a field that is absent (at its mapping) or empty; a value of
+// the wrong type was reported when decoding it.
+func (d *decoder) need(f field, empty bool) {
+	switch {
+	case !f.ok():
+		d.errorf(f.parent, "%s is required", f.label())
+	case empty && (resolve(f.val).Kind == yaml.ScalarNode || len(resolve(f.val).Content) == 0):
+		d.bad(f, "must not be empty")
+	}
+}
+
+// fields is a decoded mapping, by key.
+type fields map[string]field
+
+// mapping checks that n is a mapping whose keys are all known (any key when
+// known is empty), reporting wrong kinds, unknown keys (suggesting the closest
+// known one) and repeated keys. Merge keys (<<: *anchor) are honoured;
+// explicit keys win over merged ones. At top level (where == ""), keys
+// starting with "x-" are extensions that are ignored: a place for anchors.
+// mapping returns nil when n is not a mapping.
+func (d *decoder) mapping(n *yaml.Node, where string, known ...string) fields {
+	n = resolve(n)
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, "%s must be a mapping, got %s", owner(where), describe(n))
+		return nil
+	}
+	f := fields{}
+	for _, k := range known {
+		f[k] = field{where: where, name: k, parent: n}
+	}
+	d.collect(n, where, known, f, map[*yaml.Node]bool{n: true}, false)
+	return f
+}
+
+func (d *decoder) collect(n *yaml.Node, where string, known []string, f fields, seen map[*yaml.Node]bool, merged bool) {
+	var merges []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		switch {
+		case k.Kind != yaml.ScalarNode:
+			d.errorf(k, "%s: keys must be plain names, got %s", owner(where), describe(k))
+		case k.ShortTag() == "!!merge":
+			merges = append(merges, v)
+		case f[k.Value].ok():
+			if !merged {
+				d.errorf(k, "%s: key %q repeated (first on line %d)", owner(where), k.Value, f[k.Value].key.Line)
+			}
+		case len(known) == 0 || slices.Contains(known, k.Value):
+			f[k.Value] = field{where, k.Value, n, k, v}
+		case where == "" && strings.HasPrefix(k.Value, "x-"):
+		case where == "":
+			d.errorf(k, "unknown top-level key %q%s", k.Value, suggest(k.Value, known))
+		default:
+			d.errorf(k, "unknown key %q in %s%s", k.Value, where, suggest(k.Value, known))
+		}
+	}
+	for _, m := range merges {
+		m = resolve(m)
+		sources := []*yaml.Node{m}
+		if m.Kind == yaml.SequenceNode {
+			sources = m.Content
+		}
+		for _, s := range sources {
+			s = resolve(s)
+			switch {
+			case s.Kind != yaml.MappingNode:
+				d.errorf(s, "%s: << must merge a mapping, got %s", owner(where), describe(s))
+			case !seen[s]:
+				seen[s] = true
+				d.collect(s, where, known, f, seen, true)
+			}
+		}
+	}
+}
+
+// list returns the items of a list field.
+func (d *decoder) list(f field) []*yaml.Node {
+	if !f.ok() {
+		return nil
+	}
+	v := resolve(f.val)
+	if v.Kind != yaml.SequenceNode {
+		d.bad(f, "must be a list, got %s", describe(v))
+		return nil
+	}
+	return v.Content
+}
+
+// label names the i-th item of a list in messages: `agent "x"`, or `agent #2`
+// when it has no name.
+func label(what string, n *yaml.Node, key string, i int) string {
+	if v := peek(n, key); v != nil && v.Value != "" {
+		return fmt.Sprintf("%s %q", what, v.Value)
+	}
+	return fmt.Sprintf("%s #%d", what, i+1)
+}
+
+func pos(n *yaml.Node) Pos { return Pos{Line: n.Line, Column: n.Column} }
+
+// peek returns the scalar value node of key in mapping n, or nil.
+func peek(n *yaml.Node, key string) *yaml.Node {
+	n = resolve(n)
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k, v := n.Content[i], resolve(n.Content[i+1]); k.Value == key && v.Kind == yaml.ScalarNode {
+			return v
+		}
+	}
+	return nil
+}
+
+// resolve follows aliases.
+func resolve(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// describe names the type of n's value for messages: `a mapping`, `string "x"`.
+func describe(n *yaml.Node) string {
+	n = resolve(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!null":
+			return "nothing"
+		case "!!str":
+			return fmt.Sprintf("string %q", n.Value)
+		}
+		return n.Value
+	}
+	return "nothing"
+}
+
+// owner names a mapping's owner at the start of a message.
+func owner(where string) string {
+	if where == "" {
+		return "the file"
+	}
+	return where
+}
+
+// str decodes any scalar as a string (null as ""); lists and mappings are errors.
+func (d *decoder) str(f field) string {
+	if !f.ok() {
+		return ""
+	}
+	v := resolve(f.val)
+	if v.Kind != yaml.ScalarNode {
+		d.bad(f, "must be a string, got %s", describe(v))
+		return ""
+	}
+	if v.ShortTag() == "!!null" {
+		return ""
+	}
+	return v.Value
+}
+
+// scalar decodes f into out when its tag is one of tags.
+func (d *decoder) scalar(f field, want string, out any, tags ...string) bool {
+	if !f.ok() {
+		return false
+	}
+	v := resolve(f.val)
+	if v.Kind != yaml.ScalarNode || !slices.Contains(tags, v.ShortTag()) || v.Decode(out) != nil {
+		d.bad(f, "must be %s, got %s", want, describe(v))
+		return false
+	}
+	return true
+}
+
+func (d *decoder) boolean(f field) (b bool) {
+	d.scalar(f, "true or false", &b, "!!bool")
+	return b
+}
+
+// positive decodes an integer ≥ 1; 0 when absent or bad.
+func (d *decoder) positive(f field) int {
+	var i int
+	if !d.scalar(f, "an integer", &i, "!!int") {
+		return 0
+	}
+	if i < 1 {
+		d.bad(f, "must be at least 1, got %d", i)
+		return 0
+	}
+	return i
+}
+
+// number decodes an integer or a float.
+func (d *decoder) number(f field) (x float64, ok bool) {
+	if !d.scalar(f, "a number", &x, "!!int", "!!float") {
+		return 0, false
+	}
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		d.bad(f, "must be a finite number, got %s", f.val.Value)
+		return 0, false
+	}
+	return x, true
+}
+
+// seconds decodes a positive number of seconds; 0 when absent or bad.
+func (d *decoder) seconds(f field) time.Duration {
+	x, ok := d.number(f)
+	switch {
+	case !ok:
+		return 0
+	case x <= 0:
+		d.bad(f, "must be greater than 0, got %s", f.val.Value)
+		return 0
+	case x > float64(math.MaxInt64/time.Second):
+		d.bad(f, "is too large")
+		return 0
+	}
+	return time.Duration(x * float64(time.Second))
+}
+
+// strings decodes a list of strings, one per item.
+func (d *decoder) strings(f field) []string {
+	items := d.list(f)
+	out := make([]string, len(items))
+	for i, item := range items {
+		f.val = item
+		out[i] = d.str(f)
+	}
+	return out
+}
+
+// value decodes any YAML value as plain Go data (maps with string keys), as
+// JSON would hold it.
+func (d *decoder) value(f field) any {
+	var v any
+	if err := f.val.Decode(&v); err != nil {
+		d.bad(f, "cannot be decoded: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil
+	}
+	return jsonable(v)
+}
+
+func jsonable(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			v[k] = jsonable(x)
+		}
+	case map[any]any:
+		m := make(map[string]any, len(v))
+		for k, x := range v {
+			m[fmt.Sprint(k)] = jsonable(x)
+		}
+		return m
+	case []any:
+		for i, x := range v {
+			v[i] = jsonable(x)
+		}
+	}
+	return v
+}
+
+// suggest returns `; did you mean "x"?` for the candidate closest to s, or ""
+// when none is close.
+func suggest(s string, candidates []string) string {
+	best, bestDist := "", 1+len(s)/4
+	for _, c := range candidates {
+		if dist := distance(s, c); dist <= bestDist && (best == "" || dist < bestDist) {
+			best, bestDist = c, dist
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
+}
+
+// distance is the optimal string alignment distance: edits, counting a swap of
+// two neighbours as one.
+func distance(a, b string) int {
+	s, t := []rune(strings.ToLower(a)), []rune(strings.ToLower(b))
+	d := make([][]int, len(s)+1)
+	for i := range d {
+		d[i] = make([]int, len(t)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(s); i++ {
+		for j := 1; j <= len(t); j++ {
+			cost := 1
+			if s[i-1] == t[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && s[i-1] == t[j-2] && s[i-2] == t[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(s)][len(t)]
+}

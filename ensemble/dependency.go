@@ -1,0 +1,81 @@
+package ensemble
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ensemble-run/ensemble/conditions"
+)
+
+var dependencyKeys = []string{"agent_name", "condition", "requires_all", "max_executions"}
+
+// dependencies decodes an agent's dependencies: each a name (a required edge)
+// or {agent_name, condition, requires_all, max_executions}.
+func (d *decoder) dependencies(f field, a *Agent, agentWhere string) []*Dependency {
+	var deps []*Dependency
+	first := map[string]*yaml.Node{}
+	for i, n := range d.list(f) {
+		dep := &Dependency{Pos: pos(n), RequiresAll: true}
+		where := label("dependency", n, "agent_name", i) + " of " + agentWhere
+		nameNode := resolve(n)
+		switch nameNode.Kind {
+		case yaml.ScalarNode:
+			f.val, f.name = n, fmt.Sprintf("dependency #%d", i+1)
+			dep.AgentName = d.str(f)
+			d.need(f, dep.AgentName == "")
+		case yaml.MappingNode:
+			m := d.mapping(n, where, dependencyKeys...)
+			dep.AgentName = d.str(m["agent_name"])
+			d.need(m["agent_name"], dep.AgentName == "")
+			if v := m["agent_name"].val; v != nil {
+				nameNode = v
+			}
+			d.condition(m["condition"], dep)
+			if rf := m["requires_all"]; rf.ok() {
+				dep.RequiresAll = d.boolean(rf)
+			}
+			dep.MaxExecutions = d.positive(m["max_executions"])
+		default:
+			d.errorf(n, "%s: dependency #%d must be an agent name or a mapping, got %s", agentWhere, i+1, describe(n))
+			continue
+		}
+		switch name := dep.AgentName; {
+		case name == "" || resolve(nameNode).Kind != yaml.ScalarNode:
+			d.badRefs = true
+		case name == a.Name:
+			d.errorf(nameNode, "%s depends on itself", agentWhere)
+			d.badRefs = true
+		case d.agentNodes[name] == nil:
+			d.errorf(nameNode, "%s depends on unknown agent %q%s", agentWhere, name, suggest(name, slices.Sorted(maps.Keys(d.agentNodes))))
+			d.badRefs = true
+		case first[name] != nil:
+			d.errorf(nameNode, "%s depends on %q twice (first on line %d)", agentWhere, name, first[name].Line)
+		default:
+			first[name] = nameNode
+		}
+		deps = append(deps, dep)
+	}
+	return deps
+}
+
+// condition compiles a dependency's condition (SPEC §2.4).
+func (d *decoder) condition(f field, dep *Dependency) {
+	if !f.ok() {
+		return
+	}
+	dep.Condition = d.str(f)
+	d.need(f, strings.TrimSpace(dep.Condition) == "")
+	if strings.TrimSpace(dep.Condition) == "" {
+		return
+	}
+	p, err := conditions.Compile(dep.Condition)
+	if err != nil {
+		d.bad(f, "does not compile: %v", err)
+		return
+	}
+	dep.Program = p
+}

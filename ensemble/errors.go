@@ -1,0 +1,72 @@
+package ensemble
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Error is one problem found while loading a file.
+type Error struct {
+	File         string
+	Line, Column int    // 1-based; 0 when unknown (the file could not be read)
+	Message      string // a single line
+	Source       string // the offending line of the file, when known; see Pretty
+}
+
+// Error formats e as FILE:LINE:COL: message.
+func (e *Error) Error() string {
+	if e.Line == 0 {
+		return e.File + ": " + e.Message
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Message)
+}
+
+// Pretty is Error followed, when the source line is known, by that line and a
+// caret under the column.
+func (e *Error) Pretty() string {
+	if e.Source == "" {
+		return e.Error()
+	}
+	gutter := fmt.Sprintf("%5d | ", e.Line)
+	var caret strings.Builder
+	for i, r := range []rune(e.Source) {
+		if i >= e.Column-1 {
+			break
+		}
+		if r == '\t' {
+			caret.WriteRune('\t')
+		} else {
+			caret.WriteRune(' ')
+		}
+	}
+	return fmt.Sprintf("%s\n%s%s\n%*s| %s^", e.Error(), gutter, e.Source, len(gutter)-2, "", caret.String())
+}
+
+// ErrorList is every problem found while loading, sorted by file, line and
+// column. Load and friends return it as a *ErrorList.
+type ErrorList []*Error
+
+// Error joins the errors with newlines.
+func (l ErrorList) Error() string { return l.join((*Error).Error) }
+
+// Pretty joins the errors' Pretty forms with newlines.
+func (l ErrorList) Pretty() string { return l.join((*Error).Pretty) }
+
+func (l ErrorList) join(format func(*Error) string) string {
+	lines := make([]string, len(l))
+	for i, e := range l {
+		lines[i] = format(e)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// sorted sorts l and drops exact repeats (a node reached twice through YAML
+// aliases reports its problems once).
+func (l ErrorList) sorted() ErrorList {
+	slices.SortStableFunc(l, func(a, b *Error) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	})
+	return slices.CompactFunc(l, func(a, b *Error) bool { return *a == *b })
+}

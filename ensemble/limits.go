@@ -1,0 +1,35 @@
+package ensemble
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+)
+
+var limitKeys = []string{"max_total_turns", "max_agent_executions", "timeout_seconds", "parallel_agent_limit"}
+
+// limits decodes conversation_limits (SPEC §2.6), with its defaults.
+func (d *decoder) limits(f field) Limits {
+	l := Limits{MaxTotalTurns: DefaultMaxTotalTurns, Timeout: DefaultTimeout, ParallelAgentLimit: DefaultParallelAgentLimit}
+	if !f.ok() {
+		return l
+	}
+	m := d.mapping(f.val, f.nested(), limitKeys...)
+	if m == nil {
+		return l
+	}
+	l.MaxTotalTurns = cmp.Or(d.positive(m["max_total_turns"]), l.MaxTotalTurns)
+	l.Timeout = cmp.Or(d.seconds(m["timeout_seconds"]), l.Timeout)
+	l.ParallelAgentLimit = cmp.Or(d.positive(m["parallel_agent_limit"]), l.ParallelAgentLimit)
+	if f := m["max_agent_executions"]; f.ok() {
+		per := d.mapping(f.val, f.nested())
+		l.MaxAgentExecutions = make(map[string]int, len(per))
+		for name, pf := range per {
+			if d.agentNodes[name] == nil {
+				d.errorf(pf.key, "%s: unknown agent %q%s", f.nested(), name, suggest(name, slices.Sorted(maps.Keys(d.agentNodes))))
+			}
+			l.MaxAgentExecutions[name] = d.positive(pf)
+		}
+	}
+	return l
+}

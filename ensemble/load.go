@@ -1,0 +1,168 @@
+package ensemble
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// LoadOptions tunes Load.
+type LoadOptions struct {
+	// ProfileFiles are profiles files (SPEC §5): pass --profiles FILE first,
+	// then $ENSEMBLE_PROFILES; empty entries are skipped. On a name clash the
+	// ensemble file's own models win, then the earlier profiles file.
+	ProfileFiles []string
+	// LookupEnv expands ${VAR} in model profiles; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+}
+
+// Load reads, decodes and validates the ensemble file at path. Every problem
+// found is reported: the error is then a *ErrorList.
+func Load(path string, opts LoadOptions) (*Ensemble, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &ErrorList{readError(path, err)}
+	}
+	return LoadBytes(path, data, opts)
+}
+
+// LoadBytes is Load for a file already read; path names it in errors, and
+// scripts resolve against its folder.
+func LoadBytes(path string, data []byte, opts LoadOptions) (*Ensemble, error) {
+	lookup := opts.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	var errs ErrorList
+	models := map[string]*ModelProfile{}
+	for _, file := range slices.Backward(opts.ProfileFiles) {
+		if file != "" {
+			maps.Copy(models, loadProfiles(file, lookup, &errs))
+		}
+	}
+	sum := sha256.Sum256(data)
+	e := &Ensemble{Path: abs, Dir: filepath.Dir(abs), Hash: hex.EncodeToString(sum[:]), Version: 1, Models: models}
+	d := newDecoder(path, data, lookup, &errs)
+	d.dir, d.models = e.Dir, models
+	if root := d.document(data); root != nil {
+		d.ensemble(root, e)
+	}
+	if len(errs) > 0 {
+		errs = errs.sorted()
+		return nil, &errs
+	}
+	e.Index()
+	return e, nil
+}
+
+var topKeys = []string{"version", "name", "description", "input", "models", "tools", "agents", "conversation_limits"}
+
+func (d *decoder) ensemble(root *yaml.Node, e *Ensemble) {
+	fs := d.mapping(root, "", topKeys...)
+	if fs == nil {
+		return
+	}
+	if f := fs["version"]; f.ok() {
+		if d.scalar(f, "1", &e.Version, "!!int") && e.Version != 1 {
+			d.bad(f, "must be 1, got %d", e.Version)
+		}
+	}
+	e.Name = d.str(fs["name"])
+	d.need(fs["name"], e.Name == "")
+	if e.Name != "" && !namePattern.MatchString(e.Name) {
+		d.bad(fs["name"], "%q is invalid: use only a-z, 0-9, _ and -", e.Name)
+	}
+	e.Description = d.str(fs["description"])
+	e.Input = d.str(fs["input"])
+	maps.Copy(e.Models, d.profiles(fs["models"]))
+	e.Tools = d.toolList(fs["tools"])
+	e.Agents = d.agents(fs["agents"])
+	e.Limits = d.limits(fs["conversation_limits"])
+	if d.badRefs {
+		return
+	}
+	e.Index()
+	can := e.runnable()
+	for _, a := range e.Agents {
+		if !can[a] {
+			d.errorAt(a.Pos.Line, a.Pos.Column, "agent %q can never run: %s", a.Name, e.whyUnrunnable(a, can))
+		}
+	}
+}
+
+// document parses data as a single YAML document and returns its root, or nil
+// after reporting a syntax error or an empty file.
+func (d *decoder) document(data []byte) *yaml.Node {
+	docs, err := parse(data)
+	switch {
+	case err != nil:
+		msg := yamlLine.ReplaceAllString(strings.TrimPrefix(err.Error(), "yaml: "), "")
+		d.errorAt(failingLine(data, err.Error()), 1, "YAML syntax error: %s", strings.ReplaceAll(msg, "\n", " "))
+	case len(docs) == 0:
+		d.errorAt(1, 1, "the file is empty")
+	case len(docs) > 1:
+		d.errorf(docs[1], "only one YAML document is allowed per file")
+	default:
+		return docs[0]
+	}
+	return nil
+}
+
+// yamlLine is the line yaml gives some errors; it is not reliable (0-based for
+// parser errors, 1-based for scanner errors), see failingLine.
+var yamlLine = regexp.MustCompile(`^line \d+: `)
+
+// parse decodes every YAML document in data and returns their roots.
+func parse(data []byte) ([]*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var docs []*yaml.Node
+	for {
+		var doc yaml.Node
+		switch err := dec.Decode(&doc); {
+		case err == io.EOF:
+			return docs, nil
+		case err != nil:
+			return nil, err
+		case len(doc.Content) > 0:
+			docs = append(docs, doc.Content[0])
+		}
+	}
+}
+
+// failingLine finds the line of a syntax error: the shortest prefix of whole
+// lines that fails the same way.
+func failingLine(data []byte, msg string) int {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	lo, hi := 1, len(lines)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if _, err := parse(bytes.Join(lines[:mid], nil)); err != nil && err.Error() == msg {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// readError reports a file that could not be read.
+func readError(path string, err error) *Error {
+	if pe, ok := errors.AsType[*os.PathError](err); ok {
+		err = pe.Err
+	}
+	return &Error{File: path, Message: "cannot read: " + err.Error()}
+}

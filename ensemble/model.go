@@ -1,0 +1,172 @@
+package ensemble
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+var profileKeys = []string{"provider", "model", "base_url", "api_key_env", "temperature", "max_tokens", "system_prompt", "timeout_seconds", "context_window"}
+
+var providers = []string{"openai", "anthropic", "ollama"}
+
+// LoadProfiles reads a profiles file (SPEC §5): a YAML file whose only
+// top-level key is models:, a mapping of profile names to profiles shaped as
+// in an ensemble file. lookup expands ${VAR} (nil means os.LookupEnv). The
+// error is a *ErrorList.
+func LoadProfiles(path string, lookup func(string) (string, bool)) (map[string]*ModelProfile, error) {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	var errs ErrorList
+	models := loadProfiles(path, lookup, &errs)
+	if len(errs) > 0 {
+		errs = errs.sorted()
+		return nil, &errs
+	}
+	return models, nil
+}
+
+func loadProfiles(path string, lookup func(string) (string, bool), errs *ErrorList) map[string]*ModelProfile {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		*errs = append(*errs, readError(path, err))
+		return nil
+	}
+	d := newDecoder(path, data, lookup, errs)
+	root := d.document(data)
+	if root == nil {
+		return nil
+	}
+	m := d.mapping(root, "", "models")
+	if m == nil {
+		return nil
+	}
+	models := d.profiles(m["models"])
+	d.need(m["models"], len(models) == 0)
+	return models
+}
+
+// profiles decodes a models: mapping.
+func (d *decoder) profiles(f field) map[string]*ModelProfile {
+	if !f.ok() {
+		return nil
+	}
+	m := d.mapping(f.val, "models")
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]*ModelProfile, len(m))
+	for name, pf := range m {
+		if !namePattern.MatchString(name) {
+			d.errorf(pf.key, "model profile name %q is invalid: use only a-z, 0-9, _ and -", name)
+		}
+		out[name] = d.profile(pf)
+	}
+	return out
+}
+
+// profile decodes one model profile. ${VAR} in provider, model, base_url and
+// system_prompt expands from the environment; an unset variable expands to
+// "", and $${VAR} stands for a literal ${VAR}. api_key_env is not expanded:
+// it is a variable's name.
+func (d *decoder) profile(pf field) *ModelProfile {
+	where := fmt.Sprintf("model profile %q", pf.name)
+	p := &ModelProfile{Pos: pos(pf.key), File: d.file, Name: pf.name}
+	m := d.mapping(pf.val, where, profileKeys...)
+	if m == nil {
+		return p
+	}
+	p.Provider = d.expand(d.str(m["provider"]))
+	if f := m["provider"]; !f.ok() || p.Provider == "" {
+		d.need(f, true)
+	} else if !slices.Contains(providers, p.Provider) {
+		d.bad(f, "must be one of %s, got %q", strings.Join(providers, ", "), p.Provider)
+	}
+	p.Model = d.expand(d.str(m["model"]))
+	d.need(m["model"], p.Model == "")
+	p.BaseURL = d.expand(d.str(m["base_url"]))
+	if u, err := url.Parse(p.BaseURL); p.BaseURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		d.bad(m["base_url"], "must be an http or https URL, got %q", p.BaseURL)
+	}
+	if f := m["api_key_env"]; f.ok() {
+		p.APIKeyEnv = d.str(f)
+		switch {
+		case envNamePattern.MatchString(p.APIKeyEnv):
+		case strings.HasPrefix(p.APIKeyEnv, "sk-") || len(p.APIKeyEnv) >= 20:
+			d.bad(f, "names the variable holding the key, not the key").Source = "" // never echo a secret
+		default:
+			d.bad(f, "must be the name of an environment variable such as OPENAI_API_KEY, got %q", p.APIKeyEnv)
+		}
+	} else if p.Provider == "anthropic" || (p.Provider == "openai" && p.BaseURL == "") {
+		d.errorf(pf.val, "%s: api_key_env is required for provider %s (name the variable holding the key)", where, p.Provider)
+	}
+	if t, ok := d.number(m["temperature"]); ok {
+		if t < 0 || t > 2 {
+			d.bad(m["temperature"], "must be between 0 and 2, got %s", m["temperature"].val.Value)
+		}
+		p.Temperature = &t
+	}
+	p.MaxTokens = d.positive(m["max_tokens"])
+	p.SystemPrompt = d.expand(d.str(m["system_prompt"]))
+	p.Timeout = d.seconds(m["timeout_seconds"])
+	p.ContextWindow = d.contextWindow(m["context_window"])
+	return p
+}
+
+var envRef = regexp.MustCompile(`\$?\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expand replaces ${VAR} with the variable's value ("" when unset) and
+// $${VAR} with a literal ${VAR}.
+func (d *decoder) expand(s string) string {
+	return envRef.ReplaceAllStringFunc(s, func(ref string) string {
+		if strings.HasPrefix(ref, "$$") {
+			return ref[1:]
+		}
+		v, _ := d.lookup(ref[2 : len(ref)-1])
+		return v
+	})
+}
+
+var (
+	windowKeys = []string{"max_tokens", "max_messages", "strategy", "recent_turns"}
+	strategies = []string{"oldest_first", "middle_out", "recent_turns"}
+)
+
+// contextWindow decodes a context_window block (SPEC §4.2) of a profile or an
+// agent. strategy defaults to oldest_first; recent_turns goes with strategy
+// recent_turns and only with it; other strategies need max_tokens or
+// max_messages.
+func (d *decoder) contextWindow(f field) *ContextWindow {
+	if !f.ok() {
+		return nil
+	}
+	m := d.mapping(f.val, f.nested(), windowKeys...)
+	if m == nil {
+		return nil
+	}
+	w := &ContextWindow{
+		MaxTokens:   d.positive(m["max_tokens"]),
+		MaxMessages: d.positive(m["max_messages"]),
+		Strategy:    d.str(m["strategy"]),
+		RecentTurns: d.positive(m["recent_turns"]),
+	}
+	switch {
+	case !m["strategy"].ok():
+		w.Strategy = "oldest_first"
+	case !slices.Contains(strategies, w.Strategy):
+		d.bad(m["strategy"], "must be one of %s, got %q%s", strings.Join(strategies, ", "), w.Strategy, suggest(w.Strategy, strategies))
+	}
+	switch {
+	case w.Strategy == "recent_turns":
+		d.need(m["recent_turns"], false)
+	case m["recent_turns"].ok():
+		d.errorf(m["recent_turns"].key, "%s: recent_turns only applies to strategy recent_turns", f.nested())
+	case !m["max_tokens"].ok() && !m["max_messages"].ok():
+		d.errorf(resolve(f.val), "%s sets no limit: give max_tokens or max_messages", f.nested())
+	}
+	return w
+}

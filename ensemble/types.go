@@ -1,0 +1,190 @@
+// Package ensemble is the ensemble file format: its types, strict loading and
+// validation. Every problem found at load time is reported with FILE:LINE:COL.
+package ensemble
+
+import (
+	"time"
+
+	"github.com/ensemble-run/ensemble/conditions"
+)
+
+// Pos is a position in a YAML file (1-based).
+type Pos struct {
+	Line   int
+	Column int
+}
+
+// Kind is the kind of an agent.
+type Kind int
+
+const (
+	KindScript Kind = iota + 1 // runs an executable
+	KindLLM                    // talks to a model
+	KindAsk                    // asks a human
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindScript:
+		return "script"
+	case KindLLM:
+		return "llm"
+	case KindAsk:
+		return "ask"
+	}
+	return "unknown"
+}
+
+// Defaults of SPEC §1 and §2.6.
+const (
+	DefaultMaxTotalTurns      = 20
+	DefaultTimeout            = 300 * time.Second
+	DefaultParallelAgentLimit = 5
+	DefaultMaxSteps           = 20
+	DefaultMaxTurns           = 1
+)
+
+// Ensemble is a loaded, validated ensemble file.
+type Ensemble struct {
+	Path        string // absolute path of the file
+	Dir         string // its folder: scripts resolve and run here
+	Hash        string // sha256 (hex) of the file's bytes
+	Version     int
+	Name        string
+	Description string
+	Input       string // default input
+
+	Models map[string]*ModelProfile // file profiles merged with --profiles / $ENSEMBLE_PROFILES
+	Tools  []*Tool
+	Agents []*Agent // in file order; Agent.Index is the position here
+
+	Limits Limits
+
+	agentIndex map[string]*Agent
+	toolIndex  map[string]*Tool
+}
+
+// Agent returns the agent with that name, or nil.
+func (e *Ensemble) Agent(name string) *Agent { return e.agentIndex[name] }
+
+// Tool returns the tool with that name, or nil.
+func (e *Ensemble) Tool(name string) *Tool { return e.toolIndex[name] }
+
+// Index rebuilds the name lookups; call it after building an Ensemble by hand.
+func (e *Ensemble) Index() {
+	e.agentIndex = make(map[string]*Agent, len(e.Agents))
+	for i, a := range e.Agents {
+		a.Index = i
+		e.agentIndex[a.Name] = a
+	}
+	e.toolIndex = make(map[string]*Tool, len(e.Tools))
+	for _, t := range e.Tools {
+		e.toolIndex[t.Name] = t
+	}
+}
+
+// Limits are the run's conversation_limits (SPEC §2.6).
+type Limits struct {
+	MaxTotalTurns      int            // default 20
+	MaxAgentExecutions map[string]int // per agent; absent = unlimited
+	Timeout            time.Duration  // whole run; default 300s
+	ParallelAgentLimit int            // default 5
+}
+
+// Agent is one agent of the ensemble.
+type Agent struct {
+	Pos   Pos
+	Index int // position in Ensemble.Agents
+	Name  string
+	Kind  Kind
+
+	Script       string // as written (script agents)
+	ScriptPath   string // absolute path of Script
+	ModelProfile string // LLM agents
+	Ask          string // ask agents: the question shown to the human
+
+	Dependencies []*Dependency
+	Conversation Conversation
+	Timeout      time.Duration // per execution; 0 = bounded only by the run
+
+	Parameters map[string]any    // script agents
+	Env        map[string]string // script agents
+
+	Prompt        string   // LLM agents: system prompt after the profile's
+	OutputFormat  string   // "text" (default) or "json"
+	Tools         []string // tool names
+	MaxSteps      int      // model requests per execution; default 20
+	ContextWindow *ContextWindow
+}
+
+// StateKey is where the agent's output lives in the accumulated context.
+func (a *Agent) StateKey() string {
+	if a.Conversation.StateKey != "" {
+		return a.Conversation.StateKey
+	}
+	return a.Name
+}
+
+// Conversation is an agent's conversation block.
+type Conversation struct {
+	MaxTurns             int // default 1
+	StateKey             string
+	TriggersConversation bool
+}
+
+// Dependency is an edge Agent ← AgentName.
+type Dependency struct {
+	Pos           Pos
+	AgentName     string
+	Condition     string              // source text; "" = always true
+	Program       *conditions.Program // compiled Condition; nil when Condition is ""
+	RequiresAll   bool                // true (default): required; false: optional
+	MaxExecutions int                 // how often the edge may trigger; 0 = unlimited
+}
+
+// ModelProfile is a named model configuration (SPEC §1, §5).
+type ModelProfile struct {
+	Pos           Pos
+	File          string // where it was declared
+	Name          string
+	Provider      string // openai | anthropic | ollama
+	Model         string
+	BaseURL       string
+	APIKeyEnv     string // the NAME of the variable holding the key
+	Temperature   *float64
+	MaxTokens     int
+	SystemPrompt  string
+	Timeout       time.Duration
+	ContextWindow *ContextWindow
+}
+
+// ContextWindow trims what is sent to a model (SPEC §4.2).
+type ContextWindow struct {
+	MaxTokens   int
+	MaxMessages int
+	Strategy    string // oldest_first | middle_out | recent_turns
+	RecentTurns int
+}
+
+// Tool is a tool LLM agents may call (SPEC §4.3).
+type Tool struct {
+	Pos         Pos
+	Name        string
+	Description string
+	Parameters  map[string]any // JSON Schema of the arguments object
+	Script      string
+	ScriptPath  string
+	Timeout     time.Duration
+}
+
+// SecretEnvNames lists every variable any model profile names in api_key_env:
+// script agents and tools never see them.
+func (e *Ensemble) SecretEnvNames() []string {
+	var names []string
+	for _, m := range e.Models {
+		if m.APIKeyEnv != "" {
+			names = append(names, m.APIKeyEnv)
+		}
+	}
+	return names
+}
