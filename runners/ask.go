@@ -19,7 +19,8 @@ import (
 // empty line is the output "".
 //
 // Asks are serialized: two ask agents of one turn take turns at the
-// terminal. When Interactive is false (no terminal: CI, a pipe) every ask
+// terminal. The agent's timeout_seconds bounds the wait. When Interactive is
+// false (no terminal: CI, a pipe) every ask
 // fails, telling the user to inject a response with --responses. A cancelled
 // run stops waiting at once; the line then typed answers the next question.
 type Ask struct {

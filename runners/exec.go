@@ -242,6 +242,10 @@ func Exec(ctx context.Context, spec ExecSpec) (*ExecResult, error) {
 	if !filepath.IsAbs(path) && spec.Dir != "" {
 		path = filepath.Join(spec.Dir, path)
 	}
+	// Absolute, so that a bare name is never looked up in PATH.
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
 	name, args, err := Command(path)
 	if err != nil {
 		return nil, err

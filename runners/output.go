@@ -33,7 +33,8 @@ func ParseJSONReply(text string) (any, error) {
 }
 
 // fencedBlocks returns the bodies of the ``` blocks in text, the ones tagged
-// json first.
+// json first. A block may be on one line ("```json {...}```"), and the last
+// may be unterminated (a truncated reply).
 func fencedBlocks(text string) []string {
 	var tagged, other []string
 	rest := text
@@ -43,27 +44,28 @@ func fencedBlocks(text string) []string {
 			break
 		}
 		rest = rest[start+3:]
-		nl := strings.IndexByte(rest, '\n')
-		if nl < 0 {
-			break
+		var inner string
+		if end := strings.Index(rest, "```"); end >= 0 {
+			inner, rest = rest[:end], rest[end+3:]
+		} else {
+			inner, rest = rest, ""
 		}
-		info := strings.TrimSpace(rest[:nl])
-		body := rest[nl+1:]
-		end := strings.Index(body, "```")
-		if end < 0 {
-			// An unterminated block (a truncated reply): take the rest.
-			end = len(body)
+		info := ""
+		if nl := strings.IndexByte(inner, '\n'); nl >= 0 && !strings.ContainsAny(inner[:nl], "{[\"") {
+			info, inner = strings.TrimSpace(inner[:nl]), inner[nl+1:]
+		} else if len(inner) >= 4 && strings.EqualFold(inner[:4], "json") &&
+			(len(inner) == 4 || strings.ContainsRune(" \t{[", rune(inner[4]))) {
+			info, inner = "json", inner[4:]
 		}
-		b := strings.TrimSpace(body[:end])
+		b := strings.TrimSpace(inner)
 		if strings.EqualFold(info, "json") {
 			tagged = append(tagged, b)
 		} else {
 			other = append(other, b)
 		}
-		if end+3 > len(body) {
+		if rest == "" {
 			break
 		}
-		rest = body[end+3:]
 	}
 	return append(tagged, other...)
 }

@@ -1,0 +1,175 @@
+package runners
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+)
+
+func askAgent(name, question string, deps ...string) *ensemble.Agent {
+	a := &ensemble.Agent{Name: name, Kind: ensemble.KindAsk, Ask: question}
+	for _, d := range deps {
+		a.Dependencies = append(a.Dependencies, &ensemble.Dependency{AgentName: d, RequiresAll: true})
+	}
+	return a
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestAskReadsAnswers(t *testing.T) {
+	t.Parallel()
+	e := testEnsemble(t,
+		&ensemble.Agent{Name: "writer", Kind: ensemble.KindLLM, ModelProfile: "efficient"},
+		&ensemble.Agent{Name: "analyzer", Kind: ensemble.KindLLM, ModelProfile: "efficient"},
+		askAgent("clarify", "The analyzer needs clarification.", "analyzer", "writer"),
+	)
+	var out syncBuffer
+	ask := &Ask{In: strings.NewReader("  Q3 only, EMEA region  \n{\"approved\": true, \"n\": 2}\n\nlast line without newline"), Out: &out, Interactive: true}
+	req := &Request{
+		Ensemble: e, Agent: e.Agent("clarify"), Turn: 2, Execution: 1,
+		Dependencies:      map[string]any{"writer": "a draft\non two lines", "analyzer": map[string]any{"question": "Which quarter?"}},
+		Fresh:             []string{"analyzer"},
+		RequestParameters: map[string]any{"topic": "sales"},
+	}
+	wants := []any{"Q3 only, EMEA region", map[string]any{"approved": true, "n": 2.0}, "", "last line without newline"}
+	for i, want := range wants {
+		req.Execution = i + 1
+		res := ask.Run(context.Background(), req)
+		if res.Err != nil {
+			t.Fatal(res.Err)
+		}
+		if !reflect.DeepEqual(res.Output, want) {
+			t.Errorf("answer %d = %#v, want %#v", i+1, res.Output, want)
+		}
+	}
+	shown := out.String()
+	for _, want := range []string{
+		"clarify asks (turn 2)",
+		"The analyzer needs clarification.",
+		"analyzer (new):\n  {\n    \"question\": \"Which quarter?\"\n  }",
+		"writer:\n  a draft\n  on two lines",
+		"request parameters:",
+		"Your answer (one line): ",
+	} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, shown)
+		}
+	}
+	// Dependencies in declaration order: analyzer before writer.
+	if strings.Index(shown, "analyzer (new):") > strings.Index(shown, "writer:") {
+		t.Errorf("dependencies out of order:\n%s", shown)
+	}
+	res := ask.Run(context.Background(), req)
+	if res.Err == nil || !strings.Contains(res.Err.Error(), "input ended") {
+		t.Errorf("after the input ended: err = %v", res.Err)
+	}
+}
+
+func TestAskNonInteractive(t *testing.T) {
+	t.Parallel()
+	e := testEnsemble(t, askAgent("x", "Approve?"))
+	for _, ask := range []*Ask{
+		{In: strings.NewReader("yes\n"), Interactive: false},
+		{Interactive: true}, // no reader at all
+	} {
+		res := ask.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent("x"), Turn: 1, Execution: 1})
+		want := `agent "x" asks a human but there is no terminal; inject a response with --responses`
+		if res.Err == nil || res.Err.Error() != want {
+			t.Errorf("err = %v, want %q", res.Err, want)
+		}
+	}
+}
+
+func TestAskConcurrentAsksDoNotInterleave(t *testing.T) {
+	t.Parallel()
+	e := testEnsemble(t, askAgent("a", "Question A?"), askAgent("b", "Question B?"))
+	var out syncBuffer
+	ask := &Ask{In: strings.NewReader("first\nsecond\n"), Out: &out, Interactive: true}
+	results := map[string]*Result{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, name := range []string{"a", "b"} {
+		wg.Go(func() {
+			res := ask.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent(name), Turn: 1, Execution: 1})
+			mu.Lock()
+			results[name] = res
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	shown := out.String()
+	ia, ib := strings.Index(shown, "Question A?"), strings.Index(shown, "Question B?")
+	if ia < 0 || ib < 0 {
+		t.Fatalf("prompts missing:\n%s", shown)
+	}
+	firstAgent, secondAgent := "a", "b"
+	if ib < ia {
+		firstAgent, secondAgent = "b", "a"
+	}
+	if results[firstAgent].Output != "first" || results[secondAgent].Output != "second" {
+		t.Errorf("answers crossed: %s got %#v, %s got %#v", firstAgent, results[firstAgent].Output, secondAgent, results[secondAgent].Output)
+	}
+	// Each prompt is written whole, one after the other.
+	reqFor := func(name string) *Request {
+		return &Request{Ensemble: e, Agent: e.Agent(name), Turn: 1, Execution: 1}
+	}
+	if want := FormatAsk(reqFor(firstAgent)) + FormatAsk(reqFor(secondAgent)); shown != want {
+		t.Errorf("prompts interleaved:\n%q\nwant\n%q", shown, want)
+	}
+}
+
+func TestAskCancelledWhileWaiting(t *testing.T) {
+	t.Parallel()
+	e := testEnsemble(t, askAgent("x", "Approve?"))
+	pr, pw := io.Pipe()
+	ask := &Ask{In: pr, Out: io.Discard, Interactive: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	res := ask.Run(ctx, &Request{Ensemble: e, Agent: e.Agent("x"), Turn: 1, Execution: 1})
+	if !errors.Is(res.Err, context.Canceled) {
+		t.Fatalf("err = %v, want cancelled", res.Err)
+	}
+	// The line typed afterwards answers the next question.
+	go func() { _, _ = io.WriteString(pw, "later\n") }()
+	res = ask.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent("x"), Turn: 2, Execution: 2})
+	if res.Err != nil || res.Output != "later" {
+		t.Errorf("next ask: %#v %v", res.Output, res.Err)
+	}
+}
+
+func TestAskTimeout(t *testing.T) {
+	t.Parallel()
+	a := askAgent("x", "Approve?")
+	a.Timeout = 100 * time.Millisecond
+	e := testEnsemble(t, a)
+	pr, _ := io.Pipe()
+	ask := &Ask{In: pr, Interactive: true}
+	res := ask.Run(context.Background(), &Request{Ensemble: e, Agent: a, Turn: 1, Execution: 1})
+	if !errors.Is(res.Err, context.DeadlineExceeded) || !strings.Contains(res.Err.Error(), "timeout") || !strings.Contains(res.Err.Error(), "100ms") {
+		t.Errorf("err = %v", res.Err)
+	}
+}
