@@ -1,0 +1,308 @@
+// Package resolver decides which agents are ready at the start of a turn
+// (SPEC §2.2) and does the edge bookkeeping when they execute. It is pure:
+// it reads the state, never writes it except in Consume, and does no I/O.
+//
+// # Semantics
+//
+// An agent A is ready when
+//
+//  1. it has executed fewer than conversation.max_turns times (a MaxTurns of 0,
+//     as in a hand-built ensemble, means the default, 1) and fewer than
+//     conversation_limits.max_agent_executions[A] where set; and
+//  2. it has no dependencies and has never executed; or
+//  3. every required edge is satisfied and at least one satisfied edge is
+//     fresh; or
+//  4. a pending agent request targets it.
+//
+// An edge A←D is satisfied when D has at least one successful output
+// (state.OutputCount[D] > 0; D's output lives under D's state key but is
+// counted by D's name), the edge has triggered A fewer than max_executions
+// times (0: unlimited) and its condition is true (no condition: true). It is
+// fresh when D has produced an output A has not consumed
+// (OutputCount[D] > Edges[A][D].Consumed).
+//
+// Conditions are evaluated lazily: not for agents excluded by their limits,
+// not for edges whose dependency has no output or whose max_executions is
+// spent, and not at all for an agent that has no candidate fresh edge and no
+// pending request. Required edges are evaluated before optional ones, and a
+// false required edge stops the evaluation of that agent's other edges unless
+// a request makes it ready anyway. A condition that fails at run time counts
+// as false and yields a Warning.
+//
+// When A executes (successfully or not), Consume records that A consumed the
+// outputs behind its satisfied edges, counts one trigger for each edge that
+// was fresh, and removes the requests that made it ready. An edge triggers A
+// whenever A executes with that edge satisfied and fresh, whatever else made
+// A ready: a fresh output that A received is a trigger.
+//
+// An agent ready through a request gets the outputs of its satisfied edges
+// like any other. A request for an agent that has reached its limits is
+// never honoured; it stays pending (harmlessly) in the state.
+package resolver
+
+import (
+	"github.com/ensemble-run/ensemble/conditions"
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/state"
+)
+
+// Ready is an agent that runs this turn.
+type Ready struct {
+	Agent *ensemble.Agent
+	// Satisfied names the dependencies whose edges are satisfied, in file
+	// order: their outputs are delivered to the agent, and consumed by it.
+	Satisfied []string
+	// Fresh names the satisfied edges whose output is new to the agent (a
+	// subset of Satisfied, in file order); each counts as a trigger of its edge.
+	Fresh []string
+	// Requests are the pending agent requests targeting the agent, in the
+	// order they were made, whether or not the agent was also ready otherwise.
+	Requests []state.AgentRequest
+
+	// outputs[i] is OutputCount[Satisfied[i]] when the agent was resolved:
+	// what it consumes, whenever Consume is called.
+	outputs []int
+}
+
+// Warning is a condition that failed at run time and so counted as false.
+type Warning struct {
+	Agent      string // the agent whose dependency it is
+	Dependency string // the dependency: the edge is Agent ← Dependency
+	Expression string // the condition's source
+	Message    string // the error, one line
+}
+
+// edge is the scratch state of one dependency edge during Resolve.
+type edge struct {
+	dep      *ensemble.Dependency
+	outputs  int // OutputCount[dep]
+	consumed int
+	status   uint8
+}
+
+const (
+	edgeOut       uint8 = iota // not satisfied
+	edgeCandidate              // has output and triggers left; condition not yet known
+	edgeSatisfied
+)
+
+// Resolve returns the agents that are ready at the start of the next turn, in
+// file order, and the warnings of conditions that failed. env is what the
+// conditions see; when nil, Resolve builds it from s (and only if a condition
+// needs it). Resolve does not modify s.
+func Resolve(e *ensemble.Ensemble, s *state.State, env *conditions.Env) (ready []Ready, warnings []Warning) {
+	var (
+		scratch  []edge
+		requests map[string][]state.AgentRequest
+	)
+	if len(s.Pending) > 0 {
+		requests = make(map[string][]state.AgentRequest, len(s.Pending))
+		for _, q := range s.Pending {
+			requests[q.Target] = append(requests[q.Target], q)
+		}
+	}
+	for _, a := range e.Agents {
+		if !withinLimits(e, s, a) {
+			continue
+		}
+		reqs := requests[a.Name]
+		if len(a.Dependencies) == 0 {
+			if len(reqs) > 0 || s.AgentExecutionCount[a.Name] == 0 {
+				ready = append(ready, Ready{Agent: a, Requests: reqs})
+			}
+			continue
+		}
+
+		// Pass 1, without conditions: which edges could be satisfied, and
+		// could the agent be ready through them at all?
+		if cap(scratch) < len(a.Dependencies) {
+			scratch = make([]edge, len(a.Dependencies), max(len(a.Dependencies), 16))
+		}
+		edges := scratch[:len(a.Dependencies)]
+		bookkeeping := s.Edges[a.Name]
+		possible := true // every required edge is a candidate
+		anyFresh := false
+		for i, d := range a.Dependencies {
+			ed := edge{dep: d, outputs: s.OutputCount[d.AgentName]}
+			if es := bookkeeping[d.AgentName]; es != nil {
+				ed.consumed = es.Consumed
+				if d.MaxExecutions > 0 && es.Triggered >= d.MaxExecutions {
+					ed.outputs = 0 // spent: the edge cannot be satisfied
+				}
+			}
+			if ed.outputs > 0 {
+				ed.status = edgeCandidate
+				if ed.outputs > ed.consumed {
+					anyFresh = true
+				}
+			} else if d.RequiresAll {
+				possible = false
+				if len(reqs) == 0 {
+					break // not ready, and nothing to deliver
+				}
+			}
+			edges[i] = ed
+		}
+		viaDeps := possible && anyFresh
+		if !viaDeps && len(reqs) == 0 {
+			continue
+		}
+
+		// Pass 2: conditions, required edges first.
+		for _, required := range [2]bool{true, false} {
+			for i := range edges {
+				ed := &edges[i]
+				if ed.status != edgeCandidate || ed.dep.RequiresAll != required {
+					continue
+				}
+				ok := true
+				if p := ed.dep.Program; p != nil {
+					if env == nil {
+						env = envOf(s)
+					}
+					var err error
+					ok, err = p.Eval(env)
+					if err != nil {
+						ok = false
+						warnings = append(warnings, Warning{Agent: a.Name, Dependency: ed.dep.AgentName,
+							Expression: ed.dep.Condition, Message: err.Error()})
+					}
+				}
+				if ok {
+					ed.status = edgeSatisfied
+				} else {
+					ed.status = edgeOut
+					if required {
+						viaDeps = false
+						if len(reqs) == 0 {
+							break // not ready: skip the other conditions
+						}
+					}
+				}
+			}
+			if !viaDeps && len(reqs) == 0 {
+				break // a required edge is false: not ready
+			}
+		}
+		if !viaDeps && len(reqs) == 0 {
+			continue
+		}
+
+		// Collect the satisfied and fresh edges, in file order.
+		nSat, nFresh := 0, 0
+		for i := range edges {
+			if edges[i].status == edgeSatisfied {
+				nSat++
+				if edges[i].outputs > edges[i].consumed {
+					nFresh++
+				}
+			}
+		}
+		if nFresh == 0 && len(reqs) == 0 {
+			continue // the fresh edges all had false conditions
+		}
+		r := Ready{Agent: a, Requests: reqs}
+		if nSat > 0 {
+			names := make([]string, nSat+nFresh)
+			r.Satisfied, r.Fresh = names[:0:nSat], names[nSat:nSat]
+			r.outputs = make([]int, 0, nSat)
+			for i := range edges {
+				ed := &edges[i]
+				if ed.status != edgeSatisfied {
+					continue
+				}
+				r.Satisfied = append(r.Satisfied, ed.dep.AgentName)
+				r.outputs = append(r.outputs, ed.outputs)
+				if ed.outputs > ed.consumed {
+					r.Fresh = append(r.Fresh, ed.dep.AgentName)
+				}
+			}
+		}
+		ready = append(ready, r)
+	}
+	return ready, warnings
+}
+
+// withinLimits is rule 1: the agent may execute again.
+func withinLimits(e *ensemble.Ensemble, s *state.State, a *ensemble.Agent) bool {
+	n := s.AgentExecutionCount[a.Name]
+	maxTurns := a.Conversation.MaxTurns
+	if maxTurns <= 0 {
+		maxTurns = ensemble.DefaultMaxTurns
+	}
+	if n >= maxTurns {
+		return false
+	}
+	if m, ok := e.Limits.MaxAgentExecutions[a.Name]; ok && n >= m {
+		return false
+	}
+	return true
+}
+
+func envOf(s *state.State) *conditions.Env {
+	return &conditions.Env{
+		Context:    s.AccumulatedContext,
+		TurnCount:  s.TurnCount,
+		Executions: s.AgentExecutionCount,
+		History:    s.HistoryValues(),
+		Input:      s.Input,
+	}
+}
+
+// Consume does the bookkeeping of r's agent executing, successful or not
+// (SPEC §2.2: a failed execution consumes its inputs too). For each satisfied
+// edge it records the dependency's output as consumed (the output the agent
+// was given, even if the dependency has produced another since); each fresh
+// edge counts one trigger; and the pending requests that r carried are
+// removed. Call it once per execution.
+func Consume(e *ensemble.Ensemble, s *state.State, r Ready) {
+	a := r.Agent
+	if len(r.Satisfied) > 0 {
+		edges := s.Edges[a.Name]
+		if edges == nil {
+			if s.Edges == nil {
+				s.Edges = map[string]map[string]*state.EdgeState{}
+			}
+			edges = make(map[string]*state.EdgeState, len(a.Dependencies))
+			s.Edges[a.Name] = edges
+		}
+		var slab []state.EdgeState // the edges that never moved, allocated at once
+		for i, d := range r.Satisfied {
+			out := s.OutputCount[d]
+			if i < len(r.outputs) {
+				out = r.outputs[i]
+			}
+			es := edges[d]
+			if es == nil {
+				if slab == nil {
+					slab = make([]state.EdgeState, len(r.Satisfied)-i)
+				}
+				es, slab = &slab[0], slab[1:]
+				edges[d] = es
+			}
+			if out > es.Consumed {
+				es.Consumed = out
+			}
+		}
+	}
+	for _, d := range r.Fresh {
+		s.EdgeForUpdate(a.Name, d).Triggered++ // Fresh ⊆ Satisfied: found, not created
+	}
+	if n := len(r.Requests); n > 0 {
+		// The requests r carried are the first n pending ones for this agent:
+		// requests are only ever appended.
+		kept := s.Pending[:0]
+		for _, q := range s.Pending {
+			if n > 0 && q.Target == a.Name {
+				n--
+				continue
+			}
+			kept = append(kept, q)
+		}
+		clear(s.Pending[len(kept):])
+		s.Pending = kept
+		if len(s.Pending) == 0 {
+			s.Pending = nil
+		}
+	}
+}
