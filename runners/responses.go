@@ -1,8 +1,8 @@
 package runners
 
 import (
+	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -46,6 +46,8 @@ type ResponseEntry struct {
 	Values []any
 	// Simulate, when set, replaces Values: a model plays the agent.
 	Simulate *Simulation
+
+	src string // the line of File at Pos
 }
 
 // Simulation is an entry {simulate: {model_profile, prompt}}.
@@ -53,25 +55,29 @@ type Simulation struct {
 	ModelProfile string
 	Prompt       string
 	Pos          ensemble.Pos // of model_profile
+
+	src string // the line of the file at Pos
 }
 
-// PosError is a problem at a position of a file.
-type PosError struct {
-	File   string
-	Pos    ensemble.Pos
-	Msg    string
-	hasPos bool
-}
-
-func (e *PosError) Error() string {
-	switch {
-	case e.File == "":
-		return e.Msg
-	case !e.hasPos:
-		return e.File + ": " + e.Msg
-	default:
-		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Pos.Line, e.Pos.Column, e.Msg)
+// errorList returns errs sorted by position as a *ensemble.ErrorList (the
+// loader's error type), or nil.
+func errorList(errs []*ensemble.Error) error {
+	if len(errs) == 0 {
+		return nil
 	}
+	l := ensemble.ErrorList(slices.Clone(errs))
+	slices.SortStableFunc(l, func(a, b *ensemble.Error) int {
+		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
+	})
+	return &l
+}
+
+// sourceLine is line n (1-based) of lines, or "".
+func sourceLine(lines []string, n int) string {
+	if n < 1 || n > len(lines) {
+		return ""
+	}
+	return strings.TrimRight(lines[n-1], "\r")
 }
 
 // NewResponses returns an empty set, to fill with Add, AddText and
@@ -94,22 +100,23 @@ var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // ParseResponses parses a responses file's contents; name is used in error
 // messages. The file is a mapping from agent name to either a list of
 // responses or {simulate: {model_profile, prompt}}. Every problem is
-// reported (errors.Join of *PosError, each FILE:LINE:COL: message).
+// reported: the error is a *ensemble.ErrorList, each FILE:LINE:COL: message.
 func ParseResponses(name string, data []byte) (*Responses, error) {
+	lines := strings.Split(string(data), "\n")
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		e := &ensemble.Error{File: name, Message: strings.TrimPrefix(err.Error(), "yaml: ")}
 		if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
-			line, _ := strconv.Atoi(m[1])
-			return nil, &PosError{File: name, Pos: ensemble.Pos{Line: line, Column: 1}, Msg: m[2], hasPos: true}
+			e.Line, _ = strconv.Atoi(m[1])
+			e.Column, e.Message, e.Source = 1, m[2], sourceLine(lines, e.Line)
 		}
-		return nil, &PosError{File: name, Msg: msg}
+		return nil, errorList([]*ensemble.Error{e})
 	}
 	r := NewResponses()
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return r, nil // an empty file injects nothing
 	}
-	p := &respParser{file: name}
+	p := &respParser{file: name, lines: lines}
 	root := doc.Content[0]
 	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
 		return r, nil
@@ -131,7 +138,7 @@ func ParseResponses(name string, data []byte) (*Responses, error) {
 			continue
 		}
 		seen[agent] = k
-		ent := &ResponseEntry{Agent: agent, File: name, Pos: pos(k)}
+		ent := &ResponseEntry{Agent: agent, File: name, Pos: pos(k), src: sourceLine(lines, k.Line)}
 		if p.entry(ent, v) {
 			r.entries[agent] = ent
 			r.order = append(r.order, agent)
@@ -145,17 +152,19 @@ func ParseResponses(name string, data []byte) (*Responses, error) {
 
 type respParser struct {
 	file   string
-	errs   []error
+	lines  []string
+	errs   []*ensemble.Error
 	budget int // nodes left to convert: bounds alias expansion
 }
 
 func pos(n *yaml.Node) ensemble.Pos { return ensemble.Pos{Line: n.Line, Column: n.Column} }
 
 func (p *respParser) errorf(n *yaml.Node, format string, args ...any) {
-	p.errs = append(p.errs, &PosError{File: p.file, Pos: pos(n), Msg: fmt.Sprintf(format, args...), hasPos: true})
+	p.errs = append(p.errs, &ensemble.Error{File: p.file, Line: n.Line, Column: n.Column,
+		Message: fmt.Sprintf(format, args...), Source: sourceLine(p.lines, n.Line)})
 }
 
-func (p *respParser) err() error { return errors.Join(p.errs...) }
+func (p *respParser) err() error { return errorList(p.errs) }
 
 // entry fills ent from the value node of an agent; false when it is wrong.
 func (p *respParser) entry(ent *ResponseEntry, v *yaml.Node) bool {
@@ -219,6 +228,7 @@ func (p *respParser) simulate(ent *ResponseEntry, v *yaml.Node) bool {
 			}
 			if k.Value == "model_profile" {
 				s.ModelProfile, s.Pos, hasProfile = val.Value, pos(val), true
+				s.src = sourceLine(p.lines, val.Line)
 			} else {
 				s.Prompt, hasPrompt = val.Value, true
 			}
@@ -477,31 +487,38 @@ func (r *Responses) Entry(agent string) *ResponseEntry {
 }
 
 // Validate checks r against the ensemble: every agent named must exist, and
-// a simulation's model profile must exist. All problems are reported,
-// with FILE:LINE:COL when the entry came from a file.
+// a simulation's model profile must exist. Every problem is reported, as a
+// *ensemble.ErrorList: FILE:LINE:COL: message for entries from a file,
+// "injected responses: message" for entries added in code.
 func (r *Responses) Validate(e *ensemble.Ensemble) error {
 	if r == nil {
 		return nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var errs []error
+	var errs []*ensemble.Error
 	for _, name := range r.order {
 		ent := r.entries[name]
-		at := func(p ensemble.Pos, format string, args ...any) {
-			errs = append(errs, &PosError{File: ent.File, Pos: p, Msg: fmt.Sprintf(format, args...), hasPos: ent.File != "" && p.Line > 0})
+		at := func(p ensemble.Pos, src, format string, args ...any) {
+			err := &ensemble.Error{File: ent.File, Message: fmt.Sprintf(format, args...)}
+			if ent.File == "" {
+				err.File = "injected responses"
+			} else if p.Line > 0 {
+				err.Line, err.Column, err.Source = p.Line, p.Column, src
+			}
+			errs = append(errs, err)
 		}
 		if e.Agent(name) == nil {
-			at(ent.Pos, "responses for unknown agent %q", name)
+			at(ent.Pos, ent.src, "responses for unknown agent %q", name)
 			continue
 		}
 		if s := ent.Simulate; s != nil {
 			if _, ok := e.Models[s.ModelProfile]; !ok {
-				at(s.Pos, "agent %q: simulate uses unknown model profile %q", name, s.ModelProfile)
+				at(s.Pos, s.src, "agent %q: simulate uses unknown model profile %q", name, s.ModelProfile)
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return errorList(errs)
 }
 
 // normalize returns v as encoding/json would decode it.

@@ -163,7 +163,7 @@ func TestLoadResponsesAndValidate(t *testing.T) {
 	// Added in code: no position.
 	r = NewResponses()
 	r.AddText("ghost", "x")
-	if err := r.Validate(analysisEnsemble(t)); err == nil || err.Error() != `responses for unknown agent "ghost"` {
+	if err := r.Validate(analysisEnsemble(t)); err == nil || err.Error() != `injected responses: responses for unknown agent "ghost"` {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -400,11 +400,18 @@ func TestParseJSONReply(t *testing.T) {
 	}
 }
 
-func TestPosErrorFormat(t *testing.T) {
+func TestResponseErrorsAreLoaderErrors(t *testing.T) {
 	t.Parallel()
-	_, err := ParseResponses("f.yaml", []byte("a: 1\n"))
-	var pe *PosError
-	if !errors.As(err, &pe) || pe.File != "f.yaml" || pe.Pos.Line != 1 || pe.Pos.Column != 4 {
-		t.Errorf("err = %#v", err)
+	_, err := ParseResponses("f.yaml", []byte("b: [ok]\na: 1\n"))
+	var list *ensemble.ErrorList
+	if !errors.As(err, &list) || len(*list) != 1 {
+		t.Fatalf("err = %#v", err)
+	}
+	e := (*list)[0]
+	if e.File != "f.yaml" || e.Line != 2 || e.Column != 4 || e.Source != "a: 1" {
+		t.Errorf("error %#v", e)
+	}
+	if !strings.Contains(e.Pretty(), "a: 1\n") {
+		t.Errorf("pretty:\n%s", e.Pretty())
 	}
 }
