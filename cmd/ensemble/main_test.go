@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+type outcome struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+// ensemble runs the command in-process with no terminal and a clean
+// environment of profiles.
+func ensembleCmd(t *testing.T, stdin string, args ...string) outcome {
+	t.Helper()
+	var out, errb bytes.Buffer
+	io := &stdio{in: strings.NewReader(stdin), out: &out, err: &errb,
+		getenv: func(k string) (string, bool) {
+			if k == "ENSEMBLE_PROFILES" {
+				return "", false
+			}
+			return os.LookupEnv(k)
+		}}
+	code := run(context.Background(), args, io)
+	return outcome{code, out.String(), errb.String()}
+}
+
+// normalize replaces what changes from run to run (times, durations, paths).
+func normalize(s string) string {
+	for _, r := range []struct{ re, repl string }{
+		{`"timestamp": "[^"]+"`, `"timestamp": "T"`},
+		{`"(execution_time|duration_seconds)": [0-9.e-]+`, `"$1": 0`},
+		{`\([0-9.]+s\)`, `(Ns)`},
+		{`in [0-9.]+s`, `in Ns`},
+	} {
+		s = regexp.MustCompile(r.re).ReplaceAllString(s, r.repl)
+	}
+	wd, _ := os.Getwd()
+	return strings.ReplaceAll(s, wd, "$WD")
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	got = normalize(got)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/ensemble -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+const example = "../../examples/iterative-analysis/"
+
+func TestRunJSONIsExactlyTheResult(t *testing.T) {
+	t.Parallel()
+	o := ensembleCmd(t, "", "run", example+"ensemble.yaml", "--responses", example+"responses.yaml", "--output", "json")
+	if o.code != 0 {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+	var res map[string]any
+	dec := json.NewDecoder(strings.NewReader(o.stdout))
+	if err := dec.Decode(&res); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, o.stdout)
+	}
+	if dec.More() {
+		t.Fatal("stdout holds more than the result object")
+	}
+	keys := []string{"ensemble", "input", "completion_reason", "turn_count", "agent_execution_count",
+		"final_state", "conversation_history", "errors", "warnings", "usage", "duration_seconds"}
+	if len(res) != len(keys) {
+		t.Errorf("result has keys %v", res)
+	}
+	for _, k := range keys {
+		if _, ok := res[k]; !ok {
+			t.Errorf("result lacks %q", k)
+		}
+	}
+	golden(t, "run-iterative-analysis.json", o.stdout)
+}
+
+func TestRunTextSummary(t *testing.T) {
+	t.Parallel()
+	o := ensembleCmd(t, "", "run", example+"ensemble.yaml", "--responses", example+"responses.yaml", "--output", "text")
+	if o.code != 0 {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+	golden(t, "run-iterative-analysis.txt", o.stdout)
+}
+
+func TestExitCodesAndUsage(t *testing.T) {
+	t.Parallel()
+	ex := "../../examples/"
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"runaway loop stops at the turn limit", []string{"run", ex + "runaway-loop/ensemble.yaml", "--responses", ex + "runaway-loop/responses.yaml"}, 3, ""},
+		{"--max-turns overrides the file", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--responses", ex + "writer-reviewer/responses.yaml", "--max-turns", "2"}, 3, ""},
+		{"--timeout overrides the file", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--responses", ex + "writer-reviewer/responses.yaml", "--timeout", "1ns"}, 4, ""},
+		{"unknown flag", []string{"run", "x.yaml", "--bogus"}, 2, "unknown flag: --bogus"},
+		{"bad output", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--output", "xml"}, 2, `--output must be text, json or jsonl, got "xml"`},
+		{"negative parallel", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--parallel", "-1"}, 2, "--parallel must be positive"},
+		{"missing file", []string{"run", "nope.yaml"}, 2, "nope.yaml"},
+		{"missing responses file", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--responses", "nope.yaml"}, 2, "nope.yaml"},
+		{"no args", []string{"run"}, 2, "accepts 1 arg"},
+		{"ask without a terminal", []string{"run", ex + "runaway-loop/ensemble.yaml"}, 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := ensembleCmd(t, "", tc.args...)
+			if o.code != tc.code || !strings.Contains(o.stderr, tc.stderr) {
+				t.Fatalf("exit %d (want %d), stderr %q (want %q)", o.code, tc.code, o.stderr, tc.stderr)
+			}
+		})
+	}
+}
+
+func TestInputFromStdinAndFile(t *testing.T) {
+	t.Parallel()
+	args := []string{"run", example + "ensemble.yaml", "--responses", example + "responses.yaml", "--output", "json"}
+	o := ensembleCmd(t, "Q4 numbers\n", append(args, "--input", "-")...)
+	if !strings.Contains(o.stdout, `"input": "Q4 numbers\n"`) {
+		t.Fatalf("stdin input not used: %s %s", o.stdout, o.stderr)
+	}
+	f := filepath.Join(t.TempDir(), "in.txt")
+	os.WriteFile(f, []byte("from a file"), 0o644)
+	o = ensembleCmd(t, "", append(args, "--input-file", f)...)
+	if !strings.Contains(o.stdout, `"input": "from a file"`) {
+		t.Fatalf("file input not used: %s %s", o.stdout, o.stderr)
+	}
+	o = ensembleCmd(t, "", append(args, "--input-file", f, "--input", "x")...)
+	if o.code != 2 || !strings.Contains(o.stderr, "mutually exclusive") {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	o := ensembleCmd(t, "", "validate", example+"ensemble.yaml", "../../examples/writer-reviewer/ensemble.yaml")
+	if o.code != 0 || strings.Count(o.stdout, ": ok") != 2 {
+		t.Fatalf("exit %d: %s %s", o.code, o.stdout, o.stderr)
+	}
+	o = ensembleCmd(t, "", "validate", "testdata/broken.yaml")
+	if o.code != 2 {
+		t.Fatalf("exit %d", o.code)
+	}
+	golden(t, "validate-broken.txt", o.stderr)
+}
+
+func TestJSONLinesStream(t *testing.T) {
+	t.Parallel()
+	o := ensembleCmd(t, "", "run", example+"ensemble.yaml", "--responses", example+"responses.yaml", "--output", "jsonl")
+	lines := strings.Split(strings.TrimSpace(o.stdout), "\n")
+	counts := map[string]int{}
+	var last map[string]any
+	for _, l := range lines {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		counts[ev["type"].(string)]++
+		last = ev
+	}
+	if last["type"] != "run_completed" || counts["agent_completed"] != 5 || counts["turn_started"] != 5 || counts["run_started"] != 1 {
+		t.Fatalf("counts %v, last %v", counts, last["type"])
+	}
+	res := last["result"].(map[string]any)
+	if res["turn_count"].(float64) != 5 {
+		t.Fatalf("result %v", res)
+	}
+}

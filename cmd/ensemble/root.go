@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ensemble-run/ensemble/engine"
+)
+
+// stdio is the command's standard streams; tests inject buffers.
+type stdio struct {
+	in  io.Reader
+	out io.Writer
+	err io.Writer
+	// getenv reads the environment; nil means os.LookupEnv.
+	getenv func(string) (string, bool)
+}
+
+func (s *stdio) lookupEnv(k string) (string, bool) {
+	if s.getenv != nil {
+		return s.getenv(k)
+	}
+	return os.LookupEnv(k)
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := file.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// exitError carries an exit code with an error to print (nil: print nothing).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+// ExitCode is the one interface the exit code is read through.
+func (e *exitError) ExitCode() int { return e.code }
+
+type exitCoder interface{ ExitCode() int }
+
+// usageErr is bad command-line usage: exit 2 (SPEC §2.3).
+func usageErr(format string, args ...any) error {
+	return &exitError{code: engine.ExitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// run is the whole command: it parses args, runs, and returns the exit code.
+func run(ctx context.Context, args []string, io *stdio) int {
+	root := newRootCmd(io)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return 0
+	}
+	var ec exitCoder
+	code := engine.ExitUsage // cobra's own errors are usage errors
+	if errors.As(err, &ec) {
+		code = ec.ExitCode()
+	}
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.err != nil {
+		fmt.Fprintf(io.err, "ensemble: %v\n", err)
+	}
+	return code
+}
+
+func newRootCmd(io *stdio) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "ensemble",
+		Short:         "Run multi-agent LLM workflows declared in YAML",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(io.in)
+	root.SetOut(io.out)
+	root.SetErr(io.err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{code: engine.ExitUsage, err: fmt.Errorf("%w\nSee '%s --help'.", err, c.CommandPath())}
+	})
+	root.AddCommand(newRunCmd(io), newValidateCmd(io))
+	return root
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/runners"
+)
+
+type runFlags struct {
+	input     string
+	inputFile string
+	responses string
+	profiles  []string
+	output    string
+	maxTurns  int
+	timeout   time.Duration
+	parallel  int
+}
+
+func newRunCmd(io *stdio) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run FILE",
+		Short: "Run an ensemble",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runEnsemble(cmd.Context(), io, args[0], &f, cmd.Flags().Changed("input"))
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.input, "input", "", "the run's input `TEXT` (- reads standard input)")
+	fl.StringVar(&f.inputFile, "input-file", "", "read the run's input from `FILE`")
+	fl.StringVar(&f.responses, "responses", "", "inject agent responses from `FILE` (testing, CI)")
+	fl.StringArrayVar(&f.profiles, "profiles", nil, "model profiles `FILE` (repeatable)")
+	fl.StringVar(&f.output, "output", "", "text|json|jsonl (default text on a terminal, json otherwise)")
+	fl.IntVar(&f.maxTurns, "max-turns", 0, "override conversation_limits.max_total_turns")
+	fl.DurationVar(&f.timeout, "timeout", 0, "override the run's timeout (e.g. 90s, 10m)")
+	fl.IntVar(&f.parallel, "parallel", 0, "override conversation_limits.parallel_agent_limit")
+	return cmd
+}
+
+func (f *runFlags) check(inputSet bool) error {
+	switch {
+	case f.maxTurns < 0:
+		return usageErr("--max-turns must be positive, got %d", f.maxTurns)
+	case f.parallel < 0:
+		return usageErr("--parallel must be positive, got %d", f.parallel)
+	case f.timeout < 0:
+		return usageErr("--timeout must be positive, got %s", f.timeout)
+	case inputSet && f.inputFile != "":
+		return usageErr("--input and --input-file are mutually exclusive")
+	}
+	switch f.output {
+	case "", "text", "json", "jsonl":
+	default:
+		return usageErr("--output must be text, json or jsonl, got %q", f.output)
+	}
+	return nil
+}
+
+// readInput resolves --input / --input-file; ok is false when neither was given.
+func (f *runFlags) readInput(io *stdio, inputSet bool) (input string, ok bool, err error) {
+	switch {
+	case f.inputFile != "":
+		b, err := os.ReadFile(f.inputFile)
+		if err != nil {
+			return "", false, usageErr("--input-file: %v", err)
+		}
+		return string(b), true, nil
+	case inputSet && f.input == "-":
+		b, err := readAll(io.in)
+		if err != nil {
+			return "", false, usageErr("--input -: reading standard input: %v", err)
+		}
+		return string(b), true, nil
+	case inputSet:
+		return f.input, true, nil
+	}
+	return "", false, nil
+}
+
+func readAll(r io.Reader) ([]byte, error) {
+	if r == nil {
+		return nil, nil
+	}
+	return io.ReadAll(r)
+}
+
+func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, inputSet bool) error {
+	if err := f.check(inputSet); err != nil {
+		return err
+	}
+	e, err := loadEnsemble(io, path, f.profiles)
+	if err != nil {
+		return &exitError{code: engine.ExitUsage, err: err}
+	}
+	input, haveInput, err := f.readInput(io, inputSet)
+	if err != nil {
+		return err
+	}
+	if !haveInput {
+		input = e.Input
+	}
+	runner, err := buildRunner(io, e, f.responses, inputSet && f.input == "-")
+	if err != nil {
+		return &exitError{code: engine.ExitUsage, err: err}
+	}
+	output := f.output
+	if output == "" {
+		output = "json"
+		if isTerminal(io.out) {
+			output = "text"
+		}
+	}
+	var sink events.Sink
+	switch output {
+	case "text":
+		sink = newTextProgress(io.out).event
+	case "jsonl":
+		sink = newJSONLines(io.out)
+	}
+	r := engine.New(e, input, engine.Options{
+		Runner:   runner,
+		MaxTurns: f.maxTurns,
+		Timeout:  f.timeout,
+		Parallel: f.parallel,
+		Events:   sink,
+	})
+	res := r.Run(ctx)
+	switch output {
+	case "json":
+		enc := json.NewEncoder(io.out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return fmt.Errorf("writing the result: %w", err)
+		}
+	case "text":
+		printSummary(io.out, res)
+	}
+	if code := res.ExitCode(); code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// buildRunner wires the runners for e: scripts, the terminal for ask agents,
+// and injected responses in front of them when --responses is given.
+func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, stdinTaken bool) (runners.Runner, error) {
+	var r runners.Runner = &runners.ByKind{
+		Script: &runners.Script{},
+		Ask:    &runners.Ask{In: io.in, Out: io.err, Interactive: !stdinTaken && isTerminal(io.in)},
+	}
+	if responsesFile == "" {
+		return r, nil
+	}
+	resp, err := runners.LoadResponses(responsesFile)
+	if err != nil {
+		return nil, err
+	}
+	if err := resp.Validate(e); err != nil {
+		return nil, err
+	}
+	return runners.Injected(resp, r), nil
+}
+
+// newJSONLines writes one event per line.
+func newJSONLines(w io.Writer) events.Sink {
+	enc := json.NewEncoder(w)
+	var mu sync.Mutex
+	return func(ev events.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = enc.Encode(ev)
+	}
+}

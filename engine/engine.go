@@ -1,0 +1,405 @@
+// Package engine runs an ensemble: turn after turn it asks the resolver which
+// agents are ready, runs them concurrently through a runner, and commits
+// their outputs to the ConversationState when the turn ends (SPEC §2).
+//
+// A Run can be driven whole (Run.Run) or one turn at a time (Run.Step), and
+// its state can be saved after any completed turn and resumed from it.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ensemble-run/ensemble/conditions"
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/resolver"
+	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/state"
+)
+
+// Completion reasons (SPEC §2.3).
+const (
+	Completed     = "completed"
+	MaxTotalTurns = "max_total_turns"
+	Timeout       = "timeout"
+	Cancelled     = "cancelled"
+)
+
+// Options tune a run. Zero values take the ensemble's limits.
+type Options struct {
+	// Runner executes agents; required.
+	Runner runners.Runner
+	// MaxTurns, Timeout and Parallel override conversation_limits when > 0.
+	MaxTurns int
+	Timeout  time.Duration
+	Parallel int
+	// Events receives the run's events; may be nil. It is called from
+	// several goroutines at once.
+	Events events.Sink
+	// AfterTurn is called with the state after every committed turn (to
+	// save it). An error stops the run.
+	AfterTurn func(*state.State) error
+}
+
+// Run is one run of an ensemble.
+type Run struct {
+	ens  *ensemble.Ensemble
+	opts Options
+	st   *state.State
+
+	maxTurns int
+	parallel int
+	timeout  time.Duration
+
+	started     time.Time
+	interrupted []RunError // executions of a turn that was cut short: never committed
+	seenWarning map[string]bool
+}
+
+// New prepares a run of e with the given input ("" takes the file's input).
+func New(e *ensemble.Ensemble, input string, opts Options) *Run {
+	if input == "" {
+		input = e.Input
+	}
+	return Resume(e, state.New(input), opts)
+}
+
+// Resume prepares a run that continues from st, a state saved after a
+// completed turn.
+func Resume(e *ensemble.Ensemble, st *state.State, opts Options) *Run {
+	r := &Run{ens: e, opts: opts, st: st, seenWarning: map[string]bool{}}
+	r.maxTurns = pick(opts.MaxTurns, e.Limits.MaxTotalTurns, ensemble.DefaultMaxTotalTurns)
+	r.parallel = pick(opts.Parallel, e.Limits.ParallelAgentLimit, ensemble.DefaultParallelAgentLimit)
+	r.timeout = time.Duration(pick(int64(opts.Timeout), int64(e.Limits.Timeout), int64(ensemble.DefaultTimeout)))
+	for _, w := range st.Warnings {
+		r.seenWarning[warningKey(w)] = true
+	}
+	return r
+}
+
+func pick[T int | int64](vs ...T) T {
+	for _, v := range vs {
+		if v > 0 {
+			return v
+		}
+	}
+	return 0
+}
+
+// State is the run's state; read it only between turns.
+func (r *Run) State() *state.State { return r.st }
+
+// Ensemble is the ensemble being run.
+func (r *Run) Ensemble() *ensemble.Ensemble { return r.ens }
+
+// Run drives the run to its end and returns the result. The run timeout
+// starts now; a cancelled ctx ends the run as "cancelled".
+func (r *Run) Run(ctx context.Context) *Result {
+	r.start()
+	runCtx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	reason := ""
+	for reason == "" {
+		reason = r.step(ctx, runCtx)
+	}
+	return r.finish(reason)
+}
+
+// Step runs one turn. It returns the completion reason when the run has
+// ended (nothing was ready, or a limit was hit) and "" when another turn may
+// follow. Each Step is bounded by what is left of the run's timeout.
+func (r *Run) Step(ctx context.Context) string {
+	r.start()
+	left := r.timeout - time.Since(r.started)
+	runCtx, cancel := context.WithTimeout(ctx, left)
+	defer cancel()
+	return r.step(ctx, runCtx)
+}
+
+// Result builds the result of the run so far with the given reason.
+func (r *Run) Result(reason string) *Result { return r.finish(reason) }
+
+func (r *Run) start() {
+	if r.started.IsZero() {
+		r.started = time.Now()
+		r.opts.Events.Emit(events.Event{Type: events.RunStarted, Message: r.st.Input})
+	}
+}
+
+// step runs one turn; parent is the caller's context (its cancellation means
+// SIGINT), runCtx adds the run's deadline.
+func (r *Run) step(parent, runCtx context.Context) string {
+	if reason := stopReason(parent, runCtx); reason != "" {
+		return reason
+	}
+	st := r.st
+	ready, warns := resolver.Resolve(r.ens, st, r.conditionEnv())
+	r.warn(st.TurnCount+1, warns)
+	if len(ready) == 0 {
+		return Completed
+	}
+	if st.TurnCount >= r.maxTurns {
+		return MaxTotalTurns
+	}
+	turn := st.TurnCount + 1
+	names := make([]string, len(ready))
+	for i, rd := range ready {
+		names[i] = rd.Agent.Name
+	}
+	r.opts.Events.Emit(events.Event{Type: events.TurnStarted, Turn: turn, Agents: names})
+	turnStart := time.Now()
+
+	outcomes := r.execute(runCtx, turn, ready)
+	if reason := stopReason(parent, runCtx); reason != "" {
+		// The turn was cut short: nothing of it is committed, so a resumed
+		// run plays it again. Its executions are reported, not recorded.
+		for i, o := range outcomes {
+			msg := "cancelled before it finished"
+			if o.res != nil && o.res.Err == nil {
+				msg = "finished, but its turn was interrupted, so its output was discarded"
+			}
+			r.interrupted = append(r.interrupted, RunError{TurnNumber: turn, AgentName: ready[i].Agent.Name,
+				Message: fmt.Sprintf("%s (%s)", msg, reason)})
+		}
+		return reason
+	}
+	r.commit(turn, ready, outcomes)
+	r.opts.Events.Emit(events.Event{Type: events.TurnCompleted, Turn: turn, Duration: time.Since(turnStart).Seconds()})
+	if r.opts.AfterTurn != nil {
+		if err := r.opts.AfterTurn(st); err != nil {
+			r.interrupted = append(r.interrupted, RunError{TurnNumber: turn, Message: "saving the state: " + err.Error()})
+			return Cancelled
+		}
+	}
+	return ""
+}
+
+func stopReason(parent, runCtx context.Context) string {
+	switch {
+	case parent.Err() != nil:
+		return Cancelled
+	case runCtx.Err() != nil:
+		return Timeout
+	}
+	return ""
+}
+
+func (r *Run) conditionEnv() *conditions.Env {
+	st := r.st
+	return &conditions.Env{
+		Context:    st.AccumulatedContext,
+		TurnCount:  st.TurnCount,
+		Executions: st.AgentExecutionCount,
+		History:    st.HistoryValues(),
+		Input:      st.Input,
+	}
+}
+
+func warningKey(w state.Warning) string {
+	return w.AgentName + "\x00" + w.Dependency + "\x00" + w.Message
+}
+
+// warn records run-time condition failures, each distinct one once.
+func (r *Run) warn(turn int, warns []resolver.Warning) {
+	for _, w := range warns {
+		sw := state.Warning{TurnNumber: turn, AgentName: w.Agent, Dependency: w.Dependency, Expression: w.Expression,
+			Message: fmt.Sprintf("condition of %s ← %s (%s) failed, counted as false: %s", w.Agent, w.Dependency, w.Expression, w.Message)}
+		if k := warningKey(sw); !r.seenWarning[k] {
+			r.seenWarning[k] = true
+			r.st.Warnings = append(r.st.Warnings, sw)
+			r.opts.Events.Emit(events.Event{Type: events.Warning, Turn: turn, Agent: w.Agent, Message: sw.Message})
+		}
+	}
+}
+
+type outcome struct {
+	req     *runners.Request
+	res     *runners.Result
+	started time.Time
+	took    time.Duration
+}
+
+// execute runs the ready agents concurrently, at most r.parallel at once.
+// Every request sees the state as it was at the start of the turn.
+func (r *Run) execute(ctx context.Context, turn int, ready []resolver.Ready) []outcome {
+	out := make([]outcome, len(ready))
+	sem := make(chan struct{}, r.parallel)
+	var wg sync.WaitGroup
+	for i := range ready {
+		req := r.request(turn, ready[i])
+		out[i].req = req
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			defer func() { <-sem }()
+			out[i].started = time.Now()
+			out[i].res = r.runOne(ctx, req)
+			out[i].took = time.Since(out[i].started)
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func (r *Run) request(turn int, rd resolver.Ready) *runners.Request {
+	st, a := r.st, rd.Agent
+	deps := make(map[string]any, len(rd.Satisfied))
+	for _, d := range rd.Satisfied {
+		deps[d] = st.AccumulatedContext[r.ens.Agent(d).StateKey()]
+	}
+	var params map[string]any
+	for _, q := range rd.Requests {
+		if params == nil {
+			params = map[string]any{}
+		}
+		for k, v := range q.Parameters {
+			params[k] = v
+		}
+	}
+	return &runners.Request{
+		Ensemble:          r.ens,
+		Agent:             a,
+		Input:             st.Input,
+		Turn:              turn,
+		Execution:         st.AgentExecutionCount[a.Name] + 1,
+		Dependencies:      deps,
+		Fresh:             rd.Fresh,
+		Context:           st.AccumulatedContext,
+		RequestParameters: params,
+		Memory:            st.Memory[a.Name],
+		Events:            r.agentSink(turn, a.Name),
+	}
+}
+
+// agentSink stamps an agent's own events (tool calls, text) with its turn.
+func (r *Run) agentSink(turn int, agent string) events.Sink {
+	if r.opts.Events == nil {
+		return nil
+	}
+	return func(e events.Event) {
+		e.Turn, e.Agent = turn, agent
+		r.opts.Events.Emit(e)
+	}
+}
+
+// runOne runs one execution under the agent's own timeout. A runner that
+// panics fails its execution, never the run.
+func (r *Run) runOne(ctx context.Context, req *runners.Request) (res *runners.Result) {
+	a := req.Agent
+	r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: req.Turn, Agent: a.Name, Execution: req.Execution})
+	if a.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, a.Timeout, fmt.Errorf("agent timeout of %s", a.Timeout))
+		defer cancel()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res = &runners.Result{Err: fmt.Errorf("internal error: %v", p)}
+		}
+		if res == nil {
+			res = &runners.Result{Err: errors.New("internal error: the runner returned no result")}
+		}
+		if res.Err != nil && ctx.Err() != nil && context.Cause(ctx) != ctx.Err() {
+			res.Err = fmt.Errorf("%w (%v)", res.Err, context.Cause(ctx))
+		}
+	}()
+	return r.opts.Runner.Run(ctx, req)
+}
+
+// commit applies a finished turn to the state, in file order: consumption
+// first (against the outputs as they were when the turn started), then
+// outputs, records and agent requests.
+func (r *Run) commit(turn int, ready []resolver.Ready, outs []outcome) {
+	st := r.st
+	for _, rd := range ready {
+		resolver.Consume(r.ens, st, rd)
+	}
+	for i, rd := range ready {
+		a, o := rd.Agent, outs[i]
+		res := o.res
+		st.AgentExecutionCount[a.Name]++
+		rec := &state.Record{
+			TurnNumber:    turn,
+			AgentName:     a.Name,
+			Execution:     o.req.Execution,
+			InputData:     res.InputData,
+			ExecutionTime: o.took.Seconds(),
+			Timestamp:     o.started.UTC(),
+			Usage:         res.Usage,
+		}
+		if res.StopReason != "" {
+			rec.StopReason = &res.StopReason
+		}
+		if res.Memory != nil {
+			st.Memory[a.Name] = res.Memory
+		}
+		ev := events.Event{Turn: turn, Agent: a.Name, Execution: o.req.Execution, Duration: rec.ExecutionTime}
+		if res.Err != nil {
+			msg := res.Err.Error()
+			rec.Error = &msg
+			ev.Type, ev.Error = events.AgentFailed, msg
+		} else {
+			rec.OutputData = res.Output
+			st.AccumulatedContext[a.StateKey()] = res.Output
+			st.OutputCount[a.Name]++
+			if a.Conversation.TriggersConversation {
+				if msg := r.queueRequests(a.Name, res.Output); msg != "" {
+					rec.Error = &msg
+				}
+			}
+			ev.Type, ev.Output, ev.Error = events.AgentCompleted, res.Output, deref(rec.Error)
+		}
+		st.AppendRecord(rec)
+		r.opts.Events.Emit(ev)
+	}
+	st.TurnCount = turn
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// queueRequests reads "agent_requests" from an output (SPEC §2.5) and
+// queues the valid ones for the next turn. It returns a message naming the
+// requests it could not honour, or "".
+func (r *Run) queueRequests(from string, output any) string {
+	obj, ok := output.(map[string]any)
+	if !ok {
+		return ""
+	}
+	raw, ok := obj["agent_requests"]
+	if !ok {
+		return ""
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return "agent_requests must be a list of {target_agent_name, parameters}"
+	}
+	var bad []string
+	for _, item := range list {
+		m, _ := item.(map[string]any)
+		target, _ := m["target_agent_name"].(string)
+		if target == "" || r.ens.Agent(target) == nil {
+			bad = append(bad, fmt.Sprintf("%q", target))
+			continue
+		}
+		params, _ := m["parameters"].(map[string]any)
+		r.st.Pending = append(r.st.Pending, state.AgentRequest{From: from, Target: target, Parameters: params})
+	}
+	if len(bad) > 0 {
+		return fmt.Sprintf("agent_requests names unknown agents: %v", bad)
+	}
+	return ""
+}

@@ -1,0 +1,370 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ensemble-run/ensemble/conditions"
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/state"
+)
+
+type stateT = state.State
+
+// agent builds a script agent; deps are "name" (required), "?name"
+// (optional), and may carry a condition after "|".
+func agent(name string, maxTurns int, deps ...string) *ensemble.Agent {
+	a := &ensemble.Agent{Name: name, Kind: ensemble.KindScript, Conversation: ensemble.Conversation{MaxTurns: maxTurns}}
+	for _, d := range deps {
+		dep := &ensemble.Dependency{RequiresAll: true}
+		if cut, cond, ok := strings.Cut(d, "|"); ok {
+			d = cut
+			p, err := conditions.Compile(cond)
+			if err != nil {
+				panic(err)
+			}
+			dep.Condition, dep.Program = cond, p
+		}
+		if strings.HasPrefix(d, "?") {
+			d, dep.RequiresAll = d[1:], false
+		}
+		dep.AgentName = d
+		a.Dependencies = append(a.Dependencies, dep)
+	}
+	return a
+}
+
+func build(agents ...*ensemble.Agent) *ensemble.Ensemble {
+	e := &ensemble.Ensemble{Name: "test", Agents: agents}
+	e.Index()
+	return e
+}
+
+// scripted answers each agent from a function of its request.
+type scripted map[string]func(req *runners.Request) (any, error)
+
+func (s scripted) Run(ctx context.Context, req *runners.Request) *runners.Result {
+	f, ok := s[req.Agent.Name]
+	if !ok {
+		return &runners.Result{Output: fmt.Sprintf("%s#%d", req.Agent.Name, req.Execution)}
+	}
+	out, err := f(req)
+	return &runners.Result{Output: out, Err: err, InputData: req.Dependencies}
+}
+
+func order(res *engine.Result) []string {
+	var names []string
+	for _, r := range res.ConversationHistory {
+		names = append(names, fmt.Sprintf("%d:%s", r.TurnNumber, r.AgentName))
+	}
+	return names
+}
+
+func TestLinearChain(t *testing.T) {
+	t.Parallel()
+	e := build(agent("a", 1), agent("b", 1, "a"), agent("c", 1, "b"))
+	var seen map[string]any
+	run := scripted{"c": func(req *runners.Request) (any, error) { seen = req.Dependencies; return "done", nil }}
+	res := engine.New(e, "hello", engine.Options{Runner: run}).Run(context.Background())
+	if res.CompletionReason != engine.Completed || res.ExitCode() != 0 {
+		t.Fatalf("reason %q exit %d", res.CompletionReason, res.ExitCode())
+	}
+	if got, want := order(res), []string{"1:a", "2:b", "3:c"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("order %v, want %v", got, want)
+	}
+	if !reflect.DeepEqual(seen, map[string]any{"b": "b#1"}) {
+		t.Fatalf("c was given %v", seen)
+	}
+	if res.TurnCount != 3 || res.FinalState["c"] != "done" || res.Input != "hello" {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+func TestFailedAgentIsRecordedAndOthersGoOn(t *testing.T) {
+	t.Parallel()
+	e := build(agent("a", 1), agent("bad", 3, "a"), agent("good", 1, "a"), agent("after", 1, "?bad", "?good"))
+	run := scripted{"bad": func(*runners.Request) (any, error) { return nil, errors.New("boom") }}
+	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
+	if res.CompletionReason != engine.Completed || res.ExitCode() != engine.ExitFailed {
+		t.Fatalf("reason %q exit %d", res.CompletionReason, res.ExitCode())
+	}
+	// bad failed once and was not retried on the same input despite max_turns 3.
+	if res.AgentExecutionCount["bad"] != 1 {
+		t.Fatalf("bad ran %d times", res.AgentExecutionCount["bad"])
+	}
+	if _, ok := res.FinalState["bad"]; ok {
+		t.Fatal("a failed execution produced output")
+	}
+	if len(res.Errors) != 1 || res.Errors[0].AgentName != "bad" || res.Errors[0].Message != "boom" || res.Errors[0].TurnNumber != 2 {
+		t.Fatalf("errors %+v", res.Errors)
+	}
+	rec := res.ConversationHistory[1]
+	if rec.AgentName != "bad" || rec.Error == nil || rec.OutputData != nil {
+		t.Fatalf("record %+v", rec)
+	}
+	if res.FinalState["after"] != "after#1" {
+		t.Fatalf("after did not run on good's output: %v", res.FinalState)
+	}
+}
+
+func TestWriterReviewerLoop(t *testing.T) {
+	t.Parallel()
+	e := build(
+		agent("brief", 1),
+		agent("writer", 5, "brief", "?reviewer|context.reviewer?.approved != true"),
+		agent("reviewer", 5, "writer"),
+		agent("publisher", 1, "reviewer|context.reviewer.approved == true"),
+	)
+	run := scripted{"reviewer": func(req *runners.Request) (any, error) {
+		return map[string]any{"approved": req.Execution == 3}, nil
+	}}
+	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
+	want := []string{"1:brief", "2:writer", "3:reviewer", "4:writer", "5:reviewer", "6:writer", "7:reviewer", "8:publisher"}
+	if got := order(res); !reflect.DeepEqual(got, want) {
+		t.Fatalf("order %v\nwant %v", got, want)
+	}
+	if res.CompletionReason != engine.Completed || len(res.Warnings) != 0 {
+		t.Fatalf("reason %q warnings %v", res.CompletionReason, res.Warnings)
+	}
+}
+
+func TestMaxTotalTurns(t *testing.T) {
+	t.Parallel()
+	e := build(agent("start", 1), agent("ping", 100, "start", "?pong"), agent("pong", 100, "ping"))
+	e.Limits.MaxTotalTurns = 7
+	res := engine.New(e, "", engine.Options{Runner: scripted{}}).Run(context.Background())
+	if res.CompletionReason != engine.MaxTotalTurns || res.ExitCode() != engine.ExitMaxTurns || res.TurnCount != 7 {
+		t.Fatalf("reason %q turns %d exit %d", res.CompletionReason, res.TurnCount, res.ExitCode())
+	}
+	// The command-line override wins over the file.
+	res = engine.New(e, "", engine.Options{Runner: scripted{}, MaxTurns: 3}).Run(context.Background())
+	if res.TurnCount != 3 || res.CompletionReason != engine.MaxTotalTurns {
+		t.Fatalf("override: reason %q turns %d", res.CompletionReason, res.TurnCount)
+	}
+}
+
+// blocking runs fast agents at once and blocks "slow" until ctx ends.
+func blocking(started chan<- struct{}) runners.Runner {
+	return runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
+		if req.Agent.Name != "slow" {
+			return &runners.Result{Output: "ok"}
+		}
+		if started != nil {
+			close(started)
+		}
+		<-ctx.Done()
+		return &runners.Result{Err: ctx.Err()}
+	})
+}
+
+func TestRunTimeoutDoesNotCommitTheInterruptedTurn(t *testing.T) {
+	t.Parallel()
+	e := build(agent("fast", 1), agent("slow", 1, "fast"), agent("sibling", 1, "fast"))
+	res := engine.New(e, "", engine.Options{Runner: blocking(nil), Timeout: 50 * time.Millisecond}).Run(context.Background())
+	if res.CompletionReason != engine.Timeout || res.ExitCode() != engine.ExitTimeout {
+		t.Fatalf("reason %q exit %d", res.CompletionReason, res.ExitCode())
+	}
+	if res.TurnCount != 1 || len(res.ConversationHistory) != 1 || res.AgentExecutionCount["sibling"] != 0 {
+		t.Fatalf("the interrupted turn was committed: %+v", res)
+	}
+	if len(res.Errors) != 2 || !strings.Contains(res.Errors[0].Message, "timeout") || !strings.Contains(res.Errors[1].Message, "discarded") {
+		t.Fatalf("interrupted executions not reported: %+v", res.Errors)
+	}
+}
+
+func TestCancelEndsTheRunAsCancelled(t *testing.T) {
+	t.Parallel()
+	e := build(agent("fast", 1), agent("slow", 1, "fast"))
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	go func() { <-started; cancel() }()
+	res := engine.New(e, "", engine.Options{Runner: blocking(started)}).Run(ctx)
+	if res.CompletionReason != engine.Cancelled || res.ExitCode() != engine.ExitCancelled || res.TurnCount != 1 {
+		t.Fatalf("reason %q exit %d turns %d", res.CompletionReason, res.ExitCode(), res.TurnCount)
+	}
+}
+
+func TestAgentTimeoutFailsOnlyThatAgent(t *testing.T) {
+	t.Parallel()
+	slow := agent("slow", 1)
+	slow.Timeout = 20 * time.Millisecond
+	e := build(slow, agent("other", 1))
+	res := engine.New(e, "", engine.Options{Runner: blocking(nil)}).Run(context.Background())
+	if res.CompletionReason != engine.Completed || res.ExitCode() != engine.ExitFailed {
+		t.Fatalf("reason %q exit %d", res.CompletionReason, res.ExitCode())
+	}
+	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Message, "agent timeout of 20ms") {
+		t.Fatalf("errors %+v", res.Errors)
+	}
+	if res.FinalState["other"] != "ok" {
+		t.Fatalf("other lost: %v", res.FinalState)
+	}
+}
+
+func TestParallelLimitAndTurnSnapshot(t *testing.T) {
+	t.Parallel()
+	var agents []*ensemble.Agent
+	agents = append(agents, agent("root", 1))
+	for i := range 8 {
+		agents = append(agents, agent(fmt.Sprintf("w%d", i), 1, "root"))
+	}
+	e := build(agents...)
+	e.Limits.ParallelAgentLimit = 3
+	var running, peak atomic.Int32
+	var mu sync.Mutex
+	var sawSibling bool
+	run := runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+		mu.Lock()
+		for k := range req.Context {
+			if strings.HasPrefix(k, "w") {
+				sawSibling = true
+			}
+		}
+		mu.Unlock()
+		// Later agents finish first: commit order must still be file order.
+		return &runners.Result{Output: req.Agent.Name}
+	})
+	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
+	if p := peak.Load(); p != 3 {
+		t.Fatalf("peak concurrency %d, want 3", p)
+	}
+	if sawSibling {
+		t.Fatal("an agent saw the output of another agent of the same turn")
+	}
+	for i, rec := range res.ConversationHistory[1:] {
+		if rec.AgentName != fmt.Sprintf("w%d", i) || rec.TurnNumber != 2 {
+			t.Fatalf("history not in file order: %v", order(res))
+		}
+	}
+}
+
+func TestRunnerPanicFailsTheExecutionOnly(t *testing.T) {
+	t.Parallel()
+	e := build(agent("a", 1), agent("b", 1))
+	run := runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
+		if req.Agent.Name == "a" {
+			panic("kaboom")
+		}
+		return &runners.Result{Output: 1.0}
+	})
+	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
+	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Message, "kaboom") || res.FinalState["b"] != 1.0 {
+		t.Fatalf("%+v", res)
+	}
+}
+
+func TestAgentRequests(t *testing.T) {
+	t.Parallel()
+	coord := agent("coord", 1)
+	coord.Conversation.TriggersConversation = true
+	e := build(coord, agent("helper", 1, "?nobody"), agent("nobody", 1, "helper"))
+	// helper can only run through a request here: nobody never produces.
+	run := scripted{
+		"coord": func(*runners.Request) (any, error) {
+			return map[string]any{"agent_requests": []any{
+				map[string]any{"target_agent_name": "helper", "parameters": map[string]any{"topic": "rates"}},
+				map[string]any{"target_agent_name": "ghost"},
+			}}, nil
+		},
+		"helper": func(req *runners.Request) (any, error) { return req.RequestParameters, nil },
+	}
+	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
+	if got := res.FinalState["helper"]; !reflect.DeepEqual(got, map[string]any{"topic": "rates"}) {
+		t.Fatalf("helper got %v", got)
+	}
+	if res.AgentExecutionCount["helper"] != 1 || res.ConversationHistory[1].TurnNumber != 2 {
+		t.Fatalf("helper ran %v", order(res))
+	}
+	if len(res.Errors) != 1 || res.Errors[0].AgentName != "coord" || !strings.Contains(res.Errors[0].Message, `"ghost"`) {
+		t.Fatalf("errors %+v", res.Errors)
+	}
+}
+
+func TestRequestsIgnoredWithoutTriggersConversation(t *testing.T) {
+	t.Parallel()
+	e := build(agent("coord", 1), agent("helper", 1, "?nobody"), agent("nobody", 1, "helper"))
+	run := scripted{"coord": func(*runners.Request) (any, error) {
+		return map[string]any{"agent_requests": []any{map[string]any{"target_agent_name": "helper"}}}, nil
+	}}
+	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
+	if res.AgentExecutionCount["helper"] != 0 || len(res.Errors) != 0 {
+		t.Fatalf("%v %v", order(res), res.Errors)
+	}
+}
+
+func TestConditionRuntimeErrorIsAWarning(t *testing.T) {
+	t.Parallel()
+	// a's output is a string, so context.a.score fails at run time.
+	e := build(agent("a", 1), agent("b", 1, "a|context.a.score > 1"))
+	res := engine.New(e, "", engine.Options{Runner: scripted{}}).Run(context.Background())
+	if res.AgentExecutionCount["b"] != 0 || res.ExitCode() != 0 {
+		t.Fatalf("b ran or run failed: %v", order(res))
+	}
+	if len(res.Warnings) != 1 || res.Warnings[0].AgentName != "b" || res.Warnings[0].Dependency != "a" ||
+		res.Warnings[0].Expression != "context.a.score > 1" {
+		t.Fatalf("warnings %+v", res.Warnings)
+	}
+}
+
+func TestStateKeyAndEvents(t *testing.T) {
+	t.Parallel()
+	a := agent("a", 1)
+	a.Conversation.StateKey = "data"
+	e := build(a, agent("b", 1, "a"))
+	var mu sync.Mutex
+	var types []events.Type
+	sink := func(ev events.Event) { mu.Lock(); types = append(types, ev.Type); mu.Unlock() }
+	var got any
+	run := scripted{"b": func(req *runners.Request) (any, error) { got = req.Dependencies["a"]; return nil, nil }}
+	res := engine.New(e, "", engine.Options{Runner: run, Events: sink}).Run(context.Background())
+	if res.FinalState["data"] != "a#1" || got != "a#1" {
+		t.Fatalf("state %v, b got %v", res.FinalState, got)
+	}
+	want := []events.Type{events.RunStarted,
+		events.TurnStarted, events.AgentStarted, events.AgentCompleted, events.TurnCompleted,
+		events.TurnStarted, events.AgentStarted, events.AgentCompleted, events.TurnCompleted,
+		events.RunCompleted}
+	if !reflect.DeepEqual(types, want) {
+		t.Fatalf("events %v", types)
+	}
+}
+
+func TestStepByStep(t *testing.T) {
+	t.Parallel()
+	e := build(agent("a", 1), agent("b", 1, "a"))
+	saved := 0
+	r := engine.New(e, "", engine.Options{Runner: scripted{}, AfterTurn: func(st *stateT) error { saved = st.TurnCount; return nil }})
+	if reason := r.Step(context.Background()); reason != "" || r.State().TurnCount != 1 || saved != 1 {
+		t.Fatalf("step 1: %q %d", reason, r.State().TurnCount)
+	}
+	if reason := r.Step(context.Background()); reason != "" || r.State().TurnCount != 2 {
+		t.Fatalf("step 2: %q", reason)
+	}
+	if reason := r.Step(context.Background()); reason != engine.Completed {
+		t.Fatalf("step 3: %q", reason)
+	}
+	// A resumed run continues from the saved state and runs nothing again.
+	res := engine.Resume(e, r.State(), engine.Options{Runner: scripted{}}).Run(context.Background())
+	if res.TurnCount != 2 || len(res.ConversationHistory) != 2 || res.CompletionReason != engine.Completed {
+		t.Fatalf("resume: %+v", res)
+	}
+}
