@@ -30,7 +30,8 @@
 // I/O, the environment holds plain data, and conditions cannot define functions.
 //
 // Evaluation is bounded:
-//   - size: at most [MaxNodes] syntax nodes per condition (compile error);
+//   - size: at most [MaxLength] bytes and [MaxNodes] syntax nodes per
+//     condition (compile errors);
 //   - memory: expr's VM budget ([MaxMemory] units: array/map elements and
 //     range sizes) plus a byte budget ([MaxBytes]) charged by everything that
 //     builds strings or collections (`+` on strings, repeat, replace, join,
@@ -64,6 +65,7 @@ import (
 
 // Limits of the sandbox.
 const (
+	MaxLength = 16 << 10  // bytes of source per condition
 	MaxNodes  = 2000      // syntax nodes per condition
 	MaxMemory = 1_000_000 // expr VM memory budget (elements) per evaluation
 	MaxBytes  = 32 << 20  // bytes of strings and collections built per evaluation
@@ -142,6 +144,9 @@ func Compile(src string) (*Program, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, &CompileError{Msg: "empty condition"}
 	}
+	if len(src) > MaxLength {
+		return nil, &CompileError{Msg: fmt.Sprintf("condition is too long (%d bytes; at most %d)", len(src), MaxLength)}
+	}
 	// First compile: the user's expression as written, for diagnostics that
 	// name what the user wrote (the guarded program renames builtins).
 	rej := &rejectEnv{}
@@ -199,13 +204,23 @@ func compileError(err error) *CompileError {
 	return ce
 }
 
+// oneLine keeps the first line of a message, at most maxMessage bytes of it.
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = strings.TrimSpace(s[:i])
 	}
+	if len(s) > maxMessage {
+		cut := maxMessage
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
 	return s
 }
+
+const maxMessage = 300
 
 // position turns a rune offset into a 1-based line and column.
 func position(src string, offset int) (line, col int) {

@@ -144,6 +144,9 @@ func TestCompileErrors(t *testing.T) {
 		{`context.x == (1`, "unexpected token EOF", 1, 15},
 		{`"unterminated`, "literal not terminated", 1, 14},
 		{big, "condition is too large", 0, 0},
+		{"true || " + strings.Repeat("x", MaxLength), "condition is too long", 0, 0},
+		{"true || " + strings.Repeat("x", 1000), "unknown name xxxx", 1, 9}, // message shortened
+
 	}
 	for _, tt := range tests {
 		name := tt.src
@@ -163,8 +166,8 @@ func TestCompileErrors(t *testing.T) {
 			if !strings.Contains(ce.Msg, tt.contains) {
 				t.Errorf("Msg = %q, want it to contain %q", ce.Msg, tt.contains)
 			}
-			if strings.Contains(err.Error(), "\n") {
-				t.Errorf("error is not one line: %q", err.Error())
+			if strings.Contains(err.Error(), "\n") || len(err.Error()) > 400 {
+				t.Errorf("error is not one short line: %q", err.Error())
 			}
 			if tt.line != 0 && (ce.Line != tt.line || ce.Column != tt.column) {
 				t.Errorf("position = %d:%d, want %d:%d", ce.Line, ce.Column, tt.line, tt.column)
@@ -235,6 +238,19 @@ func TestRuntimeErrors(t *testing.T) {
 				t.Errorf("error %q is not %v", err, tt.is)
 			}
 		})
+	}
+}
+
+// Deep nesting within the length limit compiles and runs.
+func TestDeepNesting(t *testing.T) {
+	t.Parallel()
+	n := MaxLength/2 - 10
+	p, err := Compile(strings.Repeat("(", n) + "true" + strings.Repeat(")", n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := p.Eval(&Env{}); !ok || err != nil {
+		t.Fatal(ok, err)
 	}
 }
 
