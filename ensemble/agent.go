@@ -27,8 +27,8 @@ func (d *decoder) agents(f field) []*Agent {
 	d.need(f, len(items) == 0)
 	d.agentNodes = map[string]*yaml.Node{}
 	for _, n := range items {
-		if v := peek(n, "name"); v != nil && v.Value != "" && d.agentNodes[v.Value] == nil {
-			d.agentNodes[v.Value] = n
+		if name := d.peek(n, "name"); name != "" && d.agentNodes[name] == nil {
+			d.agentNodes[name] = n
 		}
 	}
 	var agents []*Agent
@@ -41,7 +41,7 @@ func (d *decoder) agents(f field) []*Agent {
 }
 
 func (d *decoder) agent(n *yaml.Node, i int) *Agent {
-	where := label("agent", n, "name", i)
+	where := d.itemName("agent", n, "name", i)
 	m := d.mapping(n, where, agentKeys...)
 	if m == nil {
 		return nil
@@ -52,15 +52,14 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 	case a.Name == "":
 	case !namePattern.MatchString(a.Name):
 		d.bad(m["name"], "%q is invalid: use only a-z, 0-9, _ and -", a.Name)
-		d.badRefs = true
 	case first != n:
 		d.errorf(m["name"].val, "duplicate agent name %q (first declared on line %d)", a.Name, first.Line)
 		d.badRefs = true
 	}
 
 	var kinds []string
-	for _, k := range agentKeys { // in this order: script, model_profile, ask
-		if _, ok := kindKeys[k]; ok && m[k].ok() {
+	for _, k := range []string{"script", "model_profile", "ask"} {
+		if m[k].ok() {
 			kinds = append(kinds, k)
 		}
 	}

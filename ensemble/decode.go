@@ -175,30 +175,24 @@ func (d *decoder) list(f field) []*yaml.Node {
 	return v.Content
 }
 
-// label names the i-th item of a list in messages: `agent "x"`, or `agent #2`
+// itemName names the i-th item of a list in messages: `agent "x"`, or `agent #2`
 // when it has no name.
-func label(what string, n *yaml.Node, key string, i int) string {
-	if v := peek(n, key); v != nil && v.Value != "" {
-		return fmt.Sprintf("%s %q", what, v.Value)
+func (d *decoder) itemName(what string, n *yaml.Node, key string, i int) string {
+	if name := d.peek(n, key); name != "" {
+		return fmt.Sprintf("%s %q", what, name)
 	}
 	return fmt.Sprintf("%s #%d", what, i+1)
 }
 
-func pos(n *yaml.Node) Pos { return Pos{Line: n.Line, Column: n.Column} }
-
-// peek returns the scalar value node of key in mapping n, or nil.
-func peek(n *yaml.Node, key string) *yaml.Node {
-	n = resolve(n)
-	if n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if k, v := n.Content[i], resolve(n.Content[i+1]); k.Value == key && v.Kind == yaml.ScalarNode {
-			return v
-		}
-	}
-	return nil
+// peek returns the string value of key in mapping n, merge keys included,
+// reporting nothing.
+func (d *decoder) peek(n *yaml.Node, key string) string {
+	quiet := *d
+	quiet.errs = new(ErrorList)
+	return quiet.str(quiet.mapping(n, "", key)[key])
 }
+
+func pos(n *yaml.Node) Pos { return Pos{Line: n.Line, Column: n.Column} }
 
 // resolve follows aliases.
 func resolve(n *yaml.Node) *yaml.Node {
@@ -322,35 +316,66 @@ func (d *decoder) strings(f field) []string {
 	return out
 }
 
-// value decodes any YAML value as plain Go data (maps with string keys), as
-// JSON would hold it.
+// value decodes a free-form YAML value as JSON data: maps with string keys,
+// dates kept as written, finite numbers.
 func (d *decoder) value(f field) any {
+	datesAsStrings(f.val, map[*yaml.Node]bool{})
 	var v any
 	if err := f.val.Decode(&v); err != nil {
 		d.bad(f, "cannot be decoded: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 		return nil
 	}
-	return jsonable(v)
+	v, ok := jsonable(v)
+	if !ok {
+		d.bad(f, "holds .inf or .nan, which JSON cannot carry")
+	}
+	return v
 }
 
-func jsonable(v any) any {
+// datesAsStrings retags timestamps as strings, so that they decode as written.
+func datesAsStrings(n *yaml.Node, seen map[*yaml.Node]bool) {
+	if n == nil || seen[n] {
+		return
+	}
+	seen[n] = true
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!timestamp" {
+		n.Tag = "!!str"
+	}
+	for _, c := range n.Content {
+		datesAsStrings(c, seen)
+	}
+	datesAsStrings(n.Alias, seen)
+}
+
+// jsonable turns maps with non-string keys into maps with string keys, and
+// reports whether every number is finite.
+func jsonable(v any) (any, bool) {
+	ok := true
 	switch v := v.(type) {
+	case float64:
+		return v, !math.IsInf(v, 0) && !math.IsNaN(v)
 	case map[string]any:
 		for k, x := range v {
-			v[k] = jsonable(x)
+			var fine bool
+			v[k], fine = jsonable(x)
+			ok = ok && fine
 		}
 	case map[any]any:
 		m := make(map[string]any, len(v))
 		for k, x := range v {
-			m[fmt.Sprint(k)] = jsonable(x)
+			var fine bool
+			m[fmt.Sprint(k)], fine = jsonable(x)
+			ok = ok && fine
 		}
-		return m
+		return m, ok
 	case []any:
 		for i, x := range v {
-			v[i] = jsonable(x)
+			var fine bool
+			v[i], fine = jsonable(x)
+			ok = ok && fine
 		}
 	}
-	return v
+	return v, ok
 }
 
 // suggest returns `; did you mean "x"?` for the candidate closest to s, or ""

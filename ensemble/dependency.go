@@ -20,7 +20,6 @@ func (d *decoder) dependencies(f field, a *Agent, agentWhere string) []*Dependen
 	first := map[string]*yaml.Node{}
 	for i, n := range d.list(f) {
 		dep := &Dependency{Pos: pos(n), RequiresAll: true}
-		where := label("dependency", n, "agent_name", i) + " of " + agentWhere
 		nameNode := resolve(n)
 		switch nameNode.Kind {
 		case yaml.ScalarNode:
@@ -28,6 +27,7 @@ func (d *decoder) dependencies(f field, a *Agent, agentWhere string) []*Dependen
 			dep.AgentName = d.str(f)
 			d.need(f, dep.AgentName == "")
 		case yaml.MappingNode:
+			where := d.itemName("dependency", n, "agent_name", i) + " of " + agentWhere
 			m := d.mapping(n, where, dependencyKeys...)
 			dep.AgentName = d.str(m["agent_name"])
 			d.need(m["agent_name"], dep.AgentName == "")

@@ -17,7 +17,7 @@ func (d *decoder) toolList(f field) []*Tool {
 	var tools []*Tool
 	d.tools = map[string]*Tool{}
 	for i, n := range d.list(f) {
-		m := d.mapping(n, label("tool", n, "name", i), toolKeys...)
+		m := d.mapping(n, d.itemName("tool", n, "name", i), toolKeys...)
 		if m == nil {
 			continue
 		}

@@ -1,0 +1,41 @@
+package ensemble
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// FuzzLoadBytes checks that no input makes the loader panic, and that it
+// returns either an Ensemble or a non-empty *ErrorList of one-line messages.
+func FuzzLoadBytes(f *testing.F) {
+	seeds, _ := filepath.Glob("testdata/*.yaml")
+	seeds = append(seeds, "testdata/iterative-analysis/ensemble.yaml")
+	for _, s := range seeds {
+		data, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		e, err := LoadBytes("testdata/fuzz.yaml", data, LoadOptions{LookupEnv: noEnv})
+		if (e == nil) == (err == nil) {
+			t.Fatalf("Ensemble %v with error %v", e, err)
+		}
+		if err == nil {
+			return
+		}
+		var list *ErrorList
+		if !errors.As(err, &list) || len(*list) == 0 {
+			t.Fatalf("error %T %v, want a non-empty *ErrorList", err, err)
+		}
+		for _, e := range *list {
+			if e.Line < 1 || e.Column < 1 || strings.Contains(e.Message, "\n") {
+				t.Errorf("bad error %q", e.Error())
+			}
+		}
+	})
+}

@@ -1,0 +1,517 @@
+package ensemble
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// noEnv is an empty environment, so tests never see the real one.
+func noEnv(string) (string, bool) { return "", false }
+
+func envOf(vars map[string]string) func(string) (string, bool) {
+	return func(name string) (string, bool) { v, ok := vars[name]; return v, ok }
+}
+
+// loadOK loads a file of testdata that must be valid.
+func loadOK(t *testing.T, name string, opts LoadOptions) *Ensemble {
+	t.Helper()
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = noEnv
+	}
+	e, err := Load(filepath.Join("testdata", name), opts)
+	if err != nil {
+		t.Fatalf("Load(%s):\n%v", name, err)
+	}
+	return e
+}
+
+// checkErrors asserts that err is a *ErrorList holding exactly the wanted
+// errors, in order, each written "LINE:COL: message substring"; the position is
+// checked exactly, prefixed with file.
+func checkErrors(t *testing.T, err error, file string, want ...string) {
+	t.Helper()
+	var list *ErrorList
+	if !errors.As(err, &list) {
+		t.Fatalf("error is %T (%v), want *ErrorList", err, err)
+	}
+	for i := range max(len(*list), len(want)) {
+		switch {
+		case i >= len(want):
+			t.Errorf("unexpected error: %v", (*list)[i])
+			continue
+		case i >= len(*list):
+			t.Errorf("missing error: %s: %s", file, want[i])
+			continue
+		}
+		got := (*list)[i].Error()
+		at, msg, _ := strings.Cut(want[i], ": ")
+		if prefix := file + ":" + at + ": "; !strings.HasPrefix(got, prefix) || !strings.Contains(got[len(prefix):], msg) {
+			t.Errorf("error %d:\n got: %s\nwant: %s%s…", i, got, prefix, msg)
+		}
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		file string
+		want []string
+	}{
+		{"syntax.yaml", []string{`4:1: YAML syntax error: did not find expected ',' or ']'`}},
+		{"syntax-noline.yaml", []string{`3:1: YAML syntax error: mapping values are not allowed in this context`}},
+		{"empty.yaml", []string{`1:1: the file is empty`}},
+		{"two-docs.yaml", []string{`4:1: only one YAML document is allowed per file`}},
+		{"types.yaml", []string{`3:3: agents must be a list, got a mapping`}},
+		{"wrong-types.yaml", []string{
+			`1:10: version must be 1, got string "1"`,
+			`2:7: name must be a string, got a list`,
+			`3:14: description must be a string, got a mapping`,
+			`7:22: agent "a": timeout_seconds must be a number, got string "soon"`,
+			`9:18: conversation of agent "a": max_turns must be an integer, got string "three"`,
+			`10:30: conversation of agent "a": triggers_conversation must be true or false, got string "yes"`,
+			`11:19: agent "a": dependencies must be a list, got string "b"`,
+			`13:20: agent "b": unknown model_profile "m"`,
+			`14:16: agent "b": max_steps must be an integer, got 2.5`,
+			`15:12: agent "b": tools must be a list, got string "lookup"`,
+			`16:5: agent #3 must be a mapping, got string "just a string"`,
+			`17:22: conversation_limits must be a mapping, got a list`,
+		}},
+		{"version.yaml", []string{`1:10: version must be 1, got 2`}},
+		{"names.yaml", []string{
+			`1:1: name is required`,
+			`3:5: agent #1: name is required`,
+			`4:11: agent "Bad Name": name "Bad Name" is invalid: use only a-z, 0-9, _ and -`,
+			`8:11: duplicate agent name "dup" (first declared on line 6)`,
+		}},
+		{"bad-ensemble-name.yaml", []string{
+			`1:7: name "My Ensemble" is invalid`,
+			`2:9: agents must not be empty`,
+		}},
+		{"kinds.yaml", []string{
+			`5:5: agent "none": script, model_profile and ask are mutually exclusive; exactly one is required, found none`,
+			`8:5: agent "two": script, model_profile and ask are mutually exclusive; found script and model_profile`,
+			`12:5: agent "three": script, model_profile and ask are mutually exclusive; found script, model_profile and ask`,
+			`14:10: agent "empty": ask must not be empty`,
+		}},
+		{"dependency-errors.yaml", []string{
+			`8:9: agent "sink" depends on unknown agent "sorce"; did you mean "source"?`,
+			`9:9: agent "sink" depends on itself`,
+			`11:21: agent "sink" depends on "source" twice (first on line 10)`,
+			`12:9: agent "sink": dependency #5 must be an agent name or a mapping, got a list`,
+			`13:21: agent "sink" depends on "source" twice (first on line 10)`,
+			`14:23: dependency "source" of agent "sink": requires_all must be true or false, got string "maybe"`,
+			`15:25: dependency "source" of agent "sink": max_executions must be at least 1, got 0`,
+			`16:9: dependency #7 of agent "sink": agent_name is required`,
+			`17:8: agent "sink": dependency #8 must not be empty`,
+		}},
+		{"conditions.yaml", []string{
+			`9:20: dependency "a" of agent "b": condition does not compile: unexpected token`,
+			`14:20: dependency "a" of agent "c": condition does not compile: condition must be boolean`,
+			`19:20: dependency "a" of agent "d": condition must not be empty`,
+		}},
+		{"references.yaml", []string{
+			`8:11: duplicate tool name "lookup" (first declared on line 5)`,
+			`10:5: tool "no_script": script is required`,
+			`13:17: tool "bad_params": parameters must be a mapping, got a list`,
+			`16:17: tool "not_object": parameters must describe an object (type: object), got type string`,
+			`17:11: tool "bad name!": name "bad name!" is invalid`,
+			`21:20: agent "a": unknown model_profile "fsat"; did you mean "fast"?`,
+			`22:21: agent "a": unknown tool "lokup"; did you mean "lookup"?`,
+			`22:28: agent "a": tool "lookup" listed twice`,
+		}},
+		{"kind-fields.yaml", []string{
+			`7:5: agent "s": prompt is only for llm agents, not script agents`,
+			`8:5: agent "s": output_format is only for llm agents`,
+			`9:5: agent "s": tools is only for llm agents`,
+			`10:5: agent "s": max_steps is only for llm agents`,
+			`11:5: agent "s": context_window is only for llm agents`,
+			`16:5: agent "l": parameters is only for script agents, not llm agents`,
+			`17:5: agent "l": env is only for script agents`,
+			`18:20: agent "l": output_format must be text or json, got "yaml"`,
+			`21:5: agent "q": prompt is only for llm agents, not ask agents`,
+			`22:5: agent "q": env is only for script agents, not ask agents`,
+		}},
+		{"parameters.yaml", []string{`5:17: agent "s": parameters holds .inf or .nan, which JSON cannot carry`}},
+		{"env-errors.yaml", []string{
+			`6:13: env of agent "s": LIST must be a string, got a list`,
+			`7:7: env of agent "s": "1BAD" is not a valid environment variable name`,
+		}},
+		{"limits.yaml", []string{
+			`5:22: tool "t": timeout_seconds must be greater than 0, got -1`,
+			`7:57: model profile "m": timeout_seconds must be greater than 0, got 0`,
+			`7:72: model profile "m": max_tokens must be at least 1, got 0`,
+			`11:22: agent "a": timeout_seconds must be greater than 0, got 0`,
+			`12:16: agent "a": max_steps must be at least 1, got 0`,
+			`13:31: conversation of agent "a": max_turns must be at least 1, got 0`,
+			`15:20: conversation_limits: max_total_turns must be at least 1, got 0`,
+			`16:29: conversation_limits.max_agent_executions: a must be at least 1, got 0`,
+			`16:32: conversation_limits.max_agent_executions: unknown agent "b"; did you mean "a"?`,
+			`17:20: conversation_limits: timeout_seconds must be greater than 0, got 0`,
+			`18:25: conversation_limits: parallel_agent_limit must be at least 1, got -2`,
+		}},
+		{"profiles.yaml", []string{
+			`3:12: model profile "nothing": provider is required`,
+			`3:12: model profile "nothing": model is required`,
+			`4:28: model profile "bad-provider": provider must be one of openai, anthropic, ollama, got "gemini"`,
+			`5:63: model profile "literal-key": api_key_env names the variable holding the key, not the key`,
+			`6:64: model profile "bad-key-name": api_key_env must be the name of an environment variable`,
+			`7:11: model profile "no-key": api_key_env is required for provider anthropic`,
+			`9:57: model profile "knobs": temperature must be between 0 and 2, got 3`,
+			`9:72: model profile "knobs": max_tokens must be an integer, got string "many"`,
+			`9:88: model profile "knobs": base_url must be an http or https URL, got "localhost:11434"`,
+			`10:3: model profile name "Upper" is invalid`,
+		}},
+		{"context-window.yaml", []string{
+			`8:32: context_window of model profile "bad": strategy must be one of oldest_first, middle_out, recent_turns, got "newest"`,
+			`8:54: context_window of model profile "bad": max_messages must be at least 1, got 0`,
+			`9:63: context_window of model profile "no-limit" sets no limit: give max_tokens or max_messages`,
+			`10:63: context_window of model profile "no-turns": recent_turns is required`,
+			`11:83: context_window of model profile "extra-turns": recent_turns only applies to strategy recent_turns`,
+			`18:21: context_window of agent "b" must be a mapping, got 5`,
+		}},
+		{"scripts.yaml", []string{
+			`4:13: tool "t": script "scripts/missing.py" does not exist`,
+			`7:13: agent "missing": script "scripts/nope.sh" does not exist`,
+			`9:13: agent "folder": script "scripts" is a folder, not a file`,
+			`11:13: agent "plain": script "scripts/plain.txt" is not executable and has no known extension`,
+		}},
+		{"unrunnable.yaml", []string{
+			`5:5: agent "a" can never run: it is in a cycle with no entry from outside: a → b → a`,
+			`8:5: agent "b" can never run: it is in a cycle with no entry from outside: b → a → b`,
+			`11:5: agent "downstream" can never run: it depends on "b", which can never run (a cycle with no entry from outside: b → a → b)`,
+			`14:5: agent "only_optional" can never run: it depends on "a", which can never run`,
+		}},
+		{"unknown-keys.yaml", []string{
+			`2:1: unknown top-level key "agnets"; did you mean "agents"?`,
+			`5:40: unknown key "max_token" in model profile "m"; did you mean "max_tokens"?`,
+			`5:86: unknown key "stratgy" in context_window of model profile "m"; did you mean "strategy"?`,
+			`9:5: unknown key "timeout" in tool "t"`,
+			`13:5: unknown key "dependecies" in agent "x"; did you mean "dependencies"?`,
+			`14:20: unknown key "max_turn" in conversation of agent "x"; did you mean "max_turns"?`,
+			`15:39: unknown key "zzz" in context_window of agent "x"`,
+			`20:9: unknown key "conditon" in dependency "x" of agent "y"; did you mean "condition"?`,
+			`23:3: unknown key "max_total_turn" in conversation_limits; did you mean "max_total_turns"?`,
+		}},
+		{"many-mistakes.yaml", []string{
+			`1:10: version must be 1, got 3`,
+			`2:7: name "Many Mistakes" is invalid`,
+			`3:1: unknown top-level key "descripton"; did you mean "description"?`,
+			`5:61: model profile "fast": api_key_env names the variable holding the key, not the key`,
+			`8:13: tool "search": script "scripts/search.py" does not exist`,
+			`11:20: agent "writer": unknown model_profile "fats"; did you mean "fast"?`,
+			`12:13: agent "writer": unknown tool "serch"; did you mean "search"?`,
+			`13:5: unknown key "dependecies" in agent "writer"; did you mean "dependencies"?`,
+			`16:5: agent "reviewer": script, model_profile and ask are mutually exclusive; found script and ask`,
+			`19:20: dependency "writer" of agent "reviewer": condition does not compile`,
+			`20:25: dependency "writer" of agent "reviewer": max_executions must be at least 1, got 0`,
+			`21:11: duplicate agent name "writer" (first declared on line 10)`,
+			`23:31: conversation of agent "writer": max_turns must be at least 1, got 0`,
+			`25:20: conversation_limits: max_total_turns must be at least 1, got -1`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			t.Parallel()
+			file := filepath.Join("testdata", tt.file)
+			e, err := Load(file, LoadOptions{LookupEnv: noEnv})
+			if e != nil {
+				t.Errorf("got an Ensemble along with errors")
+			}
+			checkErrors(t, err, file, tt.want...)
+		})
+	}
+}
+
+func TestIterativeAnalysis(t *testing.T) {
+	t.Parallel()
+	e := loadOK(t, "iterative-analysis/ensemble.yaml", LoadOptions{})
+	dir, _ := filepath.Abs("testdata/iterative-analysis")
+	if e.Dir != dir || e.Path != filepath.Join(dir, "ensemble.yaml") || len(e.Hash) != 64 {
+		t.Errorf("Dir %q, Path %q, Hash %q", e.Dir, e.Path, e.Hash)
+	}
+	if e.Version != 1 || e.Name != "iterative-analysis" || e.Input != "Sales figures for Q3" {
+		t.Errorf("header: %d %q %q", e.Version, e.Name, e.Input)
+	}
+	want := Limits{MaxTotalTurns: 15, MaxAgentExecutions: map[string]int{"llm_analyzer": 3}, Timeout: 600 * time.Second, ParallelAgentLimit: 5}
+	if e.Limits.MaxTotalTurns != want.MaxTotalTurns || e.Limits.Timeout != want.Timeout ||
+		e.Limits.ParallelAgentLimit != want.ParallelAgentLimit || e.Limits.MaxAgentExecutions["llm_analyzer"] != 3 {
+		t.Errorf("limits %+v, want %+v", e.Limits, want)
+	}
+
+	m := e.Models["efficient"]
+	if m == nil || m.Provider != "openai" || m.Model != "gpt-4o-mini" || m.BaseURL != "" || m.APIKeyEnv != "OPENAI_API_KEY" ||
+		*m.Temperature != 0.2 || m.MaxTokens != 1024 || m.SystemPrompt != "You are precise." || m.Timeout != 120*time.Second {
+		t.Errorf("profile %+v", m)
+	}
+	if got := e.SecretEnvNames(); !slices.Equal(got, []string{"OPENAI_API_KEY"}) {
+		t.Errorf("SecretEnvNames = %v", got)
+	}
+
+	tool := e.Tool("lookup_region")
+	if tool == nil || tool.Timeout != 10*time.Second || tool.ScriptPath != filepath.Join(dir, "tools/lookup_region.py") ||
+		tool.Parameters["type"] != "object" || !slices.Equal(tool.Parameters["required"].([]any), []any{"region"}) {
+		t.Errorf("tool %+v", tool)
+	}
+
+	var names []string
+	for i, a := range e.Agents {
+		names = append(names, a.Name)
+		if a.Index != i || e.Agent(a.Name) != a {
+			t.Errorf("agent %q: index %d, lookup %p", a.Name, a.Index, e.Agent(a.Name))
+		}
+	}
+	if !slices.Equal(names, []string{"data_extractor", "llm_analyzer", "user_clarification", "final_synthesis"}) {
+		t.Fatalf("agents %v", names)
+	}
+
+	x := e.Agent("data_extractor")
+	if x.Kind != KindScript || x.ScriptPath != filepath.Join(dir, "scripts/extract.py") || x.StateKey() != "extracted_data" ||
+		x.Conversation.MaxTurns != 1 || x.Timeout != 0 || len(x.Parameters["columns"].([]any)) != 2 || x.Pos != (Pos{28, 5}) {
+		t.Errorf("data_extractor %+v", x)
+	}
+
+	an := e.Agent("llm_analyzer")
+	if an.Kind != KindLLM || an.ModelProfile != "efficient" || an.OutputFormat != "json" || an.MaxSteps != 20 ||
+		!slices.Equal(an.Tools, []string{"lookup_region"}) || an.Conversation.MaxTurns != 3 || !strings.HasPrefix(an.Prompt, "Analyze the data.") {
+		t.Errorf("llm_analyzer %+v", an)
+	}
+	if d := an.Dependencies; len(d) != 2 ||
+		*d[0] != (Dependency{Pos: Pos{42, 9}, AgentName: "data_extractor", RequiresAll: true}) ||
+		*d[1] != (Dependency{Pos: Pos{43, 9}, AgentName: "user_clarification", RequiresAll: false}) {
+		t.Errorf("llm_analyzer dependencies %+v %+v", d[0], d[1])
+	}
+
+	ask := e.Agent("user_clarification")
+	dep := ask.Dependencies[0]
+	if ask.Kind != KindAsk || ask.Ask != "The analyzer needs clarification." || dep.MaxExecutions != 3 ||
+		dep.Condition != "context.llm_analyzer?.needs_clarification == true" || dep.Program == nil || !dep.RequiresAll {
+		t.Errorf("user_clarification %+v, dependency %+v", ask, dep)
+	}
+
+	fin := e.Agent("final_synthesis")
+	if fin.OutputFormat != "text" || fin.MaxSteps != DefaultMaxSteps || fin.Conversation.MaxTurns != DefaultMaxTurns || fin.Dependencies[0].Program == nil {
+		t.Errorf("final_synthesis %+v", fin)
+	}
+	if u := e.Unrunnable(); u != nil {
+		t.Errorf("Unrunnable = %v", u)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	e := loadOK(t, "dependencies.yaml", LoadOptions{})
+	l := e.Limits
+	if e.Version != 1 || l.MaxTotalTurns != DefaultMaxTotalTurns || l.Timeout != DefaultTimeout ||
+		l.ParallelAgentLimit != DefaultParallelAgentLimit || l.MaxAgentExecutions != nil {
+		t.Errorf("defaults: version %d, limits %+v", e.Version, l)
+	}
+}
+
+func TestDependencyForms(t *testing.T) {
+	t.Parallel()
+	e := loadOK(t, "dependencies.yaml", LoadOptions{})
+	short := e.Agent("short").Dependencies
+	if len(short) != 1 || *short[0] != (Dependency{Pos: Pos{7, 20}, AgentName: "source", RequiresAll: true}) {
+		t.Errorf("short form: %+v", short[0])
+	}
+	long := e.Agent("long").Dependencies
+	if len(long) != 2 {
+		t.Fatalf("long: %d dependencies", len(long))
+	}
+	if d := long[0]; d.AgentName != "source" || d.RequiresAll || d.MaxExecutions != 2 || d.Condition != "context.source != nil" || d.Program == nil || d.Pos != (Pos{11, 9}) {
+		t.Errorf("long form: %+v", d)
+	}
+	if d := long[1]; d.AgentName != "short" || !d.RequiresAll || d.MaxExecutions != 0 || d.Program != nil {
+		t.Errorf("short form among long ones: %+v", d)
+	}
+}
+
+func TestScriptAgentFields(t *testing.T) {
+	t.Parallel()
+	s := loadOK(t, "env.yaml", LoadOptions{}).Agent("s")
+	params, err := json.Marshal(s.Parameters)
+	if want := `{"count":3,"day":"2024-01-01","nested":{"1":"one","list":["a",{"b":"c"}]}}`; err != nil || string(params) != want {
+		t.Errorf("parameters %s (%v), want %s", params, err, want)
+	}
+	env := s.Env
+	want := map[string]string{"NUMBER": "3", "FLAG": "true", "EMPTY": "", "TEXT": "hello"}
+	if len(env) != len(want) {
+		t.Errorf("env %v, want %v", env, want)
+	}
+	for k, v := range want {
+		if env[k] != v {
+			t.Errorf("env[%s] = %q, want %q", k, env[k], v)
+		}
+	}
+	e := loadOK(t, "timeouts.yaml", LoadOptions{})
+	if e.Agent("a").Timeout != 1500*time.Millisecond || e.Limits.Timeout != 30*time.Second {
+		t.Errorf("timeouts %v %v", e.Agent("a").Timeout, e.Limits.Timeout)
+	}
+}
+
+func TestMergeKeysAndExtensions(t *testing.T) {
+	t.Parallel()
+	e := loadOK(t, "merge-keys.yaml", LoadOptions{})
+	if a, b := e.Agent("a"), e.Agent("b"); a.Script != "scripts/ok.sh" || a.Timeout != 5*time.Second || b.Script != "scripts/ok.sh" || b.Timeout != 9*time.Second {
+		t.Errorf("merged agents: %+v %+v", a, b)
+	}
+	if c := e.Agent("c"); c == nil || c.Script != "scripts/ok.sh" || len(e.Agent("b").Dependencies) != 2 {
+		t.Errorf("agent named through a merge key: %+v", c)
+	}
+	if m := e.Models["small"]; m.Provider != "ollama" || m.Model != "llama3:8b" {
+		t.Errorf("merged profile: %+v", m)
+	}
+}
+
+func TestExpand(t *testing.T) {
+	t.Parallel()
+	e := loadOK(t, "expand.yaml", LoadOptions{LookupEnv: envOf(map[string]string{
+		"PROVIDER": "ollama", "MODEL": "qwen", "BASE_URL": "http://gpu:11434/v1", "PRICE": "5", "HOME": "/root",
+	})})
+	m := e.Models["m"]
+	if m.Provider != "ollama" || m.Model != "qwen-latest" || m.BaseURL != "http://gpu:11434/v1" {
+		t.Errorf("expanded profile %+v", m)
+	}
+	if want := "Costs 5; literal ${MODEL}; unset []; $HOME stays"; m.SystemPrompt != want {
+		t.Errorf("system_prompt %q, want %q", m.SystemPrompt, want)
+	}
+
+	file := filepath.Join("testdata", "expand.yaml")
+	_, err := Load(file, LoadOptions{LookupEnv: noEnv})
+	checkErrors(t, err, file, `4:15: model profile "m": provider must not be empty`)
+}
+
+func TestProfileFiles(t *testing.T) {
+	t.Parallel()
+	shared, env := filepath.Join("testdata", "profiles", "shared.yaml"), filepath.Join("testdata", "profiles", "env.yaml")
+	e := loadOK(t, "uses-profiles.yaml", LoadOptions{ProfileFiles: []string{shared, "", env}})
+	for name, want := range map[string]string{"fast": "from-shared", "clash": "from-file", "early": "from-shared", "late": "from-env"} {
+		if got := e.Models[name].Model; got != want {
+			t.Errorf("profile %s comes %s, want %s", name, got, want)
+		}
+	}
+	if f := e.Models["late"].File; f != env {
+		t.Errorf("profile late declared in %q, want %q", f, env)
+	}
+
+	file := filepath.Join("testdata", "uses-profiles.yaml")
+	_, err := Load(file, LoadOptions{LookupEnv: noEnv})
+	checkErrors(t, err, file,
+		`6:20: agent "a": unknown model_profile "fast"`,
+		`10:20: agent "c": unknown model_profile "early"`,
+		`12:20: agent "d": unknown model_profile "late"`)
+}
+
+func TestProfileFileErrors(t *testing.T) {
+	t.Parallel()
+	bad, badProfile := filepath.Join("testdata", "profiles", "bad.yaml"), filepath.Join("testdata", "profiles", "bad-profile.yaml")
+	missing := filepath.Join("testdata", "profiles", "missing.yaml")
+	file := filepath.Join("testdata", "uses-profiles.yaml")
+	_, err := Load(file, LoadOptions{LookupEnv: noEnv, ProfileFiles: []string{bad, badProfile, missing}})
+	var list *ErrorList
+	if !errors.As(err, &list) {
+		t.Fatalf("error %v", err)
+	}
+	got := list.Error()
+	for _, want := range []string{
+		bad + `:1:1: unknown top-level key "modles"; did you mean "models"?`,
+		bad + `:1:1: models is required`,
+		badProfile + `:2:35: unknown key "temprature" in model profile "x"; did you mean "temperature"?`,
+		missing + `: cannot read: no such file or directory`,
+		file + `:6:20: agent "a": unknown model_profile "fast"`,
+	} {
+		if !strings.Contains(got, want+"\n") && !strings.HasSuffix(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+
+	models, err := LoadProfiles(filepath.Join("testdata", "profiles", "shared.yaml"), noEnv)
+	if err != nil || len(models) != 3 || models["fast"].Pos != (Pos{2, 3}) {
+		t.Errorf("LoadProfiles = %v, %v", models, err)
+	}
+	_, err = LoadProfiles(badProfile, nil)
+	checkErrors(t, err, badProfile, `2:35: unknown key "temprature"`)
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join("testdata", "nope.yaml")
+	_, err := Load(file, LoadOptions{})
+	if err == nil || err.Error() != file+": cannot read: no such file or directory" {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestUnrunnable(t *testing.T) {
+	t.Parallel()
+	agent := func(name string, deps ...*Dependency) *Agent { return &Agent{Name: name, Dependencies: deps} }
+	req := func(name string) *Dependency { return &Dependency{AgentName: name, RequiresAll: true} }
+	opt := func(name string) *Dependency { return &Dependency{AgentName: name} }
+	tests := []struct {
+		name   string
+		agents []*Agent
+		want   []string
+	}{
+		{"no dependencies", []*Agent{agent("a"), agent("b")}, nil},
+		{"chain", []*Agent{agent("a"), agent("b", req("a")), agent("c", req("b"))}, nil},
+		{"closed cycle", []*Agent{agent("a", req("b")), agent("b", req("a"))}, []string{"a", "b"}},
+		{"cycle entered through an optional edge", []*Agent{agent("s"), agent("a", req("s"), opt("b")), agent("b", req("a"))}, nil},
+		{"optional edges only, one runs", []*Agent{agent("s"), agent("a", opt("s"), opt("b")), agent("b", req("a"))}, nil},
+		{"optional edges only, none runs", []*Agent{agent("a", opt("b")), agent("b", opt("a"))}, []string{"a", "b"}},
+		{"required edge blocked despite optional", []*Agent{agent("s"), agent("a", opt("s"), req("x")), agent("x", req("x"))}, []string{"a", "x"}},
+		{"unknown dependency", []*Agent{agent("a", req("ghost")), agent("b", opt("ghost"))}, []string{"a", "b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := &Ensemble{Agents: tt.agents}
+			e.Index()
+			if got := e.Unrunnable(); !slices.Equal(got, tt.want) {
+				t.Errorf("Unrunnable = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPretty(t *testing.T) {
+	t.Parallel()
+	l := ErrorList{
+		{File: "f.yaml", Line: 2, Column: 3, Message: "bad", Source: "\tx: y"},
+		{File: "f.yaml", Message: "cannot read: denied"},
+	}
+	want := "f.yaml:2:3: bad\n    2 | \tx: y\n      | \t ^\nf.yaml: cannot read: denied"
+	if got := l.Pretty(); got != want {
+		t.Errorf("Pretty:\n%s\nwant:\n%s", got, want)
+	}
+	if got := l.Error(); got != "f.yaml:2:3: bad\nf.yaml: cannot read: denied" {
+		t.Errorf("Error: %q", got)
+	}
+}
+
+func TestSecretNotEchoed(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join("testdata", "profiles.yaml")
+	_, err := Load(file, LoadOptions{LookupEnv: noEnv})
+	if p := err.(*ErrorList).Pretty(); strings.Contains(p, "abcdefghijklmnop") {
+		t.Errorf("the key leaks into the message:\n%s", p)
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	t.Parallel()
+	known := []string{"name", "agents", "dependencies", "env", "max_turns"}
+	for in, want := range map[string]string{
+		"agnets": "agents", "dependecies": "dependencies", "Name": "name", "max_turn": "max_turns",
+		"xyz": "", "environment": "", "ev": "env",
+	} {
+		got := suggest(in, known)
+		if (want == "" && got != "") || (want != "" && got != `; did you mean "`+want+`"?`) {
+			t.Errorf("suggest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
