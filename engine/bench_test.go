@@ -10,10 +10,19 @@ import (
 	"github.com/ensemble-run/ensemble/runners"
 )
 
-// instant answers every agent at once: only orchestration is measured.
-var instant = runners.RunnerFunc(func(_ context.Context, req *runners.Request) *runners.Result {
-	return &runners.Result{Output: map[string]any{"n": req.Execution}}
-})
+// injected answers every execution of every agent from injected responses,
+// as --responses does: only orchestration is measured. Nothing else runs.
+func injected(e *ensemble.Ensemble, perAgent int) runners.Runner {
+	resp := runners.NewResponses()
+	for _, a := range e.Agents {
+		for i := range perAgent {
+			resp.Add(a.Name, map[string]any{"n": i + 1})
+		}
+	}
+	return runners.Injected(resp, runners.RunnerFunc(func(context.Context, *runners.Request) *runners.Result {
+		panic("not injected")
+	}))
+}
 
 // BenchmarkDAG1000 runs a DAG of 20 levels of 50 agents, each depending on
 // every agent of the level before. Target: under 1 s per run.
@@ -32,9 +41,10 @@ func BenchmarkDAG1000(b *testing.B) {
 	}
 	e := build(agents...)
 	e.Limits.ParallelAgentLimit = 50
+	run := injected(e, 1)
 	b.ReportAllocs()
 	for b.Loop() {
-		res := engine.New(e, "", engine.Options{Runner: instant}).Run(context.Background())
+		res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
 		if res.TurnCount != 20 || len(res.ConversationHistory) != 1000 {
 			b.Fatalf("turns %d, executions %d", res.TurnCount, len(res.ConversationHistory))
 		}
@@ -52,9 +62,10 @@ func BenchmarkLoop(b *testing.B) {
 				agent("pong", turns, "ping|context.ping?.n > 0"),
 			)
 			e.Limits.MaxTotalTurns = turns + 1
+			run := injected(e, turns)
 			b.ReportAllocs()
 			for b.Loop() {
-				res := engine.New(e, "", engine.Options{Runner: instant}).Run(context.Background())
+				res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
 				if res.TurnCount != turns+1 {
 					b.Fatalf("turns %d (%s)", res.TurnCount, res.CompletionReason)
 				}
