@@ -105,7 +105,8 @@ func (d *decoder) ensemble(root *yaml.Node, e *Ensemble) {
 }
 
 // document parses data as a single YAML document and returns its root, or nil
-// after reporting a syntax error or an empty file.
+// after reporting a syntax error (at column 1: yaml gives no column) or an
+// empty file.
 func (d *decoder) document(data []byte) *yaml.Node {
 	docs, err := parse(data)
 	switch {
