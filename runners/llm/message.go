@@ -1,0 +1,189 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ensemble-run/ensemble/runners"
+)
+
+// Role is the author of a message.
+type Role string
+
+// The roles of a conversation. System messages are never stored: the system
+// prompt is rebuilt from the profile and the agent on every execution.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool" // the result of one tool call
+)
+
+// Message is one message of a conversation in provider-neutral form. It is
+// also the stored form (Result.Memory, the --state file), so its JSON is part
+// of the state format: keep it backward compatible.
+type Message struct {
+	Role    Role   `json:"role"`
+	Content string `json:"content,omitempty"`
+	// ToolCalls are the calls an assistant message asked for.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID, ToolName and IsError describe a tool result (RoleTool).
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	ToolName   string `json:"tool_name,omitempty"`
+	IsError    bool   `json:"is_error,omitempty"`
+}
+
+// ToolCall is one tool call of an assistant message.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is the arguments object as JSON text, exactly as the model
+	// sent it (it may be invalid).
+	Arguments string `json:"arguments"`
+}
+
+// memoryVersion is the version of the stored conversation format.
+const memoryVersion = 1
+
+// memory is what Result.Memory holds: the agent's whole conversation, never
+// trimmed, without the system prompt.
+type memory struct {
+	Version  int       `json:"version"`
+	Messages []Message `json:"messages"`
+}
+
+func decodeMemory(raw json.RawMessage) ([]Message, error) {
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return nil, nil
+	}
+	var m memory
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("stored conversation is unreadable: %w", err)
+	}
+	if m.Version > memoryVersion {
+		return nil, fmt.Errorf("stored conversation has version %d; this build reads up to %d", m.Version, memoryVersion)
+	}
+	return m.Messages, nil
+}
+
+func encodeMemory(msgs []Message) json.RawMessage {
+	if msgs == nil {
+		msgs = []Message{}
+	}
+	b, err := json.Marshal(memory{Version: memoryVersion, Messages: msgs})
+	if err != nil { // cannot happen: only strings and bools
+		return nil
+	}
+	return b
+}
+
+// systemPrompt is the profile's system prompt, then the agent's (SPEC §4.2).
+func systemPrompt(parts ...string) string {
+	var b strings.Builder
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+// userMessage builds the user message of one execution (SPEC §4.2).
+//
+// The first execution (no stored conversation) gets the run's input and the
+// output behind every satisfied edge, in the order of the agent's
+// dependencies; later ones get only the outputs named in req.Fresh. Request
+// parameters (SPEC §2.5) are added to either. Each output is labelled with the
+// dependency's name; outputs that are not strings are JSON-encoded:
+//
+//	Input:
+//	Sales figures for Q3
+//
+//	Output of data_extractor:
+//	{"region":"EMEA","revenue":12}
+//
+//	Request parameters:
+//	{"focus":"EMEA"}
+func userMessage(req *runners.Request, first bool) string {
+	var b strings.Builder
+	section := func(label, body string) {
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(label)
+		b.WriteString(":\n")
+		b.WriteString(body)
+	}
+	if first && strings.TrimSpace(req.Input) != "" {
+		section("Input", req.Input)
+	}
+	for _, name := range depOrder(req, first) {
+		section("Output of "+name, formatValue(req.Dependencies[name]))
+	}
+	if len(req.RequestParameters) > 0 {
+		section("Request parameters", formatValue(req.RequestParameters))
+	}
+	if b.Len() == 0 {
+		if first {
+			return "(no input)"
+		}
+		return "(no new input)"
+	}
+	return b.String()
+}
+
+// depOrder lists the dependencies to show: every satisfied one on the first
+// execution (in the agent's dependency order, then any others sorted), only
+// the fresh ones later.
+func depOrder(req *runners.Request, first bool) []string {
+	if !first {
+		out := make([]string, 0, len(req.Fresh))
+		for _, n := range req.Fresh {
+			if _, ok := req.Dependencies[n]; ok {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	seen := make(map[string]bool, len(req.Dependencies))
+	var out []string
+	if req.Agent != nil {
+		for _, d := range req.Agent.Dependencies {
+			if _, ok := req.Dependencies[d.AgentName]; ok && !seen[d.AgentName] {
+				seen[d.AgentName] = true
+				out = append(out, d.AgentName)
+			}
+		}
+	}
+	var rest []string
+	for n := range req.Dependencies {
+		if !seen[n] {
+			rest = append(rest, n)
+		}
+	}
+	slices.Sort(rest)
+	return append(out, rest...)
+}
+
+// formatValue renders an output for a prompt: strings as they are, anything
+// else as compact JSON (no HTML escaping).
+func formatValue(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimRight(buf.String(), "\n")
+}

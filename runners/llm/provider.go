@@ -1,0 +1,205 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+)
+
+// Provider is one model API behind the neutral message types. Implementations
+// must be safe for concurrent use.
+type Provider interface {
+	// Chat makes one model request (the SDK may retry it). Errors are
+	// already scrubbed of the API key.
+	Chat(ctx context.Context, req *ChatRequest) (*ChatResponse, error)
+}
+
+// ChatRequest is one model request.
+type ChatRequest struct {
+	System   string
+	Messages []Message
+	Tools    []ToolSpec
+	// OnText, when set, asks for a streamed response; it receives the text
+	// as it arrives.
+	OnText func(delta string)
+}
+
+// ToolSpec is a tool as the model sees it.
+type ToolSpec struct {
+	Name        string
+	Description string
+	Schema      map[string]any // JSON Schema of the arguments object (JSON-normalized)
+}
+
+// Neutral stop reasons of one reply.
+const (
+	replyEndTurn   = "end_turn"
+	replyToolUse   = "tool_use"
+	replyMaxTokens = "max_tokens"
+	replyRefusal   = "refusal"
+)
+
+// ChatResponse is one model reply.
+type ChatResponse struct {
+	Text      string
+	ToolCalls []ToolCall
+	// StopReason is end_turn, tool_use, max_tokens or refusal.
+	StopReason string
+	// Refusal is the refusal text when the provider reports one separately.
+	Refusal      string
+	InputTokens  int
+	OutputTokens int
+}
+
+// Provider names (SPEC §4.1).
+const (
+	ProviderOpenAI    = "openai"
+	ProviderAnthropic = "anthropic"
+	ProviderOllama    = "ollama"
+)
+
+// DefaultOllamaBaseURL is where the ollama provider looks without base_url.
+const DefaultOllamaBaseURL = "http://localhost:11434/v1"
+
+// DefaultAnthropicMaxTokens is sent as max_tokens to Anthropic (where it is
+// required) when the profile sets none.
+const DefaultAnthropicMaxTokens = 4096
+
+// DefaultMaxRetries is how often a transient failure is retried.
+const DefaultMaxRetries = 3
+
+// providerConfig is what a provider is built from: the profile, resolved.
+type providerConfig struct {
+	profile    *ensemble.ModelProfile
+	apiKey     string
+	baseURL    string
+	httpClient *http.Client
+	maxRetries int
+	// maxRetryDelay caps the SDK's backoff (OpenAI SDK only); 0 = SDK default.
+	maxRetryDelay time.Duration
+}
+
+// resolveProfile checks the profile and looks up its key. The key comes only
+// from the variable the profile names in api_key_env (SPEC §1); a missing
+// key is an error before any request.
+func resolveProfile(p *ensemble.ModelProfile, lookup func(string) (string, bool)) (key, baseURL string, err error) {
+	if p.Model == "" {
+		return "", "", fmt.Errorf("model profile %q: model is not set", p.Name)
+	}
+	baseURL = strings.TrimSpace(p.BaseURL)
+	switch p.Provider {
+	case ProviderOpenAI:
+		if p.APIKeyEnv == "" && baseURL == "" {
+			return "", "", fmt.Errorf("model profile %q: provider openai needs api_key_env (or a base_url for a compatible server without a key)", p.Name)
+		}
+	case ProviderAnthropic:
+		if p.APIKeyEnv == "" {
+			return "", "", fmt.Errorf("model profile %q: provider anthropic needs api_key_env", p.Name)
+		}
+	case ProviderOllama:
+		if baseURL == "" {
+			baseURL = DefaultOllamaBaseURL
+		}
+	case "":
+		return "", "", fmt.Errorf("model profile %q: provider is not set", p.Name)
+	default:
+		return "", "", fmt.Errorf("model profile %q: unknown provider %q (want openai, anthropic or ollama)", p.Name, p.Provider)
+	}
+	if p.APIKeyEnv != "" {
+		v, ok := lookup(p.APIKeyEnv)
+		if !ok || strings.TrimSpace(v) == "" {
+			return "", "", fmt.Errorf("model profile %q: environment variable %s is not set", p.Name, p.APIKeyEnv)
+		}
+		key = strings.TrimSpace(v)
+	}
+	return key, baseURL, nil
+}
+
+func newProvider(cfg providerConfig) Provider {
+	switch cfg.profile.Provider {
+	case ProviderAnthropic:
+		return newAnthropic(cfg)
+	default: // openai, ollama
+		return newOpenAI(cfg)
+	}
+}
+
+var (
+	sharedClientOnce sync.Once
+	sharedClient     *http.Client
+)
+
+// DefaultHTTPClient is the client the runner uses when Options.HTTPClient is
+// nil: http.DefaultTransport's settings, but with room for many concurrent
+// requests to one host (100 agents in one turn against one server), and no
+// overall timeout (the context and the profile's timeout_seconds bound each
+// request).
+func DefaultHTTPClient() *http.Client {
+	sharedClientOnce.Do(func() {
+		sharedClient = &http.Client{Transport: newTransport()}
+	})
+	return sharedClient
+}
+
+func newTransport() *http.Transport {
+	return &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   30 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   256,
+		MaxConnsPerHost:       0, // unlimited
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// providerError turns an SDK error into the error the run reports: the
+// provider's own message, the status, and never the key.
+type providerError struct {
+	msg        string
+	status     int
+	cancelled  bool
+	underlying error
+}
+
+func (e *providerError) Error() string { return e.msg }
+func (e *providerError) Unwrap() error { return e.underlying }
+
+// scrub removes the key (and anything that looks like an authorization
+// header value carrying it) from a message.
+func scrub(msg, key string) string {
+	if key != "" && len(key) >= 4 {
+		msg = strings.ReplaceAll(msg, key, "[REDACTED]")
+	}
+	return msg
+}
+
+// contextError reports whether err comes from ctx ending.
+func contextError(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// wrapTransportError describes an error without a provider message
+// (connection refused, timeouts, bad response bodies).
+func wrapTransportError(ctx context.Context, provider string, err error, key string) error {
+	if ctx.Err() != nil {
+		return &providerError{msg: "cancelled", cancelled: true, underlying: ctx.Err()}
+	}
+	msg := err.Error()
+	if errors.Is(err, context.DeadlineExceeded) {
+		msg = "request timed out (timeout_seconds): " + msg
+	}
+	return &providerError{msg: scrub(provider+": "+msg, key), underlying: errors.New(scrub(err.Error(), key))}
+}
