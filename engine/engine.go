@@ -244,6 +244,7 @@ func (r *Run) execute(ctx context.Context, turn int, ready []resolver.Ready) []o
 			out[i].started = time.Now()
 			out[i].res = r.runOne(ctx, req)
 			out[i].took = time.Since(out[i].started)
+			r.finished(req, out[i])
 		}()
 	}
 	wg.Wait()

@@ -340,8 +340,8 @@ func TestStateKeyAndEvents(t *testing.T) {
 		t.Fatalf("state %v, b got %v", res.FinalState, got)
 	}
 	want := []events.Type{events.RunStarted,
-		events.TurnStarted, events.AgentStarted, events.AgentCompleted, events.TurnCompleted,
-		events.TurnStarted, events.AgentStarted, events.AgentCompleted, events.TurnCompleted,
+		events.TurnStarted, events.AgentStarted, events.AgentFinished, events.AgentCompleted, events.TurnCompleted,
+		events.TurnStarted, events.AgentStarted, events.AgentFinished, events.AgentCompleted, events.TurnCompleted,
 		events.RunCompleted}
 	if !reflect.DeepEqual(types, want) {
 		t.Fatalf("events %v", types)

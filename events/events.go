@@ -1,11 +1,42 @@
 // Package events is the run's event stream (SPEC §6): typed events that the
-// engine emits and that the outputs (text progress, JSONL, library callers)
-// consume.
+// engine emits and that the outputs (text progress, JSONL, the Markdown
+// report, library callers) consume.
+//
+// The engine pushes every event into one Sink. Sinks compose: Tee fans one
+// stream out to several consumers, Log keeps the events in memory, and Stream
+// turns the push-style Sink into a pull-style sequence (iter.Seq) with
+// bounded buffering, the Go analogue of an async generator.
+//
+// # Order
+//
+// A run emits, in this order:
+//
+//	run_started
+//	warning                           (a condition failed at run time, while
+//	                                   resolving the next turn; each once)
+//	turn_started                      (turn, agents: the ready agents in file order)
+//	  agent_started                   (per agent, when it actually starts: at most
+//	                                   parallel_agent_limit at once)
+//	    tool_call_started             (LLM agents, per tool call)
+//	    tool_call_completed           (output or error, duration)
+//	    text_delta                    (LLM agents with --stream: message holds the text)
+//	  agent_finished                  (the execution returned: duration, error)
+//	  agent_completed | agent_failed  (per agent, in file order, when the turn commits)
+//	turn_completed
+//	... more turns ...
+//	run_completed                     (message: the completion reason; result: the result)
+//
+// Events of the agents of one turn interleave. A turn that is interrupted
+// (timeout, SIGINT) is not committed: its agents get no agent_completed or
+// agent_failed and the turn no turn_completed; run_completed follows, and the
+// result's errors name the interrupted executions. So agent_completed +
+// agent_failed always equals the number of history records of the result.
 package events
 
 import "time"
 
-// Type names an event; the values are those of SPEC §6.
+// Type names an event. The values are those of SPEC §6, plus text_delta and
+// agent_finished.
 type Type string
 
 const (
@@ -14,15 +45,25 @@ const (
 	AgentStarted      Type = "agent_started"
 	ToolCallStarted   Type = "tool_call_started"
 	ToolCallCompleted Type = "tool_call_completed"
-	TextDelta         Type = "text_delta" // streamed LLM text (when streaming is on)
-	AgentCompleted    Type = "agent_completed"
-	AgentFailed       Type = "agent_failed"
-	Warning           Type = "warning"
-	TurnCompleted     Type = "turn_completed"
-	RunCompleted      Type = "run_completed"
+	// TextDelta is a piece of streamed LLM text (only when streaming is on).
+	TextDelta Type = "text_delta"
+	// AgentFinished: an execution returned. Its outcome is committed, and
+	// reported as agent_completed or agent_failed, when the whole turn ends
+	// (in file order); a live display uses this one to stop its clock.
+	AgentFinished  Type = "agent_finished"
+	AgentCompleted Type = "agent_completed"
+	AgentFailed    Type = "agent_failed"
+	Warning        Type = "warning"
+	TurnCompleted  Type = "turn_completed"
+	RunCompleted   Type = "run_completed"
 )
 
-// Event is one event. Fields that do not apply to a type are left empty.
+// Types lists every event type, in the order a run emits them.
+var Types = []Type{RunStarted, Warning, TurnStarted, AgentStarted, ToolCallStarted, ToolCallCompleted, TextDelta,
+	AgentFinished, AgentCompleted, AgentFailed, TurnCompleted, RunCompleted}
+
+// Event is one event. Fields that do not apply to a type are left empty (and
+// omitted from JSON).
 type Event struct {
 	Type      Type      `json:"type"`
 	Time      time.Time `json:"timestamp"`
@@ -32,10 +73,10 @@ type Event struct {
 	Agents    []string  `json:"agents,omitempty"` // turn_started: the agents that run
 	Tool      string    `json:"tool,omitempty"`
 	ToolID    string    `json:"tool_call_id,omitempty"`
-	Arguments string    `json:"arguments,omitempty"`
-	Output    any       `json:"output,omitempty"`
+	Arguments string    `json:"arguments,omitempty"` // tool calls: the arguments as the model sent them
+	Output    any       `json:"output,omitempty"`    // agent_completed: the output; tool_call_completed: the result
 	Error     string    `json:"error,omitempty"`
-	Message   string    `json:"message,omitempty"` // warnings; text deltas
+	Message   string    `json:"message,omitempty"` // warnings; text deltas; run_started: the input; run_completed: the reason
 	Duration  float64   `json:"duration_seconds,omitempty"`
 	Result    any       `json:"result,omitempty"` // run_completed: the result object of SPEC §6
 }
@@ -53,4 +94,26 @@ func (s Sink) Emit(e Event) {
 		e.Time = time.Now().UTC()
 	}
 	s(e)
+}
+
+// Tee returns a Sink that passes each event to every non-nil sink, in order;
+// nil when there is none.
+func Tee(sinks ...Sink) Sink {
+	var live []Sink
+	for _, s := range sinks {
+		if s != nil {
+			live = append(live, s)
+		}
+	}
+	switch len(live) {
+	case 0:
+		return nil
+	case 1:
+		return live[0]
+	}
+	return func(e Event) {
+		for _, s := range live {
+			s(e)
+		}
+	}
 }
