@@ -1,6 +1,7 @@
 // Package state is the run's ConversationState (SPEC §2.1): plain data that
 // the resolver reads, the engine updates at the end of each turn, and
-// --state writes to disk. It does no I/O.
+// --state writes to disk. Only file.go does I/O: Save and Load of the state
+// file (SPEC §2.3.1).
 package state
 
 import (

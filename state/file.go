@@ -1,0 +1,297 @@
+package state
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+)
+
+// The state file format (SPEC §2.3.1): what `ensemble run --state FILE`
+// writes after every completed turn and `ensemble resume FILE` reads.
+const (
+	FileFormat  = "ensemble-state" // the "format" field of every state file
+	FileVersion = 1                // the only version this package reads and writes
+)
+
+// File is a state file: the ConversationState of a run as of its last
+// completed turn, with what is needed to continue it the same way. It holds
+// no secrets: files are named by path and hash, model profiles only name the
+// environment variables of their keys, and nothing of the environment is
+// recorded.
+type File struct {
+	Format  string    `json:"format"`   // FileFormat
+	Version int       `json:"version"`  // FileVersion
+	SavedAt time.Time `json:"saved_at"` // when it was written (UTC)
+
+	// Ensemble is the ensemble file the run was started from.
+	Ensemble FileRef `json:"ensemble"`
+	// Responses is the injected responses file (--responses), if any.
+	Responses *FileRef `json:"responses,omitempty"`
+	// Profiles are the --profiles files (absolute paths). $ENSEMBLE_PROFILES
+	// is not recorded: it is read from the environment again on resume.
+	Profiles []string `json:"profiles,omitempty"`
+	// Options are the command-line overrides of conversation_limits; zero
+	// means "not overridden: the ensemble file's value".
+	Options Options `json:"options"`
+
+	// CompletionReason is how the run ended (completed, max_total_turns,
+	// timeout, cancelled), or "" while it is still going (or was killed).
+	CompletionReason string `json:"completion_reason"`
+
+	// State is the ConversationState after the last completed turn
+	// (turn_count 0: before the first). It includes the input, the agents'
+	// memory (LLM conversations) and pending agent requests. The position
+	// in injected responses is the agents' execution counts: execution N of
+	// an agent takes response N.
+	State *State `json:"state"`
+}
+
+// FileRef names a file and the sha256 of its contents when it was used.
+type FileRef struct {
+	Name   string `json:"name,omitempty"` // the ensemble's name
+	Path   string `json:"path"`           // absolute
+	SHA256 string `json:"sha256"`         // hex
+}
+
+// Options are the overrides of conversation_limits a run was started with.
+type Options struct {
+	MaxTurns       int     `json:"max_turns,omitempty"`
+	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
+	Parallel       int     `json:"parallel,omitempty"`
+}
+
+// Timeout is TimeoutSeconds as a duration.
+func (o Options) Timeout() time.Duration {
+	return time.Duration(math.Round(o.TimeoutSeconds * float64(time.Second)))
+}
+
+// SetTimeout sets TimeoutSeconds from d.
+func (o *Options) SetTimeout(d time.Duration) { o.TimeoutSeconds = d.Seconds() }
+
+// HashFile returns the hex sha256 of a file's contents, as FileRef.SHA256
+// and ensemble.Ensemble.Hash hold it.
+func HashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Save writes f to path atomically: the JSON goes to a temporary file in the
+// same directory, which is synced, renamed over path, and then the directory
+// is synced. A reader, or a process killed at any moment, sees the previous
+// complete file or the new one, never a mix. Format, Version and SavedAt are
+// filled in. The file is created with mode 0600: it holds the run's
+// conversations.
+func Save(path string, f *File) error {
+	if f == nil || f.State == nil {
+		return errors.New("saving the state: nothing to save")
+	}
+	f.Format, f.Version = FileFormat, FileVersion
+	f.SavedAt = time.Now().UTC()
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return fmt.Errorf("saving the state: %w", err)
+	}
+	data = append(data, '\n')
+	return writeAtomic(path, data)
+}
+
+func writeAtomic(path string, data []byte) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("saving the state: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+			err = fmt.Errorf("saving the state to %s: %w", path, err)
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	// The rename is durable once the directory is synced. Some file systems
+	// cannot sync a directory; the file itself is complete either way.
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// FileError is a state file that cannot be used: missing, not JSON
+// (corrupt or truncated), not a state file, of an unknown version, or
+// inconsistent.
+type FileError struct {
+	Path string
+	Err  error
+}
+
+func (e *FileError) Error() string { return fmt.Sprintf("state file %s: %v", e.Path, e.Err) }
+func (e *FileError) Unwrap() error { return e.Err }
+
+// ErrUnknownVersion is wrapped by the error of Load for a version it cannot
+// read.
+var ErrUnknownVersion = errors.New("unknown state file version")
+
+var hexHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// Load reads a state file written by Save. Every problem is a *FileError
+// with a message a user can act on; Load never panics on bad input.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &FileError{path, unwrapPath(err)}
+	}
+	f, err := Parse(data)
+	if err != nil {
+		return nil, &FileError{path, err}
+	}
+	return f, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Parse decodes and checks the contents of a state file (see Load).
+func Parse(data []byte) (*File, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errors.New("the file is empty")
+	}
+	var head struct {
+		Format  *string          `json:"format"`
+		Version *json.RawMessage `json:"version"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("not valid JSON, the file is corrupt or truncated: %v", err)
+	}
+	if head.Format == nil || *head.Format != FileFormat {
+		return nil, fmt.Errorf("not an ensemble state file (it has no \"format\": %q)", FileFormat)
+	}
+	var version int
+	if head.Version == nil || json.Unmarshal(*head.Version, &version) != nil {
+		return nil, errors.New(`"version" is missing or not an integer`)
+	}
+	if version != FileVersion {
+		return nil, fmt.Errorf("%w %d: this ensemble reads version %d (was it written by another release?)",
+			ErrUnknownVersion, version, FileVersion)
+	}
+	var f File
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("corrupt: %v", err)
+	}
+	if err := f.check(); err != nil {
+		return nil, fmt.Errorf("corrupt: %v", err)
+	}
+	return &f, nil
+}
+
+// check rejects what would make a resumed run misbehave, and fills in the
+// maps that a hand-edited file may lack.
+func (f *File) check() error {
+	switch {
+	case f.Ensemble.Path == "":
+		return errors.New(`"ensemble.path" is missing`)
+	case !hexHash.MatchString(f.Ensemble.SHA256):
+		return errors.New(`"ensemble.sha256" is not a sha256`)
+	case f.Responses != nil && (f.Responses.Path == "" || !hexHash.MatchString(f.Responses.SHA256)):
+		return errors.New(`"responses" needs a path and a sha256`)
+	case f.Options.MaxTurns < 0 || f.Options.Parallel < 0 || f.Options.TimeoutSeconds < 0 ||
+		math.IsNaN(f.Options.TimeoutSeconds) || f.Options.TimeoutSeconds > math.MaxInt64/float64(time.Second):
+		return errors.New(`"options" holds a negative or impossible limit`)
+	case f.State == nil:
+		return errors.New(`"state" is missing`)
+	}
+	s := f.State
+	if s.TurnCount < 0 {
+		return errors.New(`"state.turn_count" is negative`)
+	}
+	if s.AgentExecutionCount == nil {
+		s.AgentExecutionCount = map[string]int{}
+	}
+	if s.AccumulatedContext == nil {
+		s.AccumulatedContext = map[string]any{}
+	}
+	if s.OutputCount == nil {
+		s.OutputCount = map[string]int{}
+	}
+	if s.Edges == nil {
+		s.Edges = map[string]map[string]*EdgeState{}
+	}
+	if s.Memory == nil {
+		s.Memory = map[string]json.RawMessage{}
+	}
+	for name, n := range s.AgentExecutionCount {
+		if n < 0 {
+			return fmt.Errorf("the execution count of agent %q is negative", name)
+		}
+	}
+	for name, n := range s.OutputCount {
+		if n < 0 || n > s.AgentExecutionCount[name] {
+			return fmt.Errorf("agent %q has %d outputs but %d executions", name, n, s.AgentExecutionCount[name])
+		}
+	}
+	for target, m := range s.Edges {
+		for dep, es := range m {
+			if es == nil {
+				delete(m, dep)
+				continue
+			}
+			if es.Triggered < 0 || es.Consumed < 0 {
+				return fmt.Errorf("the edge %s ← %s has negative counts", target, dep)
+			}
+		}
+		if m == nil {
+			delete(s.Edges, target)
+		}
+	}
+	for i, r := range s.History {
+		if r == nil {
+			return fmt.Errorf("history record %d is null", i+1)
+		}
+		if r.TurnNumber < 1 || r.TurnNumber > s.TurnCount {
+			return fmt.Errorf("history record %d has turn %d, outside 1..%d", i+1, r.TurnNumber, s.TurnCount)
+		}
+	}
+	for i, q := range s.Pending {
+		if q.Target == "" {
+			return fmt.Errorf("pending request %d has no target", i+1)
+		}
+	}
+	return nil
+}

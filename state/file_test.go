@@ -1,0 +1,243 @@
+package state_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ensemble-run/ensemble/state"
+)
+
+const hash = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+func sample() *state.File {
+	st := state.New("the input")
+	st.TurnCount = 2
+	st.AgentExecutionCount["a"] = 2
+	st.OutputCount["a"] = 1
+	st.AccumulatedContext["a"] = map[string]any{"n": 1.0, "list": []any{"x", true}}
+	st.EdgeForUpdate("b", "a").Triggered = 1
+	st.Pending = []state.AgentRequest{{From: "a", Target: "b", Parameters: map[string]any{"k": "v"}}}
+	st.Memory["a"] = json.RawMessage(`[{"role":"user","content":"hi"}]`)
+	st.Warnings = []state.Warning{{TurnNumber: 1, AgentName: "b", Message: "w"}}
+	msg := "boom"
+	st.AppendRecord(&state.Record{TurnNumber: 1, AgentName: "a", Execution: 1, OutputData: "x", Timestamp: time.Unix(1, 5).UTC()})
+	st.AppendRecord(&state.Record{TurnNumber: 2, AgentName: "a", Execution: 2, Error: &msg})
+	f := &state.File{
+		Ensemble:  state.FileRef{Name: "e", Path: "/abs/e.yaml", SHA256: hash},
+		Responses: &state.FileRef{Path: "/abs/r.yaml", SHA256: hash},
+		Profiles:  []string{"/abs/p.yaml"},
+		State:     st,
+	}
+	f.Options.SetTimeout(1500 * time.Millisecond)
+	return f
+}
+
+func TestSaveLoadRoundTrip(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "run.state.json")
+	f := sample()
+	if err := state.Save(path, f); err != nil {
+		t.Fatal(err)
+	}
+	g, err := state.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Format != state.FileFormat || g.Version != state.FileVersion || g.SavedAt.IsZero() {
+		t.Fatalf("envelope %q %d %v", g.Format, g.Version, g.SavedAt)
+	}
+	a, _ := json.Marshal(f)
+	b, _ := json.Marshal(g)
+	if !bytes.Equal(a, b) {
+		t.Fatalf("round trip differs:\n%s\n%s", a, b)
+	}
+	if g.Options.Timeout() != 1500*time.Millisecond {
+		t.Fatalf("timeout %v", g.Options.Timeout())
+	}
+	if got := g.State.HistoryValues(); len(got) != 2 {
+		t.Fatalf("history values %v", got)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v %v", fi.Mode(), err)
+	}
+	// Nothing is left beside it.
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Fatalf("directory holds %v", entries)
+	}
+}
+
+func TestSaveReplacesAndFailsCleanly(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.json")
+	f := sample()
+	for i := range 3 {
+		f.State.TurnCount = i + 2
+		if err := state.Save(path, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g, err := state.Load(path)
+	if err != nil || g.State.TurnCount != 4 {
+		t.Fatalf("%v %v", g, err)
+	}
+	if err := state.Save(filepath.Join(dir, "missing", "s.json"), f); err == nil {
+		t.Fatal("saving into a missing directory succeeded")
+	}
+	if err := state.Save(path, &state.File{}); err == nil {
+		t.Fatal("saving nothing succeeded")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("a temporary file was left behind: %v", entries)
+	}
+}
+
+func TestLoadRejectsBadFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good, _ := json.Marshal(func() *state.File {
+		f := sample()
+		f.Format, f.Version = state.FileFormat, state.FileVersion
+		return f
+	}())
+	edit := func(f func(m map[string]any)) string {
+		var m map[string]any
+		json.Unmarshal(good, &m)
+		f(m)
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	st := func(m map[string]any) map[string]any { return m["state"].(map[string]any) }
+	for _, tc := range []struct{ name, data, msg string }{
+		{"empty", "", "empty"},
+		{"not json", "hello", "not valid JSON"},
+		{"truncated", string(good[:len(good)/2]), "corrupt or truncated"},
+		{"a json array", "[1,2]", "not valid JSON"},
+		{"another json file", `{"name": "x"}`, "not an ensemble state file"},
+		{"unknown version", edit(func(m map[string]any) { m["version"] = 99 }), "unknown state file version 99"},
+		{"version not a number", edit(func(m map[string]any) { m["version"] = "1" }), `"version" is missing or not an integer`},
+		{"no version", edit(func(m map[string]any) { delete(m, "version") }), `"version" is missing`},
+		{"no state", edit(func(m map[string]any) { delete(m, "state") }), `"state" is missing`},
+		{"no ensemble path", edit(func(m map[string]any) { m["ensemble"] = map[string]any{"sha256": hash} }), `"ensemble.path"`},
+		{"bad hash", edit(func(m map[string]any) { m["ensemble"].(map[string]any)["sha256"] = "abc" }), "not a sha256"},
+		{"wrong types", edit(func(m map[string]any) { st(m)["turn_count"] = "two" }), "corrupt"},
+		{"negative turn", edit(func(m map[string]any) { st(m)["turn_count"] = -1 }), "negative"},
+		{"more outputs than executions", edit(func(m map[string]any) { st(m)["output_count"] = map[string]any{"a": 5} }), "5 outputs but 2 executions"},
+		{"history beyond the turn count", edit(func(m map[string]any) { st(m)["turn_count"] = 1 }), "outside 1..1"},
+		{"null record", edit(func(m map[string]any) { st(m)["conversation_history"] = []any{nil} }), "null"},
+		{"negative timeout", edit(func(m map[string]any) { m["options"] = map[string]any{"timeout_seconds": -1} }), "options"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
+			os.WriteFile(path, []byte(tc.data), 0o600)
+			_, err := state.Load(path)
+			var fe *state.FileError
+			if !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.msg) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("error %v, want a *FileError naming the file and containing %q", err, tc.msg)
+			}
+		})
+	}
+	if _, err := state.Load(filepath.Join(dir, "nope.json")); err == nil || !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
+	}
+	path := filepath.Join(dir, "v.json")
+	os.WriteFile(path, []byte(edit(func(m map[string]any) { m["version"] = 2 })), 0o600)
+	if _, err := state.Load(path); !errors.Is(err, state.ErrUnknownVersion) {
+		t.Fatalf("unknown version: %v", err)
+	}
+}
+
+// Every prefix of a state file, as a crash of a non-atomic writer would
+// leave it, is an error and never a panic.
+func TestEveryTruncationIsAnError(t *testing.T) {
+	t.Parallel()
+	f := sample()
+	path := filepath.Join(t.TempDir(), "s.json")
+	if err := state.Save(path, f); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	for n := range len(data) - 2 { // the last bytes are "}\n"
+		if _, err := state.Parse(data[:n]); err == nil {
+			t.Fatalf("a prefix of %d bytes parsed", n)
+		}
+	}
+}
+
+// A reader polling the file while it is rewritten only ever sees complete
+// states, in order.
+func TestConcurrentReaderSeesCompleteStates(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "s.json")
+	f := sample()
+	// A large state, so that a write is not a single page.
+	f.State.AccumulatedContext["big"] = strings.Repeat("x", 64<<10)
+	if err := state.Save(path, f); err != nil {
+		t.Fatal(err)
+	}
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	var reads, bad atomic.Int64
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			last := 0
+			for !done.Load() {
+				g, err := state.Load(path)
+				if err == nil && g.State.TurnCount < last {
+					err = errors.New("went back in time")
+				}
+				if err != nil {
+					t.Errorf("reader after turn %d: %v", last, err)
+					bad.Add(1)
+					return
+				}
+				last = g.State.TurnCount
+				reads.Add(1)
+			}
+		}()
+	}
+	for i := range 40 {
+		f.State.TurnCount = i + 2
+		if err := state.Save(path, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done.Store(true)
+	wg.Wait()
+	if reads.Load() == 0 && bad.Load() == 0 {
+		t.Log("the reader never ran (a very loaded machine)")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	s := sample()
+	s.Format, s.Version = state.FileFormat, state.FileVersion
+	good, _ := json.Marshal(s)
+	f.Add(good)
+	f.Add([]byte(`{"format":"ensemble-state","version":1,"ensemble":{"path":"x","sha256":"` + hash + `"},"state":{}}`))
+	f.Add([]byte(`{"format":"ensemble-state","version":1,"state":{"edges":{"a":{"b":null}},"conversation_history":[null]}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g, err := state.Parse(data)
+		if err == nil {
+			// What parses is usable by the engine: its maps exist.
+			st := g.State
+			if st.AgentExecutionCount == nil || st.AccumulatedContext == nil || st.OutputCount == nil || st.Edges == nil || st.Memory == nil {
+				t.Fatalf("parsed with nil maps: %s", data)
+			}
+			st.HistoryValues()
+		}
+	})
+}
