@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/ensemble-run/ensemble/runners"
 )
@@ -186,4 +188,59 @@ func formatValue(v any) string {
 		return fmt.Sprint(v)
 	}
 	return strings.TrimRight(buf.String(), "\n")
+}
+
+// memoryCache remembers the conversations this runner encoded, by a hash of
+// their JSON, so that the next execution of the agent (which hands the same
+// bytes back through the engine's state) does not decode them again: with
+// long conversations decoding is the largest part of the loop's own cost.
+// Entries are immutable; the cache is cleared when full.
+type memoryCache struct {
+	seed maphash.Seed
+	mu   sync.Mutex
+	m    map[uint64]memoryEntry
+}
+
+type memoryEntry struct {
+	size int
+	msgs []Message
+}
+
+const memoryCacheMax = 1024
+
+func newMemoryCache() *memoryCache {
+	return &memoryCache{seed: maphash.MakeSeed(), m: map[uint64]memoryEntry{}}
+}
+
+func (c *memoryCache) put(raw []byte, msgs []Message) {
+	if len(raw) == 0 {
+		return
+	}
+	key := maphash.Bytes(c.seed, raw)
+	c.mu.Lock()
+	if len(c.m) >= memoryCacheMax {
+		clear(c.m)
+	}
+	c.m[key] = memoryEntry{size: len(raw), msgs: msgs}
+	c.mu.Unlock()
+}
+
+// decode is decodeMemory through the cache. The result must not be
+// modified.
+func (c *memoryCache) decode(raw []byte) ([]Message, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	key := maphash.Bytes(c.seed, raw)
+	c.mu.Lock()
+	e, ok := c.m[key]
+	c.mu.Unlock()
+	if ok && e.size == len(raw) {
+		return e.msgs, nil
+	}
+	msgs, err := decodeMemory(raw)
+	if err == nil {
+		c.put(raw, msgs)
+	}
+	return msgs, err
 }

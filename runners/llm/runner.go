@@ -65,6 +65,7 @@ type Runner struct {
 	maxRetries    int
 	maxToolOutput int64
 	tokens        *tokenCache
+	memories      *memoryCache
 
 	providers sync.Map // providerKey → Provider
 	tools     sync.Map // *ensemble.Tool → *compiledTool
@@ -104,6 +105,7 @@ func New(opts Options) *Runner {
 		count = TiktokenCount
 	}
 	r.tokens = newTokenCache(count)
+	r.memories = newMemoryCache()
 	return r
 }
 
@@ -233,7 +235,7 @@ func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversa
 	if err != nil {
 		return fail(StopError, err)
 	}
-	history, err := decodeMemory(req.Memory)
+	history, err := r.memories.decode(req.Memory)
 	if err != nil {
 		return fail(StopError, err)
 	}
@@ -254,6 +256,7 @@ func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversa
 	conv = append(conv, Message{Role: RoleUser, Content: text})
 	defer func() {
 		res.Memory = encodeMemory(conv)
+		r.memories.put(res.Memory, conv)
 		added := conv[start:]
 		if first && c.system != "" {
 			added = append([]Message{{Role: RoleSystem, Content: c.system}}, added...)

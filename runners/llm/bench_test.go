@@ -1,0 +1,170 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/runners"
+)
+
+// cannedTransport answers every request at once with the same body: what
+// is left of a request's time is the loop's own overhead (building the
+// request, trimming, the SDK's encoding and decoding, memory encoding).
+type cannedTransport struct{ body []byte }
+
+func (c cannedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_ = r.Body.Close()
+	}
+	return &http.Response{
+		StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        http.Header{"Content-Type": []string{"application/json"}},
+		Body:          io.NopCloser(bytes.NewReader(c.body)),
+		ContentLength: int64(len(c.body)),
+		Request:       r,
+	}, nil
+}
+
+// fiftyMessages is a stored conversation of 50 messages (~400 characters
+// each), with some tool rounds.
+func fiftyMessages() []Message {
+	para := strings.Repeat("Revenue in the EMEA region grew by twelve percent. ", 8)
+	var msgs []Message
+	for len(msgs) < 50 {
+		switch len(msgs) % 10 {
+		case 2:
+			msgs = append(msgs, Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: fmt.Sprint("c", len(msgs)), Name: "echo", Arguments: `{"region":"EMEA"}`}}})
+			msgs = append(msgs, Message{Role: RoleTool, ToolCallID: fmt.Sprint("c", len(msgs)-1), ToolName: "echo", Content: para})
+		default:
+			role := RoleUser
+			if len(msgs)%2 == 1 {
+				role = RoleAssistant
+			}
+			msgs = append(msgs, Message{Role: role, Content: para})
+		}
+	}
+	return msgs[:50]
+}
+
+func benchLoop(b *testing.B, provider string, window *ensemble.ContextWindow) {
+	body := oaText("EMEA grew 12%.")
+	p := openaiProfile("http://model.invalid/v1")
+	if provider == "anthropic" {
+		body = anReply("end_turn", 10, 5, anText("EMEA grew 12%."))
+		p = anthropicProfile("http://model.invalid")
+	}
+	e, a := newEnsemble(b, p, ensemble.Agent{ContextWindow: window}, echoTool)
+	r := newTestRunner(Options{HTTPClient: &http.Client{Transport: cannedTransport{body: []byte(body)}}})
+	mem := encodeMemory(fiftyMessages())
+	req := &runners.Request{Ensemble: e, Agent: a, Input: "x", Turn: 1, Execution: 2, Memory: mem,
+		Dependencies: map[string]any{"d": "new data"}, Fresh: []string{"d"}}
+	// warm up: tokenizer vocabulary, schema compilation, connection
+	if res := r.Run(context.Background(), req); res.Err != nil {
+		b.Fatal(res.Err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res := r.Run(context.Background(), req)
+		if res.Err != nil {
+			b.Fatal(res.Err)
+		}
+	}
+}
+
+// BenchmarkLoopOverhead50Messages: one execution (one model request) that
+// continues a 50-message conversation, the server answering at once.
+// Budget: < 1 ms per model request.
+func BenchmarkLoopOverhead50Messages(b *testing.B) {
+	b.Run("openai", func(b *testing.B) { benchLoop(b, "openai", nil) })
+	b.Run("anthropic", func(b *testing.B) { benchLoop(b, "anthropic", nil) })
+	b.Run("openai+max_tokens_window", func(b *testing.B) {
+		benchLoop(b, "openai", &ensemble.ContextWindow{MaxTokens: 3000})
+	})
+}
+
+// TestLoopOverheadBudget keeps the benchmark's budget checked by go test:
+// the loop's overhead per model request for a 50-message conversation stays
+// under 1 ms (measured here with a generous margin for slow CI machines).
+func TestLoopOverheadBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("timing test")
+	}
+	res := testing.Benchmark(func(b *testing.B) { benchLoop(b, "openai", &ensemble.ContextWindow{MaxTokens: 3000}) })
+	per := time.Duration(res.NsPerOp())
+	t.Logf("loop overhead per request (50 messages, max_tokens window): %s, %d allocs", per, res.AllocsPerOp())
+	if per > 3*time.Millisecond {
+		t.Errorf("loop overhead %s per request, budget 1 ms", per)
+	}
+}
+
+// TestHundredAgentsConcurrently: 100 executions at once against a server
+// with 200 ms latency finish in well under 0.5 s with the default HTTP
+// client (no per-host connection cap).
+func TestHundredAgentsConcurrently(t *testing.T) {
+	srv := newFakeServer(t, func(_ int, _ recorded, w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(200 * time.Millisecond):
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, oaText("ok"))
+	})
+	took := runHundred(t, srv.URL)
+	t.Logf("100 agents, 200 ms latency: %s", took)
+	if took >= 500*time.Millisecond {
+		t.Errorf("took %s, want < 0.5 s", took)
+	}
+}
+
+func runHundred(t testing.TB, url string) time.Duration {
+	r := newTestRunner(Options{}) // the default HTTP client
+	var ens []*ensemble.Ensemble
+	var agents []*ensemble.Agent
+	for i := 0; i < 100; i++ {
+		e, a := newEnsemble(t, openaiProfile(url), ensemble.Agent{Name: fmt.Sprintf("agent-%d", i)})
+		ens, agents = append(ens, e), append(agents, a)
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, 100)
+	for i := range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := r.Run(context.Background(), request(ens[i], agents[i], "go"))
+			errs[i] = res.Err
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return took
+}
+
+func BenchmarkHundredAgents200msLatency(b *testing.B) {
+	srv := newFakeServer(&testing.T{}, func(_ int, _ recorded, w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(200 * time.Millisecond)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, oaText("ok"))
+	})
+	defer srv.Close()
+	for i := 0; i < b.N; i++ {
+		took := runHundred(b, srv.URL)
+		b.ReportMetric(took.Seconds(), "s/turn")
+	}
+}
