@@ -348,9 +348,11 @@ func maxTokensText(p *ensemble.ModelProfile) string {
 // finish sets the output from the final reply text.
 func (r *Runner) finish(res *runners.Result, c *conversation, text string) *runners.Result {
 	if c.outputFormat == "json" {
-		v, err := parseJSONReply(text)
+		// The same parser as injected responses (SPEC §4.2: a fenced
+		// ```json block is accepted).
+		v, err := runners.ParseJSONReply(text)
 		if err != nil {
-			res.Err = err
+			res.Err = fmt.Errorf("output_format json: %w", err)
 			return res
 		}
 		res.Output = v

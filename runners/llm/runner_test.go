@@ -91,7 +91,7 @@ func TestTextOutputAndJSONFormat(t *testing.T) {
 		{name: "json fenced", format: "json", reply: "Here you go:\n```json\n{\"a\": 2}\n```\nDone.", want: map[string]any{"a": 2.0}},
 		{name: "json bare fence", format: "json", reply: "```\n[true]\n```", want: []any{true}},
 		{name: "json invalid", format: "json", reply: "I think {a: 1}", wantErr: "output_format json"},
-		{name: "json bad fence", format: "json", reply: "```json\n{a: 1}\n```", wantErr: "fenced block"},
+		{name: "json bad fence", format: "json", reply: "```json\n{a: 1}\n```", wantErr: "output_format json: the reply is not valid JSON"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
