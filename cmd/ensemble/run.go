@@ -26,6 +26,8 @@ type runFlags struct {
 	maxTurns  int
 	timeout   time.Duration
 	parallel  int
+	stateFile string      // --state: write the state after every turn
+	resume    *resumeInfo // set by `ensemble resume`
 }
 
 func newRunCmd(io *stdio) *cobra.Command {
@@ -47,6 +49,7 @@ func newRunCmd(io *stdio) *cobra.Command {
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "override conversation_limits.max_total_turns")
 	fl.DurationVar(&f.timeout, "timeout", 0, "override the run's timeout (e.g. 90s, 10m)")
 	fl.IntVar(&f.parallel, "parallel", 0, "override conversation_limits.parallel_agent_limit")
+	fl.StringVar(&f.stateFile, "state", "", "write the run's state to `FILE` after every turn (continue it with ensemble resume FILE)")
 	return cmd
 }
 
@@ -130,14 +133,18 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	case "jsonl":
 		sink = newJSONLines(io.out)
 	}
-	r := engine.New(e, input, engine.Options{
+	r, saveFinal, err := f.durable(io, e, input, engine.Options{
 		Runner:   runner,
 		MaxTurns: f.maxTurns,
 		Timeout:  f.timeout,
 		Parallel: f.parallel,
 		Events:   sink,
 	})
+	if err != nil {
+		return err
+	}
 	res := r.Run(ctx)
+	saveErr := saveFinal(res)
 	switch output {
 	case "json":
 		enc := json.NewEncoder(io.out)
@@ -151,7 +158,7 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	if code := res.ExitCode(); code != 0 {
 		return &exitError{code: code}
 	}
-	return nil
+	return saveErr
 }
 
 // buildRunner wires the runners for e: scripts, the terminal for ask agents,

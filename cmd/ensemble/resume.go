@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/state"
+)
+
+// resumeFlags are the flags of `ensemble resume`: the overrides a run may be
+// given again.
+type resumeFlags struct {
+	output    string
+	maxTurns  int
+	timeout   time.Duration
+	parallel  int
+	responses string
+	profiles  []string
+	force     bool
+}
+
+func newResumeCmd(io *stdio) *cobra.Command {
+	var f resumeFlags
+	cmd := &cobra.Command{
+		Use:   "resume STATE",
+		Short: "Continue a run saved with run --state",
+		Long: `Continue a run saved with "ensemble run --state STATE" from its last completed turn.
+
+The run goes on with the same ensemble file, input, injected responses, profiles
+files and overrides (--max-turns, --timeout, --parallel) as it was started with;
+flags given here override them. A turn that was interrupted runs again; a
+completed turn never does. The state keeps being written to STATE.
+
+Resume refuses when the ensemble file, or the responses file, changed since
+the state was saved; --force resumes anyway.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return resumeRun(cmd.Context(), io, args[0], &f, cmd.Flags().Changed)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.output, "output", "", "text|json|jsonl (default text on a terminal, json otherwise)")
+	fl.IntVar(&f.maxTurns, "max-turns", 0, "override max_total_turns (e.g. to continue a run that reached it)")
+	fl.DurationVar(&f.timeout, "timeout", 0, "override the run's timeout (e.g. 90s, 10m)")
+	fl.IntVar(&f.parallel, "parallel", 0, "override parallel_agent_limit")
+	fl.StringVar(&f.responses, "responses", "", "inject agent responses from `FILE` instead of the saved run's")
+	fl.StringArrayVar(&f.profiles, "profiles", nil, "model profiles `FILE` instead of the saved run's (repeatable)")
+	fl.BoolVar(&f.force, "force", false, "resume even if the ensemble or responses file changed")
+	return cmd
+}
+
+// resumeInfo is what runEnsemble needs to continue a saved run.
+type resumeInfo struct {
+	file  *state.File
+	force bool
+	// checkResponses: the responses file is the saved run's, so it must not
+	// have changed.
+	checkResponses bool
+}
+
+func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, changed func(string) bool) error {
+	sf, err := state.Load(path)
+	if err != nil {
+		return &exitError{code: engine.ExitUsage, err: err}
+	}
+	f := runFlags{
+		output:    rf.output,
+		maxTurns:  sf.Options.MaxTurns,
+		timeout:   sf.Options.Timeout(),
+		parallel:  sf.Options.Parallel,
+		profiles:  sf.Profiles,
+		stateFile: path,
+		resume:    &resumeInfo{file: sf, force: rf.force},
+	}
+	if changed("max-turns") {
+		f.maxTurns = rf.maxTurns
+	}
+	if changed("timeout") {
+		f.timeout = rf.timeout
+	}
+	if changed("parallel") {
+		f.parallel = rf.parallel
+	}
+	if changed("profiles") {
+		f.profiles = rf.profiles
+	}
+	switch {
+	case changed("responses"):
+		f.responses = rf.responses
+	case sf.Responses != nil:
+		f.responses = sf.Responses.Path
+		f.resume.checkResponses = true
+	}
+	return runEnsemble(ctx, io, sf.Ensemble.Path, &f, false)
+}
+
+// durable wires --state into a run of e: it prepares the run (a new one, or
+// the saved one when resuming), writes the state once before the first turn
+// (so that a run killed in its first turn can be resumed), and after every
+// completed turn. The returned function writes the final state, with the
+// completion reason; it reports its own errors on stderr and then returns a
+// silent exit error.
+func (f *runFlags) durable(io *stdio, e *ensemble.Ensemble, input string, opts engine.Options) (*engine.Run, func(*engine.Result) error, error) {
+	if rs := f.resume; rs != nil {
+		if err := checkResume(io, e, f.responses, rs); err != nil {
+			return nil, nil, err
+		}
+	}
+	if f.stateFile == "" {
+		return engine.New(e, input, opts), func(*engine.Result) error { return nil }, nil
+	}
+	extra, err := f.stateRefs()
+	if err != nil {
+		return nil, nil, err
+	}
+	var r *engine.Run
+	save := func(reason string) error {
+		sf := r.File(reason)
+		sf.Responses, sf.Profiles = extra.Responses, extra.Profiles
+		return state.Save(f.stateFile, sf)
+	}
+	opts.AfterTurn = func(*state.State) error { return save("") }
+	if f.resume != nil {
+		r = engine.FromFile(e, f.resume.file, opts)
+	} else {
+		r = engine.New(e, input, opts)
+	}
+	if err := save(""); err != nil {
+		return nil, nil, usageErr("--state: %v", err)
+	}
+	final := func(res *engine.Result) error {
+		if err := save(res.CompletionReason); err != nil {
+			fmt.Fprintf(io.err, "ensemble: %v\n", err)
+			return &exitError{code: engine.ExitFailed}
+		}
+		return nil
+	}
+	return r, final, nil
+}
+
+// stateRefs names the responses and profiles files by absolute path (and the
+// responses file by hash), for the state file.
+func (f *runFlags) stateRefs() (*state.File, error) {
+	var sf state.File
+	if f.responses != "" {
+		abs, err := filepath.Abs(f.responses)
+		if err != nil {
+			return nil, usageErr("--responses: %v", err)
+		}
+		sum, err := state.HashFile(abs)
+		if err != nil {
+			return nil, usageErr("--responses: %v", err)
+		}
+		sf.Responses = &state.FileRef{Path: abs, SHA256: sum}
+	}
+	for _, p := range f.profiles {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, usageErr("--profiles: %v", err)
+		}
+		sf.Profiles = append(sf.Profiles, abs)
+	}
+	return &sf, nil
+}
+
+// checkResume refuses to continue a run whose ensemble or responses file has
+// changed since its state was saved, unless --force.
+func checkResume(io *stdio, e *ensemble.Ensemble, responses string, rs *resumeInfo) error {
+	var errs []error
+	if err := engine.CheckEnsemble(e, rs.file); err != nil {
+		errs = append(errs, err)
+	}
+	if rs.checkResponses {
+		switch sum, err := state.HashFile(responses); {
+		case err != nil:
+			return usageErr("the responses file of the saved run: %v (give another with --responses)", err)
+		case sum != rs.file.Responses.SHA256:
+			errs = append(errs, &engine.ChangedError{What: "responses file", Path: responses, Saved: rs.file.Responses.SHA256, Current: sum})
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	if rs.force {
+		fmt.Fprintf(io.err, "ensemble: warning: %v; resuming anyway (--force)\n", errors.Join(errs...))
+		return nil
+	}
+	return &exitError{code: engine.ExitUsage, err: fmt.Errorf("%w\nresuming would continue the run with a different workflow; use --force to resume anyway",
+		errors.Join(errs...))}
+}

@@ -1,0 +1,420 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The binary, built once on first use, for the tests that signal a real
+// process; TestMain removes it.
+var (
+	binOnce sync.Once
+	binDir  string
+	binPath string
+	binErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+func ensembleBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "ensemble-test-bin-")
+		if binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "ensemble")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+const (
+	durableDir = "testdata/durable/"
+	fakeKey    = "sk-fake-3b1f0c9e-never-in-a-state-file"
+	visible    = "visible-8d2a"
+)
+
+// binaryCmd prepares the binary with a controlled environment: a fake API
+// key in the variable the ensemble's profile names, and the variables that
+// make testdata/durable/scripts/step.sh block once in turn blockTurn.
+func binaryCmd(t *testing.T, dir string, blockTurn int, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	cmd := exec.Command(ensembleBinary(t), args...)
+	cmd.Env = append(os.Environ(), "ENSEMBLE_PROFILES=", "ENSEMBLE_TEST_FAKE_KEY="+fakeKey, "ENSEMBLE_TEST_VISIBLE="+visible,
+		"DURABLE_DIR="+dir, "BLOCK_TURN="+strconv.Itoa(blockTurn))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	return cmd, &stdout, &stderr
+}
+
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	if ee != nil {
+		return ee.ExitCode()
+	}
+	return 0
+}
+
+// comparableResult is a result as JSON without what depends on the clock.
+func comparableResult(t *testing.T, data []byte) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("not a result: %v\n%s", err, data)
+	}
+	delete(m, "duration_seconds")
+	return dropTimings(t, m, "conversation_history")
+}
+
+func dropTimings(t *testing.T, m map[string]any, historyKey string) string {
+	t.Helper()
+	hist, _ := m[historyKey].([]any)
+	for _, r := range hist {
+		rec := r.(map[string]any)
+		delete(rec, "execution_time")
+		delete(rec, "timestamp")
+	}
+	b, _ := json.MarshalIndent(m, "", " ")
+	return string(b)
+}
+
+type stateFile struct {
+	raw              []byte
+	CompletionReason string         `json:"completion_reason"`
+	State            map[string]any `json:"state"`
+}
+
+func readState(t *testing.T, path string) *stateFile {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sf stateFile
+	if err := json.Unmarshal(raw, &sf); err != nil {
+		t.Fatalf("the state file does not parse: %v\n%s", err, raw)
+	}
+	sf.raw = raw
+	return &sf
+}
+
+func (sf *stateFile) turn() int { return int(sf.State["turn_count"].(float64)) }
+
+func (sf *stateFile) comparable(t *testing.T) string {
+	return dropTimings(t, sf.State, "conversation_history")
+}
+
+// noSecrets checks that the fake key is nowhere in a state file, while the
+// seed's dump of its ENSEMBLE_* variables is (so the check means something).
+func noSecrets(t *testing.T, sf *stateFile) {
+	t.Helper()
+	if bytes.Contains(sf.raw, []byte(fakeKey)) || bytes.Contains(sf.raw, []byte("sk-fake")) {
+		t.Fatalf("the state file holds the API key:\n%s", sf.raw)
+	}
+	if !bytes.Contains(sf.raw, []byte(visible)) {
+		t.Fatalf("the state file lacks the seed's environment dump:\n%s", sf.raw)
+	}
+}
+
+var (
+	referenceOnce                  sync.Once
+	referenceResult, referenceSt   string
+	referenceFailure               string
+	referenceTurns, referenceCount = 8, map[string]any{"seed": 1.0, "ping": 3.0, "pong": 3.0, "judge": 3.0}
+)
+
+// reference is an uninterrupted run of testdata/durable with --state.
+func reference(t *testing.T) (result, st string) {
+	t.Helper()
+	referenceOnce.Do(func() {
+		dir := t.TempDir()
+		sp := filepath.Join(dir, "run.state")
+		cmd, stdout, stderr := binaryCmd(t, "", 0, "run", durableDir+"ensemble.yaml", "--responses", durableDir+"responses.yaml",
+			"--state", sp, "--output", "json")
+		if code := exitCode(t, cmd.Run()); code != 0 {
+			referenceFailure = fmt.Sprintf("reference run: exit %d: %s", code, stderr)
+			return
+		}
+		sf := readState(t, sp)
+		noSecrets(t, sf)
+		if sf.CompletionReason != "completed" || sf.turn() != referenceTurns ||
+			!reflect.DeepEqual(sf.State["agent_execution_count"], referenceCount) {
+			referenceFailure = fmt.Sprintf("reference run: %s after %d turns, %v", sf.CompletionReason, sf.turn(), sf.State["agent_execution_count"])
+			return
+		}
+		referenceResult, referenceSt = comparableResult(t, stdout.Bytes()), sf.comparable(t)
+	})
+	if referenceFailure != "" {
+		t.Fatal(referenceFailure)
+	}
+	return referenceResult, referenceSt
+}
+
+// alive reports whether pid is a process that has not exited (a zombie
+// waiting for a parent that does not reap it counts as gone).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	// pid (comm) S ...: the state follows the last ')'.
+	s := string(stat)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+func poll(t *testing.T, what string, deadline time.Duration, ok func() bool) {
+	t.Helper()
+	end := time.Now().Add(deadline)
+	for !ok() {
+		if time.Now().After(end) {
+			t.Fatalf("gave up waiting %s for %s", deadline, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A run interrupted in its 4th turn (by SIGINT, or by SIGKILL with no
+// chance to clean up) and then resumed ends exactly as an uninterrupted
+// run: completed turns are not run again, the interrupted one is, and the
+// injected responses continue where they were.
+func TestInterruptedRunResumes(t *testing.T) {
+	t.Parallel()
+	wantResult, wantState := reference(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			sp := filepath.Join(dir, "run.state")
+			cmd, _, stderr := binaryCmd(t, dir, 4, "run", durableDir+"ensemble.yaml", "--responses", durableDir+"responses.yaml",
+				"--state", sp, "--output", "json")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			t.Cleanup(func() { cmd.Process.Kill() })
+
+			// Wait until the script blocks in turn 4.
+			pidFile := filepath.Join(dir, "pids")
+			poll(t, "the script to block", 60*time.Second, func() bool {
+				select {
+				case err := <-exited:
+					t.Fatalf("the run ended before blocking: %v\n%s", err, stderr)
+				default:
+				}
+				_, err := os.Stat(pidFile)
+				return err == nil
+			})
+			var script, child int
+			b, _ := os.ReadFile(pidFile)
+			if _, err := fmt.Sscan(string(b), &script, &child); err != nil {
+				t.Fatalf("pid file %q: %v", b, err)
+			}
+			t.Cleanup(func() {
+				syscall.Kill(-script, syscall.SIGKILL) // the script leads its process group
+				syscall.Kill(child, syscall.SIGKILL)
+			})
+			if sf := readState(t, sp); sf.turn() != 3 || sf.CompletionReason != "" {
+				t.Fatalf("while turn 4 runs, the file holds turn %d, %q", sf.turn(), sf.CompletionReason)
+			}
+
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			select {
+			case err = <-exited:
+			case <-time.After(60 * time.Second):
+				t.Fatal("the run did not end after the signal")
+			}
+			sf := readState(t, sp)
+			if sf.turn() != 3 {
+				t.Fatalf("after %v the file holds turn %d", sig, sf.turn())
+			}
+			noSecrets(t, sf)
+			switch sig {
+			case syscall.SIGINT:
+				if code := exitCode(t, err); code != 130 {
+					t.Fatalf("exit %d after SIGINT, want 130: %s", code, stderr)
+				}
+				if sf.CompletionReason != "cancelled" {
+					t.Fatalf("completion_reason %q", sf.CompletionReason)
+				}
+				// The script and the process it started were killed.
+				for _, pid := range []int{script, child} {
+					poll(t, fmt.Sprintf("process %d to be gone", pid), 30*time.Second, func() bool { return !alive(pid) })
+				}
+			case syscall.SIGKILL:
+				if sf.CompletionReason != "" {
+					t.Fatalf("completion_reason %q after SIGKILL", sf.CompletionReason)
+				}
+				// Nothing cleaned up after the killed run; do it here.
+				syscall.Kill(-script, syscall.SIGKILL)
+			}
+
+			resume, stdout, stderr := binaryCmd(t, dir, 4, "resume", sp, "--output", "json")
+			if code := exitCode(t, resume.Run()); code != 0 {
+				t.Fatalf("resume: exit %d: %s", code, stderr)
+			}
+			if got := comparableResult(t, stdout.Bytes()); got != wantResult {
+				t.Fatalf("the resumed result differs from an uninterrupted run's:\n%s\nwant\n%s", got, wantResult)
+			}
+			sf = readState(t, sp)
+			if got := sf.comparable(t); got != wantState || sf.CompletionReason != "completed" {
+				t.Fatalf("the final state (%q) differs from an uninterrupted run's:\n%s\nwant\n%s", sf.CompletionReason, got, wantState)
+			}
+			noSecrets(t, sf)
+
+			// Each script execution ran once, but for the one of the
+			// interrupted turn, which ran again.
+			log, _ := os.ReadFile(filepath.Join(dir, "log"))
+			want := "seed 1 1\nping 1 2\npong 1 3\nping 2 4\nping 2 4\npong 2 5\nping 3 6\npong 3 7\n"
+			if string(log) != want {
+				t.Fatalf("script executions:\n%s\nwant\n%s", log, want)
+			}
+		})
+	}
+}
+
+// copyDurable copies testdata/durable into a fresh directory, to change it.
+func copyDurable(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{"ensemble.yaml", "responses.yaml", "scripts/step.sh"} {
+		b, err := os.ReadFile(durableDir + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func appendTo(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(text)
+	f.Close()
+}
+
+func TestResumeRefusesChangedFiles(t *testing.T) {
+	t.Parallel()
+	dir := copyDurable(t)
+	ens, resp, sp := filepath.Join(dir, "ensemble.yaml"), filepath.Join(dir, "responses.yaml"), filepath.Join(dir, "run.state")
+	o := ensembleCmd(t, "", "run", ens, "--responses", resp, "--state", sp, "--max-turns", "5", "--output", "json")
+	if o.code != 3 {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+	// The saved limit holds on resume: nothing more runs.
+	o = ensembleCmd(t, "", "resume", sp, "--output", "json")
+	if o.code != 3 || !strings.Contains(o.stdout, `"turn_count": 5`) {
+		t.Fatalf("exit %d: %s %s", o.code, o.stdout, o.stderr)
+	}
+
+	appendTo(t, ens, "\n# an edit\n")
+	o = ensembleCmd(t, "", "resume", sp, "--output", "json")
+	if o.code != 2 || o.stdout != "" || !strings.Contains(o.stderr, "ensemble file "+ens+" has changed") || !strings.Contains(o.stderr, "--force") {
+		t.Fatalf("a changed ensemble file: exit %d: %q %q", o.code, o.stdout, o.stderr)
+	}
+	if readState(t, sp).turn() != 5 {
+		t.Fatal("a refused resume touched the state")
+	}
+	appendTo(t, resp, "\n# an edit\n")
+	o = ensembleCmd(t, "", "resume", sp, "--output", "json")
+	if o.code != 2 || !strings.Contains(o.stderr, "ensemble file "+ens) || !strings.Contains(o.stderr, "responses file "+resp+" has changed") {
+		t.Fatalf("both changed: exit %d: %q", o.code, o.stderr)
+	}
+
+	// --force goes on (here with a raised turn limit) and says so.
+	o = ensembleCmd(t, "", "resume", sp, "--force", "--max-turns", "20", "--output", "json")
+	if o.code != 0 || !strings.Contains(o.stderr, "resuming anyway") || !strings.Contains(o.stdout, `"turn_count": 8`) {
+		t.Fatalf("--force: exit %d: %s %s", o.code, o.stdout, o.stderr)
+	}
+	// The state now records the files as they are.
+	o = ensembleCmd(t, "", "resume", sp, "--output", "json")
+	if o.code != 0 || o.stderr != "" || !strings.Contains(o.stdout, `"completion_reason": "completed"`) {
+		t.Fatalf("after --force: exit %d: %s", o.code, o.stderr)
+	}
+}
+
+func TestResumeRejectsBadStateFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	sp := filepath.Join(dir, "good.state")
+	o := ensembleCmd(t, "", "run", durableDir+"ensemble.yaml", "--responses", durableDir+"responses.yaml", "--state", sp, "--output", "json")
+	if o.code != 0 {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+	good, _ := os.ReadFile(sp)
+	for _, tc := range []struct{ name, data, msg string }{
+		{"garbage", "\x00\x01 not json", "not valid JSON"},
+		{"truncated", string(good[:len(good)*2/3]), "corrupt or truncated"},
+		{"empty", "", "empty"},
+		{"unknown version", strings.Replace(string(good), `"version": 1,`, `"version": 7,`, 1), "unknown state file version 7"},
+		{"not a state file", `{"ensemble": "x"}`, "not an ensemble state file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".state")
+			os.WriteFile(path, []byte(tc.data), 0o600)
+			o := ensembleCmd(t, "", "resume", path)
+			if o.code != 2 || o.stdout != "" || !strings.Contains(o.stderr, "state file "+path+": ") || !strings.Contains(o.stderr, tc.msg) {
+				t.Fatalf("exit %d, stderr %q, want exit 2 and %q", o.code, o.stderr, tc.msg)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"resume", filepath.Join(dir, "nope.state")}, "no such file"},
+		{[]string{"resume", dir}, "is a directory"},
+		{[]string{"resume"}, "accepts 1 arg"},
+		{[]string{"run", durableDir + "ensemble.yaml", "--state", filepath.Join(dir, "missing", "s")}, "--state"},
+	} {
+		o := ensembleCmd(t, "", tc.args...)
+		if o.code != 2 || !strings.Contains(o.stderr, tc.msg) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tc.args, o.code, o.stderr, tc.msg)
+		}
+	}
+}
