@@ -1,0 +1,402 @@
+package bdd
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	gherkin "github.com/cucumber/gherkin/go/v26"
+	"github.com/cucumber/godog"
+	messages "github.com/cucumber/messages/go/v21"
+)
+
+// Exit codes of Run.
+const (
+	ExitPassed = 0 // every scenario passed
+	ExitFailed = 1 // a scenario failed, or a step was undefined or pending
+	ExitUsage  = 2 // bad paths, formats or feature files: nothing ran
+)
+
+// Formats are the report formats Run accepts.
+var Formats = []string{"pretty", "progress", "junit", "cucumber"}
+
+// RunOptions configure Run.
+type RunOptions struct {
+	Options
+	// Paths are feature files or folders (searched recursively for
+	// *.feature, skipping hidden folders). A file may end in :LINE to run
+	// the scenario at that line. None: "features" when that folder exists,
+	// else ".".
+	Paths []string
+	// Format is one format, or a comma-separated list of name[:FILE]
+	// (godog's syntax): pretty (default), progress, junit, cucumber. A
+	// format without a file writes to Output.
+	Format string
+	// Tags filters scenarios by tag expression (godog's: "@fast && ~@slow").
+	Tags string
+	// Output receives the reports without a file; nil means os.Stdout.
+	Output io.Writer
+	// Stderr receives notes about undefined steps; nil means os.Stderr.
+	Stderr io.Writer
+	// NoColors turns off ANSI colours.
+	NoColors bool
+	// Context is the parent of every scenario's run; nil means Background.
+	Context context.Context
+}
+
+// UsageError is a problem found before any scenario ran.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Run runs feature files with the built-in steps, every step strict, and
+// returns the exit code: ExitPassed, ExitFailed, or ExitUsage with a
+// *UsageError when nothing could run.
+func Run(o RunOptions) (int, error) {
+	out, stderr := o.Output, o.Stderr
+	if out == nil {
+		out = os.Stdout
+	}
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	format, err := checkFormat(o.Format)
+	if err != nil {
+		return ExitUsage, err
+	}
+	files, err := FindFeatures(o.Paths)
+	if err != nil {
+		return ExitUsage, err
+	}
+	if len(files) == 0 {
+		return ExitUsage, usagef("no .feature files found in %s", strings.Join(defaultPaths(o.Paths), ", "))
+	}
+	if err := checkSyntax(files); err != nil {
+		return ExitUsage, err
+	}
+	ctx := o.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	undefined := &undefinedSteps{}
+	filtered := &snippetFilter{w: out}
+	suite := godog.TestSuite{
+		Name: "ensemble",
+		ScenarioInitializer: func(sc *godog.ScenarioContext) {
+			Register(sc, o.Options)
+			sc.StepContext().After(func(ctx context.Context, st *godog.Step, status godog.StepResultStatus, err error) (context.Context, error) {
+				if status == godog.StepUndefined || errors.Is(err, godog.ErrUndefined) {
+					undefined.add(st.Text)
+				}
+				return ctx, nil
+			})
+		},
+		Options: &godog.Options{
+			Format:         format,
+			Paths:          files,
+			Tags:           o.Tags,
+			Strict:         true,
+			Output:         filtered,
+			NoColors:       o.NoColors,
+			DefaultContext: ctx,
+			Concurrency:    1,
+		},
+	}
+	status := suite.Run()
+	filtered.flush()
+	undefined.report(stderr)
+	switch status {
+	case 0:
+		return ExitPassed, nil
+	case 1:
+		return ExitFailed, nil
+	}
+	return ExitUsage, usagef("godog could not run the features (exit %d)", status)
+}
+
+// checkFormat validates a --format value and returns it for godog.
+func checkFormat(f string) (string, error) {
+	if strings.TrimSpace(f) == "" {
+		return "pretty", nil
+	}
+	var parts []string
+	for _, p := range strings.Split(f, ",") {
+		name, file, hasFile := strings.Cut(strings.TrimSpace(p), ":")
+		if !slices.Contains(Formats, name) {
+			return "", usagef("unknown format %q: use %s, or a comma-separated list of them, each optionally with :FILE", name, strings.Join(Formats, ", "))
+		}
+		if hasFile {
+			if file == "" {
+				return "", usagef("format %q: the file name after : is empty", name)
+			}
+			// godog creates the file; fail here, clearly, when it cannot.
+			fh, err := os.Create(file)
+			if err != nil {
+				return "", usagef("format %s: cannot create the report: %v", name, err)
+			}
+			fh.Close()
+			parts = append(parts, name+":"+file)
+		} else {
+			parts = append(parts, name)
+		}
+	}
+	return strings.Join(parts, ","), nil
+}
+
+func defaultPaths(paths []string) []string {
+	if len(paths) > 0 {
+		return paths
+	}
+	if fi, err := os.Stat("features"); err == nil && fi.IsDir() {
+		return []string{"features"}
+	}
+	return []string{"."}
+}
+
+var lineSuffix = regexp.MustCompile(`:\d+$`)
+
+// FindFeatures expands paths into feature files, in order: a folder gives
+// its *.feature files, recursively and sorted, skipping hidden folders; a
+// file is taken as it is (with an optional :LINE). A path that does not
+// exist is an error.
+func FindFeatures(paths []string) ([]string, error) {
+	var files []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			files = append(files, p)
+		}
+	}
+	for _, p := range defaultPaths(paths) {
+		file := p
+		if loc := lineSuffix.FindStringIndex(p); loc != nil {
+			if _, err := os.Stat(p); err != nil {
+				file = p[:loc[0]]
+			}
+		}
+		fi, err := os.Stat(file)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil, usagef("%s: no such file or folder", file)
+			}
+			return nil, usagef("%v", err)
+		}
+		if !fi.IsDir() {
+			add(p)
+			continue
+		}
+		err = filepath.WalkDir(file, func(q string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if q != file && strings.HasPrefix(d.Name(), ".") {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if strings.HasSuffix(q, ".feature") {
+				add(q)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, usagef("searching %s: %v", file, err)
+		}
+	}
+	return files, nil
+}
+
+// checkSyntax parses every file, so that a Gherkin syntax error is reported
+// clearly (godog would print it to the process's stderr).
+func checkSyntax(files []string) error {
+	var msgs []string
+	for _, f := range files {
+		name := lineSuffix.ReplaceAllString(f, "")
+		if _, err := os.Stat(f); err == nil {
+			name = f
+		}
+		data, err := os.ReadFile(name)
+		if err != nil {
+			msgs = append(msgs, fmt.Sprintf("%s: %v", name, err))
+			continue
+		}
+		_, err = gherkin.ParseGherkinDocument(bytes.NewReader(data), (&messages.Incrementing{}).NewId)
+		if err != nil {
+			for _, line := range strings.Split(err.Error(), "\n") {
+				if line = strings.TrimSpace(line); line == "" || line == "Parser errors:" {
+					continue
+				}
+				// "(3:5): expected: ..." → "file:3:5: expected: ..."
+				if m := gherkinPos.FindStringSubmatch(line); m != nil {
+					line = fmt.Sprintf("%s:%s:%s: %s", name, m[1], m[2], m[3])
+				} else {
+					line = name + ": " + line
+				}
+				msgs = append(msgs, line)
+			}
+		}
+	}
+	if len(msgs) > 0 {
+		return usagef("%s", strings.Join(msgs, "\n"))
+	}
+	return nil
+}
+
+var gherkinPos = regexp.MustCompile(`^\((\d+):(\d+)\): (.*)$`)
+
+// snippetFilter drops godog's Go snippets for undefined steps (the last
+// part of its summary): a user of `ensemble test` cannot add Go steps.
+type snippetFilter struct {
+	w       io.Writer
+	buf     []byte
+	dropped bool
+}
+
+// goLocation matches the Go location of a step definition that godog's
+// pretty format prints after each step ("# scenario.go:97 -> *Scenario",
+// maybe coloured), with the padding before it: noise to a user.
+var goLocation = regexp.MustCompile(`[ \t]*(?:\x1b\[[0-9;]*m)?# [^ \n]+\.go:\d+ -> [^ \n\x1b]+(?:\x1b\[[0-9;]*m)?[ \t]*(\r?\n)$`)
+
+const snippetHeader = "You can implement step definitions for undefined steps"
+
+func (f *snippetFilter) Write(p []byte) (int, error) {
+	if f.dropped {
+		return len(p), nil
+	}
+	f.buf = append(f.buf, p...)
+	for {
+		i := bytes.IndexByte(f.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := f.buf[:i+1]
+		if bytes.Contains(line, []byte(snippetHeader)) {
+			f.dropped, f.buf = true, nil
+			return len(p), nil
+		}
+		line = goLocation.ReplaceAll(line, []byte("$1"))
+		if _, err := f.w.Write(line); err != nil {
+			return len(p), err
+		}
+		f.buf = f.buf[i+1:]
+	}
+	return len(p), nil
+}
+
+func (f *snippetFilter) flush() {
+	if !f.dropped && len(f.buf) > 0 {
+		_, _ = f.w.Write(f.buf)
+	}
+	f.buf = nil
+}
+
+// undefinedSteps collects the text of undefined steps.
+type undefinedSteps struct {
+	mu    sync.Mutex
+	steps []string
+}
+
+func (u *undefinedSteps) add(text string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !slices.Contains(u.steps, text) {
+		u.steps = append(u.steps, text)
+	}
+}
+
+func (u *undefinedSteps) report(w io.Writer) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.steps) == 0 {
+		return
+	}
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "\n%d undefined step(s): they are not built-in steps of `ensemble test` (list them with `ensemble test --list-steps`):\n", len(u.steps))
+	for _, st := range u.steps {
+		fmt.Fprintf(bw, "  %s\n", st)
+		if hint := Suggest(st); hint != "" {
+			fmt.Fprintf(bw, "    did you mean: %s\n", hint)
+		}
+	}
+	bw.Flush()
+}
+
+var (
+	quotedArg = regexp.MustCompile(`"[^"]*"`)
+	numberArg = regexp.MustCompile(`\b\d+\b`)
+)
+
+// shape reduces a step to its words: arguments and keywords removed.
+func shape(step string) string {
+	step = strings.TrimSpace(step)
+	for _, kw := range []string{"Given ", "When ", "Then ", "And ", "But ", "* "} {
+		step = strings.TrimPrefix(step, kw)
+	}
+	step = quotedArg.ReplaceAllString(step, `""`)
+	step = numberArg.ReplaceAllString(step, "N")
+	return strings.ToLower(step)
+}
+
+// Suggest returns the built-in step closest to an undefined one, or "" when
+// none is close.
+func Suggest(step string) string {
+	s := shape(step)
+	best, bestD := "", len(s)/3+2
+	for _, d := range stepDefs {
+		if dist := levenshtein(s, shape(d.Example)); dist < bestD {
+			best, bestD = d.Example, dist
+		}
+	}
+	return best
+}
+
+func levenshtein(a, b string) int {
+	ar, br := []rune(a), []rune(b)
+	prev := make([]int, len(br)+1)
+	cur := make([]int, len(br)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ar); i++ {
+		cur[0] = i
+		for j := 1; j <= len(br); j++ {
+			cost := 1
+			if ar[i-1] == br[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(br)]
+}
+
+// ListSteps writes the built-in steps, one per line, grouped by keyword.
+func ListSteps(w io.Writer) {
+	last := ""
+	for _, d := range Steps() {
+		if d.Keyword != last {
+			if last != "" {
+				fmt.Fprintln(w)
+			}
+			last = d.Keyword
+		}
+		fmt.Fprintf(w, "%s\n    %s\n", d.Example, d.Doc)
+	}
+}

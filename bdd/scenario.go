@@ -1,0 +1,292 @@
+// Package bdd is the Gherkin step library of `ensemble test` (SPEC §8): the
+// built-in steps that load an ensemble, inject responses, run it and assert
+// on the result, and Run, which runs feature files with them through godog.
+//
+// Every scenario gets a fresh Scenario: its own ensemble, input, injected
+// responses (queued per agent in the order the steps give them) and result.
+// Relative paths in steps resolve against the folder of the feature file.
+//
+// A project's own godog suite can reuse the steps: call Register from its
+// ScenarioInitializer, then add project-specific steps that read the
+// Scenario (Result, Ensemble, Dir).
+package bdd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cucumber/godog"
+
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/runners"
+)
+
+// Options configure the steps. The zero value runs script agents for real,
+// fails LLM agents that have no injected response and fails ask agents that
+// have none (a test has no terminal).
+type Options struct {
+	// LookupEnv expands ${VAR} in ensemble files and finds
+	// $ENSEMBLE_PROFILES; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// ProfileFiles are model profiles files loaded with every ensemble
+	// (like `--profiles`), before $ENSEMBLE_PROFILES.
+	ProfileFiles []string
+	// Script runs script agents that have no injected response; nil means
+	// &runners.Script{}.
+	Script runners.Runner
+	// LLM runs LLM agents that have no injected response; nil: they fail,
+	// asking for an injected response.
+	LLM runners.Runner
+	// Simulate plays agents whose responses are simulated by a model
+	// (SPEC §5); nil: such agents fail with a clear error.
+	Simulate func(ctx context.Context, req *runners.Request, modelProfile, prompt string) *runners.Result
+}
+
+// Scenario is the state of one scenario. Register returns it, so that a
+// suite's own steps can read the run.
+type Scenario struct {
+	opts *Options
+
+	uri string // the feature file, as godog names it (maybe with :line)
+	dir string // its folder: relative paths in steps resolve here
+
+	ensLabel string // how messages name the ensemble: the path as written
+	ensPath  string // resolved path ("" for an inline ensemble)
+	inline   []byte // an inline ensemble (doc string)
+	ens      *ensemble.Ensemble
+
+	profiles  []string // resolved profiles files given by steps
+	input     *string
+	responses *runners.Responses
+	maxTurns  int
+	parallel  int
+	timeout   time.Duration
+
+	ran    bool
+	result *engine.Result
+
+	validated     bool
+	validationErr error
+}
+
+// NewScenario returns the state of a fresh scenario whose relative paths
+// resolve against dir. Register calls it; a caller that drives the steps
+// itself can too.
+func NewScenario(dir string, opts Options) *Scenario {
+	return &Scenario{opts: &opts, dir: dir, responses: runners.NewResponses()}
+}
+
+// Register adds the built-in steps to sc for one scenario and returns the
+// scenario's state, fresh for each scenario. The folder of the feature file
+// is learnt in a Before hook.
+func Register(sc *godog.ScenarioContext, opts Options) *Scenario {
+	s := NewScenario(".", opts)
+	sc.Before(func(ctx context.Context, p *godog.Scenario) (context.Context, error) {
+		s.uri = p.Uri
+		file, _ := splitLine(p.Uri)
+		s.dir = filepath.Dir(file)
+		return ctx, nil
+	})
+	for _, d := range stepDefs {
+		sc.Step(d.re, d.handler(s))
+	}
+	return s
+}
+
+// splitLine splits "file.feature:12" into the file and the line suffix.
+func splitLine(uri string) (string, string) {
+	i := strings.LastIndexByte(uri, ':')
+	if i < 0 {
+		return uri, ""
+	}
+	for _, r := range uri[i+1:] {
+		if r < '0' || r > '9' {
+			return uri, ""
+		}
+	}
+	if i+1 == len(uri) {
+		return uri, ""
+	}
+	return uri[:i], uri[i:]
+}
+
+// Dir is the folder relative paths resolve against (the feature file's).
+func (s *Scenario) Dir() string { return s.dir }
+
+// FeatureFile is the feature file of the scenario, as godog named it.
+func (s *Scenario) FeatureFile() string { file, _ := splitLine(s.uri); return file }
+
+// Ensemble is the loaded ensemble, or nil.
+func (s *Scenario) Ensemble() *ensemble.Ensemble { return s.ens }
+
+// Result is the result of the run, or nil before `When the ensemble runs`.
+func (s *Scenario) Result() *engine.Result { return s.result }
+
+// Responses are the responses injected so far.
+func (s *Scenario) Responses() *runners.Responses { return s.responses }
+
+// Resolve resolves a path written in a step against the feature's folder.
+func (s *Scenario) Resolve(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(s.dir, p)
+}
+
+func (s *Scenario) lookupEnv(k string) (string, bool) {
+	if s.opts.LookupEnv != nil {
+		return s.opts.LookupEnv(k)
+	}
+	return lookupOSEnv(k)
+}
+
+func (s *Scenario) profileFiles() []string {
+	files := slices.Concat(s.opts.ProfileFiles, s.profiles)
+	if env, ok := s.lookupEnv("ENSEMBLE_PROFILES"); ok && env != "" {
+		files = append(files, env)
+	}
+	return files
+}
+
+// load (re)loads the ensemble the scenario names.
+func (s *Scenario) load() error {
+	s.ens = nil
+	lo := ensemble.LoadOptions{ProfileFiles: s.profileFiles(), LookupEnv: s.lookupEnv}
+	var (
+		e   *ensemble.Ensemble
+		err error
+	)
+	if s.inline != nil {
+		e, err = ensemble.LoadBytes(filepath.Join(s.dir, "inline-ensemble.yaml"), s.inline, lo)
+	} else {
+		e, err = ensemble.Load(s.ensPath, lo)
+	}
+	if err != nil {
+		return loadError(s.ensLabel, s.inline != nil, err)
+	}
+	s.ens = e
+	return nil
+}
+
+// loadError phrases a load failure: every problem, one per line.
+func loadError(label string, inline bool, err error) error {
+	var list *ensemble.ErrorList
+	if !errors.As(err, &list) {
+		return fmt.Errorf("the ensemble %s cannot be loaded: %v", label, err)
+	}
+	lines := make([]string, len(*list))
+	for i, e := range *list {
+		if inline && e.Line > 0 {
+			lines[i] = fmt.Sprintf("  doc string line %d, column %d: %s", e.Line, e.Column, e.Message)
+		} else {
+			lines[i] = "  " + e.Error()
+		}
+	}
+	return fmt.Errorf("the ensemble %s is invalid:\n%s", label, strings.Join(lines, "\n"))
+}
+
+// ensemble returns the loaded ensemble, or an error naming the missing step.
+func (s *Scenario) ensemble() (*ensemble.Ensemble, error) {
+	if s.ens == nil {
+		return nil, errors.New(`no ensemble is loaded: start the scenario with Given the ensemble "path/to/ensemble.yaml"`)
+	}
+	return s.ens, nil
+}
+
+// agent checks that name is an agent of the ensemble.
+func (s *Scenario) agent(name string) (*ensemble.Agent, error) {
+	e, err := s.ensemble()
+	if err != nil {
+		return nil, err
+	}
+	if a := e.Agent(name); a != nil {
+		return a, nil
+	}
+	return nil, unknownAgent(e, name)
+}
+
+func unknownAgent(e *ensemble.Ensemble, name string) error {
+	names := make([]string, len(e.Agents))
+	for i, a := range e.Agents {
+		names[i] = a.Name
+	}
+	return fmt.Errorf("the ensemble %q has no agent %q (its agents: %s)", e.Name, name, strings.Join(names, ", "))
+}
+
+// checkResponses checks that every agent given responses exists.
+func (s *Scenario) checkResponses() error {
+	e, err := s.ensemble()
+	if err != nil {
+		return err
+	}
+	for _, name := range s.responses.Agents() {
+		if e.Agent(name) == nil {
+			return fmt.Errorf("responses are given for agent %q, but %w", name, unknownAgent(e, name))
+		}
+	}
+	return s.responses.Validate(e)
+}
+
+// ranResult returns the result, or an error when the ensemble has not run.
+func (s *Scenario) ranResult() (*engine.Result, error) {
+	if !s.ran {
+		return nil, errors.New("the ensemble has not run yet: add When the ensemble runs before this step")
+	}
+	return s.result, nil
+}
+
+// Run runs the ensemble with what the steps gave: what `When the ensemble
+// runs` does.
+func (s *Scenario) Run(ctx context.Context) (*engine.Result, error) {
+	e, err := s.ensemble()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkResponses(); err != nil {
+		return nil, err
+	}
+	input := e.Input
+	if s.input != nil {
+		input = *s.input
+	}
+	script := s.opts.Script
+	if script == nil {
+		script = &runners.Script{}
+	}
+	llm := s.opts.LLM
+	if llm == nil {
+		llm = runners.RunnerFunc(noLLM)
+	}
+	inj := runners.Injected(s.responses, &runners.ByKind{Script: script, LLM: llm, Ask: runners.RunnerFunc(noHuman)})
+	inj.Simulate = s.opts.Simulate
+	r := engine.New(e, input, engine.Options{
+		Runner:   inj,
+		MaxTurns: s.maxTurns,
+		Timeout:  s.timeout,
+		Parallel: s.parallel,
+	})
+	if input == "" {
+		// engine.New takes "" as "the file's input"; an explicit empty
+		// input stays empty.
+		r.State().Input = ""
+	}
+	s.result = r.Run(ctx)
+	s.ran = true
+	return s.result, nil
+}
+
+func noHuman(_ context.Context, req *runners.Request) *runners.Result {
+	n := req.Agent.Name
+	return &runners.Result{Err: fmt.Errorf("agent %q asks a human, and a test has no terminal: give it a response with Given agent %q responds \"...\"", n, n)}
+}
+
+func noLLM(_ context.Context, req *runners.Request) *runners.Result {
+	n := req.Agent.Name
+	return &runners.Result{Err: fmt.Errorf("agent %q is an LLM agent with no injected response, and no model provider is available: give it one with Given agent %q responds \"...\"", n, n)}
+}

@@ -1,0 +1,926 @@
+package bdd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cucumber/godog"
+
+	"github.com/ensemble-run/ensemble/conditions"
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/state"
+)
+
+// StepDoc documents one built-in step.
+type StepDoc struct {
+	Keyword string // Given, When or Then (any keyword matches)
+	Example string // the exact phrasing, with example arguments
+	Doc     string // what it does
+}
+
+type stepDef struct {
+	StepDoc
+	re      string
+	handler func(s *Scenario) any
+}
+
+// Steps lists the built-in steps, in the order of the README.
+func Steps() []StepDoc {
+	out := make([]StepDoc, len(stepDefs))
+	for i, d := range stepDefs {
+		out[i] = d.StepDoc
+	}
+	return out
+}
+
+// Quoted arguments are everything between the first and the last double
+// quote of their place in the step, so they may hold quotes themselves;
+// agent names and paths may not. In free text, \" is a quote (unq).
+var stepDefs = []stepDef{
+	// --- Given ---
+	{StepDoc{"Given", `Given the ensemble "examples/iterative-analysis/ensemble.yaml"`,
+		"Loads the ensemble file (relative to the feature file's folder). An invalid or missing file fails the scenario with every problem found."},
+		`^the ensemble "([^"]*)"$`, func(s *Scenario) any { return s.givenEnsemble }},
+	{StepDoc{"Given", "Given the ensemble:", "Loads the ensemble written in the doc string (YAML); its scripts resolve against the feature file's folder."},
+		`^the ensemble:$`, func(s *Scenario) any { return s.givenInlineEnsemble }},
+	{StepDoc{"Given", `Given the profiles file "profiles.yaml"`,
+		"Adds a model profiles file (like --profiles); the ensemble is reloaded with it."},
+		`^the profiles file "([^"]*)"$`, func(s *Scenario) any { return s.givenProfiles }},
+	{StepDoc{"Given", `Given the input "Sales figures for Q3"`, "The run's input (default: the file's input)."},
+		`^the input "(.*)"$`, func(s *Scenario) any { return s.givenInput }},
+	{StepDoc{"Given", "Given the input:", "The run's input is the doc string, as it is."},
+		`^the input:$`, func(s *Scenario) any { return s.givenInputDoc }},
+	{StepDoc{"Given", `Given agent "llm_analyzer" responds "plain text reply"`,
+		"Queues one injected response for the agent: reply text, parsed like a real reply (JSON text becomes JSON)."},
+		`^agent "([^"]*)" responds "(.*)"$`, func(s *Scenario) any { return s.givenResponds }},
+	{StepDoc{"Given", `Given agent "llm_analyzer" responds:`,
+		"Queues the doc string as the agent's next injected response. A doc string that starts with { or [ (or is typed \"\"\"json) must be JSON and is the output itself; \"\"\"yaml is YAML (a string in it is reply text); anything else, or \"\"\"text, is reply text."},
+		`^agent "([^"]*)" responds:$`, func(s *Scenario) any { return s.givenRespondsDoc }},
+	{StepDoc{"Given", `Given the responses file "responses.yaml"`,
+		"Injects the responses of a responses file (SPEC §5), queued after those given so far; later steps queue after it."},
+		`^the responses file "([^"]*)"$`, func(s *Scenario) any { return s.givenResponsesFile }},
+	{StepDoc{"Given", `Given agent "user_clarification" is simulated by model profile "small" with the prompt "You are a sales manager."`,
+		"A model plays the agent with that persona (SPEC §5 simulate)."},
+		`^agent "([^"]*)" is simulated by model profile "([^"]*)" with the prompt "(.*)"$`, func(s *Scenario) any { return s.givenSimulatedText }},
+	{StepDoc{"Given", `Given agent "user_clarification" is simulated by model profile "small" with the prompt:`,
+		"The same, with the persona in the doc string."},
+		`^agent "([^"]*)" is simulated by model profile "([^"]*)" with the prompt:$`, func(s *Scenario) any { return s.givenSimulatedDoc }},
+	{StepDoc{"Given", "Given the turn limit is 5", "Overrides conversation_limits.max_total_turns (like --max-turns)."},
+		`^the turn limit is (\d+)$`, func(s *Scenario) any { return s.givenTurnLimit }},
+	{StepDoc{"Given", `Given the timeout is "5s"`, "Overrides the run's timeout (a Go duration: 500ms, 5s, 2m; like --timeout)."},
+		`^the timeout is "([^"]*)"$`, func(s *Scenario) any { return s.givenTimeout }},
+	{StepDoc{"Given", "Given the parallel limit is 2", "Overrides conversation_limits.parallel_agent_limit (like --parallel)."},
+		`^the parallel limit is (\d+)$`, func(s *Scenario) any { return s.givenParallel }},
+
+	// --- When ---
+	{StepDoc{"When", "When the ensemble runs", "Runs the ensemble to its end with what the Given steps set. Agents with no injected response run for real: scripts run; a test has no terminal, so an ask agent fails."},
+		`^the ensemble runs$`, func(s *Scenario) any { return s.whenRuns }},
+	{StepDoc{"When", `When the ensemble "broken.yaml" is validated`, "Loads the file without failing the scenario, for the validation steps below."},
+		`^the ensemble "([^"]*)" is validated$`, func(s *Scenario) any { return s.whenValidated }},
+	{StepDoc{"When", "When this ensemble is validated:", "The same for an ensemble written in the doc string."},
+		`^this ensemble is validated:$`, func(s *Scenario) any { return s.whenInlineValidated }},
+
+	// --- Then: the run ---
+	{StepDoc{"Then", `Then the completion reason is "completed"`, "completed, max_total_turns, timeout or cancelled."},
+		`^the completion reason is "([^"]*)"$`, func(s *Scenario) any { return s.thenReason }},
+	{StepDoc{"Then", "Then the exit code is 1", "The exit code `ensemble run` would have (SPEC §2.3)."},
+		`^the exit code is (\d+)$`, func(s *Scenario) any { return s.thenExitCode }},
+	{StepDoc{"Then", "Then the run failed", "The exit code is not 0: an execution failed, or a limit or the timeout stopped the run."},
+		`^the run failed$`, func(s *Scenario) any { return s.thenRunFailed }},
+	{StepDoc{"Then", "Then the turn count is 4", "Turns completed."},
+		`^the turn count is (\d+)$`, func(s *Scenario) any { return s.thenTurnCount }},
+	{StepDoc{"Then", "Then the run has no errors", "No execution failed."},
+		`^the run has no errors$`, func(s *Scenario) any { return s.thenNoErrors }},
+	{StepDoc{"Then", "Then the run has 2 errors", "Exactly that many entries in the result's errors."},
+		`^the run has (\d+) errors?$`, func(s *Scenario) any { return s.thenErrorCount }},
+	{StepDoc{"Then", `Then there is a warning containing "needs_clarification"`, "A warning of the run (a condition that failed at run time) contains the text."},
+		`^there is a warning containing "(.*)"$`, func(s *Scenario) any { return s.thenWarning }},
+
+	// --- Then: agents ---
+	{StepDoc{"Then", `Then agent "llm_analyzer" ran 2 times`, "Executions of the agent, failed ones included (`1 time` works too)."},
+		`^agent "([^"]*)" ran (\d+) times?$`, func(s *Scenario) any { return s.thenRanTimes }},
+	{StepDoc{"Then", `Then agent "llm_analyzer" ran at least 2 times`, "At least that many executions."},
+		`^agent "([^"]*)" ran at least (\d+) times?$`, func(s *Scenario) any { return s.thenRanAtLeast }},
+	{StepDoc{"Then", `Then agent "llm_analyzer" ran at most 3 times`, "At most that many executions."},
+		`^agent "([^"]*)" ran at most (\d+) times?$`, func(s *Scenario) any { return s.thenRanAtMost }},
+	{StepDoc{"Then", `Then agent "final_synthesis" did not run`, "No execution."},
+		`^agent "([^"]*)" did not run$`, func(s *Scenario) any { return s.thenDidNotRun }},
+	{StepDoc{"Then", `Then agent "data_extractor" ran before agent "llm_analyzer"`, "Both ran, and the first execution of the first came before the first execution of the second in the history."},
+		`^agent "([^"]*)" ran before agent "([^"]*)"$`, func(s *Scenario) any { return s.thenRanBefore }},
+	{StepDoc{"Then", `Then the agents ran in this order: "data_extractor, llm_analyzer, user_clarification"`, "The whole history, one name per execution, in order (within a turn: file order)."},
+		`^the agents ran in this order: "([^"]*)"$`, func(s *Scenario) any { return s.thenOrder }},
+	{StepDoc{"Then", "Then the conversation history is:", "The whole history, as a table with a header row; columns among turn, agent, execution, status (ok or failed), error and output (both: text the cell must contain; an empty cell checks nothing)."},
+		`^the conversation history is:$`, func(s *Scenario) any { return s.thenHistory }},
+	{StepDoc{"Then", `Then agent "x" failed with an error containing "timeout"`, "One of the agent's failed executions has an error containing the text."},
+		`^agent "([^"]*)" failed with an error containing "(.*)"$`, func(s *Scenario) any { return s.thenFailedWith }},
+	{StepDoc{"Then", `Then agent "x" did not fail`, "None of the agent's executions failed."},
+		`^agent "([^"]*)" did not fail$`, func(s *Scenario) any { return s.thenDidNotFail }},
+	{StepDoc{"Then", `Then the output of agent "llm_analyzer" contains "EMEA"`, "The agent's latest output (a string as it is, other values as compact JSON) contains the text."},
+		`^the output of agent "([^"]*)" contains "(.*)"$`, func(s *Scenario) any { return s.thenOutputContains }},
+	{StepDoc{"Then", `Then the output of agent "llm_analyzer" does not contain "APAC"`, "The reverse."},
+		`^the output of agent "([^"]*)" does not contain "(.*)"$`, func(s *Scenario) any { return s.thenOutputNotContains }},
+	{StepDoc{"Then", `Then the output of agent "user_clarification" is "Q3 only, EMEA region"`, "The latest output, as text, is exactly that."},
+		`^the output of agent "([^"]*)" is "(.*)"$`, func(s *Scenario) any { return s.thenOutputIs }},
+	{StepDoc{"Then", `Then the output of agent "llm_analyzer" is:`, "The latest output equals the doc string: JSON when it starts with { or [ (or \"\"\"json, \"\"\"yaml), else text."},
+		`^the output of agent "([^"]*)" is:$`, func(s *Scenario) any { return s.thenOutputIsDoc }},
+	{StepDoc{"Then", `Then the input of agent "llm_analyzer" contains "EMEA"`, "What the agent's latest execution was given (its input_data, as compact JSON) contains the text."},
+		`^the input of agent "([^"]*)" contains "(.*)"$`, func(s *Scenario) any { return s.thenInputContains }},
+	{StepDoc{"Then", `Then the final state of "extracted_data" is:`, "final_state[key] equals the doc string's JSON (or \"\"\"yaml, or \"\"\"text for a string)."},
+		`^the final state of "([^"]*)" is:$`, func(s *Scenario) any { return s.thenFinalStateIs }},
+	{StepDoc{"Then", `Then the final state has no "final_synthesis"`, "final_state has no such key."},
+		`^the final state has no "([^"]*)"$`, func(s *Scenario) any { return s.thenFinalStateHasNo }},
+	{StepDoc{"Then", `Then the expression "context.llm_analyzer.needs_clarification == false" is true`, "A condition (SPEC §2.4: context, turn_count, executions, history, input) evaluated against the final state."},
+		`^the expression "(.*)" is true$`, func(s *Scenario) any { return s.thenExprTrue }},
+	{StepDoc{"Then", `Then the expression "executions.final_synthesis > 0" is false`, "The same, expecting false."},
+		`^the expression "(.*)" is false$`, func(s *Scenario) any { return s.thenExprFalse }},
+
+	// --- Then: validation ---
+	{StepDoc{"Then", "Then the ensemble is valid", "After a validated step: it loaded without problems."},
+		`^the ensemble is valid$`, func(s *Scenario) any { return s.thenValid }},
+	{StepDoc{"Then", `Then the ensemble is invalid with an error containing "mutually exclusive"`, "After a validated step: loading failed, and one of its problems contains the text."},
+		`^the ensemble is invalid with an error containing "(.*)"$`, func(s *Scenario) any { return s.thenInvalid }},
+	{StepDoc{"Then", `Then agent "data_extractor" is a script agent`, "The agent's kind: script, LLM or ask."},
+		`^agent "([^"]*)" is an? (script|LLM|llm|ask) agent$`, func(s *Scenario) any { return s.thenKind }},
+}
+
+// --- Given ---
+
+func (s *Scenario) givenEnsemble(path string) error {
+	if strings.TrimSpace(path) == "" {
+		return errors.New(`the ensemble path is empty`)
+	}
+	s.ensLabel, s.ensPath, s.inline = quote(path), s.Resolve(path), nil
+	if _, err := os.Stat(s.ensPath); err != nil {
+		s.ens = nil
+		if os.IsNotExist(err) {
+			return fmt.Errorf("the ensemble %s does not exist (looked for %s)", quote(path), s.ensPath)
+		}
+		return fmt.Errorf("the ensemble %s cannot be read: %v", quote(path), err)
+	}
+	return s.afterLoad(s.load())
+}
+
+func (s *Scenario) givenInlineEnsemble(ds *godog.DocString) error {
+	if ds == nil {
+		return errors.New("this step needs the ensemble's YAML in a doc string below it")
+	}
+	s.ensLabel, s.ensPath, s.inline = "in the doc string", "", []byte(ds.Content)
+	return s.afterLoad(s.load())
+}
+
+// afterLoad checks the responses queued before the ensemble was named.
+func (s *Scenario) afterLoad(err error) error {
+	if err != nil {
+		return err
+	}
+	for _, name := range s.responses.Agents() {
+		if s.ens.Agent(name) == nil {
+			return fmt.Errorf("responses were given for agent %q, but %w", name, unknownAgent(s.ens, name))
+		}
+	}
+	return nil
+}
+
+func (s *Scenario) givenProfiles(path string) error {
+	p := s.Resolve(path)
+	if _, err := os.Stat(p); err != nil {
+		return fmt.Errorf("the profiles file %s cannot be read: %v", quote(path), err)
+	}
+	s.profiles = append(s.profiles, p)
+	if s.ensPath != "" || s.inline != nil {
+		return s.load()
+	}
+	return nil
+}
+
+func (s *Scenario) givenInput(text string) error {
+	text = unq(text)
+	s.input = &text
+	return nil
+}
+
+func (s *Scenario) givenInputDoc(ds *godog.DocString) error {
+	if ds == nil {
+		return errors.New("this step needs the input in a doc string below it")
+	}
+	return s.givenInput(ds.Content)
+}
+
+// checkAgentIfLoaded validates an agent name when the ensemble is known;
+// otherwise `When the ensemble runs` checks it.
+func (s *Scenario) checkAgentIfLoaded(name string) error {
+	if s.ens == nil {
+		return nil
+	}
+	_, err := s.agent(name)
+	return err
+}
+
+func (s *Scenario) givenResponds(agent, reply string) error {
+	reply = unq(reply)
+	if err := s.checkAgentIfLoaded(agent); err != nil {
+		return err
+	}
+	s.responses.AddText(agent, reply)
+	return nil
+}
+
+func (s *Scenario) givenRespondsDoc(agent string, ds *godog.DocString) error {
+	if err := s.checkAgentIfLoaded(agent); err != nil {
+		return err
+	}
+	v, isText, err := docValue(ds, true)
+	if err != nil {
+		return fmt.Errorf("agent %q responds: %w", agent, err)
+	}
+	if isText {
+		s.responses.AddText(agent, v.(string))
+	} else {
+		s.responses.Add(agent, v)
+	}
+	return nil
+}
+
+func (s *Scenario) givenResponsesFile(path string) error {
+	r, err := runners.LoadResponses(s.Resolve(path))
+	if err != nil {
+		var list *ensemble.ErrorList
+		if errors.As(err, &list) {
+			return fmt.Errorf("the responses file %s is invalid:\n  %s", quote(path), strings.ReplaceAll(list.Error(), "\n", "\n  "))
+		}
+		return fmt.Errorf("the responses file %s cannot be read: %v", quote(path), errors.Unwrap(err))
+	}
+	if s.ens != nil {
+		if err := r.Validate(s.ens); err != nil {
+			return fmt.Errorf("the responses file %s does not fit the ensemble %q:\n  %s", quote(path), s.ens.Name, strings.ReplaceAll(err.Error(), "\n", "\n  "))
+		}
+	}
+	s.responses.Merge(r)
+	return nil
+}
+
+func (s *Scenario) givenSimulatedText(agent, profile, prompt string) error {
+	return s.givenSimulated(agent, profile, unq(prompt))
+}
+
+func (s *Scenario) givenSimulated(agent, profile, prompt string) error {
+	if err := s.checkAgentIfLoaded(agent); err != nil {
+		return err
+	}
+	if s.ens != nil {
+		if _, ok := s.ens.Models[profile]; !ok {
+			return fmt.Errorf("agent %q is simulated by model profile %q, but the ensemble %q has no such profile", agent, profile, s.ens.Name)
+		}
+	}
+	if strings.TrimSpace(prompt) == "" {
+		return errors.New("the simulated user's prompt is empty")
+	}
+	s.responses.SetSimulate(agent, profile, prompt)
+	return nil
+}
+
+func (s *Scenario) givenSimulatedDoc(agent, profile string, ds *godog.DocString) error {
+	if ds == nil {
+		return errors.New("this step needs the prompt in a doc string below it")
+	}
+	return s.givenSimulated(agent, profile, ds.Content)
+}
+
+func (s *Scenario) givenTurnLimit(n int) error {
+	if n < 1 {
+		return fmt.Errorf("the turn limit must be at least 1, got %d", n)
+	}
+	s.maxTurns = n
+	return nil
+}
+
+func (s *Scenario) givenTimeout(d string) error {
+	v, err := time.ParseDuration(d)
+	if err != nil || v <= 0 {
+		return fmt.Errorf("the timeout %s is not a positive duration (write it like 500ms, 5s or 2m)", quote(d))
+	}
+	s.timeout = v
+	return nil
+}
+
+func (s *Scenario) givenParallel(n int) error {
+	if n < 1 {
+		return fmt.Errorf("the parallel limit must be at least 1, got %d", n)
+	}
+	s.parallel = n
+	return nil
+}
+
+// --- When ---
+
+func (s *Scenario) whenRuns(ctx context.Context) error {
+	if s.ran {
+		return errors.New("the ensemble already ran in this scenario: start a new scenario for another run")
+	}
+	_, err := s.Run(ctx)
+	return err
+}
+
+func (s *Scenario) whenValidated(path string) error {
+	s.validated = true
+	s.ensLabel, s.ensPath, s.inline = quote(path), s.Resolve(path), nil
+	s.validationErr = s.load()
+	return nil
+}
+
+func (s *Scenario) whenInlineValidated(ds *godog.DocString) error {
+	if ds == nil {
+		return errors.New("this step needs the ensemble's YAML in a doc string below it")
+	}
+	s.validated = true
+	s.ensLabel, s.ensPath, s.inline = "in the doc string", "", []byte(ds.Content)
+	s.validationErr = s.load()
+	return nil
+}
+
+// --- Then: the run ---
+
+func (s *Scenario) thenReason(want string) error {
+	res, err := s.ranResult()
+	if err != nil {
+		return err
+	}
+	switch want {
+	case engine.Completed, engine.MaxTotalTurns, engine.Timeout, engine.Cancelled:
+	default:
+		return fmt.Errorf("%q is not a completion reason: use completed, max_total_turns, timeout or cancelled", want)
+	}
+	if res.CompletionReason != want {
+		return fmt.Errorf("completion reason is %q, want %q%s", res.CompletionReason, want, s.errorsNote())
+	}
+	return nil
+}
+
+// errorsNote lists the run's errors, to explain an unexpected outcome.
+func (s *Scenario) errorsNote() string {
+	if s.result == nil || len(s.result.Errors) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nthe run's errors:")
+	for _, e := range s.result.Errors {
+		fmt.Fprintf(&b, "\n  turn %d, %s: %s", e.TurnNumber, e.AgentName, cut(e.Message, 400))
+	}
+	return b.String()
+}
+
+func (s *Scenario) thenExitCode(want int) error {
+	res, err := s.ranResult()
+	if err != nil {
+		return err
+	}
+	if got := res.ExitCode(); got != want {
+		return fmt.Errorf("exit code is %d (completion reason %q), want %d%s", got, res.CompletionReason, want, s.errorsNote())
+	}
+	return nil
+}
+
+func (s *Scenario) thenRunFailed() error {
+	res, err := s.ranResult()
+	if err != nil {
+		return err
+	}
+	if res.ExitCode() == 0 {
+		return fmt.Errorf("the run succeeded (completion reason %q, exit code 0, no errors), want it to fail", res.CompletionReason)
+	}
+	return nil
+}
+
+func (s *Scenario) thenTurnCount(want int) error {
+	res, err := s.ranResult()
+	if err != nil {
+		return err
+	}
+	if res.TurnCount != want {
+		return fmt.Errorf("turn count is %d, want %d (agents ran in order %s)", res.TurnCount, want, quote(strings.Join(order(res), ", ")))
+	}
+	return nil
+}
+
+func (s *Scenario) thenNoErrors() error {
+	res, err := s.ranResult()
+	if err != nil {
+		return err
+	}
+	if len(res.Errors) > 0 {
+		return fmt.Errorf("the run has %d errors, want none:%s", len(res.Errors), strings.TrimPrefix(s.errorsNote(), "\nthe run's errors:"))
+	}
+	return nil
+}
+
+func (s *Scenario) thenErrorCount(want int) error {
+	res, err := s.ranResult()
+	if err != nil {
+		return err
+	}
+	if len(res.Errors) != want {
+		return fmt.Errorf("the run has %d errors, want %d%s", len(res.Errors), want, s.errorsNote())
+	}
+	return nil
+}
+
+func (s *Scenario) thenWarning(sub string) error {
+	sub = unq(sub)
+	res, err := s.ranResult()
+	if err != nil {
+		return err
+	}
+	var msgs []string
+	for _, w := range res.Warnings {
+		msg := fmt.Sprintf("agent %s, dependency %s, expression %s: %s", w.AgentName, w.Dependency, quote(w.Expression), w.Message)
+		if strings.Contains(msg, sub) {
+			return nil
+		}
+		msgs = append(msgs, msg)
+	}
+	if len(msgs) == 0 {
+		return fmt.Errorf("the run has no warnings, want one containing %s", quote(sub))
+	}
+	return fmt.Errorf("no warning contains %s; the warnings:\n  %s", quote(sub), strings.Join(msgs, "\n  "))
+}
+
+// --- Then: agents ---
+
+// order is the agents of the history, one per execution.
+func order(res *engine.Result) []string {
+	names := make([]string, len(res.ConversationHistory))
+	for i, r := range res.ConversationHistory {
+		names[i] = r.AgentName
+	}
+	return names
+}
+
+func (s *Scenario) executions(name string) (int, error) {
+	if _, err := s.agent(name); err != nil {
+		return 0, err
+	}
+	res, err := s.ranResult()
+	if err != nil {
+		return 0, err
+	}
+	return res.AgentExecutionCount[name], nil
+}
+
+func times(n int) string {
+	if n == 1 {
+		return "1 time"
+	}
+	return strconv.Itoa(n) + " times"
+}
+
+func (s *Scenario) thenRanTimes(name string, want int) error {
+	got, err := s.executions(name)
+	if err != nil {
+		return err
+	}
+	if got != want {
+		return fmt.Errorf("agent %q ran %s, want %s (agents ran in order %s)", name, times(got), times(want), quote(strings.Join(order(s.result), ", ")))
+	}
+	return nil
+}
+
+func (s *Scenario) thenRanAtLeast(name string, want int) error {
+	got, err := s.executions(name)
+	if err != nil {
+		return err
+	}
+	if got < want {
+		return fmt.Errorf("agent %q ran %s, want at least %s", name, times(got), times(want))
+	}
+	return nil
+}
+
+func (s *Scenario) thenRanAtMost(name string, want int) error {
+	got, err := s.executions(name)
+	if err != nil {
+		return err
+	}
+	if got > want {
+		return fmt.Errorf("agent %q ran %s, want at most %s", name, times(got), times(want))
+	}
+	return nil
+}
+
+func (s *Scenario) thenDidNotRun(name string) error {
+	got, err := s.executions(name)
+	if err != nil {
+		return err
+	}
+	if got != 0 {
+		return fmt.Errorf("agent %q ran %s, want it not to run (agents ran in order %s)", name, times(got), quote(strings.Join(order(s.result), ", ")))
+	}
+	return nil
+}
+
+func (s *Scenario) thenRanBefore(first, second string) error {
+	for _, n := range []string{first, second} {
+		if _, err := s.executions(n); err != nil {
+			return err
+		}
+	}
+	names := order(s.result)
+	i, j := slices.Index(names, first), slices.Index(names, second)
+	switch {
+	case i < 0:
+		return fmt.Errorf("agent %q did not run (agents ran in order %s)", first, quote(strings.Join(names, ", ")))
+	case j < 0:
+		return fmt.Errorf("agent %q did not run (agents ran in order %s)", second, quote(strings.Join(names, ", ")))
+	case i > j:
+		return fmt.Errorf("agent %q first ran after agent %q: agents ran in order %s", first, second, quote(strings.Join(names, ", ")))
+	}
+	return nil
+}
+
+func (s *Scenario) thenOrder(list string) error {
+	want := splitList(list)
+	for _, n := range want {
+		if _, err := s.agent(n); err != nil {
+			return err
+		}
+	}
+	res, err := s.ranResult()
+	if err != nil {
+		return err
+	}
+	got := order(res)
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("agents ran in order %s, want %s", quote(strings.Join(got, ", ")), quote(strings.Join(want, ", ")))
+	}
+	return nil
+}
+
+var historyColumns = []string{"turn", "agent", "execution", "status", "error", "output"}
+
+func (s *Scenario) thenHistory(table *godog.Table) error {
+	res, err := s.ranResult()
+	if err != nil {
+		return err
+	}
+	if table == nil || len(table.Rows) == 0 {
+		return errors.New("this step needs a table below it: a header row (turn, agent, execution, status, error, output) and one row per execution")
+	}
+	var cols []string
+	for _, c := range table.Rows[0].Cells {
+		name := strings.ToLower(strings.TrimSpace(c.Value))
+		if !slices.Contains(historyColumns, name) {
+			return fmt.Errorf("unknown history column %q: use %s", c.Value, strings.Join(historyColumns, ", "))
+		}
+		cols = append(cols, name)
+	}
+	cell := func(r *state.Record, col string) string {
+		switch col {
+		case "turn":
+			return strconv.Itoa(r.TurnNumber)
+		case "agent":
+			return r.AgentName
+		case "execution":
+			return strconv.Itoa(r.Execution)
+		case "status":
+			if r.Error != nil {
+				return "failed"
+			}
+			return "ok"
+		case "error":
+			if r.Error != nil {
+				return *r.Error
+			}
+			return ""
+		case "output":
+			if r.Error != nil {
+				return ""
+			}
+			return text(r.OutputData)
+		}
+		return ""
+	}
+	actual := func() string {
+		var b strings.Builder
+		b.WriteString("the actual history:\n  | " + strings.Join(cols, " | ") + " |")
+		for _, r := range res.ConversationHistory {
+			vals := make([]string, len(cols))
+			for i, c := range cols {
+				vals[i] = cut(cell(r, c), 60)
+			}
+			b.WriteString("\n  | " + strings.Join(vals, " | ") + " |")
+		}
+		return b.String()
+	}
+	want := table.Rows[1:]
+	if len(want) != len(res.ConversationHistory) {
+		return fmt.Errorf("the history has %d executions, want %d\n%s", len(res.ConversationHistory), len(want), actual())
+	}
+	for i, row := range want {
+		r := res.ConversationHistory[i]
+		for j, c := range row.Cells {
+			if j >= len(cols) {
+				break
+			}
+			w, g := strings.TrimSpace(c.Value), cell(r, cols[j])
+			var ok bool
+			switch cols[j] {
+			case "error", "output":
+				ok = strings.Contains(g, w)
+			default:
+				ok = w == "" || g == w
+			}
+			if !ok && (cols[j] == "error" || cols[j] == "output") {
+				return fmt.Errorf("history row %d: %s is %s, want it to contain %s\n%s", i+1, cols[j], quote(cut(g, 300)), quote(w), actual())
+			}
+			if !ok {
+				return fmt.Errorf("history row %d: %s is %s, want %s\n%s", i+1, cols[j], quote(g), quote(w), actual())
+			}
+		}
+	}
+	return nil
+}
+
+// records are the agent's executions.
+func (s *Scenario) records(name string) ([]*state.Record, error) {
+	if _, err := s.executions(name); err != nil {
+		return nil, err
+	}
+	var out []*state.Record
+	for _, r := range s.result.ConversationHistory {
+		if r.AgentName == name {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func (s *Scenario) thenFailedWith(name, sub string) error {
+	sub = unq(sub)
+	if _, err := s.executions(name); err != nil {
+		return err
+	}
+	var msgs []string
+	for _, e := range s.result.Errors {
+		if e.AgentName != name {
+			continue
+		}
+		if strings.Contains(e.Message, sub) {
+			return nil
+		}
+		msgs = append(msgs, fmt.Sprintf("turn %d: %s", e.TurnNumber, cut(e.Message, 400)))
+	}
+	if len(msgs) == 0 {
+		n := s.result.AgentExecutionCount[name]
+		if n == 0 {
+			return fmt.Errorf("agent %q did not run, want it to fail with an error containing %s", name, quote(sub))
+		}
+		return fmt.Errorf("agent %q ran %s and never failed, want an error containing %s", name, times(n), quote(sub))
+	}
+	return fmt.Errorf("agent %q failed, but no error contains %s; its errors:\n  %s", name, quote(sub), strings.Join(msgs, "\n  "))
+}
+
+func (s *Scenario) thenDidNotFail(name string) error {
+	if _, err := s.executions(name); err != nil {
+		return err
+	}
+	for _, e := range s.result.Errors {
+		if e.AgentName == name {
+			return fmt.Errorf("agent %q failed in turn %d: %s", name, e.TurnNumber, cut(e.Message, 400))
+		}
+	}
+	return nil
+}
+
+// latestOutput is the agent's latest successful output.
+func (s *Scenario) latestOutput(name string) (any, error) {
+	recs, err := s.records(name)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].Error == nil {
+			return recs[i].OutputData, nil
+		}
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("agent %q did not run, so it has no output (agents ran in order %s)", name, quote(strings.Join(order(s.result), ", ")))
+	}
+	return nil, fmt.Errorf("agent %q produced no output: its %s failed, the last with: %s", name, times(len(recs)), cut(*recs[len(recs)-1].Error, 400))
+}
+
+func (s *Scenario) thenOutputContains(name, sub string) error {
+	sub = unq(sub)
+	out, err := s.latestOutput(name)
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(text(out), sub) {
+		return fmt.Errorf("output of agent %q is %s, want it to contain %s", name, show(out), quote(sub))
+	}
+	return nil
+}
+
+func (s *Scenario) thenOutputNotContains(name, sub string) error {
+	sub = unq(sub)
+	out, err := s.latestOutput(name)
+	if err != nil {
+		return err
+	}
+	if strings.Contains(text(out), sub) {
+		return fmt.Errorf("output of agent %q is %s, want it not to contain %s", name, show(out), quote(sub))
+	}
+	return nil
+}
+
+func (s *Scenario) thenOutputIs(name, want string) error {
+	want = unq(want)
+	out, err := s.latestOutput(name)
+	if err != nil {
+		return err
+	}
+	if text(out) != want {
+		return fmt.Errorf("output of agent %q is %s, want %s", name, show(out), quote(want))
+	}
+	return nil
+}
+
+func (s *Scenario) thenOutputIsDoc(name string, ds *godog.DocString) error {
+	want, isText, err := docValue(ds, true)
+	if err != nil {
+		return err
+	}
+	out, err := s.latestOutput(name)
+	if err != nil {
+		return err
+	}
+	if isText {
+		if strings.TrimSpace(text(out)) != strings.TrimSpace(want.(string)) {
+			return fmt.Errorf("output of agent %q is %s, want %s", name, show(out), show(want))
+		}
+		return nil
+	}
+	if !equalValues(out, want) {
+		return fmt.Errorf("output of agent %q is %s, want %s", name, show(out), show(want))
+	}
+	return nil
+}
+
+func (s *Scenario) thenInputContains(name, sub string) error {
+	sub = unq(sub)
+	recs, err := s.records(name)
+	if err != nil {
+		return err
+	}
+	if len(recs) == 0 {
+		return fmt.Errorf("agent %q did not run, so it was given nothing", name)
+	}
+	in := recs[len(recs)-1].InputData
+	if !strings.Contains(text(in), sub) {
+		return fmt.Errorf("input of agent %q (execution %d) is %s, want it to contain %s", name, recs[len(recs)-1].Execution, show(in), quote(sub))
+	}
+	return nil
+}
+
+func (s *Scenario) thenFinalStateIs(key string, ds *godog.DocString) error {
+	res, err := s.ranResult()
+	if err != nil {
+		return err
+	}
+	want, _, err := docValue(ds, false)
+	if err != nil {
+		return err
+	}
+	got, ok := res.FinalState[key]
+	if !ok {
+		return fmt.Errorf("final state has no %q (its keys: %s), want %s", key, strings.Join(sortedKeys(res.FinalState), ", "), show(want))
+	}
+	if !equalValues(got, want) {
+		return fmt.Errorf("final state of %q is %s, want %s", key, show(got), show(want))
+	}
+	return nil
+}
+
+func (s *Scenario) thenFinalStateHasNo(key string) error {
+	res, err := s.ranResult()
+	if err != nil {
+		return err
+	}
+	if v, ok := res.FinalState[key]; ok {
+		return fmt.Errorf("final state of %q is %s, want no such key", key, show(v))
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Eval evaluates a condition against the final state of the run.
+func (s *Scenario) Eval(src string) (bool, error) {
+	prog, err := conditions.Compile(src)
+	if err != nil {
+		return false, fmt.Errorf("the expression %s is invalid: %v", quote(src), err)
+	}
+	res, err := s.ranResult()
+	if err != nil {
+		return false, err
+	}
+	st := &state.State{History: res.ConversationHistory}
+	v, err := prog.Eval(&conditions.Env{
+		Context:    res.FinalState,
+		TurnCount:  res.TurnCount,
+		Executions: res.AgentExecutionCount,
+		History:    st.HistoryValues(),
+		Input:      res.Input,
+	})
+	if err != nil {
+		return false, fmt.Errorf("the expression %s failed: %v", quote(src), err)
+	}
+	return v, nil
+}
+
+func (s *Scenario) thenExpr(src string, want bool) error {
+	src = unq(src)
+	got, err := s.Eval(src)
+	if err != nil {
+		return err
+	}
+	if got != want {
+		return fmt.Errorf("the expression %s is %t, want %t (final state: %s; executions: %s; turn_count: %d)",
+			quote(src), got, want, cut(compactJSON(s.result.FinalState), 600), compactJSON(s.result.AgentExecutionCount), s.result.TurnCount)
+	}
+	return nil
+}
+
+// unq reads a quoted argument: \" is a quote.
+func unq(s string) string { return strings.ReplaceAll(s, `\"`, `"`) }
+
+func (s *Scenario) thenExprTrue(src string) error  { return s.thenExpr(src, true) }
+func (s *Scenario) thenExprFalse(src string) error { return s.thenExpr(src, false) }
+
+// --- Then: validation ---
+
+func (s *Scenario) validation() error {
+	if !s.validated {
+		return errors.New(`nothing was validated: add When the ensemble "path" is validated before this step`)
+	}
+	return nil
+}
+
+func (s *Scenario) thenValid() error {
+	if err := s.validation(); err != nil {
+		return err
+	}
+	if s.validationErr != nil {
+		return fmt.Errorf("want a valid ensemble, but %v", s.validationErr)
+	}
+	return nil
+}
+
+func (s *Scenario) thenInvalid(sub string) error {
+	sub = unq(sub)
+	if err := s.validation(); err != nil {
+		return err
+	}
+	if s.validationErr == nil {
+		return fmt.Errorf("the ensemble %s is valid, want it rejected with an error containing %s", s.ensLabel, quote(sub))
+	}
+	if !strings.Contains(s.validationErr.Error(), sub) {
+		return fmt.Errorf("no error contains %s; %v", quote(sub), s.validationErr)
+	}
+	return nil
+}
+
+func (s *Scenario) thenKind(name, kind string) error {
+	if s.validated && s.validationErr != nil {
+		return fmt.Errorf("cannot check agent %q: %v", name, s.validationErr)
+	}
+	a, err := s.agent(name)
+	if err != nil {
+		return err
+	}
+	want := map[string]ensemble.Kind{"script": ensemble.KindScript, "llm": ensemble.KindLLM, "LLM": ensemble.KindLLM, "ask": ensemble.KindAsk}[kind]
+	if a.Kind != want {
+		return fmt.Errorf("agent %q is a %s agent, want a %s agent", name, kindName(a.Kind), kindName(want))
+	}
+	return nil
+}
+
+func kindName(k ensemble.Kind) string {
+	if k == ensemble.KindLLM {
+		return "LLM"
+	}
+	return k.String()
+}
