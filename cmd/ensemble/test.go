@@ -1,0 +1,93 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ensemble-run/ensemble/bdd"
+	"github.com/ensemble-run/ensemble/runners/llm"
+)
+
+type testFlags struct {
+	format    string
+	out       string
+	tags      string
+	profiles  []string
+	noColor   bool
+	listSteps bool
+}
+
+func newTestCmd(io *stdio) *cobra.Command {
+	var f testFlags
+	cmd := &cobra.Command{
+		Use:   "test [PATH...]",
+		Short: "Run Gherkin feature files against ensembles with the built-in steps",
+		Long: `Runs .feature files (files, or folders searched recursively) with the
+built-in steps (see --list-steps). Each scenario is a fresh run; relative paths
+in steps resolve against the feature file's folder. Exits 0 when every scenario
+passed, 1 when a scenario failed or a step is undefined or pending, 2 on bad
+usage (no such path, a Gherkin syntax error, an unknown format).`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTests(cmd, io, args, &f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.format, "format", "pretty", "report format: pretty|progress|junit|cucumber, or a comma-separated list of `FORMAT[:FILE]`")
+	fl.StringVar(&f.out, "out", "", "write the report to `FILE` instead of standard output")
+	fl.StringVar(&f.tags, "tags", "", "run only the scenarios matching the tag `EXPRESSION` (e.g. \"@smoke && ~@slow\")")
+	fl.StringArrayVar(&f.profiles, "profiles", nil, "model profiles `FILE` for every ensemble (repeatable)")
+	fl.BoolVar(&f.noColor, "no-color", false, "no ANSI colours (also when NO_COLOR is set or the output is not a terminal)")
+	fl.BoolVar(&f.listSteps, "list-steps", false, "list the built-in steps and exit")
+	return cmd
+}
+
+func runTests(cmd *cobra.Command, io *stdio, paths []string, f *testFlags) error {
+	if f.listSteps {
+		bdd.ListSteps(io.out)
+		return nil
+	}
+	out := io.out
+	noColor := f.noColor || !isTerminal(io.out)
+	if v, ok := io.lookupEnv("NO_COLOR"); ok && v != "" {
+		noColor = true
+	}
+	if f.out != "" {
+		fh, err := os.Create(f.out)
+		if err != nil {
+			return usageErr("--out: %v", err)
+		}
+		defer fh.Close()
+		out, noColor = fh, true
+	}
+	// Agents without an injected response run for real: LLM agents talk
+	// to their provider, as with `ensemble run`.
+	models := llm.New(llm.Options{LookupEnv: io.lookupEnv})
+	code, err := bdd.Run(bdd.RunOptions{
+		Options: bdd.Options{
+			LookupEnv:    io.lookupEnv,
+			ProfileFiles: f.profiles,
+			LLM:          models,
+			Simulate:     models.Simulate,
+		},
+		Paths:    paths,
+		Format:   f.format,
+		Tags:     f.tags,
+		Output:   out,
+		Stderr:   io.err,
+		NoColors: noColor,
+		Context:  cmd.Context(),
+	})
+	var ue *bdd.UsageError
+	switch {
+	case errors.As(err, &ue):
+		return &exitError{code: code, err: fmt.Errorf("test: %w", err)}
+	case err != nil:
+		return &exitError{code: code, err: err}
+	case code != 0:
+		return &exitError{code: code}
+	}
+	return nil
+}

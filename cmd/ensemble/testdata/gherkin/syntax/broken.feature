@@ -1,0 +1,6 @@
+Feature: Broken
+
+  Scenario: Not gherkin
+    Given the ensemble "../ensemble.yaml"
+  This line is not a step
+    """
