@@ -428,3 +428,48 @@ func TestStreaming(t *testing.T) {
 		}
 	})
 }
+
+func TestNetworkErrorIsRetried(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(t, func(n int, _ recorded, w http.ResponseWriter, _ *http.Request) {
+		if n == 0 { // drop the connection without an answer
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				_ = conn.Close()
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, oaText("after a reconnect"))
+	})
+	e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{})
+	res := newTestRunner(Options{MaxRetries: 2, MaxRetryDelay: 50 * time.Millisecond}).Run(context.Background(), request(e, a, "go"))
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if res.Output != "after a reconnect" || len(srv.requests()) != 2 {
+		t.Errorf("output %#v after %d requests", res.Output, len(srv.requests()))
+	}
+}
+
+func TestRequestTimeout(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(t, func(_ int, _ recorded, _ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	})
+	p := openaiProfile(srv.URL)
+	p.Timeout = 200 * time.Millisecond
+	e, a := newEnsemble(t, p, ensemble.Agent{})
+	start := time.Now()
+	res := newTestRunner(Options{}).Run(context.Background(), request(e, a, "go"))
+	if since(start) > 2*time.Second {
+		t.Errorf("took %s", since(start))
+	}
+	if res.Err == nil || res.StopReason != StopError {
+		t.Fatalf("err %v stop %q", res.Err, res.StopReason)
+	}
+	mustContain(t, res.Err.Error(), "request timed out (timeout_seconds)")
+}

@@ -1,0 +1,24 @@
+// Package llm runs LLM agents (SPEC §4) and simulated users (SPEC §5).
+//
+// A Runner talks to three providers behind one small Provider interface:
+// openai (Chat Completions through github.com/openai/openai-go/v3, also for
+// any compatible server via base_url), anthropic (the Messages API through
+// github.com/anthropics/anthropic-sdk-go) and ollama (its OpenAI-compatible
+// /v1 endpoint, http://localhost:11434/v1 by default, no key).
+//
+// Wiring, as the CLI does it:
+//
+//	models := llm.New(llm.Options{LookupEnv: lookupEnv})
+//	var r runners.Runner = &runners.ByKind{Script: ..., Ask: ..., LLM: models}
+//	inj := runners.Injected(responses, r)
+//	inj.Simulate = models.Simulate
+//
+// One execution continues the agent's stored conversation (Request.Memory)
+// with one user message, then runs the tool loop: send; run the reply's tool
+// calls concurrently (arguments validated against the tool's JSON Schema
+// first); append one result per call in the order the model issued them;
+// send again; until a reply has no tool calls or max_steps requests were
+// made. Result.Memory is the whole conversation afterwards; context_window
+// trims only what is sent. See README.md in this folder for every decision
+// taken where the spec is silent.
+package llm
