@@ -18,8 +18,10 @@ vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
 
-test: vet
+# Also runs every example's .feature file through `ensemble test`.
+test: vet build
 	$(GO) test -race -count=1 ./...
+	./$(BIN) test --format progress examples/
 
 # Speed and memory targets are benchmarks, never timed unit tests.
 bench:
