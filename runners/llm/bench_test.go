@@ -96,7 +96,7 @@ func BenchmarkLoopOverhead50Messages(b *testing.B) {
 // the loop's overhead per model request for a 50-message conversation stays
 // under 1 ms (measured here with a generous margin for slow CI machines).
 func TestLoopOverheadBudget(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		t.Skip("timing test")
 	}
 	res := testing.Benchmark(func(b *testing.B) { benchLoop(b, "openai", &ensemble.ContextWindow{MaxTokens: 3000}) })

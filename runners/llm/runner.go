@@ -67,8 +67,9 @@ type Runner struct {
 	tokens        *tokenCache
 	memories      *memoryCache
 
-	providers sync.Map // providerKey → Provider
-	tools     sync.Map // *ensemble.Tool → *compiledTool
+	provMu    sync.Mutex
+	providers map[providerKey]Provider // cleared when it reaches maxProviders
+	tools     sync.Map                 // *ensemble.Tool → *compiledTool
 }
 
 var _ runners.Runner = (*Runner)(nil)
@@ -121,8 +122,14 @@ func (r *Runner) provider(p *ensemble.ModelProfile) (Provider, error) {
 		return nil, err
 	}
 	k := providerKey{profile: p, key: key}
-	if v, ok := r.providers.Load(k); ok {
-		return v.(Provider), nil
+	r.provMu.Lock()
+	defer r.provMu.Unlock()
+	if prov, ok := r.providers[k]; ok {
+		return prov, nil
+	}
+	if r.providers == nil || len(r.providers) >= maxProviders {
+		// A long-lived runner (ensemble test) sees many loaded ensembles.
+		r.providers = map[providerKey]Provider{}
 	}
 	prov := newProvider(providerConfig{
 		profile:       p,
@@ -132,9 +139,12 @@ func (r *Runner) provider(p *ensemble.ModelProfile) (Provider, error) {
 		maxRetries:    r.maxRetries,
 		maxRetryDelay: r.opts.MaxRetryDelay,
 	})
-	v, _ := r.providers.LoadOrStore(k, prov)
-	return v.(Provider), nil
+	r.providers[k] = prov
+	return prov, nil
 }
+
+// maxProviders bounds the provider cache.
+const maxProviders = 256
 
 // conversation is what one execution talks with: an LLM agent's settings,
 // or a simulated user's.

@@ -242,7 +242,8 @@ func TestToolErrorsGoBackToTheModel(t *testing.T) {
 		{"malformed arguments", call{"c1", "echo", `{"region": "EMEA"`}, `invalid arguments for tool "echo": not valid JSON`},
 		{"schema violation: type", call{"c1", "echo", `{"region": 42}`}, `invalid arguments for tool "echo": at '/region'`},
 		{"schema violation: required", call{"c1", "echo", `{}`}, `missing property 'region'`},
-		{"arguments not an object", call{"c1", "echo", `[1]`}, `invalid arguments for tool "echo"`},
+		{"arguments not an object", call{"c1", "echo", `[1]`}, `invalid arguments for tool "echo": not a JSON object`},
+		{"arguments not an object, no schema", call{"c1", "fail", `"x"`}, `invalid arguments for tool "fail": not a JSON object`},
 		{"tool failure", call{"c1", "fail", `{}`}, `tool "fail" failed: script exited with code 3: region database is down`},
 	}
 	for _, tc := range cases {

@@ -187,6 +187,9 @@ func (r *Runner) runTool(ctx context.Context, req *runners.Request, ts *toolSet,
 	if err != nil {
 		return "", toolErrorf("invalid arguments for tool %q: not valid JSON: %v", c.Name, err)
 	}
+	if _, ok := v.(map[string]any); !ok { // whatever the schema says: scripts get an object
+		return "", toolErrorf("invalid arguments for tool %q: not a JSON object", c.Name)
+	}
 	if err := ct.schema.Validate(v); err != nil {
 		var ve *jsonschema.ValidationError
 		msg := err.Error()
