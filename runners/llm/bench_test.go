@@ -92,39 +92,30 @@ func BenchmarkLoopOverhead50Messages(b *testing.B) {
 	})
 }
 
-// TestLoopOverheadBudget keeps the benchmark's budget checked by go test:
-// the loop's overhead per model request for a 50-message conversation stays
-// under 1 ms (measured here with a generous margin for slow CI machines).
-func TestLoopOverheadBudget(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("timing test")
-	}
-	res := testing.Benchmark(func(b *testing.B) { benchLoop(b, "openai", &ensemble.ContextWindow{MaxTokens: 3000}) })
-	per := time.Duration(res.NsPerOp())
-	t.Logf("loop overhead per request (50 messages, max_tokens window): %s, %d allocs", per, res.AllocsPerOp())
-	if per > 3*time.Millisecond {
-		t.Errorf("loop overhead %s per request, budget 1 ms", per)
-	}
-}
-
-// TestHundredAgentsConcurrently: 100 executions at once against a server
-// with 200 ms latency finish in well under 0.5 s with the default HTTP
-// client (no per-host connection cap).
+// TestHundredAgentsConcurrently: 100 executions at once all reach the
+// server together with the default HTTP client (no per-host connection cap
+// serialises them). The server holds every request until all 100 are in
+// flight, so the test fails (by its deadline) if any cap applies. The time
+// it takes at 200 ms latency is BenchmarkHundredAgents200msLatency.
 func TestHundredAgentsConcurrently(t *testing.T) {
+	var inFlight sync.WaitGroup
+	inFlight.Add(100)
+	all := make(chan struct{})
+	go func() { inFlight.Wait(); close(all) }()
 	srv := newFakeServer(t, func(_ int, _ recorded, w http.ResponseWriter, r *http.Request) {
+		inFlight.Done()
 		select {
-		case <-time.After(200 * time.Millisecond):
+		case <-all:
+		case <-time.After(20 * time.Second):
+			http.Error(w, "not all 100 requests arrived together", http.StatusBadRequest)
+			return
 		case <-r.Context().Done():
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, oaText("ok"))
 	})
-	took := runHundred(t, srv.URL)
-	t.Logf("100 agents, 200 ms latency: %s", took)
-	if took >= 500*time.Millisecond {
-		t.Errorf("took %s, want < 0.5 s", took)
-	}
+	runHundred(t, srv.URL)
 }
 
 func runHundred(t testing.TB, url string) time.Duration {
@@ -156,15 +147,16 @@ func runHundred(t testing.TB, url string) time.Duration {
 	return took
 }
 
+// BenchmarkHundredAgents200msLatency: 100 LLM agents at once against a
+// server with 200 ms latency. Budget: < 0.5 s per round (s/round).
 func BenchmarkHundredAgents200msLatency(b *testing.B) {
-	srv := newFakeServer(&testing.T{}, func(_ int, _ recorded, w http.ResponseWriter, _ *http.Request) {
+	srv := newFakeServer(b, func(_ int, _ recorded, w http.ResponseWriter, _ *http.Request) {
 		time.Sleep(200 * time.Millisecond)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, oaText("ok"))
 	})
-	defer srv.Close()
-	for i := 0; i < b.N; i++ {
+	for b.Loop() {
 		took := runHundred(b, srv.URL)
-		b.ReportMetric(took.Seconds(), "s/turn")
+		b.ReportMetric(took.Seconds(), "s/round")
 	}
 }

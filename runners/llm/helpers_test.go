@@ -35,7 +35,7 @@ type fakeServer struct {
 	reqs []recorded
 }
 
-func newFakeServer(t *testing.T, reply func(n int, req recorded, w http.ResponseWriter, r *http.Request)) *fakeServer {
+func newFakeServer(t testing.TB, reply func(n int, req recorded, w http.ResponseWriter, r *http.Request)) *fakeServer {
 	t.Helper()
 	fs := &fakeServer{}
 	fs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

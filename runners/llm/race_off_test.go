@@ -1,5 +1,0 @@
-//go:build !race
-
-package llm
-
-const raceEnabled = false

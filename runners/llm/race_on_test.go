@@ -1,6 +1,0 @@
-//go:build race
-
-package llm
-
-// raceEnabled: timing budgets do not apply under the race detector.
-const raceEnabled = true
