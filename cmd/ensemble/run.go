@@ -15,6 +15,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/runners/llm"
 )
 
 type runFlags struct {
@@ -27,6 +28,8 @@ type runFlags struct {
 	timeout   time.Duration
 	parallel  int
 	stateFile string      // --state: write the state after every turn
+	stream    bool        // --stream: LLM agents stream, text deltas become events
+	report    string      // --report: write a Markdown transcript to this file
 	resume    *resumeInfo // set by `ensemble resume`
 }
 
@@ -50,6 +53,8 @@ func newRunCmd(io *stdio) *cobra.Command {
 	fl.DurationVar(&f.timeout, "timeout", 0, "override the run's timeout (e.g. 90s, 10m)")
 	fl.IntVar(&f.parallel, "parallel", 0, "override conversation_limits.parallel_agent_limit")
 	fl.StringVar(&f.stateFile, "state", "", "write the run's state to `FILE` after every turn (continue it with ensemble resume FILE)")
+	fl.BoolVar(&f.stream, "stream", false, "stream LLM replies: text shows as it comes (--output text), text_delta events (--output jsonl)")
+	fl.StringVar(&f.report, "report", "", "write a Markdown transcript of the run to `FILE.md` when it ends")
 	return cmd
 }
 
@@ -126,24 +131,24 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 			output = "text"
 		}
 	}
-	var sink events.Sink
-	switch output {
-	case "text":
-		sink = newTextProgress(io.out).event
-	case "jsonl":
-		sink = newJSONLines(io.out)
+	view, err := newRunView(io, e, output, f.stream, f.report)
+	if err != nil {
+		return err
 	}
+	defer view.close()
 	r, saveFinal, err := f.durable(io, e, input, engine.Options{
 		Runner:   runner,
 		MaxTurns: f.maxTurns,
 		Timeout:  f.timeout,
 		Parallel: f.parallel,
-		Events:   sink,
+		Events:   view.sink,
 	})
 	if err != nil {
 		return err
 	}
+	stop := view.start()
 	res := r.Run(ctx)
+	stop()
 	saveErr := saveFinal(res)
 	switch output {
 	case "json":
@@ -152,8 +157,10 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 		if err := enc.Encode(res); err != nil {
 			return fmt.Errorf("writing the result: %w", err)
 		}
-	case "text":
-		printSummary(io.out, res)
+	}
+	viewErr := view.finish(res)
+	if saveErr == nil {
+		saveErr = viewErr
 	}
 	if code := res.ExitCode(); code != 0 {
 		return &exitError{code: code}
@@ -161,11 +168,14 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	return saveErr
 }
 
-// buildRunner wires the runners for e: scripts, the terminal for ask agents,
-// and injected responses in front of them when --responses is given.
+// buildRunner wires the runners for e: scripts, models, the terminal for ask
+// agents, and injected responses (and simulated users) in front of them when
+// --responses is given.
 func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, stdinTaken bool) (runners.Runner, error) {
+	models := llm.New(llm.Options{LookupEnv: io.lookupEnv})
 	var r runners.Runner = &runners.ByKind{
 		Script: &runners.Script{},
+		LLM:    models,
 		Ask:    &runners.Ask{In: io.in, Out: io.err, Interactive: !stdinTaken && isTerminal(io.in)},
 	}
 	if responsesFile == "" {
@@ -178,7 +188,9 @@ func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, stdinTak
 	if err := resp.Validate(e); err != nil {
 		return nil, err
 	}
-	return runners.Injected(resp, r), nil
+	inj := runners.Injected(resp, r)
+	inj.Simulate = models.Simulate
+	return inj, nil
 }
 
 // newJSONLines writes one event per line.
