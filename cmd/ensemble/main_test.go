@@ -46,6 +46,11 @@ func normalize(s string) string {
 	} {
 		s = regexp.MustCompile(r.re).ReplaceAllString(s, r.repl)
 	}
+	// Durations in aligned columns (the text summary's time column) keep
+	// their width.
+	s = regexp.MustCompile(` +[0-9]+\.[0-9]+s\b`).ReplaceAllStringFunc(s, func(m string) string {
+		return strings.Repeat(" ", len(m)-2) + "Ns"
+	})
 	wd, _ := os.Getwd()
 	return strings.ReplaceAll(s, wd, "$WD")
 }

@@ -1,92 +1,120 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"sort"
-	"strings"
-	"sync"
+	"os"
 
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/report"
 )
 
-// textProgress prints a line per turn and per finished agent.
-type textProgress struct {
-	mu sync.Mutex
-	w  io.Writer
+// runView is what a person or a program sees of a run: the one event stream
+// of the engine fans out to the text progress or the JSON lines on stdout,
+// and to the recorder of the Markdown report; the summary and the report
+// come at the end.
+type runView struct {
+	io       *stdio
+	e        *ensemble.Ensemble
+	output   string
+	sink     events.Sink
+	progress *report.Progress
+	recorder *report.Recorder
+	report   *os.File // --report, created before the run so that a bad path fails first
 }
 
-func newTextProgress(w io.Writer) *textProgress { return &textProgress{w: w} }
-
-func (p *textProgress) event(ev events.Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	switch ev.Type {
-	case events.TurnStarted:
-		fmt.Fprintf(p.w, "turn %d: %s\n", ev.Turn, strings.Join(ev.Agents, ", "))
-	case events.AgentCompleted:
-		fmt.Fprintf(p.w, "  ✓ %s (%.2fs) %s\n", ev.Agent, ev.Duration, preview(ev.Output, 70))
-		if ev.Error != "" {
-			fmt.Fprintf(p.w, "    error: %s\n", ev.Error)
+// newRunView wires the outputs for output ("text", "json" or "jsonl").
+// With "text", a terminal gets the live status line, anything else plain
+// lines.
+func newRunView(io *stdio, e *ensemble.Ensemble, output string, stream bool, reportPath string) (*runView, error) {
+	v := &runView{io: io, e: e, output: output}
+	var sinks []events.Sink
+	switch output {
+	case "text":
+		live := isTerminal(io.out)
+		v.progress = report.NewProgress(io.out, report.ProgressOptions{
+			Live:   live,
+			Stream: stream,
+			Width:  func() int { return termWidth(io.out) },
+			// The status line would get in the way of a person answering.
+			Pause: func(agent string) bool {
+				a := e.Agent(agent)
+				return a != nil && a.Kind == ensemble.KindAsk
+			},
+		})
+		sinks = append(sinks, v.progress.Sink())
+	case "jsonl":
+		sinks = append(sinks, newJSONLines(io.out))
+	}
+	if reportPath != "" {
+		fh, err := os.Create(reportPath)
+		if err != nil {
+			return nil, usageErr("--report: %v", err)
 		}
-	case events.AgentFailed:
-		fmt.Fprintf(p.w, "  ✗ %s (%.2fs) %s\n", ev.Agent, ev.Duration, ev.Error)
-	case events.ToolCallStarted:
-		fmt.Fprintf(p.w, "    → %s %s\n", ev.Tool, truncate(ev.Arguments, 60))
-	case events.Warning:
-		fmt.Fprintf(p.w, "  ! %s\n", ev.Message)
+		v.report = fh
+		v.recorder = report.NewRecorder()
+		sinks = append(sinks, v.recorder.Sink())
+	}
+	v.sink = events.Tee(sinks...)
+	return v, nil
+}
+
+// start starts the live status line; the returned function stops it.
+func (v *runView) start() (stop func()) {
+	if v.progress == nil {
+		return func() {}
+	}
+	return v.progress.Start()
+}
+
+// finish prints the summary (text) and writes the report. A report that
+// cannot be written is reported on stderr and returned as a silent exit
+// error.
+func (v *runView) finish(res *engine.Result) error {
+	if v.output == "text" {
+		report.Summary(v.io.out, res, v.agentNames())
+	}
+	if v.report == nil {
+		return nil
+	}
+	err := report.Markdown(v.report, res, report.MarkdownOptions{Ensemble: v.e, Events: v.recorder.Events()})
+	if cerr := v.report.Close(); err == nil {
+		err = cerr
+	}
+	v.report = nil
+	if err != nil {
+		fmt.Fprintf(v.io.err, "ensemble: writing the report: %v\n", err)
+		return &exitError{code: engine.ExitFailed}
+	}
+	return nil
+}
+
+// close releases the report file when the run did not get to finish.
+func (v *runView) close() {
+	if v.report != nil {
+		v.report.Close()
 	}
 }
 
-// preview renders an output on one line, cut to n runes.
-func preview(v any, n int) string {
-	s, ok := v.(string)
-	if !ok {
-		b, _ := json.Marshal(v)
-		s = string(b)
+func (v *runView) agentNames() []string {
+	names := make([]string, len(v.e.Agents))
+	for i, a := range v.e.Agents {
+		names[i] = a.Name
 	}
-	return truncate(strings.Join(strings.Fields(s), " "), n)
+	return names
 }
 
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
-
-// printSummary prints the end of a run for a person.
-func printSummary(w io.Writer, res *engine.Result) {
-	fmt.Fprintf(w, "\n%s: %s after %d turns in %.2fs\n", res.Ensemble, res.CompletionReason, res.TurnCount, res.DurationSeconds)
-	names := make([]string, 0, len(res.AgentExecutionCount))
-	for n := range res.AgentExecutionCount {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-24s ran %d×\n", n, res.AgentExecutionCount[n])
-	}
-	if u := res.Usage; u.Requests > 0 {
-		fmt.Fprintf(w, "usage: %d requests, %d input tokens, %d output tokens\n", u.Requests, u.InputTokens, u.OutputTokens)
-	}
-	for _, e := range res.Errors {
-		fmt.Fprintf(w, "error: turn %d, %s: %s\n", e.TurnNumber, e.AgentName, e.Message)
-	}
-	for _, wn := range res.Warnings {
-		fmt.Fprintf(w, "warning: turn %d, %s\n", wn.TurnNumber, wn.Message)
-	}
-	if len(res.FinalState) > 0 {
-		fmt.Fprintln(w, "final state:")
-		keys := make([]string, 0, len(res.FinalState))
-		for k := range res.FinalState {
-			keys = append(keys, k)
+// termWidth is the width of the terminal f, or 80.
+func termWidth(f any) int {
+	if file, ok := f.(*os.File); ok {
+		if w := terminalColumns(file); w > 0 {
+			return w
 		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			fmt.Fprintf(w, "  %s: %s\n", k, preview(res.FinalState[k], 100))
-		}
 	}
+	var cols int
+	if _, err := fmt.Sscan(os.Getenv("COLUMNS"), &cols); err == nil && cols > 0 {
+		return cols
+	}
+	return 80
 }

@@ -1,0 +1,371 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/state"
+)
+
+// Recorder keeps, from a run's event stream, what the Markdown report needs
+// and the result does not hold: the tool calls and when the run started.
+// Streamed text is not kept (the outputs hold the final text).
+type Recorder struct{ log *events.Log }
+
+// NewRecorder returns an empty Recorder.
+func NewRecorder() *Recorder {
+	return &Recorder{log: events.NewLog(func(e events.Event) bool {
+		switch e.Type {
+		case events.RunStarted, events.ToolCallStarted, events.ToolCallCompleted:
+			return true
+		}
+		return false
+	})}
+}
+
+// Sink is the recorder's receiving end.
+func (r *Recorder) Sink() events.Sink { return r.log.Sink() }
+
+// Events returns the events kept.
+func (r *Recorder) Events() []events.Event { return r.log.Events() }
+
+// MarkdownOptions add context to a report.
+type MarkdownOptions struct {
+	// Ensemble, when set, adds the description and the agents' kinds, and
+	// lists agents that never ran.
+	Ensemble *ensemble.Ensemble
+	// Events are the run's events (a Recorder's): tool calls and the start
+	// time. Others are ignored.
+	Events []events.Event
+}
+
+// Markdown writes a readable transcript of a run: a header (ensemble, input,
+// completion reason, turns, duration, usage), then each turn with its agents'
+// inputs (collapsed), outputs, tool calls, errors, usage and timing, then
+// what was interrupted, the warnings, a summary table per agent and the
+// final state.
+func Markdown(w io.Writer, res *engine.Result, opts MarkdownOptions) error {
+	bw := bufio.NewWriter(w)
+	m := &markdown{w: bw, res: res, opts: opts, calls: toolCalls(opts.Events)}
+	m.header()
+	m.turns()
+	m.interrupted()
+	m.warnings()
+	m.summary()
+	m.finalState()
+	return bw.Flush()
+}
+
+type markdown struct {
+	w     *bufio.Writer
+	res   *engine.Result
+	opts  MarkdownOptions
+	calls map[execKey][]*toolCall
+}
+
+func (m *markdown) p(format string, args ...any) { fmt.Fprintf(m.w, format, args...) }
+
+type execKey struct {
+	turn      int
+	agent     string
+	execution int
+}
+
+type toolCall struct {
+	started   events.Event
+	completed *events.Event
+}
+
+// toolCalls groups the tool-call events by execution, in the order the calls
+// were issued.
+func toolCalls(evs []events.Event) map[execKey][]*toolCall {
+	out := map[execKey][]*toolCall{}
+	byID := map[execKey]map[string]*toolCall{}
+	for _, e := range evs {
+		k := execKey{e.Turn, e.Agent, e.Execution}
+		switch e.Type {
+		case events.ToolCallStarted:
+			c := &toolCall{started: e}
+			out[k] = append(out[k], c)
+			if byID[k] == nil {
+				byID[k] = map[string]*toolCall{}
+			}
+			byID[k][e.ToolID] = c
+		case events.ToolCallCompleted:
+			c := byID[k][e.ToolID]
+			if c == nil { // its start was not seen
+				c = &toolCall{started: e}
+				out[k] = append(out[k], c)
+			}
+			c.completed = &e
+		}
+	}
+	return out
+}
+
+func (m *markdown) header() {
+	res := m.res
+	m.p("# Run report: %s\n\n", inline(res.Ensemble))
+	if e := m.opts.Ensemble; e != nil && e.Description != "" {
+		m.p("%s\n\n", inline(e.Description))
+	}
+	failed := 0
+	for _, r := range res.ConversationHistory {
+		if r.Error != nil {
+			failed++
+		}
+	}
+	input := res.Input
+	long := strings.Contains(strings.TrimSpace(input), "\n") || len([]rune(input)) > 120
+	m.p("| | |\n|---|---|\n")
+	m.p("| completion | **%s** (exit code %d) |\n", cell(res.CompletionReason), res.ExitCode())
+	switch {
+	case input == "":
+		m.p("| input | _none_ |\n")
+	case long:
+		m.p("| input | below |\n")
+	default:
+		m.p("| input | %s |\n", cell(input))
+	}
+	if t := m.started(); !t.IsZero() {
+		m.p("| started | %s |\n", t.UTC().Format(time.RFC3339))
+	}
+	m.p("| duration | %s |\n", Seconds(res.DurationSeconds))
+	m.p("| turns | %d |\n", res.TurnCount)
+	m.p("| executions | %d (%d failed) |\n", len(res.ConversationHistory), failed)
+	m.p("| usage | %s |\n", usageText(res.Usage))
+	m.p("| errors | %d |\n", len(res.Errors))
+	m.p("| warnings | %d |\n\n", len(res.Warnings))
+	if long {
+		m.p("**Input**\n\n%s\n", fence("text", input))
+	}
+}
+
+// started is when the run started: its run_started event, else its first
+// execution.
+func (m *markdown) started() time.Time {
+	for _, e := range m.opts.Events {
+		if e.Type == events.RunStarted {
+			return e.Time
+		}
+	}
+	if len(m.res.ConversationHistory) > 0 {
+		return m.res.ConversationHistory[0].Timestamp
+	}
+	return time.Time{}
+}
+
+func (m *markdown) kind(agent string) string {
+	if e := m.opts.Ensemble; e != nil {
+		if a := e.Agent(agent); a != nil {
+			return a.Kind.String()
+		}
+	}
+	return ""
+}
+
+func (m *markdown) turns() {
+	turn := 0
+	for _, rec := range m.res.ConversationHistory {
+		if rec.TurnNumber != turn {
+			turn = rec.TurnNumber
+			m.p("## Turn %d\n\n", turn)
+		}
+		m.execution(rec)
+	}
+}
+
+func (m *markdown) execution(rec *state.Record) {
+	mark := "✓"
+	if rec.Error != nil {
+		mark = "✗"
+	}
+	m.p("### %s %s #%d\n\n", mark, code(rec.AgentName), rec.Execution)
+	facts := []string{}
+	if k := m.kind(rec.AgentName); k != "" {
+		facts = append(facts, k)
+	}
+	facts = append(facts, Seconds(rec.ExecutionTime))
+	if !rec.Timestamp.IsZero() {
+		facts = append(facts, "started "+rec.Timestamp.UTC().Format("15:04:05.000"))
+	}
+	if rec.StopReason != nil {
+		facts = append(facts, "stop reason "+code(*rec.StopReason))
+	}
+	if rec.Usage != nil {
+		facts = append(facts, usageText(*rec.Usage))
+	}
+	m.p("%s\n\n", strings.Join(facts, " · "))
+	m.details("Input", "json", indentJSON(rec.InputData))
+	for i, c := range m.calls[execKey{rec.TurnNumber, rec.AgentName, rec.Execution}] {
+		m.toolCall(i+1, c)
+	}
+	if rec.Error != nil {
+		m.p("**Error**\n\n%s\n", fence("text", *rec.Error))
+	}
+	if rec.Error == nil || rec.OutputData != nil {
+		m.p("**Output**\n\n")
+		m.value(rec.OutputData)
+	}
+}
+
+func (m *markdown) toolCall(n int, c *toolCall) {
+	s := c.started
+	args := strings.TrimSpace(s.Arguments)
+	var v any
+	long, lang := args, "text"
+	if json.Unmarshal([]byte(args), &v) == nil {
+		args, long, lang = compactJSON(v), indentJSON(v), "json"
+	}
+	status := "did not finish"
+	if c.completed != nil {
+		status = Seconds(c.completed.Duration)
+		if c.completed.Error != "" {
+			status += " · failed"
+		}
+	}
+	m.p("**Tool call %d: %s** · %s\n\n", n, code(s.Tool), status)
+	if len([]rune(args)) <= 100 && !strings.Contains(args, "\n") {
+		m.p("Arguments: %s\n\n", code(args))
+	} else {
+		m.details("Arguments", lang, long)
+	}
+	if c.completed == nil {
+		return
+	}
+	if c.completed.Error != "" {
+		m.details("Error", "text", c.completed.Error)
+		return
+	}
+	out, ok := c.completed.Output.(string)
+	if !ok {
+		out = compactJSON(c.completed.Output)
+	}
+	lang = "text"
+	if json.Unmarshal([]byte(out), &v) == nil {
+		out, lang = indentJSON(v), "json"
+	}
+	m.details("Result", lang, out)
+}
+
+// value writes an output: JSON in a json block, text in a text block.
+func (m *markdown) value(v any) {
+	if s, ok := v.(string); ok {
+		m.p("%s\n", fence("text", s))
+		return
+	}
+	m.p("%s\n", fence("json", indentJSON(v)))
+}
+
+// details writes a collapsed block.
+func (m *markdown) details(summary, lang, body string) {
+	m.p("<details>\n<summary>%s</summary>\n\n%s\n</details>\n\n", summaryText(summary), fence(lang, body))
+}
+
+// interrupted lists the result's errors that are not failed executions of
+// the history: executions of a turn that was cut short, a state that could
+// not be saved.
+func (m *markdown) interrupted() {
+	recorded := map[engine.RunError]bool{}
+	for _, r := range m.res.ConversationHistory {
+		if r.Error != nil {
+			recorded[engine.RunError{TurnNumber: r.TurnNumber, AgentName: r.AgentName, Message: *r.Error}] = true
+		}
+	}
+	var rest []engine.RunError
+	for _, e := range m.res.Errors {
+		if !recorded[e] {
+			rest = append(rest, e)
+		}
+	}
+	if len(rest) == 0 {
+		return
+	}
+	m.p("## Interrupted\n\nNot committed to the state: a resumed run plays these again.\n\n")
+	for _, e := range rest {
+		who := "the run"
+		if e.AgentName != "" {
+			who = code(e.AgentName)
+		}
+		m.p("- turn %d, %s: %s\n", e.TurnNumber, who, inline(e.Message))
+	}
+	m.p("\n")
+}
+
+func (m *markdown) warnings() {
+	if len(m.res.Warnings) == 0 {
+		return
+	}
+	m.p("## Warnings\n\n")
+	for _, w := range m.res.Warnings {
+		m.p("- turn %d, %s: %s\n", w.TurnNumber, code(w.AgentName), inline(w.Message))
+	}
+	m.p("\n")
+}
+
+func (m *markdown) summary() {
+	var names []string
+	if e := m.opts.Ensemble; e != nil {
+		for _, a := range e.Agents {
+			names = append(names, a.Name)
+		}
+	}
+	stats := Stats(m.res, names)
+	if len(stats) == 0 {
+		return
+	}
+	calls := map[string]int{} // of the recorded executions only, as runs
+	for _, r := range m.res.ConversationHistory {
+		calls[r.AgentName] += len(m.calls[execKey{r.TurnNumber, r.AgentName, r.Execution}])
+	}
+	m.p("## Summary\n\n")
+	m.p("| agent | kind | runs | failed | time | avg | tool calls | requests | input tokens | output tokens |\n")
+	m.p("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	var total AgentStats
+	for _, s := range stats {
+		avg := "-"
+		if s.Runs > 0 {
+			avg = Seconds(s.Seconds / float64(s.Runs))
+		}
+		kind := m.kind(s.Name)
+		if kind == "" {
+			kind = "-"
+		}
+		m.p("| %s | %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", code(s.Name), kind, s.Runs, s.Failures,
+			timeCell(s), avg, thousands(calls[s.Name]), thousands(s.Usage.Requests), thousands(s.Usage.InputTokens), thousands(s.Usage.OutputTokens))
+		total.Runs += s.Runs
+		total.Failures += s.Failures
+		total.Seconds += s.Seconds
+		total.Usage.Add(&s.Usage)
+		total.ToolCalls += calls[s.Name]
+	}
+	m.p("| **total** | | %d | %d | %s | | %s | %s | %s | %s |\n\n", total.Runs, total.Failures, Seconds(total.Seconds),
+		thousands(total.ToolCalls), thousands(total.Usage.Requests), thousands(total.Usage.InputTokens), thousands(total.Usage.OutputTokens))
+}
+
+func (m *markdown) finalState() {
+	keys := make([]string, 0, len(m.res.FinalState))
+	for k := range m.res.FinalState {
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return
+	}
+	slices.Sort(keys)
+	m.p("## Final state\n\n")
+	for _, k := range keys {
+		if s, ok := m.res.FinalState[k].(string); ok {
+			m.details(k, "text", s)
+		} else {
+			m.details(k, "json", indentJSON(m.res.FinalState[k]))
+		}
+	}
+}
