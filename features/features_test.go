@@ -1,0 +1,46 @@
+package features
+
+import (
+	"context"
+	"testing"
+
+	"github.com/cucumber/godog"
+
+	"github.com/ensemble-run/ensemble/bdd"
+	"github.com/ensemble-run/ensemble/runners/llm"
+)
+
+func TestFeatures(t *testing.T) {
+	suite := godog.TestSuite{
+		Name: "ensemble",
+		ScenarioInitializer: func(sc *godog.ScenarioContext) {
+			// Fresh per scenario: the fake model, its script and the run.
+			fm := newFakeModel()
+			models := llm.New(llm.Options{
+				HTTPClient: fm.srv.Client(),
+				LookupEnv:  fm.lookupEnv,
+				MaxRetries: -1,
+			})
+			bdd.Register(sc, bdd.Options{
+				LookupEnv: fm.lookupEnv,
+				LLM:       models,
+				Simulate:  models.Simulate,
+			})
+			fm.register(sc)
+			sc.After(func(ctx context.Context, _ *godog.Scenario, _ error) (context.Context, error) {
+				fm.close()
+				return ctx, nil
+			})
+		},
+		Options: &godog.Options{
+			Format:   "pretty",
+			Paths:    []string{"."},
+			Strict:   true,
+			NoColors: true,
+			TestingT: t,
+		},
+	}
+	if suite.Run() != 0 {
+		t.Fatal("the feature suite failed")
+	}
+}

@@ -1,0 +1,60 @@
+Feature: Limits stop loops
+  A cycle with no exit stops at max_total_turns; per-agent max_turns and
+  max_agent_executions stop an agent even when the loop could go on.
+
+  Scenario: A potentially infinite cycle stops at max_total_turns
+    Given the ensemble "testdata/limits/pingpong.yaml"
+    And the model replies "pong 1" to system prompts containing "You are pong"
+    And the model replies "pong 2" to system prompts containing "You are pong"
+    And the model replies "pong 3" to system prompts containing "You are pong"
+    When the ensemble runs
+    Then the completion reason is "max_total_turns"
+    And the exit code is 3
+    And the run has no errors
+    And the turn count is 6
+    And the agents ran in this order: "serve, ping, pong, ping, pong, ping"
+    And the output of agent "pong" is "pong 2"
+    And the model was called 2 times
+
+  Scenario: The test's turn limit overrides the file's
+    Given the ensemble "testdata/limits/pingpong.yaml"
+    And the turn limit is 3
+    And the model replies "pong 1" to system prompts containing "You are pong"
+    When the ensemble runs
+    Then the completion reason is "max_total_turns"
+    And the turn count is 3
+    And the agents ran in this order: "serve, ping, pong"
+
+  Scenario: Per-agent max_turns and max_agent_executions are enforced
+    Given the ensemble "testdata/limits/per-agent.yaml"
+    When the ensemble runs
+    Then the completion reason is "completed"
+    And the run has no errors
+    And the agents ran in this order: "start, left, right, left, right, left"
+    # left: conversation.max_turns 3
+    And agent "left" ran 3 times
+    # right: max_agent_executions 2, although its max_turns is 10
+    And agent "right" ran 2 times
+    And the turn count is 6
+    And the output of agent "left" is:
+      """
+      {"by": "left", "turn": 6, "execution": 3}
+      """
+    And the expression "turn_count < 20" is true
+
+  Scenario: Agent limits that end the loop on the last allowed turn make it completed
+    Given the ensemble "testdata/limits/per-agent.yaml"
+    And the turn limit is 6
+    When the ensemble runs
+    Then the completion reason is "completed"
+    And the exit code is 0
+    And the turn count is 6
+
+  Scenario: One turn less, and the turn limit stops it first
+    Given the ensemble "testdata/limits/per-agent.yaml"
+    And the turn limit is 5
+    When the ensemble runs
+    Then the completion reason is "max_total_turns"
+    And the turn count is 5
+    And agent "left" ran 2 times
+    And agent "right" ran 2 times

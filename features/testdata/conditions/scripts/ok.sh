@@ -1,0 +1,2 @@
+#!/usr/bin/env bash
+echo "\"$ENSEMBLE_AGENT ran\""
