@@ -612,7 +612,7 @@ func (s *Scenario) thenHistory(table *godog.Table) error {
 		for _, r := range res.ConversationHistory {
 			vals := make([]string, len(cols))
 			for i, c := range cols {
-				vals[i] = cut(cell(r, c), 60)
+				vals[i] = tableCell(cut(cell(r, c), 60))
 			}
 			b.WriteString("\n  | " + strings.Join(vals, " | ") + " |")
 		}
@@ -645,6 +645,11 @@ func (s *Scenario) thenHistory(table *godog.Table) error {
 		}
 	}
 	return nil
+}
+
+// tableCell escapes a value for a Gherkin table cell.
+func tableCell(v string) string {
+	return strings.NewReplacer(`\`, `\\`, "\n", `\n`, "|", `\|`).Replace(v)
 }
 
 // records are the agent's executions.

@@ -69,7 +69,7 @@ func parseJSON(content string) (any, error) {
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		line, col := lineCol(content, int(se.Offset))
+		line, col := lineCol(content, int(se.Offset)-1) // Offset is just after the bad byte
 		return nil, fmt.Errorf("the doc string is not valid JSON: line %d, column %d: %v", line, col, se)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {

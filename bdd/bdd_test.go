@@ -1,0 +1,226 @@
+package bdd
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cucumber/godog"
+)
+
+// Every documented example matches its own step, and only that one: no
+// step is ambiguous.
+func TestStepExamplesMatchExactlyTheirStep(t *testing.T) {
+	for i, d := range stepDefs {
+		text := strings.TrimPrefix(d.Example, d.Keyword+" ")
+		var matches []int
+		for j, o := range stepDefs {
+			if regexp.MustCompile(o.re).MatchString(text) {
+				matches = append(matches, j)
+			}
+		}
+		if !slices.Equal(matches, []int{i}) {
+			t.Errorf("%q matches steps %v, want only %d", d.Example, matches, i)
+		}
+	}
+}
+
+func TestDocValue(t *testing.T) {
+	for _, tc := range []struct {
+		media, content string
+		textOK         bool
+		want           any
+		isText         bool
+		err            string
+	}{
+		{"", `{"a": 1}`, true, map[string]any{"a": 1.0}, false, ""},
+		{"", `[1, "x"]`, true, []any{1.0, "x"}, false, ""},
+		{"", "plain words: with a colon", true, "plain words: with a colon", true, ""},
+		{"", "42", false, 42.0, false, ""},
+		{"", "", false, nil, false, "it is empty"},
+		{"", "{\"a\": 1,\n \"b\" 2}", true, nil, false, "line 2, column 6"},
+		{"", `{"a": 1`, true, nil, false, "ends before the value does"},
+		{"", `{"a": 1} {"b": 2}`, true, nil, false, "more than one JSON value"},
+		{"json", `"text"`, true, "text", false, ""},
+		{"yaml", "a: [1, 2]\nb: true", true, map[string]any{"a": []any{1.0, 2.0}, "b": true}, false, ""},
+		{"yaml", "just text", true, "just text", true, ""},
+		{"yaml", "a: [1, 2\nb: c", true, nil, false, "not valid YAML"},
+		{"text", `{"not": "parsed"}`, true, `{"not": "parsed"}`, true, ""},
+		{"xml", "<a/>", true, nil, false, `type "xml" is unknown`},
+	} {
+		v, isText, err := docValue(&godog.DocString{MediaType: tc.media, Content: tc.content}, tc.textOK)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s %q: error %v, want one containing %q", tc.media, tc.content, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || isText != tc.isText || !equalValues(v, tc.want) {
+			t.Errorf("%s %q: %#v, %v, %v; want %#v, %v", tc.media, tc.content, v, isText, err, tc.want, tc.isText)
+		}
+	}
+	if _, _, err := docValue(nil, true); err == nil || !strings.Contains(err.Error(), "needs a doc string") {
+		t.Errorf("no doc string: %v", err)
+	}
+}
+
+func TestSplitLine(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"a/b.feature":      {"a/b.feature", ""},
+		"a/b.feature:12":   {"a/b.feature", ":12"},
+		"c:/x/b.feature":   {"c:/x/b.feature", ""},
+		"a/b.feature:":     {"a/b.feature:", ""},
+		"a/b.feature:12x3": {"a/b.feature:12x3", ""},
+	} {
+		f, l := splitLine(in)
+		if f != want[0] || l != want[1] {
+			t.Errorf("splitLine(%q) = %q, %q; want %q, %q", in, f, l, want[0], want[1])
+		}
+	}
+}
+
+func TestSuggest(t *testing.T) {
+	for step, want := range map[string]string{
+		"the ensemble run":                 "When the ensemble runs",
+		`agent "x" ran 3 time`:             `Then agent "llm_analyzer" ran 2 times`,
+		`the completion reason was "done"`: `Then the completion reason is "completed"`,
+		"the moon is made of cheese":       "",
+	} {
+		if got := Suggest(step); got != want {
+			t.Errorf("Suggest(%q) = %q, want %q", step, got, want)
+		}
+	}
+}
+
+func TestSnippetFilterDropsGoSnippetsAndLocations(t *testing.T) {
+	var out bytes.Buffer
+	f := &snippetFilter{w: &out}
+	in := "  Given the ensemble \"e.yaml\"   # scenario.go:97 -> *Scenario\n" +
+		"  Scenario: x   # a.feature:3\n" +
+		"\x1b[32mWhen the ensemble runs\x1b[0m \x1b[1;30m# scenario.go:97 -> *Scenario\x1b[0m\n" +
+		"1 scenarios (1 undefined)\n\n" +
+		"You can implement step definitions for undefined steps with these snippets:\n" +
+		"func theEnsembleRun() error {\n"
+	// Written in small pieces, as formatters do.
+	for i := 0; i < len(in); i += 7 {
+		f.Write([]byte(in[i:min(i+7, len(in))]))
+	}
+	f.flush()
+	want := "  Given the ensemble \"e.yaml\"\n" +
+		"  Scenario: x   # a.feature:3\n" +
+		"\x1b[32mWhen the ensemble runs\x1b[0m\n" +
+		"1 scenarios (1 undefined)\n\n"
+	if out.String() != want {
+		t.Errorf("filtered:\n%q\nwant:\n%q", out.String(), want)
+	}
+}
+
+func TestFindFeatures(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"b.feature", "a/z.feature", "a/notes.txt", ".hidden/h.feature", "a/.git/g.feature"} {
+		p = filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("Feature: x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := FindFeatures([]string{dir, filepath.Join(dir, "b.feature:3"), filepath.Join(dir, "b.feature")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "a/z.feature"), filepath.Join(dir, "b.feature"), filepath.Join(dir, "b.feature:3")}
+	if !slices.Equal(got, want) {
+		t.Errorf("FindFeatures = %v, want %v", got, want)
+	}
+	if _, err := FindFeatures([]string{filepath.Join(dir, "nope")}); err == nil || !strings.Contains(err.Error(), "no such file or folder") {
+		t.Errorf("a missing path: %v", err)
+	}
+}
+
+func TestCheckFormat(t *testing.T) {
+	report := filepath.Join(t.TempDir(), "r.xml")
+	for in, want := range map[string]string{
+		"":                       "pretty",
+		"junit":                  "junit",
+		"pretty,junit:" + report: "pretty,junit:" + report,
+	} {
+		if got, err := checkFormat(in); err != nil || got != want {
+			t.Errorf("checkFormat(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for in, msg := range map[string]string{
+		"html":                             `unknown format "html"`,
+		"junit:":                           "file name after : is empty",
+		"junit:/no/such/folder/report.xml": "cannot create the report",
+	} {
+		if _, err := checkFormat(in); err == nil || !strings.Contains(err.Error(), msg) {
+			t.Errorf("checkFormat(%q): %v, want an error containing %q", in, err, msg)
+		}
+	}
+}
+
+// The steps can be driven without godog: a scenario's state is plain.
+func TestScenarioWithoutGodog(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "e.yaml"), []byte(`name: e
+input: hi
+agents:
+  - name: asker
+    ask: "Yes?"
+  - name: answerer
+    ask: "And?"
+    dependencies: [asker]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := NewScenario(dir, Options{})
+	if err := s.thenReason("completed"); err == nil || !strings.Contains(err.Error(), "has not run yet") {
+		t.Errorf("a Then step before the run: %v", err)
+	}
+	if err := s.givenResponds("asker", `{"ok": true}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.givenEnsemble("e.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.givenResponds("nobody", "x"); err == nil || !strings.Contains(err.Error(), `has no agent "nobody" (its agents: asker, answerer)`) {
+		t.Errorf("unknown agent: %v", err)
+	}
+	if err := s.whenRuns(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	checks := []error{
+		s.thenReason("completed"),
+		s.thenExitCode(1),
+		s.thenRunFailed(),
+		s.thenOrder("asker, answerer"),
+		s.thenFailedWith("answerer", "a test has no terminal"),
+		s.thenOutputIs("asker", `{"ok":true}`),
+		s.thenExprTrue(`input == "hi" && context.asker.ok`),
+		s.thenErrorCount(1),
+	}
+	for i, err := range checks {
+		if err != nil {
+			t.Errorf("check %d: %v", i, err)
+		}
+	}
+	if err := s.thenOrder("answerer, asker"); err == nil || err.Error() != `agents ran in order "asker, answerer", want "answerer, asker"` {
+		t.Errorf("order mismatch message: %v", err)
+	}
+	if err := s.thenRanTimes("asker", 2); err == nil || !strings.Contains(err.Error(), `agent "asker" ran 1 time, want 2 times`) {
+		t.Errorf("count mismatch message: %v", err)
+	}
+	if err := s.thenOutputContains("answerer", "x"); err == nil || !strings.Contains(err.Error(), "produced no output") {
+		t.Errorf("output of a failed agent: %v", err)
+	}
+	if err := s.whenRuns(context.Background()); err == nil {
+		t.Error("a second run in one scenario was allowed")
+	}
+}
