@@ -120,7 +120,7 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	if !haveInput {
 		input = e.Input
 	}
-	runner, err := buildRunner(io, e, f.responses, inputSet && f.input == "-")
+	runner, err := buildRunner(io, e, f.responses, inputSet && f.input == "-", f.stream)
 	if err != nil {
 		return &exitError{code: engine.ExitUsage, err: err}
 	}
@@ -168,11 +168,12 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	return saveErr
 }
 
-// buildRunner wires the runners for e: scripts, models, the terminal for ask
-// agents, and injected responses (and simulated users) in front of them when
+// buildRunner wires the runners for e: scripts, models (streaming their
+// replies as text_delta events with --stream), the terminal for ask agents,
+// and injected responses (and simulated users) in front of them when
 // --responses is given.
-func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, stdinTaken bool) (runners.Runner, error) {
-	models := llm.New(llm.Options{LookupEnv: io.lookupEnv})
+func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, stdinTaken, stream bool) (runners.Runner, error) {
+	models := llm.New(llm.Options{LookupEnv: io.lookupEnv, Stream: stream})
 	var r runners.Runner = &runners.ByKind{
 		Script: &runners.Script{},
 		LLM:    models,
