@@ -224,3 +224,17 @@ agents:
 		t.Error("a second run in one scenario was allowed")
 	}
 }
+
+// The README documents every built-in step with its exact phrasing.
+func TestReadmeListsEveryStep(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Skip("no README.md beside the module:", err)
+	}
+	readme := string(data)
+	for _, d := range Steps() {
+		if !strings.Contains(readme, "| `"+d.Example+"` |") {
+			t.Errorf("README.md does not document the step %s", d.Example)
+		}
+	}
+}

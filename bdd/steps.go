@@ -81,7 +81,7 @@ var stepDefs = []stepDef{
 		`^the parallel limit is (\d+)$`, func(s *Scenario) any { return s.givenParallel }},
 
 	// --- When ---
-	{StepDoc{"When", "When the ensemble runs", "Runs the ensemble to its end with what the Given steps set. Agents with no injected response run for real: scripts run; a test has no terminal, so an ask agent fails."},
+	{StepDoc{"When", "When the ensemble runs", "Runs the ensemble to its end with what the Given steps set. Agents with no injected response run for real: scripts run, LLM agents call their model, and ask agents fail, since a test has no terminal."},
 		`^the ensemble runs$`, func(s *Scenario) any { return s.whenRuns }},
 	{StepDoc{"When", `When the ensemble "broken.yaml" is validated`, "Loads the file without failing the scenario, for the validation steps below."},
 		`^the ensemble "([^"]*)" is validated$`, func(s *Scenario) any { return s.whenValidated }},
