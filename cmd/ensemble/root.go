@@ -95,6 +95,6 @@ func newRootCmd(io *stdio) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{code: engine.ExitUsage, err: fmt.Errorf("%w\nSee '%s --help'.", err, c.CommandPath())}
 	})
-	root.AddCommand(newRunCmd(io), newValidateCmd(io), newResumeCmd(io), newTestCmd(io))
+	root.AddCommand(newRunCmd(io), newValidateCmd(io), newResumeCmd(io), newTestCmd(io), newGraphCmd(io), newSchemaCmd(io))
 	return root
 }

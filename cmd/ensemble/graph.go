@@ -1,0 +1,46 @@
+package main
+
+import (
+	"bufio"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/graph"
+)
+
+func newGraphCmd(io *stdio) *cobra.Command {
+	var format string
+	var profiles []string
+	cmd := &cobra.Command{
+		Use:   "graph FILE",
+		Short: "Print the dependency graph as Mermaid (default) or Graphviz DOT",
+		Long: `Print an ensemble's dependency graph: a Mermaid flowchart (paste it into a
+Markdown file on GitHub, or mermaid.live), or with --format dot a Graphviz graph
+(ensemble graph FILE --format dot | dot -Tsvg > graph.svg).
+
+Edges go from a dependency to the agent that depends on it. Required edges are
+solid, optional ones (requires_all: false) dashed; conditions and max_executions
+label the edges. Script agents are boxes, LLM agents rounded boxes, ask agents
+parallelograms.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !slices.Contains(graph.Formats, format) {
+				return usageErr("--format must be mermaid or dot, got %q", format)
+			}
+			e, err := loadEnsemble(io, args[0], profiles)
+			if err != nil {
+				return &exitError{code: engine.ExitUsage, err: err}
+			}
+			w := bufio.NewWriter(io.out)
+			if err := graph.Write(w, e, format); err != nil {
+				return err
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "mermaid", "mermaid|dot")
+	cmd.Flags().StringArrayVar(&profiles, "profiles", nil, "model profiles `FILE` (repeatable)")
+	return cmd
+}

@@ -1,0 +1,237 @@
+// Package graph draws an ensemble's dependency graph as Mermaid (a
+// flowchart) or Graphviz DOT.
+//
+// An edge goes from a dependency to the agent that depends on it, the way
+// outputs flow. Required edges are solid, optional ones (requires_all:
+// false) dashed; a condition and max_executions label the edge. Agent kinds
+// have their own shapes and colours: scripts are boxes, LLM agents rounded,
+// ask (human) agents parallelograms. Each node says what the agent runs and
+// its limits (max_turns, max_agent_executions), its state_key when it has
+// one, and whether it may request other agents.
+package graph
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+)
+
+// Formats lists the formats Write knows.
+var Formats = []string{"mermaid", "dot"}
+
+// Write writes e's graph in format ("mermaid" or "dot").
+func Write(w io.Writer, e *ensemble.Ensemble, format string) error {
+	switch format {
+	case "mermaid", "":
+		return Mermaid(w, e)
+	case "dot":
+		return DOT(w, e)
+	}
+	return fmt.Errorf("unknown graph format %q: use mermaid or dot", format)
+}
+
+// nodeLines are the lines of an agent's label: its name, what it runs, its
+// limits.
+func nodeLines(e *ensemble.Ensemble, a *ensemble.Agent) []string {
+	lines := []string{a.Name}
+	switch a.Kind {
+	case ensemble.KindScript:
+		lines = append(lines, "script: "+a.Script)
+	case ensemble.KindLLM:
+		what := "llm: " + a.ModelProfile
+		if p := e.Models[a.ModelProfile]; p != nil && p.Model != "" {
+			what += " (" + p.Model + ")"
+		}
+		lines = append(lines, what)
+		if len(a.Tools) > 0 {
+			lines = append(lines, "tools: "+strings.Join(a.Tools, ", "))
+		}
+	case ensemble.KindAsk:
+		lines = append(lines, "ask")
+	}
+	var limits []string
+	if a.Conversation.MaxTurns > 1 {
+		limits = append(limits, fmt.Sprintf("max_turns %d", a.Conversation.MaxTurns))
+	}
+	if n, ok := e.Limits.MaxAgentExecutions[a.Name]; ok && n > 0 {
+		limits = append(limits, fmt.Sprintf("max_agent_executions %d", n))
+	}
+	if len(limits) > 0 {
+		lines = append(lines, strings.Join(limits, ", "))
+	}
+	if a.Conversation.StateKey != "" {
+		lines = append(lines, "state_key: "+a.Conversation.StateKey)
+	}
+	if a.Conversation.TriggersConversation {
+		lines = append(lines, "may request agents")
+	}
+	return lines
+}
+
+// edgeLines are the lines of an edge's label: its condition and its
+// max_executions; none for a plain edge.
+func edgeLines(d *ensemble.Dependency) []string {
+	var lines []string
+	if c := strings.Join(strings.Fields(d.Condition), " "); c != "" {
+		lines = append(lines, c)
+	}
+	if d.MaxExecutions > 0 {
+		lines = append(lines, fmt.Sprintf("max_executions %d", d.MaxExecutions))
+	}
+	return lines
+}
+
+// --- Mermaid ---
+
+// mermaidShape opens and closes a node of each kind.
+var mermaidShape = map[ensemble.Kind][2]string{
+	ensemble.KindScript: {"[", "]"},
+	ensemble.KindLLM:    {"(", ")"},
+	ensemble.KindAsk:    {"[/", "/]"},
+}
+
+// Mermaid writes e as a Mermaid flowchart, top to bottom. Node ids are
+// generated (a1, a2, ...: agent names such as "end" or "o-x" would confuse
+// Mermaid's parser); labels are quoted, with every character that Mermaid
+// or HTML would read written as an entity.
+func Mermaid(w io.Writer, e *ensemble.Ensemble) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+	p("---\ntitle: %s\n---\n", e.Name) // names are [a-z0-9_-]+
+	p("flowchart TD\n")
+	ids := map[string]string{}
+	for i, a := range e.Agents {
+		ids[a.Name] = fmt.Sprintf("a%d", i+1)
+	}
+	for _, a := range e.Agents {
+		shape := mermaidShape[a.Kind]
+		if shape[0] == "" {
+			shape = [2]string{"[", "]"}
+		}
+		p("    %s%s\"%s\"%s\n", ids[a.Name], shape[0], mermaidText(nodeLines(e, a)), shape[1])
+	}
+	for _, a := range e.Agents {
+		for _, d := range a.Dependencies {
+			arrow := "-->"
+			if !d.RequiresAll {
+				arrow = "-.->"
+			}
+			label := ""
+			if lines := edgeLines(d); len(lines) > 0 {
+				label = "|\"" + mermaidText(lines) + "\"|"
+			}
+			p("    %s %s%s %s\n", ids[d.AgentName], arrow, label, ids[a.Name])
+		}
+	}
+	p("    classDef script fill:#e8f0fe,stroke:#4a6fa5,color:#1a1a1a\n")
+	p("    classDef llm fill:#e6f4ea,stroke:#3c8d5a,color:#1a1a1a\n")
+	p("    classDef ask fill:#fef7e0,stroke:#b08400,color:#1a1a1a\n")
+	for _, k := range []ensemble.Kind{ensemble.KindScript, ensemble.KindLLM, ensemble.KindAsk} {
+		var of []string
+		for _, a := range e.Agents {
+			if a.Kind == k {
+				of = append(of, ids[a.Name])
+			}
+		}
+		if len(of) > 0 {
+			p("    class %s %s\n", strings.Join(of, ","), k)
+		}
+	}
+	return bw.Flush()
+}
+
+// mermaidText escapes lines for a quoted Mermaid label: quotes, entity
+// starts, HTML and markdown-string characters become entities; lines are
+// joined with <br/>.
+func mermaidText(lines []string) string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		var b strings.Builder
+		for _, r := range l {
+			switch r {
+			case '"':
+				b.WriteString("#quot;")
+			case '#':
+				b.WriteString("#35;")
+			case '<':
+				b.WriteString("#lt;")
+			case '>':
+				b.WriteString("#gt;")
+			case '&':
+				b.WriteString("#amp;")
+			case '|':
+				b.WriteString("#124;")
+			case '`':
+				b.WriteString("#96;")
+			case '\\':
+				b.WriteString("#92;")
+			case '\n', '\r', '\t':
+				b.WriteByte(' ')
+			default:
+				b.WriteRune(r)
+			}
+		}
+		out[i] = b.String()
+	}
+	return strings.Join(out, "<br/>")
+}
+
+// --- DOT ---
+
+var dotShape = map[ensemble.Kind]string{
+	ensemble.KindScript: `shape=box, fillcolor="#e8f0fe", color="#4a6fa5"`,
+	ensemble.KindLLM:    `shape=box, style="rounded,filled", fillcolor="#e6f4ea", color="#3c8d5a"`,
+	ensemble.KindAsk:    `shape=parallelogram, fillcolor="#fef7e0", color="#b08400"`,
+}
+
+// DOT writes e as a Graphviz digraph, top to bottom. Every id and label is
+// a quoted string with backslashes and quotes escaped; lines are joined
+// with \n.
+func DOT(w io.Writer, e *ensemble.Ensemble) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+	p("digraph %s {\n", dotString(e.Name))
+	p("  label=%s;\n  labelloc=t;\n  rankdir=TB;\n", dotString(e.Name))
+	p("  fontname=\"Helvetica\";\n  node [fontname=\"Helvetica\", style=filled];\n  edge [fontname=\"Helvetica\", fontsize=10];\n")
+	for _, a := range e.Agents {
+		p("  %s [label=%s, class=%s, %s];\n", dotString(a.Name), dotLabel(nodeLines(e, a)), dotString(a.Kind.String()), dotShape[a.Kind])
+	}
+	for _, a := range e.Agents {
+		for _, d := range a.Dependencies {
+			var attrs []string
+			if lines := edgeLines(d); len(lines) > 0 {
+				attrs = append(attrs, "label="+dotLabel(lines))
+			}
+			if !d.RequiresAll {
+				attrs = append(attrs, "style=dashed")
+			}
+			p("  %s -> %s", dotString(d.AgentName), dotString(a.Name))
+			if len(attrs) > 0 {
+				p(" [%s]", strings.Join(attrs, ", "))
+			}
+			p(";\n")
+		}
+	}
+	p("}\n")
+	return bw.Flush()
+}
+
+// dotString quotes s as a DOT string: backslash and quote escaped, line
+// breaks as spaces.
+func dotString(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", " ", "\r", " ")
+	return `"` + r.Replace(s) + `"`
+}
+
+// dotLabel quotes lines as one label, each line centred.
+func dotLabel(lines []string) string {
+	quoted := make([]string, len(lines))
+	for i, l := range lines {
+		q := dotString(l)
+		quoted[i] = q[1 : len(q)-1]
+	}
+	return `"` + strings.Join(quoted, `\n`) + `"`
+}

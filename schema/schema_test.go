@@ -1,0 +1,170 @@
+package schema
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+)
+
+func noEnv(string) (string, bool) { return "", false }
+
+func TestSchemaIsValidJSONSchema(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(JSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc["$schema"] != "https://json-schema.org/draft/2020-12/schema" || doc["$id"] != ID {
+		t.Fatalf("$schema %v, $id %v", doc["$schema"], doc["$id"])
+	}
+	if _, err := Compiled(); err != nil { // checked against the draft's metaschema
+		t.Fatal(err)
+	}
+}
+
+func TestEveryExampleIsValid(t *testing.T) {
+	paths, _ := filepath.Glob("../examples/*/ensemble.yaml")
+	if len(paths) == 0 {
+		t.Fatal("no examples")
+	}
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ValidateYAML(data); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
+
+// TestWhatTheLoaderAcceptsIsValid: no file of the repository that loads is
+// flagged by the schema (an editor must not nag about a good file).
+func TestWhatTheLoaderAcceptsIsValid(t *testing.T) {
+	loaded := 0
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != ".." || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || (filepath.Ext(path) != ".yaml" && filepath.Ext(path) != ".yml") {
+			return nil
+		}
+		if _, err := ensemble.Load(path, ensemble.LoadOptions{LookupEnv: noEnv}); err != nil {
+			return nil // not an ensemble, or a broken one
+		}
+		loaded++
+		data, _ := os.ReadFile(path)
+		if err := ValidateYAML(data); err != nil {
+			t.Errorf("%s loads, but the schema rejects it: %v", path, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded < 10 {
+		t.Fatalf("only %d ensembles loaded", loaded)
+	}
+}
+
+// broken files: each is rejected by the loader and by the schema, at the
+// place given.
+var broken = []struct {
+	name, yaml, where string
+}{
+	{"unknown top-level key", "name: x\nagnets: []\nagents: [{name: a, ask: q}]\n", "agnets"},
+	{"missing agents", "name: x\n", "agents"},
+	{"no agents", "name: x\nagents: []\n", "/agents"},
+	{"bad name", "name: My Flow\nagents: [{name: a, ask: q}]\n", "/name"},
+	{"version 2", "version: 2\nname: x\nagents: [{name: a, ask: q}]\n", "/version"},
+	{"typo in an agent", "name: x\nagents: [{name: a, ask: q, dependecies: []}]\n", "dependecies"},
+	{"x- key inside an agent", "name: x\nagents: [{name: a, ask: q, x-note: hi}]\n", "x-note"},
+	{"no kind", "name: x\nagents: [{name: a}]\n", "/agents/0"},
+	{"two kinds", "name: x\nagents: [{name: a, ask: q, script: s.sh}]\n", "/agents/0"},
+	{"prompt on a script agent", "name: x\nagents: [{name: a, script: s.sh, prompt: hi}]\n", "/agents/0"},
+	{"env on an ask agent", "name: x\nagents: [{name: a, ask: q, env: {A: b}}]\n", "/agents/0"},
+	{"max_turns 0", "name: x\nagents: [{name: a, ask: q, conversation: {max_turns: 0}}]\n", "max_turns"},
+	{"bad output_format", "models: {m: {provider: ollama, model: l}}\nname: x\nagents: [{name: a, model_profile: m, output_format: yaml}]\n", "output_format"},
+	{"timeout 0", "name: x\nagents: [{name: a, ask: q, timeout_seconds: 0}]\n", "timeout_seconds"},
+	{"requires_all as a string", "name: x\nagents: [{name: a, ask: q}, {name: b, ask: q, dependencies: [{agent_name: a, requires_all: \"no\"}]}]\n", "requires_all"},
+	{"blank condition", "name: x\nagents: [{name: a, ask: q}, {name: b, ask: q, dependencies: [{agent_name: a, condition: \" \"}]}]\n", "condition"},
+	{"typo in a dependency", "name: x\nagents: [{name: a, ask: q}, {name: b, ask: q, dependencies: [{agent: a}]}]\n", "/dependencies/0"},
+	{"bad provider", "models: {m: {provider: gemini, model: g}}\nname: x\nagents: [{name: a, model_profile: m}]\n", "provider"},
+	{"anthropic without api_key_env", "models: {m: {provider: anthropic, model: c}}\nname: x\nagents: [{name: a, model_profile: m}]\n", "/models/m"},
+	{"temperature 3", "models: {m: {provider: ollama, model: l, temperature: 3}}\nname: x\nagents: [{name: a, model_profile: m}]\n", "temperature"},
+	{"recent_turns without its strategy", "models: {m: {provider: ollama, model: l, context_window: {max_messages: 4, recent_turns: 2}}}\nname: x\nagents: [{name: a, model_profile: m}]\n", "context_window"},
+	{"strategy recent_turns without recent_turns", "models: {m: {provider: ollama, model: l, context_window: {strategy: recent_turns}}}\nname: x\nagents: [{name: a, model_profile: m}]\n", "context_window"},
+	{"window without a limit", "models: {m: {provider: ollama, model: l, context_window: {strategy: middle_out}}}\nname: x\nagents: [{name: a, model_profile: m}]\n", "context_window"},
+	{"bad tool name", "tools: [{name: \"look up\", script: s.sh}]\nname: x\nagents: [{name: a, ask: q}]\n", "/tools/0/name"},
+	{"tool parameters not an object", "tools: [{name: t, script: s.sh, parameters: {type: string}}]\nname: x\nagents: [{name: a, ask: q}]\n", "/tools/0/parameters"},
+	{"parallel 0", "name: x\nagents: [{name: a, ask: q}]\nconversation_limits: {parallel_agent_limit: 0}\n", "parallel_agent_limit"},
+	{"limits typo", "name: x\nagents: [{name: a, ask: q}]\nconversation_limits: {max_turns: 3}\n", "max_turns"},
+	{"tool listed twice", "models: {m: {provider: ollama, model: l}}\ntools: [{name: t, script: s.sh}]\nname: x\nagents: [{name: a, model_profile: m, tools: [t, t]}]\n", "/tools"},
+	{"bad env name", "name: x\nagents: [{name: a, script: s.sh, env: {\"1A\": b}}]\n", "1A"},
+}
+
+func TestBrokenFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "s.sh"), []byte("#!/bin/sh\necho {}\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range broken {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, "ensemble.yaml")
+			if _, err := ensemble.LoadBytes(path, []byte(tc.yaml), ensemble.LoadOptions{LookupEnv: noEnv}); err == nil {
+				t.Fatal("the loader accepts it: the schema must not invent rules")
+			}
+			err := ValidateYAML([]byte(tc.yaml))
+			var ve *jsonschema.ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("the schema accepts it (err %v)", err)
+			}
+			if msg := ve.Error() + "\n" + strings.Join(locations(ve), "\n"); !strings.Contains(msg, tc.where) {
+				t.Fatalf("error not at %q:\n%s", tc.where, msg)
+			}
+		})
+	}
+}
+
+// locations lists where each leaf error of a validation error points.
+func locations(ve *jsonschema.ValidationError) []string {
+	if len(ve.Causes) == 0 {
+		return []string{"/" + strings.Join(ve.InstanceLocation, "/")}
+	}
+	var out []string
+	for _, c := range ve.Causes {
+		out = append(out, locations(c)...)
+	}
+	return out
+}
+
+func TestExtensionsAndMergeKeys(t *testing.T) {
+	yaml := `
+x-defaults: &defaults
+  conversation: {max_turns: 3}
+name: x
+agents:
+  - name: a
+    ask: q
+    <<: *defaults
+`
+	if err := ValidateYAML([]byte(yaml)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ValidateYAML([]byte("name: x\nagents: [{name: a, ask: q}]\n1: odd\n")); err == nil {
+		t.Fatal("a non-string key passed")
+	}
+	if err := ValidateYAML([]byte("name: [x\n")); err == nil {
+		t.Fatal("bad YAML passed")
+	}
+}
