@@ -238,3 +238,32 @@ func TestReadmeListsEveryStep(t *testing.T) {
 		}
 	}
 }
+
+func TestInlineEnsembleAndInput(t *testing.T) {
+	s := NewScenario(t.TempDir(), Options{})
+	err := s.givenInlineEnsemble(&godog.DocString{Content: "name: inline\nagents:\n  - name: a\n    ask: \"?\"\n    bogus: 1\n"})
+	if err == nil || !strings.Contains(err.Error(), "doc string line 5, column 5: unknown key \"bogus\"") {
+		t.Fatalf("an invalid inline ensemble: %v", err)
+	}
+	if err := s.givenInlineEnsemble(&godog.DocString{Content: "name: inline\nagents:\n  - name: a\n    ask: \"?\"\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.givenInputDoc(&godog.DocString{Content: "line one\nline two"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.givenRespondsDoc("a", &godog.DocString{MediaType: "yaml", Content: "{answer: 42}"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.whenRuns(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.thenExprTrue(`input == "line one\nline two" && context.a.answer == 42`); err != nil {
+		t.Error(err)
+	}
+	if err := s.thenFinalStateIs("a", &godog.DocString{Content: `{"answer": 42}`}); err != nil {
+		t.Error(err)
+	}
+	if err := s.thenFinalStateIs("a", &godog.DocString{Content: `{"answer": 41}`}); err == nil || err.Error() != `final state of "a" is {"answer":42}, want {"answer":41}` {
+		t.Errorf("final state mismatch: %v", err)
+	}
+}

@@ -58,3 +58,22 @@ Feature: Limits stop loops
     And the turn count is 5
     And agent "left" ran 2 times
     And agent "right" ran 2 times
+
+  Scenario: An agent's timeout_seconds fails that execution; the run goes on
+    Given the ensemble "testdata/limits/slow.yaml"
+    When the ensemble runs
+    Then the completion reason is "completed"
+    And agent "slow" failed with an error containing "agent timeout of 1s"
+    And agent "fast" did not fail
+    And agent "after_slow" did not run
+    And the exit code is 1
+
+  Scenario: The run's timeout stops the run and its turn is not committed
+    Given the ensemble "testdata/limits/slow.yaml"
+    And the timeout is "300ms"
+    When the ensemble runs
+    Then the completion reason is "timeout"
+    And the exit code is 4
+    And the turn count is 0
+    And agent "slow" failed with an error containing "timeout"
+    And agent "fast" ran 0 times
