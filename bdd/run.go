@@ -74,8 +74,7 @@ func Run(o RunOptions) (int, error) {
 	if stderr == nil {
 		stderr = os.Stderr
 	}
-	format, err := checkFormat(o.Format)
-	if err != nil {
+	if _, err := checkFormatNames(o.Format); err != nil {
 		return ExitUsage, err
 	}
 	files, err := FindFeatures(o.Paths)
@@ -86,6 +85,10 @@ func Run(o RunOptions) (int, error) {
 		return ExitUsage, usagef("no .feature files found in %s", strings.Join(defaultPaths(o.Paths), ", "))
 	}
 	if err := checkSyntax(files); err != nil {
+		return ExitUsage, err
+	}
+	format, err := checkFormat(o.Format)
+	if err != nil {
 		return ExitUsage, err
 	}
 	ctx := o.Context
@@ -128,21 +131,38 @@ func Run(o RunOptions) (int, error) {
 	return ExitUsage, usagef("godog could not run the features (exit %d)", status)
 }
 
-// checkFormat validates a --format value and returns it for godog.
-func checkFormat(f string) (string, error) {
+// checkFormatNames validates a --format value without touching files, and
+// returns its parts.
+func checkFormatNames(f string) ([]string, error) {
 	if strings.TrimSpace(f) == "" {
-		return "pretty", nil
+		return []string{"pretty"}, nil
 	}
 	var parts []string
 	for _, p := range strings.Split(f, ",") {
-		name, file, hasFile := strings.Cut(strings.TrimSpace(p), ":")
+		p = strings.TrimSpace(p)
+		name, file, hasFile := strings.Cut(p, ":")
 		if !slices.Contains(Formats, name) {
-			return "", usagef("unknown format %q: use %s, or a comma-separated list of them, each optionally with :FILE", name, strings.Join(Formats, ", "))
+			return nil, usagef("unknown format %q: use %s, or a comma-separated list of them, each optionally with :FILE", name, strings.Join(Formats, ", "))
 		}
+		if hasFile && file == "" {
+			return nil, usagef("format %q: the file name after : is empty", name)
+		}
+		parts = append(parts, p)
+	}
+	return parts, nil
+}
+
+// checkFormat validates a --format value, creates its report files, and
+// returns it for godog.
+func checkFormat(f string) (string, error) {
+	formats, err := checkFormatNames(f)
+	if err != nil {
+		return "", err
+	}
+	var parts []string
+	for _, p := range formats {
+		name, file, hasFile := strings.Cut(p, ":")
 		if hasFile {
-			if file == "" {
-				return "", usagef("format %q: the file name after : is empty", name)
-			}
 			// godog creates the file; fail here, clearly, when it cannot.
 			fh, err := os.Create(file)
 			if err != nil {
