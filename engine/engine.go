@@ -309,8 +309,10 @@ func (r *Run) runOne(ctx context.Context, req *runners.Request) (res *runners.Re
 		if res == nil {
 			res = &runners.Result{Err: errors.New("internal error: the runner returned no result")}
 		}
-		if res.Err != nil && ctx.Err() != nil && context.Cause(ctx) != ctx.Err() {
-			res.Err = fmt.Errorf("%w (%v)", res.Err, context.Cause(ctx))
+		// Say why the context ended (the agent's own timeout), unless the
+		// runner already did.
+		if cause := context.Cause(ctx); res.Err != nil && ctx.Err() != nil && cause != ctx.Err() && !errors.Is(res.Err, cause) {
+			res.Err = fmt.Errorf("%w (%v)", res.Err, cause)
 		}
 	}()
 	return r.opts.Runner.Run(ctx, req)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -366,5 +367,27 @@ func TestStepByStep(t *testing.T) {
 	res := engine.Resume(e, r.State(), engine.Options{Runner: scripted{}}).Run(context.Background())
 	if res.TurnCount != 2 || len(res.ConversationHistory) != 2 || res.CompletionReason != engine.Completed {
 		t.Fatalf("resume: %+v", res)
+	}
+}
+
+// TestAgentTimeoutOfAScript: a real script killed by the agent's own
+// timeout_seconds says so, and not that the run's limit was reached.
+func TestAgentTimeoutOfAScript(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	script := dir + "/hang.sh"
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nsleep 30\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := agent("hang", 1)
+	a.ScriptPath, a.Timeout = script, 100*time.Millisecond
+	e := build(a)
+	e.Dir = dir
+	res := engine.New(e, "", engine.Options{Runner: &runners.Script{}}).Run(context.Background())
+	if len(res.Errors) != 1 {
+		t.Fatalf("errors %+v", res.Errors)
+	}
+	if msg := res.Errors[0].Message; msg != "timeout: agent timeout of 100ms" {
+		t.Fatalf("message %q", msg)
 	}
 }

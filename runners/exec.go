@@ -75,19 +75,31 @@ func (e *ExitError) Error() string {
 // process is killed with its whole process group). errors.Is(err, context.DeadlineExceeded) holds.
 type TimeoutError struct {
 	// After is the limit that passed; 0 when it was the caller's deadline
-	// (the run's timeout) rather than ExecSpec.Timeout.
+	// rather than ExecSpec.Timeout.
 	After time.Duration
+	// Cause is the caller's reason for its deadline (context.Cause), when
+	// it gave one: the engine names the agent's own timeout_seconds so.
+	Cause error
 }
 
 func (e *TimeoutError) Error() string {
-	if e.After > 0 {
+	switch {
+	case e.After > 0:
 		return fmt.Sprintf("timeout: timed out after %s", e.After)
+	case e.Cause != nil:
+		return "timeout: " + e.Cause.Error()
 	}
 	return "timeout: the run's time limit was reached"
 }
 
-// Unwrap makes errors.Is(err, context.DeadlineExceeded) true.
-func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
+// Unwrap makes errors.Is(err, context.DeadlineExceeded) true, and
+// errors.Is(err, cause) for the caller's cause.
+func (e *TimeoutError) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{context.DeadlineExceeded, e.Cause}
+	}
+	return []error{context.DeadlineExceeded}
+}
 
 // CancelledError is an execution stopped because the run was cancelled (a
 // process is killed with its whole process group). errors.Is(err, context.Canceled) holds.
@@ -381,7 +393,10 @@ func ctxError(runCtx context.Context, timeout time.Duration) error {
 	case errors.Is(cause, errExecTimeout):
 		return &TimeoutError{After: timeout}
 	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
-		return &TimeoutError{}
+		if errors.Is(cause, context.DeadlineExceeded) {
+			return &TimeoutError{}
+		}
+		return &TimeoutError{Cause: cause}
 	default:
 		return &CancelledError{}
 	}
