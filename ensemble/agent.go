@@ -26,6 +26,7 @@ func (d *decoder) agents(f field) []*Agent {
 	items := d.list(f)
 	d.need(f, len(items) == 0)
 	d.agentNodes = map[string]*yaml.Node{}
+	d.badDeps = map[*Dependency]bool{}
 	for _, n := range items {
 		if name := d.peek(n, "name"); name != "" && d.agentNodes[name] == nil {
 			d.agentNodes[name] = n
@@ -54,7 +55,6 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 		d.bad(m["name"], "%q is invalid: use only a-z, 0-9, _ and -", a.Name)
 	case first != n:
 		d.errorf(m["name"].val, "duplicate agent name %q (first declared on line %d)", a.Name, first.Line)
-		d.badRefs = true
 	}
 
 	var kinds []string

@@ -28,7 +28,7 @@ type decoder struct {
 	models     map[string]*ModelProfile // merged profiles
 	tools      map[string]*Tool
 	agentNodes map[string]*yaml.Node // first agent of each name
-	badRefs    bool                  // a dependency is unresolved or an agent name repeats: skip the run check
+	badDeps    map[*Dependency]bool  // dependencies already reported (unknown agent, itself): left out of the run check
 }
 
 func newDecoder(file string, data []byte, lookup func(string) (string, bool), errs *ErrorList) *decoder {

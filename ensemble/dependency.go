@@ -45,13 +45,13 @@ func (d *decoder) dependencies(f field, a *Agent, agentWhere string) []*Dependen
 		}
 		switch name := dep.AgentName; {
 		case name == "" || resolve(nameNode).Kind != yaml.ScalarNode:
-			d.badRefs = true
+			d.badDeps[dep] = true
 		case name == a.Name:
 			d.errorf(nameNode, "%s depends on itself", agentWhere)
-			d.badRefs = true
+			d.badDeps[dep] = true
 		case d.agentNodes[name] == nil:
 			d.errorf(nameNode, "%s depends on unknown agent %q%s", agentWhere, name, suggest(name, slices.Sorted(maps.Keys(d.agentNodes))))
-			d.badRefs = true
+			d.badDeps[dep] = true
 		case first[name] != nil:
 			d.errorf(nameNode, "%s depends on %q twice (first on line %d)", agentWhere, name, first[name].Line)
 		default:

@@ -92,14 +92,13 @@ func (d *decoder) ensemble(root *yaml.Node, e *Ensemble) {
 	e.Tools = d.toolList(fs["tools"])
 	e.Agents = d.agents(fs["agents"])
 	e.Limits = d.limits(fs["conversation_limits"])
-	if d.badRefs {
-		return
-	}
+	// The run check goes on despite other errors, so that every problem is
+	// reported at once; the dependencies already reported are left out of it.
 	e.Index()
-	can := e.runnable()
+	c := e.runnable(func(dep *Dependency) bool { return !d.badDeps[dep] })
 	for _, a := range e.Agents {
-		if !can[a] {
-			d.errorAt(a.Pos.Line, a.Pos.Column, "agent %q can never run: %s", a.Name, e.whyUnrunnable(a, can))
+		if !c.agents[a] {
+			d.errorAt(a.Pos.Line, a.Pos.Column, "agent %q can never run: %s", a.Name, e.whyUnrunnable(a, c))
 		}
 	}
 }

@@ -186,6 +186,18 @@ func TestLoadErrors(t *testing.T) {
 			`11:5: agent "downstream" can never run: it depends on "b", which can never run (a cycle with no entry from outside: b → a → b)`,
 			`14:5: agent "only_optional" can never run: it depends on "a", which can never run`,
 		}},
+		// A cycle is reported even when other references are wrong; an
+		// agent whose only problem is an already reported reference (an
+		// unknown agent, itself) is not reported again, and a repeated name
+		// runs when any agent of that name can.
+		{"unrunnable-and-bad-refs.yaml", []string{
+			`7:20: agent "typo" depends on unknown agent "strat"; did you mean "start"?`,
+			`10:27: agent "selfish" depends on itself`,
+			`11:5: agent "a" can never run: it is in a cycle with no entry from outside: a → b → a`,
+			`14:5: agent "b" can never run: it is in a cycle with no entry from outside: b → a → b`,
+			`17:5: agent "start" can never run: it depends on "a", which can never run (a cycle with no entry from outside: a → b → a)`,
+			`17:11: duplicate agent name "start" (first declared on line 3)`,
+		}},
 		{"unknown-keys.yaml", []string{
 			`2:1: unknown top-level key "agnets"; did you mean "agents"?`,
 			`5:40: unknown key "max_token" in model profile "m"; did you mean "max_tokens"?`,
