@@ -212,18 +212,12 @@ func (r *Runner) Run(ctx context.Context, req *runners.Request) *runners.Result 
 	})
 }
 
-// agentTimeout is the cause of a context ended by the agent's own
-// timeout_seconds.
-type agentTimeout struct{ d time.Duration }
-
-func (e *agentTimeout) Error() string { return fmt.Sprintf("agent timeout of %s", e.d) }
-
-// cancelError explains why ctx ended. The caller's own cause (the engine
-// adds it) is not repeated here.
+// cancelError explains why ctx ended: its cause when one was given (the
+// agent's own timeout_seconds, here or in the engine), wrapped so that a
+// caller that checks errors.Is(err, cause) does not add it again.
 func cancelError(ctx context.Context) error {
-	var at *agentTimeout
-	if errors.As(context.Cause(ctx), &at) {
-		return fmt.Errorf("cancelled: %w", at)
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		return fmt.Errorf("cancelled: %w", cause)
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return errors.New("cancelled: deadline exceeded")
@@ -251,7 +245,7 @@ func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversa
 	}
 	if c.timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, c.timeout, &agentTimeout{c.timeout})
+		ctx, cancel = context.WithTimeoutCause(ctx, c.timeout, fmt.Errorf("agent timeout of %s", c.timeout))
 		defer cancel()
 	}
 

@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -575,20 +576,44 @@ func TestCancellationDuringTools(t *testing.T) {
 	}
 }
 
+// TestAgentTimeout: the agent's timeout_seconds bounds the whole tool loop,
+// whether the runner applies it or the engine does (with its own cause); a
+// tool cut short by it says so, and so does the execution's error.
 func TestAgentTimeout(t *testing.T) {
 	t.Parallel()
-	srv := newFakeServer(t, scripted(oaCalls(call{"c1", "sleep", `{"seconds": 20}`}), oaText("never")))
-	e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{Timeout: 300 * time.Millisecond}, sleepTool)
-	start := time.Now()
-	res := newTestRunner(Options{}).Run(context.Background(), request(e, a, "go"))
-	if took := since(start); took > 3*time.Second {
-		t.Errorf("took %s", took)
+	for _, byEngine := range []bool{false, true} {
+		t.Run(map[bool]string{false: "runner", true: "engine"}[byEngine], func(t *testing.T) {
+			t.Parallel()
+			srv := newFakeServer(t, scripted(oaCalls(call{"c1", "sleep", `{"seconds": 30}`}), oaText("never")))
+			agent := ensemble.Agent{}
+			ctx := context.Background()
+			var cause error
+			if byEngine {
+				cause = errors.New("agent timeout of 1.5s")
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeoutCause(ctx, 1500*time.Millisecond, cause)
+				defer cancel()
+			} else {
+				agent.Timeout = 1500 * time.Millisecond
+			}
+			e, a := newEnsemble(t, openaiProfile(srv.URL), agent, sleepTool)
+			res := newTestRunner(Options{}).Run(ctx, request(e, a, "go"))
+			if res.StopReason != StopCancelled || res.Err == nil {
+				t.Fatalf("stop %q err %v", res.StopReason, res.Err)
+			}
+			if res.Err.Error() != "cancelled: agent timeout of 1.5s" {
+				t.Errorf("error %q", res.Err)
+			}
+			if byEngine && !errors.Is(res.Err, cause) {
+				t.Errorf("the engine's cause is not wrapped (it would be repeated): %v", res.Err)
+			}
+			stored := storedMessages(t, res)
+			assertNoDanglingCalls(t, stored)
+			if len(stored) != 3 || !stored[2].IsError || stored[2].Content != `tool "sleep" was stopped: agent timeout of 1.5s` {
+				t.Errorf("the tool's result does not name the agent's timeout: %+v", stored)
+			}
+		})
 	}
-	if res.StopReason != StopCancelled || res.Err == nil {
-		t.Fatalf("stop %q err %v", res.StopReason, res.Err)
-	}
-	mustContain(t, res.Err.Error(), "agent timeout of 300ms")
-	assertNoDanglingCalls(t, storedMessages(t, res))
 }
 
 func TestOllamaProvider(t *testing.T) {

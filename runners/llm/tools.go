@@ -236,6 +236,8 @@ func (r *Runner) runTool(ctx context.Context, req *runners.Request, ts *toolSet,
 		switch {
 		case errors.As(err, &te) && te.After > 0:
 			return "", toolErrorf("tool %q timed out after %s", c.Name, te.After)
+		case errors.As(err, &te) && te.Cause != nil: // the agent's timeout_seconds
+			return "", toolErrorf("tool %q was stopped: %v", c.Name, te.Cause)
 		case errors.As(err, &te):
 			return "", toolErrorf("tool %q was stopped: the run's time limit was reached", c.Name)
 		case errors.As(err, &ce) || ctx.Err() != nil:
