@@ -1,6 +1,7 @@
 package runners
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // Script runs script agents (SPEC §3).
@@ -27,8 +29,8 @@ import (
 // timeout_seconds (and the run's context).
 //
 // Its stdout is the output, parsed with ParseOutput: JSON is stored parsed,
-// anything else (invalid JSON included) as a trimmed string; empty stdout is
-// the output "". An object whose "success" is false is a failure whose
+// anything else as a trimmed string; empty stdout is the output "". Stdout
+// that starts with { or [ but is not valid JSON fails the execution. An object whose "success" is false is a failure whose
 // message is its "error" (a string, or the JSON of any other value); an
 // object whose "success" is true and that has a "data" key is the output
 // data. An object with "success": true and no "data" is an ordinary output.
@@ -118,13 +120,38 @@ func (s *Script) Run(ctx context.Context, req *Request) *Result {
 		res.Err = err
 		return res
 	}
-	output, err := unwrapEnvelope(ParseOutput(string(out.Stdout)))
+	parsed, err := parseStdout(out.Stdout)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	output, err := unwrapEnvelope(parsed)
 	if err != nil {
 		res.Err = err
 		return res
 	}
 	res.Output = output
 	return res
+}
+
+// parseStdout turns a script's stdout into its output: JSON is stored parsed,
+// other text as a trimmed string (SPEC §2.1). Text that starts like a JSON
+// object or array ({ or [) but does not parse is a failure: a script that
+// meant to print JSON and printed it broken must not pass as a string.
+func parseStdout(stdout []byte) (any, error) {
+	trimmed := bytes.TrimSpace(stdout)
+	if len(trimmed) == 0 || (trimmed[0] != '{' && trimmed[0] != '[') {
+		return ParseOutput(string(stdout)), nil
+	}
+	var v any
+	if err := json.Unmarshal(trimmed, &v); err != nil {
+		excerpt := string(trimmed)
+		if len(excerpt) > 200 {
+			excerpt = strings.ToValidUTF8(excerpt[:200], "") + "…"
+		}
+		return nil, fmt.Errorf("stdout starts with %q but is not valid JSON: %v (stdout: %s)", trimmed[:1], err, excerpt)
+	}
+	return v, nil
 }
 
 // ScriptFailure is a script that reported {"success": false, "error": ...}.

@@ -182,6 +182,8 @@ func TestScriptOutputs(t *testing.T) {
 		{mode: "fail_exit", wantErr: "bad input (script exited with code 1: details on stderr)"},
 		{mode: "exit3", wantErr: "script exited with code 3: first line\nsomething went wrong"},
 		{mode: "invalid", want: `not json {"a": 1`},
+		{mode: "truncated", wantErr: `stdout starts with "{" but is not valid JSON: unexpected end of JSON input (stdout: {"rows": [1, 2)`},
+		{mode: "bad_array", wantErr: `stdout starts with "[" but is not valid JSON: invalid character ']'`},
 		{mode: "empty", want: ""},
 		{mode: "number", want: 42.0},
 		{mode: "crash", wantErr: "RuntimeError: kaboom"},

@@ -23,6 +23,10 @@ elif mode == "long_stderr":
     sys.exit(2)
 elif mode == "invalid":
     print('not json {"a": 1')
+elif mode == "truncated":
+    print('{"rows": [1, 2')
+elif mode == "bad_array":
+    print('[1, 2,]')
 elif mode == "empty":
     pass
 elif mode == "number":
