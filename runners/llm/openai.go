@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -21,7 +22,7 @@ type openaiProvider struct {
 	cfg  providerConfig
 	name string // "openai" or "ollama", for messages
 	svc  openai.ChatCompletionService
-	// official is true when talking to OpenAI itself (no base_url): it gets
+	// official is true when talking to OpenAI itself: it gets
 	// max_completion_tokens, compatible servers the older max_tokens that
 	// they all understand.
 	official bool
@@ -54,8 +55,18 @@ func newOpenAI(cfg providerConfig) *openaiProvider {
 		cfg:      cfg,
 		name:     cfg.profile.Provider,
 		svc:      openai.NewChatCompletionService(opts...),
-		official: cfg.profile.Provider == ProviderOpenAI && cfg.baseURL == "",
+		official: cfg.profile.Provider == ProviderOpenAI && isOpenAIItself(cfg.baseURL),
 	}
+}
+
+// isOpenAIItself reports whether baseURL is OpenAI's own API: none, or one
+// naming api.openai.com (as base_url: ${OPENAI_BASE_URL} may).
+func isOpenAIItself(baseURL string) bool {
+	if baseURL == "" {
+		return true
+	}
+	u, err := url.Parse(baseURL)
+	return err == nil && strings.EqualFold(u.Hostname(), "api.openai.com")
 }
 
 // errorMiddleware prepares error responses for the SDK:

@@ -207,13 +207,31 @@ func TestOpenAIBaseURLWithoutKey(t *testing.T) {
 	}
 }
 
-func TestOpenAIOfficialUsesMaxCompletionTokens(t *testing.T) {
+// OpenAI itself gets max_completion_tokens (its reasoning models reject
+// max_tokens), also when base_url names it (base_url: ${OPENAI_BASE_URL});
+// compatible servers and Ollama get max_tokens, which they all know.
+func TestOpenAIMaxTokensField(t *testing.T) {
 	t.Parallel()
-	p := &ensemble.ModelProfile{Name: "x", Provider: "openai", Model: "gpt-4o-mini", MaxTokens: 100}
-	prov := newOpenAI(providerConfig{profile: p, httpClient: http.DefaultClient})
-	b, _ := json.Marshal(prov.params(&ChatRequest{Messages: []Message{{Role: RoleUser, Content: "x"}}}))
-	if !strings.Contains(string(b), `"max_completion_tokens":100`) || strings.Contains(string(b), `"max_tokens"`) {
-		t.Errorf("official OpenAI body %s", b)
+	cases := []struct {
+		provider, baseURL, want string
+	}{
+		{"openai", "", "max_completion_tokens"},
+		{"openai", "https://api.openai.com/v1", "max_completion_tokens"},
+		{"openai", "https://api.openai.com/v1/", "max_completion_tokens"},
+		{"openai", "http://localhost:8000/v1", "max_tokens"},
+		{"openai", "https://openrouter.ai/api/v1", "max_tokens"},
+		{"ollama", DefaultOllamaBaseURL, "max_tokens"},
+	}
+	for _, tc := range cases {
+		p := &ensemble.ModelProfile{Name: "x", Provider: tc.provider, Model: "gpt-5", MaxTokens: 100}
+		prov := newOpenAI(providerConfig{profile: p, baseURL: tc.baseURL, httpClient: http.DefaultClient})
+		b, _ := json.Marshal(prov.params(&ChatRequest{Messages: []Message{{Role: RoleUser, Content: "x"}}}))
+		var body map[string]any
+		_ = json.Unmarshal(b, &body)
+		other := map[string]string{"max_tokens": "max_completion_tokens", "max_completion_tokens": "max_tokens"}[tc.want]
+		if body[tc.want] != 100.0 || body[other] != nil {
+			t.Errorf("%s %q: body %s, want %s", tc.provider, tc.baseURL, b, tc.want)
+		}
 	}
 }
 
