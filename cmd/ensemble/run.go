@@ -40,6 +40,9 @@ func newRunCmd(io *stdio) *cobra.Command {
 		Short: "Run an ensemble",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkLimitFlags(cmd); err != nil {
+				return err
+			}
 			return runEnsemble(cmd.Context(), io, args[0], &f, cmd.Flags().Changed("input"))
 		},
 	}
@@ -58,12 +61,28 @@ func newRunCmd(io *stdio) *cobra.Command {
 	return cmd
 }
 
+// checkLimitFlags rejects limit overrides that are given but not positive,
+// as the file's own limits are (SPEC §1.2): 0 would otherwise silently mean
+// "no override".
+func checkLimitFlags(cmd *cobra.Command) error {
+	fl := cmd.Flags()
+	for _, name := range []string{"max-turns", "parallel"} {
+		if n, err := fl.GetInt(name); err == nil && fl.Changed(name) && n < 1 {
+			return usageErr("--%s must be at least 1, got %d", name, n)
+		}
+	}
+	if d, err := fl.GetDuration("timeout"); err == nil && fl.Changed("timeout") && d <= 0 {
+		return usageErr("--timeout must be positive, got %s", d)
+	}
+	return nil
+}
+
 func (f *runFlags) check(inputSet bool) error {
 	switch {
 	case f.maxTurns < 0:
-		return usageErr("--max-turns must be positive, got %d", f.maxTurns)
+		return usageErr("--max-turns must be at least 1, got %d", f.maxTurns)
 	case f.parallel < 0:
-		return usageErr("--parallel must be positive, got %d", f.parallel)
+		return usageErr("--parallel must be at least 1, got %d", f.parallel)
 	case f.timeout < 0:
 		return usageErr("--timeout must be positive, got %s", f.timeout)
 	case inputSet && f.inputFile != "":
