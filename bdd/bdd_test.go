@@ -156,9 +156,8 @@ func TestCheckFormat(t *testing.T) {
 		}
 	}
 	for in, msg := range map[string]string{
-		"html":                             `unknown format "html"`,
-		"junit:":                           "file name after : is empty",
-		"junit:/no/such/folder/report.xml": "cannot create the report",
+		"html":   `unknown format "html"`,
+		"junit:": "file name after : is empty",
 	} {
 		if _, err := checkFormat(in); err == nil || !strings.Contains(err.Error(), msg) {
 			t.Errorf("checkFormat(%q): %v, want an error containing %q", in, err, msg)
@@ -265,5 +264,100 @@ func TestInlineEnsembleAndInput(t *testing.T) {
 	}
 	if err := s.thenFinalStateIs("a", &godog.DocString{Content: `{"answer": 41}`}); err == nil || err.Error() != `final state of "a" is {"answer":42}, want {"answer":41}` {
 		t.Errorf("final state mismatch: %v", err)
+	}
+}
+
+// A report's folder is created, as CI snippets expect
+// (--format junit:reports/x.xml in a fresh checkout).
+func TestCheckFormatCreatesTheReportFolder(t *testing.T) {
+	dir := t.TempDir()
+	report := filepath.Join(dir, "reports", "nested", "junit.xml")
+	if _, err := checkFormat("pretty,junit:" + report); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(report); err != nil {
+		t.Errorf("the report was not created: %v", err)
+	}
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := checkFormat("junit:" + filepath.Join(file, "r.xml")); err == nil || !strings.Contains(err.Error(), "cannot create the report") {
+		t.Errorf("a report below a file: %v", err)
+	}
+}
+
+// Tag expressions godog would crash on, or silently match nothing with
+// (Cucumber's newer syntax), are usage errors.
+func TestCheckTags(t *testing.T) {
+	for _, ok := range []string{"", "@smoke", "~@slow", "@a && ~@b", "@a,@b && @c", " @a , ~@b ", "smoke"} {
+		if err := checkTags(ok); err != nil {
+			t.Errorf("checkTags(%q): %v", ok, err)
+		}
+	}
+	for in, msg := range map[string]string{
+		"@smoke &&":        `an empty tag`,
+		"@a,":              `an empty tag`,
+		"~":                `an empty tag`,
+		"not @smoke":       `"not @smoke" is not a tag`,
+		"@a and @b":        `"@a and @b" is not a tag`,
+		"@a or @b":         `"@a or @b" is not a tag`,
+		"(@a || @b)":       `"(@a || @b)" is not a tag`,
+		"@a||@b":           `"@a||@b" is not a tag`,
+		"!@a":              `"!@a" is not a tag`,
+		"@smoke && not @x": `"not @x" is not a tag`,
+	} {
+		err := checkTags(in)
+		if err == nil || !strings.Contains(err.Error(), msg) || !strings.Contains(err.Error(), "~@slow (not)") {
+			t.Errorf("checkTags(%q): %v, want an error containing %q and the syntax", in, err, msg)
+		}
+	}
+}
+
+func TestRunRejectsBadTagsWithoutRunning(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "a.feature")
+	if err := os.WriteFile(f, []byte("Feature: a\n  @x\n  Scenario: s\n    Given the turn limit is 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tags := range []string{"@x &&", "not @x"} {
+		var out bytes.Buffer
+		code, err := Run(RunOptions{Paths: []string{f}, Tags: tags, Output: &out, Stderr: &out})
+		if code != ExitUsage || err == nil {
+			t.Errorf("--tags %q: exit %d, %v; want %d and an error\n%s", tags, code, err, ExitUsage, out.String())
+		}
+	}
+}
+
+// FILE:LINE must name the line of a scenario, or nothing would run and the
+// run would pass.
+func TestLineMustNameAScenario(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "a.feature")
+	src := "Feature: a\n\n  Scenario: one\n    Given the turn limit is 3\n\n  Rule: r\n    Scenario Outline: two <n>\n      Given the turn limit is <n>\n      Examples:\n        | n |\n        | 4 |\n"
+	if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"3", "7"} {
+		if err := checkSyntax([]string{f + ":" + line}); err != nil {
+			t.Errorf("line %s: %v", line, err)
+		}
+	}
+	err := checkSyntax([]string{f + ":4"})
+	if err == nil || !strings.Contains(err.Error(), f+":4: no scenario starts at line 4 (scenarios start at lines 3, 7)") {
+		t.Errorf("a step's line: %v", err)
+	}
+}
+
+// A file named explicitly must be a feature file: an ensemble given by
+// mistake is not parsed as Gherkin line by line.
+func TestFindFeaturesRejectsOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	y := filepath.Join(dir, "ensemble.yaml")
+	if err := os.WriteFile(y, []byte("name: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := FindFeatures([]string{y}); err == nil || !strings.Contains(err.Error(), y+" is not a .feature file") {
+		t.Errorf("an ensemble as a path: %v", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -75,6 +76,9 @@ func Run(o RunOptions) (int, error) {
 		stderr = os.Stderr
 	}
 	if _, err := checkFormatNames(o.Format); err != nil {
+		return ExitUsage, err
+	}
+	if err := checkTags(o.Tags); err != nil {
 		return ExitUsage, err
 	}
 	files, err := FindFeatures(o.Paths)
@@ -164,6 +168,11 @@ func checkFormat(f string) (string, error) {
 		name, file, hasFile := strings.Cut(p, ":")
 		if hasFile {
 			// godog creates the file; fail here, clearly, when it cannot.
+			// Its folder is created: CI writes reports/x.xml in a fresh
+			// checkout.
+			if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+				return "", usagef("format %s: cannot create the report: %v", name, err)
+			}
 			fh, err := os.Create(file)
 			if err != nil {
 				return "", usagef("format %s: cannot create the report: %v", name, err)
@@ -175,6 +184,32 @@ func checkFormat(f string) (string, error) {
 		}
 	}
 	return strings.Join(parts, ","), nil
+}
+
+// tagSyntax is the tag expression syntax of godog, which --tags uses.
+const tagSyntax = "@smoke, ~@slow (not), @a && @b (and), @a,@b (or)"
+
+// checkTags rejects tag expressions that godog would crash on (an empty
+// tag) or read as one tag that no scenario has: Cucumber's newer syntax
+// ("not @slow", "@a and @b", "@a or @b") would select nothing, and the run
+// would pass.
+func checkTags(expr string) error {
+	if strings.TrimSpace(expr) == "" {
+		return nil
+	}
+	for _, clause := range strings.Split(expr, "&&") {
+		for _, tag := range strings.Split(clause, ",") {
+			tag = strings.TrimSpace(tag)
+			name := strings.TrimPrefix(strings.TrimPrefix(tag, "~"), "@")
+			switch {
+			case name == "":
+				return usagef("--tags %q: an empty tag (around && or ,): write tag expressions as %s", expr, tagSyntax)
+			case strings.ContainsAny(name, " \t\n()|!&@~"):
+				return usagef("--tags %q: %q is not a tag: write tag expressions as %s", expr, tag, tagSyntax)
+			}
+		}
+	}
+	return nil
 }
 
 func defaultPaths(paths []string) []string {
@@ -217,6 +252,9 @@ func FindFeatures(paths []string) ([]string, error) {
 			return nil, usagef("%v", err)
 		}
 		if !fi.IsDir() {
+			if !strings.HasSuffix(file, ".feature") {
+				return nil, usagef("%s is not a .feature file: name feature files, or folders holding them", file)
+			}
 			add(p)
 			continue
 		}
@@ -256,7 +294,12 @@ func checkSyntax(files []string) error {
 			msgs = append(msgs, fmt.Sprintf("%s: %v", name, err))
 			continue
 		}
-		_, err = gherkin.ParseGherkinDocument(bytes.NewReader(data), (&messages.Incrementing{}).NewId)
+		doc, err := gherkin.ParseGherkinDocument(bytes.NewReader(data), (&messages.Incrementing{}).NewId)
+		if err == nil && name != f {
+			if msg := checkLine(doc, f); msg != "" {
+				msgs = append(msgs, msg)
+			}
+		}
 		if err != nil {
 			for _, line := range strings.Split(err.Error(), "\n") {
 				if line = strings.TrimSpace(line); line == "" || line == "Parser errors:" {
@@ -276,6 +319,42 @@ func checkSyntax(files []string) error {
 		return usagef("%s", strings.Join(msgs, "\n"))
 	}
 	return nil
+}
+
+// checkLine checks that the line of "file:LINE" is where a scenario (or a
+// scenario outline) starts: godog runs only such a scenario, and for any
+// other line nothing would run and the run would pass.
+func checkLine(doc *messages.GherkinDocument, fileLine string) string {
+	_, suffix := splitLine(fileLine)
+	line, err := strconv.ParseInt(strings.TrimPrefix(suffix, ":"), 10, 64)
+	if err != nil {
+		return ""
+	}
+	var starts []string
+	found := false
+	see := func(sc *messages.Scenario) {
+		if sc != nil {
+			starts = append(starts, strconv.FormatInt(sc.Location.Line, 10))
+			found = found || sc.Location.Line == line
+		}
+	}
+	if doc.Feature != nil {
+		for _, c := range doc.Feature.Children {
+			see(c.Scenario)
+			if c.Rule != nil {
+				for _, rc := range c.Rule.Children {
+					see(rc.Scenario)
+				}
+			}
+		}
+	}
+	if found {
+		return ""
+	}
+	if len(starts) == 0 {
+		return fmt.Sprintf("%s: no scenario starts at line %d: the file has no scenarios", fileLine, line)
+	}
+	return fmt.Sprintf("%s: no scenario starts at line %d (scenarios start at lines %s)", fileLine, line, strings.Join(starts, ", "))
 }
 
 var gherkinPos = regexp.MustCompile(`^\((\d+):(\d+)\): (.*)$`)

@@ -29,7 +29,8 @@ func newTestCmd(io *stdio) *cobra.Command {
 built-in steps (see --list-steps). Each scenario is a fresh run; relative paths
 in steps resolve against the feature file's folder. Exits 0 when every scenario
 passed, 1 when a scenario failed or a step is undefined or pending, 2 on bad
-usage (no such path, a Gherkin syntax error, an unknown format).`,
+usage (no such path, a Gherkin syntax error, an unknown format, a tag
+expression that is not godog's: @a && ~@b, @a,@b).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTests(cmd, io, args, &f)
 		},
