@@ -361,3 +361,37 @@ func TestFindFeaturesRejectsOtherFiles(t *testing.T) {
 		t.Errorf("an ensemble as a path: %v", err)
 	}
 }
+
+// Validating a file that does not exist is bad input, not an invalid
+// ensemble; "invalid with an error containing" searches the problems, not
+// the header or the path of the message around them.
+func TestValidatedSteps(t *testing.T) {
+	dir := t.TempDir()
+	s := NewScenario(dir, Options{})
+	if err := s.whenValidated("broken.yaml"); err == nil || !strings.Contains(err.Error(), `the ensemble "broken.yaml" does not exist`) {
+		t.Errorf("validating a missing file: %v", err)
+	}
+	if err := s.thenInvalid("broken"); err == nil {
+		t.Error("a missing file passed as an invalid ensemble")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "broken.yaml"), []byte("name: broken\nagents:\n  - name: a\n    ask: x\n    bogus: 1\n  - name: b\n    ask: y\n    dependencies: [nobody]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.whenValidated("broken.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{`unknown key "bogus"`, `broken.yaml:8:`, "nobody"} {
+		if err := s.thenInvalid(sub); err != nil {
+			t.Errorf("containing %q: %v", sub, err)
+		}
+	}
+	for _, sub := range []string{"is invalid", `"broken.yaml"`, "\n"} {
+		if err := s.thenInvalid(sub); err == nil {
+			t.Errorf("containing %q passed: it is in no problem", sub)
+		}
+	}
+	err := s.thenInvalid("mutually exclusive")
+	if err == nil || !strings.Contains(err.Error(), `no problem contains "mutually exclusive"; the problems:`) || !strings.Contains(err.Error(), `unknown key "bogus"`) {
+		t.Errorf("a mismatch: %v", err)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -72,7 +73,7 @@ type Scenario struct {
 	result *engine.Result
 
 	validated     bool
-	validationErr error
+	validationErr *loadFailure // nil: the validated ensemble is valid
 }
 
 // NewScenario returns the state of a fresh scenario whose relative paths
@@ -154,8 +155,24 @@ func (s *Scenario) profileFiles() []string {
 	return files
 }
 
+// setFile names the ensemble file of the scenario: it must exist.
+func (s *Scenario) setFile(path string) error {
+	if strings.TrimSpace(path) == "" {
+		return errors.New(`the ensemble path is empty`)
+	}
+	s.ensLabel, s.ensPath, s.inline = quote(path), s.Resolve(path), nil
+	if _, err := os.Stat(s.ensPath); err != nil {
+		s.ens = nil
+		if os.IsNotExist(err) {
+			return fmt.Errorf("the ensemble %s does not exist (looked for %s)", quote(path), s.ensPath)
+		}
+		return fmt.Errorf("the ensemble %s cannot be read: %v", quote(path), err)
+	}
+	return nil
+}
+
 // load (re)loads the ensemble the scenario names.
-func (s *Scenario) load() error {
+func (s *Scenario) load() *loadFailure {
 	s.ens = nil
 	lo := ensemble.LoadOptions{ProfileFiles: s.profileFiles(), LookupEnv: s.lookupEnv}
 	var (
@@ -174,21 +191,35 @@ func (s *Scenario) load() error {
 	return nil
 }
 
-// loadError phrases a load failure: every problem, one per line.
-func loadError(label string, inline bool, err error) error {
+// loadFailure is a load failure: every problem, one per line.
+type loadFailure struct {
+	label    string
+	invalid  bool     // the file was read, and has problems
+	problems []string // each FILE:LINE:COL: message, or doc string line L, column C: message
+}
+
+func (e *loadFailure) Error() string {
+	if !e.invalid {
+		return fmt.Sprintf("the ensemble %s cannot be loaded: %s", e.label, e.problems[0])
+	}
+	return fmt.Sprintf("the ensemble %s is invalid:\n  %s", e.label, strings.Join(e.problems, "\n  "))
+}
+
+// loadError phrases a load failure.
+func loadError(label string, inline bool, err error) *loadFailure {
 	var list *ensemble.ErrorList
 	if !errors.As(err, &list) {
-		return fmt.Errorf("the ensemble %s cannot be loaded: %v", label, err)
+		return &loadFailure{label: label, problems: []string{err.Error()}}
 	}
 	lines := make([]string, len(*list))
 	for i, e := range *list {
 		if inline && e.Line > 0 {
-			lines[i] = fmt.Sprintf("  doc string line %d, column %d: %s", e.Line, e.Column, e.Message)
+			lines[i] = fmt.Sprintf("doc string line %d, column %d: %s", e.Line, e.Column, e.Message)
 		} else {
-			lines[i] = "  " + e.Error()
+			lines[i] = e.Error()
 		}
 	}
-	return fmt.Errorf("the ensemble %s is invalid:\n%s", label, strings.Join(lines, "\n"))
+	return &loadFailure{label: label, invalid: true, problems: lines}
 }
 
 // ensemble returns the loaded ensemble, or an error naming the missing step.
