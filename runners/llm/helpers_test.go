@@ -2,7 +2,6 @@ package llm
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
@@ -134,6 +132,9 @@ var (
 	sleepTool = &ensemble.Tool{Name: "sleep", Description: "Sleep", Script: "sleep.sh",
 		Parameters: map[string]any{"type": "object",
 			"properties": map[string]any{"seconds": map[string]any{"type": "number"}}}}
+	rendezvousTool = &ensemble.Tool{Name: "rendezvous", Description: "Concurrency probe", Script: "rendezvous.sh",
+		Parameters: map[string]any{"type": "object", "required": []any{"name"},
+			"properties": map[string]any{"name": map[string]any{"type": "string"}, "after": map[string]any{"type": "string"}}}}
 	failTool = &ensemble.Tool{Name: "fail", Description: "Always fails", Script: "fail.sh"}
 	envTool  = &ensemble.Tool{Name: "env", Description: "Lists env", Script: "env.sh"}
 )
@@ -246,7 +247,3 @@ func mustContain(t *testing.T, s, sub string) {
 		t.Fatalf("%q does not contain %q", s, sub)
 	}
 }
-
-func since(start time.Time) time.Duration { return time.Since(start) }
-
-var _ = fmt.Sprint
