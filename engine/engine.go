@@ -10,6 +10,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -376,7 +378,7 @@ func deref(s *string) string {
 
 // queueRequests reads "agent_requests" from an output (SPEC §2.5) and
 // queues the valid ones for the next turn. It returns a message naming the
-// requests it could not honour, or "".
+// requests it could not honour (malformed ones, unknown targets), or "".
 func (r *Run) queueRequests(from string, output any) string {
 	obj, ok := output.(map[string]any)
 	if !ok {
@@ -390,19 +392,46 @@ func (r *Run) queueRequests(from string, output any) string {
 	if !ok {
 		return "agent_requests must be a list of {target_agent_name, parameters}"
 	}
-	var bad []string
-	for _, item := range list {
-		m, _ := item.(map[string]any)
-		target, _ := m["target_agent_name"].(string)
-		if target == "" || r.ens.Agent(target) == nil {
-			bad = append(bad, fmt.Sprintf("%q", target))
+	var problems, unknown []string
+	for i, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			problems = append(problems, fmt.Sprintf("agent_requests[%d] must be an object {target_agent_name, parameters}", i+1))
 			continue
 		}
-		params, _ := m["parameters"].(map[string]any)
+		target, _ := m["target_agent_name"].(string)
+		switch {
+		case target == "":
+			problems = append(problems, fmt.Sprintf("agent_requests[%d] has no target_agent_name", i+1))
+			continue
+		case r.ens.Agent(target) == nil:
+			unknown = append(unknown, strconv.Quote(target))
+			continue
+		}
+		params, ok := m["parameters"].(map[string]any)
+		if p, given := m["parameters"]; given && p != nil && !ok {
+			problems = append(problems, fmt.Sprintf("agent_requests[%d] (for %q): parameters must be an object, got %s", i+1, target, jsonType(p)))
+			continue
+		}
 		r.st.Pending = append(r.st.Pending, state.AgentRequest{From: from, Target: target, Parameters: params})
 	}
-	if len(bad) > 0 {
-		return fmt.Sprintf("agent_requests names unknown agents: %v", bad)
+	if len(unknown) > 0 {
+		problems = append(problems, "agent_requests names unknown agents: "+strings.Join(unknown, ", "))
 	}
-	return ""
+	return strings.Join(problems, "; ")
+}
+
+// jsonType names the JSON type of a decoded value.
+func jsonType(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case float64, int:
+		return "number"
+	case bool:
+		return "boolean"
+	case []any:
+		return "array"
+	}
+	return fmt.Sprintf("%T", v)
 }

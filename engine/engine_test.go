@@ -300,6 +300,59 @@ func TestAgentRequests(t *testing.T) {
 	}
 }
 
+// TestMalformedAgentRequests: a request the engine cannot honour is an error
+// of the requesting execution that says what is wrong with it, never dropped
+// (or half-honoured) in silence; the well-formed requests beside it run.
+func TestMalformedAgentRequests(t *testing.T) {
+	t.Parallel()
+	helper := map[string]any{"target_agent_name": "helper"}
+	tests := []struct {
+		name       string
+		requests   any
+		wantErr    string // "" = no error
+		helperRuns bool
+	}{
+		{"well formed", []any{helper}, "", true},
+		{"not a list", "helper", "agent_requests must be a list of {target_agent_name, parameters}", false},
+		{"item not an object", []any{"helper", helper}, `agent_requests[1] must be an object {target_agent_name, parameters}`, true},
+		{"no target", []any{map[string]any{"parameters": map[string]any{}}}, `agent_requests[1] has no target_agent_name`, false},
+		{"unknown target", []any{helper, map[string]any{"target_agent_name": "ghost"}}, `agent_requests names unknown agents: "ghost"`, true},
+		{"parameters not an object", []any{map[string]any{"target_agent_name": "helper", "parameters": "rates"}},
+			`agent_requests[1] (for "helper"): parameters must be an object, got string`, false},
+		{"several problems", []any{"x", map[string]any{"target_agent_name": "ghost"}},
+			`agent_requests[1] must be an object {target_agent_name, parameters}; agent_requests names unknown agents: "ghost"`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			coord := agent("coord", 1)
+			coord.Conversation.TriggersConversation = true
+			e := build(coord, agent("helper", 1, "?nobody"), agent("nobody", 1, "helper"))
+			run := scripted{"coord": func(*runners.Request) (any, error) {
+				return map[string]any{"agent_requests": tt.requests}, nil
+			}}
+			res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
+			var msgs []string
+			for _, er := range res.Errors {
+				msgs = append(msgs, er.AgentName+": "+er.Message)
+			}
+			if want := "coord: " + tt.wantErr; tt.wantErr != "" && (len(msgs) != 1 || msgs[0] != want) {
+				t.Errorf("errors %q, want [%q]", msgs, want)
+			}
+			if tt.wantErr == "" && len(msgs) != 0 {
+				t.Errorf("errors %q", msgs)
+			}
+			if ran := res.AgentExecutionCount["helper"] == 1; ran != tt.helperRuns {
+				t.Errorf("helper ran: %v, want %v", ran, tt.helperRuns)
+			}
+			// The requester's output is stored all the same.
+			if _, ok := res.FinalState["coord"]; !ok {
+				t.Error("coord's output was not stored")
+			}
+		})
+	}
+}
+
 func TestRequestsIgnoredWithoutTriggersConversation(t *testing.T) {
 	t.Parallel()
 	e := build(agent("coord", 1), agent("helper", 1, "?nobody"), agent("nobody", 1, "helper"))
@@ -316,13 +369,31 @@ func TestConditionRuntimeErrorIsAWarning(t *testing.T) {
 	t.Parallel()
 	// a's output is a string, so context.a.score fails at run time.
 	e := build(agent("a", 1), agent("b", 1, "a|context.a.score > 1"))
-	res := engine.New(e, "", engine.Options{Runner: scripted{}}).Run(context.Background())
+	var mu sync.Mutex
+	var warned []events.Event
+	sink := func(ev events.Event) {
+		if ev.Type == events.Warning {
+			mu.Lock()
+			warned = append(warned, ev)
+			mu.Unlock()
+		}
+	}
+	res := engine.New(e, "", engine.Options{Runner: scripted{}, Events: sink}).Run(context.Background())
 	if res.AgentExecutionCount["b"] != 0 || res.ExitCode() != 0 {
 		t.Fatalf("b ran or run failed: %v", order(res))
 	}
 	if len(res.Warnings) != 1 || res.Warnings[0].AgentName != "b" || res.Warnings[0].Dependency != "a" ||
 		res.Warnings[0].Expression != "context.a.score > 1" {
 		t.Fatalf("warnings %+v", res.Warnings)
+	}
+	// The event stream says the same: the agent, the edge and the expression.
+	if len(warned) != 1 || warned[0].Agent != "b" || warned[0].Message != res.Warnings[0].Message {
+		t.Fatalf("warning events %+v", warned)
+	}
+	for _, part := range []string{"b ← a", "context.a.score > 1", "counted as false"} {
+		if !strings.Contains(warned[0].Message, part) {
+			t.Errorf("warning %q does not name %q", warned[0].Message, part)
+		}
 	}
 }
 
@@ -389,5 +460,76 @@ func TestAgentTimeoutOfAScript(t *testing.T) {
 	}
 	if msg := res.Errors[0].Message; msg != "timeout: agent timeout of 100ms" {
 		t.Fatalf("message %q", msg)
+	}
+}
+
+// TestScriptFaultsFailOnlyTheirExecution: real scripts that crash, hang,
+// flood stdout or print broken JSON each fail their own execution with a
+// clear message; the agents beside them go on and the state keeps what they
+// produced.
+func TestScriptFaultsFailOnlyTheirExecution(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	scripts := map[string]string{
+		"crash.sh":     "echo 'disk full' >&2\nexit 3\n",
+		"hang.sh":      "sleep 30\n",
+		"flood.sh":     "exec yes flood\n",
+		"badjson.sh":   "cat >/dev/null\necho '{\"rows\": [1,'\n",
+		"good.sh":      "cat >/dev/null\necho '{\"ok\": true}'\n",
+		"after.sh":     "cat\n",
+		"unreached.sh": "echo unreachable\n",
+	}
+	for name, body := range scripts {
+		if err := os.WriteFile(dir+"/"+name, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yaml := `name: faults
+agents:
+  - {name: crash, script: crash.sh}
+  - {name: hang, script: hang.sh, timeout_seconds: 0.5}
+  - {name: flood, script: flood.sh}
+  - {name: badjson, script: badjson.sh}
+  - {name: good, script: good.sh}
+  - {name: after, script: after.sh, dependencies: [good]}
+  - {name: after_crash, script: unreached.sh, dependencies: [crash]}
+`
+	e, err := ensemble.LoadBytes(dir+"/ensemble.yaml", []byte(yaml), ensemble.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := engine.New(e, "in", engine.Options{Runner: &runners.Script{}}).Run(context.Background())
+	if res.CompletionReason != engine.Completed || res.ExitCode() != engine.ExitFailed || res.TurnCount != 2 {
+		t.Fatalf("reason %q exit %d turns %d", res.CompletionReason, res.ExitCode(), res.TurnCount)
+	}
+	want := map[string]string{
+		"crash":   "script exited with code 3: disk full",
+		"hang":    "timeout",
+		"flood":   "output exceeds 10 MiB",
+		"badjson": `stdout starts with "{" but is not valid JSON`,
+	}
+	for _, er := range res.Errors {
+		if er.TurnNumber != 1 || !strings.Contains(er.Message, want[er.AgentName]) || want[er.AgentName] == "" {
+			t.Errorf("unexpected error %+v", er)
+		}
+		delete(want, er.AgentName)
+	}
+	if len(want) != 0 {
+		t.Errorf("no error for %v: %+v", want, res.Errors)
+	}
+	if !reflect.DeepEqual(res.FinalState["good"], map[string]any{"ok": true}) {
+		t.Errorf("good's output lost: %v", res.FinalState)
+	}
+	after, ok := res.FinalState["after"].(map[string]any)
+	if !ok || !reflect.DeepEqual(after["dependencies"], map[string]any{"good": map[string]any{"ok": true}}) {
+		t.Errorf("after was not given good's output: %v", res.FinalState["after"])
+	}
+	for _, name := range []string{"crash", "hang", "flood", "badjson", "after_crash"} {
+		if _, has := res.FinalState[name]; has {
+			t.Errorf("%s has an output in the final state", name)
+		}
+	}
+	if res.AgentExecutionCount["after_crash"] != 0 || res.AgentExecutionCount["crash"] != 1 {
+		t.Errorf("executions %v", res.AgentExecutionCount)
 	}
 }
