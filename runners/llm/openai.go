@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -268,7 +269,7 @@ func (p *openaiProvider) wrapError(ctx context.Context, err error) error {
 			detail = strings.TrimSpace(apiErr.RawJSON())
 		}
 		kind := apiErr.Code
-		if kind == "" {
+		if kind == "" || kind == strconv.Itoa(apiErr.StatusCode) { // OpenRouter: "code": 402
 			kind = apiErr.Type
 		}
 		msg := fmt.Sprintf("%s API error %d %s", p.name, apiErr.StatusCode, http.StatusText(apiErr.StatusCode))

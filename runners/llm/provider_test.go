@@ -107,6 +107,18 @@ func TestClientErrorsFailFast(t *testing.T) {
 		{"anthropic credit 400", "anthropic", 400,
 			`{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API."}}`,
 			"credit balance is too low"},
+		{"anthropic usage limits 400", "anthropic", 400,
+			`{"type":"error","error":{"type":"invalid_request_error","message":"You have reached your specified API usage limits. You will regain access on 2026-02-01 at 00:00 UTC."}}`,
+			"anthropic API error 400 Bad Request (invalid_request_error): You have reached your specified API usage limits"},
+		{"anthropic 403", "anthropic", 403,
+			`{"type":"error","error":{"type":"permission_error","message":"Your API key does not have permission to use the specified resource."}}`,
+			"anthropic API error 403 Forbidden (permission_error): Your API key does not have permission"},
+		{"anthropic billing 402", "anthropic", 402,
+			`{"type":"error","error":{"type":"billing_error","message":"Billing issue: please check your payment method."}}`,
+			"anthropic API error 402 Payment Required (billing_error): Billing issue"},
+		{"openrouter credits 402", "openai", 402,
+			`{"error":{"message":"Insufficient credits. Add more using https://openrouter.ai/settings/credits","code":402}}`,
+			"openai API error 402 Payment Required: Insufficient credits"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -452,26 +464,53 @@ func TestStreaming(t *testing.T) {
 	})
 }
 
+// TestNetworkErrorIsRetried: a dropped connection, then an overloaded
+// server, then success, with both providers.
 func TestNetworkErrorIsRetried(t *testing.T) {
 	t.Parallel()
-	srv := newFakeServer(t, func(n int, _ recorded, w http.ResponseWriter, _ *http.Request) {
-		if n == 0 { // drop the connection without an answer
-			conn, _, err := w.(http.Hijacker).Hijack()
-			if err == nil {
-				_ = conn.Close()
+	for _, provider := range []string{"openai", "anthropic"} {
+		t.Run(provider, func(t *testing.T) {
+			t.Parallel()
+			srv := newFakeServer(t, func(n int, _ recorded, w http.ResponseWriter, _ *http.Request) {
+				switch n {
+				case 0: // drop the connection without an answer
+					conn, _, err := w.(http.Hijacker).Hijack()
+					if err == nil {
+						_ = conn.Close()
+					}
+					return
+				case 1:
+					w.Header().Set("Content-Type", "application/json")
+					w.Header().Set("Retry-After", "0")
+					if provider == "openai" {
+						w.WriteHeader(http.StatusServiceUnavailable)
+						_, _ = io.WriteString(w, `{"error":{"message":"The engine is currently overloaded, please try again later","type":"server_error"}}`)
+					} else {
+						w.WriteHeader(529)
+						_, _ = io.WriteString(w, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+					}
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				if provider == "openai" {
+					_, _ = io.WriteString(w, oaText("after a reconnect"))
+				} else {
+					_, _ = io.WriteString(w, anReply("end_turn", 1, 1, anText("after a reconnect")))
+				}
+			})
+			p := openaiProfile(srv.URL)
+			if provider == "anthropic" {
+				p = anthropicProfile(srv.URL)
 			}
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, oaText("after a reconnect"))
-	})
-	e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{})
-	res := newTestRunner(Options{MaxRetries: 2, MaxRetryDelay: 50 * time.Millisecond}).Run(context.Background(), request(e, a, "go"))
-	if res.Err != nil {
-		t.Fatal(res.Err)
-	}
-	if res.Output != "after a reconnect" || len(srv.requests()) != 2 {
-		t.Errorf("output %#v after %d requests", res.Output, len(srv.requests()))
+			e, a := newEnsemble(t, p, ensemble.Agent{})
+			res := newTestRunner(Options{MaxRetries: 2, MaxRetryDelay: 50 * time.Millisecond}).Run(context.Background(), request(e, a, "go"))
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			if res.Output != "after a reconnect" || len(srv.requests()) != 3 || res.Usage.Requests != 1 {
+				t.Errorf("output %#v after %d requests, usage %+v", res.Output, len(srv.requests()), res.Usage)
+			}
+		})
 	}
 }
 
