@@ -15,7 +15,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/resolver"
@@ -139,7 +138,7 @@ func (r *Run) step(parent, runCtx context.Context) string {
 		return reason
 	}
 	st := r.st
-	ready, warns := resolver.Resolve(r.ens, st, r.conditionEnv())
+	ready, warns := resolver.Resolve(r.ens, st, nil) // the conditions' environment is built only if one needs it
 	r.warn(st.TurnCount+1, warns)
 	if len(ready) == 0 {
 		return Completed
@@ -188,17 +187,6 @@ func stopReason(parent, runCtx context.Context) string {
 		return Timeout
 	}
 	return ""
-}
-
-func (r *Run) conditionEnv() *conditions.Env {
-	st := r.st
-	return &conditions.Env{
-		Context:    st.AccumulatedContext,
-		TurnCount:  st.TurnCount,
-		Executions: st.AgentExecutionCount,
-		History:    st.HistoryValues(),
-		Input:      st.Input,
-	}
 }
 
 func warningKey(w state.Warning) string {
