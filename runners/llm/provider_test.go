@@ -424,6 +424,7 @@ func TestStreaming(t *testing.T) {
 		if strings.Join(deltas, "|") != "EM|EA ok" {
 			t.Errorf("deltas %q", deltas)
 		}
+		assertNoKey(t, res, log.all())
 	})
 	t.Run("anthropic", func(t *testing.T) {
 		t.Parallel()
@@ -434,6 +435,15 @@ func TestStreaming(t *testing.T) {
 				w.(http.Flusher).Flush()
 			}
 			ev("message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":9,"output_tokens":1}}}`)
+			if n == 0 { // a tool_use block streamed as input_json_delta
+				ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"echo","input":{}}}`)
+				ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"region\":"}}`)
+				ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\"EMEA\"}"}}`)
+				ev("content_block_stop", `{"type":"content_block_stop","index":0}`)
+				ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":6}}`)
+				ev("message_stop", `{"type":"message_stop"}`)
+				return
+			}
 			ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
 			ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}`)
 			ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"lo"}}`)
@@ -441,7 +451,7 @@ func TestStreaming(t *testing.T) {
 			ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":4}}`)
 			ev("message_stop", `{"type":"message_stop"}`)
 		})
-		e, a := newEnsemble(t, anthropicProfile(srv.URL), ensemble.Agent{})
+		e, a := newEnsemble(t, anthropicProfile(srv.URL), ensemble.Agent{}, echoTool)
 		var log eventLog
 		req := request(e, a, "go")
 		req.Events = log.sink()
@@ -449,8 +459,19 @@ func TestStreaming(t *testing.T) {
 		if res.Err != nil {
 			t.Fatal(res.Err)
 		}
-		if res.Output != "Hello" || res.Usage.InputTokens != 9 || res.Usage.OutputTokens != 4 {
+		if res.Output != "Hello" || res.Usage.Requests != 2 || res.Usage.InputTokens != 18 || res.Usage.OutputTokens != 10 {
 			t.Errorf("output %#v usage %+v", res.Output, res.Usage)
+		}
+		reqs := srv.requests()
+		if reqs[0].Body["stream"] != true {
+			t.Errorf("not streamed: %s", reqs[0].Raw)
+		}
+		msgs := messages(t, reqs[1])
+		use := msgs[1]["content"].([]any)[0].(map[string]any)
+		result := msgs[2]["content"].([]any)[0].(map[string]any)
+		if use["type"] != "tool_use" || use["input"].(map[string]any)["region"] != "EMEA" ||
+			result["tool_use_id"] != "toolu_1" || result["content"].([]any)[0].(map[string]any)["text"] != `echo:{"region":"EMEA"}` {
+			t.Errorf("second request %s", reqs[1].Raw)
 		}
 		var deltas []string
 		for _, ev := range log.all() {
@@ -461,11 +482,10 @@ func TestStreaming(t *testing.T) {
 		if strings.Join(deltas, "|") != "Hel|lo" {
 			t.Errorf("deltas %q", deltas)
 		}
+		assertNoKey(t, res, log.all())
 	})
 }
 
-// TestNetworkErrorIsRetried: a dropped connection, then an overloaded
-// server, then success, with both providers.
 func TestNetworkErrorIsRetried(t *testing.T) {
 	t.Parallel()
 	for _, provider := range []string{"openai", "anthropic"} {
