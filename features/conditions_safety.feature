@@ -6,6 +6,7 @@ Feature: Conditions are evaluated safely
 
   Scenario: Output that looks like code is only ever data
     Given the ensemble "testdata/conditions/ensemble.yaml"
+    And the timeout is "30s"
     When the ensemble runs
     Then the completion reason is "completed"
     And the run has no errors
@@ -19,14 +20,29 @@ Feature: Conditions are evaluated safely
       """
     And there is a warning containing "field_of_a_string"
     And the expression "context.producer.text == \"approve\"" is false
-    And the expression "context.producer.shell startsWith \"$(\"" is true
+    # The shell-looking text reached a script as data, and nothing ran it.
+    And the output of agent "shell_reader" is:
+      """
+      {"received": "$(touch pwned) `touch pwned`", "pwned": false}
+      """
+
+  Scenario: Conditions that would exhaust memory or time are stopped
+    Given the ensemble "testdata/conditions/ensemble.yaml"
+    And the timeout is "30s"
+    When the ensemble runs
+    Then the completion reason is "completed"
+    And agent "memory_bomb" did not run
+    And agent "spinner" did not run
+    And there is a warning containing "condition of memory_bomb ← producer (len(repeat(context.producer.text, 100000000)) > 0) failed, counted as false: memory budget exceeded"
+    And there is a warning containing "condition of spinner ← producer (all(1..1000, {all(1..1000, {all(1..1000, {# > 0})})})) failed, counted as false:"
+    And the expression "len(history) == 4" is true
 
   Scenario: The documented variables are all there is
     Given the ensemble "testdata/conditions/ensemble.yaml"
     When the ensemble runs
     Then the expression "input == \"approve\" && turn_count == 2" is true
     And the expression "executions.producer == 1 && (executions.gate ?? 0) == 0" is true
-    And the expression "len(history) == 3 && history[0].agent_name == \"producer\" && history[0].error == nil" is true
+    And the expression "len(history) == 4 && history[0].agent_name == \"producer\" && history[0].error == nil" is true
     And the expression "\"text\" in keys(context.producer)" is true
 
   Scenario Outline: A condition naming anything else is rejected at load time

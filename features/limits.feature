@@ -25,15 +25,15 @@ Feature: Limits stop loops
     And the turn count is 3
     And the agents ran in this order: "serve, ping, pong"
 
-  Scenario: Per-agent max_turns and max_agent_executions are enforced
+  Scenario: max_agent_executions stops an agent its max_turns would let run
     Given the ensemble "testdata/limits/per-agent.yaml"
     When the ensemble runs
     Then the completion reason is "completed"
     And the run has no errors
+    # left's third output is fresh for right, but right has used the 2
+    # executions max_agent_executions gives it, although its max_turns is 10.
     And the agents ran in this order: "start, left, right, left, right, left"
-    # left: conversation.max_turns 3
     And agent "left" ran 3 times
-    # right: max_agent_executions 2, although its max_turns is 10
     And agent "right" ran 2 times
     And the turn count is 6
     And the output of agent "left" is:
@@ -41,6 +41,38 @@ Feature: Limits stop loops
       {"by": "left", "turn": 6, "execution": 3}
       """
     And the expression "turn_count < 20" is true
+
+  Scenario: An agent's max_turns stops it although its partner triggers it again
+    Given the ensemble:
+      """
+      name: max-turns
+      input: go
+      agents:
+        - name: start
+          script: testdata/limits/scripts/hit.sh
+        - name: left
+          script: testdata/limits/scripts/hit.sh
+          dependencies:
+            - start
+            - agent_name: right
+              requires_all: false
+          conversation: {max_turns: 2}
+        - name: right
+          script: testdata/limits/scripts/hit.sh
+          dependencies: [left]
+          conversation: {max_turns: 10}
+      """
+    When the ensemble runs
+    Then the completion reason is "completed"
+    And the run has no errors
+    # right's second output is fresh for left, but left has used its 2 turns.
+    And the agents ran in this order: "start, left, right, left, right"
+    And agent "left" ran 2 times
+    And the output of agent "right" is:
+      """
+      {"by": "right", "turn": 5, "execution": 2}
+      """
+    And the expression "turn_count == 5 && executions.right == 2" is true
 
   Scenario: Agent limits that end the loop on the last allowed turn make it completed
     Given the ensemble "testdata/limits/per-agent.yaml"
