@@ -127,7 +127,9 @@ func (r *Run) Result(reason string) *Result { return r.finish(reason) }
 func (r *Run) start() {
 	if r.started.IsZero() {
 		r.started = time.Now()
-		r.opts.Events.Emit(events.Event{Type: events.RunStarted, Message: r.st.Input})
+		// Turn is the turns already completed: 0 for a new run, the saved
+		// turn count for a resumed one (whose events start after it).
+		r.opts.Events.Emit(events.Event{Type: events.RunStarted, Turn: r.st.TurnCount, Message: r.st.Input})
 	}
 }
 

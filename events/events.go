@@ -11,7 +11,9 @@
 //
 // A run emits, in this order:
 //
-//	run_started
+//	run_started                       (message: the input; turn: the turns
+//	                                   already completed, when the run was
+//	                                   resumed from a state file)
 //	warning                           (a condition failed at run time, while
 //	                                   resolving the next turn; each once)
 //	turn_started                      (turn, agents: the ready agents in file order)
@@ -30,7 +32,9 @@
 // (timeout, SIGINT) is not committed: its agents get no agent_completed or
 // agent_failed and the turn no turn_completed; run_completed follows, and the
 // result's errors name the interrupted executions. So agent_completed +
-// agent_failed always equals the number of history records of the result.
+// agent_failed always equals the number of history records of the result
+// (of its turns after run_started's turn, for a resumed run: the earlier
+// ones were reported by the invocation that ran them).
 package events
 
 import "time"

@@ -138,6 +138,14 @@ func (m *markdown) header() {
 	if t := m.started(); !t.IsZero() {
 		m.p("| started | %s |\n", t.UTC().Format(time.RFC3339))
 	}
+	if ev, ok := m.runStarted(); ok && ev.Turn > 0 {
+		earlier := "turn 1"
+		if ev.Turn > 1 {
+			earlier = fmt.Sprintf("turns 1–%d", ev.Turn)
+		}
+		m.p("| resumed | after turn %d, at %s (the tool calls of %s are not in this report) |\n",
+			ev.Turn, ev.Time.UTC().Format(time.RFC3339), earlier)
+	}
 	m.p("| duration | %s |\n", Seconds(res.DurationSeconds))
 	m.p("| turns | %d |\n", res.TurnCount)
 	m.p("| executions | %d (%d failed) |\n", len(res.ConversationHistory), failed)
@@ -149,18 +157,28 @@ func (m *markdown) header() {
 	}
 }
 
-// started is when the run started: its run_started event, else its first
-// execution.
-func (m *markdown) started() time.Time {
+// runStarted is the run_started event, if the events hold it.
+func (m *markdown) runStarted() (events.Event, bool) {
 	for _, e := range m.opts.Events {
 		if e.Type == events.RunStarted {
-			return e.Time
+			return e, true
 		}
+	}
+	return events.Event{}, false
+}
+
+// started is when the run started: its run_started event, else (or when
+// the run was resumed: that event is when this invocation started) its
+// first execution.
+func (m *markdown) started() time.Time {
+	ev, ok := m.runStarted()
+	if ok && ev.Turn == 0 {
+		return ev.Time
 	}
 	if len(m.res.ConversationHistory) > 0 {
 		return m.res.ConversationHistory[0].Timestamp
 	}
-	return time.Time{}
+	return ev.Time
 }
 
 func (m *markdown) kind(agent string) string {

@@ -157,3 +157,33 @@ func TestMarkdownEscapes(t *testing.T) {
 		}
 	}
 }
+
+// A resumed run's events start after the turns it resumed from: the report
+// says so, and dates the run from its first execution, not from the resume.
+func TestMarkdownReportOfAResumedRun(t *testing.T) {
+	res, opts := sample()
+	opts.Events = append([]events.Event{{Type: events.RunStarted, Turn: 1, Time: at(3_600_000)}}, opts.Events[1:]...)
+	res.ConversationHistory[0].Timestamp = at(-60_000)
+	var b bytes.Buffer
+	if err := Markdown(&b, res, opts); err != nil {
+		t.Fatal(err)
+	}
+	s := b.String()
+	for _, want := range []string{
+		"| started | 2026-01-01T11:59:00Z |",
+		"| resumed | after turn 1, at 2026-01-01T13:00:00Z (the tool calls of turn 1 are not in this report) |",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("report lacks %q:\n%s", want, s)
+		}
+	}
+	// A run that was not resumed has no such row.
+	res, opts = sample()
+	b.Reset()
+	if err := Markdown(&b, res, opts); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "| resumed |") {
+		t.Error("a new run is reported as resumed")
+	}
+}

@@ -189,14 +189,27 @@ func parseJSONL(t *testing.T, stdout string) *jsonlRun {
 		t.Fatal(err)
 	}
 	res := &r.result
-	history := len(res.ConversationHistory)
+	// A resumed run's stream starts after the turns it resumed from
+	// (run_started's turn); its counts match the rest of the result.
+	from, _ := first["turn"].(float64)
+	history, turns := 0, res.TurnCount-int(from)
 	toolResults := 0
 	for _, rec := range res.ConversationHistory {
+		if rec["turn_number"].(float64) <= from {
+			continue
+		}
+		history++
 		msgs, _ := rec["input_data"].([]any)
 		for _, m := range msgs {
 			if m, _ := m.(map[string]any); m["role"] == "tool" {
 				toolResults++
 			}
+		}
+	}
+	warnings := 0
+	for _, w := range res.Warnings {
+		if w.(map[string]any)["turn_number"].(float64) > from {
+			warnings++
 		}
 	}
 	for _, c := range []struct {
@@ -206,9 +219,9 @@ func parseJSONL(t *testing.T, stdout string) *jsonlRun {
 		{"agent_completed + agent_failed = history records", r.counts["agent_completed"] + r.counts["agent_failed"], history},
 		{"agent_started = history records", r.counts["agent_started"], history},
 		{"agent_finished = history records", r.counts["agent_finished"], history},
-		{"turn_started = turn_count", r.counts["turn_started"], res.TurnCount},
-		{"turn_completed = turn_count", r.counts["turn_completed"], res.TurnCount},
-		{"warning = warnings", r.counts["warning"], len(res.Warnings)},
+		{"turn_started = turn_count", r.counts["turn_started"], turns},
+		{"turn_completed = turn_count", r.counts["turn_completed"], turns},
+		{"warning = warnings", r.counts["warning"], warnings},
 		{"tool_call_started = tool results in the history", r.counts["tool_call_started"], toolResults},
 		{"tool_call_completed = tool results in the history", r.counts["tool_call_completed"], toolResults},
 	} {

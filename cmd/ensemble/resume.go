@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,16 +13,11 @@ import (
 	"github.com/ensemble-run/ensemble/state"
 )
 
-// resumeFlags are the flags of `ensemble resume`: the overrides a run may be
-// given again.
+// resumeFlags are the flags of `ensemble resume`: those of run but the
+// input and --state, and --force.
 type resumeFlags struct {
-	output    string
-	maxTurns  int
-	timeout   time.Duration
-	parallel  int
-	responses string
-	profiles  []string
-	force     bool
+	sharedFlags
+	force bool
 }
 
 func newResumeCmd(io *stdio) *cobra.Command {
@@ -36,7 +30,8 @@ func newResumeCmd(io *stdio) *cobra.Command {
 The run goes on with the same ensemble file, input, injected responses, profiles
 files and overrides (--max-turns, --timeout, --parallel) as it was started with;
 flags given here override them. A turn that was interrupted runs again; a
-completed turn never does. The state keeps being written to STATE.
+completed turn never does. The state keeps being written to STATE. --output,
+--stream and --report work as for run.
 
 Resume refuses when the ensemble file, or the responses file, changed since
 the state was saved; --force resumes anyway.`,
@@ -45,19 +40,14 @@ the state was saved; --force resumes anyway.`,
 			return resumeRun(cmd.Context(), io, args[0], &f, cmd.Flags().Changed)
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&f.output, "output", "", "text|json|jsonl (default text on a terminal, json otherwise)")
-	fl.IntVar(&f.maxTurns, "max-turns", 0, "override max_total_turns (e.g. to continue a run that reached it)")
-	fl.DurationVar(&f.timeout, "timeout", 0, "override the run's timeout (e.g. 90s, 10m)")
-	fl.IntVar(&f.parallel, "parallel", 0, "override parallel_agent_limit")
-	fl.StringVar(&f.responses, "responses", "", "inject agent responses from `FILE` instead of the saved run's")
-	fl.StringArrayVar(&f.profiles, "profiles", nil, "model profiles `FILE` instead of the saved run's (repeatable)")
-	fl.BoolVar(&f.force, "force", false, "resume even if the ensemble or responses file changed")
+	f.sharedFlags.register(cmd, true)
+	cmd.Flags().BoolVar(&f.force, "force", false, "resume even if the ensemble or responses file changed")
 	return cmd
 }
 
 // resumeInfo is what runEnsemble needs to continue a saved run.
 type resumeInfo struct {
+	path  string // the state file
 	file  *state.File
 	force bool
 	// checkResponses: the responses file is the saved run's, so it must not
@@ -65,40 +55,49 @@ type resumeInfo struct {
 	checkResponses bool
 }
 
+// resumeRun continues the run saved in the state file at path: the saved
+// run's files and overrides, but for those given again on the command line.
 func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, changed func(string) bool) error {
 	sf, err := state.Load(path)
 	if err != nil {
 		return &exitError{code: engine.ExitUsage, err: err}
 	}
 	f := runFlags{
-		output:    rf.output,
-		maxTurns:  sf.Options.MaxTurns,
-		timeout:   sf.Options.Timeout(),
-		parallel:  sf.Options.Parallel,
-		profiles:  sf.Profiles,
-		stateFile: path,
-		resume:    &resumeInfo{file: sf, force: rf.force},
+		sharedFlags: rf.sharedFlags,
+		stateFile:   path,
+		resume:      &resumeInfo{path: path, file: sf, force: rf.force},
 	}
-	if changed("max-turns") {
-		f.maxTurns = rf.maxTurns
+	if !changed("max-turns") {
+		f.maxTurns = sf.Options.MaxTurns
 	}
-	if changed("timeout") {
-		f.timeout = rf.timeout
+	if !changed("timeout") {
+		f.timeout = sf.Options.Timeout()
 	}
-	if changed("parallel") {
-		f.parallel = rf.parallel
+	if !changed("parallel") {
+		f.parallel = sf.Options.Parallel
 	}
-	if changed("profiles") {
-		f.profiles = rf.profiles
+	if !changed("profiles") {
+		f.profiles = sf.Profiles
 	}
-	switch {
-	case changed("responses"):
-		f.responses = rf.responses
-	case sf.Responses != nil:
+	if !changed("responses") && sf.Responses != nil {
 		f.responses = sf.Responses.Path
 		f.resume.checkResponses = true
 	}
 	return runEnsemble(ctx, io, sf.Ensemble.Path, &f, false)
+}
+
+// loadError explains why the ensemble file of a saved run does not load:
+// it changed since (or went away), or something it needs did.
+func (rs *resumeInfo) loadError(err error) error {
+	ref := rs.file.Ensemble
+	why := "the ensemble file of the saved run does not load"
+	switch sum, herr := state.HashFile(ref.Path); {
+	case herr != nil:
+		why = "the ensemble file of the saved run cannot be read"
+	case sum != ref.SHA256:
+		why = fmt.Sprintf("the ensemble file %s has changed since the state was saved, and no longer loads", ref.Path)
+	}
+	return fmt.Errorf("cannot resume %s: %s:\n%w", rs.path, why, err)
 }
 
 // durable wires --state into a run of e: it prepares the run (a new one, or

@@ -418,3 +418,104 @@ func TestResumeRejectsBadStateFiles(t *testing.T) {
 		}
 	}
 }
+
+// resumable runs testdata/durable (copied) for three turns with --state,
+// stopping on --max-turns: a run to resume.
+func resumable(t *testing.T) (dir, ens, sp string) {
+	t.Helper()
+	dir = copyDurable(t)
+	ens, sp = filepath.Join(dir, "ensemble.yaml"), filepath.Join(dir, "run.state")
+	o := ensembleCmd(t, "", "run", ens, "--responses", filepath.Join(dir, "responses.yaml"), "--state", sp, "--max-turns", "3", "--output", "json")
+	if o.code != 3 {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+	return dir, ens, sp
+}
+
+// resume takes the output flags of run: its JSON lines start after the
+// saved turns (run_started says which) and their counts match the rest of
+// the result; its report covers the whole run and says it was resumed.
+func TestResumeTakesTheOutputFlagsOfRun(t *testing.T) {
+	t.Parallel()
+	dir, _, sp := resumable(t)
+	report := filepath.Join(dir, "run.md")
+	o := ensembleCmd(t, "", "resume", sp, "--max-turns", "20", "--output", "jsonl", "--stream", "--report", report)
+	if o.code != 0 {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+	r := parseJSONL(t, o.stdout)
+	if r.events[0]["turn"] != 3.0 || r.counts["turn_completed"] != 5 {
+		t.Fatalf("run_started %v, counts %v", r.events[0], r.counts)
+	}
+	if r.result.CompletionReason != "completed" || r.result.TurnCount != referenceTurns || len(r.result.ConversationHistory) != 10 {
+		t.Fatalf("%s after %d turns, %d executions", r.result.CompletionReason, r.result.TurnCount, len(r.result.ConversationHistory))
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Turn 1\n", "## Turn 8\n", "| resumed | after turn 3, at ", "| turns | 8 |"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the report lacks %q:\n%s", want, b)
+		}
+	}
+}
+
+// A report is written in place only when the run ends: a refused resume,
+// or a run that cannot start, leaves the path as it was.
+func TestReportIsWrittenOnlyWhenTheRunEnds(t *testing.T) {
+	t.Parallel()
+	dir, ens, sp := resumable(t)
+	report := filepath.Join(dir, "run.md")
+	if err := os.WriteFile(report, []byte("an earlier report\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, ens, "\n# an edit\n")
+	o := ensembleCmd(t, "", "resume", sp, "--report", report)
+	if o.code != 2 || !strings.Contains(o.stderr, "has changed") {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+	if b, _ := os.ReadFile(report); string(b) != "an earlier report\n" {
+		t.Fatalf("a refused resume changed the report to %q", b)
+	}
+	fresh := filepath.Join(dir, "fresh.md")
+	o = ensembleCmd(t, "", "run", ens, "--state", filepath.Join(dir, "missing", "s"), "--report", fresh)
+	if o.code != 2 || !strings.Contains(o.stderr, "--state") {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+	if _, err := os.Stat(fresh); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a run that did not start left a report: %v", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+	o = ensembleCmd(t, "", "run", ens, "--report", dir)
+	if o.code != 2 || !strings.Contains(o.stderr, "is a directory") {
+		t.Fatalf("--report DIR: exit %d: %s", o.code, o.stderr)
+	}
+}
+
+// When the ensemble file of a saved run no longer loads, resume says which
+// run it could not resume and why, before the loader's own messages.
+func TestResumeOfAnEnsembleThatNoLongerLoads(t *testing.T) {
+	t.Parallel()
+	_, ens, sp := resumable(t)
+	appendTo(t, ens, "\nbogus: 1\n")
+	o := ensembleCmd(t, "", "resume", sp)
+	for _, want := range []string{"cannot resume " + sp + ": the ensemble file " + ens + " has changed since the state was saved, and no longer loads:\n",
+		`unknown top-level key "bogus"`} {
+		if o.code != 2 || !strings.Contains(o.stderr, want) {
+			t.Errorf("exit %d, stderr lacks %q:\n%s", o.code, want, o.stderr)
+		}
+	}
+	if err := os.Remove(ens); err != nil {
+		t.Fatal(err)
+	}
+	o = ensembleCmd(t, "", "resume", sp)
+	if want := "cannot resume " + sp + ": the ensemble file of the saved run cannot be read:\n"; o.code != 2 || !strings.Contains(o.stderr, want) {
+		t.Errorf("exit %d, stderr lacks %q:\n%s", o.code, want, o.stderr)
+	}
+}

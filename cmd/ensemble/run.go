@@ -18,19 +18,49 @@ import (
 	"github.com/ensemble-run/ensemble/runners/llm"
 )
 
+// runFlags are the flags of `ensemble run`; `ensemble resume` fills them
+// from the state file and its own flags, and both go through runEnsemble.
 type runFlags struct {
 	input     string
 	inputFile string
+	sharedFlags
+	stateFile string      // --state: write the state after every turn
+	resume    *resumeInfo // set by `ensemble resume`
+}
+
+// sharedFlags are the flags that run and resume both take: where agents'
+// answers and model profiles come from, the overrides of the ensemble's
+// limits, and how the run is shown.
+type sharedFlags struct {
 	responses string
 	profiles  []string
 	output    string
 	maxTurns  int
 	timeout   time.Duration
 	parallel  int
-	stateFile string      // --state: write the state after every turn
-	stream    bool        // --stream: LLM agents stream, text deltas become events
-	report    string      // --report: write a Markdown transcript to this file
-	resume    *resumeInfo // set by `ensemble resume`
+	stream    bool   // --stream: LLM agents stream, text deltas become events
+	report    string // --report: write a Markdown transcript to this file
+}
+
+// register adds the shared flags to cmd; resume words the help of those
+// that replace what the saved run was started with.
+func (s *sharedFlags) register(cmd *cobra.Command, resume bool) {
+	fl := cmd.Flags()
+	responses, profiles, maxTurns := "inject agent responses from `FILE` (testing, CI)", "model profiles `FILE` (repeatable)",
+		"override conversation_limits.max_total_turns"
+	if resume {
+		responses = "inject agent responses from `FILE` instead of the saved run's"
+		profiles = "model profiles `FILE` instead of the saved run's (repeatable)"
+		maxTurns = "override max_total_turns (e.g. to continue a run that reached it)"
+	}
+	fl.StringVar(&s.responses, "responses", "", responses)
+	fl.StringArrayVar(&s.profiles, "profiles", nil, profiles)
+	fl.StringVar(&s.output, "output", "", "text|json|jsonl (default text on a terminal, json otherwise)")
+	fl.IntVar(&s.maxTurns, "max-turns", 0, maxTurns)
+	fl.DurationVar(&s.timeout, "timeout", 0, "override the run's timeout (e.g. 90s, 10m)")
+	fl.IntVar(&s.parallel, "parallel", 0, "override conversation_limits.parallel_agent_limit")
+	fl.BoolVar(&s.stream, "stream", false, "stream LLM replies: text shows as it comes (--output text), text_delta events (--output jsonl)")
+	fl.StringVar(&s.report, "report", "", "write a Markdown transcript of the run to `FILE.md` when it ends")
 }
 
 func newRunCmd(io *stdio) *cobra.Command {
@@ -40,41 +70,15 @@ func newRunCmd(io *stdio) *cobra.Command {
 		Short: "Run an ensemble",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkLimitFlags(cmd); err != nil {
-				return err
-			}
 			return runEnsemble(cmd.Context(), io, args[0], &f, cmd.Flags().Changed("input"))
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.input, "input", "", "the run's input `TEXT` (- reads standard input)")
 	fl.StringVar(&f.inputFile, "input-file", "", "read the run's input from `FILE`")
-	fl.StringVar(&f.responses, "responses", "", "inject agent responses from `FILE` (testing, CI)")
-	fl.StringArrayVar(&f.profiles, "profiles", nil, "model profiles `FILE` (repeatable)")
-	fl.StringVar(&f.output, "output", "", "text|json|jsonl (default text on a terminal, json otherwise)")
-	fl.IntVar(&f.maxTurns, "max-turns", 0, "override conversation_limits.max_total_turns")
-	fl.DurationVar(&f.timeout, "timeout", 0, "override the run's timeout (e.g. 90s, 10m)")
-	fl.IntVar(&f.parallel, "parallel", 0, "override conversation_limits.parallel_agent_limit")
 	fl.StringVar(&f.stateFile, "state", "", "write the run's state to `FILE` after every turn (continue it with ensemble resume FILE)")
-	fl.BoolVar(&f.stream, "stream", false, "stream LLM replies: text shows as it comes (--output text), text_delta events (--output jsonl)")
-	fl.StringVar(&f.report, "report", "", "write a Markdown transcript of the run to `FILE.md` when it ends")
+	f.sharedFlags.register(cmd, false)
 	return cmd
-}
-
-// checkLimitFlags rejects limit overrides that are given but not positive,
-// as the file's own limits are (SPEC §1.2): 0 would otherwise silently mean
-// "no override".
-func checkLimitFlags(cmd *cobra.Command) error {
-	fl := cmd.Flags()
-	for _, name := range []string{"max-turns", "parallel"} {
-		if n, err := fl.GetInt(name); err == nil && fl.Changed(name) && n < 1 {
-			return usageErr("--%s must be at least 1, got %d", name, n)
-		}
-	}
-	if d, err := fl.GetDuration("timeout"); err == nil && fl.Changed("timeout") && d <= 0 {
-		return usageErr("--timeout must be positive, got %s", d)
-	}
-	return nil
 }
 
 func (f *runFlags) check(inputSet bool) error {
@@ -130,6 +134,9 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	}
 	e, err := loadEnsemble(io, path, f.profiles)
 	if err != nil {
+		if f.resume != nil {
+			err = f.resume.loadError(err)
+		}
 		return &exitError{code: engine.ExitUsage, err: err}
 	}
 	input, haveInput, err := f.readInput(io, inputSet)

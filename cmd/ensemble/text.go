@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
@@ -21,7 +22,7 @@ type runView struct {
 	sink     events.Sink
 	progress *report.Progress
 	recorder *report.Recorder
-	report   *os.File // --report, created before the run so that a bad path fails first
+	report   *reportFile // --report
 }
 
 // newRunView wires the outputs for output ("text", "json" or "jsonl").
@@ -48,11 +49,11 @@ func newRunView(io *stdio, e *ensemble.Ensemble, output string, stream bool, rep
 		sinks = append(sinks, newJSONLines(io.out))
 	}
 	if reportPath != "" {
-		fh, err := os.Create(reportPath)
+		rf, err := createReport(reportPath)
 		if err != nil {
 			return nil, usageErr("--report: %v", err)
 		}
-		v.report = fh
+		v.report = rf
 		v.recorder = report.NewRecorder()
 		sinks = append(sinks, v.recorder.Sink())
 	}
@@ -78,10 +79,8 @@ func (v *runView) finish(res *engine.Result) error {
 	if v.report == nil {
 		return nil
 	}
-	err := report.Markdown(v.report, res, report.MarkdownOptions{Ensemble: v.e, Events: v.recorder.Events()})
-	if cerr := v.report.Close(); err == nil {
-		err = cerr
-	}
+	err := report.Markdown(v.report.tmp, res, report.MarkdownOptions{Ensemble: v.e, Events: v.recorder.Events()})
+	err = v.report.commit(err)
 	v.report = nil
 	if err != nil {
 		fmt.Fprintf(v.io.err, "ensemble: writing the report: %v\n", err)
@@ -90,11 +89,66 @@ func (v *runView) finish(res *engine.Result) error {
 	return nil
 }
 
-// close releases the report file when the run did not get to finish.
+// close drops the report when the run did not get to finish.
 func (v *runView) close() {
 	if v.report != nil {
-		v.report.Close()
+		v.report.discard()
 	}
+}
+
+// reportFile is the --report file, written atomically: the report goes to a
+// temporary file beside it, created before the run so that a bad path fails
+// at once (exit 2), and renamed over the path when the run ends. Until then
+// nothing is written at the path: a run that is refused (resume of a changed
+// ensemble) or killed leaves an earlier report there as it was.
+type reportFile struct {
+	path string
+	tmp  *os.File
+}
+
+func createReport(path string) (*reportFile, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("%s is a directory", path)
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	// A report is a document to read and share, not the 0600 of a
+	// temporary file; an existing report keeps its mode.
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return nil, err
+	}
+	return &reportFile{path: path, tmp: tmp}, nil
+}
+
+// commit puts the written report in place; err is the error of writing it.
+func (r *reportFile) commit(err error) error {
+	if cerr := r.tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(r.tmp.Name(), r.path)
+	}
+	if err != nil {
+		os.Remove(r.tmp.Name())
+	}
+	return err
+}
+
+func (r *reportFile) discard() {
+	r.tmp.Close()
+	os.Remove(r.tmp.Name())
 }
 
 func (v *runView) agentNames() []string {
