@@ -12,7 +12,10 @@
 // max_agent_executions), duplicates, conditions that must compile, script
 // files that must exist, agents that can never run. The schema is also a
 // little stricter than the loader in one way: text fields must be YAML
-// strings, where the loader takes any scalar (a bare number as input, say).
+// strings (optional ones may be left empty, null), where the loader takes
+// any scalar (a bare number as input, say). And a little looser where JSON
+// cannot tell: 1.0 is the integer 1 to a JSON Schema, so version: 1.0 and
+// max_turns: 2.0 pass it, while the loader asks for plain integers.
 //
 // Tests check that every example and every file the loader accepts is
 // valid, and that broken files are not.

@@ -110,6 +110,7 @@ var broken = []struct {
 	{"parallel 0", "name: x\nagents: [{name: a, ask: q}]\nconversation_limits: {parallel_agent_limit: 0}\n", "parallel_agent_limit"},
 	{"limits typo", "name: x\nagents: [{name: a, ask: q}]\nconversation_limits: {max_turns: 3}\n", "max_turns"},
 	{"tool listed twice", "models: {m: {provider: ollama, model: l}}\ntools: [{name: t, script: s.sh}]\nname: x\nagents: [{name: a, model_profile: m, tools: [t, t]}]\n", "/tools"},
+	{"timeout beyond a time.Duration", "name: x\nagents: [{name: a, ask: q}]\nconversation_limits: {timeout_seconds: 1e10}\n", "timeout_seconds"},
 	{"bad env name", "name: x\nagents: [{name: a, script: s.sh, env: {\"1A\": b}}]\n", "1A"},
 }
 
@@ -166,5 +167,28 @@ agents:
 	}
 	if err := ValidateYAML([]byte("name: [x\n")); err == nil {
 		t.Fatal("bad YAML passed")
+	}
+}
+
+// Optional text fields left empty (`key:` with no value, YAML's null) load
+// as empty strings, so the schema takes them too: an editor must not flag a
+// file the loader accepts.
+func TestEmptyOptionalTextIsValid(t *testing.T) {
+	dir := t.TempDir()
+	for _, y := range []string{
+		"name: x\ndescription:\ninput:\nagents: [{name: a, ask: q}]\n",
+		"name: x\nmodels: {m: {provider: ollama, model: l, system_prompt: }}\nagents: [{name: a, model_profile: m, prompt: }]\n",
+		"name: x\ntools: [{name: t, script: s.sh, description: }]\nagents: [{name: a, ask: q}]\n",
+		"name: x\nagents: [{name: a, ask: q}]\nconversation_limits: {timeout_seconds: 9223372036}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, "s.sh"), []byte("#!/bin/sh\necho {}\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ensemble.LoadBytes(filepath.Join(dir, "e.yaml"), []byte(y), ensemble.LoadOptions{LookupEnv: noEnv}); err != nil {
+			t.Fatalf("the loader rejects it, so the case proves nothing: %v\n%s", err, y)
+		}
+		if err := ValidateYAML([]byte(y)); err != nil {
+			t.Errorf("the loader accepts it, the schema does not: %v\n%s", err, y)
+		}
 	}
 }
