@@ -27,6 +27,7 @@ func (d *decoder) agents(f field) []*Agent {
 	d.need(f, len(items) == 0)
 	d.agentNodes = map[string]*yaml.Node{}
 	d.badDeps = map[*Dependency]bool{}
+	d.stateKeys = map[string]stateKeyUse{}
 	for _, n := range items {
 		if name := d.peek(n, "name"); name != "" && d.agentNodes[name] == nil {
 			d.agentNodes[name] = n
@@ -94,7 +95,9 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 	}
 
 	a.Dependencies = d.dependencies(m["dependencies"], a, where)
-	a.Conversation = d.conversation(m["conversation"])
+	var keyNode *yaml.Node
+	a.Conversation, keyNode = d.conversation(m["conversation"])
+	d.stateKey(a, m["name"].val, keyNode, d.agentNodes[a.Name] != n)
 	a.Timeout = d.seconds(m["timeout_seconds"])
 	if f := m["parameters"]; f.ok() {
 		a.Parameters = d.object(f)
@@ -133,14 +136,15 @@ func (d *decoder) agentTools(f field, names []string, where string) {
 }
 
 // conversation decodes an agent's conversation block; max_turns defaults to 1.
-func (d *decoder) conversation(f field) Conversation {
+// It also returns the state_key's node, nil when absent.
+func (d *decoder) conversation(f field) (Conversation, *yaml.Node) {
 	c := Conversation{MaxTurns: DefaultMaxTurns}
 	if !f.ok() {
-		return c
+		return c, nil
 	}
 	m := d.mapping(f.val, f.nested(), conversationKeys...)
 	if m == nil {
-		return c
+		return c, nil
 	}
 	c.MaxTurns = cmp.Or(d.positive(m["max_turns"]), DefaultMaxTurns)
 	c.StateKey = d.str(m["state_key"])
@@ -148,7 +152,40 @@ func (d *decoder) conversation(f field) Conversation {
 		d.need(m["state_key"], c.StateKey == "")
 	}
 	c.TriggersConversation = d.boolean(m["triggers_conversation"])
-	return c
+	return c, m["state_key"].val
+}
+
+// stateKey checks that no earlier agent stores its output under a's state
+// key: outputs are stored, and delivered to dependents, by state key, so two
+// agents sharing one would be handed each other's outputs. keyNode is the
+// state_key's node, nil when a uses its name (at nameNode); repeated is true
+// when an earlier agent has a's name (reported as such, not again here).
+func (d *decoder) stateKey(a *Agent, nameNode, keyNode *yaml.Node, repeated bool) {
+	key := a.StateKey()
+	if key == "" || (keyNode == nil && repeated) {
+		return
+	}
+	at := nameNode
+	if keyNode != nil {
+		at = keyNode
+	}
+	first, taken := d.stateKeys[key]
+	switch {
+	case !taken:
+		d.stateKeys[key] = stateKeyUse{agent: a.Name, line: at.Line}
+	case keyNode != nil:
+		d.errorf(at, "agent %q: state_key %q is already the state key of agent %q (line %d); each agent needs its own",
+			a.Name, key, first.agent, first.line)
+	default:
+		d.errorf(at, "agent %q: its state key %q (its name) is already the state key of agent %q (line %d); each agent needs its own",
+			a.Name, key, first.agent, first.line)
+	}
+}
+
+// stateKeyUse is the first agent storing its output under a state key.
+type stateKeyUse struct {
+	agent string
+	line  int
 }
 
 // env decodes a script agent's extra environment: names to scalar values.

@@ -29,6 +29,7 @@ type decoder struct {
 	tools      map[string]*Tool
 	agentNodes map[string]*yaml.Node // first agent of each name
 	badDeps    map[*Dependency]bool  // dependencies already reported (unknown agent, itself): left out of the run check
+	stateKeys  map[string]stateKeyUse
 }
 
 func newDecoder(file string, data []byte, lookup func(string) (string, bool), errs *ErrorList) *decoder {

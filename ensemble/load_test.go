@@ -198,6 +198,13 @@ func TestLoadErrors(t *testing.T) {
 			`17:5: agent "start" can never run: it depends on "a", which can never run (a cycle with no entry from outside: a → b → a)`,
 			`17:11: duplicate agent name "start" (first declared on line 3)`,
 		}},
+		// Outputs are stored and delivered by state key: two agents with
+		// one key would be handed each other's outputs.
+		{"state-keys.yaml", []string{
+			`8:31: agent "b": state_key "data" is already the state key of agent "a" (line 5); each agent needs its own`,
+			`12:11: agent "data": its state key "data" (its name) is already the state key of agent "a" (line 5); each agent needs its own`,
+			`16:31: agent "d": state_key "d" is already the state key of agent "c" (line 11); each agent needs its own`,
+		}},
 		{"unknown-keys.yaml", []string{
 			`2:1: unknown top-level key "agnets"; did you mean "agents"?`,
 			`5:40: unknown key "max_token" in model profile "m"; did you mean "max_tokens"?`,
