@@ -395,3 +395,185 @@ func TestValidatedSteps(t *testing.T) {
 		t.Errorf("a mismatch: %v", err)
 	}
 }
+
+// Every step phrasing of SPEC §8, exactly as written there, in a feature
+// file run by Run: each is defined and does what it says.
+func TestSpecPhrasingsRunAsWritten(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"examples/iterative-analysis/ensemble.yaml": `name: spec-steps
+input: "default input"
+models:
+  m: {provider: openai, model: none, base_url: "http://127.0.0.1:9/v1"}
+agents:
+  - name: data_extractor
+    script: scripts/extract.sh
+  - name: llm_analyzer
+    model_profile: m
+    prompt: Analyze.
+    dependencies:
+      - data_extractor
+      - agent_name: user_clarification
+        requires_all: false
+        condition: 'context.user_clarification != "stop"'
+    conversation: {max_turns: 3}
+  - name: user_clarification
+    ask: "Which region?"
+    dependencies:
+      - agent_name: llm_analyzer
+        condition: 'context.llm_analyzer == "plain text reply" || (context.llm_analyzer?.needs_clarification ?? false) == true'
+  - name: final_synthesis
+    model_profile: m
+    prompt: Report.
+    dependencies:
+      - agent_name: llm_analyzer
+        condition: 'input == "report please"'
+  - name: x
+    script: scripts/fail.sh
+    dependencies:
+      - agent_name: user_clarification
+        condition: 'context.user_clarification == "fail"'
+`,
+		"examples/iterative-analysis/scripts/extract.sh": "#!/bin/sh\necho '{\"rows\": 3}'\n",
+		"examples/iterative-analysis/scripts/fail.sh":    "#!/bin/sh\necho '{\"success\": false, \"error\": \"upstream timeout\"}'\n",
+		"responses.yaml": "user_clarification: [stop]\n",
+		"spec.feature": `Feature: The steps of SPEC §8 as written
+
+  Scenario: One clarification that stops the analyzer
+    Given the ensemble "examples/iterative-analysis/ensemble.yaml"
+    Given the input "Sales figures for Q3"
+    Given agent "llm_analyzer" responds "plain text reply"
+    Given the responses file "responses.yaml"
+    When the ensemble runs
+    Then the completion reason is "completed"
+    Then agent "final_synthesis" did not run
+    Then the agents ran in this order: "data_extractor, llm_analyzer, user_clarification"
+    Then the run has no errors
+
+  Scenario: Two analyses
+    Given the ensemble "examples/iterative-analysis/ensemble.yaml"
+    Given agent "llm_analyzer" responds:
+      """
+      {"needs_clarification": true}
+      """
+    Given agent "llm_analyzer" responds:
+      """
+      {"needs_clarification": false, "analysis": "EMEA grew 12%"}
+      """
+    Given agent "user_clarification" responds "Q3 only"
+    Given the turn limit is 5
+    When the ensemble runs
+    Then the completion reason is "completed"
+    Then agent "llm_analyzer" ran 2 times
+    Then the turn count is 4
+    Then the output of agent "llm_analyzer" contains "EMEA"
+    Then the expression "context.llm_analyzer.needs_clarification == false" is true
+
+  Scenario: A failing agent
+    Given the ensemble "examples/iterative-analysis/ensemble.yaml"
+    Given agent "llm_analyzer" responds "plain text reply"
+    Given agent "user_clarification" responds "fail"
+    When the ensemble runs
+    Then agent "x" failed with an error containing "timeout"
+`,
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out, stderr bytes.Buffer
+	code, err := Run(RunOptions{Paths: []string{filepath.Join(dir, "spec.feature")}, Format: "pretty", NoColors: true, Output: &out, Stderr: &stderr})
+	if code != ExitPassed || err != nil {
+		t.Fatalf("exit %d, %v\n%s\n%s", code, err, out.String(), stderr.String())
+	}
+	if !strings.Contains(out.String(), "3 scenarios (3 passed)") || !strings.Contains(out.String(), "25 steps (25 passed)") {
+		t.Errorf("not every step passed:\n%s", out.String())
+	}
+	for _, step := range []string{
+		`Given the ensemble "examples/iterative-analysis/ensemble.yaml"`,
+		`Given the input "Sales figures for Q3"`,
+		`Given agent "llm_analyzer" responds "plain text reply"`,
+		`Given agent "llm_analyzer" responds:`,
+		`Given the responses file "responses.yaml"`,
+		`Given the turn limit is 5`,
+		`When the ensemble runs`,
+		`Then the completion reason is "completed"`,
+		`Then agent "llm_analyzer" ran 2 times`,
+		`Then agent "final_synthesis" did not run`,
+		`Then the agents ran in this order: "data_extractor, llm_analyzer, user_clarification"`,
+		`Then the turn count is 4`,
+		`Then the run has no errors`,
+		`Then agent "x" failed with an error containing "timeout"`,
+		`Then the output of agent "llm_analyzer" contains "EMEA"`,
+		`Then the expression "context.llm_analyzer.needs_clarification == false" is true`,
+	} {
+		if !strings.Contains(files["spec.feature"], "    "+step+"\n") {
+			t.Errorf("the feature does not use the SPEC's step %s", step)
+		}
+	}
+}
+
+// Nothing carries over from one scenario to the next: responses left
+// unused, the input, the limits, the ensemble and the result.
+func TestEveryScenarioIsFresh(t *testing.T) {
+	dir := t.TempDir()
+	feature := `Feature: fresh
+
+  Scenario: leaves things behind
+    Given the ensemble:
+      """
+      name: first
+      input: first input
+      agents:
+        - name: asker
+          ask: "?"
+          conversation: {max_turns: 2}
+        - name: echo
+          ask: "!"
+          dependencies: [asker]
+          conversation: {max_turns: 2}
+      """
+    And agent "asker" responds "one"
+    And agent "asker" responds "left over"
+    And agent "echo" responds "e1"
+    And the input "changed"
+    And the turn limit is 1
+    When the ensemble runs
+    Then the completion reason is "max_total_turns"
+    And the output of agent "asker" is "one"
+
+  Scenario: sees none of it
+    Given the ensemble:
+      """
+      name: second
+      input: second input
+      agents:
+        - name: asker
+          ask: "?"
+        - name: echo
+          ask: "!"
+          dependencies: [asker]
+      """
+    And agent "asker" responds "two"
+    When the ensemble runs
+    Then the completion reason is "completed"
+    And the output of agent "asker" is "two"
+    And agent "echo" failed with an error containing "a test has no terminal"
+    And the turn count is 2
+    And the expression "input == \"second input\"" is true
+`
+	f := filepath.Join(dir, "fresh.feature")
+	if err := os.WriteFile(f, []byte(feature), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	code, err := Run(RunOptions{Paths: []string{f}, Format: "progress", Output: &out, Stderr: &out})
+	if code != ExitPassed || err != nil {
+		t.Fatalf("exit %d, %v\n%s", code, err, out.String())
+	}
+}
