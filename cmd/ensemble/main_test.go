@@ -129,6 +129,7 @@ func TestExitCodesAndUsage(t *testing.T) {
 		{"zero parallel", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--parallel", "0"}, 2, "--parallel must be at least 1, got 0"},
 		{"zero max turns", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--max-turns", "0"}, 2, "--max-turns must be at least 1, got 0"},
 		{"zero timeout", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--timeout", "0s"}, 2, "--timeout must be positive, got 0s"},
+		{"resume: zero max turns", []string{"resume", "nope.state", "--max-turns", "0"}, 2, "--max-turns must be at least 1, got 0"},
 		{"missing file", []string{"run", "nope.yaml"}, 2, "nope.yaml"},
 		{"missing responses file", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--responses", "nope.yaml"}, 2, "nope.yaml"},
 		{"no args", []string{"run"}, 2, "accepts 1 arg"},

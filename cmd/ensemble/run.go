@@ -61,6 +61,23 @@ func (s *sharedFlags) register(cmd *cobra.Command, resume bool) {
 	fl.IntVar(&s.parallel, "parallel", 0, "override conversation_limits.parallel_agent_limit")
 	fl.BoolVar(&s.stream, "stream", false, "stream LLM replies: text shows as it comes (--output text), text_delta events (--output jsonl)")
 	fl.StringVar(&s.report, "report", "", "write a Markdown transcript of the run to `FILE.md` when it ends")
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error { return checkLimitFlags(cmd) }
+}
+
+// checkLimitFlags rejects limit overrides that are given but not positive,
+// as the file's own limits are (SPEC §1.2): 0 would otherwise silently mean
+// "no override".
+func checkLimitFlags(cmd *cobra.Command) error {
+	fl := cmd.Flags()
+	for _, name := range []string{"max-turns", "parallel"} {
+		if n, err := fl.GetInt(name); err == nil && fl.Changed(name) && n < 1 {
+			return usageErr("--%s must be at least 1, got %d", name, n)
+		}
+	}
+	if d, err := fl.GetDuration("timeout"); err == nil && fl.Changed("timeout") && d <= 0 {
+		return usageErr("--timeout must be positive, got %s", d)
+	}
+	return nil
 }
 
 func newRunCmd(io *stdio) *cobra.Command {
