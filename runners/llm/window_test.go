@@ -300,3 +300,84 @@ func TestTokenCounters(t *testing.T) {
 		t.Errorf("cached message tokens = %d", n)
 	}
 }
+
+// TestContextWindowStrategiesOnTheWire continues a stored conversation with
+// Anthropic under each strategy and checks what is sent: the system prompt
+// and the newest user message always, tool_use and its tool_result together,
+// a conversation that would start with the assistant behind a user note;
+// and that the stored conversation stays whole.
+func TestContextWindowStrategiesOnTheWire(t *testing.T) {
+	t.Parallel()
+	stored := []Message{
+		u("u1"), {Role: RoleAssistant, Content: "a-x", ToolCalls: []ToolCall{{ID: "x", Name: "echo", Arguments: `{"region":"A"}`}}},
+		{Role: RoleTool, ToolCallID: "x", ToolName: "echo", Content: "rx"},
+		as("a1"), u("u2"), as("a2"), u("u3"), as("a3"),
+	}
+	cases := []struct {
+		name string
+		w    ensemble.ContextWindow
+		want string
+	}{
+		{"oldest_first", ensemble.ContextWindow{MaxMessages: 4, Strategy: StrategyOldestFirst},
+			"user[(earlier messages omitted)] assistant[a2] user[u3] assistant[a3] user[Output of d:\nnew]"},
+		{"middle_out", ensemble.ContextWindow{MaxMessages: 5, Strategy: StrategyMiddleOut},
+			"user[u1] assistant[a-x use:x] user[result:x] assistant[a3] user[Output of d:\nnew]"},
+		{"recent_turns", ensemble.ContextWindow{Strategy: StrategyRecentTurns, RecentTurns: 2},
+			"user[u3] assistant[a3] user[Output of d:\nnew]"},
+		// word-count tokens, 4 more per message: the system prompt 7, the
+		// new user message 8, older messages 5 each: room for one of them
+		{"max_tokens", ensemble.ContextWindow{MaxTokens: 7 + 8 + 5 + 4},
+			"user[(earlier messages omitted)] assistant[a3] user[Output of d:\nnew]"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newFakeServer(t, scripted(anReply("end_turn", 1, 1, anText("a4"))))
+			p := anthropicProfile(srv.URL)
+			p.SystemPrompt = "Be brief."
+			e, a := newEnsemble(t, p, ensemble.Agent{Prompt: "Answer.", ContextWindow: &tc.w})
+			r := newTestRunner(Options{TokenCounter: func(s string) int { return len(strings.Fields(s)) }})
+			req := request(e, a, "go")
+			req.Execution, req.Memory = 2, encodeMemory(stored)
+			req.Dependencies, req.Fresh = map[string]any{"d": "new"}, []string{"d"}
+			res := r.Run(context.Background(), req)
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			body := srv.requests()[0].Body
+			if sys := body["system"].([]any)[0].(map[string]any)["text"]; sys != "Be brief.\n\nAnswer." {
+				t.Errorf("system %q", sys)
+			}
+			if got := anthropicLabels(t, body); got != tc.want {
+				t.Errorf("sent %q\nwant %q", got, tc.want)
+			}
+			if got := storedMessages(t, res); len(got) != len(stored)+2 || !sameMsg(got[1], stored[1]) || !sameMsg(got[2], stored[2]) {
+				t.Errorf("the stored conversation was trimmed: %s", labels(got))
+			}
+		})
+	}
+}
+
+// anthropicLabels renders the messages of a Messages API request body as
+// role[block block…]: text, use:ID, result:ID.
+func anthropicLabels(t *testing.T, body map[string]any) string {
+	t.Helper()
+	var out []string
+	for _, m := range body["messages"].([]any) {
+		msg := m.(map[string]any)
+		var blocks []string
+		for _, b := range msg["content"].([]any) {
+			blk := b.(map[string]any)
+			switch blk["type"] {
+			case "text":
+				blocks = append(blocks, blk["text"].(string))
+			case "tool_use":
+				blocks = append(blocks, "use:"+blk["id"].(string))
+			case "tool_result":
+				blocks = append(blocks, "result:"+blk["tool_use_id"].(string))
+			}
+		}
+		out = append(out, fmt.Sprintf("%s[%s]", msg["role"], strings.Join(blocks, " ")))
+	}
+	return strings.Join(out, " ")
+}
