@@ -99,14 +99,7 @@ func newRunCmd(io *stdio) *cobra.Command {
 }
 
 func (f *runFlags) check(inputSet bool) error {
-	switch {
-	case f.maxTurns < 0:
-		return usageErr("--max-turns must be at least 1, got %d", f.maxTurns)
-	case f.parallel < 0:
-		return usageErr("--parallel must be at least 1, got %d", f.parallel)
-	case f.timeout < 0:
-		return usageErr("--timeout must be positive, got %s", f.timeout)
-	case inputSet && f.inputFile != "":
+	if inputSet && f.inputFile != "" {
 		return usageErr("--input and --input-file are mutually exclusive")
 	}
 	switch f.output {
