@@ -756,3 +756,37 @@ func TestSchemaCompiledOncePerTool(t *testing.T) {
 		t.Errorf("schema compiled twice")
 	}
 }
+
+// TestSimulatedUserFromResponsesFile: an entry {simulate: {model_profile,
+// prompt}} of a responses file answers for an ask agent with a model,
+// through the injected runner as the CLI wires it.
+func TestSimulatedUserFromResponsesFile(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(t, scripted(oaText("Q3 only, EMEA region")))
+	e, _ := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{Name: "analyzer"})
+	user := &ensemble.Agent{Name: "user_clarification", Kind: ensemble.KindAsk, Ask: "The analyzer needs clarification.",
+		Dependencies: []*ensemble.Dependency{{AgentName: "analyzer"}}}
+	e.Agents = append(e.Agents, user)
+	e.Index()
+	resp, err := runners.ParseResponses("responses.yaml", []byte(
+		"user_clarification: {simulate: {model_profile: test, prompt: \"You are a sales manager.\"}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := newTestRunner(Options{})
+	inj := runners.Injected(resp, &runners.ByKind{LLM: models})
+	inj.Simulate = models.Simulate
+	res := inj.Run(context.Background(), &runners.Request{Ensemble: e, Agent: user, Input: "Sales", Turn: 2, Execution: 1,
+		Dependencies: map[string]any{"analyzer": map[string]any{"question": "Which quarter?"}}, Fresh: []string{"analyzer"}})
+	if res.Err != nil || res.Output != "Q3 only, EMEA region" || res.Usage.Requests != 1 {
+		t.Fatalf("err %v output %#v usage %+v", res.Err, res.Output, res.Usage)
+	}
+	msgs := messages(t, srv.requests()[0])
+	if len(msgs) != 2 || msgs[0]["role"] != "system" || msgs[0]["content"] != "You are a sales manager.\n\n"+simulateInstruction {
+		t.Errorf("messages %v", msgs)
+	}
+	want := "The agents ask you:\nThe analyzer needs clarification.\n\nInput:\nSales\n\nOutput of analyzer:\n{\"question\":\"Which quarter?\"}"
+	if msgs[1]["content"] != want {
+		t.Errorf("user message %q, want %q", msgs[1]["content"], want)
+	}
+}
