@@ -139,12 +139,15 @@ func (m *markdown) header() {
 		m.p("| started | %s |\n", t.UTC().Format(time.RFC3339))
 	}
 	if ev, ok := m.runStarted(); ok && ev.Turn > 0 {
-		earlier := "turn 1"
-		if ev.Turn > 1 {
-			earlier = fmt.Sprintf("turns 1–%d", ev.Turn)
+		note := ""
+		if m.mayCallTools() {
+			earlier := "turn 1"
+			if ev.Turn > 1 {
+				earlier = fmt.Sprintf("turns 1–%d", ev.Turn)
+			}
+			note = fmt.Sprintf(" (the tool calls of %s are not in this report)", earlier)
 		}
-		m.p("| resumed | after turn %d, at %s (the tool calls of %s are not in this report) |\n",
-			ev.Turn, ev.Time.UTC().Format(time.RFC3339), earlier)
+		m.p("| resumed | after turn %d, at %s%s |\n", ev.Turn, ev.Time.UTC().Format(time.RFC3339), note)
 	}
 	m.p("| duration | %s |\n", Seconds(res.DurationSeconds))
 	m.p("| turns | %d |\n", res.TurnCount)
@@ -165,6 +168,21 @@ func (m *markdown) runStarted() (events.Event, bool) {
 		}
 	}
 	return events.Event{}, false
+}
+
+// mayCallTools reports whether an agent may call tools (true when the
+// ensemble is not known).
+func (m *markdown) mayCallTools() bool {
+	e := m.opts.Ensemble
+	if e == nil {
+		return true
+	}
+	for _, a := range e.Agents {
+		if len(a.Tools) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // started is when the run started: its run_started event, else (or when

@@ -43,7 +43,7 @@ func ptr[T any](v T) *T { return &v }
 // warning, an interrupted turn, and text that would break naive Markdown.
 func sample() (*engine.Result, MarkdownOptions) {
 	e := &ensemble.Ensemble{Name: "review-loop", Description: "Draft, check, ask | repeat <fast>.", Agents: []*ensemble.Agent{
-		{Name: "writer", Kind: ensemble.KindLLM},
+		{Name: "writer", Kind: ensemble.KindLLM, Tools: []string{"lookup", "broken", "search"}},
 		{Name: "checker", Kind: ensemble.KindScript},
 		{Name: "human", Kind: ensemble.KindAsk},
 		{Name: "publisher", Kind: ensemble.KindScript},
@@ -176,6 +176,15 @@ func TestMarkdownReportOfAResumedRun(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("report lacks %q:\n%s", want, s)
 		}
+	}
+	// Without tools, there are no tool calls to miss.
+	opts.Ensemble.Agents[0].Tools = nil
+	b.Reset()
+	if err := Markdown(&b, res, opts); err != nil {
+		t.Fatal(err)
+	}
+	if want := "| resumed | after turn 1, at 2026-01-01T13:00:00Z |\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("report lacks %q", want)
 	}
 	// A run that was not resumed has no such row.
 	res, opts = sample()

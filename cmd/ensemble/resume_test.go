@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -517,5 +520,121 @@ func TestResumeOfAnEnsembleThatNoLongerLoads(t *testing.T) {
 	o = ensembleCmd(t, "", "resume", sp)
 	if want := "cannot resume " + sp + ": the ensemble file of the saved run cannot be read:\n"; o.code != 2 || !strings.Contains(o.stderr, want) {
 		t.Errorf("exit %d, stderr lacks %q:\n%s", o.code, want, o.stderr)
+	}
+}
+
+// An LLM agent's conversation is in the state: resumed between its
+// executions, in a new process with a new runner, the agent sends the model
+// exactly what it sends in an uninterrupted run, and the run ends the same.
+// The key is in neither the state nor the result.
+func TestLLMConversationSurvivesResume(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var calls []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		var body struct {
+			Messages []map[string]any `json:"messages"`
+		}
+		_ = json.Unmarshal(raw, &body)
+		msgs, _ := json.Marshal(body.Messages)
+		mu.Lock()
+		calls = append(calls, string(msgs))
+		mu.Unlock()
+		// The reply depends on the whole conversation so far.
+		reply := fmt.Sprintf("draft %d after %d messages", (len(body.Messages)+1)/2, len(body.Messages))
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"id": "c", "object": "chat.completion", "created": 1, "model": "m",
+			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": reply}}},
+			"usage":   map[string]any{"prompt_tokens": len(body.Messages), "completion_tokens": 3, "total_tokens": 3 + len(body.Messages)}})
+	}))
+	t.Cleanup(srv.Close)
+	const key = "sk-llm-resume-5e1d"
+	dir := t.TempDir()
+	files := map[string]string{
+		"ensemble.yaml": `name: llm-resume
+input: write the notes
+models:
+  m:
+    provider: openai
+    model: test-model
+    base_url: ${TEST_LLM_URL}
+    api_key_env: TEST_LLM_KEY
+    system_prompt: Be brief.
+agents:
+  - name: brief
+    script: review.sh
+  - name: writer
+    model_profile: m
+    prompt: Revise after each review.
+    dependencies:
+      - brief
+      - agent_name: reviewer
+        requires_all: false
+    conversation: {max_turns: 3}
+  - name: reviewer
+    script: review.sh
+    dependencies: [writer]
+    conversation: {max_turns: 3}
+`,
+		"review.sh": "#!/bin/sh\necho \"review $ENSEMBLE_EXECUTION\"\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runCLI := func(args ...string) outcome {
+		var out, errb strings.Builder
+		std := &stdio{in: strings.NewReader(""), out: &out, err: &errb, getenv: func(k string) (string, bool) {
+			switch k {
+			case "TEST_LLM_URL":
+				return srv.URL + "/v1", true
+			case "TEST_LLM_KEY":
+				return key, true
+			}
+			return "", false
+		}}
+		code := run(t.Context(), args, std)
+		return outcome{code, out.String(), errb.String()}
+	}
+	ens := filepath.Join(dir, "ensemble.yaml")
+
+	whole := runCLI("run", ens, "--output", "json")
+	if whole.code != 0 {
+		t.Fatalf("exit %d: %s", whole.code, whole.stderr)
+	}
+	mu.Lock()
+	wholeCalls := append([]string(nil), calls...)
+	calls = nil
+	mu.Unlock()
+	if len(wholeCalls) != 3 {
+		t.Fatalf("%d model requests, want 3", len(wholeCalls))
+	}
+
+	sp := filepath.Join(dir, "run.state")
+	if o := runCLI("run", ens, "--state", sp, "--max-turns", "3", "--output", "json"); o.code != 3 {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+	raw, _ := os.ReadFile(sp)
+	if !bytes.Contains(raw, []byte(`"memory"`)) || !bytes.Contains(raw, []byte("draft 1 after 2 messages")) {
+		t.Fatalf("the state lacks the writer's conversation:\n%s", raw)
+	}
+	resumed := runCLI("resume", sp, "--max-turns", "20", "--output", "json")
+	if resumed.code != 0 {
+		t.Fatalf("resume: exit %d: %s", resumed.code, resumed.stderr)
+	}
+	mu.Lock()
+	split := append([]string(nil), calls...)
+	mu.Unlock()
+	if strings.Join(split, "\n") != strings.Join(wholeCalls, "\n") {
+		t.Fatalf("the model was sent, across the resume:\n%s\nwant, as in one run:\n%s", strings.Join(split, "\n"), strings.Join(wholeCalls, "\n"))
+	}
+	if got, want := comparableResult(t, []byte(resumed.stdout)), comparableResult(t, []byte(whole.stdout)); got != want {
+		t.Fatalf("the resumed result differs:\n%s\nwant\n%s", got, want)
+	}
+	raw, _ = os.ReadFile(sp)
+	if bytes.Contains(raw, []byte(key)) || strings.Contains(resumed.stdout, key) {
+		t.Fatal("the key leaked")
 	}
 }
