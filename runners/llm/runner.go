@@ -69,7 +69,9 @@ type Runner struct {
 
 	provMu    sync.Mutex
 	providers map[providerKey]Provider // cleared when it reaches maxProviders
-	tools     sync.Map                 // *ensemble.Tool → *compiledTool
+
+	toolsMu sync.Mutex
+	tools   map[*ensemble.Tool]*compiledTool // cleared when it reaches maxCachedTools
 }
 
 var _ runners.Runner = (*Runner)(nil)

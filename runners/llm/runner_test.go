@@ -790,3 +790,22 @@ func TestSimulatedUserFromResponsesFile(t *testing.T) {
 		t.Errorf("user message %q, want %q", msgs[1]["content"], want)
 	}
 }
+
+// TestCachesAreBounded: a long-lived runner (ensemble test, a library user)
+// sees a new *ensemble.Tool and *ensemble.ModelProfile for every loaded
+// ensemble; its caches of them must not grow without bound.
+func TestCachesAreBounded(t *testing.T) {
+	t.Parallel()
+	r := newTestRunner(Options{})
+	for range maxCachedTools + 10 {
+		tool := *echoTool
+		if ct, err := r.compiledTool(&tool); err != nil || ct.schema == nil {
+			t.Fatal(err)
+		}
+	}
+	r.toolsMu.Lock()
+	defer r.toolsMu.Unlock()
+	if n := len(r.tools); n > maxCachedTools {
+		t.Errorf("%d compiled tools cached", n)
+	}
+}

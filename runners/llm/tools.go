@@ -34,11 +34,23 @@ type compiledTool struct {
 }
 
 func (r *Runner) compiledTool(t *ensemble.Tool) (*compiledTool, error) {
-	v, _ := r.tools.LoadOrStore(t, &compiledTool{tool: t})
-	ct := v.(*compiledTool)
+	r.toolsMu.Lock()
+	ct := r.tools[t]
+	if ct == nil {
+		if r.tools == nil || len(r.tools) >= maxCachedTools {
+			// A long-lived runner (ensemble test) sees many loaded ensembles.
+			r.tools = map[*ensemble.Tool]*compiledTool{}
+		}
+		ct = &compiledTool{tool: t}
+		r.tools[t] = ct
+	}
+	r.toolsMu.Unlock()
 	ct.once.Do(func() { ct.err = ct.compile() })
 	return ct, ct.err
 }
+
+// maxCachedTools bounds the compiled-tool cache.
+const maxCachedTools = 1024
 
 // compile normalizes the tool's schema to plain JSON values (YAML decoding
 // may give ints and nested maps of other types) and compiles it. Schemas
