@@ -577,3 +577,75 @@ func TestEveryScenarioIsFresh(t *testing.T) {
 		t.Fatalf("exit %d, %v\n%s", code, err, out.String())
 	}
 }
+
+// A step given a doc string or a table it does not take, or missing one it
+// needs, fails with a message saying so: godog would ignore the extra
+// block (a silent mistake) and report a missing one in terms of Go.
+func TestStepArgumentsAreChecked(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "e.yaml"), []byte("name: e\nagents:\n  - name: a\n    ask: \"?\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	feature := `Feature: arguments
+
+  Scenario: a doc string where none is taken
+    Given the ensemble "e.yaml"
+    And agent "a" responds "x"
+    When the ensemble runs
+      """
+      some input
+      """
+
+  Scenario: a missing doc string
+    Given the ensemble "e.yaml"
+    And agent "a" responds:
+    When the ensemble runs
+
+  Scenario: a table for a doc string
+    Given the ensemble "e.yaml"
+    And agent "a" responds:
+      | x |
+
+  Scenario: a missing table
+    Given the ensemble "e.yaml"
+    And agent "a" responds "x"
+    When the ensemble runs
+    Then the conversation history is:
+
+  Scenario: a table where none is taken
+    Given the ensemble "e.yaml"
+      | a |
+
+  Scenario: all fine
+    Given the ensemble "e.yaml"
+    And agent "a" responds:
+      """
+      x
+      """
+    When the ensemble runs
+    Then the conversation history is:
+      | agent |
+      | a     |
+`
+	f := filepath.Join(dir, "args.feature")
+	if err := os.WriteFile(f, []byte(feature), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	code, err := Run(RunOptions{Paths: []string{f}, Format: "junit", Output: &out, Stderr: &out})
+	if code != ExitFailed || err != nil {
+		t.Fatalf("exit %d, %v; want %d\n%s", code, err, ExitFailed, out.String())
+	}
+	for _, want := range []string{
+		`Step the ensemble runs: this step takes no doc string: remove the block below it`,
+		`agent &#34;a&#34; responds:: this step needs a doc string (a block between &#34;&#34;&#34; lines) below it`,
+		`agent &#34;a&#34; responds:: this step takes a doc string (a block between &#34;&#34;&#34; lines), not a table`,
+		`the conversation history is:: this step needs a table below it`,
+		`the ensemble &#34;e.yaml&#34;: this step takes no table: remove the table below it`,
+		`<testcase name="all fine" status="passed"`,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the report lacks %s:\n%s", want, out.String())
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -72,6 +73,8 @@ type Scenario struct {
 	ran    bool
 	result *engine.Result
 
+	step *godog.Step // the step running, for its doc string or table
+
 	validated     bool
 	validationErr *loadFailure // nil: the validated ensemble is valid
 }
@@ -94,10 +97,88 @@ func Register(sc *godog.ScenarioContext, opts Options) *Scenario {
 		s.dir = filepath.Dir(file)
 		return ctx, nil
 	})
+	sc.StepContext().Before(func(ctx context.Context, st *godog.Step) (context.Context, error) {
+		s.step = st
+		return ctx, nil
+	})
 	for _, d := range stepDefs {
-		sc.Step(d.re, d.handler(s))
+		sc.Step(d.re, withArgument(s, d.handler(s)))
 	}
 	return s
+}
+
+var (
+	docStringType = reflect.TypeFor[*godog.DocString]()
+	tableType     = reflect.TypeFor[*godog.Table]()
+)
+
+// withArgument adapts a step handler whose last parameter is a doc string
+// or a table so that godog calls it without that parameter: the adapter
+// takes the block from the step itself, and says clearly when it is
+// missing or of the other kind (godog would report a missing one in terms
+// of Go functions). A handler that takes neither gets a check that the
+// step has no block: godog would ignore one, a silent mistake.
+func withArgument(s *Scenario, handler any) any {
+	h := reflect.ValueOf(handler)
+	t := h.Type()
+	n := t.NumIn()
+	var want reflect.Type
+	if n > 0 && (t.In(n-1) == docStringType || t.In(n-1) == tableType) {
+		want, n = t.In(n-1), n-1
+	}
+	in := make([]reflect.Type, n)
+	for i := range in {
+		in[i] = t.In(i)
+	}
+	out := make([]reflect.Type, t.NumOut())
+	for i := range out {
+		out[i] = t.Out(i)
+	}
+	return reflect.MakeFunc(reflect.FuncOf(in, out, false), func(args []reflect.Value) []reflect.Value {
+		arg, err := s.stepArgument(want)
+		if err != nil {
+			res := make([]reflect.Value, len(out))
+			for i, o := range out {
+				res[i] = reflect.Zero(o)
+				if o == reflect.TypeFor[error]() {
+					res[i] = reflect.ValueOf(&err).Elem()
+				}
+			}
+			return res
+		}
+		if want != nil {
+			args = append(args, arg)
+		}
+		return h.Call(args)
+	}).Interface()
+}
+
+// stepArgument returns the doc string or table of the current step, or an
+// error when it does not have the block the step takes (want: nil for
+// none).
+func (s *Scenario) stepArgument(want reflect.Type) (reflect.Value, error) {
+	var ds *godog.DocString
+	var table *godog.Table
+	if s.step != nil && s.step.Argument != nil {
+		ds, table = s.step.Argument.DocString, s.step.Argument.DataTable
+	}
+	switch {
+	case want == docStringType && ds != nil:
+		return reflect.ValueOf(ds), nil
+	case want == tableType && table != nil:
+		return reflect.ValueOf(table), nil
+	case want == docStringType && table != nil:
+		return reflect.Value{}, errors.New(`this step takes a doc string (a block between """ lines), not a table`)
+	case want == docStringType:
+		return reflect.Value{}, errors.New(`this step needs a doc string (a block between """ lines) below it`)
+	case want == tableType:
+		return reflect.Value{}, errors.New("this step needs a table below it")
+	case ds != nil:
+		return reflect.Value{}, errors.New(`this step takes no doc string: remove the block below it (the steps that take one end with ":")`)
+	case table != nil:
+		return reflect.Value{}, errors.New(`this step takes no table: remove the table below it (the steps that take one end with ":")`)
+	}
+	return reflect.Value{}, nil
 }
 
 // splitLine splits "file.feature:12" into the file and the line suffix.
