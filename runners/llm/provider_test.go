@@ -535,7 +535,9 @@ func TestNetworkErrorIsRetried(t *testing.T) {
 }
 
 // TestRequestTimeout: timeout_seconds bounds each request (the server
-// would answer only after 30 s, when the test has long failed).
+// would answer only after 30 s, when the test has long failed). The SDKs
+// differ on what follows (README: Retries): openai-go fails at once,
+// anthropic-sdk-go retries the attempt like a connection error.
 func TestRequestTimeout(t *testing.T) {
 	t.Parallel()
 	for _, provider := range []string{"openai", "anthropic"} {
@@ -553,11 +555,14 @@ func TestRequestTimeout(t *testing.T) {
 			}
 			p.Timeout = 200 * time.Millisecond
 			e, a := newEnsemble(t, p, ensemble.Agent{})
-			res := newTestRunner(Options{}).Run(context.Background(), request(e, a, "go"))
+			res := newTestRunner(Options{MaxRetries: 1}).Run(context.Background(), request(e, a, "go"))
 			if res.Err == nil || res.StopReason != StopError {
 				t.Fatalf("err %v stop %q", res.Err, res.StopReason)
 			}
 			mustContain(t, res.Err.Error(), provider+": request timed out (timeout_seconds)")
+			if n, want := len(srv.requests()), map[string]int{"openai": 1, "anthropic": 2}[provider]; n != want {
+				t.Errorf("%d attempts, want %d", n, want)
+			}
 		})
 	}
 }
