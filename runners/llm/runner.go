@@ -41,8 +41,11 @@ type Options struct {
 	// Retry-After / retry-after-ms. 0 means DefaultMaxRetries; negative
 	// means no retries.
 	MaxRetries int
-	// MaxRetryDelay caps one retry wait (OpenAI-compatible providers only;
-	// the Anthropic SDK caps its backoff at 8 s itself). 0 = SDK default.
+	// MaxRetryDelay (OpenAI-compatible providers only) caps the backoff
+	// between retries, and a Retry-After longer than it is not waited for:
+	// the request fails at once. 0 = the SDK's defaults (8 s backoff cap,
+	// 2 min for Retry-After). The Anthropic SDK caps its backoff at 8 s and
+	// always waits for Retry-After.
 	MaxRetryDelay time.Duration
 	// Stream makes the requests with server-sent events and emits each text
 	// delta as an events.TextDelta (only when the request has an event
