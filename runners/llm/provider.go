@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -103,9 +104,16 @@ func resolveProfile(p *ensemble.ModelProfile, lookup func(string) (string, bool)
 		if p.APIKeyEnv == "" {
 			return "", "", fmt.Errorf("model profile %q: provider anthropic needs api_key_env", p.Name)
 		}
+		// The SDK adds /v1/messages: https://proxy/v1 means https://proxy.
+		baseURL = strings.TrimSuffix(strings.TrimRight(baseURL, "/"), "/v1")
 	case ProviderOllama:
 		if baseURL == "" {
 			baseURL = DefaultOllamaBaseURL
+		} else if u, err := url.Parse(baseURL); err == nil && strings.Trim(u.Path, "/") == "" {
+			// Ollama's OpenAI-compatible API is under /v1: http://gpu:11434
+			// means http://gpu:11434/v1.
+			u.Path = "/v1"
+			baseURL = u.String()
 		}
 	case "":
 		return "", "", fmt.Errorf("model profile %q: provider is not set", p.Name)

@@ -566,3 +566,78 @@ func TestRequestTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelDuringRetryWait: a cancelled context ends the wait for a long
+// Retry-After at once, with no second attempt, for both providers.
+func TestCancelDuringRetryWait(t *testing.T) {
+	t.Parallel()
+	for _, provider := range []string{"openai", "anthropic"} {
+		t.Run(provider, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			srv := newFakeServer(t, func(_ int, _ recorded, w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Retry-After", "60")
+				w.WriteHeader(http.StatusTooManyRequests)
+				_, _ = io.WriteString(w, `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`)
+				time.AfterFunc(100*time.Millisecond, cancel) // while the client waits
+			})
+			p := openaiProfile(srv.URL)
+			if provider == "anthropic" {
+				p = anthropicProfile(srv.URL)
+			}
+			e, a := newEnsemble(t, p, ensemble.Agent{})
+			res := newTestRunner(Options{MaxRetries: 2}).Run(ctx, request(e, a, "go"))
+			if res.StopReason != StopCancelled || res.Err == nil || res.Err.Error() != "cancelled" {
+				t.Fatalf("stop %q err %v", res.StopReason, res.Err)
+			}
+			if n := len(srv.requests()); n != 1 {
+				t.Errorf("%d attempts", n)
+			}
+		})
+	}
+}
+
+// TestBaseURLVersionPath: Ollama's OpenAI-compatible API lives under /v1,
+// Anthropic's SDK adds /v1 itself; a base_url written the other way round
+// (http://host:11434, https://proxy/v1) still reaches the right path.
+func TestBaseURLVersionPath(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		provider, suffix, path string
+	}{
+		{"ollama", "", "/v1/chat/completions"},
+		{"ollama", "/", "/v1/chat/completions"},
+		{"ollama", "/v1", "/v1/chat/completions"},
+		{"ollama", "/v1/", "/v1/chat/completions"},
+		{"anthropic", "", "/v1/messages"},
+		{"anthropic", "/v1", "/v1/messages"},
+		{"anthropic", "/v1/", "/v1/messages"},
+		{"anthropic", "/proxy", "/proxy/v1/messages"},
+		{"openai", "", "/chat/completions"}, // compatible servers: as written
+		{"openai", "/api/v1", "/api/v1/chat/completions"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.provider+tc.suffix, func(t *testing.T) {
+			t.Parallel()
+			reply := oaText("ok")
+			if tc.provider == "anthropic" {
+				reply = anReply("end_turn", 1, 1, anText("ok"))
+			}
+			srv := newFakeServer(t, scripted(reply))
+			p := ensemble.ModelProfile{Provider: tc.provider, Model: "m", BaseURL: srv.URL + tc.suffix}
+			if tc.provider == "anthropic" {
+				p = anthropicProfile(srv.URL + tc.suffix)
+			}
+			e, a := newEnsemble(t, p, ensemble.Agent{})
+			res := newTestRunner(Options{}).Run(context.Background(), request(e, a, "go"))
+			if res.Err != nil {
+				t.Fatal(res.Err)
+			}
+			if got := srv.requests()[0].Path; got != tc.path {
+				t.Errorf("path %s, want %s", got, tc.path)
+			}
+		})
+	}
+}
