@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -647,5 +648,61 @@ func TestStepArgumentsAreChecked(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the report lacks %s:\n%s", want, out.String())
 		}
+	}
+}
+
+// Responses queue per agent in the order the steps give them, a responses
+// file's after the earlier steps' and before the later ones'; a JSON doc
+// string is the output itself, also when it is a string.
+func TestResponsesQueueInStepOrder(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("e.yaml", `name: e
+agents:
+  - name: start
+    ask: "Go?"
+  - name: ping
+    ask: "?"
+    dependencies:
+      - start
+      - agent_name: pong
+        requires_all: false
+    conversation: {max_turns: 5}
+  - name: pong
+    ask: "!"
+    dependencies: [ping]
+    conversation: {max_turns: 5}
+`)
+	write("r.yaml", "ping: [b, c]\n")
+	s := NewScenario(dir, Options{})
+	steps := []error{
+		s.givenEnsemble("e.yaml"),
+		s.givenResponds("start", "go"),
+		s.givenResponds("ping", "a"),
+		s.givenResponsesFile("r.yaml"),
+		s.givenResponds("ping", "d"),
+		s.givenRespondsDoc("ping", &godog.DocString{MediaType: "json", Content: `"42"`}),
+	}
+	for range 5 {
+		steps = append(steps, s.givenResponds("pong", "ok"))
+	}
+	steps = append(steps, s.whenRuns(context.Background()))
+	for i, err := range steps {
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	var got []any
+	for _, r := range s.Result().ConversationHistory {
+		if r.AgentName == "ping" {
+			got = append(got, r.OutputData)
+		}
+	}
+	if want := []any{"a", "b", "c", "d", "42"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("ping's outputs %#v, want %#v", got, want)
 	}
 }

@@ -235,9 +235,14 @@ func (s *Scenario) givenRespondsDoc(agent string, ds *godog.DocString) error {
 	if err != nil {
 		return fmt.Errorf("agent %q responds: %w", agent, err)
 	}
-	if isText {
-		s.responses.AddText(agent, v.(string))
-	} else {
+	switch str, isString := v.(string); {
+	case isText:
+		s.responses.AddText(agent, str)
+	case isString:
+		// A JSON string is the output itself, but the responses take a
+		// string as reply text, which is parsed: give it quoted.
+		s.responses.AddText(agent, compactJSON(str))
+	default:
 		s.responses.Add(agent, v)
 	}
 	return nil
