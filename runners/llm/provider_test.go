@@ -641,3 +641,70 @@ func TestBaseURLVersionPath(t *testing.T) {
 		})
 	}
 }
+
+// TestSDKEnvironmentIgnored: the SDKs' own environment variables never
+// reach a request; keys come only from api_key_env, base URLs only from the
+// profile.
+func TestSDKEnvironmentIgnored(t *testing.T) {
+	for k, v := range map[string]string{
+		"OPENAI_API_KEY": "sk-from-process-env", "OPENAI_BASE_URL": "http://openai.invalid/v1",
+		"OPENAI_ORG_ID": "org-env", "OPENAI_PROJECT_ID": "proj-env",
+		"ANTHROPIC_API_KEY": "sk-ant-from-process-env", "ANTHROPIC_AUTH_TOKEN": "tok-from-process-env",
+		"ANTHROPIC_BASE_URL": "http://anthropic.invalid",
+	} {
+		t.Setenv(k, v)
+	}
+	var hosts []string
+	var mu sync.Mutex
+	srv := newFakeServer(t, func(_ int, r recorded, w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Path == "/v1/messages" {
+			_, _ = io.WriteString(w, anReply("end_turn", 1, 1, anText("ok")))
+			return
+		}
+		_, _ = io.WriteString(w, oaText("ok"))
+	})
+	target := srv.Listener.Addr().String()
+	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		mu.Lock()
+		hosts = append(hosts, r.URL.Host)
+		mu.Unlock()
+		r = r.Clone(r.Context())
+		r.URL.Scheme, r.URL.Host = "http", target
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	profiles := []ensemble.ModelProfile{
+		{Provider: "openai", Model: "m", APIKeyEnv: "TEST_OPENAI_KEY"}, // OpenAI itself
+		{Provider: "openai", Model: "m", BaseURL: "http://compat.test/v1"},
+		{Provider: "ollama", Model: "m"},
+		{Provider: "anthropic", Model: "m", APIKeyEnv: "TEST_ANTHROPIC_KEY"},
+	}
+	for _, p := range profiles {
+		e, a := newEnsemble(t, p, ensemble.Agent{})
+		if res := newTestRunner(Options{HTTPClient: client}).Run(context.Background(), request(e, a, "go")); res.Err != nil {
+			t.Fatal(res.Err)
+		}
+	}
+	if strings.Join(hosts, " ") != "api.openai.com compat.test localhost:11434 api.anthropic.com" {
+		t.Errorf("hosts %v", hosts)
+	}
+	reqs := srv.requests()
+	wantAuth := []string{"Bearer " + testKey, "", "", ""}
+	for i, r := range reqs {
+		if got := r.Header.Get("Authorization"); got != wantAuth[i] {
+			t.Errorf("request %d: Authorization %q", i, got)
+		}
+		for _, h := range []string{"OpenAI-Organization", "OpenAI-Project"} {
+			if r.Header.Get(h) != "" {
+				t.Errorf("request %d: %s sent", i, h)
+			}
+		}
+	}
+	if got := reqs[3].Header.Get("X-Api-Key"); got != testKey {
+		t.Errorf("anthropic key %q", got)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
