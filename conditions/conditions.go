@@ -53,6 +53,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/expr-lang/expr"
@@ -280,7 +281,7 @@ func (p *Program) Eval(env *Env) (result bool, err error) {
 	r.reset()
 	runnerPool.Put(r)
 	if runErr != nil {
-		return false, runtimeError(runErr)
+		return false, runtimeError(runErr, p.Source)
 	}
 	b, ok := out.(bool)
 	if !ok {
@@ -296,7 +297,7 @@ func typeName(v any) string {
 	return reflect.TypeOf(v).String()
 }
 
-func runtimeError(err error) *RuntimeError {
+func runtimeError(err error, src string) *RuntimeError {
 	var fe *file.Error
 	if errors.As(err, &fe) {
 		re := &RuntimeError{Msg: oneLine(fe.Message), cause: fe.Prev}
@@ -310,9 +311,36 @@ func runtimeError(err error) *RuntimeError {
 		if t, ok := strings.CutPrefix(re.Msg, "invalid operation: bool("); ok && strings.HasSuffix(t, ")") && re.Column == 1 {
 			re.Msg, re.Column = "condition must be boolean, but it returned "+strings.TrimSuffix(t, ")"), 0
 		}
+		// A field of a string or a list: expr tries to make the name an index.
+		if re.Msg == "invalid operation: int(string)" {
+			if name := identifierAt(src, fe.Line, re.Column); name != "" {
+				re.Msg = "cannot fetch " + name + " from a string or a list"
+			}
+		}
+		if strings.HasPrefix(re.Msg, "cannot fetch ") && strings.HasSuffix(re.Msg, " from <nil>") {
+			re.Msg = strings.TrimSuffix(re.Msg, "<nil>") + "nil (a missing value: write ?. and ?? where it may be missing)"
+		}
 		return re
 	}
 	return &RuntimeError{Msg: oneLine(err.Error()), cause: err}
+}
+
+// identifierAt returns the identifier that starts at the 1-based line and
+// character column of src, or "".
+func identifierAt(src string, line, column int) string {
+	lines := strings.Split(src, "\n")
+	if line < 1 || line > len(lines) || column < 1 {
+		return ""
+	}
+	runes := []rune(lines[line-1])
+	end := column - 1
+	for end < len(runes) && (runes[end] == '_' || unicode.IsLetter(runes[end]) || (end >= column && unicode.IsDigit(runes[end]))) {
+		end++
+	}
+	if end <= column-1 {
+		return ""
+	}
+	return string(runes[column-1 : end])
 }
 
 // runner is what one evaluation needs; runners are pooled, one per concurrent

@@ -183,10 +183,13 @@ func TestRuntimeErrors(t *testing.T) {
 		contains string
 		is       error
 	}{
-		{"context.draft.approved == true", "", nil},   // field of a string
-		{"context.missing.approved == true", "", nil}, // field of nil
-		{"context.draft", "must be boolean", nil},     // any at compile time, string at run time
-		{"1 % (turn_count - 4) == 0", "", nil},        // integer division by zero
+		{"context.draft.approved == true", "cannot fetch approved from a string or a list (column 15)", nil}, // field of a string
+		{"context.reviewer.notes?.first == 1", "cannot fetch first from a string or a list (column 25)", nil},
+		{"context.missing.approved == true", "cannot fetch approved from nil (a missing value: write ?. and ?? where it may be missing) (column 17)", nil},
+		{"context.count.x == 1", "cannot fetch x from float64 (column 15)", nil},
+		{"turn_count > 0 &&\n  context.draft.words > 2", "cannot fetch words from a string or a list", nil},
+		{"context.draft", "must be boolean", nil}, // any at compile time, string at run time
+		{"1 % (turn_count - 4) == 0", "", nil},    // integer division by zero
 		{"history[10].agent_name == \"x\"", "out of range", nil},
 		{`fromJSON(context.draft).x == 1`, "", nil},
 		{`int(context.draft) > 1`, "", nil},
