@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -56,6 +57,9 @@ func runTests(cmd *cobra.Command, io *stdio, paths []string, f *testFlags) error
 		noColor = true
 	}
 	if f.out != "" {
+		if err := os.MkdirAll(filepath.Dir(f.out), 0o755); err != nil {
+			return usageErr("--out: %v", err)
+		}
 		fh, err := os.Create(f.out)
 		if err != nil {
 			return usageErr("--out: %v", err)

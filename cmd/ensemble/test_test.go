@@ -144,7 +144,7 @@ func TestTestOutFileAndMultipleFormats(t *testing.T) {
 		t.Errorf("stdout lacks the progress summary:\n%s", o.stdout)
 	}
 
-	out := filepath.Join(dir, "out.xml")
+	out := filepath.Join(dir, "reports", "out.xml") // the folder is created
 	o = ensembleCmd(t, "", "test", "--format", "junit", "--out", out, gherkinDir+"pass")
 	if o.code != 0 || o.stdout != "" {
 		t.Fatalf("exit %d, stdout %q; want 0 and nothing on stdout", o.code, o.stdout)
