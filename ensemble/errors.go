@@ -62,9 +62,10 @@ func (l ErrorList) join(format func(*Error) string) string {
 	return strings.Join(lines, "\n")
 }
 
-// sorted sorts l and drops exact repeats (a node reached twice through YAML
-// aliases reports its problems once).
-func (l ErrorList) sorted() ErrorList {
+// Sorted sorts l in place by file, line and column, and returns it without
+// exact repeats (a node reached twice through YAML aliases reports its
+// problems once).
+func (l ErrorList) Sorted() ErrorList {
 	slices.SortStableFunc(l, func(a, b *Error) int {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})

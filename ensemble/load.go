@@ -62,7 +62,7 @@ func LoadBytes(path string, data []byte, opts LoadOptions) (*Ensemble, error) {
 		d.ensemble(root, e)
 	}
 	if len(errs) > 0 {
-		errs = errs.sorted()
+		errs = errs.Sorted()
 		return nil, &errs
 	}
 	e.Index()

@@ -24,7 +24,7 @@ func LoadProfiles(path string, lookup func(string) (string, bool)) (map[string]*
 	var errs ErrorList
 	models := loadProfiles(path, lookup, &errs)
 	if len(errs) > 0 {
-		errs = errs.sorted()
+		errs = errs.Sorted()
 		return nil, &errs
 	}
 	return models, nil

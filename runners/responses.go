@@ -1,7 +1,6 @@
 package runners
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -65,10 +64,7 @@ func errorList(errs []*ensemble.Error) error {
 	if len(errs) == 0 {
 		return nil
 	}
-	l := ensemble.ErrorList(slices.Clone(errs))
-	slices.SortStableFunc(l, func(a, b *ensemble.Error) int {
-		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
-	})
+	l := ensemble.ErrorList(slices.Clone(errs)).Sorted()
 	return &l
 }
 
