@@ -109,7 +109,7 @@ func resolveProfile(p *ensemble.ModelProfile, lookup func(string) (string, bool)
 	case ProviderOllama:
 		if baseURL == "" {
 			baseURL = DefaultOllamaBaseURL
-		} else if u, err := url.Parse(baseURL); err == nil && strings.Trim(u.Path, "/") == "" {
+		} else if u, err := url.Parse(baseURL); err == nil && u.Host != "" && strings.Trim(u.Path, "/") == "" {
 			// Ollama's OpenAI-compatible API is under /v1: http://gpu:11434
 			// means http://gpu:11434/v1.
 			u.Path = "/v1"
