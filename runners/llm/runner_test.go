@@ -460,6 +460,16 @@ func TestRefusal(t *testing.T) {
 	if res.Usage.Requests != 1 || res.Usage.OutputTokens != 4 {
 		t.Errorf("usage %+v", res.Usage)
 	}
+
+	// a content filter stops the reply (and its tool calls) the same way
+	srv = newFakeServer(t, scripted(oaReply("content_filter", "", 3, 1, call{"c1", "echo", `{"region":"x"}`})))
+	e, a = newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{}, echoTool)
+	res = newTestRunner(Options{}).Run(context.Background(), request(e, a, "go"))
+	if res.StopReason != StopRefusal || res.Err == nil || len(srv.requests()) != 1 {
+		t.Fatalf("stop %q err %v requests %d", res.StopReason, res.Err, len(srv.requests()))
+	}
+	mustContain(t, res.Err.Error(), "content filter")
+	assertNoDanglingCalls(t, storedMessages(t, res))
 }
 
 func TestMemoryAcrossExecutions(t *testing.T) {
