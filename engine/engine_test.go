@@ -241,7 +241,6 @@ func TestParallelLimitAndTurnSnapshot(t *testing.T) {
 			}
 		}
 		mu.Unlock()
-		// Later agents finish first: commit order must still be file order.
 		return &runners.Result{Output: req.Agent.Name}
 	})
 	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
@@ -255,6 +254,59 @@ func TestParallelLimitAndTurnSnapshot(t *testing.T) {
 		if rec.AgentName != fmt.Sprintf("w%d", i) || rec.TurnNumber != 2 {
 			t.Fatalf("history not in file order: %v", order(res))
 		}
+	}
+}
+
+// TestCommitOrderIsFileOrder: agents of one turn that finish in reverse file
+// order are still recorded, and their events reported, in file order.
+func TestCommitOrderIsFileOrder(t *testing.T) {
+	t.Parallel()
+	const n = 6
+	agents := []*ensemble.Agent{agent("root", 1)}
+	done := make([]chan struct{}, n+1)
+	for i := range n {
+		agents = append(agents, agent(fmt.Sprintf("w%d", i), 1, "root"))
+		done[i] = make(chan struct{})
+	}
+	done[n] = make(chan struct{})
+	close(done[n])
+	e := build(agents...)
+	e.Limits.ParallelAgentLimit = n
+	var mu sync.Mutex
+	var finished, reported []string
+	run := runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
+		var i int
+		if _, err := fmt.Sscanf(req.Agent.Name, "w%d", &i); err != nil {
+			return &runners.Result{Output: "root"}
+		}
+		<-done[i+1] // w(i+1) has finished
+		mu.Lock()
+		finished = append(finished, req.Agent.Name)
+		mu.Unlock()
+		defer close(done[i])
+		return &runners.Result{Output: req.Agent.Name}
+	})
+	sink := func(ev events.Event) {
+		if ev.Type == events.AgentCompleted && ev.Turn == 2 {
+			mu.Lock()
+			reported = append(reported, ev.Agent)
+			mu.Unlock()
+		}
+	}
+	res := engine.New(e, "", engine.Options{Runner: run, Events: sink}).Run(context.Background())
+	var want, wantFinished []string
+	for i := range n {
+		want = append(want, fmt.Sprintf("2:w%d", i))
+		wantFinished = append(wantFinished, fmt.Sprintf("w%d", n-1-i))
+	}
+	if !reflect.DeepEqual(finished, wantFinished) {
+		t.Fatalf("the agents finished in order %v, the test wants %v", finished, wantFinished)
+	}
+	if got := order(res)[1:]; !reflect.DeepEqual(got, want) {
+		t.Errorf("history %v, want file order %v", got, want)
+	}
+	if got := strings.Join(reported, ","); got != "w0,w1,w2,w3,w4,w5" {
+		t.Errorf("agent_completed events in order %s", got)
 	}
 }
 
