@@ -706,3 +706,29 @@ agents:
 		t.Errorf("ping's outputs %#v, want %#v", got, want)
 	}
 }
+
+// A pretty or progress report written to a file has no colours, no Go
+// locations of step definitions and no Go snippets, as on stdout.
+func TestFileReportsAreForPeople(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "u.feature")
+	if err := os.WriteFile(f, []byte("Feature: u\n  Scenario: s\n    Given the turn limit is 3\n    When the ensemble run\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pretty, progress := filepath.Join(dir, "pretty.txt"), filepath.Join(dir, "progress.txt")
+	var out, stderr bytes.Buffer
+	code, err := Run(RunOptions{Paths: []string{f}, Format: "junit,pretty:" + pretty + ",progress:" + progress, Output: &out, Stderr: &stderr})
+	if code != ExitFailed || err != nil {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+	for _, p := range []string{pretty, progress} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(data)
+		if strings.Contains(s, "\x1b[") || strings.Contains(s, ".go:") || strings.Contains(s, "func ") || !strings.Contains(s, "1 scenarios (1 undefined)") || !strings.HasSuffix(s, "\n") {
+			t.Errorf("%s:\n%q", filepath.Base(p), s)
+		}
+	}
+}

@@ -18,6 +18,8 @@ import (
 
 	gherkin "github.com/cucumber/gherkin/go/v26"
 	"github.com/cucumber/godog"
+	"github.com/cucumber/godog/colors"
+	"github.com/cucumber/godog/formatters"
 	messages "github.com/cucumber/messages/go/v21"
 )
 
@@ -156,6 +158,26 @@ func checkFormatNames(f string) ([]string, error) {
 	return parts, nil
 }
 
+// fileFormatPrefix names the variants of godog's pretty and progress
+// formats that bdd registers for report files: godog colours a file like
+// the terminal and writes Go snippets and Go locations to it, noise to a
+// user of `ensemble test`.
+const fileFormatPrefix = "ensemble-file-"
+
+var fileFormats = []string{"pretty", "progress"}
+
+func init() {
+	for _, name := range fileFormats {
+		format := godog.FindFmt(name)
+		godog.Format(fileFormatPrefix+name, "godog's "+name+" format for a report file: no colours, no Go code",
+			func(suite string, out io.Writer) formatters.Formatter {
+				// Each line is written once complete; godog's reports end
+				// with a newline, so nothing is left in the filter.
+				return format(suite, &snippetFilter{w: colors.Uncolored(out)})
+			})
+	}
+}
+
 // checkFormat validates a --format value, creates its report files, and
 // returns it for godog.
 func checkFormat(f string) (string, error) {
@@ -178,6 +200,9 @@ func checkFormat(f string) (string, error) {
 				return "", usagef("format %s: cannot create the report: %v", name, err)
 			}
 			fh.Close()
+			if slices.Contains(fileFormats, name) {
+				name = fileFormatPrefix + name
+			}
 			parts = append(parts, name+":"+file)
 		} else {
 			parts = append(parts, name)
