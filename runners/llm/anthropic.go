@@ -224,7 +224,7 @@ func (p *anthropicProvider) stream(ctx context.Context, params anthropic.Message
 
 func (p *anthropicProvider) wrapError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return &providerError{msg: "cancelled", cancelled: true, underlying: ctx.Err()}
+		return cancelled(ctx)
 	}
 	var apiErr *anthropic.Error
 	if errors.As(err, &apiErr) {
@@ -252,7 +252,7 @@ func (p *anthropicProvider) wrapError(ctx context.Context, err error) error {
 		if detail != "" {
 			msg += ": " + detail
 		}
-		return &providerError{msg: scrub(msg, p.cfg.apiKey), status: apiErr.StatusCode}
+		return &providerError{msg: scrub(msg, p.cfg.apiKey)}
 	}
-	return wrapTransportError(ctx, ProviderAnthropic, err, p.cfg.apiKey)
+	return wrapTransportError(ProviderAnthropic, err, p.cfg.apiKey)
 }

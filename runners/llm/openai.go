@@ -260,7 +260,7 @@ func (p *openaiProvider) stream(ctx context.Context, params openai.ChatCompletio
 
 func (p *openaiProvider) wrapError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return &providerError{msg: "cancelled", cancelled: true, underlying: ctx.Err()}
+		return cancelled(ctx)
 	}
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
@@ -279,7 +279,7 @@ func (p *openaiProvider) wrapError(ctx context.Context, err error) error {
 		if detail != "" {
 			msg += ": " + detail
 		}
-		return &providerError{msg: scrub(msg, p.cfg.apiKey), status: apiErr.StatusCode}
+		return &providerError{msg: scrub(msg, p.cfg.apiKey)}
 	}
-	return wrapTransportError(ctx, p.name, err, p.cfg.apiKey)
+	return wrapTransportError(p.name, err, p.cfg.apiKey)
 }

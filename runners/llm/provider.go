@@ -174,19 +174,21 @@ func newTransport() *http.Transport {
 }
 
 // providerError turns an SDK error into the error the run reports: the
-// provider's own message, the status, and never the key.
+// provider's own message with the HTTP status, never the key.
 type providerError struct {
 	msg        string
-	status     int
-	cancelled  bool
 	underlying error
 }
 
 func (e *providerError) Error() string { return e.msg }
 func (e *providerError) Unwrap() error { return e.underlying }
 
-// scrub removes the key (and anything that looks like an authorization
-// header value carrying it) from a message.
+// cancelled is the error of a request whose context ended.
+func cancelled(ctx context.Context) error {
+	return &providerError{msg: "cancelled", underlying: ctx.Err()}
+}
+
+// scrub removes the key from a message.
 func scrub(msg, key string) string {
 	if key != "" && len(key) >= 4 {
 		msg = strings.ReplaceAll(msg, key, "[REDACTED]")
@@ -194,17 +196,9 @@ func scrub(msg, key string) string {
 	return msg
 }
 
-// contextError reports whether err comes from ctx ending.
-func contextError(ctx context.Context, err error) bool {
-	return ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
-}
-
 // wrapTransportError describes an error without a provider message
 // (connection refused, timeouts, bad response bodies).
-func wrapTransportError(ctx context.Context, provider string, err error, key string) error {
-	if ctx.Err() != nil {
-		return &providerError{msg: "cancelled", cancelled: true, underlying: ctx.Err()}
-	}
+func wrapTransportError(provider string, err error, key string) error {
 	msg := err.Error()
 	if errors.Is(err, context.DeadlineExceeded) {
 		msg = "request timed out (timeout_seconds): " + msg
