@@ -732,3 +732,28 @@ func TestFileReportsAreForPeople(t *testing.T) {
 		}
 	}
 }
+
+// A Given step after the run would change nothing: it fails instead of
+// being ignored.
+func TestGivenAfterTheRunFails(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "e.yaml"), []byte("name: e\nagents:\n  - name: a\n    ask: \"?\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(dir, "late.feature")
+	if err := os.WriteFile(f, []byte(`Feature: late
+  Scenario: a response given too late
+    Given the ensemble "e.yaml"
+    When the ensemble runs
+    Then agent "a" failed with an error containing "no terminal"
+    Given agent "a" responds "yes"
+    Then agent "a" did not fail
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	code, err := Run(RunOptions{Paths: []string{f}, Format: "progress", Output: &out, Stderr: &out})
+	if code != ExitFailed || err != nil || !strings.Contains(out.String(), `the ensemble already ran: Given steps go before When the ensemble runs`) {
+		t.Errorf("exit %d, %v\n%s", code, err, out.String())
+	}
+}

@@ -102,7 +102,7 @@ func Register(sc *godog.ScenarioContext, opts Options) *Scenario {
 		return ctx, nil
 	})
 	for _, d := range stepDefs {
-		sc.Step(d.re, withArgument(s, d.handler(s)))
+		sc.Step(d.re, withArgument(s, d.handler(s), d.Keyword == "Given"))
 	}
 	return s
 }
@@ -117,8 +117,10 @@ var (
 // takes the block from the step itself, and says clearly when it is
 // missing or of the other kind (godog would report a missing one in terms
 // of Go functions). A handler that takes neither gets a check that the
-// step has no block: godog would ignore one, a silent mistake.
-func withArgument(s *Scenario, handler any) any {
+// step has no block: godog would ignore one, a silent mistake. A given
+// step (one that sets up the run) fails after the run, which it could no
+// longer change.
+func withArgument(s *Scenario, handler any, given bool) any {
 	h := reflect.ValueOf(handler)
 	t := h.Type()
 	n := t.NumIn()
@@ -136,6 +138,9 @@ func withArgument(s *Scenario, handler any) any {
 	}
 	return reflect.MakeFunc(reflect.FuncOf(in, out, false), func(args []reflect.Value) []reflect.Value {
 		arg, err := s.stepArgument(want)
+		if err == nil && given && s.ran {
+			err = errors.New("the ensemble already ran: Given steps go before When the ensemble runs")
+		}
 		if err != nil {
 			res := make([]reflect.Value, len(out))
 			for i, o := range out {
