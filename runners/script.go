@@ -135,12 +135,14 @@ func (s *Script) Run(ctx context.Context, req *Request) *Result {
 }
 
 // parseStdout turns a script's stdout into its output: JSON is stored parsed,
-// other text as a trimmed string (SPEC §2.1). Text that starts like a JSON
-// object or array ({ or [) but does not parse is a failure: a script that
-// meant to print JSON and printed it broken must not pass as a string.
+// other text as a trimmed string (SPEC §2.1). Text that looks like JSON but
+// does not parse is a failure: a script that meant to print JSON and printed
+// it broken (truncated, or followed by a log line) must not pass as a string.
+// It looks like JSON when it starts with {, or with [ followed by {, [, " or ],
+// or with [ and ends with ]; so "[INFO] done" and "[1/3] done" are text.
 func parseStdout(stdout []byte) (any, error) {
 	trimmed := bytes.TrimSpace(stdout)
-	if len(trimmed) == 0 || (trimmed[0] != '{' && trimmed[0] != '[') {
+	if !looksLikeJSON(trimmed) {
 		return ParseOutput(string(stdout)), nil
 	}
 	var v any
@@ -152,6 +154,21 @@ func parseStdout(stdout []byte) (any, error) {
 		return nil, fmt.Errorf("stdout starts with %q but is not valid JSON: %v (stdout: %s)", trimmed[:1], err, excerpt)
 	}
 	return v, nil
+}
+
+func looksLikeJSON(b []byte) bool {
+	switch {
+	case len(b) == 0:
+		return false
+	case b[0] == '{':
+		return true
+	case b[0] != '[':
+		return false
+	case b[len(b)-1] == ']':
+		return true
+	}
+	rest := bytes.TrimLeft(b[1:], " \t\r\n")
+	return len(rest) > 0 && bytes.IndexByte([]byte(`{["]`), rest[0]) >= 0
 }
 
 // ScriptFailure is a script that reported {"success": false, "error": ...}.

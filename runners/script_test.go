@@ -184,6 +184,11 @@ func TestScriptOutputs(t *testing.T) {
 		{mode: "invalid", want: `not json {"a": 1`},
 		{mode: "truncated", wantErr: `stdout starts with "{" but is not valid JSON: unexpected end of JSON input (stdout: {"rows": [1, 2)`},
 		{mode: "bad_array", wantErr: `stdout starts with "[" but is not valid JSON: invalid character ']'`},
+		{mode: "truncated_array", wantErr: `stdout starts with "[" but is not valid JSON: unexpected end of JSON input`},
+		{mode: "json_then_log", wantErr: `stdout starts with "{" but is not valid JSON: invalid character 'w' after top-level value`},
+		// Text that merely opens with a bracket, as log lines do, is text.
+		{mode: "log_line", want: "[INFO] 3 rows written"},
+		{mode: "progress", want: "[1/3] done"},
 		{mode: "empty", want: ""},
 		{mode: "number", want: 42.0},
 		{mode: "crash", wantErr: "RuntimeError: kaboom"},

@@ -27,6 +27,15 @@ elif mode == "truncated":
     print('{"rows": [1, 2')
 elif mode == "bad_array":
     print('[1, 2,]')
+elif mode == "log_line":
+    print("[INFO] 3 rows written")
+elif mode == "progress":
+    print("[1/3] done")
+elif mode == "truncated_array":
+    print('[{"row": 1}, {"ro')
+elif mode == "json_then_log":
+    print('{"rows": 3}')
+    print("wrote the report")
 elif mode == "empty":
     pass
 elif mode == "number":
