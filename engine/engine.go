@@ -58,7 +58,10 @@ type Run struct {
 
 	started     time.Time
 	interrupted []RunError // executions of a turn that was cut short: never committed
-	seenWarning map[string]bool
+	// interruptedUsage is what those executions spent: the requests were
+	// made and paid for even though their outputs were discarded.
+	interruptedUsage state.Usage
+	seenWarning      map[string]bool
 }
 
 // New prepares a run of e with the given input ("" takes the file's input).
@@ -162,6 +165,9 @@ func (r *Run) step(parent, runCtx context.Context) string {
 		// run plays it again. Its executions are reported, not recorded.
 		for i, o := range outcomes {
 			msg := "cancelled before it finished"
+			if o.res != nil {
+				r.interruptedUsage.Add(o.res.Usage)
+			}
 			if o.res != nil && o.res.Err == nil {
 				msg = "finished, but its turn was interrupted, so its output was discarded"
 			}

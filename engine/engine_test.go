@@ -158,13 +158,13 @@ func TestMaxTotalTurns(t *testing.T) {
 func blocking(started chan<- struct{}) runners.Runner {
 	return runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
 		if req.Agent.Name != "slow" {
-			return &runners.Result{Output: "ok"}
+			return &runners.Result{Output: "ok", Usage: &state.Usage{Requests: 1, InputTokens: 10}}
 		}
 		if started != nil {
 			close(started)
 		}
 		<-ctx.Done()
-		return &runners.Result{Err: ctx.Err()}
+		return &runners.Result{Err: ctx.Err(), Usage: &state.Usage{Requests: 1, InputTokens: 5}}
 	})
 }
 
@@ -180,6 +180,10 @@ func TestRunTimeoutDoesNotCommitTheInterruptedTurn(t *testing.T) {
 	}
 	if len(res.Errors) != 2 || !strings.Contains(res.Errors[0].Message, "timeout") || !strings.Contains(res.Errors[1].Message, "discarded") {
 		t.Fatalf("interrupted executions not reported: %+v", res.Errors)
+	}
+	// What the interrupted turn spent was spent: the run's usage counts it.
+	if want := (state.Usage{Requests: 3, InputTokens: 25}); res.Usage != want {
+		t.Fatalf("usage %+v, want %+v", res.Usage, want)
 	}
 }
 

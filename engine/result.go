@@ -84,6 +84,7 @@ func (r *Run) finish(reason string) *Result {
 		}
 	}
 	res.Errors = append(res.Errors, r.interrupted...)
+	res.Usage.Add(&r.interruptedUsage)
 	r.opts.Events.Emit(events.Event{Type: events.RunCompleted, Turn: st.TurnCount, Message: reason, Result: res})
 	return res
 }
