@@ -132,16 +132,45 @@ func (s *State) HistoryValues() []any {
 }
 
 func (r *Record) conditionValue() any {
-	var errv any
+	var errv, stop, usage any
 	if r.Error != nil {
 		errv = *r.Error
+	}
+	if r.StopReason != nil {
+		stop = *r.StopReason
+	}
+	if r.Usage != nil {
+		usage = map[string]any{"requests": r.Usage.Requests, "input_tokens": r.Usage.InputTokens, "output_tokens": r.Usage.OutputTokens}
 	}
 	return map[string]any{
 		"turn_number":    r.TurnNumber,
 		"agent_name":     r.AgentName,
 		"execution":      r.Execution,
+		"input_data":     plain(r.InputData),
 		"output_data":    r.OutputData,
 		"error":          errv,
 		"execution_time": r.ExecutionTime,
+		"timestamp":      r.Timestamp.UTC().Format(time.RFC3339Nano),
+		"stop_reason":    stop,
+		"usage":          usage,
 	}
+}
+
+// plain returns v as the JSON-decoded value conditions expect (maps, lists,
+// strings, float64s, bools): runners may record typed values (an LLM
+// agent's messages) that conditions could not read by their JSON names.
+func plain(v any) any {
+	switch v.(type) {
+	case nil, string, bool, float64, map[string]any, []any:
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var out any
+	if json.Unmarshal(b, &out) != nil {
+		return nil
+	}
+	return out
 }
