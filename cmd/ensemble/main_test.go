@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -197,5 +198,25 @@ func TestJSONLinesStream(t *testing.T) {
 	res := last["result"].(map[string]any)
 	if res["turn_count"].(float64) != 5 {
 		t.Fatalf("result %v", res)
+	}
+}
+
+// TestLoadErrorsShowTheSourceOnATerminal: on a terminal each problem comes
+// with its line and a caret; elsewhere only the FILE:LINE:COL lines.
+func TestLoadErrorsShowTheSourceOnATerminal(t *testing.T) {
+	t.Parallel()
+	for _, tty := range []bool{false, true} {
+		var errb strings.Builder
+		std := &stdio{in: strings.NewReader(""), out: io.Discard, err: &errb, errTTY: tty}
+		if code := run(context.Background(), []string{"run", "testdata/broken.yaml"}, std); code != 2 {
+			t.Fatalf("exit %d", code)
+		}
+		first := strings.SplitN(errb.String(), "\n", 3)
+		if first[0] != `testdata/broken.yaml:1:7: name "Broken Name" is invalid: use only a-z, 0-9, _ and -` {
+			t.Fatalf("first line %q", first[0])
+		}
+		if snippet := strings.HasPrefix(first[1], "    1 | name: Broken Name"); snippet != tty {
+			t.Fatalf("terminal %v: second line %q", tty, first[1])
+		}
 	}
 }

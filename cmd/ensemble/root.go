@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/ensemble"
 )
 
 // stdio is the command's standard streams; tests inject buffers.
@@ -19,6 +20,16 @@ type stdio struct {
 	err io.Writer
 	// getenv reads the environment; nil means os.LookupEnv.
 	getenv func(string) (string, bool)
+	// errTTY treats stderr as a terminal, whatever it is.
+	errTTY bool
+}
+
+// errIsTerminal reports whether stderr is a terminal (tests may say so).
+func (s *stdio) errIsTerminal() bool {
+	if s.errTTY {
+		return true
+	}
+	return isTerminal(s.err)
 }
 
 func (s *stdio) lookupEnv(k string) (string, bool) {
@@ -77,9 +88,25 @@ func run(ctx context.Context, args []string, io *stdio) int {
 	}
 	var ee *exitError
 	if !errors.As(err, &ee) || ee.err != nil {
-		fmt.Fprintf(io.err, "ensemble: %v\n", err)
+		io.printError(err)
 	}
 	return code
+}
+
+// printError writes err to stderr. A list of load problems is printed as
+// it is, one FILE:LINE:COL: message a line, and on a terminal with the
+// offending source line and a caret under each.
+func (s *stdio) printError(err error) {
+	var list *ensemble.ErrorList
+	if errors.As(err, &list) && err.Error() == list.Error() {
+		if s.errIsTerminal() {
+			fmt.Fprintln(s.err, list.Pretty())
+		} else {
+			fmt.Fprintln(s.err, list)
+		}
+		return
+	}
+	fmt.Fprintf(s.err, "ensemble: %v\n", err)
 }
 
 func newRootCmd(io *stdio) *cobra.Command {

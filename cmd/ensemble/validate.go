@@ -30,7 +30,7 @@ func newValidateCmd(io *stdio) *cobra.Command {
 			failed := false
 			for _, path := range args {
 				if _, err := loadEnsemble(io, path, profiles); err != nil {
-					fmt.Fprintln(io.err, err)
+					io.printError(err)
 					failed = true
 					continue
 				}
