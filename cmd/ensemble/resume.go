@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -119,6 +120,16 @@ func (f *runFlags) durable(io *stdio, e *ensemble.Ensemble, input string, opts e
 	if err != nil {
 		return nil, nil, err
 	}
+	unlock, err := state.Lock(f.stateFile)
+	if err != nil {
+		return nil, nil, usageErr("--state: %v", err)
+	}
+	if f.resume == nil {
+		if err := checkNewStateFile(f.stateFile); err != nil {
+			unlock()
+			return nil, nil, err
+		}
+	}
 	var r *engine.Run
 	save := func(reason string) error {
 		sf := r.File(reason)
@@ -132,9 +143,11 @@ func (f *runFlags) durable(io *stdio, e *ensemble.Ensemble, input string, opts e
 		r = engine.New(e, input, opts)
 	}
 	if err := save(""); err != nil {
+		unlock()
 		return nil, nil, usageErr("--state: %v", err)
 	}
 	final := func(res *engine.Result) error {
+		defer unlock()
 		if err := save(res.CompletionReason); err != nil {
 			fmt.Fprintf(io.err, "ensemble: %v\n", err)
 			return &exitError{code: engine.ExitFailed}
@@ -142,6 +155,23 @@ func (f *runFlags) durable(io *stdio, e *ensemble.Ensemble, input string, opts e
 		return nil
 	}
 	return r, final, nil
+}
+
+// checkNewStateFile refuses to start a new run over a state file that holds
+// an unfinished one (it would be lost), or over a file that is not a state
+// file at all (a mistyped path must not clobber a document).
+func checkNewStateFile(path string) error {
+	sf, err := state.Load(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return usageErr("--state: %v\nrefusing to overwrite it: name a new file, or remove this one", err)
+	case sf.Resumable():
+		return usageErr("--state %s holds a run of %q that has not finished (%d turns done); continue it with\n  ensemble resume %s\nor remove the file to start over",
+			path, sf.Ensemble.Name, sf.State.TurnCount, path)
+	}
+	return nil
 }
 
 // stateRefs names the responses and profiles files by absolute path (and the
