@@ -9,12 +9,23 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 )
 
+// endings explain the completion reasons that a person may not expect, and
+// what to do about them.
+var endings = map[string]string{
+	engine.MaxTotalTurns: "agents were still ready when the turn limit was reached: raise conversation_limits.max_total_turns or pass --max-turns",
+	engine.Timeout:       "the run's timeout passed and running agents were cancelled: raise conversation_limits.timeout_seconds or pass --timeout",
+	engine.Cancelled:     "interrupted; a run started with --state FILE goes on with: ensemble resume FILE",
+}
+
 // Summary writes the end of a run for a person: how it ended, a table of the
 // agents (runs, failures, time, usage), errors, warnings and the final
 // state. agents is the ensemble's agents in file order (nil: the order they
 // first ran); those that never ran are listed with 0 runs.
 func Summary(w io.Writer, res *engine.Result, agents []string) {
 	fmt.Fprintf(w, "\n%s: %s after %s in %s\n", res.Ensemble, res.CompletionReason, plural(res.TurnCount, "turn"), Seconds(res.DurationSeconds))
+	if why := endings[res.CompletionReason]; why != "" {
+		fmt.Fprintf(w, "  (%s)\n", why)
+	}
 	stats := Stats(res, agents)
 	llm := res.Usage.Requests > 0
 	if len(stats) > 0 {
