@@ -322,7 +322,7 @@ func (r *Run) runOne(ctx context.Context, req *runners.Request) (res *runners.Re
 func (r *Run) commit(turn int, ready []resolver.Ready, outs []outcome) {
 	st := r.st
 	for _, rd := range ready {
-		resolver.Consume(r.ens, st, rd)
+		resolver.Consume(st, rd)
 	}
 	for i, rd := range ready {
 		a, o := rd.Agent, outs[i]

@@ -112,7 +112,7 @@ func (w *sim) run(ready []Ready, outputs map[string]any) {
 	}
 	turn := w.s.TurnCount + 1
 	for _, r := range ready {
-		Consume(w.e, w.s, r)
+		Consume(w.s, r)
 	}
 	for _, r := range ready {
 		a := r.Agent

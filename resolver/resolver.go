@@ -255,7 +255,7 @@ func envOf(s *state.State) *conditions.Env {
 // was given, even if the dependency has produced another since); each fresh
 // edge counts one trigger; and the pending requests that r carried are
 // removed. Call it once per execution.
-func Consume(e *ensemble.Ensemble, s *state.State, r Ready) {
+func Consume(s *state.State, r Ready) {
 	a := r.Agent
 	if len(r.Satisfied) > 0 {
 		edges := s.Edges[a.Name]
@@ -267,6 +267,7 @@ func Consume(e *ensemble.Ensemble, s *state.State, r Ready) {
 			s.Edges[a.Name] = edges
 		}
 		var slab []state.EdgeState // the edges that never moved, allocated at once
+		fresh := r.Fresh           // a subsequence of Satisfied
 		for i, d := range r.Satisfied {
 			out := s.OutputCount[d]
 			if i < len(r.outputs) {
@@ -283,10 +284,11 @@ func Consume(e *ensemble.Ensemble, s *state.State, r Ready) {
 			if out > es.Consumed {
 				es.Consumed = out
 			}
+			if len(fresh) > 0 && fresh[0] == d {
+				es.Triggered++
+				fresh = fresh[1:]
+			}
 		}
-	}
-	for _, d := range r.Fresh {
-		s.EdgeForUpdate(a.Name, d).Triggered++ // Fresh ⊆ Satisfied: found, not created
 	}
 	if n := len(r.Requests); n > 0 {
 		// The requests r carried are the first n pending ones for this agent:
