@@ -143,7 +143,7 @@ func (r *Run) step(parent, runCtx context.Context) string {
 		return reason
 	}
 	st := r.st
-	ready, warns := resolver.Resolve(r.ens, st, nil) // the conditions' environment is built only if one needs it
+	ready, warns := resolver.Resolve(r.ens, st)
 	r.warn(st.TurnCount+1, warns)
 	if len(ready) == 0 {
 		return Completed

@@ -88,7 +88,7 @@ func names(rs []Ready) []string {
 
 // resolve returns the agents ready now.
 func (w *sim) resolve() []Ready {
-	r, warns := Resolve(w.e, w.s, nil)
+	r, warns := Resolve(w.e, w.s)
 	w.warnings = append(w.warnings, warns...)
 	return r
 }

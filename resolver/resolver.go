@@ -87,13 +87,14 @@ const (
 )
 
 // Resolve returns the agents that are ready at the start of the next turn, in
-// file order, and the warnings of conditions that failed. env is what the
-// conditions see; when nil, Resolve builds it from s (and only if a condition
-// needs it). Resolve does not modify s.
-func Resolve(e *ensemble.Ensemble, s *state.State, env *conditions.Env) (ready []Ready, warnings []Warning) {
+// file order, and the warnings of conditions that failed. The conditions'
+// environment is built from s only if a condition needs it. Resolve does not
+// modify s.
+func Resolve(e *ensemble.Ensemble, s *state.State) (ready []Ready, warnings []Warning) {
 	var (
 		scratch  []edge
 		requests map[string][]state.AgentRequest
+		env      *conditions.Env
 	)
 	if len(s.Pending) > 0 {
 		requests = make(map[string][]state.AgentRequest, len(s.Pending))

@@ -222,20 +222,6 @@ func TestConditions(t *testing.T) {
 			t.Fatalf("warnings: %v", w.warnings)
 		}
 	})
-	t.Run("the env given is used", func(t *testing.T) {
-		t.Parallel()
-		e := ens(agent("a"), agent("b", deps(when(req("a"), "turn_count == 42"))))
-		w := newSim(t, e)
-		w.turn("a", nil)
-		env := envOf(w.s)
-		if r, _ := Resolve(e, w.s, env); len(r) != 0 {
-			t.Fatalf("ready with turn_count 1: %v", names(r))
-		}
-		env.TurnCount = 42
-		if r, _ := Resolve(e, w.s, env); !slices.Equal(names(r), []string{"b"}) {
-			t.Fatalf("ready = %v", names(r))
-		}
-	})
 }
 
 func TestConditionRuntimeErrors(t *testing.T) {
@@ -246,7 +232,7 @@ func TestConditionRuntimeErrors(t *testing.T) {
 		e := ens(agent("a"), agent("b", deps(when(req("a"), bad))), agent("c", deps(req("a"))))
 		w := newSim(t, e)
 		w.turn("a", map[string]any{"a": "plain text"})
-		ready, warns := Resolve(e, w.s, nil)
+		ready, warns := Resolve(e, w.s)
 		if got := names(ready); !slices.Equal(got, []string{"c"}) {
 			t.Fatalf("ready = %v, want [c]", got)
 		}
@@ -263,7 +249,7 @@ func TestConditionRuntimeErrors(t *testing.T) {
 		e := ens(agent("a"), agent("x"), agent("b", deps(req("x"), when(opt("a"), bad))))
 		w := newSim(t, e)
 		w.turn("a,x", map[string]any{"a": "plain text"})
-		ready, warns := Resolve(e, w.s, nil)
+		ready, warns := Resolve(e, w.s)
 		if len(ready) != 1 || !slices.Equal(ready[0].Satisfied, []string{"x"}) || len(warns) != 1 {
 			t.Fatalf("ready = %+v, warnings = %v", ready, warns)
 		}
@@ -287,7 +273,7 @@ func TestConditionRuntimeErrors(t *testing.T) {
 		w.s.OutputCount["a"], w.s.OutputCount["x"] = 1, 1
 		w.s.AccumulatedContext["a"] = "plain text"
 		w.s.AgentExecutionCount["a"], w.s.AgentExecutionCount["x"] = 2, 1
-		ready, warns := Resolve(e, w.s, nil)
+		ready, warns := Resolve(e, w.s)
 		if len(ready) != 0 || len(warns) != 0 {
 			t.Fatalf("ready = %v, warnings = %v: a condition was evaluated", names(ready), warns)
 		}
@@ -297,7 +283,7 @@ func TestConditionRuntimeErrors(t *testing.T) {
 		e := ens(agent("a"), agent("b"), agent("c", deps(when(opt("a"), bad), when(req("b"), "false"), when(req("a"), bad))))
 		w := newSim(t, e)
 		w.turn("a,b", map[string]any{"a": "plain text"})
-		ready, warns := Resolve(e, w.s, nil)
+		ready, warns := Resolve(e, w.s)
 		if len(ready) != 0 || len(warns) != 0 {
 			t.Fatalf("ready = %v, warnings = %v", names(ready), warns)
 		}
@@ -371,7 +357,7 @@ func TestAgentRequests(t *testing.T) {
 		w.turn("a,b", nil)
 		w.request("x", "a", map[string]any{"n": 1})
 		w.request("x", "b", nil)
-		ready, _ := Resolve(w.e, w.s, nil)
+		ready, _ := Resolve(w.e, w.s)
 		// A request made after the agents were resolved (in the same commit).
 		w.request("y", "a", map[string]any{"n": 2})
 		Consume(w.s, ready[0])
