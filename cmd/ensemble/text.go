@@ -37,7 +37,7 @@ func newRunView(io *stdio, e *ensemble.Ensemble, output string, stream bool, rep
 		v.progress = report.NewProgress(io.out, report.ProgressOptions{
 			Live:   live,
 			Stream: stream,
-			Width:  func() int { return termWidth(io.out) },
+			Width:  io.termWidth,
 			// The status line would get in the way of a person answering.
 			Pause: func(agent string) bool {
 				a := e.Agent(agent)
@@ -159,16 +159,19 @@ func (v *runView) agentNames() []string {
 	return names
 }
 
-// termWidth is the width of the terminal f, or 80.
-func termWidth(f any) int {
-	if file, ok := f.(*os.File); ok {
+// termWidth is the width of the terminal on stdout, else $COLUMNS (read
+// through the injected environment, like every other variable), else 80.
+func (s *stdio) termWidth() int {
+	if file, ok := s.out.(*os.File); ok {
 		if w := terminalColumns(file); w > 0 {
 			return w
 		}
 	}
 	var cols int
-	if _, err := fmt.Sscan(os.Getenv("COLUMNS"), &cols); err == nil && cols > 0 {
-		return cols
+	if v, ok := s.lookupEnv("COLUMNS"); ok {
+		if _, err := fmt.Sscan(v, &cols); err == nil && cols > 0 {
+			return cols
+		}
 	}
 	return 80
 }
