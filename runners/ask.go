@@ -124,7 +124,7 @@ func FormatAsk(req *Request) string {
 		b.WriteString(q)
 		b.WriteString("\n")
 	}
-	for _, name := range dependencyOrder(req) {
+	for _, name := range req.DependencyOrder() {
 		label := name
 		if slices.Contains(req.Fresh, name) {
 			label += " (new)"
@@ -136,27 +136,6 @@ func FormatAsk(req *Request) string {
 	}
 	b.WriteString("\nYour answer (one line): ")
 	return b.String()
-}
-
-// dependencyOrder lists the keys of req.Dependencies in the agent's
-// declaration order, then any others sorted.
-func dependencyOrder(req *Request) []string {
-	var names []string
-	seen := map[string]bool{}
-	for _, d := range req.Agent.Dependencies {
-		if _, ok := req.Dependencies[d.AgentName]; ok && !seen[d.AgentName] {
-			names = append(names, d.AgentName)
-			seen[d.AgentName] = true
-		}
-	}
-	var rest []string
-	for k := range req.Dependencies {
-		if !seen[k] {
-			rest = append(rest, k)
-		}
-	}
-	slices.Sort(rest)
-	return append(names, rest...)
 }
 
 func readable(v any) string {

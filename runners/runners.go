@@ -5,6 +5,7 @@ package runners
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/ensemble-run/ensemble/ensemble"
@@ -69,6 +70,30 @@ type RunnerFunc func(ctx context.Context, req *Request) *Result
 
 // Run calls f.
 func (f RunnerFunc) Run(ctx context.Context, req *Request) *Result { return f(ctx, req) }
+
+// DependencyOrder lists the keys of r.Dependencies in the agent's
+// declaration order, then any others sorted: the order in which an ask
+// agent shows them and an LLM agent's first user message labels them.
+func (r *Request) DependencyOrder() []string {
+	names := make([]string, 0, len(r.Dependencies))
+	seen := make(map[string]bool, len(r.Dependencies))
+	if r.Agent != nil {
+		for _, d := range r.Agent.Dependencies {
+			if _, ok := r.Dependencies[d.AgentName]; ok && !seen[d.AgentName] {
+				names = append(names, d.AgentName)
+				seen[d.AgentName] = true
+			}
+		}
+	}
+	var rest []string
+	for k := range r.Dependencies {
+		if !seen[k] {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	return append(names, rest...)
+}
 
 // ParseOutput turns raw agent output into an output value (SPEC §2.1): text
 // that parses as JSON is stored parsed, anything else as a string (trimmed of

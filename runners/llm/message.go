@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
-	"slices"
 	"strings"
 	"sync"
 
@@ -143,8 +142,7 @@ func userMessage(req *runners.Request, first bool) string {
 }
 
 // depOrder lists the dependencies to show: every satisfied one on the first
-// execution (in the agent's dependency order, then any others sorted), only
-// the fresh ones later.
+// execution (Request.DependencyOrder), only the fresh ones later.
 func depOrder(req *runners.Request, first bool) []string {
 	if !first {
 		out := make([]string, 0, len(req.Fresh))
@@ -155,24 +153,7 @@ func depOrder(req *runners.Request, first bool) []string {
 		}
 		return out
 	}
-	seen := make(map[string]bool, len(req.Dependencies))
-	var out []string
-	if req.Agent != nil {
-		for _, d := range req.Agent.Dependencies {
-			if _, ok := req.Dependencies[d.AgentName]; ok && !seen[d.AgentName] {
-				seen[d.AgentName] = true
-				out = append(out, d.AgentName)
-			}
-		}
-	}
-	var rest []string
-	for n := range req.Dependencies {
-		if !seen[n] {
-			rest = append(rest, n)
-		}
-	}
-	slices.Sort(rest)
-	return append(out, rest...)
+	return req.DependencyOrder()
 }
 
 // formatValue renders an output for a prompt: strings as they are, anything
