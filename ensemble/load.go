@@ -65,8 +65,7 @@ func LoadBytes(path string, data []byte, opts LoadOptions) (*Ensemble, error) {
 		errs = errs.Sorted()
 		return nil, &errs
 	}
-	e.Index()
-	return e, nil
+	return e, nil // indexed by d.ensemble, for the run check
 }
 
 var topKeys = []string{"version", "name", "description", "input", "models", "tools", "agents", "conversation_limits"}
