@@ -11,8 +11,10 @@
 //	context      map   accumulated_context: latest successful output per state key
 //	turn_count   int   turns completed
 //	executions   map   agent name → executions so far (failed ones included)
-//	history      list  conversation_history records: maps with turn_number,
-//	                   agent_name, execution, output_data, error, execution_time
+//	history      list  conversation_history records: maps with every field of
+//	                   SPEC §6 (turn_number, agent_name, execution, input_data,
+//	                   output_data, error, execution_time, timestamp,
+//	                   stop_reason, usage)
 //	input        string the run's input
 //
 // Context values are untyped (any), so `context.x.y` is checked at run time.
