@@ -453,6 +453,28 @@ func TestConditionRuntimeErrorIsAWarning(t *testing.T) {
 	}
 }
 
+// TestRepeatedConditionFailureWarnsOnce: a condition that fails the same way
+// in every turn it is evaluated is one warning, in the result and the stream.
+func TestRepeatedConditionFailureWarnsOnce(t *testing.T) {
+	t.Parallel()
+	// ping produces a string three times; b's condition fails on each.
+	e := build(agent("src", 1), agent("ping", 3, "src", "?pong"), agent("pong", 3, "ping"),
+		agent("b", 1, "ping|context.ping.score > 1"))
+	var warned atomic.Int64
+	sink := func(ev events.Event) {
+		if ev.Type == events.Warning {
+			warned.Add(1)
+		}
+	}
+	res := engine.New(e, "", engine.Options{Runner: scripted{}, Events: sink}).Run(context.Background())
+	if res.AgentExecutionCount["ping"] != 3 || res.AgentExecutionCount["b"] != 0 {
+		t.Fatalf("ran %v", order(res))
+	}
+	if len(res.Warnings) != 1 || warned.Load() != 1 {
+		t.Fatalf("warnings %+v, %d warning events", res.Warnings, warned.Load())
+	}
+}
+
 func TestStateKeyAndEvents(t *testing.T) {
 	t.Parallel()
 	a := agent("a", 1)
