@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -75,41 +75,15 @@ func (s *Script) Run(ctx context.Context, req *Request) *Result {
 		return res
 	}
 
-	environ := s.Environ
-	if environ == nil {
-		environ = os.Environ
-	}
-	extra := make(map[string]string, len(a.Env)+3)
-	for k, v := range a.Env {
-		extra[k] = v
-	}
-	extra["ENSEMBLE_AGENT"] = a.Name
-	extra["ENSEMBLE_TURN"] = strconv.Itoa(req.Turn)
-	extra["ENSEMBLE_EXECUTION"] = strconv.Itoa(req.Execution)
-
-	var dir string
-	if req.Ensemble != nil {
-		dir = req.Ensemble.Dir
-	}
 	path := a.ScriptPath
 	if path == "" {
 		path = a.Script
-	}
-	if path != "" && !filepath.IsAbs(path) && dir != "" {
-		path = filepath.Join(dir, path)
 	}
 	if path == "" {
 		res.Err = fmt.Errorf("agent %q has no script", a.Name)
 		return res
 	}
-
-	out, err := Exec(ctx, ExecSpec{
-		Path:    path,
-		Dir:     dir,
-		Stdin:   stdin,
-		Env:     ScriptEnv(environ(), req.Ensemble, extra),
-		Timeout: a.Timeout,
-	})
+	out, err := ExecScript(ctx, req, s.Environ, a.Env, ExecSpec{Path: path, Stdin: stdin, Timeout: a.Timeout})
 	if err != nil {
 		var xe *ExitError
 		if errors.As(err, &xe) && out != nil {
@@ -132,6 +106,30 @@ func (s *Script) Run(ctx context.Context, req *Request) *Result {
 	}
 	res.Output = output
 	return res
+}
+
+// ExecScript runs a script of req's execution with Exec: a script agent's
+// (SPEC §3) or one of an LLM agent's tools (§4.3). It runs in the ensemble
+// file's folder (spec.Dir), and its environment (spec.Env) is ScriptEnv of
+// environ() (nil means os.Environ) with extra, then ENSEMBLE_AGENT,
+// ENSEMBLE_TURN and ENSEMBLE_EXECUTION, which extra cannot override.
+func ExecScript(ctx context.Context, req *Request, environ func() []string, extra map[string]string, spec ExecSpec) (*ExecResult, error) {
+	env := make(map[string]string, len(extra)+3)
+	maps.Copy(env, extra)
+	env["ENSEMBLE_AGENT"] = ""
+	if req.Agent != nil {
+		env["ENSEMBLE_AGENT"] = req.Agent.Name
+	}
+	env["ENSEMBLE_TURN"] = strconv.Itoa(req.Turn)
+	env["ENSEMBLE_EXECUTION"] = strconv.Itoa(req.Execution)
+	if environ == nil {
+		environ = os.Environ
+	}
+	if req.Ensemble != nil {
+		spec.Dir = req.Ensemble.Dir
+	}
+	spec.Env = ScriptEnv(environ(), req.Ensemble, env)
+	return Exec(ctx, spec)
 }
 
 // parseStdout turns a script's stdout into its output: JSON is stored parsed,

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -214,31 +213,16 @@ func (r *Runner) runTool(ctx context.Context, req *runners.Request, ts *toolSet,
 		return "", toolErrorf("tool %q was not run: cancelled", c.Name)
 	}
 
-	var ens *ensemble.Ensemble = req.Ensemble
-	dir := ""
-	if ens != nil {
-		dir = ens.Dir
-	}
 	path := ct.tool.ScriptPath
 	if path == "" {
 		path = ct.tool.Script
 	}
-	agent := ""
-	if req.Agent != nil {
-		agent = req.Agent.Name
-	}
-	env := runners.ScriptEnv(r.environ(), ens, map[string]string{
-		"ENSEMBLE_AGENT":        agent,
-		"ENSEMBLE_TURN":         strconv.Itoa(req.Turn),
-		"ENSEMBLE_EXECUTION":    strconv.Itoa(req.Execution),
+	res, err := runners.ExecScript(ctx, req, r.environ, map[string]string{
 		"ENSEMBLE_TOOL":         c.Name,
 		"ENSEMBLE_TOOL_CALL_ID": c.ID,
-	})
-	res, err := runners.Exec(ctx, runners.ExecSpec{
+	}, runners.ExecSpec{
 		Path:      path,
-		Dir:       dir,
 		Stdin:     []byte(args),
-		Env:       env,
 		Timeout:   ct.tool.Timeout,
 		MaxOutput: r.maxToolOutput,
 	})
