@@ -54,19 +54,10 @@ agents:
 	if err := os.WriteFile(path, []byte(ens), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var out, errb strings.Builder
-	std := &stdio{in: strings.NewReader(""), out: &out, err: &errb, getenv: func(k string) (string, bool) {
-		switch k {
-		case "TEST_LLM_URL":
-			return srv.URL + "/v1", true
-		case "TEST_LLM_KEY":
-			return "sk-test-secret", true
-		}
-		return "", false
-	}}
-	code := run(t.Context(), []string{"run", path, "--input", "release notes", "--output", "json"}, std)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errb.String())
+	o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL + "/v1", "TEST_LLM_KEY": "sk-test-secret"},
+		"run", path, "--input", "release notes", "--output", "json")
+	if o.code != 0 {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
 	}
 	var res struct {
 		FinalState map[string]any `json:"final_state"`
@@ -75,7 +66,7 @@ agents:
 			StopReason *string `json:"stop_reason"`
 		} `json:"conversation_history"`
 	}
-	if err := json.Unmarshal([]byte(out.String()), &res); err != nil {
+	if err := json.Unmarshal([]byte(o.stdout), &res); err != nil {
 		t.Fatal(err)
 	}
 	if v := res.FinalState["judge"]; v == nil || v.(map[string]any)["verdict"] != "ship it" {
@@ -90,7 +81,7 @@ agents:
 	if res.History[0].StopReason == nil || *res.History[0].StopReason != "end_turn" {
 		t.Fatalf("stop reason %v", res.History[0].StopReason)
 	}
-	if strings.Contains(out.String(), "sk-test-secret") {
+	if strings.Contains(o.stdout, "sk-test-secret") {
 		t.Fatal("the key leaked into the result")
 	}
 }

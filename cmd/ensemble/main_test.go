@@ -21,19 +21,33 @@ type outcome struct {
 	stderr string
 }
 
-// ensemble runs the command in-process with no terminal and a clean
+// ensembleCmd runs the command in-process with no terminal and a clean
 // environment of profiles.
 func ensembleCmd(t *testing.T, stdin string, args ...string) outcome {
 	t.Helper()
+	return runWith(t, stdin, func(k string) (string, bool) {
+		if k == "ENSEMBLE_PROFILES" {
+			return "", false
+		}
+		return os.LookupEnv(k)
+	}, args...)
+}
+
+// ensembleEnv runs the command in-process with no terminal, no input, and
+// only the environment variables of env.
+func ensembleEnv(t *testing.T, env map[string]string, args ...string) outcome {
+	t.Helper()
+	return runWith(t, "", func(k string) (string, bool) {
+		v, ok := env[k]
+		return v, ok
+	}, args...)
+}
+
+func runWith(t *testing.T, stdin string, getenv func(string) (string, bool), args ...string) outcome {
+	t.Helper()
 	var out, errb bytes.Buffer
-	io := &stdio{in: strings.NewReader(stdin), out: &out, err: &errb,
-		getenv: func(k string) (string, bool) {
-			if k == "ENSEMBLE_PROFILES" {
-				return "", false
-			}
-			return os.LookupEnv(k)
-		}}
-	code := run(context.Background(), args, io)
+	std := &stdio{in: strings.NewReader(stdin), out: &out, err: &errb, getenv: getenv}
+	code := run(context.Background(), args, std)
 	return outcome{code, out.String(), errb.String()}
 }
 

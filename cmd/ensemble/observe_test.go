@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -123,18 +121,12 @@ func toolRun(t *testing.T, args ...string) (outcome, string) {
 			t.Fatal(err)
 		}
 	}
-	var out, errb bytes.Buffer
-	std := &stdio{in: strings.NewReader(""), out: &out, err: &errb, getenv: func(k string) (string, bool) {
-		if k == "FAKE_MODEL_URL" {
-			return srv.URL + "/v1", true
-		}
-		return "", false
-	}}
 	for i, a := range args {
 		args[i] = strings.ReplaceAll(a, "$DIR", dir)
 	}
-	code := run(context.Background(), append([]string{"run", filepath.Join(dir, "ensemble.yaml")}, args...), std)
-	return outcome{code, out.String(), errb.String()}, dir
+	o := ensembleEnv(t, map[string]string{"FAKE_MODEL_URL": srv.URL + "/v1"},
+		append([]string{"run", filepath.Join(dir, "ensemble.yaml")}, args...)...)
+	return o, dir
 }
 
 type jsonlRun struct {

@@ -28,15 +28,11 @@ agents:
   - {name: b, model_profile: envonly}
 `)
 	validate := func(env string, args ...string) outcome {
-		var out, errb strings.Builder
-		std := &stdio{in: strings.NewReader(""), out: &out, err: &errb, getenv: func(k string) (string, bool) {
-			if k == "ENSEMBLE_PROFILES" && env != "" {
-				return env, true
-			}
-			return "", false
-		}}
-		code := run(t.Context(), append([]string{"validate"}, args...), std)
-		return outcome{code, out.String(), errb.String()}
+		vars := map[string]string{}
+		if env != "" {
+			vars["ENSEMBLE_PROFILES"] = env
+		}
+		return ensembleEnv(t, vars, append([]string{"validate"}, args...)...)
 	}
 	if o := validate("", ens); o.code != 2 || !strings.Contains(o.stderr, `unknown model_profile "shared"`) {
 		t.Fatalf("without profiles: exit %d %s", o.code, o.stderr)

@@ -585,18 +585,7 @@ agents:
 		}
 	}
 	runCLI := func(args ...string) outcome {
-		var out, errb strings.Builder
-		std := &stdio{in: strings.NewReader(""), out: &out, err: &errb, getenv: func(k string) (string, bool) {
-			switch k {
-			case "TEST_LLM_URL":
-				return srv.URL + "/v1", true
-			case "TEST_LLM_KEY":
-				return key, true
-			}
-			return "", false
-		}}
-		code := run(t.Context(), args, std)
-		return outcome{code, out.String(), errb.String()}
+		return ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL + "/v1", "TEST_LLM_KEY": key}, args...)
 	}
 	ens := filepath.Join(dir, "ensemble.yaml")
 
