@@ -47,14 +47,7 @@ func Injected(r *Responses, next Runner) *InjectedRunner {
 // Run injects or delegates.
 func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
 	a := req.Agent
-	var ent *ResponseEntry
-	if ir.Responses != nil {
-		ir.Responses.mu.Lock()
-		if e := ir.Responses.entries[a.Name]; e != nil {
-			ent = &ResponseEntry{Agent: e.Agent, Simulate: e.Simulate, Values: e.Values}
-		}
-		ir.Responses.mu.Unlock()
-	}
+	ent := ir.Responses.Entry(a.Name)
 	if ent == nil {
 		if ir.Next == nil {
 			return &Result{Err: fmt.Errorf("agent %q: no runner is configured", a.Name)}
