@@ -234,3 +234,18 @@ func TestLoadErrorsShowTheSourceOnATerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputDefaultsToJSONOffATerminal: without --output, a stdout that is
+// not a terminal gets the JSON result, as with --output json (SPEC §6, §7).
+func TestOutputDefaultsToJSONOffATerminal(t *testing.T) {
+	t.Parallel()
+	args := []string{"run", example + "ensemble.yaml", "--responses", example + "responses.yaml"}
+	def := ensembleCmd(t, "", args...)
+	explicit := ensembleCmd(t, "", append(args, "--output", "json")...)
+	if def.code != 0 || explicit.code != 0 {
+		t.Fatalf("exit %d and %d: %s %s", def.code, explicit.code, def.stderr, explicit.stderr)
+	}
+	if got, want := normalize(def.stdout), normalize(explicit.stdout); got != want {
+		t.Fatalf("default output:\n%s\nwant, as with --output json:\n%s", got, want)
+	}
+}
