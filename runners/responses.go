@@ -438,7 +438,7 @@ func (r *Responses) Merge(o *Responses) {
 			mine.Values = append(mine.Values, e.Values...)
 		}
 		if mine.File == "" {
-			mine.File, mine.Pos = e.File, e.Pos
+			mine.File, mine.Pos, mine.src = e.File, e.Pos, e.src
 		}
 	}
 }

@@ -319,6 +319,19 @@ func TestResponsesMerge(t *testing.T) {
 	if got := file.Entry("writer").Values; len(got) != 1 {
 		t.Errorf("Merge changed its argument: %#v", got)
 	}
+
+	// A merged entry is reported where the file names it, line shown.
+	ghost, err := ParseResponses("g.yaml", []byte("ghost: [boo]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = NewResponses()
+	r.Merge(ghost)
+	var list *ensemble.ErrorList
+	if err := r.Validate(analysisEnsemble(t)); !errors.As(err, &list) || len(*list) != 1 ||
+		(*list)[0].Line != 1 || (*list)[0].Source != "ghost: [boo]" {
+		t.Errorf("merged entry: err = %#v", err)
+	}
 }
 
 func TestInjectedSimulate(t *testing.T) {
