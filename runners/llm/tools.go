@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -69,7 +70,7 @@ func (ct *compiledTool) compile() error {
 	if err := json.Unmarshal(raw, &normalized); err != nil {
 		return fmt.Errorf("tool %q: parameters must be a JSON Schema object: %v", t.Name, err)
 	}
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return fmt.Errorf("tool %q: parameters: %v", t.Name, err)
 	}
@@ -111,13 +112,6 @@ func (r *Runner) toolSet(ens *ensemble.Ensemble, names []string) (*toolSet, erro
 		var t *ensemble.Tool
 		if ens != nil {
 			t = ens.Tool(n)
-			if t == nil { // an Ensemble built by hand without Index()
-				for _, x := range ens.Tools {
-					if x.Name == n {
-						t = x
-					}
-				}
-			}
 		}
 		if t == nil {
 			return nil, fmt.Errorf("unknown tool %q", n)
