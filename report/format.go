@@ -46,7 +46,7 @@ func Preview(v any, n int) string {
 	if !ok {
 		s = compactJSON(v)
 	}
-	return Truncate(strings.Join(strings.Fields(s), " "), n)
+	return Truncate(oneLine(s), n)
 }
 
 // Truncate cuts s to n runes, ending with … when it was longer.
@@ -176,7 +176,7 @@ func fence(lang, s string) string {
 
 // code returns s as inline code, whatever backticks it holds; on one line.
 func code(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = oneLine(s)
 	if s == "" {
 		return "` `"
 	}
@@ -200,15 +200,11 @@ func longestRun(s string, c rune) int {
 	return best
 }
 
-// cell escapes text for a Markdown table cell: on one line, pipes and
-// markup escaped.
-func cell(s string) string { return inline(s) }
-
-// inline escapes text for running Markdown: HTML is neutralised and
-// characters that would start markup are backslash-escaped; lines are
-// joined.
+// inline escapes text for running Markdown and table cells: HTML is
+// neutralised and characters that would start markup (pipes included) are
+// backslash-escaped; lines are joined.
 func inline(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = oneLine(s)
 	var b strings.Builder
 	for _, r := range s {
 		switch r {
@@ -229,4 +225,7 @@ func inline(s string) string {
 }
 
 // summaryText escapes text for an HTML <summary>.
-func summaryText(s string) string { return html.EscapeString(strings.Join(strings.Fields(s), " ")) }
+func summaryText(s string) string { return html.EscapeString(oneLine(s)) }
+
+// oneLine joins the lines of s with spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -126,14 +126,14 @@ func (m *markdown) header() {
 	input := res.Input
 	long := strings.Contains(strings.TrimSpace(input), "\n") || len([]rune(input)) > 120
 	m.p("| | |\n|---|---|\n")
-	m.p("| completion | **%s** (exit code %d) |\n", cell(res.CompletionReason), res.ExitCode())
+	m.p("| completion | **%s** (exit code %d) |\n", inline(res.CompletionReason), res.ExitCode())
 	switch {
 	case input == "":
 		m.p("| input | _none_ |\n")
 	case long:
 		m.p("| input | below |\n")
 	default:
-		m.p("| input | %s |\n", cell(input))
+		m.p("| input | %s |\n", inline(input))
 	}
 	if t := m.started(); !t.IsZero() {
 		m.p("| started | %s |\n", t.UTC().Format(time.RFC3339))

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -197,7 +198,7 @@ func (p *Progress) Close() {
 }
 
 func (p *Progress) end() {
-	for _, a := range sortedKeys(p.partial) {
+	for _, a := range slices.Sorted(maps.Keys(p.partial)) {
 		p.flushText(a)
 	}
 	p.clear()
@@ -320,16 +321,4 @@ func (p *Progress) status() string {
 		}
 	}
 	return Truncate(s, width-1)
-}
-
-// oneLine joins the lines of s with spaces.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
