@@ -483,10 +483,6 @@ func (t *tailBuffer) String() string {
 // name), minus every variable a model profile of ens names in api_key_env,
 // even when extra sets it. extra is added in sorted order; ens may be nil.
 func ScriptEnv(base []string, ens *ensemble.Ensemble, extra map[string]string) []string {
-	drop := map[string]bool{}
-	for k := range extra {
-		drop[k] = true
-	}
 	secret := map[string]bool{}
 	if ens != nil {
 		for _, n := range ens.SecretEnvNames() {
@@ -496,7 +492,7 @@ func ScriptEnv(base []string, ens *ensemble.Ensemble, extra map[string]string) [
 	out := make([]string, 0, len(base)+len(extra))
 	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")
-		if drop[k] || secret[k] {
+		if _, replaced := extra[k]; replaced || secret[k] {
 			continue
 		}
 		out = append(out, kv)
