@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -245,14 +243,7 @@ func (p *anthropicProvider) wrapError(ctx context.Context, err error) error {
 				detail = detail[:2000] + "…"
 			}
 		}
-		msg := fmt.Sprintf("anthropic API error %d %s", apiErr.StatusCode, http.StatusText(apiErr.StatusCode))
-		if kind != "" {
-			msg += " (" + kind + ")"
-		}
-		if detail != "" {
-			msg += ": " + detail
-		}
-		return &providerError{msg: scrub(msg, p.cfg.apiKey)}
+		return apiError(ProviderAnthropic, apiErr.StatusCode, kind, detail, p.cfg.apiKey)
 	}
 	return wrapTransportError(ProviderAnthropic, err, p.cfg.apiKey)
 }

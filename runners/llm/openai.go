@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -272,14 +271,7 @@ func (p *openaiProvider) wrapError(ctx context.Context, err error) error {
 		if kind == "" || kind == strconv.Itoa(apiErr.StatusCode) { // OpenRouter: "code": 402
 			kind = apiErr.Type
 		}
-		msg := fmt.Sprintf("%s API error %d %s", p.name, apiErr.StatusCode, http.StatusText(apiErr.StatusCode))
-		if kind != "" {
-			msg += " (" + kind + ")"
-		}
-		if detail != "" {
-			msg += ": " + detail
-		}
-		return &providerError{msg: scrub(msg, p.cfg.apiKey)}
+		return apiError(p.name, apiErr.StatusCode, kind, detail, p.cfg.apiKey)
 	}
 	return wrapTransportError(p.name, err, p.cfg.apiKey)
 }

@@ -196,6 +196,20 @@ func scrub(msg, key string) string {
 	return msg
 }
 
+// apiError is the error of an HTTP error response: the provider, the
+// status, the provider's kind of error when it gives one, and its message,
+// e.g. "openai API error 429 Too Many Requests (rate_limit_exceeded): …".
+func apiError(provider string, status int, kind, detail, key string) error {
+	msg := fmt.Sprintf("%s API error %d %s", provider, status, http.StatusText(status))
+	if kind != "" {
+		msg += " (" + kind + ")"
+	}
+	if detail != "" {
+		msg += ": " + detail
+	}
+	return &providerError{msg: scrub(msg, key)}
+}
+
 // wrapTransportError describes an error without a provider message
 // (connection refused, timeouts, bad response bodies).
 func wrapTransportError(provider string, err error, key string) error {
