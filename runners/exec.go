@@ -44,10 +44,8 @@ type ExecSpec struct {
 
 // ExecResult is what a process that started produced.
 type ExecResult struct {
-	Stdout   []byte
-	Stderr   string // the last StderrTail bytes of stderr, trimmed
-	ExitCode int    // -1 when killed by a signal
-	Duration time.Duration
+	Stdout []byte
+	Stderr string // the last StderrTail bytes of stderr, trimmed
 }
 
 // ExitError is a process that exited with a non-zero code or was killed by a
@@ -310,7 +308,6 @@ func Exec(ctx context.Context, spec ExecSpec) (*ExecResult, error) {
 	// only bounds a process that survives Cancel.
 	cmd.WaitDelay = time.Second
 
-	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		closeAll(stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW)
 		if runCtx.Err() != nil {
@@ -358,15 +355,7 @@ func Exec(ctx context.Context, spec ExecSpec) (*ExecResult, error) {
 	}
 	closeAll(stdinW, stdoutR, stderrR)
 
-	res := &ExecResult{
-		Stdout:   stdout.Bytes(),
-		Stderr:   tail.String(),
-		ExitCode: -1,
-		Duration: time.Since(start),
-	}
-	if cmd.ProcessState != nil {
-		res.ExitCode = cmd.ProcessState.ExitCode()
-	}
+	res := &ExecResult{Stdout: stdout.Bytes(), Stderr: tail.String()}
 	switch {
 	case overflow:
 		return res, &OutputLimitError{Limit: maxOut}
