@@ -281,7 +281,7 @@ func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversa
 	}
 	var systemTokens int
 	if c.window != nil && c.window.MaxTokens > 0 {
-		systemTokens = r.tokens.text(c.system) + perMessageTokens
+		systemTokens = r.tokens.count(c.system) + perMessageTokens
 	}
 
 	for step := 1; ; step++ {

@@ -89,5 +89,3 @@ func (c *tokenCache) message(m *Message) int {
 	c.mu.Unlock()
 	return n
 }
-
-func (c *tokenCache) text(s string) int { return c.count(s) }
