@@ -814,8 +814,19 @@ func TestCachesAreBounded(t *testing.T) {
 		}
 	}
 	r.toolsMu.Lock()
-	defer r.toolsMu.Unlock()
 	if n := len(r.tools); n > maxCachedTools {
 		t.Errorf("%d compiled tools cached", n)
+	}
+	r.toolsMu.Unlock()
+	for range maxProviders + 10 {
+		p := openaiProfile("http://127.0.0.1:1")
+		if _, err := r.provider(&p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.provMu.Lock()
+	defer r.provMu.Unlock()
+	if n := len(r.providers); n > maxProviders {
+		t.Errorf("%d providers cached", n)
 	}
 }
