@@ -230,7 +230,7 @@ func (s *Scenario) lookupEnv(k string) (string, bool) {
 	if s.opts.LookupEnv != nil {
 		return s.opts.LookupEnv(k)
 	}
-	return lookupOSEnv(k)
+	return os.LookupEnv(k)
 }
 
 func (s *Scenario) profileFiles() []string {
@@ -254,6 +254,15 @@ func (s *Scenario) setFile(path string) error {
 		}
 		return fmt.Errorf("the ensemble %s cannot be read: %v", quote(path), err)
 	}
+	return nil
+}
+
+// setInline names the ensemble given in the step's doc string.
+func (s *Scenario) setInline(ds *godog.DocString) error {
+	if ds == nil {
+		return errors.New("this step needs the ensemble's YAML in a doc string below it")
+	}
+	s.ensLabel, s.ensPath, s.inline = "in the doc string", "", []byte(ds.Content)
 	return nil
 }
 

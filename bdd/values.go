@@ -6,15 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"reflect"
 	"strings"
 
 	"github.com/cucumber/godog"
 	"go.yaml.in/yaml/v3"
 )
-
-var lookupOSEnv = os.LookupEnv
 
 // docValue reads a doc string as a value.
 //
