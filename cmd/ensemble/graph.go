@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -33,11 +32,7 @@ parallelograms.`,
 			if err != nil {
 				return &exitError{code: engine.ExitUsage, err: err}
 			}
-			w := bufio.NewWriter(io.out)
-			if err := graph.Write(w, e, format); err != nil {
-				return err
-			}
-			return w.Flush()
+			return graph.Write(io.out, e, format)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "mermaid", "mermaid|dot")

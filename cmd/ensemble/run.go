@@ -186,8 +186,7 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	res := r.Run(ctx)
 	stop()
 	saveErr := saveFinal(res)
-	switch output {
-	case "json":
+	if output == "json" {
 		enc := json.NewEncoder(io.out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(res); err != nil {
