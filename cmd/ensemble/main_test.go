@@ -249,3 +249,11 @@ func TestOutputDefaultsToJSONOffATerminal(t *testing.T) {
 		t.Fatalf("default output:\n%s\nwant, as with --output json:\n%s", got, want)
 	}
 }
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	o := ensembleCmd(t, "", "--version")
+	if o.code != 0 || !strings.HasPrefix(o.stdout, "ensemble version ") || strings.TrimSpace(strings.TrimPrefix(o.stdout, "ensemble version ")) == "" {
+		t.Fatalf("exit %d: %q %q", o.code, o.stdout, o.stderr)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -113,6 +114,7 @@ func newRootCmd(io *stdio) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "ensemble",
 		Short:         "Run multi-agent LLM workflows declared in YAML",
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -124,4 +126,22 @@ func newRootCmd(io *stdio) *cobra.Command {
 	})
 	root.AddCommand(newRunCmd(io), newValidateCmd(io), newResumeCmd(io), newTestCmd(io), newGraphCmd(io), newSchemaCmd(io))
 	return root
+}
+
+// version is the module version the binary was built from (go install
+// ...@v1.2.3), or the VCS revision of a local build, or "devel".
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			return "devel " + s.Value[:12]
+		}
+	}
+	return "devel"
 }
