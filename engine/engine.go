@@ -97,9 +97,6 @@ func pick[T int | int64](vs ...T) T {
 // State is the run's state; read it only between turns.
 func (r *Run) State() *state.State { return r.st }
 
-// Ensemble is the ensemble being run.
-func (r *Run) Ensemble() *ensemble.Ensemble { return r.ens }
-
 // Run drives the run to its end and returns the result. The run timeout
 // starts now; a cancelled ctx ends the run as "cancelled".
 func (r *Run) Run(ctx context.Context) *Result {
