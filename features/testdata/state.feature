@@ -3,7 +3,7 @@ Feature: Conversation state persists across turns
   one turn to the next, exactly.
 
   Background:
-    Given the ensemble "testdata/counter/ensemble.yaml"
+    Given the ensemble "counter/ensemble.yaml"
 
   Scenario: A counter passed through the context counts every execution
     When the ensemble runs

@@ -5,7 +5,7 @@ Feature: Conditions are evaluated safely
   or names anything else is rejected before anything runs.
 
   Scenario: Output that looks like code is only ever data
-    Given the ensemble "testdata/conditions/ensemble.yaml"
+    Given the ensemble "conditions/ensemble.yaml"
     And the timeout is "30s"
     When the ensemble runs
     Then the completion reason is "completed"
@@ -27,7 +27,7 @@ Feature: Conditions are evaluated safely
       """
 
   Scenario: Conditions that would exhaust memory or time are stopped
-    Given the ensemble "testdata/conditions/ensemble.yaml"
+    Given the ensemble "conditions/ensemble.yaml"
     And the timeout is "30s"
     When the ensemble runs
     Then the completion reason is "completed"
@@ -38,7 +38,7 @@ Feature: Conditions are evaluated safely
     And the expression "len(history) == 4" is true
 
   Scenario: The documented variables are all there is
-    Given the ensemble "testdata/conditions/ensemble.yaml"
+    Given the ensemble "conditions/ensemble.yaml"
     When the ensemble runs
     Then the expression "input == \"approve\" && turn_count == 2" is true
     And the expression "executions.producer == 1 && (executions.gate ?? 0) == 0" is true

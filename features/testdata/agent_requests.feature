@@ -3,7 +3,7 @@ Feature: Agent requests trigger their target with parameters
   its target ready in the next turn, with the request's parameters.
 
   Background:
-    Given the ensemble "testdata/requests/ensemble.yaml"
+    Given the ensemble "requests/ensemble.yaml"
 
   Scenario: The dispatcher requests the worker, which gets the parameters
     Given agent "dispatcher" responds:

@@ -4,7 +4,7 @@ Feature: An LLM agent asks the user for clarification
   conversation with the clarification before the report is written.
 
   Background:
-    Given the ensemble "testdata/analysis/ensemble.yaml"
+    Given the ensemble "analysis/ensemble.yaml"
     And the model replies "{\"needs_clarification\": true, \"question\": \"Which region should I focus on?\"}" to system prompts containing "sales analyst"
     And the model replies "{\"needs_clarification\": false, \"analysis\": \"EMEA: 1.24M in Q3\"}" to system prompts containing "sales analyst"
     And the model replies "EMEA made 1.24M in Q3." to system prompts containing "report writer"

@@ -3,7 +3,7 @@ Feature: Agents converse over multiple turns with accumulated context
   sees what the previous turns produced, and the turn limit bounds it all.
 
   Background:
-    Given the ensemble "testdata/conversation/ensemble.yaml"
+    Given the ensemble "conversation/ensemble.yaml"
     And the model replies "Leaves fall" to system prompts containing "You are the writer"
     And the model replies to system prompts containing "You are the writer":
       """

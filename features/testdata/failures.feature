@@ -4,7 +4,7 @@ Feature: Failing agents are recorded and the rest go on
   still run, and the run ends completed with exit code 1.
 
   Scenario: Script and LLM agents fail in every way in one turn
-    Given the ensemble "testdata/failures/ensemble.yaml"
+    Given the ensemble "failures/ensemble.yaml"
     And the model fails with status 404 "The model fake-model does not exist" for system prompts containing "unreachable one"
     And the model replies "Sure! Here is my answer: it went fine." to system prompts containing "rambling one"
     When the ensemble runs
@@ -30,7 +30,7 @@ Feature: Failing agents are recorded and the rest go on
     And the expression "executions.crashing_script == 1 && len(filter(history, .error != nil)) == 4" is true
 
   Scenario: Injected responses stand in for failing agents; a reply that is not JSON still fails
-    Given the ensemble "testdata/failures/ensemble.yaml"
+    Given the ensemble "failures/ensemble.yaml"
     And agent "crashing_script" responds "{\"ok\": \"injected\"}"
     And agent "refusing_script" responds "{\"ok\": \"injected\"}"
     And agent "unreachable_llm" responds "fine"

@@ -3,7 +3,7 @@ Feature: Conditional dependencies decide which agents run
   against triage's output runs; the survey follows whichever desk ran.
 
   Background:
-    Given the ensemble "testdata/router/ensemble.yaml"
+    Given the ensemble "router/ensemble.yaml"
     And agent "tech_desk" responds "Restart it."
 
   Scenario Outline: A "<category>" ticket goes to <desk> only

@@ -3,7 +3,7 @@ Feature: Limits stop loops
   max_agent_executions stop an agent even when the loop could go on.
 
   Scenario: A potentially infinite cycle stops at max_total_turns
-    Given the ensemble "testdata/limits/pingpong.yaml"
+    Given the ensemble "limits/pingpong.yaml"
     And the model replies "pong 1" to system prompts containing "You are pong"
     And the model replies "pong 2" to system prompts containing "You are pong"
     And the model replies "pong 3" to system prompts containing "You are pong"
@@ -17,7 +17,7 @@ Feature: Limits stop loops
     And the model was called 2 times
 
   Scenario: The test's turn limit overrides the file's
-    Given the ensemble "testdata/limits/pingpong.yaml"
+    Given the ensemble "limits/pingpong.yaml"
     And the turn limit is 3
     And the model replies "pong 1" to system prompts containing "You are pong"
     When the ensemble runs
@@ -26,7 +26,7 @@ Feature: Limits stop loops
     And the agents ran in this order: "serve, ping, pong"
 
   Scenario: max_agent_executions stops an agent its max_turns would let run
-    Given the ensemble "testdata/limits/per-agent.yaml"
+    Given the ensemble "limits/per-agent.yaml"
     When the ensemble runs
     Then the completion reason is "completed"
     And the run has no errors
@@ -49,16 +49,16 @@ Feature: Limits stop loops
       input: go
       agents:
         - name: start
-          script: testdata/limits/scripts/hit.sh
+          script: limits/scripts/hit.sh
         - name: left
-          script: testdata/limits/scripts/hit.sh
+          script: limits/scripts/hit.sh
           dependencies:
             - start
             - agent_name: right
               requires_all: false
           conversation: {max_turns: 2}
         - name: right
-          script: testdata/limits/scripts/hit.sh
+          script: limits/scripts/hit.sh
           dependencies: [left]
           conversation: {max_turns: 10}
       """
@@ -75,7 +75,7 @@ Feature: Limits stop loops
     And the expression "turn_count == 5 && executions.right == 2" is true
 
   Scenario: Agent limits that end the loop on the last allowed turn make it completed
-    Given the ensemble "testdata/limits/per-agent.yaml"
+    Given the ensemble "limits/per-agent.yaml"
     And the turn limit is 6
     When the ensemble runs
     Then the completion reason is "completed"
@@ -83,7 +83,7 @@ Feature: Limits stop loops
     And the turn count is 6
 
   Scenario: One turn less, and the turn limit stops it first
-    Given the ensemble "testdata/limits/per-agent.yaml"
+    Given the ensemble "limits/per-agent.yaml"
     And the turn limit is 5
     When the ensemble runs
     Then the completion reason is "max_total_turns"
@@ -92,7 +92,7 @@ Feature: Limits stop loops
     And agent "right" ran 2 times
 
   Scenario: An agent's timeout_seconds fails that execution; the run goes on
-    Given the ensemble "testdata/limits/slow.yaml"
+    Given the ensemble "limits/slow.yaml"
     When the ensemble runs
     Then the completion reason is "completed"
     And agent "slow" failed with an error containing "agent timeout of 1s"
@@ -101,7 +101,7 @@ Feature: Limits stop loops
     And the exit code is 1
 
   Scenario: The run's timeout stops the run and its turn is not committed
-    Given the ensemble "testdata/limits/slow.yaml"
+    Given the ensemble "limits/slow.yaml"
     And the timeout is "300ms"
     When the ensemble runs
     Then the completion reason is "timeout"

@@ -4,7 +4,7 @@ Feature: Script agents pass structured data to LLM agents
   conditions can read.
 
   Background:
-    Given the ensemble "testdata/analysis/ensemble.yaml"
+    Given the ensemble "analysis/ensemble.yaml"
 
   Scenario: The model receives the extracted rows and its JSON reply routes the run
     Given the model replies "{\"needs_clarification\": false, \"analysis\": \"AMER leads with 2.31M\"}" to system prompts containing "sales analyst"

@@ -3,7 +3,7 @@ Feature: A simulated user answers for the human
   is played by the "persona" profile, and its answer flows on like a human's.
 
   Scenario: A sales manager persona answers the analyzer's question
-    Given the ensemble "testdata/analysis/ensemble.yaml"
+    Given the ensemble "analysis/ensemble.yaml"
     And agent "user_clarification" is simulated by model profile "persona" with the prompt:
       """
       You are Dana, a sales manager who only cares about EMEA in Q3.
@@ -29,8 +29,8 @@ Feature: A simulated user answers for the human
     And the output of agent "final_synthesis" is "EMEA made 1.24M."
 
   Scenario: The persona comes from a responses file
-    Given the ensemble "testdata/analysis/ensemble.yaml"
-    And the responses file "testdata/analysis/simulated.yaml"
+    Given the ensemble "analysis/ensemble.yaml"
+    And the responses file "analysis/simulated.yaml"
     And the model replies "{\"needs_clarification\": true, \"question\": \"Which region?\"}" to system prompts containing "sales analyst"
     And the model replies "{\"needs_clarification\": false, \"analysis\": \"APAC: 0.87M\"}" to system prompts containing "sales analyst"
     And the model replies "APAC only." to system prompts containing "You are Sam, a finance director"

@@ -3,7 +3,7 @@ Feature: Script → LLM → script → LLM cycles with every agent kind
   and ends when the reviewing model is satisfied.
 
   Scenario: Two rounds of collect, plan, apply and review, then approval
-    Given the ensemble "testdata/cycle/ensemble.yaml"
+    Given the ensemble "cycle/ensemble.yaml"
     And agent "request" responds "3 1 3 2"
     And agent "approve" responds "ship it"
     And the model replies "{\"steps\": [\"dedupe\"]}" to system prompts containing "You are the planner"
