@@ -149,8 +149,8 @@ func TestCheckFormat(t *testing.T) {
 	report := filepath.Join(t.TempDir(), "r.xml")
 	for in, want := range map[string]string{
 		"":                       "pretty",
-		"junit":                  "junit",
-		"pretty,junit:" + report: "pretty,junit:" + report,
+		"junit":                  junitFormat,
+		"pretty,junit:" + report: "pretty," + junitFormat + ":" + report,
 	} {
 		if got, err := checkFormat(in); err != nil || got != want {
 			t.Errorf("checkFormat(%q) = %q, %v; want %q", in, got, err, want)
@@ -241,7 +241,10 @@ func TestReadmeListsEveryStep(t *testing.T) {
 
 func TestInlineEnsembleAndInput(t *testing.T) {
 	s := NewScenario(t.TempDir(), Options{})
-	err := s.givenInlineEnsemble(&godog.DocString{Content: "name: inline\nagents:\n  - name: a\n    ask: \"?\"\n    bogus: 1\n"})
+	if err := s.givenInlineEnsemble(&godog.DocString{Content: "name: inline\nagents:\n  - name: a\n    ask: \"?\"\n    bogus: 1\n"}); err != nil {
+		t.Fatalf("an invalid ensemble fails the steps that need it, not the Given step: %v", err)
+	}
+	err := s.whenRuns(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "doc string line 5, column 5: unknown key \"bogus\"") {
 		t.Fatalf("an invalid inline ensemble: %v", err)
 	}
@@ -340,11 +343,11 @@ func TestLineMustNameAScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, line := range []string{"3", "7"} {
-		if err := checkSyntax([]string{f + ":" + line}); err != nil {
+		if _, err := checkSyntax([]string{f + ":" + line}); err != nil {
 			t.Errorf("line %s: %v", line, err)
 		}
 	}
-	err := checkSyntax([]string{f + ":4"})
+	_, err := checkSyntax([]string{f + ":4"})
 	if err == nil || !strings.Contains(err.Error(), f+":4: no scenario starts at line 4 (scenarios start at lines 3, 7)") {
 		t.Errorf("a step's line: %v", err)
 	}
@@ -397,9 +400,10 @@ func TestValidatedSteps(t *testing.T) {
 	}
 }
 
-// Every step phrasing of SPEC §8, exactly as written there, in a feature
-// file run by Run: each is defined and does what it says.
-func TestSpecPhrasingsRunAsWritten(t *testing.T) {
+// The step phrasings of the documentation's examples, exactly as written
+// there, in a feature file run by Run: each is defined and does what it
+// says.
+func TestDocumentedPhrasingsRunAsWritten(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
 		"examples/iterative-analysis/ensemble.yaml": `name: spec-steps
@@ -438,7 +442,7 @@ agents:
 		"examples/iterative-analysis/scripts/extract.sh": "#!/bin/sh\necho '{\"rows\": 3}'\n",
 		"examples/iterative-analysis/scripts/fail.sh":    "#!/bin/sh\necho '{\"success\": false, \"error\": \"upstream timeout\"}'\n",
 		"responses.yaml": "user_clarification: [stop]\n",
-		"spec.feature": `Feature: The steps of SPEC §8 as written
+		"steps.feature": `Feature: The documented steps as written
 
   Scenario: One clarification that stops the analyzer
     Given the ensemble "examples/iterative-analysis/ensemble.yaml"
@@ -488,7 +492,7 @@ agents:
 		}
 	}
 	var out, stderr bytes.Buffer
-	code, err := Run(RunOptions{Paths: []string{filepath.Join(dir, "spec.feature")}, Format: "pretty", NoColors: true, Output: &out, Stderr: &stderr})
+	code, err := Run(RunOptions{Paths: []string{filepath.Join(dir, "steps.feature")}, Format: "pretty", NoColors: true, Output: &out, Stderr: &stderr})
 	if code != ExitPassed || err != nil {
 		t.Fatalf("exit %d, %v\n%s\n%s", code, err, out.String(), stderr.String())
 	}
@@ -513,8 +517,8 @@ agents:
 		`Then the output of agent "llm_analyzer" contains "EMEA"`,
 		`Then the expression "context.llm_analyzer.needs_clarification == false" is true`,
 	} {
-		if !strings.Contains(files["spec.feature"], "    "+step+"\n") {
-			t.Errorf("the feature does not use the SPEC's step %s", step)
+		if !strings.Contains(files["steps.feature"], "    "+step+"\n") {
+			t.Errorf("the feature does not use the documented step %s", step)
 		}
 	}
 }
@@ -643,7 +647,7 @@ func TestStepArgumentsAreChecked(t *testing.T) {
 		`agent &#34;a&#34; responds:: this step takes a doc string (a block between &#34;&#34;&#34; lines), not a table`,
 		`the conversation history is:: this step needs a table below it`,
 		`the ensemble &#34;e.yaml&#34;: this step takes no table: remove the table below it`,
-		`<testcase name="all fine" status="passed"`,
+		`<testcase name="all fine" classname="arguments"`,
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the report lacks %s:\n%s", want, out.String())
@@ -756,4 +760,61 @@ func TestGivenAfterTheRunFails(t *testing.T) {
 	if code != ExitFailed || err != nil || !strings.Contains(out.String(), `the ensemble already ran: Given steps go before When the ensemble runs`) {
 		t.Errorf("exit %d, %v\n%s", code, err, out.String())
 	}
+}
+
+// The ensemble is loaded with the profiles files whatever the order of the
+// Given steps; an ensemble that stays invalid fails the run step.
+func TestProfilesFileInAnyOrder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"e.yaml": "name: e\ninput: hi\nagents:\n  - name: a\n    model_profile: small\n    prompt: Answer.\n",
+		"p.yaml": "models:\n  small: {provider: openai, model: none, base_url: \"http://127.0.0.1:9/v1\"}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	noProfiles := Options{LookupEnv: func(string) (string, bool) { return "", false }}
+	for _, tc := range []struct {
+		name  string
+		steps []func(*Scenario) error
+	}{
+		{"ensemble first", []func(*Scenario) error{
+			func(s *Scenario) error { return s.givenEnsemble("e.yaml") },
+			func(s *Scenario) error { return s.givenResponds("a", "fine") },
+			func(s *Scenario) error { return s.givenProfiles("p.yaml") },
+		}},
+		{"profiles first", []func(*Scenario) error{
+			func(s *Scenario) error { return s.givenProfiles("p.yaml") },
+			func(s *Scenario) error { return s.givenEnsemble("e.yaml") },
+			func(s *Scenario) error { return s.givenResponds("a", "fine") },
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := NewScenario(dir, noProfiles)
+			for i, step := range tc.steps {
+				if err := step(s); err != nil {
+					t.Fatalf("step %d: %v", i+1, err)
+				}
+			}
+			if err := s.whenRuns(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.thenOutputIs("a", "fine"); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Run("no profiles", func(t *testing.T) {
+		t.Parallel()
+		s := NewScenario(dir, noProfiles)
+		if err := s.givenEnsemble("e.yaml"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.whenRuns(context.Background()); err == nil || !strings.Contains(err.Error(), "small") {
+			t.Errorf("an unknown model profile: %v", err)
+		}
+	})
 }

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	gherkin "github.com/cucumber/gherkin/go/v26"
 	"github.com/cucumber/godog"
@@ -37,9 +38,9 @@ var Formats = []string{"pretty", "progress", "junit", "cucumber"}
 type RunOptions struct {
 	Options
 	// Paths are feature files or folders (searched recursively for
-	// *.feature, skipping hidden folders). A file may end in :LINE to run
-	// the scenario at that line. None: "features" when that folder exists,
-	// else ".".
+	// *.feature, skipping hidden folders, testdata, vendor and
+	// node_modules). A file may end in :LINE to run the scenario at that
+	// line. None: the current folder.
 	Paths []string
 	// Format is one format, or a comma-separated list of name[:FILE]
 	// (godog's syntax): pretty (default), progress, junit, cucumber. A
@@ -88,10 +89,14 @@ func Run(o RunOptions) (int, error) {
 		return ExitUsage, err
 	}
 	if len(files) == 0 {
-		return ExitUsage, usagef("no .feature files found in %s", strings.Join(defaultPaths(o.Paths), ", "))
+		return ExitUsage, usagef("no .feature files found in %s (hidden folders, testdata, vendor and node_modules are not searched)", strings.Join(defaultPaths(o.Paths), ", "))
 	}
-	if err := checkSyntax(files); err != nil {
+	empty, err := checkSyntax(files)
+	if err != nil {
 		return ExitUsage, err
+	}
+	if len(empty) == len(files) {
+		return ExitUsage, noScenarios(empty)
 	}
 	format, err := checkFormat(o.Format)
 	if err != nil {
@@ -103,9 +108,11 @@ func Run(o RunOptions) (int, error) {
 	}
 	undefined := &undefinedSteps{}
 	filtered := &snippetFilter{w: out}
+	var started atomic.Int64
 	suite := godog.TestSuite{
 		Name: "ensemble",
 		ScenarioInitializer: func(sc *godog.ScenarioContext) {
+			started.Add(1)
 			Register(sc, o.Options)
 			sc.StepContext().After(func(ctx context.Context, st *godog.Step, status godog.StepResultStatus, err error) (context.Context, error) {
 				if status == godog.StepUndefined || errors.Is(err, godog.ErrUndefined) {
@@ -128,6 +135,11 @@ func Run(o RunOptions) (int, error) {
 	status := suite.Run()
 	filtered.flush()
 	undefined.report(stderr)
+	if status == 0 && started.Load() == 0 {
+		// The files have scenarios, so the tags selected none: a run
+		// that tests nothing must not pass.
+		return ExitUsage, usagef("no scenario matches --tags %s", o.Tags)
+	}
 	switch status {
 	case 0:
 		return ExitPassed, nil
@@ -203,6 +215,11 @@ func checkFormat(f string) (string, error) {
 			if slices.Contains(fileFormats, name) {
 				name = fileFormatPrefix + name
 			}
+		}
+		if name == "junit" {
+			name = junitFormat
+		}
+		if hasFile {
 			parts = append(parts, name+":"+file)
 		} else {
 			parts = append(parts, name)
@@ -241,16 +258,25 @@ func defaultPaths(paths []string) []string {
 	if len(paths) > 0 {
 		return paths
 	}
-	if fi, err := os.Stat("features"); err == nil && fi.IsDir() {
-		return []string{"features"}
-	}
 	return []string{"."}
+}
+
+// skippedDir reports whether a folder met while searching for feature files
+// is left out: hidden folders, and those that hold other projects' files or
+// test data (testdata, vendor, node_modules).
+func skippedDir(name string) bool {
+	switch name {
+	case "testdata", "vendor", "node_modules":
+		return true
+	}
+	return strings.HasPrefix(name, ".")
 }
 
 var lineSuffix = regexp.MustCompile(`:\d+$`)
 
 // FindFeatures expands paths into feature files, in order: a folder gives
-// its *.feature files, recursively and sorted, skipping hidden folders; a
+// its *.feature files, recursively and sorted, skipping hidden folders,
+// testdata, vendor and node_modules below it; a
 // file is taken as it is (with an optional :LINE). A path that does not
 // exist is an error.
 func FindFeatures(paths []string) ([]string, error) {
@@ -288,7 +314,7 @@ func FindFeatures(paths []string) ([]string, error) {
 				return err
 			}
 			if d.IsDir() {
-				if q != file && strings.HasPrefix(d.Name(), ".") {
+				if q != file && skippedDir(d.Name()) {
 					return filepath.SkipDir
 				}
 				return nil
@@ -306,8 +332,9 @@ func FindFeatures(paths []string) ([]string, error) {
 }
 
 // checkSyntax parses every file, so that a Gherkin syntax error is reported
-// clearly (godog would print it to the process's stderr).
-func checkSyntax(files []string) error {
+// clearly (godog would print it to the process's stderr), and returns the
+// files that have no scenario.
+func checkSyntax(files []string) (empty []string, err error) {
 	var msgs []string
 	for _, f := range files {
 		name := lineSuffix.ReplaceAllString(f, "")
@@ -320,6 +347,12 @@ func checkSyntax(files []string) error {
 			continue
 		}
 		doc, err := gherkin.ParseGherkinDocument(bytes.NewReader(data), (&messages.Incrementing{}).NewId)
+		if err == nil {
+			msgs = append(msgs, colonless(name, data, doc)...)
+			if len(scenarioLines(doc)) == 0 {
+				empty = append(empty, name)
+			}
+		}
 		if err == nil && name != f {
 			if msg := checkLine(doc, f); msg != "" {
 				msgs = append(msgs, msg)
@@ -341,9 +374,59 @@ func checkSyntax(files []string) error {
 		}
 	}
 	if len(msgs) > 0 {
-		return usagef("%s", strings.Join(msgs, "\n"))
+		return nil, usagef("%s", strings.Join(msgs, "\n"))
 	}
-	return nil
+	return empty, nil
+}
+
+// noScenarios is the error of a run whose files have no scenario at all.
+func noScenarios(files []string) error {
+	msgs := make([]string, len(files))
+	for i, f := range files {
+		msgs[i] = f + " has no scenarios"
+	}
+	return usagef("%s: nothing to test", strings.Join(msgs, "\n"))
+}
+
+// scenarioKeyword matches a line that starts with a scenario keyword. With
+// no colon after it, Gherkin reads the line as free text (a description),
+// and the scenario it was meant to start silently does not exist.
+var scenarioKeyword = regexp.MustCompile(`^(Scenario Outline|Scenario Template|Scenario)(\s|$)`)
+
+// colonless finds the description lines of a parsed file that start with a
+// scenario keyword but have no colon after it, and says where they are.
+func colonless(name string, data []byte, doc *messages.GherkinDocument) []string {
+	var descs []string
+	if ft := doc.Feature; ft != nil {
+		descs = append(descs, ft.Description)
+		for _, c := range ft.Children {
+			if c.Scenario != nil {
+				descs = append(descs, c.Scenario.Description)
+			}
+			if c.Rule != nil {
+				descs = append(descs, c.Rule.Description)
+				for _, rc := range c.Rule.Children {
+					if rc.Scenario != nil {
+						descs = append(descs, rc.Scenario.Description)
+					}
+				}
+			}
+		}
+	}
+	var msgs []string
+	lines := strings.Split(string(data), "\n")
+	for _, d := range descs {
+		for _, l := range strings.Split(d, "\n") {
+			l = strings.TrimSpace(l)
+			m := scenarioKeyword.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			n := slices.IndexFunc(lines, func(s string) bool { return strings.TrimSpace(s) == l })
+			msgs = append(msgs, fmt.Sprintf("%s:%d: '%s' needs a colon: %s", name, n+1, m[1], l))
+		}
+	}
+	return msgs
 }
 
 // checkLine checks that the line of "file:LINE" is where a scenario (or a
@@ -356,11 +439,25 @@ func checkLine(doc *messages.GherkinDocument, fileLine string) string {
 		return ""
 	}
 	var starts []string
-	found := false
+	for _, l := range scenarioLines(doc) {
+		if l == line {
+			return ""
+		}
+		starts = append(starts, strconv.FormatInt(l, 10))
+	}
+	if len(starts) == 0 {
+		return fmt.Sprintf("%s: no scenario starts at line %d: the file has no scenarios", fileLine, line)
+	}
+	return fmt.Sprintf("%s: no scenario starts at line %d (scenarios start at lines %s)", fileLine, line, strings.Join(starts, ", "))
+}
+
+// scenarioLines returns the lines where the scenarios (and scenario
+// outlines) of a parsed file start.
+func scenarioLines(doc *messages.GherkinDocument) []int64 {
+	var lines []int64
 	see := func(sc *messages.Scenario) {
 		if sc != nil {
-			starts = append(starts, strconv.FormatInt(sc.Location.Line, 10))
-			found = found || sc.Location.Line == line
+			lines = append(lines, sc.Location.Line)
 		}
 	}
 	if doc.Feature != nil {
@@ -373,13 +470,7 @@ func checkLine(doc *messages.GherkinDocument, fileLine string) string {
 			}
 		}
 	}
-	if found {
-		return ""
-	}
-	if len(starts) == 0 {
-		return fmt.Sprintf("%s: no scenario starts at line %d: the file has no scenarios", fileLine, line)
-	}
-	return fmt.Sprintf("%s: no scenario starts at line %d (scenarios start at lines %s)", fileLine, line, strings.Join(starts, ", "))
+	return lines
 }
 
 var gherkinPos = regexp.MustCompile(`^\((\d+):(\d+)\): (.*)$`)

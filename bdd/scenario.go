@@ -1,4 +1,4 @@
-// Package bdd is the Gherkin step library of `ensemble test` (SPEC §8): the
+// Package bdd is the Gherkin step library of `ensemble test`: the
 // built-in steps that load an ensemble, inject responses, run it and assert
 // on the result, and Run, which runs feature files with them through godog.
 //
@@ -45,8 +45,8 @@ type Options struct {
 	// LLM runs LLM agents that have no injected response; nil: they fail,
 	// asking for an injected response.
 	LLM runners.Runner
-	// Simulate plays agents whose responses are simulated by a model
-	// (SPEC §5); nil: such agents fail with a clear error.
+	// Simulate plays agents whose responses are simulated by a model (a
+	// simulated user); nil: such agents fail with a clear error.
 	Simulate func(ctx context.Context, req *runners.Request, modelProfile, prompt string) *runners.Result
 }
 
@@ -62,6 +62,10 @@ type Scenario struct {
 	ensPath  string // resolved path ("" for an inline ensemble)
 	inline   []byte // an inline ensemble (doc string)
 	ens      *ensemble.Ensemble
+	// loadErr is why the named ensemble did not load; the steps that need
+	// it fail with it. A Given step that comes later (a profiles file) may
+	// still fix it, so the Given steps may come in any order.
+	loadErr *loadFailure
 
 	profiles  []string // resolved profiles files given by steps
 	input     *string
@@ -248,7 +252,7 @@ func (s *Scenario) setFile(path string) error {
 	}
 	s.ensLabel, s.ensPath, s.inline = quote(path), s.Resolve(path), nil
 	if _, err := os.Stat(s.ensPath); err != nil {
-		s.ens = nil
+		s.ens, s.loadErr = nil, nil
 		if os.IsNotExist(err) {
 			return fmt.Errorf("the ensemble %s does not exist (looked for %s)", quote(path), s.ensPath)
 		}
@@ -266,9 +270,9 @@ func (s *Scenario) setInline(ds *godog.DocString) error {
 	return nil
 }
 
-// load (re)loads the ensemble the scenario names.
+// load (re)loads the ensemble the scenario names, and keeps why it failed.
 func (s *Scenario) load() *loadFailure {
-	s.ens = nil
+	s.ens, s.loadErr = nil, nil
 	lo := ensemble.LoadOptions{ProfileFiles: s.profileFiles(), LookupEnv: s.lookupEnv}
 	var (
 		e   *ensemble.Ensemble
@@ -280,7 +284,8 @@ func (s *Scenario) load() *loadFailure {
 		e, err = ensemble.Load(s.ensPath, lo)
 	}
 	if err != nil {
-		return loadError(s.ensLabel, s.inline != nil, err)
+		s.loadErr = loadError(s.ensLabel, s.inline != nil, err)
+		return s.loadErr
 	}
 	s.ens = e
 	return nil
@@ -319,6 +324,9 @@ func loadError(label string, inline bool, err error) *loadFailure {
 
 // ensemble returns the loaded ensemble, or an error naming the missing step.
 func (s *Scenario) ensemble() (*ensemble.Ensemble, error) {
+	if s.loadErr != nil {
+		return nil, s.loadErr
+	}
 	if s.ens == nil {
 		return nil, errors.New(`no ensemble is loaded: start the scenario with Given the ensemble "path/to/ensemble.yaml"`)
 	}

@@ -53,7 +53,7 @@ var stepDefs = []stepDef{
 	{StepDoc{"Given", "Given the ensemble:", "Loads the ensemble written in the doc string (YAML); its scripts resolve against the feature file's folder."},
 		`^the ensemble:$`, func(s *Scenario) any { return s.givenInlineEnsemble }},
 	{StepDoc{"Given", `Given the profiles file "profiles.yaml"`,
-		"Adds a model profiles file (like --profiles); the ensemble is reloaded with it."},
+		"Adds a model profiles file (like --profiles), before or after the ensemble step: the ensemble is loaded with it."},
 		`^the profiles file "([^"]*)"$`, func(s *Scenario) any { return s.givenProfiles }},
 	{StepDoc{"Given", `Given the input "Sales figures for Q3"`, "The run's input (default: the file's input)."},
 		`^the input "(.*)"$`, func(s *Scenario) any { return s.givenInput }},
@@ -66,10 +66,10 @@ var stepDefs = []stepDef{
 		"Queues the doc string as the agent's next injected response. A doc string that starts with { or [ (or is typed \"\"\"json) must be JSON and is the output itself; \"\"\"yaml is YAML (a string in it is reply text); anything else, or \"\"\"text, is reply text."},
 		`^agent "([^"]*)" responds:$`, func(s *Scenario) any { return s.givenRespondsDoc }},
 	{StepDoc{"Given", `Given the responses file "responses.yaml"`,
-		"Injects the responses of a responses file (SPEC §5), queued after those given so far; later steps queue after it."},
+		"Injects the responses of a responses file (the format of `ensemble run --responses`, see docs/testing.md), queued after those given so far; later steps queue after it."},
 		`^the responses file "([^"]*)"$`, func(s *Scenario) any { return s.givenResponsesFile }},
 	{StepDoc{"Given", `Given agent "user_clarification" is simulated by model profile "small" with the prompt "You are a sales manager."`,
-		"A model plays the agent with that persona (SPEC §5 simulate)."},
+		"A model plays the agent with that persona (a simulated user, see docs/testing.md)."},
 		`^agent "([^"]*)" is simulated by model profile "([^"]*)" with the prompt "(.*)"$`, func(s *Scenario) any { return s.givenSimulatedText }},
 	{StepDoc{"Given", `Given agent "user_clarification" is simulated by model profile "small" with the prompt:`,
 		"The same, with the persona in the doc string."},
@@ -92,7 +92,7 @@ var stepDefs = []stepDef{
 	// --- Then: the run ---
 	{StepDoc{"Then", `Then the completion reason is "completed"`, "completed, max_total_turns, timeout or cancelled."},
 		`^the completion reason is "([^"]*)"$`, func(s *Scenario) any { return s.thenReason }},
-	{StepDoc{"Then", "Then the exit code is 1", "The exit code `ensemble run` would have (SPEC §2.3)."},
+	{StepDoc{"Then", "Then the exit code is 1", "The exit code `ensemble run` would have: 0 completed, 1 an execution failed, 3 the turn limit, 4 the timeout, 130 cancelled."},
 		`^the exit code is (\d+)$`, func(s *Scenario) any { return s.thenExitCode }},
 	{StepDoc{"Then", "Then the run failed", "The exit code is not 0: an execution failed, or a limit or the timeout stopped the run."},
 		`^the run failed$`, func(s *Scenario) any { return s.thenRunFailed }},
@@ -138,7 +138,7 @@ var stepDefs = []stepDef{
 		`^the final state of "([^"]*)" is:$`, func(s *Scenario) any { return s.thenFinalStateIs }},
 	{StepDoc{"Then", `Then the final state has no "final_synthesis"`, "final_state has no such key."},
 		`^the final state has no "([^"]*)"$`, func(s *Scenario) any { return s.thenFinalStateHasNo }},
-	{StepDoc{"Then", `Then the expression "context.llm_analyzer.needs_clarification == false" is true`, "A condition (SPEC §2.4: context, turn_count, executions, history, input) evaluated against the final state."},
+	{StepDoc{"Then", `Then the expression "context.llm_analyzer.needs_clarification == false" is true`, "A condition (the language of dependency conditions: context, turn_count, executions, history, input) evaluated against the final state."},
 		`^the expression "(.*)" is true$`, func(s *Scenario) any { return s.thenExprTrue }},
 	{StepDoc{"Then", `Then the expression "executions.final_synthesis > 0" is false`, "The same, expecting false."},
 		`^the expression "(.*)" is false$`, func(s *Scenario) any { return s.thenExprFalse }},
@@ -154,24 +154,28 @@ var stepDefs = []stepDef{
 
 // --- Given ---
 
+// givenEnsemble names the ensemble file. It is loaded at once, but a load
+// failure fails only the steps that need the ensemble: a later Given step
+// may still fix it (a profiles file the ensemble's model_profile is in).
 func (s *Scenario) givenEnsemble(path string) error {
 	if err := s.setFile(path); err != nil {
 		return err
 	}
-	return s.afterLoad(s.load())
+	return s.afterLoad()
 }
 
 func (s *Scenario) givenInlineEnsemble(ds *godog.DocString) error {
 	if err := s.setInline(ds); err != nil {
 		return err
 	}
-	return s.afterLoad(s.load())
+	return s.afterLoad()
 }
 
-// afterLoad checks the responses queued before the ensemble was named.
-func (s *Scenario) afterLoad(err *loadFailure) error {
-	if err != nil {
-		return err
+// afterLoad loads the ensemble and checks the responses queued before it
+// was named.
+func (s *Scenario) afterLoad() error {
+	if s.load() != nil {
+		return nil
 	}
 	for _, name := range s.responses.Agents() {
 		if s.ens.Agent(name) == nil {
@@ -188,9 +192,7 @@ func (s *Scenario) givenProfiles(path string) error {
 	}
 	s.profiles = append(s.profiles, p)
 	if s.ensPath != "" || s.inline != nil {
-		if err := s.load(); err != nil {
-			return err
-		}
+		return s.afterLoad()
 	}
 	return nil
 }

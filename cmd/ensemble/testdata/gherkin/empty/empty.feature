@@ -1,0 +1,2 @@
+Feature: Nothing yet
+  Scenarios come later.
