@@ -26,12 +26,15 @@ func newTestCmd(io *stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "test [PATH...]",
 		Short: "Run Gherkin feature files against ensembles with the built-in steps",
-		Long: `Runs .feature files (files, or folders searched recursively) with the
-built-in steps (see --list-steps). Each scenario is a fresh run; relative paths
-in steps resolve against the feature file's folder. Exits 0 when every scenario
-passed, 1 when a scenario failed or a step is undefined or pending, 2 on bad
-usage (no such path, a Gherkin syntax error, an unknown format, a tag
-expression that is not godog's: @a && ~@b, @a,@b).`,
+		Long: `Runs .feature files (files, or folders searched recursively; default: the
+current folder) with the built-in steps (see --list-steps and docs/testing.md).
+The search skips hidden folders, testdata, vendor and node_modules. Each
+scenario is a fresh run; relative paths in steps resolve against the feature
+file's folder. Exits 0 when every scenario passed, 1 when a scenario failed or
+a step is undefined or pending, 2 on bad usage (no such path, a Gherkin syntax
+error, an unknown format, a tag expression that is not godog's: @a && ~@b,
+@a,@b) and when there is nothing to test (no feature files, no scenarios, a
+'Scenario' line without its colon, --tags that match no scenario).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTests(cmd, io, args, &f)
 		},
