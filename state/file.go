@@ -218,6 +218,9 @@ func Parse(data []byte) (*File, error) {
 	if err := f.check(); err != nil {
 		return nil, fmt.Errorf("corrupt: %v", err)
 	}
+	if err := f.State.consistent(); err != nil {
+		return nil, err
+	}
 	return &f, nil
 }
 

@@ -23,13 +23,18 @@ func sample() *state.File {
 	st.AgentExecutionCount["a"] = 2
 	st.OutputCount["a"] = 1
 	st.AccumulatedContext["a"] = map[string]any{"n": 1.0, "list": []any{"x", true}}
-	st.EdgeForUpdate("b", "a").Triggered = 1
+	st.AgentExecutionCount["b"] = 1
+	st.OutputCount["b"] = 1
+	st.AccumulatedContext["b"] = "y"
+	es := st.EdgeForUpdate("b", "a")
+	es.Triggered, es.Consumed = 1, 1
 	st.Pending = []state.AgentRequest{{From: "a", Target: "b", Parameters: map[string]any{"k": "v"}}}
 	st.Memory["a"] = json.RawMessage(`[{"role":"user","content":"hi"}]`)
 	st.Warnings = []state.Warning{{TurnNumber: 1, AgentName: "b", Message: "w"}}
 	msg := "boom"
 	st.AppendRecord(&state.Record{TurnNumber: 1, AgentName: "a", Execution: 1, OutputData: "x", Timestamp: time.Unix(1, 5).UTC()})
 	st.AppendRecord(&state.Record{TurnNumber: 2, AgentName: "a", Execution: 2, Error: &msg})
+	st.AppendRecord(&state.Record{TurnNumber: 2, AgentName: "b", Execution: 1, OutputData: "y"})
 	f := &state.File{
 		Ensemble:  state.FileRef{Name: "e", Path: "/abs/e.yaml", SHA256: hash},
 		Responses: &state.FileRef{Path: "/abs/r.yaml", SHA256: hash},
@@ -62,7 +67,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	if g.Options.Timeout() != 1500*time.Millisecond {
 		t.Fatalf("timeout %v", g.Options.Timeout())
 	}
-	if got := g.State.HistoryValues(); len(got) != 2 {
+	if got := g.State.HistoryValues(); len(got) != 3 {
 		t.Fatalf("history values %v", got)
 	}
 	fi, err := os.Stat(path)
@@ -82,7 +87,7 @@ func TestSaveReplacesAndFailsCleanly(t *testing.T) {
 	path := filepath.Join(dir, "s.json")
 	f := sample()
 	for i := range 3 {
-		f.State.TurnCount = i + 2
+		runTurnsTo(f.State, i+2)
 		if err := state.Save(path, f); err != nil {
 			t.Fatal(err)
 		}
@@ -210,7 +215,7 @@ func TestConcurrentReaderSeesCompleteStates(t *testing.T) {
 		}()
 	}
 	for i := range 40 {
-		f.State.TurnCount = i + 2
+		runTurnsTo(f.State, i+2)
 		if err := state.Save(path, f); err != nil {
 			t.Fatal(err)
 		}

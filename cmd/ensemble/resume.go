@@ -199,9 +199,13 @@ func (f *runFlags) stateRefs() (*state.File, error) {
 	return &sf, nil
 }
 
-// checkResume refuses to continue a run whose ensemble or responses file has
-// changed since its state was saved, unless --force.
+// checkResume refuses to continue a run whose state does not fit its
+// ensemble and, unless --force, one whose ensemble or responses file has
+// changed since its state was saved.
 func checkResume(io *stdio, e *ensemble.Ensemble, responses string, rs *resumeInfo) error {
+	if err := engine.CheckState(e, rs.file); err != nil {
+		return &exitError{code: engine.ExitUsage, err: &state.FileError{Path: rs.path, Err: err}}
+	}
 	var errs []error
 	if err := engine.CheckEnsemble(e, rs.file); err != nil {
 		errs = append(errs, err)

@@ -1,0 +1,123 @@
+package state
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// consistent rejects a state that no run could have saved, such as one
+// edited by hand, whose history and counts disagree. Resuming it would take
+// injected responses from the wrong position, trigger agents on outputs
+// they already consumed, or never trigger them again. It needs no ensemble
+// (the engine checks the state against its ensemble) and runs after check,
+// which has filled in the maps and rejected null records. Errors name the
+// JSON field from the top of the file; the work is linear in the size of
+// the state.
+//
+// What every saved state satisfies: every turn from 1 to turn_count ran at
+// least one agent, so the records' turn numbers go 1, …, turn_count with
+// no gap and never back; an agent runs at most once a turn, and its records
+// number its executions 1, 2, …; agent_execution_count counts each agent's
+// records and output_count its successful ones (no error, or an output
+// whose agent requests were refused); an edge never consumed more outputs
+// than its dependency produced, each trigger consumed a new one, and each
+// was an execution of its agent; a pending request comes from an agent that
+// produced an output.
+func (s *State) consistent() error {
+	type tally struct{ records, outputs, lastTurn int }
+	per := make(map[string]*tally, len(s.AgentExecutionCount))
+	turn := 0
+	for i, r := range s.History {
+		at := fmt.Sprintf("state.conversation_history[%d]", i)
+		if r.AgentName == "" {
+			return fmt.Errorf("%s.agent_name is empty", at)
+		}
+		if r.TurnNumber < turn {
+			return fmt.Errorf("%s.turn_number is %d, before the turn %d of the record above it", at, r.TurnNumber, turn)
+		}
+		if r.TurnNumber > turn+1 {
+			return fmt.Errorf("%s.turn_number is %d but no record is of turn %d (every turn runs an agent)", at, r.TurnNumber, turn+1)
+		}
+		turn = r.TurnNumber
+		t := per[r.AgentName]
+		if t == nil {
+			t = &tally{}
+			per[r.AgentName] = t
+		}
+		if t.records > 0 && t.lastTurn == r.TurnNumber {
+			return fmt.Errorf("%s is a second record of agent %q in turn %d (an agent runs at most once a turn)", at, r.AgentName, turn)
+		}
+		t.records++
+		t.lastTurn = r.TurnNumber
+		if r.Execution != t.records {
+			return fmt.Errorf("%s.execution is %d but it is record %d of agent %q", at, r.Execution, t.records, r.AgentName)
+		}
+		if r.ExecutionTime < 0 {
+			return fmt.Errorf("%s.execution_time is negative", at)
+		}
+		if u := r.Usage; u != nil && (u.Requests < 0 || u.InputTokens < 0 || u.OutputTokens < 0) {
+			return fmt.Errorf("%s.usage holds a negative count", at)
+		}
+		if r.Error == nil || r.OutputData != nil {
+			t.outputs++
+		}
+	}
+	if turn != s.TurnCount {
+		if len(s.History) == 0 {
+			return fmt.Errorf("state.turn_count is %d but state.conversation_history is empty", s.TurnCount)
+		}
+		return fmt.Errorf("state.turn_count is %d but the last record of state.conversation_history is of turn %d", s.TurnCount, turn)
+	}
+
+	names := make(map[string]bool, len(per))
+	for name := range per {
+		names[name] = true
+	}
+	for name := range s.AgentExecutionCount {
+		names[name] = true
+	}
+	for name := range s.OutputCount {
+		names[name] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		var t tally
+		if p := per[name]; p != nil {
+			t = *p
+		}
+		if n := s.AgentExecutionCount[name]; n != t.records {
+			return fmt.Errorf("state.agent_execution_count.%s is %d but state.conversation_history has %d records of %q", name, n, t.records, name)
+		}
+		if n := s.OutputCount[name]; n != t.outputs {
+			return fmt.Errorf("state.output_count.%s is %d but state.conversation_history has %d successful records of %q", name, n, t.outputs, name)
+		}
+	}
+
+	for _, target := range slices.Sorted(maps.Keys(s.Edges)) {
+		for _, dep := range slices.Sorted(maps.Keys(s.Edges[target])) {
+			es, at := s.Edges[target][dep], fmt.Sprintf("state.edges.%s.%s", target, dep)
+			switch out, runs := s.OutputCount[dep], s.AgentExecutionCount[target]; {
+			case es.Consumed > out:
+				return fmt.Errorf("%s.consumed is %d but %q has %d outputs", at, es.Consumed, dep, out)
+			case es.Triggered > es.Consumed:
+				return fmt.Errorf("%s.triggered is %d but consumed is %d (each trigger consumes a new output)", at, es.Triggered, es.Consumed)
+			case es.Consumed > 0 && runs == 0:
+				return fmt.Errorf("%s.consumed is %d but %q never ran (it consumes when it runs)", at, es.Consumed, target)
+			case es.Triggered > runs:
+				return fmt.Errorf("%s.triggered is %d but %q ran %d times", at, es.Triggered, target, runs)
+			}
+		}
+	}
+
+	for i, q := range s.Pending {
+		if s.OutputCount[q.From] == 0 {
+			return fmt.Errorf("state.pending_requests[%d].from is %q, which has no output to have made the request", i, q.From)
+		}
+	}
+	for i, w := range s.Warnings {
+		if w.TurnNumber < 1 || w.TurnNumber > s.TurnCount+1 {
+			return fmt.Errorf("state.warnings[%d].turn_number is %d, outside 1..%d", i, w.TurnNumber, s.TurnCount+1)
+		}
+	}
+	return nil
+}
