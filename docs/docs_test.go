@@ -316,3 +316,27 @@ func TestEveryStepIsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// Code comments cite these sections; renaming a heading must not orphan them.
+var citedSections = []string{
+	"format.md#a-complete-file", "format.md#agents", "format.md#validation",
+	"format.md#model-profiles", "format.md#environment-variables", "format.md#tools",
+	"semantics.md#state", "semantics.md#outputs", "semantics.md#when-an-agent-is-ready",
+	"semantics.md#turns", "semantics.md#end-of-a-run-and-exit-codes", "semantics.md#durable-runs",
+	"semantics.md#conditions", "semantics.md#agent-requests", "semantics.md#limits",
+	"semantics.md#script-agents", "semantics.md#ask-agents", "semantics.md#injected-responses",
+	"llm.md#providers", "llm.md#messages-and-memory", "llm.md#structured-output", "llm.md#tools",
+	"llm.md#stop-reasons-and-usage", "llm.md#context-window", "llm.md#simulated-users",
+	"cli.md#the-result", "cli.md#events", "cli.md#exit-codes", "cli.md#ensemble-run",
+	"testing.md#the-responses-file", "testing.md#ensemble-test", "testing.md#the-built-in-steps",
+}
+
+func TestCitedSectionsExist(t *testing.T) {
+	t.Parallel()
+	for _, s := range citedSections {
+		file, anchor, _ := strings.Cut(s, "#")
+		if !anchors(t, filepath.Join(root, "docs", file))[anchor] {
+			t.Errorf("docs/%s has no heading with the anchor #%s, which code comments cite", file, anchor)
+		}
+	}
+}
