@@ -225,20 +225,6 @@ agents:
 	}
 }
 
-// The README documents every built-in step with its exact phrasing.
-func TestReadmeListsEveryStep(t *testing.T) {
-	data, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Skip("no README.md beside the module:", err)
-	}
-	readme := string(data)
-	for _, d := range Steps() {
-		if !strings.Contains(readme, "| `"+d.Example+"` |") {
-			t.Errorf("README.md does not document the step %s", d.Example)
-		}
-	}
-}
-
 func TestInlineEnsembleAndInput(t *testing.T) {
 	s := NewScenario(t.TempDir(), Options{})
 	if err := s.givenInlineEnsemble(&godog.DocString{Content: "name: inline\nagents:\n  - name: a\n    ask: \"?\"\n    bogus: 1\n"}); err != nil {
