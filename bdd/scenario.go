@@ -66,6 +66,7 @@ type Scenario struct {
 	profiles  []string // resolved profiles files given by steps
 	input     *string
 	responses *runners.Responses
+	respFile  string // the last responses file given: its LLM agents run offline
 	maxTurns  int
 	parallel  int
 	timeout   time.Duration
@@ -391,6 +392,11 @@ func (s *Scenario) Run(ctx context.Context) (*engine.Result, error) {
 	}
 	inj := runners.Injected(s.responses, &runners.ByKind{Script: script, LLM: llm, Ask: runners.RunnerFunc(noHuman)})
 	inj.Simulate = s.opts.Simulate
+	if s.respFile != "" {
+		inj.Live = func(agent string) error {
+			return fmt.Errorf("agent %q has no responses in %s and would call the real model; add responses for it", agent, s.respFile)
+		}
+	}
 	r := engine.New(e, input, engine.Options{
 		Runner:   inj,
 		MaxTurns: s.maxTurns,
