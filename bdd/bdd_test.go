@@ -774,7 +774,7 @@ func TestResponsesFileKeepsModelsOffline(t *testing.T) {
 		}
 	}
 	calls := 0
-	s := NewScenario(dir, Options{LLM: runners.RunnerFunc(func(context.Context, *runners.Request) *runners.Result {
+	s := NewScenario(dir, Options{GuardModels: true, LLM: runners.RunnerFunc(func(context.Context, *runners.Request) *runners.Result {
 		calls++
 		return &runners.Result{Output: "real"}
 	})})
