@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/cucumber/godog"
+
+	"github.com/ensemble-run/ensemble/runners"
 )
 
 // Every documented example matches its own step, and only that one: no
@@ -803,4 +805,33 @@ func TestProfilesFileInAnyOrder(t *testing.T) {
 			t.Errorf("an unknown model profile: %v", err)
 		}
 	})
+}
+
+// With a responses file, an LLM agent that has no responses fails instead
+// of calling its real model, as `ensemble run --responses` does.
+func TestResponsesFileKeepsModelsOffline(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"e.yaml": "name: e\nmodels:\n  m: {provider: ollama, model: x}\nagents:\n" +
+			"  - {name: covered, model_profile: m, prompt: p}\n  - {name: uncovered, model_profile: m, prompt: p}\n",
+		"r.yaml": "covered: [hi]\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := 0
+	s := NewScenario(dir, Options{GuardModels: true, LLM: runners.RunnerFunc(func(context.Context, *runners.Request) *runners.Result {
+		calls++
+		return &runners.Result{Output: "real"}
+	})})
+	for i, err := range []error{s.givenEnsemble("e.yaml"), s.givenResponsesFile("r.yaml"), s.whenRuns(context.Background())} {
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	want := `agent "uncovered" has no responses in r.yaml and would call the real model; add responses for it`
+	if err := s.thenFailedWith("uncovered", want); err != nil || calls != 0 {
+		t.Errorf("%v; %d model calls", err, calls)
+	}
 }

@@ -48,6 +48,10 @@ type Options struct {
 	// Simulate plays agents whose responses are simulated by a model (a
 	// simulated user); nil: such agents fail with a clear error.
 	Simulate func(ctx context.Context, req *runners.Request, modelProfile, prompt string) *runners.Result
+	// GuardModels follows the rule of `ensemble run --responses`: in a
+	// scenario given a responses file, an LLM agent without responses fails
+	// instead of reaching LLM (a real model costs money).
+	GuardModels bool
 }
 
 // Scenario is the state of one scenario. Register returns it, so that a
@@ -70,6 +74,7 @@ type Scenario struct {
 	profiles  []string // resolved profiles files given by steps
 	input     *string
 	responses *runners.Responses
+	respFile  string // the last responses file given: its LLM agents run offline
 	maxTurns  int
 	parallel  int
 	timeout   time.Duration
@@ -399,6 +404,11 @@ func (s *Scenario) Run(ctx context.Context) (*engine.Result, error) {
 	}
 	inj := runners.Injected(s.responses, &runners.ByKind{Script: script, LLM: llm, Ask: runners.RunnerFunc(noHuman)})
 	inj.Simulate = s.opts.Simulate
+	if s.opts.GuardModels && s.respFile != "" {
+		inj.Live = func(agent string) error {
+			return fmt.Errorf("agent %q has no responses in %s and would call the real model; add responses for it", agent, s.respFile)
+		}
+	}
 	r := engine.New(e, input, engine.Options{
 		Runner:   inj,
 		MaxTurns: s.maxTurns,

@@ -265,6 +265,7 @@ func (s *Scenario) givenResponsesFile(path string) error {
 		}
 	}
 	s.responses.Merge(r)
+	s.respFile = path
 	return nil
 }
 

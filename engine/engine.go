@@ -333,6 +333,7 @@ func (r *Run) commit(turn int, ready []resolver.Ready, outs []outcome) {
 			ExecutionTime: o.took.Seconds(),
 			Timestamp:     o.started.UTC(),
 			Usage:         res.Usage,
+			Stderr:        res.Stderr,
 		}
 		if res.StopReason != "" {
 			rec.StopReason = &res.StopReason

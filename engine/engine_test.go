@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -609,5 +610,45 @@ agents:
 	}
 	if res.AgentExecutionCount["after_crash"] != 0 || res.AgentExecutionCount["crash"] != 1 {
 		t.Errorf("executions %v", res.AgentExecutionCount)
+	}
+}
+
+// TestScriptStderrInHistory: a script's stderr tail is kept in its history
+// record as "stderr", also when it succeeded; a record without any has no
+// "stderr" key.
+func TestScriptStderrInHistory(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"noisy.sh": "cat >/dev/null\necho 'fetched 3 rows' >&2\necho '{\"rows\": 3}'\n",
+		"quiet.sh": "cat >/dev/null\necho '{\"ok\": true}'\n",
+	} {
+		if err := os.WriteFile(dir+"/"+name, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yaml := "name: s\nagents:\n  - {name: noisy, script: noisy.sh}\n  - {name: quiet, script: quiet.sh}\n"
+	e, err := ensemble.LoadBytes(dir+"/ensemble.yaml", []byte(yaml), ensemble.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := engine.New(e, "", engine.Options{Runner: &runners.Script{}}).Run(context.Background())
+	if len(res.Errors) != 0 || len(res.ConversationHistory) != 2 {
+		t.Fatalf("errors %+v, history %d", res.Errors, len(res.ConversationHistory))
+	}
+	want := map[string]string{"noisy": "fetched 3 rows", "quiet": ""}
+	for _, rec := range res.ConversationHistory {
+		b, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		got, has := m["stderr"]
+		if w := want[rec.AgentName]; w == "" && has || w != "" && got != w {
+			t.Errorf("%s: record %s, want stderr %q", rec.AgentName, b, w)
+		}
 	}
 }

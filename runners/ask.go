@@ -2,21 +2,29 @@ package runners
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
+
+	"golang.org/x/term"
 )
 
 // Ask runs ask (human) agents: it prints the agent's question and the latest
 // output of each of its dependencies, then reads the answer: ONE line from In
-// (the trailing newline dropped). The answer is parsed with ParseOutput, so
-// typing {"approved": true} gives an object and anything else a string; an
-// empty line is the output "".
+// (the trailing newline dropped). When In is a terminal the line is read
+// with a line editor (arrows, backspace, Home/End, history of earlier
+// answers), the terminal in raw mode until the line is read or the wait
+// ends; Ctrl-C there still interrupts the run. The answer is parsed with
+// ParseOutput, so typing {"approved": true} gives an object and anything
+// else a string; an empty line is the output "".
 //
 // Asks are serialized: two ask agents of one turn take turns at the
 // terminal. The agent's timeout_seconds bounds the wait. When Interactive is
@@ -29,9 +37,13 @@ type Ask struct {
 	Interactive bool
 
 	mu      sync.Mutex
-	reader  *bufio.Reader
-	pending chan lineResult // a read still in flight from a cancelled ask
+	read    func() (string, error) // reads one answer; set on the first ask
+	tty     *os.File               // In, when it is a terminal
+	pending chan lineResult        // a read still in flight from a cancelled ask
 }
+
+// askPrompt ends what an ask agent shows.
+const askPrompt = "Your answer (one line): "
 
 var _ Runner = (*Ask)(nil)
 
@@ -66,7 +78,12 @@ func (a *Ask) Run(ctx context.Context, req *Request) *Result {
 	if out == nil {
 		out = io.Discard
 	}
-	_, _ = io.WriteString(out, FormatAsk(req))
+	a.init(out)
+	prompt := FormatAsk(req)
+	if a.tty != nil {
+		prompt = strings.TrimSuffix(prompt, askPrompt) // the line editor shows it
+	}
+	_, _ = io.WriteString(out, prompt)
 
 	line, err := a.readLine(ctx)
 	if err != nil {
@@ -85,22 +102,63 @@ func (a *Ask) Run(ctx context.Context, req *Request) *Result {
 	return res
 }
 
-// readLine reads one line, or returns when ctx ends; a read left in flight
-// is picked up by the next call. Called with a.mu held.
-func (a *Ask) readLine(ctx context.Context) (string, error) {
-	if a.pending == nil {
-		if a.reader == nil {
-			a.reader = bufio.NewReader(a.In)
+// init chooses how answers are read, on the first ask: with the line
+// editor when In is a terminal, else line by line.
+func (a *Ask) init(out io.Writer) {
+	if a.read != nil {
+		return
+	}
+	if f, ok := a.In.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		a.tty = f
+		a.read = lineEditor(struct {
+			io.Reader
+			io.Writer
+		}{interruptReader{f}, out})
+		return
+	}
+	r := bufio.NewReader(a.In)
+	a.read = func() (string, error) {
+		line, err := r.ReadString('\n')
+		if err == io.EOF && line != "" {
+			err = nil // a last line without a newline is an answer
 		}
+		return strings.TrimRight(line, "\r\n"), err
+	}
+}
+
+// lineEditor reads lines from a terminal through rw with x/term's editor.
+func lineEditor(rw io.ReadWriter) func() (string, error) {
+	return term.NewTerminal(rw, askPrompt).ReadLine
+}
+
+// interruptReader sends the process the SIGINT that Ctrl-C would have sent
+// had the terminal not been in raw mode.
+type interruptReader struct{ r io.Reader }
+
+func (i interruptReader) Read(p []byte) (int, error) {
+	n, err := i.r.Read(p)
+	if bytes.IndexByte(p[:n], 3) >= 0 {
+		_ = syscall.Kill(syscall.Getpid(), syscall.SIGINT)
+	}
+	return n, err
+}
+
+// readLine reads one line, or returns when ctx ends; a read left in flight
+// is picked up by the next call. A terminal is in raw mode only while this
+// waits. Called with a.mu held.
+func (a *Ask) readLine(ctx context.Context) (string, error) {
+	if a.tty != nil {
+		if st, err := term.MakeRaw(int(a.tty.Fd())); err == nil {
+			defer term.Restore(int(a.tty.Fd()), st)
+		}
+	}
+	if a.pending == nil {
 		ch := make(chan lineResult, 1)
 		a.pending = ch
-		r := a.reader
+		read := a.read
 		go func() {
-			line, err := r.ReadString('\n')
-			if err == io.EOF && line != "" {
-				err = nil // a last line without a newline is an answer
-			}
-			ch <- lineResult{strings.TrimRight(line, "\r\n"), err}
+			line, err := read()
+			ch <- lineResult{line, err}
 		}()
 	}
 	select {
@@ -134,7 +192,7 @@ func FormatAsk(req *Request) string {
 	if len(req.RequestParameters) > 0 {
 		fmt.Fprintf(&b, "\nrequest parameters:\n%s\n", indent(readable(req.RequestParameters), "  "))
 	}
-	b.WriteString("\nYour answer (one line): ")
+	b.WriteString("\n" + askPrompt)
 	return b.String()
 }
 

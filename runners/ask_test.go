@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -188,5 +189,51 @@ func TestDependencyOrder(t *testing.T) {
 	req.Agent = nil
 	if got, want := req.DependencyOrder(), []string{"alpha", "b", "y", "zeta"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("without an agent: order %v, want %v", got, want)
+	}
+}
+
+// fakeTTY is what a terminal in raw mode gives the line editor: the keys
+// typed, and what the editor echoes.
+type fakeTTY struct {
+	keys io.Reader
+	echo bytes.Buffer
+}
+
+func (f *fakeTTY) Read(p []byte) (int, error)  { return f.keys.Read(p) }
+func (f *fakeTTY) Write(p []byte) (int, error) { return f.echo.Write(p) }
+
+// TestAskLineEditor: at a terminal the answer is edited as typed: two
+// Left-arrows move the cursor back, and X lands between a and b.
+func TestAskLineEditor(t *testing.T) {
+	t.Parallel()
+	e := testEnsemble(t, askAgent("clarify", "Which quarter?"))
+	tty := &fakeTTY{keys: strings.NewReader("abc\x1b[D\x1b[DX\r{\"ok\": \x7f\x7f\x7f\x7f\x7f\x7f\x7ftrue\r")}
+	var out syncBuffer
+	ask := &Ask{Out: &out, Interactive: true, In: tty, read: lineEditor(tty)}
+	for i, want := range []any{"aXbc", true} {
+		res := ask.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent("clarify"), Turn: 1, Execution: i + 1})
+		if res.Err != nil || !reflect.DeepEqual(res.Output, want) {
+			t.Fatalf("answer %d: %#v, %v; want %#v", i+1, res.Output, res.Err, want)
+		}
+	}
+	if !strings.Contains(tty.echo.String(), askPrompt) {
+		t.Errorf("the editor did not show the prompt: %q", tty.echo.String())
+	}
+}
+
+// TestAskDevNullIsNotATerminal: /dev/null is a character device but not a
+// terminal: answers are read from it as from a pipe (here: none).
+func TestAskDevNullIsNotATerminal(t *testing.T) {
+	t.Parallel()
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	e := testEnsemble(t, askAgent("clarify", "Which quarter?"))
+	ask := &Ask{In: f, Interactive: true}
+	res := ask.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent("clarify"), Turn: 1, Execution: 1})
+	if ask.tty != nil || res.Err == nil || !strings.Contains(res.Err.Error(), "the input ended before an answer") {
+		t.Fatalf("tty %v, err %v", ask.tty, res.Err)
 	}
 }

@@ -34,6 +34,12 @@ type InjectedRunner struct {
 	// Simulate plays the agent with a model profile and a prompt (SPEC §5).
 	// Nil: simulated entries fail with a clear error.
 	Simulate func(ctx context.Context, req *Request, modelProfile, prompt string) *Result
+	// Live, when not nil, guards the real models: an LLM agent with no
+	// entry is handed to Next only when Live returns nil for it; otherwise
+	// its execution fails with Live's error and no request reaches the
+	// model. Script and ask agents are not guarded. Nil: every agent
+	// without an entry goes to Next.
+	Live func(agent string) error
 }
 
 var _ Runner = (*InjectedRunner)(nil)
@@ -49,6 +55,11 @@ func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
 	a := req.Agent
 	ent := ir.Responses.Entry(a.Name)
 	if ent == nil {
+		if ir.Live != nil && a.Kind == ensemble.KindLLM {
+			if err := ir.Live(a.Name); err != nil {
+				return &Result{InputData: injectedInputData(req, 0), Err: err}
+			}
+		}
 		if ir.Next == nil {
 			return &Result{Err: fmt.Errorf("agent %q: no runner is configured", a.Name)}
 		}

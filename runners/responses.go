@@ -505,7 +505,7 @@ func (r *Responses) Validate(e *ensemble.Ensemble) error {
 			errs = append(errs, err)
 		}
 		if e.Agent(name) == nil {
-			at(ent.Pos, ent.src, "responses for unknown agent %q", name)
+			at(ent.Pos, ent.src, "unknown agent %q in responses%s", name, ensemble.Suggest(name, e.AgentNames()))
 			continue
 		}
 		if s := ent.Simulate; s != nil {

@@ -3,10 +3,12 @@ package runners
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -136,7 +138,7 @@ func TestParseResponsesEmptyAndAnchors(t *testing.T) {
 func TestLoadResponsesAndValidate(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "responses.yaml")
-	src := "writer: [draft]\nghost: [boo]\nuser_clarification:\n  simulate: {model_profile: nope, prompt: p}\n"
+	src := "writer: [draft]\nghost: [boo]\nuser_clarification:\n  simulate: {model_profile: nope, prompt: p}\nllm_analyzr: [x]\n"
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +151,8 @@ func TestLoadResponsesAndValidate(t *testing.T) {
 		t.Fatal("no error")
 	}
 	for _, want := range []string{
-		path + `:2:1: responses for unknown agent "ghost"`,
+		path + `:2:1: unknown agent "ghost" in responses` + "\n",
+		path + `:5:1: unknown agent "llm_analyzr" in responses; did you mean "llm_analyzer"?`,
 		path + `:4:29: agent "user_clarification": simulate uses unknown model profile "nope"`,
 	} {
 		if !strings.Contains(err.Error(), want) {
@@ -163,7 +166,7 @@ func TestLoadResponsesAndValidate(t *testing.T) {
 	// Added in code: no position.
 	r = NewResponses()
 	r.AddText("ghost", "x")
-	if err := r.Validate(analysisEnsemble(t)); err == nil || err.Error() != `injected responses: responses for unknown agent "ghost"` {
+	if err := r.Validate(analysisEnsemble(t)); err == nil || err.Error() != `injected responses: unknown agent "ghost" in responses` {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -427,4 +430,69 @@ func TestResponseErrorsAreLoaderErrors(t *testing.T) {
 	if !strings.Contains(e.Pretty(), "a: 1\n") {
 		t.Errorf("pretty:\n%s", e.Pretty())
 	}
+}
+
+// TestInjectedLiveGuardsTheModels: with Live set, an LLM agent without an
+// entry fails with Live's error and never reaches the next runner, unless
+// Live lets it through; an entry that simulates or is an empty list counts as
+// an entry; script and ask agents without an entry run for real.
+func TestInjectedLiveGuardsTheModels(t *testing.T) {
+	t.Parallel()
+	llmAgent := func(name string) *ensemble.Agent {
+		return &ensemble.Agent{Name: name, Kind: ensemble.KindLLM, ModelProfile: "efficient"}
+	}
+	e := testEnsemble(t, llmAgent("covered"), llmAgent("empty"), llmAgent("simulated"), llmAgent("uncovered"),
+		llmAgent("let_through"), scriptAgent("script", "echo.py", nil), askAgent("asker", "?"))
+	r, err := ParseResponses("r.yaml", []byte("covered: [hi]\nempty: []\nsimulated:\n  simulate: {model_profile: local, prompt: p}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	reached := map[string]bool{}
+	inj := Injected(r, RunnerFunc(func(_ context.Context, req *Request) *Result {
+		mu.Lock()
+		defer mu.Unlock()
+		reached[req.Agent.Name] = true
+		return &Result{Output: "real"}
+	}))
+	inj.Simulate = func(_ context.Context, req *Request, profile, _ string) *Result {
+		return &Result{Output: "simulated by " + profile}
+	}
+	inj.Live = func(agent string) error {
+		if agent == "let_through" {
+			return nil
+		}
+		return fmt.Errorf("agent %q would call the real model", agent)
+	}
+	tests := []struct {
+		agent, want, wantErr string
+	}{
+		{agent: "covered", want: "hi"},
+		{agent: "empty", wantErr: `agent "empty": injected responses exhausted after 0 (execution 1 has none)`},
+		{agent: "simulated", want: "simulated by local"},
+		{agent: "uncovered", wantErr: `agent "uncovered" would call the real model`},
+		{agent: "let_through", want: "real"},
+		{agent: "script", want: "real"},
+		{agent: "asker", want: "real"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.agent, func(t *testing.T) {
+			t.Parallel()
+			res := inj.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent(tt.agent), Turn: 1, Execution: 1})
+			if tt.wantErr != "" {
+				if res.Err == nil || res.Err.Error() != tt.wantErr {
+					t.Fatalf("err = %v, want %q", res.Err, tt.wantErr)
+				}
+				return
+			}
+			if res.Err != nil || res.Output != tt.want {
+				t.Fatalf("output %#v, err %v; want %q", res.Output, res.Err, tt.want)
+			}
+		})
+	}
+	t.Cleanup(func() {
+		if reached["uncovered"] || reached["empty"] {
+			t.Errorf("a guarded agent reached the real runner: %v", reached)
+		}
+	})
 }

@@ -52,6 +52,10 @@ type Result struct {
 	InputData any
 	// Err is set when the execution failed.
 	Err error
+	// Stderr is the tail of what a script printed on stderr (the last
+	// StderrTail bytes, see Exec), whether it succeeded or not; "" for
+	// other agents.
+	Stderr string
 	// StopReason and Usage are set by LLM agents (SPEC §4.3).
 	StopReason string
 	Usage      *state.Usage

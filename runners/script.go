@@ -28,14 +28,16 @@ import (
 // It runs in the ensemble file's folder, bounded by the agent's
 // timeout_seconds (and the run's context).
 //
-// Its stdout is the output, parsed with ParseOutput: JSON is stored parsed,
-// anything else as a trimmed string; empty stdout is the output "". Stdout
-// that starts with { or [ but is not valid JSON fails the execution. An object whose "success" is false is a failure whose
-// message is its "error" (a string, or the JSON of any other value); an
-// object whose "success" is true and that has a "data" key is the output
-// data. An object with "success": true and no "data" is an ordinary output.
-// When a script exits non-zero after printing a failure envelope, the
-// envelope's message comes first, followed by the exit code and stderr tail.
+// Its stdout is the output, by parseStdout's rule: exactly one JSON value is
+// stored parsed; JSON mixed with log lines, before or after it, or broken
+// JSON fails the execution; anything else is a trimmed string, and empty
+// stdout the output "". The tail of its stderr is kept in Result.Stderr.
+// An object whose "success" is false is a failure whose message is its
+// "error" (a string, or the JSON of any other value); an object whose
+// "success" is true and that has a "data" key is the output data. An
+// object with "success": true and no "data" is an ordinary output. When a
+// script exits non-zero after printing a failure envelope, the envelope's
+// message comes first, followed by the exit code and stderr tail.
 type Script struct {
 	// Environ returns the parent environment; nil means os.Environ.
 	Environ func() []string
@@ -84,6 +86,9 @@ func (s *Script) Run(ctx context.Context, req *Request) *Result {
 		return res
 	}
 	out, err := ExecScript(ctx, req, s.Environ, a.Env, ExecSpec{Path: path, Stdin: stdin, Timeout: a.Timeout})
+	if out != nil {
+		res.Stderr = out.Stderr
+	}
 	if err != nil {
 		var xe *ExitError
 		if errors.As(err, &xe) && out != nil {
@@ -132,28 +137,97 @@ func ExecScript(ctx context.Context, req *Request, environ func() []string, extr
 	return Exec(ctx, spec)
 }
 
-// parseStdout turns a script's stdout into its output: JSON is stored parsed,
-// other text as a trimmed string (SPEC §2.1). Text that looks like JSON but
-// does not parse is a failure: a script that meant to print JSON and printed
-// it broken (truncated, or followed by a log line) must not pass as a string.
-// It looks like JSON when it starts with {, or with [ followed by {, [, " or ],
-// or with [ and ends with ]; so "[INFO] done" and "[1/3] done" are text.
+// maxJSONStarts bounds how many lines parseStdout tries as the start of a
+// JSON value mixed with other text: each try may read the rest of stdout, so
+// the bound keeps it linear in the output size.
+const maxJSONStarts = 64
+
+// parseStdout turns a script's stdout into its output, by one rule for log
+// lines before or after JSON:
+//   - stdout that is exactly one JSON value (trimmed of white space) is that
+//     value; empty stdout is "";
+//   - stdout in which whole lines hold a JSON object or array, with other
+//     text before or after them, fails: `stdout mixes JSON with other
+//     text (line N); print logs to stderr`, N being the first line of the
+//     other text;
+//   - stdout that looks like JSON (see looksLikeJSON) but does not parse
+//     fails too: a script that meant to print JSON and printed it broken
+//     (truncated) must not pass as a string;
+//   - anything else ("[INFO] done", "hello") is the trimmed string.
 func parseStdout(stdout []byte) (any, error) {
 	trimmed := bytes.TrimSpace(stdout)
-	if !looksLikeJSON(trimmed) {
-		return ParseOutput(string(stdout)), nil
+	if len(trimmed) == 0 {
+		return "", nil
 	}
 	var v any
-	if err := json.Unmarshal(trimmed, &v); err != nil {
+	err := json.Unmarshal(trimmed, &v)
+	if err == nil {
+		return v, nil
+	}
+	if line, mixed := mixedJSON(stdout); mixed {
+		return nil, fmt.Errorf("stdout mixes JSON with other text (line %d); print logs to stderr", line)
+	}
+	if looksLikeJSON(trimmed) {
 		excerpt := string(trimmed)
 		if len(excerpt) > 200 {
 			excerpt = strings.ToValidUTF8(excerpt[:200], "") + "…"
 		}
 		return nil, fmt.Errorf("stdout starts with %q but is not valid JSON: %v (stdout: %s)", trimmed[:1], err, excerpt)
 	}
-	return v, nil
+	return string(trimmed), nil
 }
 
+// mixedJSON looks for lines of stdout that hold a JSON object or array (it
+// starts a line and ends one), with other text before or after them; it returns the line
+// (1-based) where the first other text is. At most maxJSONStarts lines that
+// look like JSON are tried.
+func mixedJSON(stdout []byte) (line int, mixed bool) {
+	first := firstNonSpace(stdout)
+	for off, tries := 0, 0; off < len(stdout) && tries < maxJSONStarts; {
+		end := len(stdout)
+		if nl := bytes.IndexByte(stdout[off:], '\n'); nl >= 0 {
+			end = off + nl
+		}
+		text := bytes.TrimSpace(stdout[off:end])
+		if len(text) > 0 && (text[0] == '{' || text[0] == '[') && (looksLikeJSON(text) || len(text) == 1) {
+			tries++
+			start := off + bytes.IndexByte(stdout[off:end], text[0])
+			dec := json.NewDecoder(bytes.NewReader(stdout[start:]))
+			var raw json.RawMessage
+			// The value must end its line: "[ ] todo" is text.
+			if dec.Decode(&raw) == nil && endsLine(stdout[start+int(dec.InputOffset()):]) {
+				if first < start {
+					return lineAt(stdout, first), true
+				}
+				after := start + int(dec.InputOffset())
+				if i := firstNonSpace(stdout[after:]); i >= 0 {
+					return lineAt(stdout, after+i), true
+				}
+			}
+		}
+		off = end + 1
+	}
+	return 0, false
+}
+
+// endsLine reports whether b starts with white space up to a newline or its end.
+func endsLine(b []byte) bool {
+	line, _, _ := bytes.Cut(b, []byte{'\n'})
+	return len(bytes.TrimSpace(line)) == 0
+}
+
+// firstNonSpace is the index of the first byte of b that is not white
+// space, or -1.
+func firstNonSpace(b []byte) int {
+	return bytes.IndexFunc(b, func(r rune) bool { return !strings.ContainsRune(" \t\r\n", r) })
+}
+
+// lineAt is the 1-based line of b that offset off is on.
+func lineAt(b []byte, off int) int { return 1 + bytes.Count(b[:off], []byte{'\n'}) }
+
+// looksLikeJSON reports whether b (trimmed) starts like a JSON object or
+// array: with {, or with [ followed by {, [, " or ], or with [ and ending
+// with ]; so "[INFO] done" and "[1/3] done" are text.
 func looksLikeJSON(b []byte) bool {
 	switch {
 	case len(b) == 0:

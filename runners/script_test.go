@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ensemble-run/ensemble/ensemble"
 )
@@ -185,7 +186,9 @@ func TestScriptOutputs(t *testing.T) {
 		{mode: "truncated", wantErr: `stdout starts with "{" but is not valid JSON: unexpected end of JSON input (stdout: {"rows": [1, 2)`},
 		{mode: "bad_array", wantErr: `stdout starts with "[" but is not valid JSON: invalid character ']'`},
 		{mode: "truncated_array", wantErr: `stdout starts with "[" but is not valid JSON: unexpected end of JSON input`},
-		{mode: "json_then_log", wantErr: `stdout starts with "{" but is not valid JSON: invalid character 'w' after top-level value`},
+		// A log line after the JSON or before it: one rule, both fail.
+		{mode: "json_then_log", wantErr: `stdout mixes JSON with other text (line 2); print logs to stderr`},
+		{mode: "log_then_json", wantErr: `stdout mixes JSON with other text (line 1); print logs to stderr`},
 		// Text that merely opens with a bracket, as log lines do, is text.
 		{mode: "log_line", want: "[INFO] 3 rows written"},
 		{mode: "progress", want: "[1/3] done"},
@@ -576,5 +579,38 @@ func TestTailBuffer(t *testing.T) {
 	_, _ = small.Write([]byte(" short \n"))
 	if got := small.String(); got != "short" {
 		t.Errorf("tail %q", got)
+	}
+}
+
+// TestScriptStderrIsKeptOnSuccess: what a script prints on stderr is kept
+// even when it succeeds, bounded to its last StderrTail bytes, cut on a
+// UTF-8 boundary and marked with "…"; the failure path keeps the same tail.
+func TestScriptStderrIsKeptOnSuccess(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		mode, want string
+		check      func(t *testing.T, stderr string)
+	}{
+		{mode: "stderr_ok", want: "reading the input\nwrote 3 rows"},
+		{mode: "data", want: ""},
+		{mode: "exit3", want: "first line\nsomething went wrong"},
+		{mode: "long_stderr_ok", check: func(t *testing.T, s string) {
+			if len(s) > StderrTail+len("…") || !strings.HasPrefix(s, "…é") || !strings.HasSuffix(s, "éTHE END") ||
+				!utf8.ValidString(s) || strings.Contains(s, "HEAD") {
+				t.Errorf("stderr tail of %d bytes: %.40q…%q", len(s), s, s[max(0, len(s)-20):])
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			e := testEnsemble(t, scriptAgent("m", "modes.py", map[string]any{"mode": tt.mode}))
+			res := (&Script{}).Run(context.Background(), scriptRequest(e, "m"))
+			if tt.check != nil {
+				tt.check(t, res.Stderr)
+			} else if res.Stderr != tt.want {
+				t.Errorf("stderr %q, want %q", res.Stderr, tt.want)
+			}
+		})
 	}
 }

@@ -73,6 +73,7 @@ type Record struct {
 	InputData     any       `json:"input_data"`
 	OutputData    any       `json:"output_data"`
 	Error         *string   `json:"error"`
+	Stderr        string    `json:"stderr,omitempty"` // a script's stderr, its last 4 KiB
 	ExecutionTime float64   `json:"execution_time"`
 	Timestamp     time.Time `json:"timestamp"`
 	StopReason    *string   `json:"stop_reason"`

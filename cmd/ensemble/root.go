@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
@@ -40,14 +41,11 @@ func (s *stdio) lookupEnv(k string) (string, bool) {
 	return os.LookupEnv(k)
 }
 
-// isTerminal reports whether f is a character device (a terminal).
+// isTerminal reports whether f is a terminal (not merely a character
+// device, as /dev/null is).
 func isTerminal(f any) bool {
 	file, ok := f.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := file.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(int(file.Fd()))
 }
 
 // exitError carries an exit code with an error to print (nil: print nothing).

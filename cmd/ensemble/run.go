@@ -40,6 +40,8 @@ type sharedFlags struct {
 	parallel  int
 	stream    bool   // --stream: LLM agents stream, text deltas become events
 	report    string // --report: write a Markdown transcript to this file
+	liveFlags
+	verbose bool // --verbose: the text summary shows scripts' stderr
 }
 
 // register adds the shared flags to cmd; resume words the help of those
@@ -61,6 +63,9 @@ func (s *sharedFlags) register(cmd *cobra.Command, resume bool) {
 	fl.IntVar(&s.parallel, "parallel", 0, "override conversation_limits.parallel_agent_limit")
 	fl.BoolVar(&s.stream, "stream", false, "stream LLM replies: text shows as it comes (--output text), text_delta events (--output jsonl)")
 	fl.StringVar(&s.report, "report", "", "write a Markdown transcript of the run to `FILE.md` when it ends")
+	fl.StringArrayVar(&s.live, "live", nil, "with --responses, let LLM `AGENT` call its real model though it has no responses (repeatable)")
+	fl.BoolVar(&s.liveAll, "live-all", false, "with --responses, let every LLM agent without responses call its real model")
+	fl.BoolVar(&s.verbose, "verbose", false, "the text summary also shows what each script printed on stderr (its last 4 KiB)")
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error { return checkLimitFlags(cmd) }
 }
 
@@ -156,7 +161,7 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	if !haveInput {
 		input = e.Input
 	}
-	runner, err := buildRunner(io, e, f.responses, inputSet && f.input == "-", f.stream)
+	runner, err := buildRunner(io, e, f.responses, &f.liveFlags, inputSet && f.input == "-", f.stream)
 	if err != nil {
 		return &exitError{code: engine.ExitUsage, err: err}
 	}
@@ -171,6 +176,7 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	if err != nil {
 		return err
 	}
+	view.verbose = f.verbose
 	defer view.close()
 	r, saveFinal, err := f.durable(io, e, input, engine.Options{
 		Runner:   runner,
@@ -206,8 +212,12 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 // buildRunner wires the runners for e: scripts, models (streaming their
 // replies as text_delta events with --stream), the terminal for ask agents,
 // and injected responses (and simulated users) in front of them when
-// --responses is given.
-func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, stdinTaken, stream bool) (runners.Runner, error) {
+// --responses is given, with the models of agents it has no entry for
+// guarded by --live and --live-all.
+func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, live *liveFlags, stdinTaken, stream bool) (runners.Runner, error) {
+	if err := live.check(e); err != nil {
+		return nil, err
+	}
 	models := llm.New(llm.Options{LookupEnv: io.lookupEnv, Stream: stream})
 	var r runners.Runner = &runners.ByKind{
 		Script: &runners.Script{},
@@ -226,6 +236,7 @@ func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, stdinTak
 	}
 	inj := runners.Injected(resp, r)
 	inj.Simulate = models.Simulate
+	inj.Live = live.guard(responsesFile)
 	return inj, nil
 }
 

@@ -79,6 +79,7 @@ func runTests(cmd *cobra.Command, io *stdio, paths []string, f *testFlags) error
 			ProfileFiles: f.profiles,
 			LLM:          models,
 			Simulate:     models.Simulate,
+			GuardModels:  true,
 		},
 		Paths:    paths,
 		Format:   f.format,

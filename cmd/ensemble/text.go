@@ -23,6 +23,7 @@ type runView struct {
 	progress *report.Progress
 	recorder *report.Recorder
 	report   *reportFile // --report
+	verbose  bool        // --verbose: the summary shows scripts' stderr
 }
 
 // newRunView wires the outputs for output ("text", "json" or "jsonl").
@@ -75,6 +76,9 @@ func (v *runView) start() (stop func()) {
 func (v *runView) finish(res *engine.Result) error {
 	if v.output == "text" {
 		report.Summary(v.io.out, res, v.agentNames())
+		if v.verbose {
+			writeStderrTails(v.io.out, res)
+		}
 	}
 	if v.report == nil {
 		return nil

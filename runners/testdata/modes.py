@@ -36,6 +36,15 @@ elif mode == "truncated_array":
 elif mode == "json_then_log":
     print('{"rows": 3}')
     print("wrote the report")
+elif mode == "log_then_json":
+    print("[INFO] start")
+    print(json.dumps({"rows": 3}, indent=2))
+elif mode == "stderr_ok":
+    sys.stderr.write("reading the input\nwrote 3 rows\n")
+    print(json.dumps({"rows": 3}))
+elif mode == "long_stderr_ok":
+    sys.stderr.write("HEAD" + "x" * 5000 + "é" * 3000 + "THE END\n")
+    print("ok")
 elif mode == "empty":
     pass
 elif mode == "number":
