@@ -407,7 +407,9 @@ func TestScriptTimeoutKillsProcessGroup(t *testing.T) {
 	e := testEnsemble(t, a)
 	start := time.Now()
 	res := (&Script{}).Run(context.Background(), scriptRequest(e, "hang"))
-	if took := time.Since(start); took > 5*time.Second {
+	// The script sleeps 300 s: a minute means the timeout killed it (no
+	// tighter bound: CI is a busy machine).
+	if took := time.Since(start); took > time.Minute {
 		t.Errorf("took %s", took)
 	}
 	var te *TimeoutError
@@ -470,7 +472,8 @@ func TestScriptLeftoverProcessesAreKilled(t *testing.T) {
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}
-	if took := time.Since(start); took > drainDelay {
+	// The grandchild sleeps 300 s: a minute means the result did not wait for it.
+	if took := time.Since(start); took > time.Minute {
 		t.Errorf("a grandchild holding stdout delayed the result by %s", took)
 	}
 	if !reflect.DeepEqual(res.Output, map[string]any{"done": true}) {
@@ -488,8 +491,8 @@ func TestScriptOutputFlood(t *testing.T) {
 	if !errors.As(res.Err, &oe) || !strings.Contains(res.Err.Error(), "output exceeds 10 MiB") {
 		t.Fatalf("err = %v", res.Err)
 	}
-	if time.Since(start) > 30*time.Second {
-		t.Errorf("took %s", time.Since(start))
+	if took := time.Since(start); took > 2*time.Minute {
+		t.Errorf("took %s", took)
 	}
 }
 
