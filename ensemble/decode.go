@@ -290,14 +290,19 @@ func (d *decoder) number(f field) (x float64, ok bool) {
 	return x, true
 }
 
-// seconds decodes a positive number of seconds; 0 when absent or bad.
+// MinTimeout is the shortest timeout a file may give: shorter ones would
+// round down to 0, which means no timeout.
+const MinTimeout = time.Millisecond
+
+// seconds decodes a number of seconds of at least MinTimeout; 0 when absent
+// or bad.
 func (d *decoder) seconds(f field) time.Duration {
 	x, ok := d.number(f)
 	switch {
 	case !ok:
 		return 0
-	case x <= 0:
-		d.bad(f, "must be greater than 0, got %s", f.val.Value)
+	case x < MinTimeout.Seconds():
+		d.bad(f, "must be at least %g seconds (%v), got %s", MinTimeout.Seconds(), MinTimeout, f.val.Value)
 		return 0
 	case x > float64(math.MaxInt64/time.Second):
 		d.bad(f, "is too large")

@@ -142,16 +142,16 @@ func TestLoadErrors(t *testing.T) {
 			`7:7: env of agent "s": "1BAD" is not a valid environment variable name`,
 		}},
 		{"limits.yaml", []string{
-			`5:22: tool "t": timeout_seconds must be greater than 0, got -1`,
-			`7:57: model profile "m": timeout_seconds must be greater than 0, got 0`,
+			`5:22: tool "t": timeout_seconds must be at least 0.001 seconds (1ms), got -1`,
+			`7:57: model profile "m": timeout_seconds must be at least 0.001 seconds (1ms), got 0`,
 			`7:72: model profile "m": max_tokens must be at least 1, got 0`,
-			`11:22: agent "a": timeout_seconds must be greater than 0, got 0`,
+			`11:22: agent "a": timeout_seconds must be at least 0.001 seconds (1ms), got 1e-12`,
 			`12:16: agent "a": max_steps must be at least 1, got 0`,
 			`13:31: conversation of agent "a": max_turns must be at least 1, got 0`,
 			`15:20: conversation_limits: max_total_turns must be at least 1, got 0`,
 			`16:29: conversation_limits.max_agent_executions: a must be at least 1, got 0`,
 			`16:32: conversation_limits.max_agent_executions: unknown agent "b"; did you mean "a"?`,
-			`17:20: conversation_limits: timeout_seconds must be greater than 0, got 0`,
+			`17:20: conversation_limits: timeout_seconds must be at least 0.001 seconds (1ms), got 0.0009`,
 			`18:25: conversation_limits: parallel_agent_limit must be at least 1, got -2`,
 		}},
 		{"profiles.yaml", []string{
@@ -368,7 +368,7 @@ func TestScriptAgentFields(t *testing.T) {
 		}
 	}
 	e := loadOK(t, "timeouts.yaml", LoadOptions{})
-	if e.Agent("a").Timeout != 1500*time.Millisecond || e.Limits.Timeout != 30*time.Second {
+	if e.Agent("a").Timeout != 1500*time.Millisecond || e.Agent("shortest").Timeout != MinTimeout || e.Limits.Timeout != 30*time.Second {
 		t.Errorf("timeouts %v %v", e.Agent("a").Timeout, e.Limits.Timeout)
 	}
 }
@@ -390,19 +390,29 @@ func TestMergeKeysAndExtensions(t *testing.T) {
 func TestExpand(t *testing.T) {
 	t.Parallel()
 	e := loadOK(t, "expand.yaml", LoadOptions{LookupEnv: envOf(map[string]string{
-		"PROVIDER": "ollama", "MODEL": "qwen", "BASE_URL": "http://gpu:11434/v1", "PRICE": "5", "HOME": "/root",
+		"PROVIDER": "ollama", "MODEL": "qwen", "PRICE": "5", "HOME": "/root", "EMPTY": "",
 	})})
 	m := e.Models["m"]
-	if m.Provider != "ollama" || m.Model != "qwen-latest" || m.BaseURL != "http://gpu:11434/v1" {
+	if m.Provider != "ollama" || m.Model != "qwen-latest" || m.BaseURL != "http://localhost:11434/v1" {
 		t.Errorf("expanded profile %+v", m)
 	}
-	if want := "Costs 5; literal ${MODEL}; unset []; $HOME stays"; m.SystemPrompt != want {
+	if want := "Costs 5; literal ${MODEL}; fallback [none] []; $HOME stays"; m.SystemPrompt != want {
 		t.Errorf("system_prompt %q, want %q", m.SystemPrompt, want)
 	}
+	e = loadOK(t, "expand.yaml", LoadOptions{LookupEnv: envOf(map[string]string{
+		"PROVIDER": "ollama", "MODEL": "qwen", "PRICE": "5", "BASE_URL": "http://gpu:11434/v1", "EMPTY": "set",
+	})})
+	if m := e.Models["m"]; m.BaseURL != "http://gpu:11434/v1" || !strings.Contains(m.SystemPrompt, "[set]") {
+		t.Errorf("a set variable wins over its fallback: %+v", m)
+	}
 
+	// An unset variable is an error naming it and the field, never "".
 	file := filepath.Join("testdata", "expand.yaml")
 	_, err := Load(file, LoadOptions{LookupEnv: noEnv})
-	checkErrors(t, err, file, `4:15: model profile "m": provider must not be empty`)
+	checkErrors(t, err, file,
+		`4:15: model profile "m": provider uses ${PROVIDER}, which is not set; set it, or give a fallback with ${PROVIDER:-default}`,
+		`5:12: model profile "m": model uses ${MODEL}, which is not set`,
+		`7:20: model profile "m": system_prompt uses ${PRICE}, which is not set`)
 }
 
 func TestProfileFiles(t *testing.T) {
