@@ -3,6 +3,8 @@ package ensemble
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -176,9 +178,12 @@ func TestLoadErrors(t *testing.T) {
 		}},
 		{"scripts.yaml", []string{
 			`4:13: tool "t": script "scripts/missing.py" does not exist`,
-			`7:13: agent "missing": script "scripts/nope.sh" does not exist`,
-			`9:13: agent "folder": script "scripts" is a folder, not a file`,
-			`11:13: agent "plain": script "scripts/plain.txt" is not executable and has no known extension`,
+			`6:13: tool "crlf": script "scripts/crlf-tool" has Windows line endings (CRLF): its #! line ends in a carriage return, so it cannot start; convert it with dos2unix or sed -i 's/\r$//'`,
+			`9:13: agent "missing": script "scripts/nope.sh" does not exist`,
+			`11:13: agent "folder": script "scripts" is a folder, not a file`,
+			`13:13: agent "plain": script "scripts/plain.txt" is not executable and has no known extension`,
+			`17:13: agent "crlf": script "scripts/crlf.py" has Windows line endings (CRLF)`,
+			`19:13: agent "no_shebang": script "scripts/no-shebang" is executable but has no #! line, no known extension (.py, .sh, .js, .rb) and is not a binary: add a first line such as #!/bin/sh`,
 		}},
 		{"unrunnable.yaml", []string{
 			`5:5: agent "a" can never run: it is in a cycle with no entry from outside: a → b → a`,
@@ -542,5 +547,18 @@ func TestSuggest(t *testing.T) {
 		if (want == "" && got != "") || (want != "" && got != `; did you mean "`+want+`"?`) {
 			t.Errorf("suggest(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// An executable binary needs no #! line: the test binary itself is one.
+func TestScriptBinary(t *testing.T) {
+	t.Parallel()
+	bin, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	src := fmt.Sprintf("name: bin\nagents:\n  - name: b\n    script: %q\n", bin)
+	if _, err := LoadBytes(filepath.Join("testdata", "bin.yaml"), []byte(src), LoadOptions{LookupEnv: noEnv}); err != nil {
+		t.Errorf("a binary script: %v", err)
 	}
 }
