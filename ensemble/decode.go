@@ -387,16 +387,21 @@ func jsonable(v any) (any, bool) {
 // suggest returns `; did you mean "x"?` for the candidate closest to s, or ""
 // when none is close.
 func suggest(s string, candidates []string) string {
+	if best := closest(s, candidates); best != "" {
+		return fmt.Sprintf("; did you mean %q?", best)
+	}
+	return ""
+}
+
+// closest returns the candidate closest to s, or "" when none is close.
+func closest(s string, candidates []string) string {
 	best, bestDist := "", 1+len(s)/4
 	for _, c := range candidates {
 		if dist := distance(s, c); dist <= bestDist && (best == "" || dist < bestDist) {
 			best, bestDist = c, dist
 		}
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
+	return best
 }
 
 // distance is the optimal string alignment distance: edits, counting a swap of

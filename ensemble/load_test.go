@@ -99,6 +99,12 @@ func TestLoadErrors(t *testing.T) {
 			`8:5: agent "two": script, model_profile and ask are mutually exclusive; found script and model_profile`,
 			`12:5: agent "three": script, model_profile and ask are mutually exclusive; found script, model_profile and ask`,
 			`14:10: agent "empty": ask must not be empty`,
+			// The misspelled kind is the cause: no "found none" besides.
+			`16:5: unknown key "scirpt" in agent "misspelled"; did you mean "script"?`,
+			`19:5: unknown key "agent_name" in agent "misplaced": it belongs to a dependency: dependencies: [{agent_name: X, ...}]`,
+			`20:5: unknown key "condition" in agent "misplaced": it belongs to a dependency: dependencies: [{agent_name: X, condition: ...}]`,
+			`21:5: unknown key "requires_all" in agent "misplaced": it belongs to a dependency`,
+			`22:5: unknown key "max_executions" in agent "misplaced": it belongs to a dependency`,
 		}},
 		{"dependency-errors.yaml", []string{
 			`8:9: agent "sink" depends on unknown agent "sorce"; did you mean "source"?`,
