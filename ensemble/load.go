@@ -95,10 +95,8 @@ func (d *decoder) ensemble(root *yaml.Node, e *Ensemble) {
 	// reported at once; the dependencies already reported are left out of it.
 	e.Index()
 	c := e.runnable(func(dep *Dependency) bool { return !d.badDeps[dep] })
-	for _, a := range e.Agents {
-		if !c.agents[a] {
-			d.errorAt(a.Pos.Line, a.Pos.Column, "agent %q can never run: %s", a.Name, e.whyUnrunnable(a, c))
-		}
+	for _, u := range e.whyUnrunnable(c) {
+		d.errorAt(u.agent.Pos.Line, u.agent.Pos.Column, "agent %q can never run: %s", u.agent.Name, u.why)
 	}
 }
 

@@ -192,10 +192,12 @@ func TestLoadErrors(t *testing.T) {
 			`19:13: agent "no_shebang": script "scripts/no-shebang" is executable but has no #! line, no known extension (.py, .sh, .js, .rb) and is not a binary: add a first line such as #!/bin/sh`,
 		}},
 		{"unrunnable.yaml", []string{
+			// A cycle is reported once, at its first agent.
 			`5:5: agent "a" can never run: it is in a cycle with no entry from outside: a → b → a`,
-			`8:5: agent "b" can never run: it is in a cycle with no entry from outside: b → a → b`,
-			`11:5: agent "downstream" can never run: it depends on "b", which can never run (a cycle with no entry from outside: b → a → b)`,
-			`14:5: agent "only_optional" can never run: it depends on "a", which can never run`,
+			`11:5: agent "downstream" can never run: it depends on "b", which is in the cycle with no entry from outside reported on line 5`,
+			`14:5: agent "only_optional" can never run: it depends on "a", which is in the cycle with no entry from outside reported on line 5`,
+			`31:5: agent "further" can never run: it depends on "downstream", which can never run because of the cycle with no entry from outside reported on line 5`,
+			`34:5: agent "c1" can never run: it is in a cycle with no entry from outside: c1 → c7 → c6 → … → c3 → c2 → c1 (7 agents)`,
 		}},
 		// A cycle is reported even when other references are wrong; an
 		// agent whose only problem is an already reported reference (an
@@ -205,8 +207,7 @@ func TestLoadErrors(t *testing.T) {
 			`7:20: agent "typo" depends on unknown agent "strat"; did you mean "start"?`,
 			`10:27: agent "selfish" depends on itself`,
 			`11:5: agent "a" can never run: it is in a cycle with no entry from outside: a → b → a`,
-			`14:5: agent "b" can never run: it is in a cycle with no entry from outside: b → a → b`,
-			`17:5: agent "start" can never run: it depends on "a", which can never run (a cycle with no entry from outside: a → b → a)`,
+			`17:5: agent "start" can never run: it depends on "a", which is in the cycle with no entry from outside reported on line 11`,
 			`17:11: duplicate agent name "start" (first declared on line 3)`,
 		}},
 		// Outputs are stored and delivered by state key: two agents with
