@@ -20,7 +20,7 @@ var (
 type decoder struct {
 	file   string
 	lines  []string
-	errs   *ErrorList // shared by every file of one load
+	errs   *errorSink // shared by every file of one load
 	lookup func(string) (string, bool)
 
 	// set while decoding an ensemble file
@@ -32,17 +32,20 @@ type decoder struct {
 	stateKeys  map[string]stateKeyUse
 }
 
-func newDecoder(file string, data []byte, lookup func(string) (string, bool), errs *ErrorList) *decoder {
+func newDecoder(file string, data []byte, lookup func(string) (string, bool), errs *errorSink) *decoder {
 	return &decoder{file: file, lines: strings.Split(string(data), "\n"), errs: errs, lookup: lookup}
 }
 
 // errorAt records a problem at line:col and returns it.
 func (d *decoder) errorAt(line, col int, format string, args ...any) *Error {
-	e := &Error{File: d.file, Line: line, Column: col, Message: fmt.Sprintf(format, args...)}
+	e := &Error{File: d.file, Line: line, Column: col}
+	if !d.errs.add(e) {
+		return e // beyond MaxErrors: only counted
+	}
+	e.Message = fmt.Sprintf(format, args...)
 	if line >= 1 && line <= len(d.lines) {
 		e.Source = strings.TrimRight(d.lines[line-1], "\r")
 	}
-	*d.errs = append(*d.errs, e)
 	return e
 }
 
@@ -138,6 +141,8 @@ func (d *decoder) collect(n *yaml.Node, where string, known []string, f fields, 
 		case len(known) == 0 || slices.Contains(known, k.Value):
 			f[k.Value] = field{where, k.Value, n, k, v}
 		case where == "" && strings.HasPrefix(k.Value, "x-"):
+		case d.errs.full():
+			d.errorAt(k.Line, k.Column, "unknown key") // only counted: spare the suggestion
 		case where == "":
 			d.errorf(k, "unknown top-level key %q%s", k.Value, suggest(k.Value, known))
 		default:
@@ -189,7 +194,7 @@ func (d *decoder) itemName(what string, n *yaml.Node, key string, i int) string 
 // reporting nothing.
 func (d *decoder) peek(n *yaml.Node, key string) string {
 	quiet := *d
-	quiet.errs = new(ErrorList)
+	quiet.errs = new(errorSink)
 	return quiet.str(quiet.mapping(n, "", key)[key])
 }
 

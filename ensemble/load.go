@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -29,11 +30,36 @@ type LoadOptions struct {
 // Load reads, decodes and validates the ensemble file at path. Every problem
 // found is reported: the error is then a *ErrorList.
 func Load(path string, opts LoadOptions) (*Ensemble, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return LoadBytes(path, data, opts)
+}
+
+// MaxFileSize is the largest ensemble or profiles file the loader reads.
+const MaxFileSize = 16 << 20
+
+// ReadFile reads a file of at most MaxFileSize bytes; the error is a
+// *ErrorList naming the file.
+func ReadFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, &ErrorList{readError(path, err)}
 	}
-	return LoadBytes(path, data, opts)
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	switch {
+	case err != nil:
+		return nil, &ErrorList{readError(path, err)}
+	case len(data) > MaxFileSize:
+		return nil, &ErrorList{tooLarge(path)}
+	}
+	return data, nil
+}
+
+func tooLarge(path string) *Error {
+	return &Error{File: path, Message: fmt.Sprintf("the file is larger than %d MiB, the limit for ensemble and profiles files", MaxFileSize>>20)}
 }
 
 // LoadBytes is Load for a file already read; path names it in errors, and
@@ -47,7 +73,10 @@ func LoadBytes(path string, data []byte, opts LoadOptions) (*Ensemble, error) {
 	if err != nil {
 		return nil, err
 	}
-	var errs ErrorList
+	if len(data) > MaxFileSize {
+		return nil, &ErrorList{tooLarge(path)}
+	}
+	var errs errorSink
 	models := map[string]*ModelProfile{}
 	for _, file := range slices.Backward(opts.ProfileFiles) {
 		if file != "" {
@@ -61,9 +90,8 @@ func LoadBytes(path string, data []byte, opts LoadOptions) (*Ensemble, error) {
 	if root := d.document(data); root != nil {
 		d.ensemble(root, e)
 	}
-	if len(errs) > 0 {
-		errs = errs.Sorted()
-		return nil, &errs
+	if err := errs.result(); err != nil {
+		return nil, err
 	}
 	return e, nil // indexed by d.ensemble, for the run check
 }

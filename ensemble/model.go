@@ -21,19 +21,20 @@ func LoadProfiles(path string, lookup func(string) (string, bool)) (map[string]*
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
-	var errs ErrorList
+	var errs errorSink
 	models := loadProfiles(path, lookup, &errs)
-	if len(errs) > 0 {
-		errs = errs.Sorted()
-		return nil, &errs
+	if err := errs.result(); err != nil {
+		return nil, err
 	}
 	return models, nil
 }
 
-func loadProfiles(path string, lookup func(string) (string, bool), errs *ErrorList) map[string]*ModelProfile {
-	data, err := os.ReadFile(path)
+func loadProfiles(path string, lookup func(string) (string, bool), errs *errorSink) map[string]*ModelProfile {
+	data, err := ReadFile(path)
 	if err != nil {
-		*errs = append(*errs, readError(path, err))
+		for _, e := range *err.(*ErrorList) {
+			errs.add(e)
+		}
 		return nil
 	}
 	d := newDecoder(path, data, lookup, errs)
