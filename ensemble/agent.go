@@ -39,6 +39,7 @@ func (d *decoder) agents(f field) []*Agent {
 			agents = append(agents, a)
 		}
 	}
+	d.contextKeys()
 	return agents
 }
 

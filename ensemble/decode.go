@@ -30,6 +30,7 @@ type decoder struct {
 	agentNodes map[string]*yaml.Node // first agent of each name
 	badDeps    map[*Dependency]bool  // dependencies already reported (unknown agent, itself): left out of the run check
 	stateKeys  map[string]stateKeyUse
+	conds      []condRef // compiled conditions, checked against the state keys
 }
 
 func newDecoder(file string, data []byte, lookup func(string) (string, bool), errs *errorSink) *decoder {

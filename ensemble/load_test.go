@@ -217,6 +217,13 @@ func TestLoadErrors(t *testing.T) {
 			`12:11: agent "data": its state key "data" (its name) is already the state key of agent "a" (line 5); each agent needs its own`,
 			`16:31: agent "d": state_key "d" is already the state key of agent "c" (line 11); each agent needs its own`,
 		}},
+		// Keys of context are state keys, known at load: the state key of
+		// agent summarize is summary, not its name.
+		{"context-keys.yaml", []string{
+			`12:20: dependency "fetch" of agent "use": condition names context.fecth, but no agent has the state key "fecth"; did you mean "fetch"? (column 13)`,
+			`14:20: dependency "summarize" of agent "use": condition names context.summarize, but no agent has the state key "summarize"; did you mean "summary"? (column 36)`,
+			`19:20: dependency "use" of agent "later": condition names context.zzz, but no agent has the state key "zzz" (line 2, column 11)`,
+		}},
 		{"unknown-keys.yaml", []string{
 			`2:1: unknown top-level key "agnets"; did you mean "agents"?`,
 			`5:40: unknown key "max_token" in model profile "m"; did you mean "max_tokens"?`,
