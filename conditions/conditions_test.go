@@ -198,7 +198,7 @@ func TestRuntimeErrors(t *testing.T) {
 		{"context.reviewer", "condition must be boolean, but it returned an object", nil},
 		{"context.count", "condition must be boolean, but it returned a number", nil},
 		{"context.reviewer.notes + 1", "invalid operation: list + int", nil},
-		{"1 % (turn_count - 4) == 0", "", nil},    // integer division by zero
+		{"1 % (turn_count - 4) == 0", "", nil}, // integer division by zero
 		{"history[10].agent_name == \"x\"", "out of range", nil},
 		{`fromJSON(context.draft).x == 1`, "", nil},
 		{`int(context.draft) > 1`, "", nil},
