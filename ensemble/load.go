@@ -10,9 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -129,14 +127,14 @@ func (d *decoder) ensemble(root *yaml.Node, e *Ensemble) {
 }
 
 // document parses data as a single YAML document and returns its root, or nil
-// after reporting a syntax error (at column 1: yaml gives no column) or an
-// empty file.
+// after reporting a syntax error (in plain words, see syntaxError) or an empty
+// file.
 func (d *decoder) document(data []byte) *yaml.Node {
 	docs, err := parse(data)
 	switch {
 	case err != nil:
-		msg := yamlLine.ReplaceAllString(strings.TrimPrefix(err.Error(), "yaml: "), "")
-		d.errorAt(failingLine(data, err.Error()), 1, "YAML syntax error: %s", strings.ReplaceAll(msg, "\n", " "))
+		line, col, msg := syntaxError(d.lines, failingLine(data, err.Error()), err)
+		d.errorAt(line, col, "%s", msg)
 	case len(docs) == 0:
 		d.errorAt(1, 1, "the file is empty")
 	case len(docs) > 1:
@@ -146,10 +144,6 @@ func (d *decoder) document(data []byte) *yaml.Node {
 	}
 	return nil
 }
-
-// yamlLine is the line yaml gives some errors; it is not reliable (0-based for
-// parser errors, 1-based for scanner errors), see failingLine.
-var yamlLine = regexp.MustCompile(`^line \d+: `)
 
 // parse decodes every YAML document in data and returns their roots.
 func parse(data []byte) ([]*yaml.Node, error) {

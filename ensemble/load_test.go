@@ -64,8 +64,16 @@ func TestLoadErrors(t *testing.T) {
 		file string
 		want []string
 	}{
-		{"syntax.yaml", []string{`4:1: YAML syntax error: did not find expected ',' or ']'`}},
-		{"syntax-noline.yaml", []string{`3:1: YAML syntax error: mapping values are not allowed in this context`}},
+		// yaml's syntax errors, in plain words at the column of the cause.
+		{"syntax.yaml", []string{`4:13: this list is not closed: "]" is missing`}},
+		{"syntax-noline.yaml", []string{`3:12: a value cannot contain ": " unless it is quoted: put the value in quotes`}},
+		{"syntax-tab.yaml", []string{`3:1: tab character used for indentation; YAML needs spaces`}},
+		{"syntax-indent-item.yaml", []string{`5:4: bad indentation: this line does not line up with the list items above it`}},
+		{"syntax-indent-key.yaml", []string{`5:2: bad indentation: this line does not line up with the keys above it`}},
+		{"syntax-indent-deep.yaml", []string{`4:7: bad indentation: this line is indented more than the line above it, which already has a value`}},
+		{"syntax-quote.yaml", []string{`4:10: this quoted string is never closed`}},
+		{"syntax-anchor.yaml", []string{`4:10: *question refers to no anchor: define &question before it`}},
+		{"syntax-reserved.yaml", []string{`4:10: '@' cannot start a value: put the value in quotes`}},
 		{"empty.yaml", []string{`1:1: the file is empty`}},
 		{"two-docs.yaml", []string{`4:1: only one YAML document is allowed per file`}},
 		{"types.yaml", []string{`3:3: agents must be a list, got a mapping`}},
