@@ -48,6 +48,7 @@
 package conditions
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,7 +102,17 @@ type Env struct {
 // Program is a compiled condition. It is immutable and safe for concurrent use.
 type Program struct {
 	Source string
-	prog   *vm.Program
+	// ContextKeys are the top-level keys of context the condition names
+	// (context.x, context?.x, context["x"]), in source order.
+	ContextKeys []ContextKey
+	prog        *vm.Program
+}
+
+// ContextKey is a key of context named by a condition, at a 1-based line and
+// column of its source.
+type ContextKey struct {
+	Name         string
+	Line, Column int
 }
 
 // CompileError is a condition that does not compile. Line and Column are
@@ -153,7 +164,8 @@ func Compile(src string) (*Program, error) {
 	// First compile: the user's expression as written, for diagnostics that
 	// name what the user wrote (the guarded program renames builtins).
 	rej := &rejectEnv{}
-	if _, err := expr.Compile(src, commonOptions(Env{}, expr.Patch(rej))...); err != nil {
+	checked, err := expr.Compile(src, commonOptions(Env{}, expr.Patch(rej))...)
+	if err != nil {
 		return nil, compileError(err)
 	}
 	if rej.found {
@@ -166,7 +178,31 @@ func Compile(src string) (*Program, error) {
 		// Not expected: the first compile accepted the expression.
 		return nil, compileError(err)
 	}
-	return &Program{Source: src, prog: prog}, nil
+	keys := &contextKeys{src: src}
+	ast.Walk(new(checked.Node()), keys)
+	slices.SortStableFunc(keys.found, func(a, b ContextKey) int { return cmp.Or(a.Line-b.Line, a.Column-b.Column) })
+	return &Program{Source: src, ContextKeys: keys.found, prog: prog}, nil
+}
+
+// contextKeys collects the constant keys of member accesses on context.
+type contextKeys struct {
+	src   string
+	found []ContextKey
+}
+
+func (c *contextKeys) Visit(node *ast.Node) {
+	m, ok := (*node).(*ast.MemberNode)
+	if !ok {
+		return
+	}
+	id, ok := m.Node.(*ast.IdentifierNode)
+	if !ok || id.Value != "context" {
+		return
+	}
+	if key, ok := m.Property.(*ast.StringNode); ok {
+		line, col := position(c.src, m.Property.Location().From)
+		c.found = append(c.found, ContextKey{Name: key.Value, Line: line, Column: col})
+	}
 }
 
 // MustCompile is Compile that panics on error, for tests and fixed conditions.
@@ -196,7 +232,7 @@ func compileError(err error) *CompileError {
 		}
 	}
 	if t, ok := strings.CutPrefix(ce.Msg, "expected bool, but got "); ok {
-		ce.Msg = "condition must be boolean, but its type is " + t
+		ce.Msg = "condition must be boolean, but it is always " + typeWords(t)
 	}
 	if strings.Contains(ce.Msg, "exceeds maximum allowed nodes") {
 		ce.Msg = fmt.Sprintf("condition is too large (more than %d syntax nodes)", MaxNodes)
@@ -287,7 +323,7 @@ func (p *Program) Eval(env *Env) (result bool, err error) {
 	}
 	b, ok := out.(bool)
 	if !ok {
-		return false, &RuntimeError{Msg: fmt.Sprintf("condition must be boolean, but it returned %s", typeName(out))}
+		return false, &RuntimeError{Msg: fmt.Sprintf("condition must be boolean, but it returned %s", typeWords(typeName(out)))}
 	}
 	return b, nil
 }
@@ -298,6 +334,30 @@ func typeName(v any) string {
 	}
 	return reflect.TypeOf(v).String()
 }
+
+// typeWords names a Go type, as expr prints it, in the words of the
+// documentation: a list, an object, a string, a number.
+func typeWords(t string) string {
+	switch {
+	case t == "nil" || t == "unknown":
+		return "nil"
+	case strings.HasPrefix(t, "[]"):
+		return "a list"
+	case strings.HasPrefix(t, "map["):
+		return "an object"
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "a boolean"
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "uint") || strings.HasPrefix(t, "float"):
+		return "a number"
+	}
+	return t
+}
+
+// goTypes are the Go names of JSON values in expr's messages, and their
+// names in the documentation.
+var goTypes = strings.NewReplacer("map[string]interface {}", "object", "[]interface {}", "list", "float64", "number")
 
 func runtimeError(err error, src string) *RuntimeError {
 	var fe *file.Error
@@ -311,7 +371,7 @@ func runtimeError(err error, src string) *RuntimeError {
 		}
 		// The cast of an untyped result to the boolean the condition must be.
 		if t, ok := strings.CutPrefix(re.Msg, "invalid operation: bool("); ok && strings.HasSuffix(t, ")") && re.Column == 1 {
-			re.Msg, re.Column = "condition must be boolean, but it returned "+strings.TrimSuffix(t, ")"), 0
+			re.Msg, re.Column = "condition must be boolean, but it returned "+typeWords(strings.TrimSuffix(t, ")")), 0
 		}
 		// A field of a string or a list: expr tries to make the name an index.
 		if re.Msg == "invalid operation: int(string)" {
@@ -322,6 +382,7 @@ func runtimeError(err error, src string) *RuntimeError {
 		if strings.HasPrefix(re.Msg, "cannot fetch ") && strings.HasSuffix(re.Msg, " from <nil>") {
 			re.Msg = strings.TrimSuffix(re.Msg, "<nil>") + "nil (a missing value: write ?. and ?? where it may be missing)"
 		}
+		re.Msg = goTypes.Replace(re.Msg)
 		return re
 	}
 	return &RuntimeError{Msg: oneLine(err.Error()), cause: err}

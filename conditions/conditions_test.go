@@ -3,6 +3,7 @@ package conditions
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -134,9 +135,11 @@ func TestCompileErrors(t *testing.T) {
 		{`date("2024-01-01") != nil`, "date is not available", 1, 1},
 		{`timezone("Europe/Paris") != nil`, "timezone is not available", 1, 1},
 		{"__ensemble_step($env, true)", "unknown name", 1, 1},
-		{"turn_count + 1", "must be boolean, but its type is int", 0, 0},
-		{`input`, "must be boolean, but its type is string", 0, 0},
-		{`history`, "must be boolean", 0, 0},
+		{"turn_count + 1", "must be boolean, but it is always a number", 0, 0},
+		{`input`, "must be boolean, but it is always a string", 0, 0},
+		{`history`, "must be boolean, but it is always a list", 0, 0},
+		{`executions`, "must be boolean, but it is always an object", 0, 0},
+		{`nil`, "must be boolean, but it is always nil", 0, 0},
 		{`turn_count == "three"`, "mismatched types int and string", 1, 12},
 		{`input > 3`, "invalid operation", 1, 7},
 		{`len(turn_count) > 0`, "invalid argument for len", 1, 1},
@@ -186,10 +189,16 @@ func TestRuntimeErrors(t *testing.T) {
 		{"context.draft.approved == true", "cannot fetch approved from a string or a list (column 15)", nil}, // field of a string
 		{"context.reviewer.notes?.first == 1", "cannot fetch first from a string or a list (column 25)", nil},
 		{"context.missing.approved == true", "cannot fetch approved from nil (a missing value: write ?. and ?? where it may be missing) (column 17)", nil},
-		{"context.count.x == 1", "cannot fetch x from float64 (column 15)", nil},
+		{"context.count.x == 1", "cannot fetch x from number (column 15)", nil},
 		{"turn_count > 0 &&\n  context.draft.words > 2", "cannot fetch words from a string or a list", nil},
-		{"context.draft", "must be boolean", nil}, // any at compile time, string at run time
-		{"1 % (turn_count - 4) == 0", "", nil},    // integer division by zero
+		// Of unknown type at compile time, not boolean at run time: said in
+		// words, never as Go types such as []interface {}.
+		{"context.draft", "condition must be boolean, but it returned a string", nil},
+		{"context.extracted", "condition must be boolean, but it returned a list", nil},
+		{"context.reviewer", "condition must be boolean, but it returned an object", nil},
+		{"context.count", "condition must be boolean, but it returned a number", nil},
+		{"context.reviewer.notes + 1", "invalid operation: list + int", nil},
+		{"1 % (turn_count - 4) == 0", "", nil}, // integer division by zero
 		{"history[10].agent_name == \"x\"", "out of range", nil},
 		{`fromJSON(context.draft).x == 1`, "", nil},
 		{`int(context.draft) > 1`, "", nil},
@@ -359,4 +368,26 @@ func BenchmarkEvalParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+func TestContextKeys(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		src  string
+		want []ContextKey
+	}{
+		{"turn_count > 1", nil},
+		{"context.fetch.items != nil", []ContextKey{{"fetch", 1, 9}}},
+		{`context?.a?.b == 1 || context["b"] == 2`, []ContextKey{{"a", 1, 10}, {"b", 1, 31}}},
+		{"len(context) > 0 &&\n  all(context.list ?? [], # != nil)", []ContextKey{{"list", 2, 15}}},
+		{`context[input] == nil`, nil}, // not a constant: unknown at load
+	}
+	for _, tt := range tests {
+		t.Run(tt.src, func(t *testing.T) {
+			t.Parallel()
+			if got := MustCompile(tt.src).ContextKeys; !slices.Equal(got, tt.want) {
+				t.Errorf("ContextKeys = %v, want %v", got, tt.want)
+			}
+		})
+	}
 }

@@ -37,7 +37,7 @@ func ExampleCompileError() {
 	// Output:
 	// 1 27 unknown name reviewr
 	// unknown name reviewr (column 27)
-	// condition must be boolean, but its type is int
+	// condition must be boolean, but it is always a number
 }
 
 // History is a list of execution records; negative indexes count from the end.

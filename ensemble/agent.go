@@ -39,14 +39,25 @@ func (d *decoder) agents(f field) []*Agent {
 			agents = append(agents, a)
 		}
 	}
+	d.contextKeys()
 	return agents
 }
 
 func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 	where := d.itemName("agent", n, "name", i)
-	m := d.mapping(n, where, agentKeys...)
+	// The keys of a dependency are taken here, to be reported with a hint.
+	m := d.mapping(n, where, append(agentKeys[:len(agentKeys):len(agentKeys)], dependencyKeys...)...)
 	if m == nil {
 		return nil
+	}
+	for _, k := range dependencyKeys {
+		if f := m[k]; f.ok() {
+			example := "agent_name: X, " + k + ": ..."
+			if k == "agent_name" {
+				example = "agent_name: X, ..."
+			}
+			d.errorf(f.key, "unknown key %q in %s: it belongs to a dependency: dependencies: [{%s}]", k, where, example)
+		}
 	}
 	a := &Agent{Pos: pos(n), Name: d.str(m["name"])}
 	d.need(m["name"], a.Name == "")
@@ -66,6 +77,9 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 	}
 	switch len(kinds) {
 	case 0:
+		if misspelledKind(n) {
+			break // reported as an unknown key with "did you mean"
+		}
 		d.errorf(n, "%s: script, model_profile and ask are mutually exclusive; exactly one is required, found none", where)
 	case 1:
 		a.Kind = kindKeys[kinds[0]]
@@ -117,6 +131,19 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 		a.MaxSteps = cmp.Or(a.MaxSteps, DefaultMaxSteps)
 	}
 	return a
+}
+
+// misspelledKind reports whether agent n has an unknown key closest to
+// script, model_profile or ask.
+func misspelledKind(n *yaml.Node) bool {
+	n = resolve(n)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i].Value
+		if _, kind := kindKeys[closest(k, agentKeys)]; kind && !slices.Contains(agentKeys, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // agentTools checks an agent's tool names against the declared tools.

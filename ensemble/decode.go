@@ -20,7 +20,7 @@ var (
 type decoder struct {
 	file   string
 	lines  []string
-	errs   *ErrorList // shared by every file of one load
+	errs   *errorSink // shared by every file of one load
 	lookup func(string) (string, bool)
 
 	// set while decoding an ensemble file
@@ -30,19 +30,23 @@ type decoder struct {
 	agentNodes map[string]*yaml.Node // first agent of each name
 	badDeps    map[*Dependency]bool  // dependencies already reported (unknown agent, itself): left out of the run check
 	stateKeys  map[string]stateKeyUse
+	conds      []condRef // compiled conditions, checked against the state keys
 }
 
-func newDecoder(file string, data []byte, lookup func(string) (string, bool), errs *ErrorList) *decoder {
+func newDecoder(file string, data []byte, lookup func(string) (string, bool), errs *errorSink) *decoder {
 	return &decoder{file: file, lines: strings.Split(string(data), "\n"), errs: errs, lookup: lookup}
 }
 
 // errorAt records a problem at line:col and returns it.
 func (d *decoder) errorAt(line, col int, format string, args ...any) *Error {
-	e := &Error{File: d.file, Line: line, Column: col, Message: fmt.Sprintf(format, args...)}
+	e := &Error{File: d.file, Line: line, Column: col}
+	if !d.errs.add(e) {
+		return e // beyond MaxErrors: only counted
+	}
+	e.Message = fmt.Sprintf(format, args...)
 	if line >= 1 && line <= len(d.lines) {
 		e.Source = strings.TrimRight(d.lines[line-1], "\r")
 	}
-	*d.errs = append(*d.errs, e)
 	return e
 }
 
@@ -138,6 +142,8 @@ func (d *decoder) collect(n *yaml.Node, where string, known []string, f fields, 
 		case len(known) == 0 || slices.Contains(known, k.Value):
 			f[k.Value] = field{where, k.Value, n, k, v}
 		case where == "" && strings.HasPrefix(k.Value, "x-"):
+		case d.errs.full():
+			d.errorAt(k.Line, k.Column, "unknown key") // only counted: spare the suggestion
 		case where == "":
 			d.errorf(k, "unknown top-level key %q%s", k.Value, suggest(k.Value, known))
 		default:
@@ -189,7 +195,7 @@ func (d *decoder) itemName(what string, n *yaml.Node, key string, i int) string 
 // reporting nothing.
 func (d *decoder) peek(n *yaml.Node, key string) string {
 	quiet := *d
-	quiet.errs = new(ErrorList)
+	quiet.errs = new(errorSink)
 	return quiet.str(quiet.mapping(n, "", key)[key])
 }
 
@@ -290,14 +296,19 @@ func (d *decoder) number(f field) (x float64, ok bool) {
 	return x, true
 }
 
-// seconds decodes a positive number of seconds; 0 when absent or bad.
+// MinTimeout is the shortest timeout a file may give: shorter ones would
+// round down to 0, which means no timeout.
+const MinTimeout = time.Millisecond
+
+// seconds decodes a number of seconds of at least MinTimeout; 0 when absent
+// or bad.
 func (d *decoder) seconds(f field) time.Duration {
 	x, ok := d.number(f)
 	switch {
 	case !ok:
 		return 0
-	case x <= 0:
-		d.bad(f, "must be greater than 0, got %s", f.val.Value)
+	case x < MinTimeout.Seconds():
+		d.bad(f, "must be at least %g seconds (%v), got %s", MinTimeout.Seconds(), MinTimeout, f.val.Value)
 		return 0
 	case x > float64(math.MaxInt64/time.Second):
 		d.bad(f, "is too large")
@@ -382,16 +393,21 @@ func jsonable(v any) (any, bool) {
 // suggest returns `; did you mean "x"?` for the candidate closest to s, or ""
 // when none is close.
 func suggest(s string, candidates []string) string {
+	if best := closest(s, candidates); best != "" {
+		return fmt.Sprintf("; did you mean %q?", best)
+	}
+	return ""
+}
+
+// closest returns the candidate closest to s, or "" when none is close.
+func closest(s string, candidates []string) string {
 	best, bestDist := "", 1+len(s)/4
 	for _, c := range candidates {
 		if dist := distance(s, c); dist <= bestDist && (best == "" || dist < bestDist) {
 			best, bestDist = c, dist
 		}
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf("; did you mean %q?", best)
+	return best
 }
 
 // distance is the optimal string alignment distance: edits, counting a swap of

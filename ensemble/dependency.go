@@ -78,4 +78,33 @@ func (d *decoder) condition(f field, dep *Dependency) {
 		return
 	}
 	dep.Program = p
+	d.conds = append(d.conds, condRef{f, p})
+}
+
+// condRef is a compiled condition and its field.
+type condRef struct {
+	f field
+	p *conditions.Program
+}
+
+// contextKeys checks, once every agent's state key is known, that the
+// conditions name only keys of context that some agent fills: a misspelled
+// key would make its condition false, silently, at every turn.
+func (d *decoder) contextKeys() {
+	var known []string
+	for _, c := range d.conds {
+		for _, k := range c.p.ContextKeys {
+			if _, ok := d.stateKeys[k.Name]; ok {
+				continue
+			}
+			if known == nil {
+				known = slices.Sorted(maps.Keys(d.stateKeys))
+			}
+			at := fmt.Sprintf("column %d", k.Column)
+			if k.Line > 1 {
+				at = fmt.Sprintf("line %d, %s", k.Line, at)
+			}
+			d.bad(c.f, "names context.%s, but no agent has the state key %q%s (%s)", k.Name, k.Name, suggest(k.Name, known), at)
+		}
+	}
 }

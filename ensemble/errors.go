@@ -15,7 +15,8 @@ type Error struct {
 	Source       string // the offending line of the file, when known; see Pretty
 }
 
-// Error formats e as FILE:LINE:COL: message.
+// Error formats e as FILE:LINE:COL: message (FILE: message when the line is
+// unknown).
 func (e *Error) Error() string {
 	if e.Line == 0 {
 		return e.File + ": " + e.Message
@@ -70,4 +71,42 @@ func (l ErrorList) Sorted() ErrorList {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
 	return slices.CompactFunc(l, func(a, b *Error) bool { return *a == *b })
+}
+
+// MaxErrors is how many errors one load reports; the others are counted in
+// a last "…and N more errors".
+const MaxErrors = 100
+
+// errorSink collects the errors of one load: the first MaxErrors found, and
+// how many more there were.
+type errorSink struct {
+	list ErrorList
+	more int
+	last string // the file of the last error, for the count of the others
+}
+
+func (s *errorSink) full() bool { return len(s.list) >= MaxErrors }
+
+// add keeps e, or only counts it when MaxErrors are kept: it then returns
+// false.
+func (s *errorSink) add(e *Error) bool {
+	s.last = e.File
+	if s.full() {
+		s.more++
+		return false
+	}
+	s.list = append(s.list, e)
+	return true
+}
+
+// result is nil when no error was found, else the sorted *ErrorList.
+func (s *errorSink) result() error {
+	if len(s.list) == 0 {
+		return nil
+	}
+	l := s.list.Sorted()
+	if s.more > 0 {
+		l = append(l, &Error{File: s.last, Message: fmt.Sprintf("…and %d more errors", s.more)})
+	}
+	return &l
 }

@@ -32,7 +32,10 @@ func FuzzLoadBytes(f *testing.F) {
 		if !errors.As(err, &list) || len(*list) == 0 {
 			t.Fatalf("error %T %v, want a non-empty *ErrorList", err, err)
 		}
-		for _, e := range *list {
+		for i, e := range *list {
+			if i == MaxErrors && e.Line == 0 && strings.HasPrefix(e.Message, "…and ") {
+				continue // the count of the errors left out
+			}
 			if e.Line < 1 || e.Column < 1 || strings.Contains(e.Message, "\n") {
 				t.Errorf("bad error %q", e.Error())
 			}

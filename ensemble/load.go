@@ -5,13 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -29,11 +28,36 @@ type LoadOptions struct {
 // Load reads, decodes and validates the ensemble file at path. Every problem
 // found is reported: the error is then a *ErrorList.
 func Load(path string, opts LoadOptions) (*Ensemble, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return LoadBytes(path, data, opts)
+}
+
+// MaxFileSize is the largest ensemble or profiles file the loader reads.
+const MaxFileSize = 16 << 20
+
+// ReadFile reads a file of at most MaxFileSize bytes; the error is a
+// *ErrorList naming the file.
+func ReadFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, &ErrorList{readError(path, err)}
 	}
-	return LoadBytes(path, data, opts)
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	switch {
+	case err != nil:
+		return nil, &ErrorList{readError(path, err)}
+	case len(data) > MaxFileSize:
+		return nil, &ErrorList{tooLarge(path)}
+	}
+	return data, nil
+}
+
+func tooLarge(path string) *Error {
+	return &Error{File: path, Message: fmt.Sprintf("the file is larger than %d MiB, the limit for ensemble and profiles files", MaxFileSize>>20)}
 }
 
 // LoadBytes is Load for a file already read; path names it in errors, and
@@ -47,7 +71,10 @@ func LoadBytes(path string, data []byte, opts LoadOptions) (*Ensemble, error) {
 	if err != nil {
 		return nil, err
 	}
-	var errs ErrorList
+	if len(data) > MaxFileSize {
+		return nil, &ErrorList{tooLarge(path)}
+	}
+	var errs errorSink
 	models := map[string]*ModelProfile{}
 	for _, file := range slices.Backward(opts.ProfileFiles) {
 		if file != "" {
@@ -61,9 +88,8 @@ func LoadBytes(path string, data []byte, opts LoadOptions) (*Ensemble, error) {
 	if root := d.document(data); root != nil {
 		d.ensemble(root, e)
 	}
-	if len(errs) > 0 {
-		errs = errs.Sorted()
-		return nil, &errs
+	if err := errs.result(); err != nil {
+		return nil, err
 	}
 	return e, nil // indexed by d.ensemble, for the run check
 }
@@ -95,22 +121,20 @@ func (d *decoder) ensemble(root *yaml.Node, e *Ensemble) {
 	// reported at once; the dependencies already reported are left out of it.
 	e.Index()
 	c := e.runnable(func(dep *Dependency) bool { return !d.badDeps[dep] })
-	for _, a := range e.Agents {
-		if !c.agents[a] {
-			d.errorAt(a.Pos.Line, a.Pos.Column, "agent %q can never run: %s", a.Name, e.whyUnrunnable(a, c))
-		}
+	for _, u := range e.whyUnrunnable(c) {
+		d.errorAt(u.agent.Pos.Line, u.agent.Pos.Column, "agent %q can never run: %s", u.agent.Name, u.why)
 	}
 }
 
 // document parses data as a single YAML document and returns its root, or nil
-// after reporting a syntax error (at column 1: yaml gives no column) or an
-// empty file.
+// after reporting a syntax error (in plain words, see syntaxError) or an empty
+// file.
 func (d *decoder) document(data []byte) *yaml.Node {
 	docs, err := parse(data)
 	switch {
 	case err != nil:
-		msg := yamlLine.ReplaceAllString(strings.TrimPrefix(err.Error(), "yaml: "), "")
-		d.errorAt(failingLine(data, err.Error()), 1, "YAML syntax error: %s", strings.ReplaceAll(msg, "\n", " "))
+		line, col, msg := syntaxError(d.lines, failingLine(data, err.Error()), err)
+		d.errorAt(line, col, "%s", msg)
 	case len(docs) == 0:
 		d.errorAt(1, 1, "the file is empty")
 	case len(docs) > 1:
@@ -120,10 +144,6 @@ func (d *decoder) document(data []byte) *yaml.Node {
 	}
 	return nil
 }
-
-// yamlLine is the line yaml gives some errors; it is not reliable (0-based for
-// parser errors, 1-based for scanner errors), see failingLine.
-var yamlLine = regexp.MustCompile(`^line \d+: `)
 
 // parse decodes every YAML document in data and returns their roots.
 func parse(data []byte) ([]*yaml.Node, error) {

@@ -3,6 +3,8 @@ package ensemble
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -62,8 +64,16 @@ func TestLoadErrors(t *testing.T) {
 		file string
 		want []string
 	}{
-		{"syntax.yaml", []string{`4:1: YAML syntax error: did not find expected ',' or ']'`}},
-		{"syntax-noline.yaml", []string{`3:1: YAML syntax error: mapping values are not allowed in this context`}},
+		// yaml's syntax errors, in plain words at the column of the cause.
+		{"syntax.yaml", []string{`4:13: this list is not closed: "]" is missing`}},
+		{"syntax-noline.yaml", []string{`3:12: a value cannot contain ": " unless it is quoted: put the value in quotes`}},
+		{"syntax-tab.yaml", []string{`3:1: tab character used for indentation; YAML needs spaces`}},
+		{"syntax-indent-item.yaml", []string{`5:4: bad indentation: this line does not line up with the list items above it`}},
+		{"syntax-indent-key.yaml", []string{`5:2: bad indentation: this line does not line up with the keys above it`}},
+		{"syntax-indent-deep.yaml", []string{`4:7: bad indentation: this line is indented more than the line above it, which already has a value`}},
+		{"syntax-quote.yaml", []string{`4:10: this quoted string is never closed`}},
+		{"syntax-anchor.yaml", []string{`4:10: *question refers to no anchor: define &question before it`}},
+		{"syntax-reserved.yaml", []string{`4:10: '@' cannot start a value: put the value in quotes`}},
 		{"empty.yaml", []string{`1:1: the file is empty`}},
 		{"two-docs.yaml", []string{`4:1: only one YAML document is allowed per file`}},
 		{"types.yaml", []string{`3:3: agents must be a list, got a mapping`}},
@@ -97,6 +107,12 @@ func TestLoadErrors(t *testing.T) {
 			`8:5: agent "two": script, model_profile and ask are mutually exclusive; found script and model_profile`,
 			`12:5: agent "three": script, model_profile and ask are mutually exclusive; found script, model_profile and ask`,
 			`14:10: agent "empty": ask must not be empty`,
+			// The misspelled kind is the cause: no "found none" besides.
+			`16:5: unknown key "scirpt" in agent "misspelled"; did you mean "script"?`,
+			`19:5: unknown key "agent_name" in agent "misplaced": it belongs to a dependency: dependencies: [{agent_name: X, ...}]`,
+			`20:5: unknown key "condition" in agent "misplaced": it belongs to a dependency: dependencies: [{agent_name: X, condition: ...}]`,
+			`21:5: unknown key "requires_all" in agent "misplaced": it belongs to a dependency`,
+			`22:5: unknown key "max_executions" in agent "misplaced": it belongs to a dependency`,
 		}},
 		{"dependency-errors.yaml", []string{
 			`8:9: agent "sink" depends on unknown agent "sorce"; did you mean "source"?`,
@@ -142,16 +158,16 @@ func TestLoadErrors(t *testing.T) {
 			`7:7: env of agent "s": "1BAD" is not a valid environment variable name`,
 		}},
 		{"limits.yaml", []string{
-			`5:22: tool "t": timeout_seconds must be greater than 0, got -1`,
-			`7:57: model profile "m": timeout_seconds must be greater than 0, got 0`,
+			`5:22: tool "t": timeout_seconds must be at least 0.001 seconds (1ms), got -1`,
+			`7:57: model profile "m": timeout_seconds must be at least 0.001 seconds (1ms), got 0`,
 			`7:72: model profile "m": max_tokens must be at least 1, got 0`,
-			`11:22: agent "a": timeout_seconds must be greater than 0, got 0`,
+			`11:22: agent "a": timeout_seconds must be at least 0.001 seconds (1ms), got 1e-12`,
 			`12:16: agent "a": max_steps must be at least 1, got 0`,
 			`13:31: conversation of agent "a": max_turns must be at least 1, got 0`,
 			`15:20: conversation_limits: max_total_turns must be at least 1, got 0`,
 			`16:29: conversation_limits.max_agent_executions: a must be at least 1, got 0`,
 			`16:32: conversation_limits.max_agent_executions: unknown agent "b"; did you mean "a"?`,
-			`17:20: conversation_limits: timeout_seconds must be greater than 0, got 0`,
+			`17:20: conversation_limits: timeout_seconds must be at least 0.001 seconds (1ms), got 0.0009`,
 			`18:25: conversation_limits: parallel_agent_limit must be at least 1, got -2`,
 		}},
 		{"profiles.yaml", []string{
@@ -176,15 +192,20 @@ func TestLoadErrors(t *testing.T) {
 		}},
 		{"scripts.yaml", []string{
 			`4:13: tool "t": script "scripts/missing.py" does not exist`,
-			`7:13: agent "missing": script "scripts/nope.sh" does not exist`,
-			`9:13: agent "folder": script "scripts" is a folder, not a file`,
-			`11:13: agent "plain": script "scripts/plain.txt" is not executable and has no known extension`,
+			`6:13: tool "crlf": script "scripts/crlf-tool" has Windows line endings (CRLF): its #! line ends in a carriage return, so it cannot start; convert it with dos2unix or sed -i 's/\r$//'`,
+			`9:13: agent "missing": script "scripts/nope.sh" does not exist`,
+			`11:13: agent "folder": script "scripts" is a folder, not a file`,
+			`13:13: agent "plain": script "scripts/plain.txt" is not executable and has no known extension`,
+			`17:13: agent "crlf": script "scripts/crlf.py" has Windows line endings (CRLF)`,
+			`19:13: agent "no_shebang": script "scripts/no-shebang" is executable but has no #! line, no known extension (.py, .sh, .js, .rb) and is not a binary: add a first line such as #!/bin/sh`,
 		}},
 		{"unrunnable.yaml", []string{
+			// A cycle is reported once, at its first agent.
 			`5:5: agent "a" can never run: it is in a cycle with no entry from outside: a → b → a`,
-			`8:5: agent "b" can never run: it is in a cycle with no entry from outside: b → a → b`,
-			`11:5: agent "downstream" can never run: it depends on "b", which can never run (a cycle with no entry from outside: b → a → b)`,
-			`14:5: agent "only_optional" can never run: it depends on "a", which can never run`,
+			`11:5: agent "downstream" can never run: it depends on "b", which is in the cycle with no entry from outside reported on line 5`,
+			`14:5: agent "only_optional" can never run: it depends on "a", which is in the cycle with no entry from outside reported on line 5`,
+			`31:5: agent "further" can never run: it depends on "downstream", which can never run because of the cycle with no entry from outside reported on line 5`,
+			`34:5: agent "c1" can never run: it is in a cycle with no entry from outside: c1 → c7 → c6 → … → c3 → c2 → c1 (7 agents)`,
 		}},
 		// A cycle is reported even when other references are wrong; an
 		// agent whose only problem is an already reported reference (an
@@ -194,8 +215,7 @@ func TestLoadErrors(t *testing.T) {
 			`7:20: agent "typo" depends on unknown agent "strat"; did you mean "start"?`,
 			`10:27: agent "selfish" depends on itself`,
 			`11:5: agent "a" can never run: it is in a cycle with no entry from outside: a → b → a`,
-			`14:5: agent "b" can never run: it is in a cycle with no entry from outside: b → a → b`,
-			`17:5: agent "start" can never run: it depends on "a", which can never run (a cycle with no entry from outside: a → b → a)`,
+			`17:5: agent "start" can never run: it depends on "a", which is in the cycle with no entry from outside reported on line 11`,
 			`17:11: duplicate agent name "start" (first declared on line 3)`,
 		}},
 		// Outputs are stored and delivered by state key: two agents with
@@ -204,6 +224,13 @@ func TestLoadErrors(t *testing.T) {
 			`8:31: agent "b": state_key "data" is already the state key of agent "a" (line 5); each agent needs its own`,
 			`12:11: agent "data": its state key "data" (its name) is already the state key of agent "a" (line 5); each agent needs its own`,
 			`16:31: agent "d": state_key "d" is already the state key of agent "c" (line 11); each agent needs its own`,
+		}},
+		// Keys of context are state keys, known at load: the state key of
+		// agent summarize is summary, not its name.
+		{"context-keys.yaml", []string{
+			`12:20: dependency "fetch" of agent "use": condition names context.fecth, but no agent has the state key "fecth"; did you mean "fetch"? (column 13)`,
+			`14:20: dependency "summarize" of agent "use": condition names context.summarize, but no agent has the state key "summarize"; did you mean "summary"? (column 36)`,
+			`19:20: dependency "use" of agent "later": condition names context.zzz, but no agent has the state key "zzz" (line 2, column 11)`,
 		}},
 		{"unknown-keys.yaml", []string{
 			`2:1: unknown top-level key "agnets"; did you mean "agents"?`,
@@ -368,7 +395,7 @@ func TestScriptAgentFields(t *testing.T) {
 		}
 	}
 	e := loadOK(t, "timeouts.yaml", LoadOptions{})
-	if e.Agent("a").Timeout != 1500*time.Millisecond || e.Limits.Timeout != 30*time.Second {
+	if e.Agent("a").Timeout != 1500*time.Millisecond || e.Agent("shortest").Timeout != MinTimeout || e.Limits.Timeout != 30*time.Second {
 		t.Errorf("timeouts %v %v", e.Agent("a").Timeout, e.Limits.Timeout)
 	}
 }
@@ -390,19 +417,29 @@ func TestMergeKeysAndExtensions(t *testing.T) {
 func TestExpand(t *testing.T) {
 	t.Parallel()
 	e := loadOK(t, "expand.yaml", LoadOptions{LookupEnv: envOf(map[string]string{
-		"PROVIDER": "ollama", "MODEL": "qwen", "BASE_URL": "http://gpu:11434/v1", "PRICE": "5", "HOME": "/root",
+		"PROVIDER": "ollama", "MODEL": "qwen", "PRICE": "5", "HOME": "/root", "EMPTY": "",
 	})})
 	m := e.Models["m"]
-	if m.Provider != "ollama" || m.Model != "qwen-latest" || m.BaseURL != "http://gpu:11434/v1" {
+	if m.Provider != "ollama" || m.Model != "qwen-latest" || m.BaseURL != "http://localhost:11434/v1" {
 		t.Errorf("expanded profile %+v", m)
 	}
-	if want := "Costs 5; literal ${MODEL}; unset []; $HOME stays"; m.SystemPrompt != want {
+	if want := "Costs 5; literal ${MODEL}; fallback [none] []; $HOME stays"; m.SystemPrompt != want {
 		t.Errorf("system_prompt %q, want %q", m.SystemPrompt, want)
 	}
+	e = loadOK(t, "expand.yaml", LoadOptions{LookupEnv: envOf(map[string]string{
+		"PROVIDER": "ollama", "MODEL": "qwen", "PRICE": "5", "BASE_URL": "http://gpu:11434/v1", "EMPTY": "set",
+	})})
+	if m := e.Models["m"]; m.BaseURL != "http://gpu:11434/v1" || !strings.Contains(m.SystemPrompt, "[set]") {
+		t.Errorf("a set variable wins over its fallback: %+v", m)
+	}
 
+	// An unset variable is an error naming it and the field, never "".
 	file := filepath.Join("testdata", "expand.yaml")
 	_, err := Load(file, LoadOptions{LookupEnv: noEnv})
-	checkErrors(t, err, file, `4:15: model profile "m": provider must not be empty`)
+	checkErrors(t, err, file,
+		`4:15: model profile "m": provider uses ${PROVIDER}, which is not set; set it, or give a fallback with ${PROVIDER:-default}`,
+		`5:12: model profile "m": model uses ${MODEL}, which is not set`,
+		`7:20: model profile "m": system_prompt uses ${PRICE}, which is not set`)
 }
 
 func TestProfileFiles(t *testing.T) {
@@ -532,5 +569,18 @@ func TestSuggest(t *testing.T) {
 		if (want == "" && got != "") || (want != "" && got != `; did you mean "`+want+`"?`) {
 			t.Errorf("suggest(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// An executable binary needs no #! line: the test binary itself is one.
+func TestScriptBinary(t *testing.T) {
+	t.Parallel()
+	bin, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	src := fmt.Sprintf("name: bin\nagents:\n  - name: b\n    script: %q\n", bin)
+	if _, err := LoadBytes(filepath.Join("testdata", "bin.yaml"), []byte(src), LoadOptions{LookupEnv: noEnv}); err != nil {
+		t.Errorf("a binary script: %v", err)
 	}
 }

@@ -21,19 +21,20 @@ func LoadProfiles(path string, lookup func(string) (string, bool)) (map[string]*
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
-	var errs ErrorList
+	var errs errorSink
 	models := loadProfiles(path, lookup, &errs)
-	if len(errs) > 0 {
-		errs = errs.Sorted()
-		return nil, &errs
+	if err := errs.result(); err != nil {
+		return nil, err
 	}
 	return models, nil
 }
 
-func loadProfiles(path string, lookup func(string) (string, bool), errs *ErrorList) map[string]*ModelProfile {
-	data, err := os.ReadFile(path)
+func loadProfiles(path string, lookup func(string) (string, bool), errs *errorSink) map[string]*ModelProfile {
+	data, err := ReadFile(path)
 	if err != nil {
-		*errs = append(*errs, readError(path, err))
+		for _, e := range *err.(*ErrorList) {
+			errs.add(e)
+		}
 		return nil
 	}
 	d := newDecoder(path, data, lookup, errs)
@@ -70,9 +71,8 @@ func (d *decoder) profiles(f field) map[string]*ModelProfile {
 }
 
 // profile decodes one model profile. ${VAR} in provider, model, base_url and
-// system_prompt expands from the environment; an unset variable expands to
-// "", and $${VAR} stands for a literal ${VAR}. api_key_env is not expanded:
-// it is a variable's name.
+// system_prompt expands from the environment (see expand). api_key_env is not
+// expanded: it is a variable's name.
 func (d *decoder) profile(pf field) *ModelProfile {
 	where := fmt.Sprintf("model profile %q", pf.name)
 	p := &ModelProfile{Pos: pos(pf.key), File: d.file, Name: pf.name}
@@ -80,16 +80,20 @@ func (d *decoder) profile(pf field) *ModelProfile {
 	if m == nil {
 		return p
 	}
-	p.Provider = d.expand(d.str(m["provider"]))
-	if f := m["provider"]; !f.ok() || p.Provider == "" {
+	var ok bool
+	p.Provider, ok = d.expand(m["provider"])
+	switch f := m["provider"]; {
+	case !ok:
+	case !f.ok() || p.Provider == "":
 		d.need(f, true)
-	} else if !slices.Contains(providers, p.Provider) {
+	case !slices.Contains(providers, p.Provider):
 		d.bad(f, "must be one of %s, got %q", strings.Join(providers, ", "), p.Provider)
 	}
-	p.Model = d.expand(d.str(m["model"]))
-	d.need(m["model"], p.Model == "")
-	p.BaseURL = d.expand(d.str(m["base_url"]))
-	if u, err := url.Parse(p.BaseURL); p.BaseURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+	if p.Model, ok = d.expand(m["model"]); ok {
+		d.need(m["model"], p.Model == "")
+	}
+	p.BaseURL, ok = d.expand(m["base_url"])
+	if u, err := url.Parse(p.BaseURL); ok && p.BaseURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 		d.bad(m["base_url"], "must be an http or https URL, got %q", p.BaseURL)
 	}
 	if f := m["api_key_env"]; f.ok() {
@@ -111,24 +115,39 @@ func (d *decoder) profile(pf field) *ModelProfile {
 		p.Temperature = &t
 	}
 	p.MaxTokens = d.positive(m["max_tokens"])
-	p.SystemPrompt = d.expand(d.str(m["system_prompt"]))
+	p.SystemPrompt, _ = d.expand(m["system_prompt"])
 	p.Timeout = d.seconds(m["timeout_seconds"])
 	p.ContextWindow = d.contextWindow(m["context_window"])
 	return p
 }
 
-var envRef = regexp.MustCompile(`\$?\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+var envRef = regexp.MustCompile(`\$?\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
 
-// expand replaces ${VAR} with the variable's value ("" when unset) and
-// $${VAR} with a literal ${VAR}.
-func (d *decoder) expand(s string) string {
-	return envRef.ReplaceAllStringFunc(s, func(ref string) string {
+// expand decodes a string field and expands it: ${VAR} is the variable's
+// value, ${VAR:-default} falls back to default when VAR is unset or empty,
+// and $${...} stands for a literal ${...}. An unset variable without a
+// fallback is an error: expanding it to "" would silently change the meaning
+// of the field (an empty base_url sends the request to the public endpoint).
+// ok is false when such an error was reported.
+func (d *decoder) expand(f field) (s string, ok bool) {
+	ok = true
+	s = envRef.ReplaceAllStringFunc(d.str(f), func(ref string) string {
 		if strings.HasPrefix(ref, "$$") {
 			return ref[1:]
 		}
-		v, _ := d.lookup(ref[2 : len(ref)-1])
+		sub := envRef.FindStringSubmatch(ref)
+		name, fallback := sub[1], sub[2]
+		v, set := d.lookup(name)
+		switch {
+		case fallback != "" && v == "":
+			return fallback[2:]
+		case !set:
+			d.bad(f, "uses ${%s}, which is not set; set it, or give a fallback with ${%s:-default}", name, name)
+			ok = false
+		}
 		return v
 	})
+	return s, ok
 }
 
 var (

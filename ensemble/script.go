@@ -1,19 +1,24 @@
 package ensemble
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // interpreted are the extensions that run without the executable bit (SPEC §3).
 var interpreted = []string{".py", ".sh", ".js", ".rb"}
 
 // script decodes a script path and returns it with its absolute form,
-// relative to the ensemble file's folder. The file must exist and be runnable:
-// executable, or with an extension of interpreted.
+// relative to the ensemble file's folder. The file must exist and be runnable
+// the way the script runner starts it: an executable file with a "#!" line
+// runs through it, then a file with an extension of interpreted runs through
+// that interpreter, then an executable file must be a binary.
 func (d *decoder) script(f field) (script, path string) {
 	script = d.str(f)
 	if script == "" {
@@ -31,8 +36,46 @@ func (d *decoder) script(f field) (script, path string) {
 		d.bad(f, "%q cannot be read: %v", script, errors.Unwrap(err))
 	case info.IsDir():
 		d.bad(f, "%q is a folder, not a file", script)
-	case info.Mode()&0o111 == 0 && !slices.Contains(interpreted, filepath.Ext(path)):
+	case info.Mode()&0o111 == 0 && !slices.Contains(interpreted, strings.ToLower(filepath.Ext(path))):
 		d.bad(f, "%q is not executable and has no known extension (.py, .sh, .js, .rb)", script)
+	case info.Mode()&0o111 != 0:
+		d.executable(f, script, path)
 	}
 	return script, path
+}
+
+// executable checks the start of an executable script: a "#!" line must not
+// end in a carriage return (the system would look for an interpreter named
+// "python3\r"), and a file without one must be a binary unless an extension
+// of interpreted picks its interpreter.
+func (d *decoder) executable(f field, script, path string) {
+	file, err := os.Open(path)
+	if err != nil {
+		d.bad(f, "%q cannot be read: %v", script, errors.Unwrap(err))
+		return
+	}
+	defer file.Close()
+	head := make([]byte, 256) // as much of a #! line as Linux reads
+	n, _ := io.ReadFull(file, head)
+	head = head[:n]
+	line, _, _ := bytes.Cut(head, []byte("\n"))
+	switch {
+	case bytes.HasPrefix(head, []byte("#!")):
+		if bytes.HasSuffix(line, []byte("\r")) {
+			d.bad(f, "%q has Windows line endings (CRLF): its #! line ends in a carriage return, so it cannot start; convert it with dos2unix or sed -i 's/\\r$//'", script)
+		}
+	case slices.Contains(interpreted, strings.ToLower(filepath.Ext(path))):
+	case !isBinary(head):
+		d.bad(f, "%q is executable but has no #! line, no known extension (.py, .sh, .js, .rb) and is not a binary: add a first line such as #!/bin/sh", script)
+	}
+}
+
+// isBinary reports whether head starts an executable binary: ELF or Mach-O.
+func isBinary(head []byte) bool {
+	for _, magic := range []string{"\x7fELF", "\xfe\xed\xfa\xce", "\xfe\xed\xfa\xcf", "\xce\xfa\xed\xfe", "\xcf\xfa\xed\xfe", "\xca\xfe\xba\xbe"} {
+		if bytes.HasPrefix(head, []byte(magic)) {
+			return true
+		}
+	}
+	return false
 }

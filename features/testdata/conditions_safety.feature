@@ -89,5 +89,5 @@ Feature: Conditions are evaluated safely
       | context.a.b ==               | doc string line 9, column 20: dependency \"a\" of agent \"b\": condition does not compile: unexpected token EOF (column 14) |
       | (context.a == 1              | condition does not compile: unexpected token EOF (column 15)                     |
       | context.a = 1                | condition does not compile: unexpected token Operator(\"=\") (column 11)         |
-      | turn_count + 1               | condition must be boolean, but its type is int                                   |
+      | turn_count + 1               | condition must be boolean, but it is always a number                                   |
       | context.a ==== 1             | condition does not compile                                                       |
