@@ -280,7 +280,7 @@ func (f *File) check() error {
 	}
 	for name, n := range s.OutputCount {
 		if n < 0 || n > s.AgentExecutionCount[name] {
-			return fmt.Errorf("agent %q has %d outputs but %d executions", name, n, s.AgentExecutionCount[name])
+			return fmt.Errorf("agent %q has more outputs (%d) than executions (%d)", name, n, s.AgentExecutionCount[name])
 		}
 	}
 	for target, m := range s.Edges {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -114,9 +115,7 @@ func (f *runFlags) check(inputSet bool) error {
 	if inputSet && f.inputFile != "" {
 		return usageErr("--input and --input-file are mutually exclusive")
 	}
-	switch f.output {
-	case "", "text", "json", "jsonl":
-	default:
+	if f.output != "" && !slices.Contains(runOutputs, f.output) {
 		return usageErr("--output must be text, json or jsonl, got %q", f.output)
 	}
 	return nil

@@ -33,9 +33,7 @@ files, is skipped), in every subdirectory but hidden ones and testdata.
 resolve against the current directory.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch output {
-			case "text", "json":
-			default:
+			if !slices.Contains(validateOutputs, output) {
 				return usageErr("--output must be text or json, got %q", output)
 			}
 			paths, err := ensembleFiles(args)
@@ -163,6 +161,7 @@ func validateJSON(io *stdio, paths, profiles []string) error {
 	}
 	enc := json.NewEncoder(io.out)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // <stdin> as it is
 	if err := enc.Encode(problems); err != nil {
 		return err
 	}
