@@ -31,12 +31,23 @@ func TestStateFileIsNeverClobbered(t *testing.T) {
 		t.Fatalf("the file was overwritten: %q", b)
 	}
 
+	// Counts in messages agree with their number.
+	one := filepath.Join(dir, "one.json")
+	if o := runWith(one, "--max-turns", "1"); o.code != 3 {
+		t.Fatalf("one turn: exit %d %s", o.code, o.stderr)
+	}
+	b, _ := os.ReadFile(one)
+	os.WriteFile(one, []byte(strings.Replace(string(b), `"completion_reason": "max_total_turns"`, `"completion_reason": ""`, 1)), 0o600)
+	if o := runWith(one); o.code != 2 || !strings.Contains(o.stderr, "has not finished (1 turn done)") {
+		t.Fatalf("one turn done: exit %d %s", o.code, o.stderr)
+	}
+
 	// A run killed before it finished: its state has no completion reason.
 	unfinished := filepath.Join(dir, "unfinished.json")
 	if o := runWith(unfinished); o.code != 0 {
 		t.Fatalf("first run: exit %d %s", o.code, o.stderr)
 	}
-	b, _ := os.ReadFile(unfinished)
+	b, _ = os.ReadFile(unfinished)
 	os.WriteFile(unfinished, []byte(strings.Replace(string(b), `"completion_reason": "completed"`, `"completion_reason": ""`, 1)), 0o600)
 	if o := runWith(unfinished); o.code != 2 || !strings.Contains(o.stderr, "ensemble resume "+unfinished) {
 		t.Fatalf("unfinished run: exit %d %s", o.code, o.stderr)
@@ -71,7 +82,7 @@ func TestStateFileIsNeverClobbered(t *testing.T) {
 	// was refused.
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if name := e.Name(); name != "notes.txt" && name != "unfinished.json" && name != "busy.json" {
+		if name := e.Name(); name != "notes.txt" && name != "one.json" && name != "unfinished.json" && name != "busy.json" {
 			t.Errorf("left behind: %s", name)
 		}
 	}
