@@ -162,7 +162,7 @@ func (r *Run) step(parent, runCtx context.Context) string {
 		// run plays it again. Its executions are reported, not recorded.
 		why := "the run was interrupted"
 		if reason == Timeout {
-			why = "the run timed out"
+			why = "the run reached its timeout"
 		}
 		for i, o := range outcomes {
 			msg := "stopped before it finished: " + why
