@@ -93,14 +93,18 @@ func (l *Locked) Save(f *File) error {
 		next = tmp
 		if l.f == nil {
 			// A new file: it must not replace one that another run has
-			// created since Lock.
-			if err := os.Link(tmp.Name(), l.path); err != nil {
-				if errors.Is(err, fs.ErrExist) {
-					return ErrLocked
-				}
-				return err
+			// created since Lock. A file system without hard links gets
+			// the rename, after a last look.
+			err := os.Link(tmp.Name(), l.path)
+			if errors.Is(err, fs.ErrExist) {
+				return ErrLocked
 			}
-			return os.Remove(tmp.Name())
+			if err == nil {
+				return os.Remove(tmp.Name())
+			}
+			if _, lerr := os.Lstat(l.path); lerr == nil {
+				return ErrLocked
+			}
 		}
 		return os.Rename(tmp.Name(), l.path)
 	})
