@@ -160,16 +160,19 @@ func (r *Run) step(parent, runCtx context.Context) string {
 	if reason := stopReason(parent, runCtx); reason != "" {
 		// The turn was cut short: nothing of it is committed, so a resumed
 		// run plays it again. Its executions are reported, not recorded.
+		why := "the run was interrupted"
+		if reason == Timeout {
+			why = "the run reached its timeout"
+		}
 		for i, o := range outcomes {
-			msg := "cancelled before it finished"
+			msg := "stopped before it finished: " + why
 			if o.res != nil {
 				r.interruptedUsage.Add(o.res.Usage)
 			}
 			if o.res != nil && o.res.Err == nil {
-				msg = "finished, but its turn was interrupted, so its output was discarded"
+				msg = "finished, but " + why + " before its turn ended, so its output was discarded"
 			}
-			r.interrupted = append(r.interrupted, RunError{TurnNumber: turn, AgentName: ready[i].Agent.Name,
-				Message: fmt.Sprintf("%s (%s)", msg, reason)})
+			r.interrupted = append(r.interrupted, RunError{TurnNumber: turn, AgentName: ready[i].Agent.Name, Message: msg})
 		}
 		return reason
 	}

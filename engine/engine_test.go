@@ -179,7 +179,8 @@ func TestRunTimeoutDoesNotCommitTheInterruptedTurn(t *testing.T) {
 	if res.TurnCount != 1 || len(res.ConversationHistory) != 1 || res.AgentExecutionCount["sibling"] != 0 {
 		t.Fatalf("the interrupted turn was committed: %+v", res)
 	}
-	if len(res.Errors) != 2 || !strings.Contains(res.Errors[0].Message, "timeout") || !strings.Contains(res.Errors[1].Message, "discarded") {
+	if len(res.Errors) != 2 || res.Errors[0].Message != "stopped before it finished: the run reached its timeout" ||
+		res.Errors[1].Message != "finished, but the run reached its timeout before its turn ended, so its output was discarded" {
 		t.Fatalf("interrupted executions not reported: %+v", res.Errors)
 	}
 	// What the interrupted turn spent was spent: the run's usage counts it.

@@ -136,10 +136,12 @@ func Stats(res *engine.Result, names []string) []*AgentStats {
 
 // usageText is "3 requests, 1200 input tokens, 310 output tokens".
 func usageText(u state.Usage) string {
-	return fmt.Sprintf("%s, %s input tokens, %s output tokens", plural(u.Requests, "request"), thousands(u.InputTokens), thousands(u.OutputTokens))
+	return fmt.Sprintf("%s, %s input tokens, %s output tokens", Count(u.Requests, "request"), thousands(u.InputTokens), thousands(u.OutputTokens))
 }
 
-func plural(n int, word string) string {
+// Count is n and word, in the plural unless n is 1: "1 turn", "2 turns",
+// "1,200 requests".
+func Count(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}

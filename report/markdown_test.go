@@ -75,7 +75,7 @@ func sample() (*engine.Result, MarkdownOptions) {
 		},
 		Errors: []engine.RunError{
 			{TurnNumber: 1, AgentName: "checker", Message: "exit status 2:\nbad draft"},
-			{TurnNumber: 3, AgentName: "checker", Message: "cancelled before it finished (timeout)"},
+			{TurnNumber: 3, AgentName: "checker", Message: "stopped before it finished: the run reached its timeout"},
 		},
 		Warnings: []state.Warning{{TurnNumber: 2, AgentName: "publisher", Dependency: "checker",
 			Message: "condition of publisher ← checker (context.checker.ok) failed, counted as false: <nil> has no field ok"}},

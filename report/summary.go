@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -14,19 +15,61 @@ import (
 var endings = map[string]string{
 	engine.MaxTotalTurns: "agents were still ready when the turn limit was reached: raise conversation_limits.max_total_turns or pass --max-turns",
 	engine.Timeout:       "the run's timeout passed and running agents were cancelled: raise conversation_limits.timeout_seconds or pass --timeout",
-	engine.Cancelled:     "interrupted; a run started with --state FILE goes on with: ensemble resume FILE",
 }
+
+// SummaryOptions tune a Summary.
+type SummaryOptions struct {
+	// Agents are the ensemble's agents in file order (nil: the order they
+	// first ran); those that never ran are listed with 0 runs.
+	Agents []string
+	// Width is the terminal's width in columns: the table is fitted to it
+	// and the lines are broken at spaces. ≤ 0 means no terminal: lines are
+	// not broken, and previews are cut at 100 runes.
+	Width int
+	// Resume is the command that continues this run ("" when the run has
+	// no state file); an interrupted run names it.
+	Resume string
+	// Quiet prints the final state only: it is the run's result.
+	Quiet bool
+}
+
+// shownFailures is how many failed executions the headline names.
+const shownFailures = 3
 
 // Summary writes the end of a run for a person: how it ended, a table of the
 // agents (runs, failures, time, usage), errors, warnings and the final
-// state. agents is the ensemble's agents in file order (nil: the order they
-// first ran); those that never ran are listed with 0 runs.
-func Summary(w io.Writer, res *engine.Result, agents []string) {
-	fmt.Fprintf(w, "\n%s: %s after %s in %s\n", res.Ensemble, res.CompletionReason, plural(res.TurnCount, "turn"), Seconds(res.DurationSeconds))
-	if why := endings[res.CompletionReason]; why != "" {
-		fmt.Fprintf(w, "  (%s)\n", why)
+// state.
+func Summary(w io.Writer, res *engine.Result, opts SummaryOptions) {
+	width := opts.Width
+	if width <= 0 {
+		width = math.MaxInt
 	}
-	stats := Stats(res, agents)
+	if !opts.Quiet {
+		summaryHead(w, res, opts, width)
+	}
+	if len(res.FinalState) > 0 {
+		fmt.Fprintln(w, "final state:")
+		keys := make([]string, 0, len(res.FinalState))
+		for k := range res.FinalState {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			// "  key: " and the preview fill the line, up to 100 runes of
+			// preview, and never fewer than 10.
+			n := min(100, max(10, width-len([]rune(k))-4))
+			fmt.Fprintf(w, "  %s: %s\n", k, Preview(res.FinalState[k], n))
+		}
+	}
+}
+
+func summaryHead(w io.Writer, res *engine.Result, opts SummaryOptions, width int) {
+	fmt.Fprintln(w)
+	paragraph(w, "", "  ", res.Ensemble+": "+headline(res), width)
+	if why := ending(res.CompletionReason, opts.Resume); why != "" {
+		paragraph(w, "  ", "   ", "("+why+")", width)
+	}
+	stats := Stats(res, opts.Agents)
 	llm := res.Usage.Requests > 0
 	if len(stats) > 0 {
 		// The time column is at least as wide as any Seconds up to 99
@@ -43,32 +86,69 @@ func Summary(w io.Writer, res *engine.Result, agents []string) {
 			}
 			rows = append(rows, row)
 		}
-		table(w, "  ", rows)
+		if _, ok := fit(rows, indent, width); ok || !llm {
+			table(w, rows, width)
+		} else {
+			// Too narrow for one table: the usage gets a table of its own.
+			var runs, usage [][]string
+			for _, r := range rows {
+				runs = append(runs, r[:4])
+				usage = append(usage, append([]string{r[0]}, r[4:]...))
+			}
+			table(w, runs, width)
+			table(w, usage, width)
+		}
 	}
 	if llm {
-		fmt.Fprintf(w, "usage: %s\n", usageText(res.Usage))
+		paragraph(w, "", "  ", "usage: "+usageText(res.Usage), width)
 	}
 	for _, e := range res.Errors {
 		who := e.AgentName
 		if who == "" {
 			who = "run"
 		}
-		fmt.Fprintf(w, "error: turn %d, %s: %s\n", e.TurnNumber, who, e.Message)
+		paragraph(w, "", "  ", fmt.Sprintf("error: turn %d, %s: %s", e.TurnNumber, who, e.Message), width)
 	}
 	for _, wn := range res.Warnings {
-		fmt.Fprintf(w, "warning: turn %d, %s\n", wn.TurnNumber, wn.Message)
+		paragraph(w, "", "  ", fmt.Sprintf("warning: turn %d, %s", wn.TurnNumber, wn.Message), width)
 	}
-	if len(res.FinalState) > 0 {
-		fmt.Fprintln(w, "final state:")
-		keys := make([]string, 0, len(res.FinalState))
-		for k := range res.FinalState {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			fmt.Fprintf(w, "  %s: %s\n", k, Preview(res.FinalState[k], 100))
+}
+
+// headline is how the run ended: "completed after 2 turns in 0.10s", and
+// when executions failed, "completed with 1 failed execution after 2 turns
+// in 0.10s: fetch (turn 1)".
+func headline(res *engine.Result) string {
+	var failed []string
+	for _, rec := range res.ConversationHistory {
+		if rec.Error != nil {
+			failed = append(failed, fmt.Sprintf("%s (turn %d)", rec.AgentName, rec.TurnNumber))
 		}
 	}
+	s := res.CompletionReason
+	if len(failed) > 0 {
+		s += " with " + Count(len(failed), "failed execution")
+	}
+	s += fmt.Sprintf(" after %s in %s", Count(res.TurnCount, "turn"), Seconds(res.DurationSeconds))
+	if len(failed) == 0 {
+		return s
+	}
+	s += ": " + strings.Join(failed[:min(len(failed), shownFailures)], ", ")
+	if n := len(failed) - shownFailures; n > 0 {
+		s += " and " + thousands(n) + " more"
+	}
+	return s
+}
+
+// ending explains a completion reason; resume is the command that continues
+// the run, "" when it cannot be continued.
+func ending(reason, resume string) string {
+	if reason != engine.Cancelled {
+		return endings[reason]
+	}
+	if resume != "" {
+		return "interrupted; the run goes on with: " + resume
+	}
+	return "interrupted; a run started with --state FILE can be continued with: ensemble resume FILE"
 }
 
 func dash(n int) string {
@@ -85,29 +165,128 @@ func timeCell(s *AgentStats) string {
 	return Seconds(s.Seconds)
 }
 
+// indent is the table's left margin.
+const indent = "  "
+
 // table writes rows as aligned columns: the first flush left, the others
-// flush right, two spaces apart.
-func table(w io.Writer, indent string, rows [][]string) {
-	var widths []int
-	for _, r := range rows {
+// flush right, two spaces apart, in at most width columns when it can (see
+// fit). Wrapped header cells sit on their bottom line.
+func table(w io.Writer, rows [][]string, width int) {
+	widths, _ := fit(rows, indent, width)
+	for ri, r := range rows {
+		cells := make([][]string, len(r))
+		height := 1
+		for i, c := range r {
+			if ri == 0 {
+				cells[i] = wrapWords(strings.TrimSpace(c), widths[i])
+			} else {
+				cells[i] = []string{Truncate(c, widths[i])}
+			}
+			height = max(height, len(cells[i]))
+		}
+		for line := range height {
+			var b strings.Builder
+			b.WriteString(indent)
+			for i, lines := range cells {
+				c := ""
+				if k := line - (height - len(lines)); k >= 0 {
+					c = lines[k]
+				}
+				pad := strings.Repeat(" ", max(0, widths[i]-len([]rune(c))))
+				if i == 0 {
+					b.WriteString(c + pad)
+				} else {
+					b.WriteString("  " + pad + c)
+				}
+			}
+			fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+		}
+	}
+}
+
+// firstColumnLeast is how narrow the cut names of the first column may get.
+const firstColumnLeast = 10
+
+// fit returns the widths of the columns of rows (the first is the header)
+// so that the table is at most width columns wide, and whether it is: the
+// widest columns are narrowed first, header cells down to their longest
+// word (they wrap at spaces), the cells of the first column down to
+// firstColumnLeast runes (they are cut with "…"); numbers are never cut.
+func fit(rows [][]string, indent string, width int) (widths []int, ok bool) {
+	var least []int
+	for ri, r := range rows {
 		for i, c := range r {
 			if i >= len(widths) {
 				widths = append(widths, 0)
+				least = append(least, 0)
 			}
-			widths[i] = max(widths[i], len([]rune(c)))
+			n := len([]rune(c))
+			widths[i] = max(widths[i], n)
+			switch {
+			case ri == 0:
+				for _, word := range strings.Fields(c) {
+					least[i] = max(least[i], len([]rune(word)))
+				}
+			case i == 0:
+				least[i] = max(least[i], min(n, firstColumnLeast))
+			default:
+				least[i] = max(least[i], n)
+			}
 		}
 	}
-	for _, r := range rows {
-		var b strings.Builder
-		b.WriteString(indent)
-		for i, c := range r {
-			pad := strings.Repeat(" ", widths[i]-len([]rune(c)))
-			if i == 0 {
-				b.WriteString(c + pad)
-			} else {
-				b.WriteString("  " + pad + c)
+	total := len([]rune(indent)) + 2*(len(widths)-1)
+	for _, n := range widths {
+		total += n
+	}
+	for total > width {
+		best := -1
+		for i := range widths {
+			if widths[i] > least[i] && (best < 0 || widths[i] > widths[best]) {
+				best = i
 			}
 		}
-		fmt.Fprintln(w, b.String())
+		if best < 0 {
+			return widths, false
+		}
+		widths[best]--
+		total--
 	}
+	return widths, true
+}
+
+// paragraph writes text with each of its lines broken at spaces into lines
+// of at most width runes: the first line starts with first, the others with
+// rest.
+func paragraph(w io.Writer, first, rest, text string, width int) {
+	prefix := first
+	for _, line := range strings.Split(text, "\n") {
+		if width == math.MaxInt {
+			fmt.Fprintln(w, prefix+line)
+			prefix = rest
+			continue
+		}
+		for _, part := range wrapWords(line, width-len([]rune(rest))) {
+			fmt.Fprintln(w, prefix+part)
+			prefix = rest
+		}
+	}
+}
+
+// wrapWords breaks s at spaces into lines of at most width runes; a word
+// longer than width is a line of its own. Runs of spaces become one.
+func wrapWords(s string, width int) []string {
+	var lines []string
+	var cur string
+	for _, word := range strings.Fields(s) {
+		switch {
+		case cur == "":
+			cur = word
+		case len([]rune(cur))+1+len([]rune(word)) <= width:
+			cur += " " + word
+		default:
+			lines = append(lines, cur)
+			cur = word
+		}
+	}
+	return append(lines, cur)
 }

@@ -1,28 +1,98 @@
 package report
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/state"
 )
 
 // TestSummarySaysWhyARunStoppedEarly: a run that did not simply complete
-// says what stopped it and what to change.
+// says what stopped it and what to change; an interrupted run names the
+// command that continues it when there is one.
 func TestSummarySaysWhyARunStoppedEarly(t *testing.T) {
 	t.Parallel()
-	for reason, want := range map[string]string{
-		engine.Completed:     "",
-		engine.MaxTotalTurns: "pass --max-turns",
-		engine.Timeout:       "pass --timeout",
-		engine.Cancelled:     "ensemble resume FILE",
+	for _, tc := range []struct {
+		reason, resume, want string
+	}{
+		{engine.Completed, "", ""},
+		{engine.MaxTotalTurns, "", "pass --max-turns"},
+		{engine.Timeout, "", "pass --timeout"},
+		{engine.Cancelled, "", "a run started with --state FILE can be continued with: ensemble resume FILE"},
+		{engine.Cancelled, "ensemble resume 'my run.json'", "the run goes on with: ensemble resume 'my run.json'"},
 	} {
 		var b strings.Builder
-		Summary(&b, &engine.Result{Ensemble: "e", CompletionReason: reason, AgentExecutionCount: map[string]int{}}, nil)
+		Summary(&b, &engine.Result{Ensemble: "e", CompletionReason: tc.reason, AgentExecutionCount: map[string]int{}}, SummaryOptions{Resume: tc.resume})
 		lines := strings.Split(b.String(), "\n")
 		hint := strings.HasPrefix(lines[2], "  (")
-		if hint != (want != "") || !strings.Contains(lines[2], want) {
-			t.Errorf("%s: %q", reason, b.String())
+		if hint != (tc.want != "") || !strings.Contains(lines[2], tc.want) {
+			t.Errorf("%s %q: %q", tc.reason, tc.resume, b.String())
 		}
+	}
+}
+
+// TestSummaryHeadlineCounts: counts agree with their number, and a run
+// that completed with failed executions says so, and which.
+func TestSummaryHeadlineCounts(t *testing.T) {
+	t.Parallel()
+	failed := func(agents ...string) []*state.Record {
+		var recs []*state.Record
+		msg := "boom"
+		for i, a := range agents {
+			recs = append(recs, &state.Record{TurnNumber: i + 1, AgentName: a, Error: &msg})
+		}
+		return recs
+	}
+	for _, tc := range []struct {
+		turns   int
+		history []*state.Record
+		want    string
+	}{
+		{1, nil, "e: completed after 1 turn in 0.00s"},
+		{2, nil, "e: completed after 2 turns in 0.00s"},
+		{2, failed("fetch"), "e: completed with 1 failed execution after 2 turns in 0.00s: fetch (turn 1)"},
+		{5, failed("a", "b", "c", "d", "e"), "e: completed with 5 failed executions after 5 turns in 0.00s: a (turn 1), b (turn 2), c (turn 3) and 2 more"},
+	} {
+		var b strings.Builder
+		Summary(&b, &engine.Result{Ensemble: "e", CompletionReason: engine.Completed, TurnCount: tc.turns, ConversationHistory: tc.history}, SummaryOptions{})
+		if got := strings.Split(b.String(), "\n")[1]; got != tc.want {
+			t.Errorf("got  %q\nwant %q", got, tc.want)
+		}
+	}
+}
+
+// TestSummaryFitsTheTerminal: at any width the table's cells are whole
+// words or cut with "…", never broken inside a word by the terminal.
+func TestSummaryFitsTheTerminal(t *testing.T) {
+	t.Parallel()
+	msg := "the model refused"
+	res := &engine.Result{
+		Ensemble:         "research-pipeline",
+		CompletionReason: engine.Completed,
+		TurnCount:        4,
+		ConversationHistory: []*state.Record{
+			{TurnNumber: 1, AgentName: "collect_sources_from_the_web", ExecutionTime: 1.5},
+			{TurnNumber: 2, AgentName: "summarizer", ExecutionTime: 12.25, Usage: &state.Usage{Requests: 3, InputTokens: 125000, OutputTokens: 4200}},
+			{TurnNumber: 3, AgentName: "summarizer", ExecutionTime: 3, Error: &msg, Usage: &state.Usage{Requests: 1, InputTokens: 900}},
+			{TurnNumber: 4, AgentName: "publish", ExecutionTime: 0.02},
+		},
+		FinalState: map[string]any{
+			"summarizer":                   "A long summary of everything that was found, in plain words, which goes on and on for a while.",
+			"collect_sources_from_the_web": []any{"https://example.com/a", "https://example.com/b"},
+		},
+		Usage: state.Usage{Requests: 4, InputTokens: 125900, OutputTokens: 4200},
+	}
+	for _, width := range []int{50, 100} {
+		var b strings.Builder
+		Summary(&b, res, SummaryOptions{Agents: []string{"collect_sources_from_the_web", "summarizer", "publish", "never_ran"}, Width: width})
+		got := b.String()
+		for _, line := range strings.Split(got, "\n") {
+			if len([]rune(line)) > width {
+				t.Errorf("width %d: line of %d runes: %q", width, len([]rune(line)), line)
+			}
+		}
+		golden(t, fmt.Sprintf("summary-%d.golden", width), got)
 	}
 }

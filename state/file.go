@@ -95,24 +95,43 @@ func HashFile(path string) (string, error) {
 // Save writes f to path atomically: the JSON goes to a temporary file in the
 // same directory, which is synced, renamed over path, and then the directory
 // is synced. A reader, or a process killed at any moment, sees the previous
-// complete file or the new one, never a mix. Format, Version and SavedAt are
-// filled in. The file is created with mode 0600: it holds the run's
+// complete file or the new one, never a mix. A symbolic link at path stays
+// in place: the file it points to is replaced. Format, Version and SavedAt
+// are filled in. The file is created with mode 0600: it holds the run's
 // conversations.
 func Save(path string, f *File) error {
+	data, err := encode(f)
+	if err != nil {
+		return err
+	}
+	resolved, err := resolve(path)
+	if err != nil {
+		return fmt.Errorf("saving the state to %s: %w", path, err)
+	}
+	return writeAtomic(resolved, data, func(tmp *os.File) error {
+		if err := os.Rename(tmp.Name(), resolved); err != nil {
+			return err
+		}
+		return tmp.Close()
+	})
+}
+
+func encode(f *File) ([]byte, error) {
 	if f == nil || f.State == nil {
-		return errors.New("saving the state: nothing to save")
+		return nil, errors.New("saving the state: nothing to save")
 	}
 	f.Format, f.Version = FileFormat, FileVersion
 	f.SavedAt = time.Now().UTC()
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
-		return fmt.Errorf("saving the state: %w", err)
+		return nil, fmt.Errorf("saving the state: %w", err)
 	}
-	data = append(data, '\n')
-	return writeAtomic(path, data)
+	return append(data, '\n'), nil
 }
 
-func writeAtomic(path string, data []byte) (err error) {
+// writeAtomic writes data to a new temporary file beside path, syncs it and
+// hands it to place, which puts it at path (and takes over the open file).
+func writeAtomic(path string, data []byte, place func(tmp *os.File) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -123,6 +142,7 @@ func writeAtomic(path string, data []byte) (err error) {
 	}
 	defer func() {
 		if err != nil {
+			unlockFile(tmp)
 			tmp.Close()
 			os.Remove(tmp.Name())
 			err = fmt.Errorf("saving the state to %s: %w", path, err)
@@ -134,10 +154,7 @@ func writeAtomic(path string, data []byte) (err error) {
 	if err = tmp.Sync(); err != nil {
 		return err
 	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
+	if err = place(tmp); err != nil {
 		return err
 	}
 	// The rename is durable once the directory is synced. Some file systems
@@ -266,7 +283,7 @@ func (f *File) check() error {
 	}
 	for name, n := range s.OutputCount {
 		if n < 0 || n > s.AgentExecutionCount[name] {
-			return fmt.Errorf("agent %q has %d outputs but %d executions", name, n, s.AgentExecutionCount[name])
+			return fmt.Errorf("agent %q has more outputs (%d) than executions (%d)", name, n, s.AgentExecutionCount[name])
 		}
 	}
 	for target, m := range s.Edges {

@@ -138,7 +138,7 @@ func TestLoadRejectsBadFiles(t *testing.T) {
 		{"bad hash", edit(func(m map[string]any) { m["ensemble"].(map[string]any)["sha256"] = "abc" }), "not a sha256"},
 		{"wrong types", edit(func(m map[string]any) { st(m)["turn_count"] = "two" }), "corrupt"},
 		{"negative turn", edit(func(m map[string]any) { st(m)["turn_count"] = -1 }), "negative"},
-		{"more outputs than executions", edit(func(m map[string]any) { st(m)["output_count"] = map[string]any{"a": 5} }), "5 outputs but 2 executions"},
+		{"more outputs than executions", edit(func(m map[string]any) { st(m)["output_count"] = map[string]any{"a": 5} }), "more outputs (5) than executions (2)"},
 		{"history beyond the turn count", edit(func(m map[string]any) { st(m)["turn_count"] = 1 }), "outside 1..1"},
 		{"null record", edit(func(m map[string]any) { st(m)["conversation_history"] = []any{nil} }), "null"},
 		{"negative timeout", edit(func(m map[string]any) { m["options"] = map[string]any{"timeout_seconds": -1} }), "options"},

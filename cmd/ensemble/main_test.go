@@ -137,13 +137,15 @@ func TestExitCodesAndUsage(t *testing.T) {
 	}{
 		{"runaway loop stops at the turn limit", []string{"run", ex + "runaway-loop/ensemble.yaml", "--responses", ex + "runaway-loop/responses.yaml"}, 3, ""},
 		{"--max-turns overrides the file", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--responses", ex + "writer-reviewer/responses.yaml", "--max-turns", "2"}, 3, ""},
-		{"--timeout overrides the file", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--responses", ex + "writer-reviewer/responses.yaml", "--timeout", "1ns"}, 4, ""},
+		{"--timeout overrides the file", []string{"run", "testdata/slow/ensemble.yaml", "--timeout", "1ms"}, 4, ""},
 		{"unknown flag", []string{"run", "x.yaml", "--bogus"}, 2, "unknown flag: --bogus"},
 		{"bad output", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--output", "xml"}, 2, `--output must be text, json or jsonl, got "xml"`},
 		{"negative parallel", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--parallel", "-1"}, 2, "--parallel must be at least 1, got -1"},
 		{"zero parallel", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--parallel", "0"}, 2, "--parallel must be at least 1, got 0"},
 		{"zero max turns", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--max-turns", "0"}, 2, "--max-turns must be at least 1, got 0"},
-		{"zero timeout", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--timeout", "0s"}, 2, "--timeout must be positive, got 0s"},
+		{"zero timeout", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--timeout", "0s"}, 2, "--timeout must be at least 1ms, got 0s"},
+		{"timeout under a millisecond", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--timeout", "1ns"}, 2, "--timeout must be at least 1ms, got 1ns"},
+		{"resume: timeout under a millisecond", []string{"resume", "nope.state", "--timeout", "999us"}, 2, "--timeout must be at least 1ms, got 999µs"},
 		{"resume: zero max turns", []string{"resume", "nope.state", "--max-turns", "0"}, 2, "--max-turns must be at least 1, got 0"},
 		{"missing file", []string{"run", "nope.yaml"}, 2, "nope.yaml"},
 		{"missing responses file", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--responses", "nope.yaml"}, 2, "nope.yaml"},
@@ -163,13 +165,21 @@ func TestExitCodesAndUsage(t *testing.T) {
 func TestInputFromStdinAndFile(t *testing.T) {
 	t.Parallel()
 	args := []string{"run", example + "ensemble.yaml", "--responses", example + "responses.yaml", "--output", "json"}
-	o := ensembleCmd(t, "Q4 numbers\n", append(args, "--input", "-")...)
-	if !strings.Contains(o.stdout, `"input": "Q4 numbers\n"`) {
-		t.Fatalf("stdin input not used: %s %s", o.stdout, o.stderr)
+	// The newline that ends the last line is not part of the input.
+	for stdin, want := range map[string]string{
+		"Q4 numbers\n":   `"input": "Q4 numbers",`,
+		"Q4 numbers\r\n": `"input": "Q4 numbers",`,
+		"Q4 numbers\n\n": `"input": "Q4 numbers\n",`,
+		"Q4\nnumbers":    `"input": "Q4\nnumbers",`,
+	} {
+		o := ensembleCmd(t, stdin, append(args, "--input", "-")...)
+		if !strings.Contains(o.stdout, want) {
+			t.Fatalf("stdin %q: want %s in %s %s", stdin, want, o.stdout, o.stderr)
+		}
 	}
 	f := filepath.Join(t.TempDir(), "in.txt")
 	os.WriteFile(f, []byte("from a file"), 0o644)
-	o = ensembleCmd(t, "", append(args, "--input-file", f)...)
+	o := ensembleCmd(t, "", append(args, "--input-file", f)...)
 	if !strings.Contains(o.stdout, `"input": "from a file"`) {
 		t.Fatalf("file input not used: %s %s", o.stdout, o.stderr)
 	}

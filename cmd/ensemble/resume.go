@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/report"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -61,6 +63,9 @@ type resumeInfo struct {
 func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, changed func(string) bool) error {
 	sf, err := state.Load(path)
 	if err != nil {
+		if data, rerr := os.ReadFile(path); rerr == nil && isEnsemble(data) {
+			return usageErr("%s is an ensemble file, not a state file; start a durable run with: ensemble run %s --state run.json", path, shellQuote(path))
+		}
 		return &exitError{code: engine.ExitUsage, err: err}
 	}
 	f := runFlags{
@@ -120,21 +125,19 @@ func (f *runFlags) durable(io *stdio, e *ensemble.Ensemble, input string, opts e
 	if err != nil {
 		return nil, nil, err
 	}
-	unlock, err := state.Lock(f.stateFile)
+	lk, err := state.Lock(f.stateFile)
 	if err != nil {
 		return nil, nil, usageErr("--state: %v", err)
 	}
-	if f.resume == nil {
-		if err := checkNewStateFile(f.stateFile); err != nil {
-			unlock()
-			return nil, nil, err
-		}
+	if err := f.checkStateFile(); err != nil {
+		lk.Unlock()
+		return nil, nil, err
 	}
 	var r *engine.Run
 	save := func(reason string) error {
 		sf := r.File(reason)
 		sf.Responses, sf.Profiles = extra.Responses, extra.Profiles
-		return state.Save(f.stateFile, sf)
+		return lk.Save(sf)
 	}
 	opts.AfterTurn = func(*state.State) error { return save("") }
 	if f.resume != nil {
@@ -143,11 +146,11 @@ func (f *runFlags) durable(io *stdio, e *ensemble.Ensemble, input string, opts e
 		r = engine.New(e, input, opts)
 	}
 	if err := save(""); err != nil {
-		unlock()
+		lk.Unlock()
 		return nil, nil, usageErr("--state: %v", err)
 	}
 	final := func(res *engine.Result) error {
-		defer unlock()
+		defer lk.Unlock()
 		if err := save(res.CompletionReason); err != nil {
 			fmt.Fprintf(io.err, "ensemble: %v\n", err)
 			return &exitError{code: engine.ExitFailed}
@@ -157,19 +160,28 @@ func (f *runFlags) durable(io *stdio, e *ensemble.Ensemble, input string, opts e
 	return r, final, nil
 }
 
-// checkNewStateFile refuses to start a new run over a state file that holds
-// an unfinished one (it would be lost), or over a file that is not a state
-// file at all (a mistyped path must not clobber a document).
-func checkNewStateFile(path string) error {
+// checkStateFile runs with the state file locked. A new run must not start
+// over a state file that holds an unfinished run (it would be lost), or over
+// a file that is not a state file at all (a mistyped path must not clobber a
+// document). A resumed run must find the file as it read it before the
+// lock: another process may have continued it in between.
+func (f *runFlags) checkStateFile() error {
+	path := f.stateFile
 	sf, err := state.Load(path)
+	if rs := f.resume; rs != nil {
+		if err != nil || !sf.SavedAt.Equal(rs.file.SavedAt) {
+			return usageErr("%s was changed by another ensemble process while this one read it: run ensemble resume again", path)
+		}
+		return nil
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
 		return usageErr("--state: %v\nrefusing to overwrite it: name a new file, or remove this one", err)
 	case sf.Resumable():
-		return usageErr("--state %s holds a run of %q that has not finished (%d turns done); continue it with\n  ensemble resume %s\nor remove the file to start over",
-			path, sf.Ensemble.Name, sf.State.TurnCount, path)
+		return usageErr("--state %s holds a run of %q that has not finished (%s done); continue it with\n  %s\nor remove the file to start over",
+			path, sf.Ensemble.Name, report.Count(sf.State.TurnCount, "turn"), resumeCommand(path))
 	}
 	return nil
 }

@@ -124,6 +124,7 @@ func newRootCmd(io *stdio) *cobra.Command {
 	})
 	root.AddCommand(newRunCmd(io), newValidateCmd(io), newResumeCmd(io), newTestCmd(io), newGraphCmd(io), newSchemaCmd(io))
 	root.AddCommand(newInitCmd(io))
+	addCompletions(root)
 	return root
 }
 

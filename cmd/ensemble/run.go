@@ -6,14 +6,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/report"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/runners/llm"
 )
@@ -42,6 +46,7 @@ type sharedFlags struct {
 	report    string // --report: write a Markdown transcript to this file
 	liveFlags
 	verbose bool // --verbose: the text summary shows scripts' stderr
+	quiet   bool // -q: no progress, no summary, no notices: only errors
 }
 
 // register adds the shared flags to cmd; resume words the help of those
@@ -66,12 +71,17 @@ func (s *sharedFlags) register(cmd *cobra.Command, resume bool) {
 	fl.StringArrayVar(&s.live, "live", nil, "with --responses, let LLM `AGENT` call its real model though it has no responses (repeatable)")
 	fl.BoolVar(&s.liveAll, "live-all", false, "with --responses, let every LLM agent without responses call its real model")
 	fl.BoolVar(&s.verbose, "verbose", false, "the text summary also shows what each script printed on stderr (its last 4 KiB)")
+	fl.BoolVarP(&s.quiet, "quiet", "q", false, "print no progress, summary or notice, only errors (--output text still prints the final state)")
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error { return checkLimitFlags(cmd) }
 }
 
+// minDuration is the least duration a flag takes: a shorter one would be
+// rounded to nothing somewhere down the line.
+const minDuration = time.Millisecond
+
 // checkLimitFlags rejects limit overrides that are given but not positive,
-// as the file's own limits are (SPEC §1.2): 0 would otherwise silently mean
-// "no override".
+// as the file's own limits are: 0 would otherwise silently mean "no
+// override"; and durations under minDuration.
 func checkLimitFlags(cmd *cobra.Command) error {
 	fl := cmd.Flags()
 	for _, name := range []string{"max-turns", "parallel"} {
@@ -79,10 +89,13 @@ func checkLimitFlags(cmd *cobra.Command) error {
 			return usageErr("--%s must be at least 1, got %d", name, n)
 		}
 	}
-	if d, err := fl.GetDuration("timeout"); err == nil && fl.Changed("timeout") && d <= 0 {
-		return usageErr("--timeout must be positive, got %s", d)
-	}
-	return nil
+	var err error
+	fl.Visit(func(f *pflag.Flag) {
+		if d, derr := fl.GetDuration(f.Name); err == nil && derr == nil && d < minDuration {
+			err = usageErr("--%s must be at least %s, got %s", f.Name, minDuration, d)
+		}
+	})
+	return err
 }
 
 func newRunCmd(io *stdio) *cobra.Command {
@@ -107,9 +120,7 @@ func (f *runFlags) check(inputSet bool) error {
 	if inputSet && f.inputFile != "" {
 		return usageErr("--input and --input-file are mutually exclusive")
 	}
-	switch f.output {
-	case "", "text", "json", "jsonl":
-	default:
+	if f.output != "" && !slices.Contains(runOutputs, f.output) {
 		return usageErr("--output must be text, json or jsonl, got %q", f.output)
 	}
 	return nil
@@ -129,11 +140,22 @@ func (f *runFlags) readInput(io *stdio, inputSet bool) (input string, ok bool, e
 		if err != nil {
 			return "", false, usageErr("--input -: reading standard input: %v", err)
 		}
-		return string(b), true, nil
+		// The newline that ends the last line is not part of the input, as
+		// in $(...) of a shell.
+		return trimNewline(string(b)), true, nil
 	case inputSet:
 		return f.input, true, nil
 	}
 	return "", false, nil
+}
+
+// trimNewline drops one trailing "\n" or "\r\n".
+func trimNewline(s string) string {
+	s, ok := strings.CutSuffix(s, "\n")
+	if ok {
+		s = strings.TrimSuffix(s, "\r")
+	}
+	return s
 }
 
 func readAll(r io.Reader) ([]byte, error) {
@@ -172,11 +194,10 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 			output = "text"
 		}
 	}
-	view, err := newRunView(io, e, output, f.stream, f.report)
+	view, err := newRunView(io, e, output, f)
 	if err != nil {
 		return err
 	}
-	view.verbose = f.verbose
 	defer view.close()
 	r, saveFinal, err := f.durable(io, e, input, engine.Options{
 		Runner:   runner,
@@ -187,6 +208,10 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	})
 	if err != nil {
 		return err
+	}
+	if rs := f.resume; rs != nil && output == "text" && !f.quiet {
+		done := rs.file.State.TurnCount
+		fmt.Fprintf(io.err, "ensemble: resuming %s from turn %d (%s done)\n", rs.path, done+1, report.Count(done, "turn"))
 	}
 	stop := view.start()
 	res := r.Run(ctx)

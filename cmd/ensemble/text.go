@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
@@ -19,21 +21,22 @@ type runView struct {
 	io       *stdio
 	e        *ensemble.Ensemble
 	output   string
+	flags    *runFlags
 	sink     events.Sink
 	progress *report.Progress
 	recorder *report.Recorder
 	report   *reportFile // --report
-	verbose  bool        // --verbose: the summary shows scripts' stderr
 }
 
 // newRunView wires the outputs for output ("text", "json" or "jsonl").
 // With "text", a terminal gets the live status line, anything else plain
 // lines.
-func newRunView(io *stdio, e *ensemble.Ensemble, output string, stream bool, reportPath string) (*runView, error) {
-	v := &runView{io: io, e: e, output: output}
+func newRunView(io *stdio, e *ensemble.Ensemble, output string, f *runFlags) (*runView, error) {
+	v := &runView{io: io, e: e, output: output, flags: f}
+	stream, reportPath := f.stream, f.report
 	var sinks []events.Sink
-	switch output {
-	case "text":
+	switch {
+	case output == "text" && !f.quiet:
 		live := isTerminal(io.out)
 		v.progress = report.NewProgress(io.out, report.ProgressOptions{
 			Live:   live,
@@ -46,13 +49,13 @@ func newRunView(io *stdio, e *ensemble.Ensemble, output string, stream bool, rep
 			},
 		})
 		sinks = append(sinks, v.progress.Sink())
-	case "jsonl":
+	case output == "jsonl":
 		sinks = append(sinks, newJSONLines(io.out))
 	}
 	if reportPath != "" {
 		rf, err := createReport(reportPath)
 		if err != nil {
-			return nil, usageErr("--report: %v", err)
+			return nil, usageErr("--report %s: %v", reportPath, err)
 		}
 		v.report = rf
 		v.recorder = report.NewRecorder()
@@ -75,8 +78,12 @@ func (v *runView) start() (stop func()) {
 // error.
 func (v *runView) finish(res *engine.Result) error {
 	if v.output == "text" {
-		report.Summary(v.io.out, res, v.agentNames())
-		if v.verbose {
+		opts := report.SummaryOptions{Agents: v.agentNames(), Width: v.io.termWidth(), Quiet: v.flags.quiet}
+		if v.flags.stateFile != "" {
+			opts.Resume = resumeCommand(v.flags.stateFile)
+		}
+		report.Summary(v.io.out, res, opts)
+		if v.flags.verbose && !v.flags.quiet {
 			writeStderrTails(v.io.out, res)
 		}
 	}
@@ -87,7 +94,7 @@ func (v *runView) finish(res *engine.Result) error {
 	err = v.report.commit(err)
 	v.report = nil
 	if err != nil {
-		fmt.Fprintf(v.io.err, "ensemble: writing the report: %v\n", err)
+		fmt.Fprintf(v.io.err, "ensemble: writing the report %s: %v\n", v.flags.report, err)
 		return &exitError{code: engine.ExitFailed}
 	}
 	return nil
@@ -110,9 +117,11 @@ type reportFile struct {
 	tmp  *os.File
 }
 
+// The report is created with mode 0600, as the state file is: it holds the
+// same conversations. Errors name path, not the temporary file.
 func createReport(path string) (*reportFile, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("%s is a directory", path)
+		return nil, errors.New("it is a directory")
 	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
@@ -120,20 +129,22 @@ func createReport(path string) (*reportFile, error) {
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return nil, err
-	}
-	// A report is a document to read and share, not the 0600 of a
-	// temporary file; an existing report keeps its mode.
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return nil, err
+		return nil, fmt.Errorf("cannot create it: %w", pathless(err))
 	}
 	return &reportFile{path: path, tmp: tmp}, nil
+}
+
+// pathless is err without the path of an *os.PathError or *os.LinkError.
+func pathless(err error) error {
+	var pe *os.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err
+	case errors.As(err, &le):
+		return le.Err
+	}
+	return err
 }
 
 // commit puts the written report in place; err is the error of writing it.
@@ -146,8 +157,9 @@ func (r *reportFile) commit(err error) error {
 	}
 	if err != nil {
 		os.Remove(r.tmp.Name())
+		return pathless(err)
 	}
-	return err
+	return nil
 }
 
 func (r *reportFile) discard() {
@@ -164,7 +176,8 @@ func (v *runView) agentNames() []string {
 }
 
 // termWidth is the width of the terminal on stdout, else $COLUMNS (read
-// through the injected environment, like every other variable), else 80.
+// through the injected environment, like every other variable), else 0:
+// unknown.
 func (s *stdio) termWidth() int {
 	if file, ok := s.out.(*os.File); ok {
 		if w := terminalColumns(file); w > 0 {
@@ -177,5 +190,19 @@ func (s *stdio) termWidth() int {
 			return cols
 		}
 	}
-	return 80
+	return 0
+}
+
+// resumeCommand is the command that continues the run saved in the state
+// file at path, quoted for a POSIX shell when it needs to be.
+func resumeCommand(path string) string {
+	return "ensemble resume " + shellQuote(path)
+}
+
+// shellQuote returns s as one word of a POSIX shell.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./+,:@%=") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

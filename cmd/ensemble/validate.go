@@ -4,9 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
@@ -16,25 +22,35 @@ func newValidateCmd(io *stdio) *cobra.Command {
 	var profiles []string
 	var output string
 	cmd := &cobra.Command{
-		Use:   "validate FILE...",
+		Use:   "validate FILE|DIR|-...",
 		Short: "Check ensemble files without running them (exit 0 or 2)",
-		Args:  cobra.MinimumNArgs(1),
+		Long: `Check ensemble files without running them: exit 0 when all are valid, 2 otherwise.
+
+A directory stands for every ensemble file under it: the .yaml and .yml files
+whose top level has an "agents" key (other YAML, such as responses and profiles
+files, is skipped), in every subdirectory but hidden ones and testdata.
+"-" reads an ensemble from standard input, named <stdin> in errors; its scripts
+resolve against the current directory.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch output {
-			case "text":
-			case "json":
-				return validateJSON(io, args, profiles)
-			default:
+			if !slices.Contains(validateOutputs, output) {
 				return usageErr("--output must be text or json, got %q", output)
 			}
+			paths, err := ensembleFiles(args)
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				return validateJSON(io, paths, profiles)
+			}
 			failed := false
-			for _, path := range args {
-				if _, err := loadEnsemble(io, path, profiles); err != nil {
+			for _, path := range paths {
+				if _, err := loadArg(io, path, profiles); err != nil {
 					io.printError(err)
 					failed = true
 					continue
 				}
-				fmt.Fprintf(io.out, "%s: ok\n", path)
+				fmt.Fprintf(io.out, "%s: ok\n", displayName(path))
 			}
 			if failed {
 				return &exitError{code: engine.ExitUsage}
@@ -45,6 +61,76 @@ func newValidateCmd(io *stdio) *cobra.Command {
 	cmd.Flags().StringArrayVar(&profiles, "profiles", nil, "model profiles `FILE` (repeatable)")
 	cmd.Flags().StringVar(&output, "output", "text", "text|json (json: a list of {file, line, column, message} on stdout, [] when all are valid)")
 	return cmd
+}
+
+// stdinName names the ensemble read from standard input.
+const stdinName = "<stdin>"
+
+func displayName(path string) string {
+	if path == "-" {
+		return stdinName
+	}
+	return path
+}
+
+// ensembleFiles expands the arguments of validate: a directory becomes the
+// ensemble files under it, in lexical order; files and "-" stay as they
+// are. A directory with no ensemble file is an error: validating nothing
+// must not pass.
+func ensembleFiles(args []string) ([]string, error) {
+	var paths []string
+	for _, arg := range args {
+		fi, err := os.Stat(arg)
+		if arg == "-" || err != nil || !fi.IsDir() {
+			paths = append(paths, arg) // a missing file is reported by the load
+			continue
+		}
+		n := len(paths)
+		err = filepath.WalkDir(arg, func(path string, d fs.DirEntry, err error) error {
+			switch {
+			case err != nil:
+				return err
+			case d.IsDir() && path != arg && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata"):
+				return filepath.SkipDir
+			case d.IsDir():
+				return nil
+			}
+			if ext := filepath.Ext(path); ext != ".yaml" && ext != ".yml" {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if isEnsemble(data) {
+				paths = append(paths, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		if len(paths) == n {
+			return nil, usageErr("%s: no ensemble file in this directory (a .yaml or .yml file with an \"agents\" key)", arg)
+		}
+	}
+	return paths, nil
+}
+
+// topLevelAgents finds an "agents" key at the top level of a YAML file
+// that does not parse.
+var topLevelAgents = regexp.MustCompile(`(?m)^["']?agents["']?[ \t]*:`)
+
+// isEnsemble reports whether data is an ensemble file rather than some
+// other YAML (responses, profiles) or JSON: its top level has an "agents"
+// key. A file too broken to parse counts when a line starts with "agents:".
+func isEnsemble(data []byte) bool {
+	var top map[string]any
+	if err := yaml.Unmarshal(data, &top); err != nil {
+		return topLevelAgents.Match(data)
+	}
+	_, ok := top["agents"]
+	return ok
 }
 
 // problem is one entry of validate --output json. line and column are
@@ -61,7 +147,7 @@ type problem struct {
 func validateJSON(io *stdio, paths, profiles []string) error {
 	problems := []problem{}
 	for _, path := range paths {
-		_, err := loadEnsemble(io, path, profiles)
+		_, err := loadArg(io, path, profiles)
 		var list *ensemble.ErrorList
 		switch {
 		case err == nil:
@@ -70,11 +156,12 @@ func validateJSON(io *stdio, paths, profiles []string) error {
 				problems = append(problems, problem{e.File, e.Line, e.Column, e.Message})
 			}
 		default:
-			problems = append(problems, problem{File: path, Message: err.Error()})
+			problems = append(problems, problem{File: displayName(path), Message: err.Error()})
 		}
 	}
 	enc := json.NewEncoder(io.out)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // <stdin> as it is
 	if err := enc.Encode(problems); err != nil {
 		return err
 	}
@@ -84,15 +171,41 @@ func validateJSON(io *stdio, paths, profiles []string) error {
 	return nil
 }
 
+// loadArg is loadEnsemble for an argument of validate: "-" is an ensemble
+// on standard input, named stdinName, whose scripts resolve against the
+// current directory.
+func loadArg(io *stdio, path string, profiles []string) (*ensemble.Ensemble, error) {
+	if path != "-" {
+		return loadEnsemble(io, path, profiles)
+	}
+	data, err := readAll(io.in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", stdinName, err)
+	}
+	return load(io, stdinName, data, profiles)
+}
+
 // loadEnsemble loads and validates an ensemble with the profiles from
 // --profiles and $ENSEMBLE_PROFILES: the file's own models win on a name
 // clash, then the --profiles files in order, then $ENSEMBLE_PROFILES.
 func loadEnsemble(io *stdio, path string, profiles []string) (*ensemble.Ensemble, error) {
+	return load(io, path, nil, profiles)
+}
+
+// load is loadEnsemble of data, or of the file at path when data is nil.
+func load(io *stdio, path string, data []byte, profiles []string) (*ensemble.Ensemble, error) {
 	files := slices.Clone(profiles)
 	if env, ok := io.lookupEnv("ENSEMBLE_PROFILES"); ok && env != "" {
 		files = append(files, env)
 	}
-	e, err := ensemble.Load(path, ensemble.LoadOptions{ProfileFiles: files, LookupEnv: io.lookupEnv})
+	opts := ensemble.LoadOptions{ProfileFiles: files, LookupEnv: io.lookupEnv}
+	var e *ensemble.Ensemble
+	var err error
+	if data == nil {
+		e, err = ensemble.Load(path, opts)
+	} else {
+		e, err = ensemble.LoadBytes(path, data, opts)
+	}
 	if err != nil {
 		var list *ensemble.ErrorList
 		if errors.As(err, &list) {
