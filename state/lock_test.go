@@ -137,12 +137,12 @@ func TestLockAndSaveFollowSymlinks(t *testing.T) {
 		t.Fatalf("lock of the file behind a locked link: %v, want ErrLocked", err)
 	}
 	f := sample()
-	f.State.TurnCount = 7
+	runTurnsTo(f.State, 7)
 	if err := l.Save(f); err != nil {
 		t.Fatal(err)
 	}
 	l.Unlock()
-	f.State.TurnCount = 8
+	runTurnsTo(f.State, 8)
 	if err := state.Save(link, f); err != nil {
 		t.Fatal(err)
 	}
