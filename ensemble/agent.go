@@ -11,11 +11,12 @@ import (
 
 var (
 	agentKeys = []string{"name", "script", "model_profile", "ask", "dependencies", "conversation", "timeout_seconds",
-		"parameters", "env", "prompt", "output_format", "tools", "max_steps", "context_window"}
+		"parameters", "env", "prompt", "output_format", "tools", "max_steps", "tool_parallel", "context_window"}
 	kindKeys = map[string]Kind{"script": KindScript, "model_profile": KindLLM, "ask": KindAsk}
 	// kindOnly are the fields that only one kind of agent takes.
 	kindOnly = map[string]Kind{"parameters": KindScript, "env": KindScript,
-		"prompt": KindLLM, "output_format": KindLLM, "tools": KindLLM, "max_steps": KindLLM, "context_window": KindLLM}
+		"prompt": KindLLM, "output_format": KindLLM, "tools": KindLLM, "max_steps": KindLLM, "tool_parallel": KindLLM,
+		"context_window": KindLLM}
 	conversationKeys = []string{"max_turns", "state_key", "triggers_conversation"}
 	outputFormats    = []string{"text", "json"}
 )
@@ -125,10 +126,12 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 	a.Tools = d.strings(m["tools"])
 	d.agentTools(m["tools"], a.Tools, where)
 	a.MaxSteps = d.positive(m["max_steps"])
+	a.ToolParallel = d.positive(m["tool_parallel"])
 	a.ContextWindow = d.contextWindow(m["context_window"])
 	if a.Kind == KindLLM {
 		a.OutputFormat = cmp.Or(a.OutputFormat, "text")
 		a.MaxSteps = cmp.Or(a.MaxSteps, DefaultMaxSteps)
+		a.ToolParallel = cmp.Or(a.ToolParallel, DefaultToolParallel)
 	}
 	return a
 }

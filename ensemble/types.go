@@ -41,6 +41,7 @@ const (
 	DefaultTimeout            = 300 * time.Second
 	DefaultParallelAgentLimit = 5
 	DefaultMaxSteps           = 20
+	DefaultToolParallel       = 8
 	DefaultMaxTurns           = 1
 )
 
@@ -114,6 +115,7 @@ type Agent struct {
 	OutputFormat  string   // "text" (default) or "json"
 	Tools         []string // tool names
 	MaxSteps      int      // model requests per execution; default 20
+	ToolParallel  int      // tool calls of one reply run at once; default 8
 	ContextWindow *ContextWindow
 }
 

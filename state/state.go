@@ -6,6 +6,7 @@ package state
 
 import (
 	"encoding/json"
+	"math"
 	"time"
 )
 
@@ -55,14 +56,23 @@ type Usage struct {
 	OutputTokens int `json:"output_tokens"`
 }
 
-// Add sums o into u.
+// Add sums o into u. Counts come from model servers: a negative one counts
+// as 0, and a sum saturates at math.MaxInt instead of overflowing.
 func (u *Usage) Add(o *Usage) {
 	if o == nil {
 		return
 	}
-	u.Requests += o.Requests
-	u.InputTokens += o.InputTokens
-	u.OutputTokens += o.OutputTokens
+	u.Requests = addCount(u.Requests, o.Requests)
+	u.InputTokens = addCount(u.InputTokens, o.InputTokens)
+	u.OutputTokens = addCount(u.OutputTokens, o.OutputTokens)
+}
+
+func addCount(a, b int) int {
+	a, b = max(a, 0), max(b, 0)
+	if a > math.MaxInt-b {
+		return math.MaxInt
+	}
+	return a + b
 }
 
 // Record is one execution of one agent (SPEC §6).

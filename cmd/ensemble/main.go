@@ -9,6 +9,7 @@ import (
 )
 
 func main() {
+	hideEnviron()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// The first SIGINT/SIGTERM cancels the run cleanly (agents are stopped,
 	// the state is written). Once it has, the default handling is back, so

@@ -35,6 +35,7 @@ func newAnthropic(cfg providerConfig) *anthropicProvider {
 		option.WithMaxRetries(cfg.maxRetries),
 		option.WithAPIKey(cfg.apiKey),
 		option.WithRequestTimeout(timeout),
+		option.WithMiddleware(transportMiddleware(cfg.query)),
 	}
 	if cfg.baseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.baseURL))
@@ -165,8 +166,8 @@ func (p *anthropicProvider) Chat(ctx context.Context, req *ChatRequest) (*ChatRe
 		return nil, p.wrapError(ctx, err)
 	}
 	out := &ChatResponse{
-		InputTokens:  int(msg.Usage.InputTokens + msg.Usage.CacheCreationInputTokens + msg.Usage.CacheReadInputTokens),
-		OutputTokens: int(msg.Usage.OutputTokens),
+		InputTokens:  tokenCount(msg.Usage.InputTokens, msg.Usage.CacheCreationInputTokens, msg.Usage.CacheReadInputTokens),
+		OutputTokens: tokenCount(msg.Usage.OutputTokens),
 	}
 	var text strings.Builder
 	for _, b := range msg.Content {
@@ -239,11 +240,8 @@ func (p *anthropicProvider) wrapError(ctx context.Context, err error) error {
 			detail, kind = env.Error.Message, env.Error.Type
 		} else {
 			detail = strings.TrimSpace(raw)
-			if len(detail) > 2000 {
-				detail = detail[:2000] + "…"
-			}
 		}
-		return apiError(ProviderAnthropic, apiErr.StatusCode, kind, detail, p.cfg.apiKey)
+		return apiError(ProviderAnthropic, apiErr.StatusCode, kind, detail)
 	}
-	return wrapTransportError(ProviderAnthropic, err, p.cfg.apiKey)
+	return wrapTransportError(ProviderAnthropic, err)
 }

@@ -15,8 +15,9 @@
 //
 // One execution continues the agent's stored conversation (Request.Memory)
 // with one user message, then runs the tool loop: send; run the reply's tool
-// calls concurrently (arguments validated against the tool's JSON Schema
-// first); append one result per call in the order the model issued them;
+// calls concurrently, tool_parallel at a time and at most 128 (arguments
+// validated against the tool's JSON Schema first); append one result per
+// call in the order the model issued them;
 // send again; until a reply has no tool calls or max_steps requests were
 // made. Result.Memory is the whole conversation afterwards; context_window
 // trims only what is sent. See README.md in this folder for every decision

@@ -20,6 +20,7 @@ const testKey = "sk-test-0123456789abcdef"
 // recorded is one request a fake server received.
 type recorded struct {
 	Path   string
+	Query  string // raw query
 	Header http.Header
 	Body   map[string]any
 	Raw    string
@@ -38,7 +39,7 @@ func newFakeServer(t testing.TB, reply func(n int, req recorded, w http.Response
 	fs := &fakeServer{}
 	fs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
-		rec := recorded{Path: r.URL.Path, Header: r.Header.Clone(), Raw: string(raw)}
+		rec := recorded{Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Raw: string(raw)}
 		_ = json.Unmarshal(raw, &rec.Body)
 		fs.mu.Lock()
 		n := len(fs.reqs)

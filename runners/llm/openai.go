@@ -35,7 +35,7 @@ func newOpenAI(cfg providerConfig) *openaiProvider {
 	opts := []option.RequestOption{
 		option.WithHTTPClient(cfg.httpClient),
 		option.WithMaxRetries(cfg.maxRetries),
-		option.WithMiddleware(errorMiddleware),
+		option.WithMiddleware(errorMiddleware, transportMiddleware(cfg.query)),
 	}
 	if cfg.baseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.baseURL))
@@ -99,9 +99,6 @@ func errorMiddleware(req *http.Request, next option.MiddlewareNext) (*http.Respo
 		var s string
 		if len(env.Error) > 0 && json.Unmarshal(env.Error, &s) == nil {
 			text = s
-		}
-		if len(text) > 2000 {
-			text = text[:2000] + "…"
 		}
 		body, _ = json.Marshal(map[string]any{"error": map[string]any{"message": text}})
 		res.Header.Set("Content-Type", "application/json")
@@ -201,8 +198,8 @@ func (p *openaiProvider) Chat(ctx context.Context, req *ChatRequest) (*ChatRespo
 	out := &ChatResponse{
 		Text:         ch.Message.Content,
 		Refusal:      ch.Message.Refusal,
-		InputTokens:  int(cc.Usage.PromptTokens),
-		OutputTokens: int(cc.Usage.CompletionTokens),
+		InputTokens:  tokenCount(cc.Usage.PromptTokens),
+		OutputTokens: tokenCount(cc.Usage.CompletionTokens),
 	}
 	for _, tc := range ch.Message.ToolCalls {
 		if tc.Type != "" && tc.Type != "function" {
@@ -271,7 +268,7 @@ func (p *openaiProvider) wrapError(ctx context.Context, err error) error {
 		if kind == "" || kind == strconv.Itoa(apiErr.StatusCode) { // OpenRouter: "code": 402
 			kind = apiErr.Type
 		}
-		return apiError(p.name, apiErr.StatusCode, kind, detail, p.cfg.apiKey)
+		return apiError(p.name, apiErr.StatusCode, kind, detail)
 	}
-	return wrapTransportError(p.name, err, p.cfg.apiKey)
+	return wrapTransportError(p.name, err)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -12,13 +14,14 @@ import (
 	"time"
 
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/runners"
 )
 
 // Provider is one model API behind the neutral message types. Implementations
 // must be safe for concurrent use.
 type Provider interface {
-	// Chat makes one model request (the SDK may retry it). Errors are
-	// already scrubbed of the API key.
+	// Chat makes one model request (the SDK may retry it). Errors are not
+	// redacted: the runner redacts every configured key from them.
 	Chat(ctx context.Context, req *ChatRequest) (*ChatResponse, error)
 }
 
@@ -76,11 +79,27 @@ const DefaultAnthropicMaxTokens = 4096
 // DefaultMaxRetries is how often a transient failure is retried.
 const DefaultMaxRetries = 3
 
+// tokenCount sums the token counts a server reported, trusting none: a
+// negative count is 0, and the sum saturates at math.MaxInt.
+func tokenCount(counts ...int64) int {
+	var sum int64
+	for _, n := range counts {
+		if n > 0 {
+			if sum > math.MaxInt64-n {
+				return math.MaxInt
+			}
+			sum += n
+		}
+	}
+	return int(min(sum, math.MaxInt))
+}
+
 // providerConfig is what a provider is built from: the profile, resolved.
 type providerConfig struct {
 	profile    *ensemble.ModelProfile
 	apiKey     string
 	baseURL    string
+	query      url.Values // base_url's query, added to every request
 	httpClient *http.Client
 	maxRetries int
 	// maxRetryDelay caps the SDK's backoff (OpenAI SDK only); 0 = SDK default.
@@ -89,20 +108,26 @@ type providerConfig struct {
 
 // resolveProfile checks the profile and looks up its key. The key comes only
 // from the variable the profile names in api_key_env (SPEC §1); a missing
-// key is an error before any request.
-func resolveProfile(p *ensemble.ModelProfile, lookup func(string) (string, bool)) (key, baseURL string, err error) {
+// key is an error before any request. The query of base_url is returned
+// apart, since the SDKs drop it.
+func resolveProfile(p *ensemble.ModelProfile, lookup func(string) (string, bool)) (key, baseURL string, query url.Values, err error) {
 	if p.Model == "" {
-		return "", "", fmt.Errorf("model profile %q: model is not set", p.Name)
+		return "", "", nil, fmt.Errorf("model profile %q: model is not set", p.Name)
 	}
 	baseURL = strings.TrimSpace(p.BaseURL)
+	if u, err := url.Parse(baseURL); err == nil && (u.RawQuery != "" || u.ForceQuery) {
+		query = u.Query()
+		u.RawQuery, u.ForceQuery = "", false
+		baseURL = u.String()
+	}
 	switch p.Provider {
 	case ProviderOpenAI:
 		if p.APIKeyEnv == "" && baseURL == "" {
-			return "", "", fmt.Errorf("model profile %q: provider openai needs api_key_env (or a base_url for a compatible server without a key)", p.Name)
+			return "", "", nil, fmt.Errorf("model profile %q: provider openai needs api_key_env (or a base_url for a compatible server without a key)", p.Name)
 		}
 	case ProviderAnthropic:
 		if p.APIKeyEnv == "" {
-			return "", "", fmt.Errorf("model profile %q: provider anthropic needs api_key_env", p.Name)
+			return "", "", nil, fmt.Errorf("model profile %q: provider anthropic needs api_key_env", p.Name)
 		}
 		// The SDK adds /v1/messages: https://proxy/v1 means https://proxy.
 		baseURL = strings.TrimSuffix(strings.TrimRight(baseURL, "/"), "/v1")
@@ -116,18 +141,18 @@ func resolveProfile(p *ensemble.ModelProfile, lookup func(string) (string, bool)
 			baseURL = u.String()
 		}
 	case "":
-		return "", "", fmt.Errorf("model profile %q: provider is not set", p.Name)
+		return "", "", nil, fmt.Errorf("model profile %q: provider is not set", p.Name)
 	default:
-		return "", "", fmt.Errorf("model profile %q: unknown provider %q (want openai, anthropic or ollama)", p.Name, p.Provider)
+		return "", "", nil, fmt.Errorf("model profile %q: unknown provider %q (want openai, anthropic or ollama)", p.Name, p.Provider)
 	}
 	if p.APIKeyEnv != "" {
 		v, ok := lookup(p.APIKeyEnv)
 		if !ok || strings.TrimSpace(v) == "" {
-			return "", "", fmt.Errorf("model profile %q: environment variable %s is not set", p.Name, p.APIKeyEnv)
+			return "", "", nil, fmt.Errorf("model profile %q: environment variable %s is not set", p.Name, p.APIKeyEnv)
 		}
 		key = strings.TrimSpace(v)
 	}
-	return key, baseURL, nil
+	return key, baseURL, query, nil
 }
 
 func newProvider(cfg providerConfig) Provider {
@@ -188,18 +213,10 @@ func cancelled(ctx context.Context) error {
 	return &providerError{msg: "cancelled", underlying: ctx.Err()}
 }
 
-// scrub removes the key from a message.
-func scrub(msg, key string) string {
-	if key != "" && len(key) >= 4 {
-		msg = strings.ReplaceAll(msg, key, "[REDACTED]")
-	}
-	return msg
-}
-
 // apiError is the error of an HTTP error response: the provider, the
 // status, the provider's kind of error when it gives one, and its message,
 // e.g. "openai API error 429 Too Many Requests (rate_limit_exceeded): …".
-func apiError(provider string, status int, kind, detail, key string) error {
+func apiError(provider string, status int, kind, detail string) error {
 	msg := fmt.Sprintf("%s API error %d %s", provider, status, http.StatusText(status))
 	if kind != "" {
 		msg += " (" + kind + ")"
@@ -207,15 +224,78 @@ func apiError(provider string, status int, kind, detail, key string) error {
 	if detail != "" {
 		msg += ": " + detail
 	}
-	return &providerError{msg: scrub(msg, key)}
+	return &providerError{msg: msg}
 }
 
 // wrapTransportError describes an error without a provider message
 // (connection refused, timeouts, bad response bodies).
-func wrapTransportError(provider string, err error, key string) error {
+func wrapTransportError(provider string, err error) error {
 	msg := err.Error()
-	if errors.Is(err, context.DeadlineExceeded) {
+	switch {
+	case errors.Is(err, errReplyTooLarge):
+		msg = errReplyTooLarge.Error()
+	case errors.Is(err, context.DeadlineExceeded):
 		msg = "request timed out (timeout_seconds): " + msg
 	}
-	return &providerError{msg: scrub(provider+": "+msg, key), underlying: errors.New(scrub(err.Error(), key))}
+	return &providerError{msg: provider + ": " + msg, underlying: err}
 }
+
+// MaxReply caps the body of one model reply (streamed or not), like the
+// stdout of a script: more fails the request without buffering it.
+const MaxReply = runners.DefaultMaxOutput
+
+// errReplyTooLarge is the error of a reply over MaxReply.
+var errReplyTooLarge = fmt.Errorf("model reply exceeds %d MiB", MaxReply>>20)
+
+// transportMiddleware adapts every request and response of a provider (it
+// fits both SDKs' option.WithMiddleware):
+//   - the query of base_url (Azure's ?api-version=…), which the SDKs drop
+//     when they resolve an endpoint against it, is added to every request;
+//   - the response body is capped at MaxReply: reading past it fails with
+//     errReplyTooLarge, and the response is marked not to be retried (a
+//     retry would get the same reply).
+func transportMiddleware(query url.Values) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	return func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		if len(query) > 0 {
+			q := req.URL.Query()
+			for k, vs := range query {
+				if !q.Has(k) {
+					q[k] = vs
+				}
+			}
+			req.URL.RawQuery = q.Encode()
+		}
+		res, err := next(req)
+		if err == nil && res != nil && res.Body != nil {
+			res.Body = &cappedBody{body: res.Body, left: MaxReply, header: res.Header}
+		}
+		return res, err
+	}
+}
+
+// cappedBody fails a read past its limit.
+type cappedBody struct {
+	body   io.ReadCloser
+	left   int64
+	header http.Header
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells a reply of exactly the limit from a longer one.
+		var one [1]byte
+		if _, err := io.ReadFull(b.body, one[:]); err != nil {
+			return 0, err // io.EOF: the reply ends exactly at the limit
+		}
+		b.header.Set("x-should-retry", "false")
+		return 0, errReplyTooLarge
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.body.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *cappedBody) Close() error { return b.body.Close() }

@@ -421,7 +421,9 @@ func TestStreaming(t *testing.T) {
 				deltas = append(deltas, ev.Message)
 			}
 		}
-		if strings.Join(deltas, "|") != "EM|EA ok" {
+		// Deltas may be merged: the runner holds back the tail of the text
+		// that could begin a key (see TestStreamRedaction).
+		if strings.Join(deltas, "") != "EMEA ok" {
 			t.Errorf("deltas %q", deltas)
 		}
 		assertNoKey(t, res, log.all())
@@ -479,7 +481,7 @@ func TestStreaming(t *testing.T) {
 				deltas = append(deltas, ev.Message)
 			}
 		}
-		if strings.Join(deltas, "|") != "Hel|lo" {
+		if strings.Join(deltas, "") != "Hello" {
 			t.Errorf("deltas %q", deltas)
 		}
 		assertNoKey(t, res, log.all())

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -122,7 +123,7 @@ type providerKey struct {
 
 // provider returns the provider of profile p, looking up its key first.
 func (r *Runner) provider(p *ensemble.ModelProfile) (Provider, error) {
-	key, baseURL, err := resolveProfile(p, r.lookupEnv)
+	key, baseURL, query, err := resolveProfile(p, r.lookupEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +141,7 @@ func (r *Runner) provider(p *ensemble.ModelProfile) (Provider, error) {
 		profile:       p,
 		apiKey:        key,
 		baseURL:       baseURL,
+		query:         query,
 		httpClient:    r.httpClient,
 		maxRetries:    r.maxRetries,
 		maxRetryDelay: r.opts.MaxRetryDelay,
@@ -158,6 +160,7 @@ type conversation struct {
 	system       string
 	toolNames    []string
 	maxSteps     int
+	toolParallel int // tool calls of one reply run at once
 	outputFormat string
 	window       *ensemble.ContextWindow
 	timeout      time.Duration
@@ -211,6 +214,7 @@ func (r *Runner) Run(ctx context.Context, req *runners.Request) *runners.Result 
 		system:       systemPrompt(prof.SystemPrompt, a.Prompt),
 		toolNames:    a.Tools,
 		maxSteps:     maxSteps,
+		toolParallel: cmp.Or(a.ToolParallel, ensemble.DefaultToolParallel),
 		outputFormat: a.OutputFormat,
 		window:       win,
 		timeout:      a.Timeout,
@@ -232,8 +236,9 @@ func cancelError(ctx context.Context) error {
 
 func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversation) *runners.Result {
 	res := &runners.Result{Usage: &state.Usage{}}
+	sec := r.secrets(req.Ensemble)
 	fail := func(reason string, err error) *runners.Result {
-		res.StopReason, res.Err = reason, err
+		res.StopReason, res.Err = reason, sec.redactError(err)
 		return res
 	}
 	prov, err := r.provider(c.profile)
@@ -274,10 +279,11 @@ func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversa
 	}()
 
 	chat := &ChatRequest{System: c.system, Tools: ts.specs}
+	flush := func() {}
 	if r.opts.Stream && req.Events != nil {
-		chat.OnText = func(delta string) {
+		chat.OnText, flush = sec.stream(func(delta string) {
 			req.Events.Emit(events.Event{Type: events.TextDelta, Execution: req.Execution, Message: delta})
-		}
+		})
 	}
 	var systemTokens int
 	if c.window != nil && c.window.MaxTokens > 0 {
@@ -290,15 +296,15 @@ func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversa
 		}
 		chat.Messages = trimWindow(conv, c.window, systemTokens, func(i int) int { return r.tokens.message(&conv[i]) })
 		resp, err := prov.Chat(ctx, chat)
+		flush()
 		if err != nil {
 			if ctx.Err() != nil {
 				return fail(StopCancelled, cancelError(ctx))
 			}
 			return fail(StopError, err)
 		}
-		res.Usage.Requests++
-		res.Usage.InputTokens += resp.InputTokens
-		res.Usage.OutputTokens += resp.OutputTokens
+		res.Usage.Add(&state.Usage{Requests: 1, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens})
+		sec.redactReply(resp)
 		calls := normalizeCalls(resp.ToolCalls, step, conv)
 		reply := Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: calls}
 
@@ -331,7 +337,7 @@ func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversa
 				}
 				return fail(StopMaxSteps, fmt.Errorf("max_steps (%d) reached: the model still wanted to call tools", c.maxSteps))
 			}
-			conv = append(conv, r.runTools(ctx, req, ts, calls)...)
+			conv = append(conv, r.runTools(ctx, req, ts, calls, c.toolParallel, sec)...)
 			if ctx.Err() != nil {
 				return fail(StopCancelled, cancelError(ctx))
 			}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -129,35 +130,58 @@ func (r *Runner) toolSet(ens *ensemble.Ensemble, names []string) (*toolSet, erro
 	return ts, nil
 }
 
-// runTools runs the calls of one reply concurrently and returns one result
-// per call, in the order the model issued them. It always returns a result
-// for every call: when ctx ends, unfinished calls get an error result.
-func (r *Runner) runTools(ctx context.Context, req *runners.Request, ts *toolSet, calls []ToolCall) []Message {
+// MaxToolCallsPerReply caps the tool calls of one reply that are run; the
+// others get an error result.
+const MaxToolCallsPerReply = 128
+
+// runTools runs the calls of one reply, at most parallel at a time, and
+// returns one result per call, in the order the model issued them. A call's
+// timeout starts when it starts, not while it waits for its turn. It always
+// returns a result for every call: calls past MaxToolCallsPerReply get an
+// error result, and so do unfinished calls when ctx ends. Results are
+// redacted of every key.
+func (r *Runner) runTools(ctx context.Context, req *runners.Request, ts *toolSet, calls []ToolCall, parallel int, sec *secrets) []Message {
 	out := make([]Message, len(calls))
-	var wg sync.WaitGroup
-	for i, c := range calls {
-		req.Events.Emit(events.Event{Type: events.ToolCallStarted, Execution: req.Execution,
-			Tool: c.Name, ToolID: c.ID, Arguments: c.Arguments})
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			start := time.Now()
-			content, err := r.runTool(ctx, req, ts, c)
-			m := Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: content}
-			ev := events.Event{Type: events.ToolCallCompleted, Execution: req.Execution,
-				Tool: c.Name, ToolID: c.ID, Arguments: c.Arguments, Duration: time.Since(start).Seconds()}
-			if err != nil {
-				m.Content, m.IsError = err.Error(), true
-				ev.Error = m.Content
-			} else {
-				ev.Output = content
+	run := calls
+	if len(calls) > MaxToolCallsPerReply {
+		run = calls[:MaxToolCallsPerReply]
+		for i, c := range calls[MaxToolCallsPerReply:] {
+			out[MaxToolCallsPerReply+i] = Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name, IsError: true,
+				Content: fmt.Sprintf("not run: too many tool calls in one reply; at most %d run", MaxToolCallsPerReply)}
+		}
+	}
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	for range min(parallel, len(run)) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(run); i = int(next.Add(1)) - 1 {
+				out[i] = r.callTool(ctx, req, ts, run[i], sec)
 			}
-			out[i] = m
-			req.Events.Emit(ev)
-		}()
+		})
 	}
 	wg.Wait()
 	return out
+}
+
+// callTool runs one call with its events.
+func (r *Runner) callTool(ctx context.Context, req *runners.Request, ts *toolSet, c ToolCall, sec *secrets) Message {
+	req.Events.Emit(events.Event{Type: events.ToolCallStarted, Execution: req.Execution,
+		Tool: c.Name, ToolID: c.ID, Arguments: c.Arguments})
+	start := time.Now()
+	content, err := r.runTool(ctx, req, ts, c)
+	m := Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: sec.redact(content)}
+	ev := events.Event{Type: events.ToolCallCompleted, Execution: req.Execution,
+		Tool: c.Name, ToolID: c.ID, Arguments: c.Arguments, Duration: time.Since(start).Seconds()}
+	if err != nil {
+		m.Content, m.IsError = sec.redact(err.Error()), true
+		ev.Error = m.Content
+	} else {
+		ev.Output = m.Content
+	}
+	req.Events.Emit(ev)
+	return m
 }
 
 // toolError is an error result for the model.
