@@ -1,6 +1,6 @@
 // Package conditions compiles and evaluates dependency conditions: expr
 // expressions checked once at load time against a typed environment, required
-// to be boolean, and run in a sandbox (SPEC §2.4).
+// to be boolean, and run in a sandbox (docs/semantics.md#conditions).
 //
 // # Language
 //
@@ -12,7 +12,7 @@
 //	turn_count   int   turns completed
 //	executions   map   agent name → executions so far (failed ones included)
 //	history      list  conversation_history records: maps with every field of
-//	                   SPEC §6 (turn_number, agent_name, execution, input_data,
+//	                   docs/cli.md#the-result (turn_number, agent_name, execution, input_data,
 //	                   output_data, error, execution_time, timestamp,
 //	                   stop_reason, usage)
 //	input        string the run's input
@@ -88,7 +88,7 @@ var (
 	ErrStepBudget = errors.New("step budget exceeded")
 )
 
-// Env is the typed environment a condition sees (SPEC §2.4).
+// Env is the typed environment a condition sees (docs/semantics.md#conditions).
 //
 // It must have no exported methods: expr would expose them to conditions.
 type Env struct {

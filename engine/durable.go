@@ -7,7 +7,7 @@ import (
 	"github.com/ensemble-run/ensemble/state"
 )
 
-// Durable runs (SPEC §2.3.1), driven turn by turn as llm4s's runStep:
+// Durable runs (docs/semantics.md#durable-runs), driven turn by turn as llm4s's runStep:
 //
 //	r := engine.New(e, input, opts)          // start
 //	for reason := ""; reason == ""; {

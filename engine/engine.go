@@ -1,6 +1,6 @@
 // Package engine runs an ensemble: turn after turn it asks the resolver which
 // agents are ready, runs them concurrently through a runner, and commits
-// their outputs to the ConversationState when the turn ends (SPEC §2).
+// their outputs to the ConversationState when the turn ends (docs/semantics.md).
 //
 // A Run can be driven whole (Run.Run) or one turn at a time (Run.Step), and
 // its state can be saved after any completed turn and resumed from it.
@@ -22,7 +22,7 @@ import (
 	"github.com/ensemble-run/ensemble/state"
 )
 
-// Completion reasons (SPEC §2.3).
+// Completion reasons (docs/semantics.md#end-of-a-run-and-exit-codes).
 const (
 	Completed     = "completed"
 	MaxTotalTurns = "max_total_turns"
@@ -373,7 +373,7 @@ func deref(s *string) string {
 	return *s
 }
 
-// queueRequests reads "agent_requests" from an output (SPEC §2.5) and
+// queueRequests reads "agent_requests" from an output (docs/semantics.md#agent-requests) and
 // queues the valid ones for the next turn. It returns a message naming the
 // requests it could not honour (malformed ones, unknown targets), or "".
 func (r *Run) queueRequests(from string, output any) string {

@@ -7,7 +7,7 @@ import (
 	"github.com/ensemble-run/ensemble/state"
 )
 
-// Result is the result object of SPEC §6.
+// Result is the result object of docs/cli.md#the-result.
 type Result struct {
 	Ensemble            string          `json:"ensemble"`
 	Input               string          `json:"input"`
@@ -30,7 +30,7 @@ type RunError struct {
 	Message    string `json:"message"`
 }
 
-// Exit codes (SPEC §2.3).
+// Exit codes (docs/semantics.md#end-of-a-run-and-exit-codes).
 const (
 	ExitOK        = 0
 	ExitFailed    = 1
@@ -40,7 +40,7 @@ const (
 	ExitCancelled = 130
 )
 
-// ExitCode is the process exit code for this result (SPEC §2.3).
+// ExitCode is the process exit code for this result (docs/semantics.md#end-of-a-run-and-exit-codes).
 func (r *Result) ExitCode() int {
 	switch r.CompletionReason {
 	case MaxTotalTurns:

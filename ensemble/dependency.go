@@ -62,7 +62,7 @@ func (d *decoder) dependencies(f field, a *Agent, agentWhere string) []*Dependen
 	return deps
 }
 
-// condition compiles a dependency's condition (SPEC §2.4).
+// condition compiles a dependency's condition (docs/semantics.md#conditions).
 func (d *decoder) condition(f field, dep *Dependency) {
 	if !f.ok() {
 		return

@@ -8,7 +8,7 @@ import (
 
 var limitKeys = []string{"max_total_turns", "max_agent_executions", "timeout_seconds", "parallel_agent_limit"}
 
-// limits decodes conversation_limits (SPEC §2.6), with its defaults.
+// limits decodes conversation_limits (docs/semantics.md#limits), with its defaults.
 func (d *decoder) limits(f field) Limits {
 	l := Limits{MaxTotalTurns: DefaultMaxTotalTurns, Timeout: DefaultTimeout, ParallelAgentLimit: DefaultParallelAgentLimit}
 	if !f.ok() {

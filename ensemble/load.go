@@ -17,7 +17,7 @@ import (
 
 // LoadOptions tunes Load.
 type LoadOptions struct {
-	// ProfileFiles are profiles files (SPEC §5): pass --profiles FILE first,
+	// ProfileFiles are profiles files (docs/format.md#model-profiles): pass --profiles FILE first,
 	// then $ENSEMBLE_PROFILES; empty entries are skipped. On a name clash the
 	// ensemble file's own models win, then the earlier profiles file.
 	ProfileFiles []string

@@ -13,7 +13,7 @@ var profileKeys = []string{"provider", "model", "base_url", "api_key_env", "temp
 
 var providers = []string{"openai", "anthropic", "ollama"}
 
-// LoadProfiles reads a profiles file (SPEC §5): a YAML file whose only
+// LoadProfiles reads a profiles file (docs/format.md#model-profiles): a YAML file whose only
 // top-level key is models:, a mapping of profile names to profiles shaped as
 // in an ensemble file. lookup expands ${VAR} (nil means os.LookupEnv). The
 // error is a *ErrorList.
@@ -155,7 +155,7 @@ var (
 	strategies = []string{"oldest_first", "middle_out", "recent_turns"}
 )
 
-// contextWindow decodes a context_window block (SPEC §4.2) of a profile or an
+// contextWindow decodes a context_window block (docs/llm.md#messages-and-memory) of a profile or an
 // agent. strategy defaults to oldest_first; recent_turns goes with strategy
 // recent_turns and only with it; other strategies need max_tokens or
 // max_messages.

@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// Unrunnable returns, in file order, the agents that can never run (SPEC
-// §1.2), with every condition assumed true: an agent can run when it has no
+// Unrunnable returns, in file order, the agents that can never run (
+// docs/format.md#validation), with every condition assumed true: an agent can run when it has no
 // dependencies, or when all its required dependencies can run and it has a
 // required dependency or an optional one that can run. A dependency on an
 // unknown agent never runs.

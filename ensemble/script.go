@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// interpreted are the extensions that run without the executable bit (SPEC §3).
+// interpreted are the extensions that run without the executable bit (docs/semantics.md#script-agents).
 var interpreted = []string{".py", ".sh", ".js", ".rb"}
 
 // script decodes a script path and returns it with its absolute form,

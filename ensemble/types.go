@@ -35,7 +35,7 @@ func (k Kind) String() string {
 	return "unknown"
 }
 
-// Defaults of SPEC §1 and §2.6.
+// Defaults of docs/format.md, docs/semantics.md#limits.
 const (
 	DefaultMaxTotalTurns      = 20
 	DefaultTimeout            = 300 * time.Second
@@ -84,7 +84,7 @@ func (e *Ensemble) Index() {
 	}
 }
 
-// Limits are the run's conversation_limits (SPEC §2.6).
+// Limits are the run's conversation_limits (docs/semantics.md#limits).
 type Limits struct {
 	MaxTotalTurns      int            // default 20
 	MaxAgentExecutions map[string]int // per agent; absent = unlimited
@@ -144,7 +144,7 @@ type Dependency struct {
 	MaxExecutions int                 // how often the edge may trigger; 0 = unlimited
 }
 
-// ModelProfile is a named model configuration (SPEC §1, §5).
+// ModelProfile is a named model configuration (docs/format.md#model-profiles).
 type ModelProfile struct {
 	Pos           Pos
 	File          string // where it was declared
@@ -160,7 +160,7 @@ type ModelProfile struct {
 	ContextWindow *ContextWindow
 }
 
-// ContextWindow trims what is sent to a model (SPEC §4.2).
+// ContextWindow trims what is sent to a model (docs/llm.md#messages-and-memory).
 type ContextWindow struct {
 	MaxTokens   int
 	MaxMessages int
@@ -168,7 +168,7 @@ type ContextWindow struct {
 	RecentTurns int
 }
 
-// Tool is a tool LLM agents may call (SPEC §4.3).
+// Tool is a tool LLM agents may call (docs/llm.md#tools).
 type Tool struct {
 	Pos         Pos
 	Name        string

@@ -1,4 +1,4 @@
-// Package events is the run's event stream (SPEC §6): typed events that the
+// Package events is the run's event stream (docs/cli.md#events): typed events that the
 // engine emits and that the outputs (text progress, JSONL, the Markdown
 // report, library callers) consume.
 //
@@ -39,7 +39,7 @@ package events
 
 import "time"
 
-// Type names an event. The values are those of SPEC §6, plus text_delta and
+// Type names an event. The values are those of docs/cli.md#events, plus text_delta and
 // agent_finished.
 type Type string
 
@@ -82,7 +82,7 @@ type Event struct {
 	Error     string    `json:"error,omitempty"`
 	Message   string    `json:"message,omitempty"` // warnings; text deltas; run_started: the input; run_completed: the reason
 	Duration  float64   `json:"duration_seconds,omitempty"`
-	Result    any       `json:"result,omitempty"` // run_completed: the result object of SPEC §6
+	Result    any       `json:"result,omitempty"` // run_completed: the result object of docs/cli.md#the-result
 }
 
 // Sink receives events. It must be safe for concurrent use: agents of one

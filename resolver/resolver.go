@@ -1,5 +1,5 @@
 // Package resolver decides which agents are ready at the start of a turn
-// (SPEC §2.2) and does the edge bookkeeping when they execute. It is pure:
+// (docs/semantics.md#when-an-agent-is-ready) and does the edge bookkeeping when they execute. It is pure:
 // it reads the state, never writes it except in Consume, and does no I/O.
 //
 // # Semantics
@@ -251,7 +251,7 @@ func envOf(s *state.State) *conditions.Env {
 }
 
 // Consume does the bookkeeping of r's agent executing, successful or not
-// (SPEC §2.2: a failed execution consumes its inputs too). For each satisfied
+// (docs/semantics.md#when-an-agent-is-ready: a failed execution consumes its inputs too). For each satisfied
 // edge it records the dependency's output as consumed (the output the agent
 // was given, even if the dependency has produced another since); each fresh
 // edge counts one trigger; and the pending requests that r carried are

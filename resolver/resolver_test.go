@@ -419,7 +419,7 @@ func TestWriterReviewerNeverApproves(t *testing.T) {
 	}
 }
 
-// ADR-005's iterative analysis (SPEC §1): extract, analyze, ask the user when
+// The iterative analysis example (docs/format.md): extract, analyze, ask the user when
 // the analyzer needs clarification, analyze again, synthesize.
 func iterativeAnalysis() *ensemble.Ensemble {
 	e := ens(

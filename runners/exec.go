@@ -20,7 +20,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 )
 
-// DefaultMaxOutput is the stdout limit of a script or tool (SPEC §3).
+// DefaultMaxOutput is the stdout limit of a script or tool (docs/semantics.md#script-agents).
 const DefaultMaxOutput int64 = 10 << 20
 
 // StderrTail is how much of the end of stderr Exec keeps.
@@ -142,7 +142,7 @@ func formatSize(n int64) string {
 }
 
 // interpreters maps a script's extension to the program that runs it when
-// the file is not executable (SPEC §3).
+// the file is not executable (docs/semantics.md#script-agents).
 var interpreters = map[string]string{
 	".py": "python3",
 	".sh": "bash",
@@ -150,7 +150,7 @@ var interpreters = map[string]string{
 	".rb": "ruby",
 }
 
-// Command chooses how to run the script at path (SPEC §3):
+// Command chooses how to run the script at path (docs/semantics.md#script-agents):
 //   - an executable file that starts with "#!" runs directly (its shebang);
 //   - otherwise a known extension picks the interpreter: .py python3,
 //     .sh bash, .js node, .rb ruby (also for an executable file without a
@@ -230,7 +230,7 @@ var (
 	errOutputLimit = errors.New("output limit")
 )
 
-// Exec runs one script or tool process (SPEC §3):
+// Exec runs one script or tool process (docs/semantics.md#script-agents):
 //   - the interpreter is chosen by Command and looked up in the PATH of
 //     spec.Env;
 //   - stdin gets spec.Stdin and is then closed; it is written concurrently,
@@ -467,7 +467,7 @@ func (t *tailBuffer) String() string {
 	return s
 }
 
-// ScriptEnv is the environment of a script agent or tool (SPEC §3): base
+// ScriptEnv is the environment of a script agent or tool (docs/semantics.md#script-agents): base
 // (the parent's), with extra set on top (replacing variables of the same
 // name), minus every variable a model profile of ens names in api_key_env,
 // even when extra sets it. extra is added in sorted order; ens may be nil.

@@ -7,7 +7,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 )
 
-// InjectedRunner runs agents from injected responses (SPEC §5) and hands
+// InjectedRunner runs agents from injected responses (docs/testing.md#the-responses-file) and hands
 // every agent without an entry to Next.
 //
 // For an agent with an entry, execution N (Request.Execution, 1-based; 0 is
@@ -31,7 +31,7 @@ import (
 type InjectedRunner struct {
 	Responses *Responses
 	Next      Runner
-	// Simulate plays the agent with a model profile and a prompt (SPEC §5).
+	// Simulate plays the agent with a model profile and a prompt (docs/testing.md#the-responses-file).
 	// Nil: simulated entries fail with a clear error.
 	Simulate func(ctx context.Context, req *Request, modelProfile, prompt string) *Result
 	// Live, when not nil, guards the real models: an LLM agent with no

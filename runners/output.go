@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// ParseJSONReply parses a reply that must be JSON (output_format: json, SPEC
-// §4.2): the whole reply, trimmed, or else the first fenced code block in it
+// ParseJSONReply parses a reply that must be JSON (output_format: json,
+// docs/llm.md#messages-and-memory): the whole reply, trimmed, or else the first fenced code block in it
 // — ```json preferred, then any ``` block — so "Here it is:\n```json\n{...}\n```"
 // is accepted.
 func ParseJSONReply(text string) (any, error) {

@@ -15,10 +15,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Responses are injected responses (SPEC §5): for each agent named, the
+// Responses are injected responses (docs/testing.md#the-responses-file): for each agent named, the
 // responses its executions take in order, or a simulated user.
 //
-// A response is either a string, the reply text (parsed per SPEC §2.1, or as
+// A response is either a string, the reply text (parsed per docs/semantics.md#state, or as
 // JSON for LLM agents with output_format: json), or any other value, which is
 // the output itself. Values are held as encoding/json would decode them:
 // objects are map[string]any, arrays []any, numbers float64, so a condition
@@ -82,7 +82,7 @@ func NewResponses() *Responses {
 	return &Responses{entries: map[string]*ResponseEntry{}}
 }
 
-// LoadResponses reads a responses file (SPEC §5).
+// LoadResponses reads a responses file (docs/testing.md#the-responses-file).
 func LoadResponses(path string) (*Responses, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 )
 
-const specResponses = `# the example of SPEC §5
+const specResponses = `# the example of docs/testing.md#the-responses-file
 user_clarification: ["Q3 only, EMEA region"]
 llm_analyzer:
   - {needs_clarification: true, question: "Which quarter?"}
@@ -26,7 +26,7 @@ llm_analyzer:
   - {success: false, error: "just data"}
 `
 
-// analysisEnsemble has the agents of the SPEC's example.
+// analysisEnsemble has the agents of the iterative-analysis example.
 func analysisEnsemble(t *testing.T) *ensemble.Ensemble {
 	t.Helper()
 	return testEnsemble(t,

@@ -1,5 +1,5 @@
-// Package runners executes one agent once: script agents (SPEC §3), LLM
-// agents (§4), ask agents, and injected responses (§5).
+// Package runners executes one agent once: script agents (docs/semantics.md#script-agents), LLM
+// agents (docs/llm.md), ask agents, and injected responses (docs/testing.md#the-responses-file).
 package runners
 
 import (
@@ -32,7 +32,7 @@ type Request struct {
 	// Context is the whole accumulated context (read-only).
 	Context map[string]any
 	// RequestParameters merges the parameters of the agent requests that made
-	// it ready (SPEC §2.5); nil when none.
+	// it ready (docs/semantics.md#agent-requests); nil when none.
 	RequestParameters map[string]any
 	// Memory is what this agent's runner kept from its previous executions
 	// (an LLM agent's conversation); nil on the first.
@@ -43,11 +43,11 @@ type Request struct {
 
 // Result is the outcome of one execution.
 type Result struct {
-	// Output is the agent's output (SPEC §2.1): a parsed JSON value, or a
-	// string. Ignored when Err is set. Agent requests (SPEC §2.5) are read from
+	// Output is the agent's output (docs/semantics.md#state): a parsed JSON value, or a
+	// string. Ignored when Err is set. Agent requests (docs/semantics.md#agent-requests) are read from
 	// it by the engine.
 	Output any
-	// InputData is what the execution was given (SPEC §6): for scripts the
+	// InputData is what the execution was given (docs/cli.md#the-result): for scripts the
 	// stdin object less context, for LLM agents the messages it added.
 	InputData any
 	// Err is set when the execution failed.
@@ -56,7 +56,7 @@ type Result struct {
 	// StderrTail bytes, see Exec), whether it succeeded or not; "" for
 	// other agents.
 	Stderr string
-	// StopReason and Usage are set by LLM agents (SPEC §4.3).
+	// StopReason and Usage are set by LLM agents (docs/llm.md#tools).
 	StopReason string
 	Usage      *state.Usage
 	// Memory replaces the agent's memory when the turn commits; nil keeps it.
@@ -99,7 +99,7 @@ func (r *Request) DependencyOrder() []string {
 	return append(names, rest...)
 }
 
-// ParseOutput turns raw agent output into an output value (SPEC §2.1): text
+// ParseOutput turns raw agent output into an output value (docs/semantics.md#state): text
 // that parses as JSON is stored parsed, anything else as a string (trimmed of
 // surrounding white space).
 func ParseOutput(text string) any {

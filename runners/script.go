@@ -12,7 +12,7 @@ import (
 	"strings"
 )
 
-// Script runs script agents (SPEC §3).
+// Script runs script agents (docs/semantics.md#script-agents).
 //
 // The script gets on stdin exactly one JSON object, with the keys in this
 // order:
@@ -21,7 +21,7 @@ import (
 //	 "execution", "request_parameters"}
 //
 // parameters, dependencies and context are objects ({} when empty);
-// request_parameters is null unless agent requests (SPEC §2.5) made the agent
+// request_parameters is null unless agent requests (docs/semantics.md#agent-requests) made the agent
 // ready. Its environment is the parent's (Environ), plus ENSEMBLE_AGENT,
 // ENSEMBLE_TURN and ENSEMBLE_EXECUTION, plus the agent's env (which cannot
 // override the three ENSEMBLE_* variables), minus every api_key_env variable.
@@ -114,7 +114,7 @@ func (s *Script) Run(ctx context.Context, req *Request) *Result {
 }
 
 // ExecScript runs a script of req's execution with Exec: a script agent's
-// (SPEC §3) or one of an LLM agent's tools (§4.3). It runs in the ensemble
+// (docs/semantics.md#script-agents) or one of an LLM agent's tools (docs/llm.md#tools). It runs in the ensemble
 // file's folder (spec.Dir), and its environment (spec.Env) is ScriptEnv of
 // environ() (nil means os.Environ) with extra, then ENSEMBLE_AGENT,
 // ENSEMBLE_TURN and ENSEMBLE_EXECUTION, which extra cannot override.
@@ -248,7 +248,7 @@ type ScriptFailure struct{ Message string }
 
 func (e *ScriptFailure) Error() string { return e.Message }
 
-// unwrapEnvelope applies the success/data/error envelope of SPEC §3.
+// unwrapEnvelope applies the success/data/error envelope of docs/semantics.md#script-agents.
 func unwrapEnvelope(v any) (any, error) {
 	if msg, failed := envelopeFailure(v); failed {
 		return nil, &ScriptFailure{Message: msg}
@@ -293,7 +293,7 @@ func orEmpty(m map[string]any) map[string]any {
 	return m
 }
 
-// scriptInputData is the stdin object less context (SPEC §6).
+// scriptInputData is the stdin object less context (docs/cli.md#the-result).
 func scriptInputData(req *Request) map[string]any {
 	m := baseInputData(req)
 	m["parameters"] = orEmpty(req.Agent.Parameters)

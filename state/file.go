@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// The state file format (SPEC §2.3.1): what `ensemble run --state FILE`
+// The state file format (docs/semantics.md#durable-runs): what `ensemble run --state FILE`
 // writes after every completed turn and `ensemble resume FILE` reads.
 const (
 	FileFormat  = "ensemble-state" // the "format" field of every state file

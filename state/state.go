@@ -1,7 +1,7 @@
-// Package state is the run's ConversationState (SPEC §2.1): plain data that
+// Package state is the run's ConversationState (docs/semantics.md#state): plain data that
 // the resolver reads, the engine updates at the end of each turn, and
 // --state writes to disk. Only file.go does I/O: Save and Load of the state
-// file (SPEC §2.3.1).
+// file (docs/semantics.md#durable-runs).
 package state
 
 import (
@@ -32,7 +32,7 @@ type EdgeState struct {
 	Consumed  int `json:"consumed"`  // OutputCount of the dependency when the agent last consumed it
 }
 
-// AgentRequest is a request from one agent to run another next turn (SPEC §2.5).
+// AgentRequest is a request from one agent to run another next turn (docs/semantics.md#agent-requests).
 type AgentRequest struct {
 	From       string         `json:"from"`
 	Target     string         `json:"target_agent_name"`
@@ -40,7 +40,7 @@ type AgentRequest struct {
 }
 
 // Warning is a condition that failed at run time and so counted as false
-// (SPEC §2.4), or another problem that did not fail an execution.
+// (docs/semantics.md#conditions), or another problem that did not fail an execution.
 type Warning struct {
 	TurnNumber int    `json:"turn_number"`
 	AgentName  string `json:"agent_name"`
@@ -75,7 +75,7 @@ func addCount(a, b int) int {
 	return a + b
 }
 
-// Record is one execution of one agent (SPEC §6).
+// Record is one execution of one agent (docs/cli.md#the-result).
 type Record struct {
 	TurnNumber    int       `json:"turn_number"`
 	AgentName     string    `json:"agent_name"`
@@ -131,7 +131,7 @@ func (s *State) AppendRecord(r *Record) {
 }
 
 // HistoryValues is the history as the conditions' `history` list: one map per
-// record with the keys of SPEC §6. Built incrementally, never per turn.
+// record with the keys of docs/cli.md#the-result. Built incrementally, never per turn.
 func (s *State) HistoryValues() []any {
 	if len(s.historyAny) != len(s.History) {
 		s.historyAny = make([]any, len(s.History))

@@ -246,7 +246,7 @@ func TestLoadErrorsShowTheSourceOnATerminal(t *testing.T) {
 }
 
 // TestOutputDefaultsToJSONOffATerminal: without --output, a stdout that is
-// not a terminal gets the JSON result, as with --output json (SPEC §6, §7).
+// not a terminal gets the JSON result, as with --output json (docs/cli.md#the-result, docs/cli.md).
 func TestOutputDefaultsToJSONOffATerminal(t *testing.T) {
 	t.Parallel()
 	args := []string{"run", example + "ensemble.yaml", "--responses", example + "responses.yaml"}

@@ -67,7 +67,7 @@ func (e *exitError) ExitCode() int { return e.code }
 
 type exitCoder interface{ ExitCode() int }
 
-// usageErr is bad command-line usage: exit 2 (SPEC §2.3).
+// usageErr is bad command-line usage: exit 2 (docs/semantics.md#end-of-a-run-and-exit-codes).
 func usageErr(format string, args ...any) error {
 	return &exitError{code: engine.ExitUsage, err: fmt.Errorf(format, args...)}
 }

@@ -1,4 +1,4 @@
-// Package llm runs LLM agents (SPEC §4) and simulated users (SPEC §5).
+// Package llm runs LLM agents (docs/llm.md) and simulated users (docs/testing.md#the-responses-file).
 //
 // A Runner talks to three providers behind one small Provider interface:
 // openai (Chat Completions through github.com/openai/openai-go/v3, also for

@@ -81,7 +81,7 @@ func encodeMemory(msgs []Message) json.RawMessage {
 	return b
 }
 
-// systemPrompt is the profile's system prompt, then the agent's (SPEC §4.2).
+// systemPrompt is the profile's system prompt, then the agent's (docs/llm.md#messages-and-memory).
 func systemPrompt(parts ...string) string {
 	var b strings.Builder
 	for _, p := range parts {
@@ -97,12 +97,12 @@ func systemPrompt(parts ...string) string {
 	return b.String()
 }
 
-// userMessage builds the user message of one execution (SPEC §4.2).
+// userMessage builds the user message of one execution (docs/llm.md#messages-and-memory).
 //
 // The first execution (no stored conversation) gets the run's input and the
 // output behind every satisfied edge, in the order of the agent's
 // dependencies; later ones get only the outputs named in req.Fresh. Request
-// parameters (SPEC §2.5) are added to either. Each output is labelled with the
+// parameters (docs/semantics.md#agent-requests) are added to either. Each output is labelled with the
 // dependency's name; outputs that are not strings are JSON-encoded:
 //
 //	Input:

@@ -16,7 +16,7 @@ import (
 )
 
 // TestProfilesReachTheWire loads model profiles from the three places of
-// SPEC §5 (the file's models:, a --profiles file, $ENSEMBLE_PROFILES, in that
+// docs/testing.md#the-responses-file (the file's models:, a --profiles file, $ENSEMBLE_PROFILES, in that
 // order of precedence, as the CLI hands them to the loader) and checks that
 // each provider sends what its profile says: model, temperature,
 // max_tokens, the system prompt (profile's, then agent's), the key only

@@ -62,7 +62,7 @@ type ChatResponse struct {
 	OutputTokens int
 }
 
-// Provider names (SPEC §4.1).
+// Provider names (docs/llm.md#providers).
 const (
 	ProviderOpenAI    = "openai"
 	ProviderAnthropic = "anthropic"
@@ -107,7 +107,7 @@ type providerConfig struct {
 }
 
 // resolveProfile checks the profile and looks up its key. The key comes only
-// from the variable the profile names in api_key_env (SPEC §1); a missing
+// from the variable the profile names in api_key_env (docs/format.md); a missing
 // key is an error before any request. The query of base_url is returned
 // apart, since the SDKs drop it.
 func resolveProfile(p *ensemble.ModelProfile, lookup func(string) (string, bool)) (key, baseURL string, query url.Values, err error) {

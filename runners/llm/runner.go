@@ -16,7 +16,7 @@ import (
 	"github.com/ensemble-run/ensemble/state"
 )
 
-// Stop reasons of an execution (SPEC §4.3).
+// Stop reasons of an execution (docs/llm.md#tools).
 const (
 	StopEndTurn   = "end_turn"
 	StopMaxTokens = "max_tokens"
@@ -59,7 +59,7 @@ type Options struct {
 	MaxToolOutput int64
 }
 
-// Runner runs LLM agents (SPEC §4) and simulated users (SPEC §5). One
+// Runner runs LLM agents (docs/llm.md) and simulated users (docs/testing.md#the-responses-file). One
 // Runner serves any number of ensembles and concurrent executions.
 type Runner struct {
 	opts          Options
@@ -169,7 +169,7 @@ type conversation struct {
 	prefix string
 }
 
-// Run runs one execution of an LLM agent (SPEC §4): it continues the
+// Run runs one execution of an LLM agent (docs/llm.md): it continues the
 // agent's stored conversation (req.Memory) with one user message, then runs
 // the tool loop until the model answers without tool calls.
 //
@@ -363,7 +363,7 @@ func maxTokensText(p *ensemble.ModelProfile) string {
 // finish sets the output from the final reply text.
 func (r *Runner) finish(res *runners.Result, c *conversation, text string) *runners.Result {
 	if c.outputFormat == "json" {
-		// The same parser as injected responses (SPEC §4.2: a fenced
+		// The same parser as injected responses (docs/llm.md#messages-and-memory: a fenced
 		// ```json block is accepted).
 		v, err := runners.ParseJSONReply(text)
 		if err != nil {

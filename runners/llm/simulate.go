@@ -13,7 +13,7 @@ const simulateInstruction = "You are playing the human user of an automated mult
 	"Each message shows what the agents ask you and what they produced. " +
 	"Answer in character, as that person would type it: the answer only, with no preamble."
 
-// Simulate answers for an agent with a model (SPEC §5:
+// Simulate answers for an agent with a model (docs/testing.md#the-responses-file:
 // `{simulate: {model_profile, prompt}}` in a responses file). The model gets
 // the prompt (the persona) and the profile's system prompt as its system
 // prompt, and, as the user message, the agent's `ask` text (for ask agents)
@@ -21,7 +21,7 @@ const simulateInstruction = "You are playing the human user of an automated mult
 // agents. A simulated user keeps its own conversation in req.Memory like an
 // LLM agent: later executions add only what is new. It has no tools and
 // makes one model request per execution; the output is the reply parsed as
-// any text output (SPEC §2.1).
+// any text output (docs/semantics.md#state).
 func (r *Runner) Simulate(ctx context.Context, req *runners.Request, profile, prompt string) *runners.Result {
 	if req.Ensemble == nil {
 		return &runners.Result{Err: fmt.Errorf("simulate: the request has no ensemble"), StopReason: StopError}

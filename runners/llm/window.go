@@ -6,7 +6,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 )
 
-// Context-window strategies (SPEC §4.2).
+// Context-window strategies (docs/llm.md#messages-and-memory).
 const (
 	StrategyOldestFirst = "oldest_first"
 	StrategyMiddleOut   = "middle_out"
@@ -51,7 +51,7 @@ func units(msgs []Message) []unit {
 }
 
 // trimWindow returns the messages to send under the context window w
-// (SPEC §4.2). It trims only what is sent: msgs is never modified, and is
+// (docs/llm.md#messages-and-memory). It trims only what is sent: msgs is never modified, and is
 // returned as is when nothing has to go.
 //
 // Invariants:
