@@ -584,3 +584,27 @@ func TestScriptBinary(t *testing.T) {
 		t.Errorf("a binary script: %v", err)
 	}
 }
+
+// A variable named by any profile's api_key_env, in the ensemble file or a
+// profiles file, declared before or after the use, is never expanded: the
+// key would reach the state, the result and the graph.
+func TestExpandRefusesKeys(t *testing.T) {
+	t.Parallel()
+	file, profiles := filepath.Join("testdata", "keys", "expand-key.yaml"), filepath.Join("testdata", "keys", "profiles.yaml")
+	env := envOf(map[string]string{"MYKEY": "sk-secret-value-1", "OTHERKEY": "sk-secret-value-2"})
+	_, err := Load(file, LoadOptions{LookupEnv: env, ProfileFiles: []string{profiles}})
+	got := err.Error()
+	for _, want := range []string{
+		file + `:5:12: model profile "m": model uses ${MYKEY}, the API key variable of profile "m"; keys are never expanded into the file`,
+		file + `:7:20: model profile "m": system_prompt uses ${MYKEY}, the API key variable of profile "m"`,
+		file + `:11:15: model profile "local": base_url uses ${OTHERKEY}, the API key variable of profile "other"`,
+		profiles + `:6:20: model profile "other": system_prompt uses ${MYKEY}, the API key variable of profile "m"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "sk-secret") {
+		t.Errorf("a key's value in the error:\n%s", got)
+	}
+}
