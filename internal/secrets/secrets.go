@@ -5,6 +5,7 @@
 package secrets
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"io"
@@ -102,6 +103,30 @@ func (r *Redactor) Bytes(b []byte) []byte {
 		return b
 	}
 	return []byte(r.replacer.Replace(string(b)))
+}
+
+// Value returns v with every key redacted from its strings and keys: v
+// itself when it holds no key, else v as JSON decodes it (numbers as
+// json.Number). v is a JSON value: an agent's output or input data.
+func (r *Redactor) Value(v any) any {
+	if r.Empty() || v == nil {
+		return v
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	red := r.Bytes(data)
+	if bytes.Equal(red, data) {
+		return v
+	}
+	dec := json.NewDecoder(bytes.NewReader(red))
+	dec.UseNumber()
+	var out any
+	if dec.Decode(&out) != nil {
+		return Redacted // cannot happen: a key is replaced inside a string
+	}
+	return out
 }
 
 // Error returns err with every key redacted from its message; the original

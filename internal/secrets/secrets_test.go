@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"reflect"
 	"testing"
 
 	"github.com/ensemble-run/ensemble/ensemble"
@@ -40,6 +41,15 @@ func TestRedactor(t *testing.T) {
 	err := r.Error(&fs.PathError{Op: "open", Path: "http://x/sk-aaaa-1111", Err: fs.ErrNotExist})
 	if err.Error() != "open http://x/[REDACTED]: file does not exist" || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Error: %v", err)
+	}
+
+	out := map[string]any{"n": 1.5, "list": []any{"sk-aaaa-1111", true}, "sk-aaaa-1111": nil}
+	want := map[string]any{"n": json.Number("1.5"), "list": []any{"[REDACTED]", true}, "[REDACTED]": nil}
+	if got := r.Value(out); !reflect.DeepEqual(got, want) {
+		t.Errorf("Value = %#v", got)
+	}
+	if clean := map[string]any{"a": 1.0}; !reflect.DeepEqual(r.Value(clean), clean) {
+		t.Error("a value without keys changed")
 	}
 
 	var none *Redactor
