@@ -579,7 +579,7 @@ func TestScriptBinary(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	src := fmt.Sprintf("name: bin\nagents:\n  - name: b\n    script: %q\n", bin)
+	src := fmt.Sprintf("name: bin\nagents:\n  - name: b\n    script: %q\n    allow_outside: true\n", bin)
 	if _, err := LoadBytes(filepath.Join("testdata", "bin.yaml"), []byte(src), LoadOptions{LookupEnv: noEnv}); err != nil {
 		t.Errorf("a binary script: %v", err)
 	}
@@ -606,5 +606,25 @@ func TestExpandRefusesKeys(t *testing.T) {
 	}
 	if strings.Contains(got, "sk-secret") {
 		t.Errorf("a key's value in the error:\n%s", got)
+	}
+}
+
+// A script must be under the ensemble file's folder, symbolic links
+// resolved, unless allow_outside is set: /bin/sh would run the stdin JSON
+// as shell code.
+func TestScriptOutsideTheFolder(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join("testdata", "outside", "inner", "ensemble.yaml")
+	_, err := Load(file, LoadOptions{LookupEnv: noEnv})
+	const outside = `is outside the ensemble file's folder `
+	checkErrors(t, err, file,
+		`4:13: tool "shell": script "/bin/sh" `+outside,
+		`10:13: agent "shell": script "/bin/sh" `+outside,
+		`12:13: agent "up": script "../out.sh" `+outside,
+		`14:13: agent "link": script "scripts/link.sh" `+outside,
+		`16:13: agent "through-dir-link": script "up/out.sh" `+outside,
+		`26:5: agent "asker": allow_outside is only for script agents, not ask agents`)
+	if !strings.Contains(err.Error(), "set allow_outside: true") {
+		t.Errorf("no hint at allow_outside: %v", err)
 	}
 }
