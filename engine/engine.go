@@ -17,6 +17,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/resolver"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
@@ -44,6 +45,11 @@ type Options struct {
 	// AfterTurn is called with the state after every committed turn (to
 	// save it). An error stops the run.
 	AfterTurn func(*state.State) error
+	// Secrets are redacted from the run's input and from what every
+	// execution returns (output, input data, error, stderr, memory) before
+	// the engine records it: the state, the result and the events never
+	// hold a key, not even cut short in a preview. nil redacts nothing.
+	Secrets *secrets.Redactor
 }
 
 // Run is one run of an ensemble.
@@ -69,7 +75,7 @@ func New(e *ensemble.Ensemble, input string, opts Options) *Run {
 	if input == "" {
 		input = e.Input
 	}
-	return Resume(e, state.New(input), opts)
+	return Resume(e, state.New(opts.Secrets.String(input)), opts)
 }
 
 // Resume prepares a run that continues from st, a state saved after a
@@ -312,8 +318,22 @@ func (r *Run) runOne(ctx context.Context, req *runners.Request) (res *runners.Re
 		if cause := context.Cause(ctx); res.Err != nil && ctx.Err() != nil && cause != ctx.Err() && !errors.Is(res.Err, cause) {
 			res.Err = fmt.Errorf("%w (%v)", res.Err, cause)
 		}
+		r.redact(res)
 	}()
 	return r.opts.Runner.Run(ctx, req)
+}
+
+// redact removes every key from what an execution returned.
+func (r *Run) redact(res *runners.Result) {
+	sec := r.opts.Secrets
+	if sec.Empty() {
+		return
+	}
+	res.Output, res.InputData = sec.Value(res.Output), sec.Value(res.InputData)
+	res.Err, res.Stderr = sec.Error(res.Err), sec.String(res.Stderr)
+	if res.Memory != nil {
+		res.Memory = sec.Bytes(res.Memory)
+	}
 }
 
 // commit applies a finished turn to the state, in file order: consumption

@@ -11,10 +11,10 @@ import (
 
 var (
 	agentKeys = []string{"name", "script", "model_profile", "ask", "dependencies", "conversation", "timeout_seconds",
-		"parameters", "env", "prompt", "output_format", "tools", "max_steps", "tool_parallel", "context_window"}
+		"parameters", "env", "allow_outside", "prompt", "output_format", "tools", "max_steps", "tool_parallel", "context_window"}
 	kindKeys = map[string]Kind{"script": KindScript, "model_profile": KindLLM, "ask": KindAsk}
 	// kindOnly are the fields that only one kind of agent takes.
-	kindOnly = map[string]Kind{"parameters": KindScript, "env": KindScript,
+	kindOnly = map[string]Kind{"parameters": KindScript, "env": KindScript, "allow_outside": KindScript,
 		"prompt": KindLLM, "output_format": KindLLM, "tools": KindLLM, "max_steps": KindLLM, "tool_parallel": KindLLM,
 		"context_window": KindLLM}
 	conversationKeys = []string{"max_turns", "state_key", "triggers_conversation"}
@@ -94,7 +94,7 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 	}
 
 	if f := m["script"]; f.ok() {
-		a.Script, a.ScriptPath = d.script(f)
+		a.Script, a.ScriptPath = d.script(f, d.boolean(m["allow_outside"]))
 		d.need(f, a.Script == "")
 	}
 	if f := m["model_profile"]; f.ok() {

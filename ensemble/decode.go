@@ -22,6 +22,9 @@ type decoder struct {
 	lines  []string
 	errs   *errorSink // shared by every file of one load
 	lookup func(string) (string, bool)
+	// keyVars are the api_key_env variables of every profile of the load,
+	// each with its profile's name: ${VAR} never expands them.
+	keyVars map[string]string
 
 	// set while decoding an ensemble file
 	dir        string                   // its folder, absolute

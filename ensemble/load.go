@@ -75,17 +75,39 @@ func LoadBytes(path string, data []byte, opts LoadOptions) (*Ensemble, error) {
 		return nil, &ErrorList{tooLarge(path)}
 	}
 	var errs errorSink
-	models := map[string]*ModelProfile{}
+	// Every file is parsed before any is decoded, so that ${VAR} sees the
+	// api_key_env of every profile, whichever file declares it.
+	type profilesDoc struct {
+		d    *decoder
+		root *yaml.Node
+	}
+	var docs []profilesDoc
 	for _, file := range slices.Backward(opts.ProfileFiles) {
-		if file != "" {
-			maps.Copy(models, loadProfiles(file, lookup, &errs))
+		if file == "" {
+			continue
 		}
+		if pd, root := readProfiles(file, lookup, &errs); root != nil {
+			docs = append(docs, profilesDoc{pd, root})
+		}
+	}
+	d := newDecoder(path, data, lookup, &errs)
+	root := d.document(data)
+	keys := map[string]string{}
+	if root != nil {
+		d.keyVarsOf(root, keys)
+	}
+	for _, doc := range docs {
+		doc.d.keyVarsOf(doc.root, keys)
+	}
+	models := map[string]*ModelProfile{}
+	for _, doc := range docs {
+		doc.d.keyVars = keys
+		maps.Copy(models, doc.d.profilesFile(doc.root))
 	}
 	sum := sha256.Sum256(data)
 	e := &Ensemble{Path: abs, Dir: filepath.Dir(abs), Hash: hex.EncodeToString(sum[:]), Version: 1, Models: models}
-	d := newDecoder(path, data, lookup, &errs)
-	d.dir, d.models = e.Dir, models
-	if root := d.document(data); root != nil {
+	d.dir, d.models, d.keyVars = e.Dir, models, keys
+	if root != nil {
 		d.ensemble(root, e)
 	}
 	if err := errs.result(); err != nil {

@@ -579,8 +579,52 @@ func TestScriptBinary(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	src := fmt.Sprintf("name: bin\nagents:\n  - name: b\n    script: %q\n", bin)
+	src := fmt.Sprintf("name: bin\nagents:\n  - name: b\n    script: %q\n    allow_outside: true\n", bin)
 	if _, err := LoadBytes(filepath.Join("testdata", "bin.yaml"), []byte(src), LoadOptions{LookupEnv: noEnv}); err != nil {
 		t.Errorf("a binary script: %v", err)
+	}
+}
+
+// A variable named by any profile's api_key_env, in the ensemble file or a
+// profiles file, declared before or after the use, is never expanded: the
+// key would reach the state, the result and the graph.
+func TestExpandRefusesKeys(t *testing.T) {
+	t.Parallel()
+	file, profiles := filepath.Join("testdata", "keys", "expand-key.yaml"), filepath.Join("testdata", "keys", "profiles.yaml")
+	env := envOf(map[string]string{"MYKEY": "sk-secret-value-1", "OTHERKEY": "sk-secret-value-2"})
+	_, err := Load(file, LoadOptions{LookupEnv: env, ProfileFiles: []string{profiles}})
+	got := err.Error()
+	for _, want := range []string{
+		file + `:5:12: model profile "m": model uses ${MYKEY}, the API key variable of profile "m"; keys are never expanded into the file`,
+		file + `:7:20: model profile "m": system_prompt uses ${MYKEY}, the API key variable of profile "m"`,
+		file + `:11:15: model profile "local": base_url uses ${OTHERKEY}, the API key variable of profile "other"`,
+		profiles + `:6:20: model profile "other": system_prompt uses ${MYKEY}, the API key variable of profile "m"`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "sk-secret") {
+		t.Errorf("a key's value in the error:\n%s", got)
+	}
+}
+
+// A script must be under the ensemble file's folder, symbolic links
+// resolved, unless allow_outside is set: /bin/sh would run the stdin JSON
+// as shell code.
+func TestScriptOutsideTheFolder(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join("testdata", "outside", "inner", "ensemble.yaml")
+	_, err := Load(file, LoadOptions{LookupEnv: noEnv})
+	const outside = `is outside the ensemble file's folder `
+	checkErrors(t, err, file,
+		`4:13: tool "shell": script "/bin/sh" `+outside,
+		`10:13: agent "shell": script "/bin/sh" `+outside,
+		`12:13: agent "up": script "../out.sh" `+outside,
+		`14:13: agent "link": script "scripts/link.sh" `+outside,
+		`16:13: agent "through-dir-link": script "up/out.sh" `+outside,
+		`26:5: agent "asker": allow_outside is only for script agents, not ask agents`)
+	if !strings.Contains(err.Error(), "set allow_outside: true") {
+		t.Errorf("no hint at allow_outside: %v", err)
 	}
 }

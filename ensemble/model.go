@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 )
 
 var profileKeys = []string{"provider", "model", "base_url", "api_key_env", "temperature", "max_tokens", "system_prompt", "timeout_seconds", "context_window"}
@@ -30,18 +32,59 @@ func LoadProfiles(path string, lookup func(string) (string, bool)) (map[string]*
 }
 
 func loadProfiles(path string, lookup func(string) (string, bool), errs *errorSink) map[string]*ModelProfile {
+	d, root := readProfiles(path, lookup, errs)
+	if root == nil {
+		return nil
+	}
+	d.keyVars = d.keyVarsOf(root, nil)
+	return d.profilesFile(root)
+}
+
+// readProfiles reads and parses a profiles file; root is nil after an error.
+func readProfiles(path string, lookup func(string) (string, bool), errs *errorSink) (d *decoder, root *yaml.Node) {
 	data, err := ReadFile(path)
 	if err != nil {
 		for _, e := range *err.(*ErrorList) {
 			errs.add(e)
 		}
-		return nil
+		return nil, nil
 	}
-	d := newDecoder(path, data, lookup, errs)
-	root := d.document(data)
-	if root == nil {
-		return nil
+	d = newDecoder(path, data, lookup, errs)
+	return d, d.document(data)
+}
+
+// keyVarsOf adds to keys (made when nil) the api_key_env variables of the
+// profiles under root's models: key (an ensemble file and a profiles file
+// have the same shape there), each with its profile's name. It reports
+// nothing: decoding the profiles does.
+func (d *decoder) keyVarsOf(root *yaml.Node, keys map[string]string) map[string]string {
+	if keys == nil {
+		keys = map[string]string{}
 	}
+	quiet := *d
+	quiet.errs = new(errorSink)
+	if resolve(root).Kind != yaml.MappingNode {
+		return keys
+	}
+	models := quiet.mapping(root, "", "models")["models"]
+	if !models.ok() || resolve(models.val).Kind != yaml.MappingNode {
+		return keys
+	}
+	for name, pf := range quiet.mapping(models.val, "models") {
+		if resolve(pf.val).Kind != yaml.MappingNode {
+			continue
+		}
+		if v := quiet.str(quiet.mapping(pf.val, "", "api_key_env")["api_key_env"]); envNamePattern.MatchString(v) {
+			if _, seen := keys[v]; !seen {
+				keys[v] = name
+			}
+		}
+	}
+	return keys
+}
+
+// profilesFile decodes the root of a profiles file.
+func (d *decoder) profilesFile(root *yaml.Node) map[string]*ModelProfile {
 	m := d.mapping(root, "", "models")
 	if m == nil {
 		return nil
@@ -137,6 +180,11 @@ func (d *decoder) expand(f field) (s string, ok bool) {
 		}
 		sub := envRef.FindStringSubmatch(ref)
 		name, fallback := sub[1], sub[2]
+		if profile, isKey := d.keyVars[name]; isKey {
+			d.bad(f, "uses ${%s}, the API key variable of profile %q; keys are never expanded into the file", name, profile)
+			ok = false
+			return ""
+		}
 		v, set := d.lookup(name)
 		switch {
 		case fallback != "" && v == "":

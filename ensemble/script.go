@@ -18,8 +18,11 @@ var interpreted = []string{".py", ".sh", ".js", ".rb"}
 // relative to the ensemble file's folder. The file must exist and be runnable
 // the way the script runner starts it: an executable file with a "#!" line
 // runs through it, then a file with an extension of interpreted runs through
-// that interpreter, then an executable file must be a binary.
-func (d *decoder) script(f field) (script, path string) {
+// that interpreter, then an executable file must be a binary. The file must
+// be under the ensemble file's folder, symbolic links resolved, unless
+// allowOutside: a script gets the run's data on stdin, and /bin/sh would run
+// it as shell code.
+func (d *decoder) script(f field, allowOutside bool) (script, path string) {
 	script = d.str(f)
 	if script == "" {
 		return "", ""
@@ -38,10 +41,27 @@ func (d *decoder) script(f field) (script, path string) {
 		d.bad(f, "%q is a folder, not a file", script)
 	case info.Mode()&0o111 == 0 && !slices.Contains(interpreted, strings.ToLower(filepath.Ext(path))):
 		d.bad(f, "%q is not executable and has no known extension (.py, .sh, .js, .rb)", script)
+	case !allowOutside && !d.inside(path):
+		d.bad(f, "%q is outside the ensemble file's folder %s: a script gets the run's data on stdin; move it under the folder, or set allow_outside: true if it is meant to run from there", script, d.dir)
 	case info.Mode()&0o111 != 0:
 		d.executable(f, script, path)
 	}
 	return script, path
+}
+
+// inside reports whether path, symbolic links resolved, is under the
+// ensemble file's folder (also resolved).
+func (d *decoder) inside(path string) bool {
+	dir, err := filepath.EvalSymlinks(d.dir)
+	if err != nil {
+		return false
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(dir, real)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // executable checks the start of an executable script: a "#!" line must not

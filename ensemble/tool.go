@@ -7,7 +7,7 @@ import (
 )
 
 var (
-	toolKeys        = []string{"name", "description", "parameters", "script", "timeout_seconds"}
+	toolKeys        = []string{"name", "description", "parameters", "script", "allow_outside", "timeout_seconds"}
 	toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) // what model APIs accept
 )
 
@@ -39,7 +39,7 @@ func (d *decoder) toolList(f field) []*Tool {
 				d.bad(p, "must describe an object (type: object), got type %v", typ)
 			}
 		}
-		t.Script, t.ScriptPath = d.script(m["script"])
+		t.Script, t.ScriptPath = d.script(m["script"], d.boolean(m["allow_outside"]))
 		d.need(m["script"], t.Script == "")
 		t.Timeout = d.seconds(m["timeout_seconds"])
 		tools = append(tools, t)

@@ -93,6 +93,8 @@ var broken = []struct {
 	{"two kinds", "name: x\nagents: [{name: a, ask: q, script: s.sh}]\n", "/agents/0"},
 	{"prompt on a script agent", "name: x\nagents: [{name: a, script: s.sh, prompt: hi}]\n", "/agents/0"},
 	{"env on an ask agent", "name: x\nagents: [{name: a, ask: q, env: {A: b}}]\n", "/agents/0"},
+	{"allow_outside on an ask agent", "name: x\nagents: [{name: a, ask: q, allow_outside: true}]\n", "/agents/0"},
+	{"allow_outside not a boolean", "name: x\nagents: [{name: a, script: s.sh, allow_outside: \"yes\"}]\n", "allow_outside"},
 	{"max_turns 0", "name: x\nagents: [{name: a, ask: q, conversation: {max_turns: 0}}]\n", "max_turns"},
 	{"bad output_format", "models: {m: {provider: ollama, model: l}}\nname: x\nagents: [{name: a, model_profile: m, output_format: yaml}]\n", "output_format"},
 	{"timeout 0", "name: x\nagents: [{name: a, ask: q, timeout_seconds: 0}]\n", "timeout_seconds"},

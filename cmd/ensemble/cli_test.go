@@ -18,7 +18,7 @@ func TestValidateDirectoriesAndStdin(t *testing.T) {
 	if o.code != 2 || o.stdout != "testdata/tree/a.yaml: ok\n" {
 		t.Fatalf("exit %d, stdout %q", o.code, o.stdout)
 	}
-	for _, want := range []string{"testdata/tree/sub/b.yml:5:", "testdata/tree/sub/broken.yaml:"} {
+	for _, want := range []string{"testdata/tree/sub/b.yml:6:", "testdata/tree/sub/broken.yaml:"} {
 		if !strings.Contains(o.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, o.stderr)
 		}

@@ -32,7 +32,7 @@ parallelograms.`,
 			if err != nil {
 				return &exitError{code: engine.ExitUsage, err: err}
 			}
-			return graph.Write(io.out, e, format)
+			return graph.Write(io.stdout(), e, format)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "mermaid", "mermaid|dot")

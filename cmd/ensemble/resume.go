@@ -129,6 +129,7 @@ func (f *runFlags) durable(io *stdio, e *ensemble.Ensemble, input string, opts e
 	if err != nil {
 		return nil, nil, usageErr("--state: %v", err)
 	}
+	lk.Redact = io.secrets.Bytes // the keys never reach the disk
 	if err := f.checkStateFile(); err != nil {
 		lk.Unlock()
 		return nil, nil, err
@@ -152,7 +153,7 @@ func (f *runFlags) durable(io *stdio, e *ensemble.Ensemble, input string, opts e
 	final := func(res *engine.Result) error {
 		defer lk.Unlock()
 		if err := save(res.CompletionReason); err != nil {
-			fmt.Fprintf(io.err, "ensemble: %v\n", err)
+			fmt.Fprintf(io.stderr(), "ensemble: %v\n", err)
 			return &exitError{code: engine.ExitFailed}
 		}
 		return nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/secrets"
 )
 
 // stdio is the command's standard streams; tests inject buffers.
@@ -24,7 +25,17 @@ type stdio struct {
 	getenv func(string) (string, bool)
 	// errTTY treats stderr as a terminal, whatever it is.
 	errTTY bool
+	// secrets are the keys of the loaded ensemble's profiles, redacted
+	// from everything written (see stdout); set by load.
+	secrets *secrets.Redactor
 }
+
+// stdout is out with every key redacted: results, events, progress,
+// summaries and graphs are written through it.
+func (s *stdio) stdout() io.Writer { return s.secrets.Writer(s.out) }
+
+// stderr is err with every key redacted.
+func (s *stdio) stderr() io.Writer { return s.secrets.Writer(s.err) }
 
 // errIsTerminal reports whether stderr is a terminal (tests may say so).
 func (s *stdio) errIsTerminal() bool {
@@ -96,6 +107,7 @@ func run(ctx context.Context, args []string, io *stdio) int {
 // it is, one FILE:LINE:COL: message a line, and on a terminal with the
 // offending source line and a caret under each.
 func (s *stdio) printError(err error) {
+	err = s.secrets.Error(err)
 	var list *ensemble.ErrorList
 	if errors.As(err, &list) && err.Error() == list.Error() {
 		if s.errIsTerminal() {

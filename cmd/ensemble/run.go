@@ -205,20 +205,21 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 		Timeout:  f.timeout,
 		Parallel: f.parallel,
 		Events:   view.sink,
+		Secrets:  io.secrets,
 	})
 	if err != nil {
 		return err
 	}
 	if rs := f.resume; rs != nil && output == "text" && !f.quiet {
 		done := rs.file.State.TurnCount
-		fmt.Fprintf(io.err, "ensemble: resuming %s from turn %d (%s done)\n", rs.path, done+1, report.Count(done, "turn"))
+		fmt.Fprintf(io.stderr(), "ensemble: resuming %s from turn %d (%s done)\n", rs.path, done+1, report.Count(done, "turn"))
 	}
 	stop := view.start()
 	res := r.Run(ctx)
 	stop()
 	saveErr := saveFinal(res)
 	if output == "json" {
-		enc := json.NewEncoder(io.out)
+		enc := json.NewEncoder(io.stdout())
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(res); err != nil {
 			return fmt.Errorf("writing the result: %w", err)
@@ -247,7 +248,7 @@ func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, live *li
 	var r runners.Runner = &runners.ByKind{
 		Script: &runners.Script{},
 		LLM:    models,
-		Ask:    &runners.Ask{In: io.in, Out: io.err, Interactive: !stdinTaken && isTerminal(io.in)},
+		Ask:    &runners.Ask{In: io.in, Out: io.stderr(), Interactive: !stdinTaken && isTerminal(io.in)},
 	}
 	if responsesFile == "" {
 		return r, nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -38,7 +39,7 @@ func newRunView(io *stdio, e *ensemble.Ensemble, output string, f *runFlags) (*r
 	switch {
 	case output == "text" && !f.quiet:
 		live := isTerminal(io.out)
-		v.progress = report.NewProgress(io.out, report.ProgressOptions{
+		v.progress = report.NewProgress(io.stdout(), report.ProgressOptions{
 			Live:   live,
 			Stream: stream,
 			Width:  io.termWidth,
@@ -50,7 +51,7 @@ func newRunView(io *stdio, e *ensemble.Ensemble, output string, f *runFlags) (*r
 		})
 		sinks = append(sinks, v.progress.Sink())
 	case output == "jsonl":
-		sinks = append(sinks, newJSONLines(io.out))
+		sinks = append(sinks, newJSONLines(io.stdout()))
 	}
 	if reportPath != "" {
 		rf, err := createReport(reportPath)
@@ -82,19 +83,24 @@ func (v *runView) finish(res *engine.Result) error {
 		if v.flags.stateFile != "" {
 			opts.Resume = resumeCommand(v.flags.stateFile)
 		}
-		report.Summary(v.io.out, res, opts)
+		report.Summary(v.io.stdout(), res, opts)
 		if v.flags.verbose && !v.flags.quiet {
-			writeStderrTails(v.io.out, res)
+			writeStderrTails(v.io.stdout(), res)
 		}
 	}
 	if v.report == nil {
 		return nil
 	}
-	err := report.Markdown(v.report.tmp, res, report.MarkdownOptions{Ensemble: v.e, Events: v.recorder.Events()})
+	// Rendered whole, then redacted: no key is split between two writes.
+	var md bytes.Buffer
+	err := report.Markdown(&md, res, report.MarkdownOptions{Ensemble: v.e, Events: v.recorder.Events()})
+	if err == nil {
+		_, err = v.report.tmp.Write(v.io.secrets.Bytes(md.Bytes()))
+	}
 	err = v.report.commit(err)
 	v.report = nil
 	if err != nil {
-		fmt.Fprintf(v.io.err, "ensemble: writing the report %s: %v\n", v.flags.report, err)
+		fmt.Fprintf(v.io.stderr(), "ensemble: writing the report %s: %v\n", v.flags.report, err)
 		return &exitError{code: engine.ExitFailed}
 	}
 	return nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/secrets"
 )
 
 func newValidateCmd(io *stdio) *cobra.Command {
@@ -213,5 +214,6 @@ func load(io *stdio, path string, data []byte, profiles []string) (*ensemble.Ens
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	io.secrets = secrets.Of(e.Models, io.lookupEnv)
 	return e, nil
 }

@@ -1,70 +1,37 @@
 package llm
 
 import (
-	"cmp"
-	"slices"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/ensemble-run/ensemble/ensemble"
+	keyset "github.com/ensemble-run/ensemble/internal/secrets"
 )
 
 // redacted replaces a key's value wherever the runner returns text.
-const redacted = "[REDACTED]"
+const redacted = keyset.Redacted
 
 // maxErrorText caps the message of a failed execution (a provider's error
 // body can be long); it is cut after the keys are redacted, so no part of a
 // key survives the cut.
 const maxErrorText = 2000
 
-// secrets are the values of every key an ensemble's model profiles name
-// (api_key_env), redacted from everything an execution returns: errors,
+// secrets redacts the values of every key an ensemble's model profiles
+// name (api_key_env) from everything an execution returns: errors,
 // replies, tool-call arguments, tool results and streamed text. A key of
 // another profile may reach a reply or an error too (a base_url, a
 // confused proxy), so all of them are redacted, not only the one in use.
 // The zero value (no keys) changes nothing.
 type secrets struct {
-	replacer *strings.Replacer
-	longest  int // bytes of the longest key
+	r *keyset.Redactor
 }
 
-// secrets looks up the keys of ens's profiles. Values shorter than 4 bytes
-// are not redacted (they would mangle ordinary text and protect nothing).
+// secrets looks up the keys of ens's profiles.
 func (r *Runner) secrets(ens *ensemble.Ensemble) *secrets {
-	var keys []string
-	for _, p := range ens.Models {
-		if p.APIKeyEnv == "" {
-			continue
-		}
-		if v, ok := r.lookupEnv(p.APIKeyEnv); ok {
-			if v = strings.TrimSpace(v); len(v) >= 4 && !slices.Contains(keys, v) {
-				keys = append(keys, v)
-			}
-		}
-	}
-	s := &secrets{}
-	if len(keys) == 0 {
-		return s
-	}
-	// Longest first: where one key is the prefix of another, the longer
-	// one is replaced whole (the replacer tries the pairs in order).
-	slices.SortFunc(keys, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
-	pairs := make([]string, 0, 2*len(keys))
-	for _, k := range keys {
-		pairs = append(pairs, k, redacted)
-	}
-	s.replacer = strings.NewReplacer(pairs...)
-	s.longest = len(keys[0])
-	return s
+	return &secrets{keyset.Of(ens.Models, r.lookupEnv)}
 }
 
 // redact replaces every key in text.
-func (s *secrets) redact(text string) string {
-	if s.replacer == nil {
-		return text
-	}
-	return s.replacer.Replace(text)
-}
+func (s *secrets) redact(text string) string { return s.r.String(text) }
 
 // redactError returns err with every key redacted from its message, cut to
 // maxErrorText bytes (at a character boundary). The original stays
@@ -105,7 +72,7 @@ func cut(s string, n int) string {
 // redactReply redacts the text, the refusal and the tool-call arguments of
 // a reply.
 func (s *secrets) redactReply(resp *ChatResponse) {
-	if s.replacer == nil {
+	if s.r.Empty() {
 		return
 	}
 	resp.Text = s.redact(resp.Text)
@@ -120,13 +87,14 @@ func (s *secrets) redactReply(resp *ChatResponse) {
 // arrives (any key starting before them is then whole, and redacted);
 // flush sends what is held back once the reply has ended.
 func (s *secrets) stream(onText func(string)) (emit func(string), flush func()) {
-	if s.replacer == nil {
+	if s.r.Empty() {
 		return onText, func() {}
 	}
+	longest := s.r.Longest()
 	var pending string
 	emit = func(delta string) {
 		pending = s.redact(pending + delta)
-		n := len(pending) - (s.longest - 1)
+		n := len(pending) - (longest - 1)
 		for n > 0 && !utf8.RuneStart(pending[n]) {
 			n--
 		}

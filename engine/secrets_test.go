@@ -1,0 +1,44 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/secrets"
+	"github.com/ensemble-run/ensemble/runners"
+)
+
+// The engine redacts the keys from what executions return before it
+// records anything: the result, the state and the events never hold one.
+func TestSecretsAreRedactedBeforeTheyAreRecorded(t *testing.T) {
+	t.Parallel()
+	const key = "sk-engine-secret-42"
+	e := build(agent("a", 1), agent("b", 1, "a"))
+	run := scripted{
+		"a": func(*runners.Request) (any, error) { return map[string]any{key: []any{"x " + key}}, nil },
+		"b": func(*runners.Request) (any, error) { return nil, errors.New("refused " + key) },
+	}
+	var mu sync.Mutex
+	var evs []events.Event
+	sink := func(ev events.Event) { mu.Lock(); evs = append(evs, ev); mu.Unlock() }
+	r := engine.New(e, "input "+key, engine.Options{Runner: run, Events: sink, Secrets: secrets.New(key)})
+	res := r.Run(context.Background())
+	for name, v := range map[string]any{"result": res, "events": evs, "state": r.File("")} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := string(b); strings.Contains(s, key) || !strings.Contains(s, secrets.Redacted) {
+			t.Errorf("%s: %s", name, s)
+		}
+	}
+	if res.Errors[0].Message != "refused "+secrets.Redacted || res.Input != "input "+secrets.Redacted {
+		t.Errorf("result %+v", res)
+	}
+}

@@ -1,0 +1,174 @@
+// Package secrets redacts the values of API keys from everything ensemble
+// writes: results, events, states, reports, errors, graphs and what models
+// return. The keys are the values of the variables that the model profiles
+// name with api_key_env, read from the environment when the run starts.
+package secrets
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+)
+
+// Redacted replaces a key's value.
+const Redacted = "[REDACTED]"
+
+// MinLength is the length of the shortest value redacted, in bytes. Shorter
+// values are placeholders (ollama, dummy), not secrets: replacing them would
+// mangle ordinary text, and the state, and protect nothing.
+const MinLength = 8
+
+// Redactor replaces every key it knows. A nil *Redactor, or one without
+// keys, changes nothing.
+type Redactor struct {
+	replacer *strings.Replacer
+	longest  int // bytes of the longest pattern
+}
+
+// Of returns the redactor of the keys of every profile in models, looked
+// up with lookup.
+func Of(models map[string]*ensemble.ModelProfile, lookup func(string) (string, bool)) *Redactor {
+	var keys []string
+	for _, p := range models {
+		if p.APIKeyEnv == "" {
+			continue
+		}
+		if v, ok := lookup(p.APIKeyEnv); ok {
+			keys = append(keys, v)
+		}
+	}
+	return New(keys...)
+}
+
+// New returns the redactor of keys. Each key is also redacted in its JSON
+// form (a key with a quote, a backslash or <>& is escaped in JSON output).
+func New(keys ...string) *Redactor {
+	var patterns []string
+	add := func(p string) {
+		if len(p) >= MinLength && !slices.Contains(patterns, p) {
+			patterns = append(patterns, p)
+		}
+	}
+	for _, k := range keys {
+		k = strings.TrimSpace(k)
+		add(k)
+		if b, err := json.Marshal(k); err == nil {
+			add(string(b[1 : len(b)-1]))
+		}
+	}
+	r := &Redactor{}
+	if len(patterns) == 0 {
+		return r
+	}
+	// Longest first: where one key is the prefix of another, the longer
+	// one is replaced whole (the replacer tries the pairs in order).
+	slices.SortFunc(patterns, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	pairs := make([]string, 0, 2*len(patterns))
+	for _, p := range patterns {
+		pairs = append(pairs, p, Redacted)
+	}
+	r.replacer = strings.NewReplacer(pairs...)
+	r.longest = len(patterns[0])
+	return r
+}
+
+// Empty reports whether r redacts nothing.
+func (r *Redactor) Empty() bool { return r == nil || r.replacer == nil }
+
+// Longest is the length in bytes of the longest key (0 without keys): a
+// stream that holds back Longest()-1 bytes never lets a split key through.
+func (r *Redactor) Longest() int {
+	if r.Empty() {
+		return 0
+	}
+	return r.longest
+}
+
+// String replaces every key in s.
+func (r *Redactor) String(s string) string {
+	if r.Empty() {
+		return s
+	}
+	return r.replacer.Replace(s)
+}
+
+// Bytes replaces every key in b; b itself is left as it is.
+func (r *Redactor) Bytes(b []byte) []byte {
+	if r.Empty() {
+		return b
+	}
+	return []byte(r.replacer.Replace(string(b)))
+}
+
+// Value returns v with every key redacted from its strings and keys: v
+// itself when it holds no key, else v as JSON decodes it (numbers as
+// json.Number). v is a JSON value: an agent's output or input data.
+func (r *Redactor) Value(v any) any {
+	if r.Empty() || v == nil {
+		return v
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	red := r.Bytes(data)
+	if bytes.Equal(red, data) {
+		return v
+	}
+	dec := json.NewDecoder(bytes.NewReader(red))
+	dec.UseNumber()
+	var out any
+	if dec.Decode(&out) != nil {
+		return Redacted // cannot happen: a key is replaced inside a string
+	}
+	return out
+}
+
+// Error returns err with every key redacted from its message; the original
+// stays reachable through errors.Is and errors.As.
+func (r *Redactor) Error(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if text := r.String(msg); text != msg {
+		return &redactedError{msg: text, err: err}
+	}
+	return err
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// Writer returns a writer that redacts each Write before passing it to w;
+// w itself when r redacts nothing. Each Write is redacted on its own: the
+// writers of whole values (a JSON encoder, an event a line) never split a
+// key; streamed text is held back by its producer (see Longest).
+func (r *Redactor) Writer(w io.Writer) io.Writer {
+	if r.Empty() {
+		return w
+	}
+	return &writer{r: r, w: w}
+}
+
+type writer struct {
+	r *Redactor
+	w io.Writer
+}
+
+func (w *writer) Write(p []byte) (int, error) {
+	if _, err := w.w.Write(w.r.Bytes(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

@@ -1,0 +1,64 @@
+package secrets
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"reflect"
+	"testing"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+)
+
+func TestRedactor(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"A": "sk-aaaa-1111", "B": " sk-aaaa-1111-longer ", "C": "ollama", "Q": `sk-"quoted"<&>`}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	r := Of(map[string]*ensemble.ModelProfile{
+		"a": {APIKeyEnv: "A"}, "b": {APIKeyEnv: "B"}, "c": {APIKeyEnv: "C"}, "q": {APIKeyEnv: "Q"},
+		"unset": {APIKeyEnv: "UNSET"}, "none": {},
+	}, lookup)
+	for _, tc := range []struct{ in, want string }{
+		{"x sk-aaaa-1111 y", "x [REDACTED] y"},
+		{"sk-aaaa-1111-longer!", "[REDACTED]!"},        // the longer key whole
+		{"provider ollama", "provider ollama"},         // too short to be a secret
+		{`k sk-"quoted"<&>`, "k [REDACTED]"},           // raw
+		{jsonString(`sk-"quoted"<&>`), `"[REDACTED]"`}, // and as JSON escapes it
+		{"nothing here", "nothing here"},
+	} {
+		if got := r.String(tc.in); got != tc.want {
+			t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+
+	var buf bytes.Buffer
+	w := r.Writer(&buf)
+	if n, err := w.Write([]byte("key=sk-aaaa-1111\n")); n != 17 || err != nil || buf.String() != "key=[REDACTED]\n" {
+		t.Errorf("Writer: %d %v %q", n, err, buf.String())
+	}
+
+	err := r.Error(&fs.PathError{Op: "open", Path: "http://x/sk-aaaa-1111", Err: fs.ErrNotExist})
+	if err.Error() != "open http://x/[REDACTED]: file does not exist" || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Error: %v", err)
+	}
+
+	out := map[string]any{"n": 1.5, "list": []any{"sk-aaaa-1111", true}, "sk-aaaa-1111": nil}
+	want := map[string]any{"n": json.Number("1.5"), "list": []any{"[REDACTED]", true}, "[REDACTED]": nil}
+	if got := r.Value(out); !reflect.DeepEqual(got, want) {
+		t.Errorf("Value = %#v", got)
+	}
+	if clean := map[string]any{"a": 1.0}; !reflect.DeepEqual(r.Value(clean), clean) {
+		t.Error("a value without keys changed")
+	}
+
+	var none *Redactor
+	if none.String("sk-aaaa-1111") != "sk-aaaa-1111" || none.Writer(&buf) != &buf || New().Longest() != 0 {
+		t.Error("a redactor without keys changes nothing")
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
