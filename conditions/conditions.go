@@ -40,18 +40,19 @@
 //     string, toJSON, fromJSON, split, upper, …). Operations that could
 //     amplify their input (repeat, replace, join, string, toJSON, flatten,
 //     concat) are charged before they allocate;
-//   - work: at most [MaxSteps] evaluations of predicate bodies (`all`,
-//     `filter`, `map`, `reduce`, …) per evaluation.
+//   - work: at most [MaxSteps] units of work per evaluation: one per
+//     evaluation of a predicate body (`all`, `filter`, `map`, `reduce`, …),
+//     and the work of printing values (string, toJSON).
 //
 // Exceeding a budget is a run-time error ([ErrMemoryBudget], [ErrStepBudget]):
 // the caller counts the condition as false and reports a warning.
 //
 // Evaluation is interruptible: [Program.EvalContext] checks its context
-// every [pollEvery] units of work (predicate bodies, metered allocations,
-// values walked before printing) and stops with an error wrapping the
-// context's error. Printing a value (string, toJSON) costs work too: one
-// unit per value it holds and [mapEntryWork] per map entry (maps are printed
-// sorted), so no single builtin call runs long between two checks.
+// every 256 units of work (and at every metered allocation) and stops with
+// an error wrapping the context's error. Printing a value (string, toJSON)
+// is charged before it is done: one unit per value it holds and 8 per map
+// entry (maps are printed sorted), so one call cannot print more than the
+// work budget allows.
 package conditions
 
 import (
