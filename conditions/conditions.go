@@ -40,15 +40,24 @@
 //     string, toJSON, fromJSON, split, upper, …). Operations that could
 //     amplify their input (repeat, replace, join, string, toJSON, flatten,
 //     concat) are charged before they allocate;
-//   - work: at most [MaxSteps] evaluations of predicate bodies (`all`,
-//     `filter`, `map`, `reduce`, …) per evaluation.
+//   - work: at most [MaxSteps] units of work per evaluation: one per
+//     evaluation of a predicate body (`all`, `filter`, `map`, `reduce`, …),
+//     and the work of printing values (string, toJSON).
 //
 // Exceeding a budget is a run-time error ([ErrMemoryBudget], [ErrStepBudget]):
 // the caller counts the condition as false and reports a warning.
+//
+// Evaluation is interruptible: [Program.EvalContext] checks its context
+// every 256 units of work (and at every metered allocation) and stops with
+// an error wrapping the context's error. Printing a value (string, toJSON)
+// is charged before it is done: one unit per value it holds and 8 per map
+// entry (maps are printed sorted), so one call cannot print more than the
+// work budget allows.
 package conditions
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -295,13 +304,22 @@ func (r *rejectEnv) Visit(node *ast.Node) {
 
 // --- evaluation ---
 
-// Eval runs the program in the sandbox. A run-time error is returned (as a
-// *RuntimeError) together with false; the caller treats the condition as
-// false. A nil program is the empty condition: true. Eval never panics and is
-// safe for concurrent use; env is only read.
-func (p *Program) Eval(env *Env) (result bool, err error) {
+// Eval is EvalContext with a context that is never cancelled.
+func (p *Program) Eval(env *Env) (bool, error) {
+	return p.EvalContext(context.Background(), env)
+}
+
+// EvalContext runs the program in the sandbox. A run-time error is returned
+// (as a *RuntimeError) together with false; the caller treats the condition
+// as false, unless the error wraps ctx's error: the evaluation was
+// interrupted, and has no result. A nil program is the empty condition: true.
+// EvalContext never panics and is safe for concurrent use; env is only read.
+func (p *Program) EvalContext(ctx context.Context, env *Env) (result bool, err error) {
 	if p == nil || p.prog == nil {
 		return true, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return false, &RuntimeError{Msg: oneLine(err.Error()), cause: err}
 	}
 	r := runnerPool.Get().(*runner)
 	defer func() {
@@ -313,7 +331,7 @@ func (p *Program) Eval(env *Env) (result bool, err error) {
 	if env != nil {
 		r.env.Env = *env
 	}
-	r.meter = meter{bytes: MaxBytes, steps: MaxSteps}
+	r.meter = meter{bytes: MaxBytes, steps: MaxSteps, ctx: ctx}
 	r.vm.MemoryBudget = MaxMemory
 	out, runErr := r.vm.Run(p.prog, &r.env)
 	r.reset()
@@ -422,6 +440,7 @@ var runnerPool = sync.Pool{New: func() any {
 
 func (r *runner) reset() {
 	r.env.Env = Env{}
+	r.meter.ctx = nil
 	clear(r.vm.Variables)
 	clear(r.vm.Stack[:cap(r.vm.Stack)])
 	r.vm.Stack = r.vm.Stack[:0]
@@ -438,7 +457,18 @@ type evalEnv struct {
 type meter struct {
 	bytes int // left
 	steps int // left
+	ctx   context.Context
+	work  int // units of work since ctx was last checked
 }
+
+const (
+	// pollEvery is how many units of work pass between two checks of the
+	// evaluation's context.
+	pollEvery = 256
+	// mapEntryWork is the work of printing one map entry: fmt sorts the keys
+	// through reflection, several times slower than printing a list element.
+	mapEntryWork = 8
+)
 
 func (m *meter) charge(n int) error {
 	if n < 0 || n > m.bytes {
@@ -446,7 +476,26 @@ func (m *meter) charge(n int) error {
 		return ErrMemoryBudget
 	}
 	m.bytes -= n
-	return nil
+	return m.poll(1)
+}
+
+// step counts n units of work against the step budget.
+func (m *meter) step(n int) error {
+	m.steps -= n
+	if m.steps < 0 {
+		return ErrStepBudget
+	}
+	return m.poll(n)
+}
+
+// poll checks the context once every pollEvery units of work.
+func (m *meter) poll(n int) error {
+	m.work += n
+	if m.work < pollEvery {
+		return nil
+	}
+	m.work = 0
+	return m.ctx.Err()
 }
 
 func meterOf(v any) *meter {
@@ -549,10 +598,8 @@ func guardFunctions(c *conf.Config) {
 	c.Functions[stepFn] = &builtin.Function{
 		Name: stepFn,
 		Func: func(args ...any) (any, error) {
-			m := meterOf(args[0])
-			m.steps--
-			if m.steps < 0 {
-				return nil, ErrStepBudget
+			if err := meterOf(args[0]).step(1); err != nil {
+				return nil, err
 			}
 			return args[1], nil
 		},
@@ -706,7 +753,7 @@ func guardString(m *meter, args []any) (any, error) {
 	if s, ok := args[0].(string); ok {
 		return s, nil
 	}
-	if err := m.charge(deepSize(args[0], m.bytes)); err != nil {
+	if err := m.chargePrinted(args[0]); err != nil {
 		return nil, err
 	}
 	return callBuiltin("string", args)
@@ -716,7 +763,7 @@ func guardToJSON(m *meter, args []any) (any, error) {
 	if len(args) != 1 {
 		return callBuiltin("toJSON", args)
 	}
-	if err := m.charge(deepSize(args[0], m.bytes)); err != nil {
+	if err := m.chargePrinted(args[0]); err != nil {
 		return nil, err
 	}
 	b, err := json.MarshalIndent(args[0], "", "  ")
@@ -728,7 +775,8 @@ func guardToJSON(m *meter, args []any) (any, error) {
 
 func guardFlatten(m *meter, args []any) (any, error) {
 	if len(args) == 1 {
-		if err := m.charge(deepSize(args[0], m.bytes)); err != nil {
+		size, _ := deepSize(args[0], m.bytes)
+		if err := m.charge(size); err != nil {
 			return nil, err
 		}
 	}
@@ -778,13 +826,24 @@ func shallowSize(v any) int {
 	return 0
 }
 
+// chargePrinted charges the bytes and the work of printing v, before it is
+// printed.
+func (m *meter) chargePrinted(v any) error {
+	size, work := deepSize(v, m.bytes)
+	if err := m.step(work); err != nil {
+		return err
+	}
+	return m.charge(size)
+}
+
 // deepSize estimates the size of v printed (JSON or %v), counting shared
-// values each time they are reached. It stops once the size exceeds limit
-// and then returns a number above limit.
-func deepSize(v any, limit int) int {
-	size := 0
+// values each time they are reached, and the work of printing it (one unit
+// per value, mapEntryWork per map entry). It stops once the size exceeds
+// limit and then returns a size above limit.
+func deepSize(v any, limit int) (size, work int) {
 	var walk func(v any, depth int) bool
 	walk = func(v any, depth int) bool {
+		work++
 		size += 2*depth + 8 // indentation, separators, small scalars
 		switch x := v.(type) {
 		case nil, bool, int, float64:
@@ -799,6 +858,7 @@ func deepSize(v any, limit int) int {
 		case map[string]any:
 			for k, e := range x {
 				size += len(k)
+				work += mapEntryWork
 				if size > limit || !walk(e, depth+1) {
 					return false
 				}
@@ -818,6 +878,7 @@ func deepSize(v any, limit int) int {
 				iter := rv.MapRange()
 				for iter.Next() {
 					size += 8
+					work += mapEntryWork
 					if size > limit || !walk(iter.Value().Interface(), depth+1) {
 						return false
 					}
@@ -831,7 +892,7 @@ func deepSize(v any, limit int) int {
 		return size <= limit
 	}
 	if !walk(v, 0) || size > limit {
-		return limit + 1
+		return limit + 1, work
 	}
-	return size
+	return size, work
 }

@@ -1,12 +1,14 @@
 package conditions
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func testEnv() *Env {
@@ -389,5 +391,64 @@ func TestContextKeys(t *testing.T) {
 				t.Errorf("ContextKeys = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// expensive is a condition within every budget that takes minutes of CPU:
+// 900,000 scans of a 2 MB string.
+const expensive = `let s = repeat("a", 2000000); any(1..1000, any(1..900, s contains "b"))`
+
+// An interrupted evaluation stops at the next check of its context and
+// returns an error wrapping the context's error.
+func TestEvalContextInterrupts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		timeout time.Duration // 0: cancelled before
+		src     string
+		want    error
+	}{
+		{"cancelled before", 0, "true", context.Canceled},
+		{"deadline during predicates", 100 * time.Millisecond, expensive, context.DeadlineExceeded},
+		{"deadline in a builtin", 100 * time.Millisecond, `let s = repeat("a", 2000000); len(string(groupBy(1..100000, #))) > 0 && any(1..1000, any(1..900, s contains "b"))`, context.DeadlineExceeded},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := MustCompile(tc.src)
+			ctx, cancel := context.WithCancel(context.Background())
+			if tc.timeout > 0 {
+				ctx, cancel = context.WithTimeout(context.Background(), tc.timeout)
+			}
+			defer cancel()
+			if tc.timeout == 0 {
+				cancel()
+			}
+			done := make(chan error, 1)
+			go func() {
+				ok, err := p.EvalContext(ctx, &Env{})
+				if ok {
+					err = errors.New("true")
+				}
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				if !errors.Is(err, tc.want) {
+					t.Fatalf("error = %v, want %v", err, tc.want)
+				}
+			case <-time.After(30 * time.Second): // uninterrupted, it takes minutes
+				t.Fatal("the evaluation was not interrupted")
+			}
+		})
+	}
+}
+
+// Printing a value costs work: printing a huge map exceeds the step budget
+// before fmt spends seconds sorting its keys.
+func TestPrintingCostsSteps(t *testing.T) {
+	t.Parallel()
+	p := MustCompile(`len(string(groupBy(1..400000, #))) > 0`)
+	if _, err := p.Eval(&Env{}); !errors.Is(err, ErrStepBudget) {
+		t.Fatalf("error = %v, want the step budget", err)
 	}
 }

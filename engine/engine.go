@@ -146,7 +146,14 @@ func (r *Run) step(parent, runCtx context.Context) string {
 		return reason
 	}
 	st := r.st
-	ready, warns := resolver.Resolve(r.ens, st)
+	ready, warns, err := resolver.Resolve(runCtx, r.ens, st)
+	if err != nil {
+		// Interrupted while evaluating conditions: runCtx is done.
+		if reason := stopReason(parent, runCtx); reason != "" {
+			return reason
+		}
+		return Cancelled
+	}
 	r.warn(st.TurnCount+1, warns)
 	if len(ready) == 0 {
 		return Completed

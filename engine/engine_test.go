@@ -653,3 +653,44 @@ func TestScriptStderrInHistory(t *testing.T) {
 		}
 	}
 }
+
+// A condition that would take minutes is interrupted by the run's timeout or
+// by cancellation: the run ends as timeout or cancelled, with no warning
+// (the condition was not false, it had no result).
+func TestExpensiveConditionIsInterrupted(t *testing.T) {
+	t.Parallel()
+	const expensive = `let s = repeat("a", 2000000); any(1..1000, any(1..900, s contains "b"))`
+	for _, tc := range []struct {
+		name   string
+		reason string
+	}{
+		{"run timeout", engine.Timeout},
+		{"cancelled", engine.Cancelled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := build(agent("a", 1), agent("b", 1, "a|"+expensive))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			opts := engine.Options{Runner: scripted{}}
+			if tc.reason == engine.Timeout {
+				opts.Timeout = 2 * time.Second
+			} else {
+				opts.Runner = scripted{"a": func(*runners.Request) (any, error) {
+					time.AfterFunc(time.Second, cancel) // while b's condition runs
+					return "done", nil
+				}}
+			}
+			done := make(chan *engine.Result, 1)
+			go func() { done <- engine.New(e, "", opts).Run(ctx) }()
+			select {
+			case res := <-done:
+				if res.CompletionReason != tc.reason || res.TurnCount != 1 || len(res.Warnings) != 0 {
+					t.Fatalf("reason %q, turns %d, warnings %+v", res.CompletionReason, res.TurnCount, res.Warnings)
+				}
+			case <-time.After(30 * time.Second): // uninterrupted, the condition takes minutes
+				t.Fatal("the condition was not interrupted")
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -30,7 +31,7 @@ func dag(levels, width int) *ensemble.Ensemble {
 // returns the number of turns.
 func play(b *testing.B, e *ensemble.Ensemble, s *state.State, output func(a *ensemble.Agent, n int) any) int {
 	for {
-		ready, _ := Resolve(e, s)
+		ready, _, _ := Resolve(context.Background(), e, s)
 		if len(ready) == 0 {
 			return s.TurnCount
 		}

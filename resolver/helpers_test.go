@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -88,7 +89,10 @@ func names(rs []Ready) []string {
 
 // resolve returns the agents ready now.
 func (w *sim) resolve() []Ready {
-	r, warns := Resolve(w.e, w.s)
+	r, warns, err := Resolve(context.Background(), w.e, w.s)
+	if err != nil {
+		w.t.Fatal(err)
+	}
 	w.warnings = append(w.warnings, warns...)
 	return r
 }

@@ -27,7 +27,9 @@
 // pending request. Required edges are evaluated before optional ones, and a
 // false required edge stops the evaluation of that agent's other edges unless
 // a request makes it ready anyway. A condition that fails at run time counts
-// as false and yields a Warning.
+// as false and yields a Warning. Evaluation is interrupted when the context
+// given to Resolve is done: Resolve then returns the context's error, and no
+// agents.
 //
 // When A executes (successfully or not), Consume records that A consumed the
 // outputs behind its satisfied edges, counts one trigger for each edge that
@@ -41,6 +43,8 @@
 package resolver
 
 import (
+	"context"
+
 	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/state"
@@ -89,8 +93,9 @@ const (
 // Resolve returns the agents that are ready at the start of the next turn, in
 // file order, and the warnings of conditions that failed. The conditions'
 // environment is built from s only if a condition needs it. Resolve does not
-// modify s.
-func Resolve(e *ensemble.Ensemble, s *state.State) (ready []Ready, warnings []Warning) {
+// modify s. When ctx is done during a condition's evaluation, Resolve returns
+// ctx's error.
+func Resolve(ctx context.Context, e *ensemble.Ensemble, s *state.State) (ready []Ready, warnings []Warning, err error) {
 	var (
 		scratch  []edge
 		requests map[string][]state.AgentRequest
@@ -162,7 +167,10 @@ func Resolve(e *ensemble.Ensemble, s *state.State) (ready []Ready, warnings []Wa
 						env = envOf(s)
 					}
 					var err error
-					ok, err = p.Eval(env)
+					ok, err = p.EvalContext(ctx, env)
+					if err != nil && ctx.Err() != nil {
+						return nil, nil, ctx.Err()
+					}
 					if err != nil {
 						ok = false
 						warnings = append(warnings, Warning{Agent: a.Name, Dependency: ed.dep.AgentName,
@@ -221,7 +229,7 @@ func Resolve(e *ensemble.Ensemble, s *state.State) (ready []Ready, warnings []Wa
 		}
 		ready = append(ready, r)
 	}
-	return ready, warnings
+	return ready, warnings, nil
 }
 
 // withinLimits is rule 1: the agent may execute again.

@@ -1,6 +1,7 @@
 package resolver
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -236,7 +237,7 @@ func TestConditionRuntimeErrors(t *testing.T) {
 		e := ens(agent("a"), agent("b", deps(when(req("a"), bad))), agent("c", deps(req("a"))))
 		w := newSim(t, e)
 		w.turn("a", map[string]any{"a": "plain text"})
-		ready, warns := Resolve(e, w.s)
+		ready, warns, _ := Resolve(context.Background(), e, w.s)
 		if got := names(ready); !slices.Equal(got, []string{"c"}) {
 			t.Fatalf("ready = %v, want [c]", got)
 		}
@@ -253,7 +254,7 @@ func TestConditionRuntimeErrors(t *testing.T) {
 		e := ens(agent("a"), agent("x"), agent("b", deps(req("x"), when(opt("a"), bad))))
 		w := newSim(t, e)
 		w.turn("a,x", map[string]any{"a": "plain text"})
-		ready, warns := Resolve(e, w.s)
+		ready, warns, _ := Resolve(context.Background(), e, w.s)
 		if len(ready) != 1 || !slices.Equal(ready[0].Satisfied, []string{"x"}) || len(warns) != 1 {
 			t.Fatalf("ready = %+v, warnings = %v", ready, warns)
 		}
@@ -277,7 +278,7 @@ func TestConditionRuntimeErrors(t *testing.T) {
 		w.s.OutputCount["a"], w.s.OutputCount["x"] = 1, 1
 		w.s.AccumulatedContext["a"] = "plain text"
 		w.s.AgentExecutionCount["a"], w.s.AgentExecutionCount["x"] = 2, 1
-		ready, warns := Resolve(e, w.s)
+		ready, warns, _ := Resolve(context.Background(), e, w.s)
 		if len(ready) != 0 || len(warns) != 0 {
 			t.Fatalf("ready = %v, warnings = %v: a condition was evaluated", names(ready), warns)
 		}
@@ -287,7 +288,7 @@ func TestConditionRuntimeErrors(t *testing.T) {
 		e := ens(agent("a"), agent("b"), agent("c", deps(when(opt("a"), bad), when(req("b"), "false"), when(req("a"), bad))))
 		w := newSim(t, e)
 		w.turn("a,b", map[string]any{"a": "plain text"})
-		ready, warns := Resolve(e, w.s)
+		ready, warns, _ := Resolve(context.Background(), e, w.s)
 		if len(ready) != 0 || len(warns) != 0 {
 			t.Fatalf("ready = %v, warnings = %v", names(ready), warns)
 		}
@@ -361,7 +362,7 @@ func TestAgentRequests(t *testing.T) {
 		w.turn("a,b", nil)
 		w.request("x", "a", map[string]any{"n": 1})
 		w.request("x", "b", nil)
-		ready, _ := Resolve(w.e, w.s)
+		ready, _, _ := Resolve(context.Background(), w.e, w.s)
 		// A request made after the agents were resolved (in the same commit).
 		w.request("y", "a", map[string]any{"n": 2})
 		Consume(w.s, ready[0])

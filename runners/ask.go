@@ -98,7 +98,7 @@ func (a *Ask) Run(ctx context.Context, req *Request) *Result {
 		_, _ = io.WriteString(out, "\n")
 		return res
 	}
-	res.Output = ParseOutput(line)
+	res.Output, res.Err = ParseOutput(line)
 	return res
 }
 

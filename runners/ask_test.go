@@ -237,3 +237,17 @@ func TestAskDevNullIsNotATerminal(t *testing.T) {
 		t.Fatalf("tty %v, err %v", ask.tty, res.Err)
 	}
 }
+
+// Answers are capped in nesting like every other output.
+func TestAskAnswerDepthIsCapped(t *testing.T) {
+	t.Parallel()
+	e := testEnsemble(t, askAgent("x", "Data?"))
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	ask := &Ask{In: strings.NewReader(deep(512) + "\n" + deep(513) + "\n"), Out: io.Discard, Interactive: true}
+	for n, tooDeep := range []bool{false, true} {
+		res := ask.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent("x"), Turn: 1, Execution: n + 1})
+		if tooDeep != errors.Is(res.Err, ErrTooDeep) || (!tooDeep && !reflect.DeepEqual(res.Output, nested(512))) {
+			t.Errorf("answer %d: err = %v", n+1, res.Err)
+		}
+	}
+}

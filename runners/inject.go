@@ -87,14 +87,18 @@ func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
 		if a.Kind == ensemble.KindLLM && a.OutputFormat == "json" {
 			out, err := ParseJSONReply(v)
 			if err != nil {
-				res.Err = fmt.Errorf("agent %q: injected response %d: output_format is json, but %v", a.Name, n, err)
+				res.Err = fmt.Errorf("agent %q: injected response %d: output_format is json, but %w", a.Name, n, err)
 				return res
 			}
 			res.Output = out
-		} else {
-			res.Output = ParseOutput(v)
+		} else if res.Output, res.Err = ParseOutput(v); res.Err != nil {
+			res.Err = fmt.Errorf("agent %q: injected response %d: %w", a.Name, n, res.Err)
 		}
 	default:
+		if valueDepth(v) > MaxOutputDepth {
+			res.Err = fmt.Errorf("agent %q: injected response %d: %w", a.Name, n, ErrTooDeep)
+			return res
+		}
 		res.Output = deepCopy(v)
 	}
 	return res

@@ -4,8 +4,88 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
+
+// MaxOutputDepth is how deeply an output's arrays and objects may nest.
+// Deeper outputs fail their execution: the state and the result could not be
+// written (their indentation grows with the square of the depth, and
+// encoding/json stops at 10,000 levels).
+const MaxOutputDepth = 512
+
+// ErrTooDeep is the error of an output that nests deeper than MaxOutputDepth.
+var ErrTooDeep = fmt.Errorf("output nests deeper than %d levels", MaxOutputDepth)
+
+// decodeOutput decodes the JSON value b as an output. Its nesting is checked
+// first, in one pass over b: valid JSON that nests deeper than MaxOutputDepth
+// is ErrTooDeep; invalid JSON is json.Unmarshal's error.
+func decodeOutput(b []byte) (any, error) {
+	if jsonDepth(b) > MaxOutputDepth && json.Valid(b) {
+		return nil, ErrTooDeep
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// jsonDepth is the deepest nesting of arrays and objects in the JSON text b
+// (an estimate when b is not valid JSON).
+func jsonDepth(b []byte) int {
+	depth, deepest := 0, 0
+	inString, escaped := false, false
+	for _, c := range b {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch c {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			depth++
+			deepest = max(deepest, depth)
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// valueDepth is the nesting of v's lists and maps ([] is 1), counted up to
+// MaxOutputDepth+1.
+func valueDepth(v any) int {
+	var walk func(v any, outer int) int
+	walk = func(v any, outer int) int {
+		var elems []any
+		switch x := v.(type) {
+		case []any:
+			elems = x
+		case map[string]any:
+			elems = slices.Collect(maps.Values(x))
+		default:
+			return outer
+		}
+		depth := outer + 1
+		if depth > MaxOutputDepth {
+			return depth
+		}
+		deepest := depth
+		for _, e := range elems {
+			deepest = max(deepest, walk(e, depth))
+		}
+		return deepest
+	}
+	return walk(v, 0)
+}
 
 // ParseJSONReply parses a reply that must be JSON (output_format: json,
 // docs/llm.md#messages-and-memory): the whole reply, trimmed, or else the first fenced code block in it
@@ -13,18 +93,16 @@ import (
 // is accepted.
 func ParseJSONReply(text string) (any, error) {
 	trimmed := strings.TrimSpace(text)
-	var v any
-	err := json.Unmarshal([]byte(trimmed), &v)
-	if err == nil {
-		return v, nil
+	v, err := decodeOutput([]byte(trimmed))
+	if err == nil || errors.Is(err, ErrTooDeep) {
+		return v, err
 	}
 	for _, body := range fencedBlocks(trimmed) {
-		var fv any
-		if ferr := json.Unmarshal([]byte(body), &fv); ferr == nil {
-			return fv, nil
-		} else {
-			err = ferr
+		fv, ferr := decodeOutput([]byte(body))
+		if ferr == nil || errors.Is(ferr, ErrTooDeep) {
+			return fv, ferr
 		}
+		err = ferr
 	}
 	if trimmed == "" {
 		return nil, errors.New("the reply is empty, not JSON")

@@ -496,3 +496,25 @@ func TestInjectedLiveGuardsTheModels(t *testing.T) {
 		}
 	})
 }
+
+// Injected responses are capped in nesting like every other output: reply
+// text (for text and json agents) and structured values.
+func TestInjectedOutputDepthIsCapped(t *testing.T) {
+	t.Parallel()
+	e := analysisEnsemble(t)
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, agent := range []string{"writer", "llm_analyzer"} { // text, then output_format json
+		r := NewResponses()
+		r.AddText(agent, deep(512))
+		r.AddText(agent, deep(513))
+		r.Add(agent, nested(512))
+		r.Add(agent, nested(513))
+		inj := Injected(r, nil)
+		for n, tooDeep := range []bool{false, true, false, true} {
+			res := inj.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent(agent), Execution: n + 1})
+			if tooDeep != errors.Is(res.Err, ErrTooDeep) || (!tooDeep && !reflect.DeepEqual(res.Output, nested(512))) {
+				t.Errorf("%s #%d: err = %v", agent, n+1, res.Err)
+			}
+		}
+	}
+}

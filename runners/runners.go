@@ -5,6 +5,7 @@ package runners
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 
@@ -101,12 +102,16 @@ func (r *Request) DependencyOrder() []string {
 
 // ParseOutput turns raw agent output into an output value (docs/semantics.md#state): text
 // that parses as JSON is stored parsed, anything else as a string (trimmed of
-// surrounding white space).
-func ParseOutput(text string) any {
+// surrounding white space). JSON that nests deeper than MaxOutputDepth is
+// ErrTooDeep.
+func ParseOutput(text string) (any, error) {
 	trimmed := strings.TrimSpace(text)
-	var v any
-	if err := json.Unmarshal([]byte(trimmed), &v); err == nil {
-		return v
+	v, err := decodeOutput([]byte(trimmed))
+	switch {
+	case err == nil:
+		return v, nil
+	case errors.Is(err, ErrTooDeep):
+		return nil, err
 	}
-	return trimmed
+	return trimmed, nil
 }

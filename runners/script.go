@@ -92,7 +92,8 @@ func (s *Script) Run(ctx context.Context, req *Request) *Result {
 	if err != nil {
 		var xe *ExitError
 		if errors.As(err, &xe) && out != nil {
-			if msg, failed := envelopeFailure(ParseOutput(string(out.Stdout))); failed {
+			v, _ := ParseOutput(string(out.Stdout)) // too deep: no envelope to read
+			if msg, failed := envelopeFailure(v); failed {
 				err = fmt.Errorf("%s (%w)", msg, err)
 			}
 		}
@@ -159,10 +160,9 @@ func parseStdout(stdout []byte) (any, error) {
 	if len(trimmed) == 0 {
 		return "", nil
 	}
-	var v any
-	err := json.Unmarshal(trimmed, &v)
-	if err == nil {
-		return v, nil
+	v, err := decodeOutput(trimmed)
+	if err == nil || errors.Is(err, ErrTooDeep) {
+		return v, err
 	}
 	if line, mixed := mixedJSON(stdout); mixed {
 		return nil, fmt.Errorf("stdout mixes JSON with other text (line %d); print logs to stderr", line)

@@ -195,6 +195,10 @@ func TestScriptOutputs(t *testing.T) {
 		{mode: "empty", want: ""},
 		{mode: "number", want: 42.0},
 		{mode: "crash", wantErr: "RuntimeError: kaboom"},
+		// Nesting is capped: the state and the result must stay writable.
+		{mode: "nest512", want: nested(512)},
+		{mode: "nest513", wantErr: "output nests deeper than 512 levels"},
+		{mode: "nest9990", wantErr: "output nests deeper than 512 levels"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package runners
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -110,6 +111,69 @@ func BenchmarkParseStdoutNestedBrackets(b *testing.B) {
 			for b.Loop() {
 				_, _ = parseStdout(stdout)
 			}
+		})
+	}
+}
+
+// nested is n levels of lists, the innermost empty.
+func nested(n int) any {
+	var v any = []any{}
+	for range n - 1 {
+		v = []any{v}
+	}
+	return v
+}
+
+// Every parser of outputs caps their nesting at MaxOutputDepth, whatever
+// brackets their strings hold; deeper JSON fails, deeper text that is not
+// JSON stays text.
+func TestOutputDepthIsCapped(t *testing.T) {
+	t.Parallel()
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	bracketsInStrings := `{"a": "` + strings.Repeat("[{", 600) + `", "b": "\"[[["}`
+	tests := []struct {
+		name, text string
+		want       any
+		tooDeep    bool
+	}{
+		{"512 levels", deep(512), nested(512), false},
+		{"513 levels", deep(513), nil, true},
+		{"9,990 levels", deep(9990), nil, true},
+		{"objects, 513 levels", strings.Repeat(`{"a":`, 513) + "1" + strings.Repeat("}", 513), nil, true},
+		{"brackets in strings", bracketsInStrings, map[string]any{"a": strings.Repeat("[{", 600), "b": `"[[[`}, false},
+		{"unclosed brackets are text", strings.Repeat("[", 600), nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			check := func(parser string, got any, err error) {
+				t.Helper()
+				if tt.tooDeep {
+					if !errors.Is(err, ErrTooDeep) || err.Error() != "output nests deeper than 512 levels" {
+						t.Errorf("%s: err = %v, want ErrTooDeep", parser, err)
+					}
+					return
+				}
+				if err != nil {
+					t.Errorf("%s: %v", parser, err)
+				} else if tt.want != nil && !reflect.DeepEqual(got, tt.want) {
+					t.Errorf("%s: output differs", parser)
+				}
+			}
+			got, err := ParseOutput(tt.text)
+			if tt.want == nil && !tt.tooDeep {
+				if got != tt.text || err != nil {
+					t.Errorf("ParseOutput: %v %v, want the text", got, err)
+				}
+				return
+			}
+			check("ParseOutput", got, err)
+			got, err = parseStdout([]byte(tt.text))
+			check("parseStdout", got, err)
+			got, err = ParseJSONReply(tt.text)
+			check("ParseJSONReply", got, err)
+			got, err = ParseJSONReply("Here:\n```json\n" + tt.text + "\n```")
+			check("ParseJSONReply, fenced", got, err)
 		})
 	}
 }

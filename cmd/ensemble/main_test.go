@@ -267,3 +267,64 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("exit %d: %q %q", o.code, o.stdout, o.stderr)
 	}
 }
+
+// endless is an input that never ends, as /dev/zero or `yes`.
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'y'
+	}
+	return len(p), nil
+}
+
+// The input is capped (--max-input-size, 10 MiB by default): an endless
+// input is a usage error naming the flag and the limit, and nothing runs.
+func TestInputIsCapped(t *testing.T) {
+	t.Parallel()
+	args := []string{"run", example + "ensemble.yaml", "--responses", example + "responses.yaml", "--output", "json"}
+	big := filepath.Join(t.TempDir(), "big.txt")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("x"), 3000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		stdin   io.Reader
+		args    []string
+		wantErr string // "" = the run succeeds
+	}{
+		{"endless stdin", endless{}, []string{"--input", "-"}, "--input -: reading standard input: the input is larger than 10MiB (raise the limit with --max-input-size)"},
+		{"endless stdin, lower cap", endless{}, []string{"--input", "-", "--max-input-size", "2KiB"}, "the input is larger than 2KiB"},
+		{"file over the cap", nil, []string{"--input-file", big, "--max-input-size", "2999"}, "--input-file " + big + ": the input is larger than 2999 bytes"},
+		{"file at the cap", nil, []string{"--input-file", big, "--max-input-size", "3000"}, ""},
+		{"file under a raised cap", nil, []string{"--input-file", big, "--max-input-size", "1MB"}, ""},
+		{"bad size", nil, []string{"--input-file", big, "--max-input-size", "ten"}, `want a positive size such as 1048576, 64KiB or 20MB, got "ten"`},
+		{"zero size", nil, []string{"--input-file", big, "--max-input-size", "0"}, `got "0"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			in := tt.stdin
+			if in == nil {
+				in = strings.NewReader("")
+			}
+			var out, errb bytes.Buffer
+			code := run(context.Background(), append(args, tt.args...), &stdio{in: in, out: &out, err: &errb, getenv: noEnv})
+			if tt.wantErr == "" {
+				if code != 0 || !strings.Contains(out.String(), `"input": "xxx`) {
+					t.Fatalf("exit %d: %s", code, errb.String())
+				}
+				return
+			}
+			if code != 2 || out.Len() != 0 || !strings.Contains(errb.String(), tt.wantErr) {
+				t.Fatalf("exit %d, stdout %d bytes, stderr %q; want exit 2 and %q", code, out.Len(), errb.String(), tt.wantErr)
+			}
+		})
+	}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		o := ensembleCmd(t, "", append(args, "--input-file", "/dev/zero")...)
+		if o.code != 2 || !strings.Contains(o.stderr, "--input-file /dev/zero: the input is larger than 10MiB") {
+			t.Fatalf("/dev/zero: exit %d: %s", o.code, o.stderr)
+		}
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +29,7 @@ import (
 type runFlags struct {
 	input     string
 	inputFile string
+	maxInput  byteSize // --max-input-size: the largest input read from stdin or a file
 	sharedFlags
 	stateFile string      // --state: write the state after every turn
 	resume    *resumeInfo // set by `ensemble resume`
@@ -111,6 +114,8 @@ func newRunCmd(io *stdio) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.input, "input", "", "the run's input `TEXT` (- reads standard input)")
 	fl.StringVar(&f.inputFile, "input-file", "", "read the run's input from `FILE`")
+	f.maxInput = defaultMaxInput
+	fl.Var(&f.maxInput, "max-input-size", "the largest input `SIZE` --input - and --input-file accept (bytes, or e.g. 64KiB, 20MB, 1GiB)")
 	fl.StringVar(&f.stateFile, "state", "", "write the run's state to `FILE` after every turn (continue it with ensemble resume FILE)")
 	f.sharedFlags.register(cmd, false)
 	return cmd
@@ -130,13 +135,18 @@ func (f *runFlags) check(inputSet bool) error {
 func (f *runFlags) readInput(io *stdio, inputSet bool) (input string, ok bool, err error) {
 	switch {
 	case f.inputFile != "":
-		b, err := os.ReadFile(f.inputFile)
+		file, err := os.Open(f.inputFile)
 		if err != nil {
 			return "", false, usageErr("--input-file: %v", err)
 		}
+		defer file.Close()
+		b, err := readUpTo(file, f.maxInput)
+		if err != nil {
+			return "", false, usageErr("--input-file %s: %v", f.inputFile, err)
+		}
 		return string(b), true, nil
 	case inputSet && f.input == "-":
-		b, err := readAll(io.in)
+		b, err := readUpTo(io.in, f.maxInput)
 		if err != nil {
 			return "", false, usageErr("--input -: reading standard input: %v", err)
 		}
@@ -157,6 +167,65 @@ func trimNewline(s string) string {
 	}
 	return s
 }
+
+// defaultMaxInput is the default of --max-input-size: as much as a script's
+// output may be.
+const defaultMaxInput byteSize = 10 << 20
+
+// readUpTo reads r to its end, failing once it has read more than limit
+// bytes (an endless stream must not exhaust the memory).
+func readUpTo(r io.Reader, limit byteSize) ([]byte, error) {
+	if r == nil {
+		return nil, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > int64(limit) {
+		return nil, fmt.Errorf("the input is larger than %s (raise the limit with --max-input-size)", limit)
+	}
+	return b, nil
+}
+
+// byteSize is a flag's size in bytes: a count, or a number with a unit
+// (KB, MB, GB: powers of 1000; KiB, MiB, GiB: powers of 1024; B).
+type byteSize int64
+
+var sizeUnits = []struct {
+	suffix string
+	n      int64
+}{ // longest suffixes first
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1},
+}
+
+func (b *byteSize) Set(s string) error {
+	num, unit := strings.TrimSpace(s), int64(1)
+	for _, u := range sizeUnits {
+		if cut, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, unit = strings.TrimSpace(cut), u.n
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 1 || n > math.MaxInt64/unit {
+		return fmt.Errorf("want a positive size such as 1048576, 64KiB or 20MB, got %q", s)
+	}
+	*b = byteSize(n * unit)
+	return nil
+}
+
+func (b byteSize) String() string {
+	for _, u := range sizeUnits[:3] {
+		if n := int64(b); n >= u.n && n%u.n == 0 && (n/u.n < 1024 || u.suffix == "GiB") {
+			return fmt.Sprintf("%d%s", n/u.n, u.suffix)
+		}
+	}
+	return fmt.Sprintf("%d bytes", int64(b))
+}
+
+func (*byteSize) Type() string { return "size" }
 
 func readAll(r io.Reader) ([]byte, error) {
 	if r == nil {

@@ -373,7 +373,7 @@ func (r *Runner) finish(res *runners.Result, c *conversation, text string) *runn
 		res.Output = v
 		return res
 	}
-	res.Output = runners.ParseOutput(text)
+	res.Output, res.Err = runners.ParseOutput(text)
 	return res
 }
 

@@ -93,6 +93,11 @@ func TestTextOutputAndJSONFormat(t *testing.T) {
 		{name: "json bare fence", format: "json", reply: "```\n[true]\n```", want: []any{true}},
 		{name: "json invalid", format: "json", reply: "I think {a: 1}", wantErr: "output_format json"},
 		{name: "json bad fence", format: "json", reply: "```json\n{a: 1}\n```", wantErr: "output_format json: the reply is not valid JSON"},
+		// Nesting is capped, in text and json replies.
+		{name: "text 512 levels", reply: deep(512), want: json.RawMessage(deep(512))},
+		{name: "text 513 levels", reply: deep(513), wantErr: "output nests deeper than 512 levels"},
+		{name: "json 512 levels", format: "json", reply: deep(512), want: json.RawMessage(deep(512))},
+		{name: "json 513 levels", format: "json", reply: deep(513), wantErr: "output_format json: output nests deeper than 512 levels"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,6 +126,9 @@ func TestTextOutputAndJSONFormat(t *testing.T) {
 		})
 	}
 }
+
+// deep is a JSON array nesting n levels.
+func deep(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
 
 func TestToolLoopTwoRounds(t *testing.T) {
 	t.Parallel()

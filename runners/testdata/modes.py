@@ -49,6 +49,9 @@ elif mode == "empty":
     pass
 elif mode == "number":
     print("42")
+elif mode.startswith("nest"):
+    n = int(mode[4:])
+    print("[" * n + "]" * n)
 elif mode == "crash":
     raise RuntimeError("kaboom")
 elif mode == "metachar":
