@@ -3,25 +3,39 @@ GO      ?= go
 BIN     := bin/ensemble
 EXAMPLE := examples/iterative-analysis
 
-.PHONY: all build run test vet bench fmt clean
+.PHONY: all build run test test-race prereqs prereqs-race vet bench fmt clean
 
 all: build
 
+# -trimpath and -s -w: no local paths, symbol table or DWARF in the binary.
 build:
-	$(GO) build -o $(BIN) ./cmd/ensemble
+	$(GO) build -trimpath -ldflags="-s -w" -o $(BIN) ./cmd/ensemble
 
 # Runs the flagship example with its injected responses: no model server needed.
 run: build
 	./$(BIN) run $(EXAMPLE)/ensemble.yaml --responses $(EXAMPLE)/responses.yaml --output text
 
+# One line naming every missing tool, before anything starts.
+prereqs:
+	@sh scripts/prereqs.sh
+
+prereqs-race:
+	@sh scripts/prereqs.sh race
+
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
 
-# Also runs every example's .feature file through `ensemble test`.
-test: vet build
-	$(GO) test -race -count=1 ./...
+# Every test, then every example's .feature file through `ensemble test`.
+# No C compiler is needed: without one, go builds without cgo.
+test: prereqs
+	@$(MAKE) --no-print-directory vet build
+	$(GO) test -count=1 ./...
 	./$(BIN) test --format progress examples/
+
+# The race detector needs cgo, so a C compiler.
+test-race: prereqs-race
+	CGO_ENABLED=1 $(GO) test -race -count=1 ./...
 
 # Speed and memory targets are benchmarks, never timed unit tests.
 bench:
