@@ -8,6 +8,9 @@
 // ask (human) agents parallelograms. Each node says what the agent runs and
 // its limits (max_turns, max_agent_executions), its state_key when it has
 // one, and whether it may request other agents.
+//
+// The package writes drawings and nothing else: what the user should know
+// about a drawing (Warnings) is for the caller to show.
 package graph
 
 import (
@@ -32,6 +35,34 @@ func Write(w io.Writer, e *ensemble.Ensemble, format string) error {
 	}
 	return fmt.Errorf("unknown graph format %q: use mermaid or dot", format)
 }
+
+// MermaidMaxEdges is Mermaid's default limit on a flowchart's edges: with
+// more, Mermaid (GitHub, mermaid-cli, mermaid.live) refuses to draw it
+// unless the diagram raises the limit.
+const MermaidMaxEdges = 500
+
+// Warnings are what the user should know about e's drawing in format, one
+// sentence each; none for most graphs.
+func Warnings(e *ensemble.Ensemble, format string) []string {
+	if n := edgeCount(e); n > MermaidMaxEdges && format != "dot" {
+		return []string{fmt.Sprintf("the graph has %d edges, more than Mermaid's default limit of %d: "+
+			"the drawing raises it with %%%%{init: {\"maxEdges\": %d}}%%%%, which a renderer may ignore; "+
+			"so large a flowchart is also slow to lay out: --format dot suits it better", n, MermaidMaxEdges, mermaidMaxEdges(n))}
+	}
+	return nil
+}
+
+func edgeCount(e *ensemble.Ensemble) int {
+	n := 0
+	for _, a := range e.Agents {
+		n += len(a.Dependencies)
+	}
+	return n
+}
+
+// mermaidMaxEdges is the limit a drawing of n edges asks for: the next
+// thousand above n, room for a few more edges when the file grows.
+func mermaidMaxEdges(n int) int { return (n/1000 + 1) * 1000 }
 
 // nodeLines are the lines of an agent's label: its name, what it runs, its
 // limits.
@@ -101,6 +132,10 @@ func Mermaid(w io.Writer, e *ensemble.Ensemble) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	p("---\ntitle: %s\n---\n", e.Name) // names are [a-z0-9_-]+
+	// The directive comes after the front matter, which must open the text.
+	if n := edgeCount(e); n > MermaidMaxEdges {
+		p("%%%%{init: {\"maxEdges\": %d}}%%%%\n", mermaidMaxEdges(n))
+	}
 	p("flowchart TD\n")
 	ids := map[string]string{}
 	for i, a := range e.Agents {
@@ -189,7 +224,9 @@ var dotShape = map[ensemble.Kind]string{
 
 // DOT writes e as a Graphviz digraph, top to bottom. Every id and label is
 // a quoted string with backslashes and quotes escaped; lines are joined
-// with \n.
+// with \n. A back edge (one that closes a cycle) has constraint=false: it
+// does not rank its ends, so it curves beside the forward edge between the
+// same agents instead of lying on it.
 func DOT(w io.Writer, e *ensemble.Ensemble) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
@@ -199,6 +236,7 @@ func DOT(w io.Writer, e *ensemble.Ensemble) error {
 	for _, a := range e.Agents {
 		p("  %s [label=%s, class=%s, %s];\n", dotString(a.Name), dotLabel(nodeLines(e, a)), dotString(a.Kind.String()), dotShape[a.Kind])
 	}
+	back := backEdges(e)
 	for _, a := range e.Agents {
 		for _, d := range a.Dependencies {
 			var attrs []string
@@ -207,6 +245,9 @@ func DOT(w io.Writer, e *ensemble.Ensemble) error {
 			}
 			if !d.RequiresAll {
 				attrs = append(attrs, "style=dashed")
+			}
+			if back[d] {
+				attrs = append(attrs, "constraint=false")
 			}
 			p("  %s -> %s", dotString(d.AgentName), dotString(a.Name))
 			if len(attrs) > 0 {
@@ -217,6 +258,47 @@ func DOT(w io.Writer, e *ensemble.Ensemble) error {
 	}
 	p("}\n")
 	return bw.Flush()
+}
+
+// backEdges are the edges that close a cycle: found by a depth-first
+// search that takes agents, and the edges out of each, in file order, they
+// are the edges to an agent whose search is still under way.
+func backEdges(e *ensemble.Ensemble) map[*ensemble.Dependency]bool {
+	type edge struct {
+		to  string
+		dep *ensemble.Dependency
+	}
+	out := map[string][]edge{}
+	for _, a := range e.Agents {
+		for _, d := range a.Dependencies {
+			out[d.AgentName] = append(out[d.AgentName], edge{a.Name, d})
+		}
+	}
+	const (
+		onPath = 1
+		done   = 2
+	)
+	state := map[string]int{}
+	back := map[*ensemble.Dependency]bool{}
+	var visit func(name string)
+	visit = func(name string) {
+		state[name] = onPath
+		for _, ed := range out[name] {
+			switch state[ed.to] {
+			case onPath:
+				back[ed.dep] = true
+			case 0:
+				visit(ed.to)
+			}
+		}
+		state[name] = done
+	}
+	for _, a := range e.Agents {
+		if state[a.Name] == 0 {
+			visit(a.Name)
+		}
+	}
+	return back
 }
 
 // dotString quotes s as a DOT string: backslash and quote escaped, line

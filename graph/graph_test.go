@@ -3,6 +3,7 @@ package graph
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,7 +90,7 @@ func TestEdgesAndKinds(t *testing.T) {
 	}
 	for _, want := range []string{
 		`"data_extractor" -> "llm_analyzer";`,
-		`"user_clarification" -> "llm_analyzer" [style=dashed];`,
+		`"user_clarification" -> "llm_analyzer" [style=dashed, constraint=false];`, // closes a cycle
 		`"llm_analyzer" -> "user_clarification" [label="context.llm_analyzer?.needs_clarification == true\nmax_executions 3"];`,
 		`shape=parallelogram`,
 	} {
@@ -135,6 +136,105 @@ func TestDOTParses(t *testing.T) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("%s: dot: %v\n%s", name, err, out)
 		}
+	}
+}
+
+// loadYAML loads an ensemble of ask agents from YAML written by the test.
+func loadYAML(t *testing.T, yaml string) *ensemble.Ensemble {
+	t.Helper()
+	e, err := ensemble.LoadBytes("ensemble.yaml", []byte(yaml), ensemble.LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, yaml)
+	}
+	return e
+}
+
+// chain is an ensemble of n+1 ask agents a0 <- a1 <- ... <- an: n edges.
+func chain(t *testing.T, n int) *ensemble.Ensemble {
+	var b strings.Builder
+	b.WriteString("name: big\nagents:\n  - {name: a0, ask: q}\n")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "  - {name: a%d, ask: q, dependencies: [a%d]}\n", i, i-1)
+	}
+	return loadYAML(t, b.String())
+}
+
+// Mermaid draws at most 500 edges unless the diagram raises the limit.
+func TestMermaidMaxEdges(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		edges   int
+		want    string // the line after the front matter
+		warning bool
+	}{
+		{500, "flowchart TD", false},
+		{501, `%%{init: {"maxEdges": 1000}}%%`, true},
+		{1000, `%%{init: {"maxEdges": 2000}}%%`, true},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.edges), func(t *testing.T) {
+			t.Parallel()
+			e := chain(t, tt.edges)
+			var m bytes.Buffer
+			if err := Mermaid(&m, e); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(m.String(), "\n")
+			if lines[0] != "---" || lines[2] != "---" || lines[3] != tt.want {
+				t.Errorf("drawing opens with %q, want the front matter then %q", lines[:5], tt.want)
+			}
+			if got := strings.Count(m.String(), " --> "); got != tt.edges {
+				t.Errorf("%d edges drawn", got)
+			}
+			w := Warnings(e, "mermaid")
+			if tt.warning != (len(w) == 1) || tt.warning && !strings.Contains(w[0], fmt.Sprintf("%d edges", tt.edges)) {
+				t.Errorf("warnings %q", w)
+			}
+			if w := Warnings(e, "dot"); w != nil {
+				t.Errorf("dot has no edge limit, warnings %q", w)
+			}
+		})
+	}
+}
+
+// A back edge closes a cycle, in a depth-first search in file order.
+func TestBackEdges(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, agents string
+		want         []string // back edges, "from->to"
+	}{
+		{"chain", "[{name: a, ask: q}, {name: b, ask: q, dependencies: [a]}]", nil},
+		{"diamond", "[{name: a, ask: q}, {name: b, ask: q, dependencies: [a]}, {name: c, ask: q, dependencies: [a]}, {name: d, ask: q, dependencies: [b, c]}]", nil},
+		{"loop of two", "[{name: a, ask: q}, {name: b, ask: q, dependencies: [a, {agent_name: c, requires_all: false}]}, {name: c, ask: q, dependencies: [b]}]", []string{"c->b"}},
+		{"cycle of three", "[{name: s, ask: q}, {name: x, ask: q, dependencies: [s, {agent_name: z, requires_all: false}]}, {name: y, ask: q, dependencies: [x]}, {name: z, ask: q, dependencies: [y]}]", []string{"z->x"}},
+		{"the search starts from the first agent of the file", "[{name: z, ask: q, dependencies: [y]}, {name: y, ask: q, dependencies: [x]}, {name: x, ask: q, dependencies: [s, {agent_name: z, requires_all: false}]}, {name: s, ask: q}]", []string{"y->z"}},
+		{"two cycles through one agent", "[{name: s, ask: q}, {name: a, ask: q, dependencies: [s, {agent_name: b, requires_all: false}, {agent_name: c, requires_all: false}]}, {name: b, ask: q, dependencies: [a]}, {name: c, ask: q, dependencies: [a]}]", []string{"b->a", "c->a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := loadYAML(t, "name: g\nagents: "+tt.agents+"\n")
+			back := backEdges(e)
+			var got []string
+			for _, a := range e.Agents {
+				for _, d := range a.Dependencies {
+					if back[d] {
+						got = append(got, d.AgentName+"->"+a.Name)
+					}
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("back edges %v, want %v", got, tt.want)
+			}
+			var b bytes.Buffer
+			if err := DOT(&b, e); err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(b.String(), "constraint=false"); n != len(tt.want) {
+				t.Errorf("%d edges with constraint=false, want %d:\n%s", n, len(tt.want), b.String())
+			}
+		})
 	}
 }
 

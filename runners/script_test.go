@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -258,6 +259,11 @@ func TestScriptInterpreters(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.script, func(t *testing.T) {
 			t.Parallel()
+			if tt.script == "echo.js" {
+				if _, err := exec.LookPath("node"); err != nil {
+					t.Skip("node is not installed: the .js script cannot run")
+				}
+			}
 			e := testEnsemble(t, scriptAgent("interp", tt.script, nil))
 			res := (&Script{}).Run(context.Background(), scriptRequest(e, "interp"))
 			if res.Err != nil {

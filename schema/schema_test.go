@@ -3,9 +3,13 @@ package schema
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -192,5 +196,76 @@ func TestEmptyOptionalTextIsValid(t *testing.T) {
 		if err := ValidateYAML([]byte(y)); err != nil {
 			t.Errorf("the loader accepts it, the schema does not: %v\n%s", err, y)
 		}
+	}
+}
+
+// strictProblems lists what Ajv's strict mode (ajv compile --strict=true)
+// refuses in a schema: a required property that the same schema object does
+// not declare in its properties (strictRequired), and a union of types
+// other than T-or-null (strictTypes).
+func strictProblems(v any, at string) []string {
+	var out []string
+	switch v := v.(type) {
+	case map[string]any:
+		if req, ok := v["required"].([]any); ok {
+			props, _ := v["properties"].(map[string]any)
+			for _, k := range req {
+				if _, ok := props[k.(string)]; !ok {
+					out = append(out, fmt.Sprintf("%s: required %q is not in its properties", at, k))
+				}
+			}
+		}
+		if types, ok := v["type"].([]any); ok {
+			nonNull := 0
+			for _, t := range types {
+				if t != "null" {
+					nonNull++
+				}
+			}
+			if nonNull > 1 {
+				out = append(out, fmt.Sprintf("%s: union type %v", at, types))
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			out = append(out, strictProblems(v[k], at+"/"+k)...)
+		}
+	case []any:
+		for i, x := range v {
+			out = append(out, strictProblems(x, fmt.Sprintf("%s/%d", at, i))...)
+		}
+	}
+	return out
+}
+
+func TestSchemaIsStrict(t *testing.T) {
+	t.Parallel()
+	var doc any
+	if err := json.Unmarshal(JSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range strictProblems(doc, "#") {
+		t.Error(p)
+	}
+	// The check itself finds both problems.
+	bad := `{"properties": {"a": {"if": {"required": ["b"]}, "then": {"type": ["string", "number"]}}}}`
+	if err := json.Unmarshal([]byte(bad), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := strictProblems(doc, "#"); len(got) != 2 {
+		t.Errorf("problems of %s: %q", bad, got)
+	}
+}
+
+// TestSchemaCompilesWithAjv runs Ajv's own strict mode, when ajv-cli is
+// installed.
+func TestSchemaCompilesWithAjv(t *testing.T) {
+	t.Parallel()
+	ajv, err := exec.LookPath("ajv")
+	if err != nil {
+		t.Skip("ajv is not installed (npm install -g ajv-cli): TestSchemaIsStrict checks its strict rules")
+	}
+	out, err := exec.Command(ajv, "compile", "--spec=draft2020", "--strict=true", "-s", "ensemble.schema.json").CombinedOutput()
+	if err != nil {
+		t.Fatalf("ajv: %v\n%s", err, out)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -31,6 +32,9 @@ parallelograms.`,
 			e, err := loadEnsemble(io, args[0], profiles)
 			if err != nil {
 				return &exitError{code: engine.ExitUsage, err: err}
+			}
+			for _, w := range graph.Warnings(e, format) {
+				fmt.Fprintf(io.err, "ensemble: warning: %s\n", w)
 			}
 			return graph.Write(io.stdout(), e, format)
 		},

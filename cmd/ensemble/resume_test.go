@@ -20,40 +20,27 @@ import (
 	"time"
 )
 
-// The binary, built once on first use, for the tests that signal a real
-// process; TestMain removes it.
-var (
-	binOnce sync.Once
-	binDir  string
-	binPath string
-	binErr  error
-)
+// asCLI, set to 1 in its environment, makes the test binary the ensemble
+// command: the tests that signal a real process run it, and the command
+// is not built a second time.
+const asCLI = "ENSEMBLE_TEST_AS_CLI"
 
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
+	if os.Getenv(asCLI) == "1" {
+		main() // exits
 	}
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
+// ensembleBinary is the test binary, which runs as the command with asCLI
+// set.
 func ensembleBinary(t *testing.T) string {
 	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "ensemble-test-bin-")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "ensemble")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return binPath
+	return exe
 }
 
 const (
@@ -67,7 +54,7 @@ const (
 // make testdata/durable/scripts/step.sh block once in turn blockTurn.
 func binaryCmd(t *testing.T, dir string, blockTurn int, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
 	cmd := exec.Command(ensembleBinary(t), args...)
-	cmd.Env = append(os.Environ(), "ENSEMBLE_PROFILES=", "ENSEMBLE_TEST_FAKE_KEY="+fakeKey, "ENSEMBLE_TEST_VISIBLE="+visible,
+	cmd.Env = append(os.Environ(), asCLI+"=1", "ENSEMBLE_PROFILES=", "ENSEMBLE_TEST_FAKE_KEY="+fakeKey, "ENSEMBLE_TEST_VISIBLE="+visible,
 		"DURABLE_DIR="+dir, "BLOCK_TURN="+strconv.Itoa(blockTurn))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
