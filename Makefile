@@ -7,7 +7,7 @@ EXAMPLE := examples/iterative-analysis
 # every dependency again (the SDKs are most of a cold build).
 TRIM    := -trimpath
 
-.PHONY: all build run test test-race prereqs prereqs-race vet bench fmt clean
+.PHONY: all build run test test-race fuzz prereqs prereqs-race vet bench fmt clean
 
 all: build
 
@@ -38,6 +38,14 @@ test: prereqs
 	@$(MAKE) --no-print-directory vet build
 	$(GO) test $(TRIM) -vet=off -count=1 ./...
 	./$(BIN) test --format progress examples/
+	@$(MAKE) --no-print-directory fuzz
+
+# The fuzz targets of the loader and of conditions, briefly: a longer
+# search is `go test ./ensemble -run '^$$' -fuzz FuzzLoadBytes -fuzztime 5m`.
+FUZZTIME ?= 5s
+fuzz:
+	$(GO) test $(TRIM) -vet=off -run '^$$' -fuzz '^FuzzLoadBytes$$' -fuzztime $(FUZZTIME) ./ensemble
+	$(GO) test $(TRIM) -vet=off -run '^$$' -fuzz '^FuzzCompileEval$$' -fuzztime $(FUZZTIME) ./conditions
 
 # The race detector needs cgo, so a C compiler.
 test-race: prereqs-race
