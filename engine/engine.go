@@ -338,9 +338,10 @@ func (r *Run) redact(res *runners.Result) {
 	}
 	res.Output, res.InputData = sec.Value(res.Output), sec.Value(res.InputData)
 	res.Err, res.Stderr = sec.Error(res.Err), sec.String(res.Stderr)
-	if res.Memory != nil {
-		res.Memory = sec.Bytes(res.Memory)
-	}
+	// Memory (an LLM agent's conversation) is not scanned here: it grows
+	// with the agent's executions, and everything in it is redacted already:
+	// replies and tool results by the LLM runner, the inputs it was given
+	// by this function before they reached the state.
 }
 
 // commit applies a finished turn to the state, in file order: consumption

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -40,5 +41,20 @@ func TestSecretsAreRedactedBeforeTheyAreRecorded(t *testing.T) {
 	}
 	if res.Errors[0].Message != "refused "+secrets.Redacted || res.Input != "input "+secrets.Redacted {
 		t.Errorf("result %+v", res)
+	}
+}
+
+// A redacted output behaves in conditions as it did before: its numbers
+// stay numbers (they once became json.Number, and `score > 3` failed).
+func TestRedactedOutputsKeepTheirTypes(t *testing.T) {
+	t.Parallel()
+	const key = "sk-engine-secret-42"
+	e := build(agent("a", 1), agent("b", 1, "a|context.a.score > 3"))
+	run := scripted{"a": func(*runners.Request) (any, error) {
+		return map[string]any{"score": 5.0, "note": "saw " + key}, nil
+	}}
+	res := engine.New(e, "", engine.Options{Runner: run, Secrets: secrets.New(key)}).Run(context.Background())
+	if got := order(res); !slices.Equal(got, []string{"1:a", "2:b"}) || len(res.Warnings) != 0 {
+		t.Errorf("ran %v, warnings %+v", got, res.Warnings)
 	}
 }

@@ -20,9 +20,6 @@ var ErrLocked = errors.New("another ensemble process is using this state file")
 type Locked struct {
 	path string   // the file, symbolic links resolved
 	f    *os.File // the locked file; nil while there is none yet
-	// Redact, when set, rewrites the encoded file before each Save writes
-	// it (the command removes the API keys with it).
-	Redact func([]byte) []byte
 }
 
 // Lock locks the state file at path, which need not exist yet: then the
@@ -83,14 +80,10 @@ func resolve(path string) (string, error) {
 }
 
 // Save writes f as Save does, to the locked file, and keeps it locked.
-// Redact, when set, is applied to the encoded file before it is written.
 func (l *Locked) Save(f *File) error {
 	data, err := encode(f)
 	if err != nil {
 		return err
-	}
-	if l.Redact != nil {
-		data = l.Redact(data)
 	}
 	var next *os.File
 	err = writeAtomic(l.path, data, func(tmp *os.File) error {

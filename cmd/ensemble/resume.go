@@ -129,7 +129,6 @@ func (f *runFlags) durable(io *stdio, e *ensemble.Ensemble, input string, opts e
 	if err != nil {
 		return nil, nil, usageErr("--state: %v", err)
 	}
-	lk.Redact = io.secrets.Bytes // the keys never reach the disk
 	if err := f.checkStateFile(); err != nil {
 		lk.Unlock()
 		return nil, nil, err

@@ -9,6 +9,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -105,28 +106,73 @@ func (r *Redactor) Bytes(b []byte) []byte {
 	return []byte(r.replacer.Replace(string(b)))
 }
 
-// Value returns v with every key redacted from its strings and keys: v
-// itself when it holds no key, else v as JSON decodes it (numbers as
-// json.Number). v is a JSON value: an agent's output or input data.
+// Value returns v with every key redacted from its strings and map keys: v
+// itself when it holds no key, else a copy of the parts that changed. Types
+// are kept (a number stays the number it was), so a redacted output behaves
+// in conditions exactly as it did before. v is a JSON value: an agent's
+// output or input data.
 func (r *Redactor) Value(v any) any {
 	if r.Empty() || v == nil {
 		return v
 	}
+	out, _ := r.value(v)
+	return out
+}
+
+func (r *Redactor) value(v any) (any, bool) {
+	switch x := v.(type) {
+	case nil, bool, float64, int, int64, json.Number:
+		return v, false
+	case string:
+		s := r.replacer.Replace(x)
+		return s, s != x
+	case []any:
+		var out []any
+		for i, e := range x {
+			if ne, changed := r.value(e); changed {
+				if out == nil {
+					out = slices.Clone(x)
+				}
+				out[i] = ne
+			}
+		}
+		if out == nil {
+			return x, false
+		}
+		return out, true
+	case map[string]any:
+		var out map[string]any
+		for k, e := range x {
+			nk := r.replacer.Replace(k)
+			ne, changed := r.value(e)
+			if !changed && nk == k {
+				continue
+			}
+			if out == nil {
+				out = maps.Clone(x)
+			}
+			delete(out, k)
+			out[nk] = ne
+		}
+		if out == nil {
+			return x, false
+		}
+		return out, true
+	}
+	// Anything else (a struct, a typed map): through its JSON form.
 	data, err := json.Marshal(v)
 	if err != nil {
-		return v
+		return v, false
 	}
 	red := r.Bytes(data)
 	if bytes.Equal(red, data) {
-		return v
+		return v, false
 	}
-	dec := json.NewDecoder(bytes.NewReader(red))
-	dec.UseNumber()
 	var out any
-	if dec.Decode(&out) != nil {
-		return Redacted // cannot happen: a key is replaced inside a string
+	if json.Unmarshal(red, &out) != nil {
+		return Redacted, true // cannot happen: a key is replaced inside a string
 	}
-	return out
+	return out, true
 }
 
 // Error returns err with every key redacted from its message; the original

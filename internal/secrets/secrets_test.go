@@ -44,7 +44,7 @@ func TestRedactor(t *testing.T) {
 	}
 
 	out := map[string]any{"n": 1.5, "list": []any{"sk-aaaa-1111", true}, "sk-aaaa-1111": nil}
-	want := map[string]any{"n": json.Number("1.5"), "list": []any{"[REDACTED]", true}, "[REDACTED]": nil}
+	want := map[string]any{"n": 1.5, "list": []any{"[REDACTED]", true}, "[REDACTED]": nil}
 	if got := r.Value(out); !reflect.DeepEqual(got, want) {
 		t.Errorf("Value = %#v", got)
 	}
@@ -61,4 +61,33 @@ func TestRedactor(t *testing.T) {
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// Redacting a value keeps its types: a number stays a float64, so a
+// condition such as `context.a.score > 3` reads it as before; parts without
+// a key are the same values, not copies.
+func TestValueKeepsTypes(t *testing.T) {
+	t.Parallel()
+	r := New("sk-secret-12345")
+	inner := map[string]any{"n": 1.0}
+	v := map[string]any{"score": 5.0, "note": "saw sk-secret-12345", "list": []any{true, "x sk-secret-12345"}, "inner": inner, "sk-secret-12345": 2.0}
+	got := r.Value(v).(map[string]any)
+	if s, ok := got["score"].(float64); !ok || s != 5 {
+		t.Errorf("score %T %v, want float64 5", got["score"], got["score"])
+	}
+	if got["note"] != "saw "+Redacted || got["list"].([]any)[1] != "x "+Redacted || got["list"].([]any)[0] != true {
+		t.Errorf("redacted %v", got)
+	}
+	if _, ok := got[Redacted]; !ok {
+		t.Errorf("a key in a map key stays: %v", got)
+	}
+	if v["note"] != "saw sk-secret-12345" {
+		t.Error("the original value was changed")
+	}
+	if reflect.ValueOf(got["inner"]).Pointer() != reflect.ValueOf(inner).Pointer() {
+		t.Error("a part with no key was copied")
+	}
+	if same := r.Value(inner); reflect.ValueOf(same).Pointer() != reflect.ValueOf(inner).Pointer() {
+		t.Error("a value with no key was copied")
+	}
 }
