@@ -32,15 +32,18 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// ensembleBinary is the test binary, which runs as the command with asCLI
-// set.
-func ensembleBinary(t *testing.T) string {
+// cliCommand runs the test binary as the ensemble command (asCLI set in its
+// environment, with extra variables after it): without asCLI, the binary
+// would run this package's tests again, this test among them, forever.
+func cliCommand(t *testing.T, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return exe
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(append(os.Environ(), asCLI+"=1"), env...)
+	return cmd
 }
 
 const (
@@ -53,9 +56,8 @@ const (
 // key in the variable the ensemble's profile names, and the variables that
 // make testdata/durable/scripts/step.sh block once in turn blockTurn.
 func binaryCmd(t *testing.T, dir string, blockTurn int, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
-	cmd := exec.Command(ensembleBinary(t), args...)
-	cmd.Env = append(os.Environ(), asCLI+"=1", "ENSEMBLE_PROFILES=", "ENSEMBLE_TEST_FAKE_KEY="+fakeKey, "ENSEMBLE_TEST_VISIBLE="+visible,
-		"DURABLE_DIR="+dir, "BLOCK_TURN="+strconv.Itoa(blockTurn))
+	cmd := cliCommand(t, []string{"ENSEMBLE_PROFILES=", "ENSEMBLE_TEST_FAKE_KEY=" + fakeKey, "ENSEMBLE_TEST_VISIBLE=" + visible,
+		"DURABLE_DIR=" + dir, "BLOCK_TURN=" + strconv.Itoa(blockTurn)}, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	return cmd, &stdout, &stderr

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -261,9 +260,8 @@ func TestTestListStepsPrintsTheStepLibrary(t *testing.T) {
 // package's test data.
 func TestTestWithNoPathAtTheRepositoryRoot(t *testing.T) {
 	t.Parallel()
-	cmd := exec.Command(ensembleBinary(t), "test", "--format", "progress")
+	cmd := cliCommand(t, []string{"ENSEMBLE_PROFILES="}, "test", "--format", "progress")
 	cmd.Dir = filepath.Join("..", "..")
-	cmd.Env = append(os.Environ(), "ENSEMBLE_PROFILES=")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if code := exitCode(t, cmd.Run()); code != 0 {
