@@ -483,6 +483,9 @@ func (m *meter) charge(n int) error {
 func (m *meter) step(n int) error {
 	m.steps -= n
 	if m.steps < 0 {
+		if err := m.ctx.Err(); err != nil {
+			return err // the run is ending anyway: say why
+		}
 		return ErrStepBudget
 	}
 	return m.poll(n)
