@@ -46,12 +46,19 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, &ErrorList{readError(path, err)}
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	return ReadAll(path, f)
+}
+
+// ReadAll reads r (the file or stream name names in errors) to its end, but
+// never more than MaxFileSize bytes: an endless stream fails instead of
+// exhausting the memory. The error is a *ErrorList naming name.
+func ReadAll(name string, r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
 	switch {
 	case err != nil:
-		return nil, &ErrorList{readError(path, err)}
+		return nil, &ErrorList{readError(name, err)}
 	case len(data) > MaxFileSize:
-		return nil, &ErrorList{tooLarge(path)}
+		return nil, &ErrorList{tooLarge(name)}
 	}
 	return data, nil
 }

@@ -328,3 +328,14 @@ func TestInputIsCapped(t *testing.T) {
 		}
 	}
 }
+
+// validate - reads at most as much as the loader accepts: an endless stdin
+// is an error naming <stdin>, not an exhausted memory.
+func TestValidateStdinIsCapped(t *testing.T) {
+	t.Parallel()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"validate", "-"}, &stdio{in: endless{}, out: &out, err: &errb, getenv: noEnv})
+	if code != 2 || !strings.Contains(errb.String(), "<stdin>: the file is larger than 16 MiB") {
+		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}

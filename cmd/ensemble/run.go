@@ -227,13 +227,6 @@ func (b byteSize) String() string {
 
 func (*byteSize) Type() string { return "size" }
 
-func readAll(r io.Reader) ([]byte, error) {
-	if r == nil {
-		return nil, nil
-	}
-	return io.ReadAll(r)
-}
-
 func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, inputSet bool) error {
 	if err := f.check(inputSet); err != nil {
 		return err

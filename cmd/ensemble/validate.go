@@ -99,9 +99,10 @@ func ensembleFiles(args []string) ([]string, error) {
 			if ext := filepath.Ext(path); ext != ".yaml" && ext != ".yml" {
 				return nil
 			}
-			data, err := os.ReadFile(path)
+			data, err := ensemble.ReadFile(path)
 			if err != nil {
-				return err
+				paths = append(paths, path) // loading it again reports why
+				return nil
 			}
 			if isEnsemble(data) {
 				paths = append(paths, path)
@@ -179,9 +180,13 @@ func loadArg(io *stdio, path string, profiles []string) (*ensemble.Ensemble, err
 	if path != "-" {
 		return loadEnsemble(io, path, profiles)
 	}
-	data, err := readAll(io.in)
+	in := io.in
+	if in == nil {
+		in = strings.NewReader("")
+	}
+	data, err := ensemble.ReadAll(stdinName, in)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", stdinName, err)
+		return nil, err
 	}
 	return load(io, stdinName, data, profiles)
 }
