@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cucumber/godog"
@@ -807,9 +808,11 @@ func TestProfilesFileInAnyOrder(t *testing.T) {
 	})
 }
 
-// With a responses file, an LLM agent that has no responses fails instead
-// of calling its real model, as `ensemble run --responses` does.
-func TestResponsesFileKeepsModelsOffline(t *testing.T) {
+// An LLM agent that has no injected response fails instead of calling its
+// real model, as `ensemble run --responses` does: with a responses file, and
+// with only `responds` steps.
+func TestScenariosKeepModelsOffline(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for name, content := range map[string]string{
 		"e.yaml": "name: e\nmodels:\n  m: {provider: ollama, model: x}\nagents:\n" +
@@ -820,18 +823,30 @@ func TestResponsesFileKeepsModelsOffline(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	calls := 0
-	s := NewScenario(dir, Options{GuardModels: true, LLM: runners.RunnerFunc(func(context.Context, *runners.Request) *runners.Result {
-		calls++
-		return &runners.Result{Output: "real"}
-	})})
-	for i, err := range []error{s.givenEnsemble("e.yaml"), s.givenResponsesFile("r.yaml"), s.whenRuns(context.Background())} {
-		if err != nil {
-			t.Fatalf("step %d: %v", i, err)
-		}
-	}
-	want := `agent "uncovered" has no responses in r.yaml and would call the real model; add responses for it`
-	if err := s.thenFailedWith("uncovered", want); err != nil || calls != 0 {
-		t.Errorf("%v; %d model calls", err, calls)
+	for _, tc := range []struct {
+		name, want string
+		given      func(s *Scenario) error
+	}{
+		{"responses file", `agent "uncovered" has no responses in r.yaml and would call the real model; add responses for it`,
+			func(s *Scenario) error { return s.givenResponsesFile("r.yaml") }},
+		{"responds steps", `agent "uncovered" has no injected response and would call the real model; give it one: Given agent "uncovered" responds "..."`,
+			func(s *Scenario) error { return s.givenResponds("covered", "hi") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var calls atomic.Int32
+			s := NewScenario(dir, Options{GuardModels: true, LLM: runners.RunnerFunc(func(context.Context, *runners.Request) *runners.Result {
+				calls.Add(1)
+				return &runners.Result{Output: "real"}
+			})})
+			for i, err := range []error{s.givenEnsemble("e.yaml"), tc.given(s), s.whenRuns(context.Background())} {
+				if err != nil {
+					t.Fatalf("step %d: %v", i, err)
+				}
+			}
+			if err := s.thenFailedWith("uncovered", tc.want); err != nil || calls.Load() != 0 {
+				t.Errorf("%v; %d model calls", err, calls.Load())
+			}
+		})
 	}
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/runners"
 )
 
@@ -48,9 +49,10 @@ type Options struct {
 	// Simulate plays agents whose responses are simulated by a model (a
 	// simulated user); nil: such agents fail with a clear error.
 	Simulate func(ctx context.Context, req *runners.Request, modelProfile, prompt string) *runners.Result
-	// GuardModels follows the rule of `ensemble run --responses`: in a
-	// scenario given a responses file, an LLM agent without responses fails
-	// instead of reaching LLM (a real model costs money).
+	// GuardModels keeps scenarios off real models, as `ensemble run
+	// --responses` does: an LLM agent without injected responses fails
+	// instead of reaching LLM (a real model costs money), whether or not the
+	// scenario has a responses file.
 	GuardModels bool
 }
 
@@ -404,8 +406,11 @@ func (s *Scenario) Run(ctx context.Context) (*engine.Result, error) {
 	}
 	inj := runners.Injected(s.responses, &runners.ByKind{Script: script, LLM: llm, Ask: runners.RunnerFunc(noHuman)})
 	inj.Simulate = s.opts.Simulate
-	if s.opts.GuardModels && s.respFile != "" {
+	if s.opts.GuardModels {
 		inj.Live = func(agent string) error {
+			if s.respFile == "" {
+				return fmt.Errorf(`agent %q has no injected response and would call the real model; give it one: Given agent %q responds "..."`, agent, agent)
+			}
 			return fmt.Errorf("agent %q has no responses in %s and would call the real model; add responses for it", agent, s.respFile)
 		}
 	}
@@ -414,6 +419,7 @@ func (s *Scenario) Run(ctx context.Context) (*engine.Result, error) {
 		MaxTurns: s.maxTurns,
 		Timeout:  s.timeout,
 		Parallel: s.parallel,
+		Secrets:  secrets.Of(e.Models, s.lookupEnv), // as in ensemble run: keys never reach the report
 	})
 	if input == "" {
 		// engine.New takes "" as "the file's input"; an explicit empty

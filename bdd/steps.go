@@ -82,7 +82,7 @@ var stepDefs = []stepDef{
 		`^the parallel limit is (\d+)$`, func(s *Scenario) any { return s.givenParallel }},
 
 	// --- When ---
-	{StepDoc{"When", "When the ensemble runs", "Runs the ensemble to its end with what the Given steps set. Agents with no injected response run for real: scripts run, LLM agents call their model, and ask agents fail, since a test has no terminal."},
+	{StepDoc{"When", "When the ensemble runs", "Runs the ensemble to its end with what the Given steps set. Agents with no injected response: scripts run for real, LLM agents and ask agents fail (a test reaches no model and has no terminal)."},
 		`^the ensemble runs$`, func(s *Scenario) any { return s.whenRuns }},
 	{StepDoc{"When", `When the ensemble "broken.yaml" is validated`, "Loads the file without failing the scenario when it is invalid, for the validation steps below; a file that does not exist fails the scenario."},
 		`^the ensemble "([^"]*)" is validated$`, func(s *Scenario) any { return s.whenValidated }},
