@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -140,6 +141,11 @@ func TestQuiet(t *testing.T) {
 	if o.code != 2 || !strings.Contains(o.stderr, "nope.yaml") {
 		t.Fatalf("error: exit %d %q", o.code, o.stderr)
 	}
+	// A failed execution is an error: -q prints it on stderr, one line.
+	o = ensembleCmd(t, "", "run", "../../examples/runaway-loop/ensemble.yaml", "--output", "text", "-q")
+	if o.code != 1 || !strings.HasPrefix(o.stderr, "ensemble: turn ") || strings.Contains(o.stdout, "completed") {
+		t.Fatalf("failed run: exit %d, stdout %q, stderr %q", o.code, o.stdout, o.stderr)
+	}
 	// resume -q: no notice either.
 	sp := filepath.Join(t.TempDir(), "s.json")
 	ensembleCmd(t, "", append(args, "--output", "json", "--state", sp, "--max-turns", "2")...)
@@ -186,5 +192,29 @@ func TestShellCompletion(t *testing.T) {
 		if o.code != 0 || o.stdout != tc.want {
 			t.Errorf("%v: exit %d, got %q, want %q", tc.args, o.code, o.stdout, tc.want)
 		}
+	}
+}
+
+// A reader that closes stdout early (`| head -1`) does not kill the run:
+// it ends as usual and writes its report.
+func TestClosedStdoutStillWritesTheReport(t *testing.T) {
+	t.Parallel()
+	rp := filepath.Join(t.TempDir(), "run.md")
+	cmd := cliCommand(t, []string{"ENSEMBLE_PROFILES="}, "run", example+"ensemble.yaml", "--responses", example+"responses.yaml",
+		"--output", "text", "--report", rp)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out.Close() // the reader is gone before the first line
+	err = cmd.Wait()
+	if code := exitCode(t, err); code != 0 {
+		t.Fatalf("exit %d (%v), want 0", code, err)
+	}
+	if b, err := os.ReadFile(rp); err != nil || !bytes.Contains(b, []byte("completed")) {
+		t.Fatalf("report: %v %.200s", err, b)
 	}
 }

@@ -16,6 +16,11 @@ func main() {
 	// a second one ends the process at once if stopping ever hangs; the
 	// state file is complete at any moment.
 	go func() { <-ctx.Done(); stop() }()
+	// A reader that goes away early (`| head`, quitting less) must not kill
+	// the run with SIGPIPE: the state and the report are still written.
+	// Caught (not ignored), so writes fail with EPIPE instead, and scripts
+	// started by the run get the default handling back.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	code := run(ctx, os.Args[1:], &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr})
 	stop()
 	os.Exit(code)

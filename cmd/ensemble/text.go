@@ -88,6 +88,12 @@ func (v *runView) finish(res *engine.Result) error {
 			writeStderrTails(v.io.stdout(), res)
 		}
 	}
+	if v.flags.quiet && v.output == "text" {
+		// -q prints only errors: each failed execution, one line each.
+		for _, e := range res.Errors {
+			fmt.Fprintf(v.io.stderr(), "ensemble: turn %d, %s: %s\n", e.TurnNumber, e.AgentName, e.Message)
+		}
+	}
 	if v.report == nil {
 		return nil
 	}
