@@ -16,6 +16,7 @@ import (
 	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/report"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -421,7 +422,7 @@ func (s *Scenario) thenNoErrors() error {
 		return err
 	}
 	if len(res.Errors) > 0 {
-		return fmt.Errorf("the run has %d errors, want none:%s", len(res.Errors), strings.TrimPrefix(s.errorsNote(), "\nthe run's errors:"))
+		return fmt.Errorf("the run has %s, want none:%s", report.Count(len(res.Errors), "error"), strings.TrimPrefix(s.errorsNote(), "\nthe run's errors:"))
 	}
 	return nil
 }
@@ -432,7 +433,7 @@ func (s *Scenario) thenErrorCount(want int) error {
 		return err
 	}
 	if len(res.Errors) != want {
-		return fmt.Errorf("the run has %d errors, want %d%s", len(res.Errors), want, s.errorsNote())
+		return fmt.Errorf("the run has %s, want %d%s", report.Count(len(res.Errors), "error"), want, s.errorsNote())
 	}
 	return nil
 }
@@ -625,7 +626,7 @@ func (s *Scenario) thenHistory(table *godog.Table) error {
 	}
 	want := table.Rows[1:]
 	if len(want) != len(res.ConversationHistory) {
-		return fmt.Errorf("the history has %d executions, want %d\n%s", len(res.ConversationHistory), len(want), actual())
+		return fmt.Errorf("the history has %s, want %d\n%s", report.Count(len(res.ConversationHistory), "execution"), len(want), actual())
 	}
 	for i, row := range want {
 		r := res.ConversationHistory[i]

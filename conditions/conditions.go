@@ -14,7 +14,7 @@
 //	history      list  conversation_history records: maps with every field of
 //	                   docs/cli.md#the-result (turn_number, agent_name, execution, input_data,
 //	                   output_data, error, execution_time, timestamp,
-//	                   stop_reason, usage)
+//	                   stop_reason, usage, stderr)
 //	input        string the run's input
 //
 // Context values are untyped (any), so `context.x.y` is checked at run time.

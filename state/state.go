@@ -164,6 +164,7 @@ func (r *Record) conditionValue() any {
 		"timestamp":      r.Timestamp.UTC().Format(time.RFC3339Nano),
 		"stop_reason":    stop,
 		"usage":          usage,
+		"stderr":         r.Stderr,
 	}
 }
 

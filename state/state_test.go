@@ -17,7 +17,7 @@ type message struct {
 
 // TestHistoryValuesAreTheRecordsOfSection6: conditions see every field of a
 // history record by its JSON name, typed input data included.
-func TestHistoryValuesAreTheRecordsOfSection6(t *testing.T) {
+func TestHistoryValuesAreTheResultRecords(t *testing.T) {
 	t.Parallel()
 	st := state.New("in")
 	stop, fail := "end_turn", "boom"
@@ -34,7 +34,7 @@ func TestHistoryValuesAreTheRecordsOfSection6(t *testing.T) {
 	}
 	sort.Strings(keys)
 	want := []string{"agent_name", "error", "execution", "execution_time", "input_data", "output_data",
-		"stop_reason", "timestamp", "turn_number", "usage"}
+		"stderr", "stop_reason", "timestamp", "turn_number", "usage"}
 	if !reflect.DeepEqual(keys, want) {
 		t.Fatalf("keys %v, want %v", keys, want)
 	}

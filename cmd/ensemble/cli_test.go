@@ -184,9 +184,9 @@ func TestShellCompletion(t *testing.T) {
 		{[]string{"run", ""}, "yaml\nyml\n:8\n"},
 		{[]string{"validate", "a.yaml", ""}, "yaml\nyml\n:8\n"},
 		{[]string{"graph", ""}, "yaml\nyml\n:8\n"},
-		{[]string{"resume", ""}, "json\n:8\n"},
+		{[]string{"resume", ""}, ":0\n"},
 		{[]string{"run", "x.yaml", "--responses", ""}, "yaml\nyml\n:8\n"},
-		{[]string{"run", "x.yaml", "--state", ""}, "json\n:8\n"},
+		{[]string{"run", "x.yaml", "--state", ""}, ":0\n"},
 	} {
 		o := ensembleCmd(t, "", append([]string{"__complete"}, tc.args...)...)
 		if o.code != 0 || o.stdout != tc.want {

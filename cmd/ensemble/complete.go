@@ -24,11 +24,11 @@ var completions = map[string]struct {
 	"run": {
 		enums: map[string][]string{"output": runOutputs},
 		args:  yamlExt,
-		files: map[string][]string{"responses": yamlExt, "profiles": yamlExt, "state": {"json"}, "report": {"md"}, "input-file": nil},
+		files: map[string][]string{"responses": yamlExt, "profiles": yamlExt, "state": nil, "report": {"md"}, "input-file": nil},
 	},
 	"resume": {
 		enums: map[string][]string{"output": runOutputs},
-		args:  []string{"json"},
+		args:  nil, // state files have any name: run.state, run.json
 		files: map[string][]string{"responses": yamlExt, "profiles": yamlExt, "report": {"md"}},
 	},
 	"validate": {
@@ -65,6 +65,9 @@ func addCompletions(root *cobra.Command) {
 		}
 		exts := c.args
 		cmd.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+			if exts == nil {
+				return nil, cobra.ShellCompDirectiveDefault // any file
+			}
 			return exts, cobra.ShellCompDirectiveFilterFileExt
 		}
 	}
