@@ -136,9 +136,9 @@ type CompileError struct {
 func (e *CompileError) Error() string {
 	switch {
 	case e.Line > 1:
-		return fmt.Sprintf("%s (line %d, column %d)", e.Msg, e.Line, e.Column)
+		return fmt.Sprintf("%s (line %d, column %d of the condition)", e.Msg, e.Line, e.Column)
 	case e.Column > 0:
-		return fmt.Sprintf("%s (column %d)", e.Msg, e.Column)
+		return fmt.Sprintf("%s (column %d of the condition)", e.Msg, e.Column)
 	}
 	return e.Msg
 }
@@ -154,7 +154,7 @@ type RuntimeError struct {
 
 func (e *RuntimeError) Error() string {
 	if e.Column > 0 {
-		return fmt.Sprintf("%s (column %d)", e.Msg, e.Column)
+		return fmt.Sprintf("%s (column %d of the condition)", e.Msg, e.Column)
 	}
 	return e.Msg
 }

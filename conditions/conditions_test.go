@@ -188,10 +188,10 @@ func TestRuntimeErrors(t *testing.T) {
 		contains string
 		is       error
 	}{
-		{"context.draft.approved == true", "cannot fetch approved from a string or a list (column 15)", nil}, // field of a string
-		{"context.reviewer.notes?.first == 1", "cannot fetch first from a string or a list (column 25)", nil},
-		{"context.missing.approved == true", "cannot fetch approved from nil (a missing value: write ?. and ?? where it may be missing) (column 17)", nil},
-		{"context.count.x == 1", "cannot fetch x from number (column 15)", nil},
+		{"context.draft.approved == true", "cannot fetch approved from a string or a list (column 15 of the condition)", nil}, // field of a string
+		{"context.reviewer.notes?.first == 1", "cannot fetch first from a string or a list (column 25 of the condition)", nil},
+		{"context.missing.approved == true", "cannot fetch approved from nil (a missing value: write ?. and ?? where it may be missing) (column 17 of the condition)", nil},
+		{"context.count.x == 1", "cannot fetch x from number (column 15 of the condition)", nil},
 		{"turn_count > 0 &&\n  context.draft.words > 2", "cannot fetch words from a string or a list", nil},
 		// Of unknown type at compile time, not boolean at run time: said in
 		// words, never as Go types such as []interface {}.

@@ -36,7 +36,7 @@ func ExampleCompileError() {
 	fmt.Println(err)
 	// Output:
 	// 1 27 unknown name reviewr
-	// unknown name reviewr (column 27)
+	// unknown name reviewr (column 27 of the condition)
 	// condition must be boolean, but it is always a number
 }
 

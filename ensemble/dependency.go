@@ -100,7 +100,7 @@ func (d *decoder) contextKeys() {
 			if known == nil {
 				known = slices.Sorted(maps.Keys(d.stateKeys))
 			}
-			at := fmt.Sprintf("column %d", k.Column)
+			at := fmt.Sprintf("column %d of the condition", k.Column)
 			if k.Line > 1 {
 				at = fmt.Sprintf("line %d, %s", k.Line, at)
 			}

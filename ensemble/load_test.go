@@ -228,9 +228,9 @@ func TestLoadErrors(t *testing.T) {
 		// Keys of context are state keys, known at load: the state key of
 		// agent summarize is summary, not its name.
 		{"context-keys.yaml", []string{
-			`12:20: dependency "fetch" of agent "use": condition names context.fecth, but no agent has the state key "fecth"; did you mean "fetch"? (column 13)`,
-			`14:20: dependency "summarize" of agent "use": condition names context.summarize, but no agent has the state key "summarize"; did you mean "summary"? (column 36)`,
-			`19:20: dependency "use" of agent "later": condition names context.zzz, but no agent has the state key "zzz" (line 2, column 11)`,
+			`12:20: dependency "fetch" of agent "use": condition names context.fecth, but no agent has the state key "fecth"; did you mean "fetch"? (column 13 of the condition)`,
+			`14:20: dependency "summarize" of agent "use": condition names context.summarize, but no agent has the state key "summarize"; did you mean "summary"? (column 36 of the condition)`,
+			`19:20: dependency "use" of agent "later": condition names context.zzz, but no agent has the state key "zzz" (line 2, column 11 of the condition)`,
 		}},
 		{"unknown-keys.yaml", []string{
 			`2:1: unknown top-level key "agnets"; did you mean "agents"?`,
