@@ -261,10 +261,11 @@ func defaultPaths(paths []string) []string {
 	return []string{"."}
 }
 
-// skippedDir reports whether a folder met while searching for feature files
-// is left out: hidden folders, and those that hold other projects' files or
-// test data (testdata, vendor, node_modules).
-func skippedDir(name string) bool {
+// SkippedDir reports whether a folder met while searching a tree (for
+// feature files, or by validate for ensembles) is left out: hidden folders,
+// and those that hold other projects' files or test data (testdata, vendor,
+// node_modules).
+func SkippedDir(name string) bool {
 	switch name {
 	case "testdata", "vendor", "node_modules":
 		return true
@@ -314,7 +315,7 @@ func FindFeatures(paths []string) ([]string, error) {
 				return err
 			}
 			if d.IsDir() {
-				if q != file && skippedDir(d.Name()) {
+				if q != file && SkippedDir(d.Name()) {
 					return filepath.SkipDir
 				}
 				return nil

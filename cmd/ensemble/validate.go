@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ensemble-run/ensemble/bdd"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/secrets"
@@ -91,7 +92,7 @@ func ensembleFiles(args []string) ([]string, error) {
 			switch {
 			case err != nil:
 				return err
-			case d.IsDir() && path != arg && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata"):
+			case d.IsDir() && path != arg && bdd.SkippedDir(d.Name()):
 				return filepath.SkipDir
 			case d.IsDir():
 				return nil
