@@ -114,6 +114,10 @@ type Program struct {
 	// ContextKeys are the top-level keys of context the condition names
 	// (context.x, context?.x, context["x"]), in source order.
 	ContextKeys []ContextKey
+	// UsesHistory is whether the condition names history: the environment
+	// of one that does not may leave Env.History nil (building the view of
+	// a long history costs; docs/performance.md).
+	UsesHistory bool
 	prog        *vm.Program
 }
 
@@ -190,16 +194,21 @@ func Compile(src string) (*Program, error) {
 	keys := &contextKeys{src: src}
 	ast.Walk(new(checked.Node()), keys)
 	slices.SortStableFunc(keys.found, func(a, b ContextKey) int { return cmp.Or(a.Line-b.Line, a.Column-b.Column) })
-	return &Program{Source: src, ContextKeys: keys.found, prog: prog}, nil
+	return &Program{Source: src, ContextKeys: keys.found, UsesHistory: keys.history, prog: prog}, nil
 }
 
 // contextKeys collects the constant keys of member accesses on context.
+// It also notes whether the condition names history.
 type contextKeys struct {
-	src   string
-	found []ContextKey
+	src     string
+	found   []ContextKey
+	history bool
 }
 
 func (c *contextKeys) Visit(node *ast.Node) {
+	if id, ok := (*node).(*ast.IdentifierNode); ok && id.Value == "history" {
+		c.history = true
+	}
 	m, ok := (*node).(*ast.MemberNode)
 	if !ok {
 		return

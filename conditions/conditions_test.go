@@ -476,3 +476,18 @@ func TestPrintingCostsSteps(t *testing.T) {
 		t.Fatalf("error = %v, want the step budget", err)
 	}
 }
+
+func TestUsesHistory(t *testing.T) {
+	t.Parallel()
+	for src, want := range map[string]bool{
+		"len(history) > 2":                          true,
+		"any(history, .agent_name == 'a')":          true,
+		"context.history == 1":                      false,
+		"turn_count > 1 && executions.a == 1":       false,
+		"context['history'] != nil || input == 'x'": false,
+	} {
+		if got := MustCompile(src).UsesHistory; got != want {
+			t.Errorf("%s: UsesHistory = %v, want %v", src, got, want)
+		}
+	}
+}

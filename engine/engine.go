@@ -57,6 +57,7 @@ type Run struct {
 	ens  *ensemble.Ensemble
 	opts Options
 	st   *state.State
+	res  *resolver.Resolver
 
 	maxTurns int
 	parallel int
@@ -81,7 +82,7 @@ func New(e *ensemble.Ensemble, input string, opts Options) *Run {
 // Resume prepares a run that continues from st, a state saved after a
 // completed turn.
 func Resume(e *ensemble.Ensemble, st *state.State, opts Options) *Run {
-	r := &Run{ens: e, opts: opts, st: st, seenWarning: map[string]bool{}}
+	r := &Run{ens: e, opts: opts, st: st, res: resolver.New(e), seenWarning: map[string]bool{}}
 	r.maxTurns = pick(opts.MaxTurns, e.Limits.MaxTotalTurns, ensemble.DefaultMaxTotalTurns)
 	r.parallel = pick(opts.Parallel, e.Limits.ParallelAgentLimit, ensemble.DefaultParallelAgentLimit)
 	r.timeout = time.Duration(pick(int64(opts.Timeout), int64(e.Limits.Timeout), int64(ensemble.DefaultTimeout)))
@@ -146,7 +147,7 @@ func (r *Run) step(parent, runCtx context.Context) string {
 		return reason
 	}
 	st := r.st
-	ready, warns, err := resolver.Resolve(runCtx, r.ens, st)
+	ready, warns, err := r.res.Ready(runCtx, st)
 	if err != nil {
 		// Interrupted while evaluating conditions: runCtx is done.
 		if reason := stopReason(parent, runCtx); reason != "" {

@@ -1,6 +1,10 @@
 package engine
 
 import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
 	"time"
 
 	"github.com/ensemble-run/ensemble/events"
@@ -87,4 +91,82 @@ func (r *Run) finish(reason string) *Result {
 	res.Usage.Add(&r.interruptedUsage)
 	r.opts.Events.Emit(events.Event{Type: events.RunCompleted, Turn: st.TurnCount, Message: reason, Result: res})
 	return res
+}
+
+// WriteJSON writes r as one indented JSON document, the same bytes as a
+// json.Encoder with SetIndent("", "  ") would write, but record by record:
+// the history is never encoded whole in memory, so printing a long run costs
+// the size of its largest record, not a copy of the whole result
+// (docs/performance.md). Lists that are nil are written as [] (a result
+// always has its lists).
+func (r *Result) WriteJSON(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	put := func(key string, v any, last bool) error {
+		b, err := json.MarshalIndent(v, "  ", "  ")
+		if err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		bw.WriteString("  \"" + key + "\": ")
+		bw.Write(b)
+		if !last {
+			bw.WriteByte(',')
+		}
+		bw.WriteByte('\n')
+		return nil
+	}
+	history, errs, warns := r.ConversationHistory, r.Errors, r.Warnings
+	if errs == nil {
+		errs = []RunError{}
+	}
+	if warns == nil {
+		warns = []state.Warning{}
+	}
+	bw.WriteString("{\n")
+	fields := []struct {
+		key string
+		v   any
+	}{
+		{"ensemble", r.Ensemble},
+		{"input", r.Input},
+		{"completion_reason", r.CompletionReason},
+		{"turn_count", r.TurnCount},
+		{"agent_execution_count", r.AgentExecutionCount},
+		{"final_state", r.FinalState},
+	}
+	for _, f := range fields {
+		if err := put(f.key, f.v, false); err != nil {
+			return err
+		}
+	}
+	if len(history) == 0 {
+		bw.WriteString("  \"conversation_history\": [],\n")
+	} else {
+		bw.WriteString("  \"conversation_history\": [\n")
+		for i, rec := range history {
+			b, err := json.MarshalIndent(rec, "    ", "  ")
+			if err != nil {
+				return fmt.Errorf("conversation_history[%d]: %w", i, err)
+			}
+			bw.WriteString("    ")
+			bw.Write(b)
+			if i < len(history)-1 {
+				bw.WriteByte(',')
+			}
+			bw.WriteByte('\n')
+		}
+		bw.WriteString("  ],\n")
+	}
+	for _, f := range []struct {
+		key string
+		v   any
+	}{{"errors", errs}, {"warnings", warns}, {"usage", r.Usage}} {
+		if err := put(f.key, f.v, false); err != nil {
+			return err
+		}
+	}
+	if err := put("duration_seconds", r.DurationSeconds, true); err != nil {
+		return err
+	}
+	bw.WriteString("}\n")
+	return bw.Flush()
 }

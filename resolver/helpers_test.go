@@ -3,6 +3,7 @@ package resolver
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -73,10 +74,11 @@ type sim struct {
 	s        *state.State
 	warnings []Warning
 	last     []Ready
+	inc      *Resolver // checked against Resolve at every turn
 }
 
 func newSim(t *testing.T, e *ensemble.Ensemble) *sim {
-	return &sim{t: t, e: e, s: state.New("the input")}
+	return &sim{t: t, e: e, s: state.New("the input"), inc: New(e)}
 }
 
 func names(rs []Ready) []string {
@@ -89,9 +91,19 @@ func names(rs []Ready) []string {
 
 // resolve returns the agents ready now.
 func (w *sim) resolve() []Ready {
+	w.t.Helper()
 	r, warns, err := Resolve(context.Background(), w.e, w.s)
 	if err != nil {
 		w.t.Fatal(err)
+	}
+	if w.inc != nil {
+		r2, warns2, err := w.inc.Ready(context.Background(), w.s)
+		if err != nil {
+			w.t.Fatal(err)
+		}
+		if !reflect.DeepEqual(r, r2) || !reflect.DeepEqual(warns, warns2) {
+			w.t.Fatalf("turn %d: Resolver.Ready = %v %v, Resolve = %v %v", w.s.TurnCount+1, names(r2), warns2, names(r), warns)
+		}
 	}
 	w.warnings = append(w.warnings, warns...)
 	return r

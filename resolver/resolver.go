@@ -44,6 +44,7 @@ package resolver
 
 import (
 	"context"
+	"slices"
 
 	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/ensemble"
@@ -95,141 +96,271 @@ const (
 // environment is built from s only if a condition needs it. Resolve does not
 // modify s. When ctx is done during a condition's evaluation, Resolve returns
 // ctx's error.
+//
+// Resolve looks at every agent. A run calls a Resolver's Ready instead,
+// which looks only at the agents whose readiness may have changed.
 func Resolve(ctx context.Context, e *ensemble.Ensemble, s *state.State) (ready []Ready, warnings []Warning, err error) {
-	var (
-		scratch  []edge
-		requests map[string][]state.AgentRequest
-		env      *conditions.Env
-	)
-	if len(s.Pending) > 0 {
-		requests = make(map[string][]state.AgentRequest, len(s.Pending))
-		for _, q := range s.Pending {
-			requests[q.Target] = append(requests[q.Target], q)
-		}
-	}
+	sc := newScan(ctx, s)
 	for _, a := range e.Agents {
-		if !withinLimits(e, s, a) {
-			continue
+		r, ok, _, err := sc.agent(e, a)
+		if err != nil {
+			return nil, nil, err
 		}
-		reqs := requests[a.Name]
-		if len(a.Dependencies) == 0 {
-			if len(reqs) > 0 || s.AgentExecutionCount[a.Name] == 0 {
-				ready = append(ready, Ready{Agent: a, Requests: reqs})
-			}
-			continue
+		if ok {
+			ready = append(ready, r)
 		}
-
-		// Pass 1, without conditions: which edges could be satisfied, and
-		// could the agent be ready through them at all?
-		if cap(scratch) < len(a.Dependencies) {
-			scratch = make([]edge, len(a.Dependencies), max(len(a.Dependencies), 16))
-		}
-		edges := scratch[:len(a.Dependencies)]
-		bookkeeping := s.Edges[a.Name]
-		possible := true // every required edge is a candidate
-		anyFresh := false
-		for i, d := range a.Dependencies {
-			ed := edge{dep: d, outputs: s.OutputCount[d.AgentName]}
-			if es := bookkeeping[d.AgentName]; es != nil {
-				ed.consumed = es.Consumed
-				if d.MaxExecutions > 0 && es.Triggered >= d.MaxExecutions {
-					ed.outputs = 0 // spent: the edge cannot be satisfied
-				}
-			}
-			if ed.outputs > 0 {
-				ed.status = edgeCandidate
-				if ed.outputs > ed.consumed {
-					anyFresh = true
-				}
-			} else if d.RequiresAll {
-				possible = false
-				if len(reqs) == 0 {
-					break // not ready, and nothing to deliver
-				}
-			}
-			edges[i] = ed
-		}
-		viaDeps := possible && anyFresh
-		if !viaDeps && len(reqs) == 0 {
-			continue
-		}
-
-		// Pass 2: conditions, required edges first.
-		for _, required := range [2]bool{true, false} {
-			for i := range edges {
-				ed := &edges[i]
-				if ed.status != edgeCandidate || ed.dep.RequiresAll != required {
-					continue
-				}
-				ok := true
-				if p := ed.dep.Program; p != nil {
-					if env == nil {
-						env = envOf(s)
-					}
-					var err error
-					ok, err = p.EvalContext(ctx, env)
-					if err != nil && ctx.Err() != nil {
-						return nil, nil, ctx.Err()
-					}
-					if err != nil {
-						ok = false
-						warnings = append(warnings, Warning{Agent: a.Name, Dependency: ed.dep.AgentName,
-							Expression: ed.dep.Condition, Message: err.Error()})
-					}
-				}
-				if ok {
-					ed.status = edgeSatisfied
-				} else {
-					ed.status = edgeOut
-					if required {
-						viaDeps = false
-						if len(reqs) == 0 {
-							break // not ready: skip the other conditions
-						}
-					}
-				}
-			}
-			if !viaDeps && len(reqs) == 0 {
-				break // a required edge is false: not ready
-			}
-		}
-		if !viaDeps && len(reqs) == 0 {
-			continue
-		}
-
-		// Collect the satisfied and fresh edges, in file order.
-		nSat, nFresh := 0, 0
-		for i := range edges {
-			if edges[i].status == edgeSatisfied {
-				nSat++
-				if edges[i].outputs > edges[i].consumed {
-					nFresh++
-				}
-			}
-		}
-		if nFresh == 0 && len(reqs) == 0 {
-			continue // the fresh edges all had false conditions
-		}
-		r := Ready{Agent: a, Requests: reqs}
-		if nSat > 0 {
-			names := make([]string, nSat+nFresh)
-			r.Satisfied, r.Fresh = names[:0:nSat], names[nSat:nSat]
-			r.outputs = make([]int, 0, nSat)
-			for i := range edges {
-				ed := &edges[i]
-				if ed.status != edgeSatisfied {
-					continue
-				}
-				r.Satisfied = append(r.Satisfied, ed.dep.AgentName)
-				r.outputs = append(r.outputs, ed.outputs)
-				if ed.outputs > ed.consumed {
-					r.Fresh = append(r.Fresh, ed.dep.AgentName)
-				}
-			}
-		}
-		ready = append(ready, r)
 	}
-	return ready, warnings, nil
+	return ready, sc.warnings, nil
+}
+
+// scan is one resolution: the pending requests by target, the conditions'
+// environment (built on first use) and scratch space.
+type scan struct {
+	ctx      context.Context
+	s        *state.State
+	requests map[string][]state.AgentRequest
+	env      *conditions.Env
+	scratch  []edge
+	warnings []Warning
+}
+
+func newScan(ctx context.Context, s *state.State) *scan {
+	sc := &scan{ctx: ctx, s: s}
+	if len(s.Pending) > 0 {
+		sc.requests = make(map[string][]state.AgentRequest, len(s.Pending))
+		for _, q := range s.Pending {
+			sc.requests[q.Target] = append(sc.requests[q.Target], q)
+		}
+	}
+	return sc
+}
+
+// agent applies the rules to one agent: whether it is ready (and with what),
+// and whether it may become ready later without a new output of one of its
+// dependencies or a new request (live): it is within its limits and has a
+// fresh edge, or has no dependencies and never ran.
+func (sc *scan) agent(e *ensemble.Ensemble, a *ensemble.Agent) (r Ready, ready, live bool, err error) {
+	s := sc.s
+	if !withinLimits(e, s, a) {
+		return Ready{}, false, false, nil
+	}
+	reqs := sc.requests[a.Name]
+	if len(a.Dependencies) == 0 {
+		never := s.AgentExecutionCount[a.Name] == 0
+		return Ready{Agent: a, Requests: reqs}, len(reqs) > 0 || never, never, nil
+	}
+
+	// Pass 1, without conditions: which edges could be satisfied, and
+	// could the agent be ready through them at all?
+	if cap(sc.scratch) < len(a.Dependencies) {
+		sc.scratch = make([]edge, len(a.Dependencies), max(len(a.Dependencies), 16))
+	}
+	edges := sc.scratch[:len(a.Dependencies)]
+	bookkeeping := s.Edges[a.Name]
+	possible := true // every required edge is a candidate
+	anyFresh := false
+	for i, d := range a.Dependencies {
+		ed := edge{dep: d, outputs: s.OutputCount[d.AgentName]}
+		if es := bookkeeping[d.AgentName]; es != nil {
+			ed.consumed = es.Consumed
+			if d.MaxExecutions > 0 && es.Triggered >= d.MaxExecutions {
+				ed.outputs = 0 // spent: the edge cannot be satisfied
+			}
+		}
+		if ed.outputs > 0 {
+			ed.status = edgeCandidate
+			if ed.outputs > ed.consumed {
+				anyFresh = true
+			}
+		} else if d.RequiresAll {
+			possible = false
+			if len(reqs) == 0 {
+				// Not ready, and nothing to deliver; nor live: only an
+				// output of this dependency can change that.
+				return Ready{}, false, false, nil
+			}
+		}
+		edges[i] = ed
+	}
+	live = anyFresh
+	viaDeps := possible && anyFresh
+	if !viaDeps && len(reqs) == 0 {
+		return Ready{}, false, live, nil
+	}
+
+	// Pass 2: conditions, required edges first.
+	for _, required := range [2]bool{true, false} {
+		for i := range edges {
+			ed := &edges[i]
+			if ed.status != edgeCandidate || ed.dep.RequiresAll != required {
+				continue
+			}
+			ok := true
+			if p := ed.dep.Program; p != nil {
+				if sc.env == nil {
+					sc.env = envOf(s)
+				}
+				if p.UsesHistory && sc.env.History == nil {
+					sc.env.History = s.HistoryValues()
+				}
+				var err error
+				ok, err = p.EvalContext(sc.ctx, sc.env)
+				if err != nil && sc.ctx.Err() != nil {
+					return Ready{}, false, false, sc.ctx.Err()
+				}
+				if err != nil {
+					ok = false
+					sc.warnings = append(sc.warnings, Warning{Agent: a.Name, Dependency: ed.dep.AgentName,
+						Expression: ed.dep.Condition, Message: err.Error()})
+				}
+			}
+			if ok {
+				ed.status = edgeSatisfied
+			} else {
+				ed.status = edgeOut
+				if required {
+					viaDeps = false
+					if len(reqs) == 0 {
+						break // not ready: skip the other conditions
+					}
+				}
+			}
+		}
+		if !viaDeps && len(reqs) == 0 {
+			return Ready{}, false, live, nil // a required edge is false: not ready
+		}
+	}
+
+	// Collect the satisfied and fresh edges, in file order.
+	nSat, nFresh := 0, 0
+	for i := range edges {
+		if edges[i].status == edgeSatisfied {
+			nSat++
+			if edges[i].outputs > edges[i].consumed {
+				nFresh++
+			}
+		}
+	}
+	if nFresh == 0 && len(reqs) == 0 {
+		return Ready{}, false, live, nil // the fresh edges all had false conditions
+	}
+	r = Ready{Agent: a, Requests: reqs}
+	if nSat > 0 {
+		names := make([]string, nSat+nFresh)
+		r.Satisfied, r.Fresh = names[:0:nSat], names[nSat:nSat]
+		r.outputs = make([]int, 0, nSat)
+		for i := range edges {
+			ed := &edges[i]
+			if ed.status != edgeSatisfied {
+				continue
+			}
+			r.Satisfied = append(r.Satisfied, ed.dep.AgentName)
+			r.outputs = append(r.outputs, ed.outputs)
+			if ed.outputs > ed.consumed {
+				r.Fresh = append(r.Fresh, ed.dep.AgentName)
+			}
+		}
+	}
+	return r, true, true, nil
+}
+
+// Resolver resolves the turns of one run. It gives the same answers as
+// Resolve, but a turn costs what changed since the last one, not the size
+// of the ensemble: it looks only at the agents whose readiness may have
+// changed (docs/performance.md). Those are
+//
+//   - every agent, the first time;
+//   - the agents that executed since (their counts and edges moved), and
+//     the dependents of those that produced an output (an edge became fresh);
+//   - the targets of pending requests;
+//   - the agents that were ready, or that have a fresh edge whose condition
+//     may turn true as the state changes (conditions read the whole state).
+//
+// An agent outside these cannot become ready: every rule it fails needs a
+// new output of one of its dependencies, or a request, to pass. The history
+// is how the Resolver learns what ran: the state must grow only by committed
+// turns between calls (as the engine does), or the Resolver must be new.
+// Ready never modifies the state.
+type Resolver struct {
+	e          *ensemble.Ensemble
+	dependents [][]int // agent index → the agents that depend on it
+	candidate  []bool  // agent index → look at it next turn
+	list       []int   // the agents with candidate set
+	seen       int     // records of the history already accounted for
+	started    bool
+}
+
+// New returns a Resolver for runs of e; e must be indexed (as Load does).
+func New(e *ensemble.Ensemble) *Resolver {
+	x := &Resolver{e: e, dependents: make([][]int, len(e.Agents)), candidate: make([]bool, len(e.Agents))}
+	for i, a := range e.Agents {
+		for _, d := range a.Dependencies {
+			if da := e.Agent(d.AgentName); da != nil {
+				x.dependents[da.Index] = append(x.dependents[da.Index], i)
+			}
+		}
+	}
+	return x
+}
+
+func (x *Resolver) mark(i int) {
+	if !x.candidate[i] {
+		x.candidate[i] = true
+		x.list = append(x.list, i)
+	}
+}
+
+// Ready returns the agents that are ready at the start of the next turn of
+// the run whose state is s, exactly as Resolve(ctx, e, s) would.
+func (x *Resolver) Ready(ctx context.Context, s *state.State) (ready []Ready, warnings []Warning, err error) {
+	e := x.e
+	if !x.started || x.seen > len(s.History) {
+		x.started, x.seen = true, len(s.History)
+		clear(x.candidate)
+		x.list = x.list[:0]
+		for i := range e.Agents {
+			x.mark(i)
+		}
+	}
+	for _, rec := range s.History[x.seen:] {
+		a := e.Agent(rec.AgentName)
+		if a == nil {
+			continue
+		}
+		x.mark(a.Index)
+		if rec.Error == nil {
+			for _, d := range x.dependents[a.Index] {
+				x.mark(d)
+			}
+		}
+	}
+	x.seen = len(s.History)
+	for _, q := range s.Pending {
+		if a := e.Agent(q.Target); a != nil {
+			x.mark(a.Index)
+		}
+	}
+	slices.Sort(x.list) // file order
+	sc := newScan(ctx, s)
+	kept := x.list[:0]
+	for _, i := range x.list {
+		r, ok, live, err := sc.agent(e, e.Agents[i])
+		if err != nil {
+			// Interrupted: look at every agent again next time.
+			x.started = false
+			return nil, nil, err
+		}
+		if ok {
+			ready = append(ready, r)
+		}
+		if live {
+			kept = append(kept, i)
+		} else {
+			x.candidate[i] = false
+		}
+	}
+	x.list = kept
+	return ready, sc.warnings, nil
 }
 
 // withinLimits is rule 1: the agent may execute again.
@@ -248,12 +379,13 @@ func withinLimits(e *ensemble.Ensemble, s *state.State, a *ensemble.Agent) bool 
 	return true
 }
 
+// envOf is the conditions' environment; History is added by the first
+// condition that names it.
 func envOf(s *state.State) *conditions.Env {
 	return &conditions.Env{
 		Context:    s.AccumulatedContext,
 		TurnCount:  s.TurnCount,
 		Executions: s.AgentExecutionCount,
-		History:    s.HistoryValues(),
 		Input:      s.Input,
 	}
 }

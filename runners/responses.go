@@ -466,7 +466,10 @@ func (r *Responses) Agents() []string {
 	return slices.Clone(r.order)
 }
 
-// Entry returns a copy of agent's entry, or nil when it has none.
+// Entry returns a copy of agent's entry, or nil when it has none. Its
+// Values share the responses' own list (read-only, capped so that appending
+// to them copies): an injected execution looks up one response, and copying
+// the whole list each time would make a long run quadratic.
 func (r *Responses) Entry(agent string) *ResponseEntry {
 	if r == nil {
 		return nil
@@ -478,7 +481,7 @@ func (r *Responses) Entry(agent string) *ResponseEntry {
 		return nil
 	}
 	c := *ent
-	c.Values = slices.Clone(ent.Values)
+	c.Values = ent.Values[:len(ent.Values):len(ent.Values)]
 	return &c
 }
 

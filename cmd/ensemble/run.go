@@ -281,9 +281,7 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	stop()
 	saveErr := saveFinal(res)
 	if output == "json" {
-		enc := json.NewEncoder(io.stdout())
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := res.WriteJSON(io.stdout()); err != nil {
 			return fmt.Errorf("writing the result: %w", err)
 		}
 	}
