@@ -789,7 +789,7 @@ func (s *Scenario) thenInputContains(name, sub string) error {
 	if len(recs) == 0 {
 		return fmt.Errorf("agent %q did not run, so it was given nothing", name)
 	}
-	in := recs[len(recs)-1].InputData
+	in := state.ResolveInput(s.result.ConversationHistory, recs[len(recs)-1].InputData)
 	if !strings.Contains(text(in), sub) {
 		return fmt.Errorf("input of agent %q (execution %d) is %s, want it to contain %s", name, recs[len(recs)-1].Execution, show(in), quote(sub))
 	}

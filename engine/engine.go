@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,6 +70,9 @@ type Run struct {
 	// made and paid for even though their outputs were discarded.
 	interruptedUsage state.Usage
 	seenWarning      map[string]bool
+	// lastOutput is, per state key, the execution whose output it holds:
+	// what a record's input_data refers to instead of copying the output.
+	lastOutput map[string]state.OutputRef
 }
 
 // New prepares a run of e with the given input ("" takes the file's input).
@@ -88,6 +92,12 @@ func Resume(e *ensemble.Ensemble, st *state.State, opts Options) *Run {
 	r.timeout = time.Duration(pick(int64(opts.Timeout), int64(e.Limits.Timeout), int64(ensemble.DefaultTimeout)))
 	for _, w := range st.Warnings {
 		r.seenWarning[warningKey(w)] = true
+	}
+	r.lastOutput = map[string]state.OutputRef{}
+	for _, rec := range st.History {
+		if a := e.Agent(rec.AgentName); a != nil && rec.Error == nil {
+			r.lastOutput[a.StateKey()] = state.OutputRef{AgentName: a.Name, Execution: rec.Execution}
+		}
 	}
 	return r
 }
@@ -230,6 +240,7 @@ func (r *Run) warn(turn int, warns []resolver.Warning) {
 
 type outcome struct {
 	req     *runners.Request
+	refs    map[string]state.OutputRef // the executions behind req.Dependencies
 	res     *runners.Result
 	started time.Time
 	took    time.Duration
@@ -242,8 +253,8 @@ func (r *Run) execute(ctx context.Context, turn int, ready []resolver.Ready) []o
 	sem := make(chan struct{}, r.parallel)
 	var wg sync.WaitGroup
 	for i := range ready {
-		req := r.request(turn, ready[i])
-		out[i].req = req
+		req, refs := r.request(turn, ready[i])
+		out[i].req, out[i].refs = req, refs
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -263,11 +274,16 @@ func (r *Run) execute(ctx context.Context, turn int, ready []resolver.Ready) []o
 	return out
 }
 
-func (r *Run) request(turn int, rd resolver.Ready) *runners.Request {
+func (r *Run) request(turn int, rd resolver.Ready) (*runners.Request, map[string]state.OutputRef) {
 	st, a := r.st, rd.Agent
 	deps := make(map[string]any, len(rd.Satisfied))
+	refs := make(map[string]state.OutputRef, len(rd.Satisfied))
 	for _, d := range rd.Satisfied {
-		deps[d] = st.AccumulatedContext[r.ens.Agent(d).StateKey()]
+		key := r.ens.Agent(d).StateKey()
+		deps[d] = st.AccumulatedContext[key]
+		if ref, ok := r.lastOutput[key]; ok {
+			refs[d] = ref
+		}
 	}
 	var params map[string]any
 	for _, q := range rd.Requests {
@@ -290,7 +306,7 @@ func (r *Run) request(turn int, rd resolver.Ready) *runners.Request {
 		RequestParameters: params,
 		Memory:            st.Memory[a.Name],
 		Events:            r.agentSink(turn, a.Name),
-	}
+	}, refs
 }
 
 // agentSink stamps an agent's own events (tool calls, text) with its turn.
@@ -361,7 +377,7 @@ func (r *Run) commit(turn int, ready []resolver.Ready, outs []outcome) {
 			TurnNumber:    turn,
 			AgentName:     a.Name,
 			Execution:     o.req.Execution,
-			InputData:     res.InputData,
+			InputData:     byReference(res.InputData, o.req.Dependencies, o.refs),
 			ExecutionTime: o.took.Seconds(),
 			Timestamp:     o.started.UTC(),
 			Usage:         res.Usage,
@@ -381,6 +397,7 @@ func (r *Run) commit(turn int, ready []resolver.Ready, outs []outcome) {
 		} else {
 			rec.OutputData = res.Output
 			st.AccumulatedContext[a.StateKey()] = res.Output
+			r.lastOutput[a.StateKey()] = state.OutputRef{AgentName: a.Name, Execution: o.req.Execution}
 			st.OutputCount[a.Name]++
 			if a.Conversation.TriggersConversation {
 				if msg := r.queueRequests(a.Name, res.Output); msg != "" {
@@ -393,6 +410,50 @@ func (r *Run) commit(turn int, ready []resolver.Ready, outs []outcome) {
 		r.opts.Events.Emit(ev)
 	}
 	st.TurnCount = turn
+}
+
+// byReference returns input data whose "dependencies" hold, in place of each
+// output delivered unchanged, a reference to the execution that produced it
+// (docs/cli.md#the-result): the history holds that output already.
+// Anything a runner changed or added stays as it is.
+func byReference(inputData any, delivered map[string]any, refs map[string]state.OutputRef) any {
+	m, ok := inputData.(map[string]any)
+	if !ok || len(refs) == 0 {
+		return inputData
+	}
+	deps, ok := m["dependencies"].(map[string]any)
+	if !ok || len(deps) == 0 {
+		return inputData
+	}
+	out := make(map[string]any, len(deps))
+	for k, v := range deps {
+		out[k] = v
+		if ref, ok := refs[k]; ok && identical(v, delivered[k]) {
+			out[k] = &ref
+		}
+	}
+	cp := make(map[string]any, len(m))
+	for k, v := range m {
+		cp[k] = v
+	}
+	cp["dependencies"] = out
+	return cp
+}
+
+// identical reports whether a and b are the same value: the same map or
+// list, or equal scalars. It never walks a value.
+func identical(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		return ok && len(x) == len(y) && (len(x) == 0 || reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer())
+	case []any:
+		y, ok := b.([]any)
+		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
+	case nil, string, float64, bool, int:
+		return a == b
+	}
+	return false
 }
 
 func deref(s *string) string {

@@ -24,6 +24,8 @@ type State struct {
 	Warnings            []Warning                        `json:"warnings,omitempty"`
 
 	historyAny []any // History as condition values, appended incrementally
+	byAgent    map[string][]int // agent → indexes of its records in History
+	indexed    int              // records of History in byAgent
 }
 
 // EdgeState is the bookkeeping of one dependency edge.
@@ -126,7 +128,7 @@ func (s *State) EdgeForUpdate(target, dep string) *EdgeState {
 func (s *State) AppendRecord(r *Record) {
 	s.History = append(s.History, r)
 	if len(s.historyAny) == len(s.History)-1 {
-		s.historyAny = append(s.historyAny, r.conditionValue())
+		s.historyAny = append(s.historyAny, s.conditionValue(r))
 	}
 }
 
@@ -136,13 +138,15 @@ func (s *State) HistoryValues() []any {
 	if len(s.historyAny) != len(s.History) {
 		s.historyAny = make([]any, len(s.History))
 		for i, r := range s.History {
-			s.historyAny[i] = r.conditionValue()
+			s.historyAny[i] = s.conditionValue(r)
 		}
 	}
 	return s.historyAny
 }
 
-func (r *Record) conditionValue() any {
+// conditionValue is a record as conditions see it: input_data with its
+// dependency outputs resolved (not by reference).
+func (s *State) conditionValue(r *Record) any {
 	var errv, stop, usage any
 	if r.Error != nil {
 		errv = *r.Error
@@ -157,7 +161,7 @@ func (r *Record) conditionValue() any {
 		"turn_number":    r.TurnNumber,
 		"agent_name":     r.AgentName,
 		"execution":      r.Execution,
-		"input_data":     plain(r.InputData),
+		"input_data":     plain(s.ResolveInput(r.InputData)),
 		"output_data":    r.OutputData,
 		"error":          errv,
 		"execution_time": r.ExecutionTime,
