@@ -23,7 +23,7 @@ type State struct {
 	Memory              map[string]json.RawMessage       `json:"memory,omitempty"` // per agent, owned by its runner (an LLM agent's conversation)
 	Warnings            []Warning                        `json:"warnings,omitempty"`
 
-	historyAny []any // History as condition values, appended incrementally
+	historyAny []any            // History as condition values, appended incrementally
 	byAgent    map[string][]int // agent → indexes of its records in History
 	indexed    int              // records of History in byAgent
 }
