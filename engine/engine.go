@@ -413,9 +413,9 @@ func (r *Run) commit(turn int, ready []resolver.Ready, outs []outcome) {
 }
 
 // byReference returns input data whose "dependencies" hold, in place of each
-// output delivered unchanged, a reference to the execution that produced it
-// (docs/cli.md#the-result): the history holds that output already.
-// Anything a runner changed or added stays as it is.
+// output delivered unchanged and longer than a reference, a reference to the
+// execution that produced it (docs/cli.md#the-result): the history holds
+// that output already. Anything a runner changed or added stays as it is.
 func byReference(inputData any, delivered map[string]any, refs map[string]state.OutputRef) any {
 	m, ok := inputData.(map[string]any)
 	if !ok || len(refs) == 0 {
@@ -428,7 +428,7 @@ func byReference(inputData any, delivered map[string]any, refs map[string]state.
 	out := make(map[string]any, len(deps))
 	for k, v := range deps {
 		out[k] = v
-		if ref, ok := refs[k]; ok && identical(v, delivered[k]) {
+		if ref, ok := refs[k]; ok && identical(v, delivered[k]) && longer(v, refSize) {
 			out[k] = &ref
 		}
 	}
@@ -438,6 +438,41 @@ func byReference(inputData any, delivered map[string]any, refs map[string]state.
 	}
 	cp["dependencies"] = out
 	return cp
+}
+
+// refSize is about the size of a reference in JSON: shorter outputs are
+// written in full.
+const refSize = 100
+
+// longer reports whether v, as compact JSON, is longer than n bytes; it
+// stops walking v as soon as it knows.
+func longer(v any, n int) bool {
+	left := n
+	var walk func(v any) bool // true: over budget
+	walk = func(v any) bool {
+		switch x := v.(type) {
+		case string:
+			left -= len(x) + 2
+		case map[string]any:
+			left -= 2
+			for k, e := range x {
+				if left -= len(k) + 4; left < 0 || walk(e) {
+					return true
+				}
+			}
+		case []any:
+			left -= 2
+			for _, e := range x {
+				if left--; left < 0 || walk(e) {
+					return true
+				}
+			}
+		default:
+			left -= 8 // numbers, booleans, null: a few bytes
+		}
+		return left < 0
+	}
+	return walk(v)
 }
 
 // identical reports whether a and b are the same value: the same map or

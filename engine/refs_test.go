@@ -24,7 +24,8 @@ func TestDependenciesByReference(t *testing.T) {
 	)
 	e.Agents[0].Dependencies = nil
 	resp := runners.NewResponses()
-	resp.Add("a", map[string]any{"n": 1.0})
+	long := strings.Repeat("long enough to be worth a reference ", 4)
+	resp.Add("a", map[string]any{"n": 1.0, "text": long})
 	resp.Add("b", "b1")
 	resp.Add("b", "b2")
 	resp.Add("c", "done")
@@ -40,8 +41,21 @@ func TestDependenciesByReference(t *testing.T) {
 	if !strings.Contains(string(b), `"dependencies":{"a":{"output_of":{"agent_name":"a","execution":1}}}`) {
 		t.Fatalf("b's input_data = %s, want a reference to a's execution 1", b)
 	}
-	if got := state.ResolveInput(res.ConversationHistory, rec.InputData); !strings.Contains(mustJSON(t, got), `"a":{"n":1}`) {
+	if got := state.ResolveInput(res.ConversationHistory, rec.InputData); !strings.Contains(mustJSON(t, got), `"a":{"n":1,"text":"long enough`) {
 		t.Fatalf("resolved input = %s", mustJSON(t, got))
+	}
+}
+
+// An output shorter than a reference is written in full.
+func TestShortDependenciesInline(t *testing.T) {
+	t.Parallel()
+	e := build(agent("a", 1), agent("b", 1, "a"))
+	resp := runners.NewResponses()
+	resp.Add("a", map[string]any{"n": 1.0, "list": []any{"x", true}})
+	resp.Add("b", "b")
+	res := engine.New(e, "", engine.Options{Runner: runners.Injected(resp, nil)}).Run(context.Background())
+	if got := mustJSON(t, res.ConversationHistory[1].InputData); !strings.Contains(got, `"dependencies":{"a":{"list":["x",true],"n":1}}`) {
+		t.Fatalf("b's input_data = %s", got)
 	}
 }
 
@@ -49,7 +63,7 @@ func TestConditionsReadReferencedInputs(t *testing.T) {
 	t.Parallel()
 	e := build(agent("a", 1), agent("b", 1, "a"), agent("c", 1, `b|history[1].input_data.dependencies.a.n == 7`))
 	resp := runners.NewResponses()
-	resp.Add("a", map[string]any{"n": 7.0})
+	resp.Add("a", map[string]any{"n": 7.0, "text": strings.Repeat("x", 200)})
 	resp.Add("b", "b")
 	resp.Add("c", "c")
 	run := runners.Injected(resp, nil)
