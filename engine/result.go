@@ -2,12 +2,12 @@ package engine
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/jsonw"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -101,13 +101,15 @@ func (r *Run) finish(reason string) *Result {
 // always has its lists).
 func (r *Result) WriteJSON(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf []byte
 	put := func(key string, v any, last bool) error {
-		b, err := json.MarshalIndent(v, "  ", "  ")
+		var err error
+		buf, err = jsonw.AppendIndent(buf[:0], v, "  ", "  ", 0)
 		if err != nil {
 			return fmt.Errorf("%s: %w", key, err)
 		}
 		bw.WriteString("  \"" + key + "\": ")
-		bw.Write(b)
+		bw.Write(buf)
 		if !last {
 			bw.WriteByte(',')
 		}
@@ -143,12 +145,13 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	} else {
 		bw.WriteString("  \"conversation_history\": [\n")
 		for i, rec := range history {
-			b, err := json.MarshalIndent(rec, "    ", "  ")
+			var err error
+			buf, err = rec.AppendIndent(buf[:0], "    ", "  ")
 			if err != nil {
 				return fmt.Errorf("conversation_history[%d]: %w", i, err)
 			}
 			bw.WriteString("    ")
-			bw.Write(b)
+			bw.Write(buf)
 			if i < len(history)-1 {
 				bw.WriteByte(',')
 			}

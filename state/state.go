@@ -127,7 +127,9 @@ func (s *State) EdgeForUpdate(target, dep string) *EdgeState {
 // AppendRecord adds an execution record, keeping the condition view in step.
 func (s *State) AppendRecord(r *Record) {
 	s.History = append(s.History, r)
-	if len(s.historyAny) == len(s.History)-1 {
+	// Once a condition has read the history, its view grows with it;
+	// before, nothing is built (most conditions never read history).
+	if s.historyAny != nil && len(s.historyAny) == len(s.History)-1 {
 		s.historyAny = append(s.historyAny, s.conditionValue(r))
 	}
 }
@@ -135,8 +137,8 @@ func (s *State) AppendRecord(r *Record) {
 // HistoryValues is the history as the conditions' `history` list: one map per
 // record with the keys of docs/cli.md#the-result. Built incrementally, never per turn.
 func (s *State) HistoryValues() []any {
-	if len(s.historyAny) != len(s.History) {
-		s.historyAny = make([]any, len(s.History))
+	if s.historyAny == nil || len(s.historyAny) != len(s.History) {
+		s.historyAny = make([]any, len(s.History), max(len(s.History), 16))
 		for i, r := range s.History {
 			s.historyAny[i] = s.conditionValue(r)
 		}

@@ -58,3 +58,4 @@ func TestHistoryValuesAreTheResultRecords(t *testing.T) {
 		}
 	}
 }
+

@@ -1,0 +1,103 @@
+package state
+
+import (
+	"strconv"
+
+	"github.com/ensemble-run/ensemble/internal/jsonw"
+)
+
+// AppendIndent appends r as json.MarshalIndent(r, prefix, indent) writes it,
+// several times faster: printing a long run's history is mostly this
+// (docs/performance.md). A test holds it to encoding/json for every field.
+func (r *Record) AppendIndent(dst []byte, prefix, indent string) ([]byte, error) {
+	var err error
+	field := func(name string) {
+		dst = append(dst, '\n')
+		dst = append(dst, prefix...)
+		dst = append(dst, indent...)
+		dst = append(dst, '"')
+		dst = append(dst, name...)
+		dst = append(dst, '"', ':', ' ')
+	}
+	value := func(v any) {
+		if err == nil {
+			dst, err = jsonw.AppendIndent(dst, v, prefix, indent, 1)
+		}
+	}
+	dst = append(dst, '{')
+	field("turn_number")
+	dst = strconv.AppendInt(dst, int64(r.TurnNumber), 10)
+	dst = append(dst, ',')
+	field("agent_name")
+	dst = jsonw.AppendString(dst, r.AgentName)
+	dst = append(dst, ',')
+	field("execution")
+	dst = strconv.AppendInt(dst, int64(r.Execution), 10)
+	dst = append(dst, ',')
+	field("input_data")
+	value(r.InputData)
+	dst = append(dst, ',')
+	field("output_data")
+	value(r.OutputData)
+	dst = append(dst, ',')
+	field("error")
+	if r.Error == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = jsonw.AppendString(dst, *r.Error)
+	}
+	dst = append(dst, ',')
+	if r.Stderr != "" {
+		field("stderr")
+		dst = jsonw.AppendString(dst, r.Stderr)
+		dst = append(dst, ',')
+	}
+	field("execution_time")
+	value(r.ExecutionTime)
+	dst = append(dst, ',')
+	field("timestamp")
+	ts, terr := r.Timestamp.MarshalJSON()
+	if terr != nil && err == nil {
+		err = terr
+	}
+	dst = append(dst, ts...)
+	dst = append(dst, ',')
+	field("stop_reason")
+	if r.StopReason == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = jsonw.AppendString(dst, *r.StopReason)
+	}
+	dst = append(dst, ',')
+	field("usage")
+	if r.Usage == nil {
+		dst = append(dst, "null"...)
+	} else {
+		u := r.Usage
+		dst = append(dst, '{')
+		for i, kv := range [3]struct {
+			k string
+			v int
+		}{{"requests", u.Requests}, {"input_tokens", u.InputTokens}, {"output_tokens", u.OutputTokens}} {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, '\n')
+			dst = append(dst, prefix...)
+			dst = append(dst, indent...)
+			dst = append(dst, indent...)
+			dst = append(dst, '"')
+			dst = append(dst, kv.k...)
+			dst = append(dst, '"', ':', ' ')
+			dst = strconv.AppendInt(dst, int64(kv.v), 10)
+		}
+		dst = append(dst, '\n')
+		dst = append(dst, prefix...)
+		dst = append(dst, indent...)
+		dst = append(dst, '}')
+	}
+	dst = append(dst, '\n')
+	dst = append(dst, prefix...)
+	dst = append(dst, '}')
+	return dst, err
+}

@@ -1,0 +1,48 @@
+package state
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+)
+
+// Record.AppendIndent writes exactly what encoding/json writes, for a record
+// with every field set (the test fails if a field is added to Record and
+// left unset here) and for one with every optional field empty.
+func TestRecordAppendIndentMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	errMsg, stop := "it <failed> & \"said\"\n", "end_turn"
+	full := &Record{
+		TurnNumber: 12, AgentName: "writer<1>", Execution: 3,
+		InputData:     map[string]any{"dependencies": map[string]any{"a": &OutputRef{AgentName: "a", Execution: 2}, "b": "short"}, "turn": 12.0, "list": []any{1.5, nil, true}},
+		OutputData:    map[string]any{"text": "héllo\u2028", "n": 1e-7},
+		Error:         &errMsg,
+		Stderr:        "warn\tline",
+		ExecutionTime: 0.000012374,
+		Timestamp:     time.Date(2026, 11, 23, 15, 44, 34, 589667350, time.UTC),
+		StopReason:    &stop,
+		Usage:         &Usage{Requests: 2, InputTokens: 300, OutputTokens: 40},
+	}
+	v := reflect.ValueOf(full).Elem()
+	for i := range v.NumField() {
+		if v.Type().Field(i).IsExported() && v.Field(i).IsZero() {
+			t.Fatalf("field %s is not set in the full record", v.Type().Field(i).Name)
+		}
+	}
+	for _, rec := range []*Record{full, {AgentName: "a", Timestamp: time.Unix(0, 0).UTC()}} {
+		for _, prefix := range []string{"", "    "} {
+			want, err := json.MarshalIndent(rec, prefix, "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := rec.AppendIndent(nil, prefix, "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want) {
+				t.Fatalf("prefix %q:\ngot  %s\nwant %s", prefix, got, want)
+			}
+		}
+	}
+}
