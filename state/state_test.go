@@ -58,4 +58,3 @@ func TestHistoryValuesAreTheResultRecords(t *testing.T) {
 		}
 	}
 }
-
