@@ -277,7 +277,10 @@ func (r *Run) execute(ctx context.Context, turn int, ready []resolver.Ready) []o
 func (r *Run) request(turn int, rd resolver.Ready) (*runners.Request, map[string]state.OutputRef) {
 	st, a := r.st, rd.Agent
 	deps := make(map[string]any, len(rd.Satisfied))
-	refs := make(map[string]state.OutputRef, len(rd.Satisfied))
+	var refs map[string]state.OutputRef
+	if len(rd.Satisfied) > 0 {
+		refs = make(map[string]state.OutputRef, len(rd.Satisfied))
+	}
 	for _, d := range rd.Satisfied {
 		key := r.ens.Agent(d).StateKey()
 		deps[d] = st.AccumulatedContext[key]
@@ -425,12 +428,20 @@ func byReference(inputData any, delivered map[string]any, refs map[string]state.
 	if !ok || len(deps) == 0 {
 		return inputData
 	}
-	out := make(map[string]any, len(deps))
+	var out map[string]any
 	for k, v := range deps {
-		out[k] = v
 		if ref, ok := refs[k]; ok && identical(v, delivered[k]) && longer(v, refSize) {
+			if out == nil {
+				out = make(map[string]any, len(deps))
+				for k2, v2 := range deps {
+					out[k2] = v2
+				}
+			}
 			out[k] = &ref
 		}
+	}
+	if out == nil {
+		return inputData // every output is short: written in full
 	}
 	cp := make(map[string]any, len(m))
 	for k, v := range m {
