@@ -70,8 +70,9 @@ type Run struct {
 	// made and paid for even though their outputs were discarded.
 	interruptedUsage state.Usage
 	seenWarning      map[string]bool
-	// lastOutput is, per state key, the execution whose output it holds:
-	// what a record's input_data refers to instead of copying the output.
+	// lastOutput is, per state key, the execution whose output it holds
+	// when that output is long: what a record's input_data refers to
+	// instead of copying the output.
 	lastOutput map[string]state.OutputRef
 }
 
@@ -96,7 +97,7 @@ func Resume(e *ensemble.Ensemble, st *state.State, opts Options) *Run {
 	r.lastOutput = map[string]state.OutputRef{}
 	for _, rec := range st.History {
 		if a := e.Agent(rec.AgentName); a != nil && rec.Error == nil {
-			r.lastOutput[a.StateKey()] = state.OutputRef{AgentName: a.Name, Execution: rec.Execution}
+			r.noteOutput(a, rec.Execution, rec.OutputData)
 		}
 	}
 	return r
@@ -278,13 +279,13 @@ func (r *Run) request(turn int, rd resolver.Ready) (*runners.Request, map[string
 	st, a := r.st, rd.Agent
 	deps := make(map[string]any, len(rd.Satisfied))
 	var refs map[string]state.OutputRef
-	if len(rd.Satisfied) > 0 {
-		refs = make(map[string]state.OutputRef, len(rd.Satisfied))
-	}
 	for _, d := range rd.Satisfied {
 		key := r.ens.Agent(d).StateKey()
 		deps[d] = st.AccumulatedContext[key]
 		if ref, ok := r.lastOutput[key]; ok {
+			if refs == nil {
+				refs = make(map[string]state.OutputRef, len(rd.Satisfied))
+			}
 			refs[d] = ref
 		}
 	}
@@ -400,7 +401,7 @@ func (r *Run) commit(turn int, ready []resolver.Ready, outs []outcome) {
 		} else {
 			rec.OutputData = res.Output
 			st.AccumulatedContext[a.StateKey()] = res.Output
-			r.lastOutput[a.StateKey()] = state.OutputRef{AgentName: a.Name, Execution: o.req.Execution}
+			r.noteOutput(a, o.req.Execution, res.Output)
 			st.OutputCount[a.Name]++
 			if a.Conversation.TriggersConversation {
 				if msg := r.queueRequests(a.Name, res.Output); msg != "" {
@@ -430,7 +431,7 @@ func byReference(inputData any, delivered map[string]any, refs map[string]state.
 	}
 	var out map[string]any
 	for k, v := range deps {
-		if ref, ok := refs[k]; ok && identical(v, delivered[k]) && longer(v, refSize) {
+		if ref, ok := refs[k]; ok && identical(v, delivered[k]) {
 			if out == nil {
 				out = make(map[string]any, len(deps))
 				for k2, v2 := range deps {
@@ -449,6 +450,16 @@ func byReference(inputData any, delivered map[string]any, refs map[string]state.
 	}
 	cp["dependencies"] = out
 	return cp
+}
+
+// noteOutput records that a's state key holds the output of its execution
+// n: by reference from now on if it is long, in full if not.
+func (r *Run) noteOutput(a *ensemble.Agent, n int, output any) {
+	if longer(output, refSize) {
+		r.lastOutput[a.StateKey()] = state.OutputRef{AgentName: a.Name, Execution: n}
+	} else {
+		delete(r.lastOutput, a.StateKey())
+	}
 }
 
 // refSize is about the size of a reference in JSON: shorter outputs are
