@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ensemble-run/ensemble/internal/benchdata"
 )
 
 // writeBench writes an ensemble and its responses file into dir.
@@ -31,61 +33,33 @@ func benchCLI(b *testing.B, args []string, wantCode int) {
 	}
 }
 
-// BenchmarkCLIDAG1000 is the end-to-end target of a 1,000-agent DAG (20
-// levels of 50, each agent depending on the whole level before) with
-// injected responses: load, validate, run, print the JSON result. < 1 s.
-func BenchmarkCLIDAG1000(b *testing.B) {
-	var ens, resp strings.Builder
-	ens.WriteString("name: dag\nmodels: {m: {provider: openai, model: x, base_url: http://127.0.0.1:1}}\nagents:\n")
-	for level := range 20 {
-		for i := range 50 {
-			fmt.Fprintf(&ens, "  - name: l%d_%d\n    model_profile: m\n", level, i)
-			if level > 0 {
-				ens.WriteString("    dependencies: [")
-				for j := range 50 {
-					if j > 0 {
-						ens.WriteString(", ")
-					}
-					fmt.Fprintf(&ens, "l%d_%d", level-1, j)
-				}
-				ens.WriteString("]\n")
-			}
-			fmt.Fprintf(&resp, "l%d_%d: [{level: %d}]\n", level, i, level)
-		}
+// The end-to-end rows of the performance table (docs/performance.md): load,
+// validate, run with injected responses and print the JSON result, in
+// process. The same files are written by scripts/perfgen for timing the
+// binary.
+
+// BenchmarkCLIDAG runs DAGs of 1,000 and 20,000 agents, 50 per level, each
+// depending on the whole level before.
+func BenchmarkCLIDAG(b *testing.B) {
+	for _, n := range []int{1000, 20000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			var ens, resp strings.Builder
+			benchdata.DAG(&ens, &resp, n, 50, 0)
+			benchCLI(b, writeBench(b, b.TempDir(), ens.String(), resp.String()), 0)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/agent")
+		})
 	}
-	ens.WriteString("conversation_limits: {parallel_agent_limit: 50}\n")
-	benchCLI(b, writeBench(b, b.TempDir(), ens.String(), resp.String()), 0)
 }
 
-// BenchmarkCLILoop is the end-to-end target of a two-agent loop of 2×4,000
-// turns with conditions on its edges. < 2 s.
+// BenchmarkCLILoop runs the ping-pong loop of 2×1,000 to 2×32,000 turns:
+// ns/turn must stay flat.
 func BenchmarkCLILoop(b *testing.B) {
-	const turns = 4000
-	ens := fmt.Sprintf(`name: loop
-models: {m: {provider: openai, model: x, base_url: http://127.0.0.1:1}}
-agents:
-  - name: writer
-    model_profile: m
-    dependencies:
-      - start
-      - {agent_name: reviewer, requires_all: false, condition: "context.reviewer?.approved != true"}
-    conversation: {max_turns: %[1]d}
-  - name: reviewer
-    model_profile: m
-    dependencies: [{agent_name: writer, condition: "executions.writer >= 1"}]
-    conversation: {max_turns: %[1]d}
-  - name: start
-    model_profile: m
-conversation_limits: {max_total_turns: %[2]d}
-`, turns, 2*turns+1)
-	var resp strings.Builder
-	resp.WriteString("start: [go]\nwriter:\n")
-	for i := range turns {
-		fmt.Fprintf(&resp, "  - {draft: %d}\n", i)
+	for _, turns := range []int{1000, 4000, 16000, 32000} {
+		b.Run(fmt.Sprintf("2x%d", turns), func(b *testing.B) {
+			var ens, resp strings.Builder
+			benchdata.Loop(&ens, &resp, turns, 0)
+			benchCLI(b, writeBench(b, b.TempDir(), ens.String(), resp.String()), 0)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(benchdata.LoopTurns(turns)), "ns/turn")
+		})
 	}
-	resp.WriteString("reviewer:\n")
-	for i := range turns {
-		fmt.Fprintf(&resp, "  - {approved: %t}\n", i == turns-1)
-	}
-	benchCLI(b, writeBench(b, b.TempDir(), ens, resp.String()), 0)
 }

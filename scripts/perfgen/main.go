@@ -16,7 +16,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/ensemble-run/ensemble/internal/benchdata"
 )
 
 func main() {
@@ -29,109 +30,44 @@ func main() {
 		out    = flag.String("out", "", "directory to write ensemble.yaml and responses.yaml into")
 	)
 	flag.Parse()
-	if *out == "" {
-		fmt.Fprintln(os.Stderr, "perfgen: -out DIR is required")
+	if *out == "" || (*kind != "loop" && *kind != "dag") {
+		fmt.Fprintln(os.Stderr, "usage: perfgen -case loop|dag -out DIR [-turns N] [-agents N -width W] [-size BYTES]")
 		os.Exit(2)
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		fmt.Fprintln(os.Stderr, "perfgen:", err)
-		os.Exit(1)
-	}
-	pad := strings.Repeat("x", *size)
-	var err error
-	switch *kind {
-	case "loop":
-		err = loop(*out, *turns, pad)
-	case "dag":
-		err = dag(*out, *agents, *width, pad)
-	default:
-		err = fmt.Errorf("unknown case %q", *kind)
-	}
-	if err != nil {
+	if err := write(*out, func(ens, resp *bufio.Writer) {
+		if *kind == "loop" {
+			benchdata.Loop(ens, resp, *turns, *size)
+		} else {
+			benchdata.DAG(ens, resp, *agents, *width, *size)
+		}
+	}); err != nil {
 		fmt.Fprintln(os.Stderr, "perfgen:", err)
 		os.Exit(1)
 	}
 }
 
-func write(dir, name string, fill func(w *bufio.Writer)) error {
-	f, err := os.Create(filepath.Join(dir, name))
-	if err != nil {
+func write(dir string, fill func(ens, resp *bufio.Writer)) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	w := bufio.NewWriter(f)
-	fill(w)
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-const profile = "models: {m: {provider: openai, model: x, base_url: http://127.0.0.1:1}}\n"
-
-func loop(dir string, turns int, pad string) error {
-	err := write(dir, "ensemble.yaml", func(w *bufio.Writer) {
-		fmt.Fprintf(w, `name: ping-pong
-%sagents:
-  - name: start
-    model_profile: m
-  - name: ping
-    model_profile: m
-    dependencies:
-      - start
-      - {agent_name: pong, requires_all: false, condition: "context.pong.n < %[2]d"}
-    conversation: {max_turns: %[2]d}
-  - name: pong
-    model_profile: m
-    dependencies: [{agent_name: ping, condition: "executions.ping >= 1"}]
-    conversation: {max_turns: %[2]d}
-conversation_limits: {max_total_turns: %[3]d, timeout_seconds: 3600}
-`, profile, turns, 2*turns+1)
-	})
-	if err != nil {
-		return err
-	}
-	return write(dir, "responses.yaml", func(w *bufio.Writer) {
-		w.WriteString("start: [go]\n")
-		for _, name := range []string{"ping", "pong"} {
-			fmt.Fprintf(w, "%s:\n", name)
-			for i := range turns {
-				fmt.Fprintf(w, "  - {n: %d, pad: %q}\n", i+1, pad)
-			}
+	var files [2]*os.File
+	var ws [2]*bufio.Writer
+	for i, name := range []string{"ensemble.yaml", "responses.yaml"} {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			return err
 		}
-	})
-}
-
-func dag(dir string, agents, width int, pad string) error {
-	levels := (agents + width - 1) / width
-	name := func(l, i int) string { return fmt.Sprintf("l%d_%d", l, i) }
-	err := write(dir, "ensemble.yaml", func(w *bufio.Writer) {
-		fmt.Fprintf(w, "name: dag\n%sagents:\n", profile)
-		for l := range levels {
-			for i := range min(width, agents-l*width) {
-				fmt.Fprintf(w, "  - name: %s\n    model_profile: m\n", name(l, i))
-				if l > 0 {
-					w.WriteString("    dependencies: [")
-					for j := range width {
-						if j > 0 {
-							w.WriteString(", ")
-						}
-						w.WriteString(name(l-1, j))
-					}
-					w.WriteString("]\n")
-				}
-			}
-		}
-		fmt.Fprintf(w, "conversation_limits: {parallel_agent_limit: %d, max_total_turns: %d, timeout_seconds: 3600}\n", width, levels+1)
-	})
-	if err != nil {
-		return err
+		defer f.Close()
+		files[i], ws[i] = f, bufio.NewWriter(f)
 	}
-	return write(dir, "responses.yaml", func(w *bufio.Writer) {
-		for l := range levels {
-			for i := range min(width, agents-l*width) {
-				fmt.Fprintf(w, "%s: [{level: %d, pad: %q}]\n", name(l, i), l, pad)
-			}
+	fill(ws[0], ws[1])
+	for i := range files {
+		if err := ws[i].Flush(); err != nil {
+			return err
 		}
-	})
+		if err := files[i].Close(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
