@@ -68,12 +68,34 @@ func errorList(errs []*ensemble.Error) error {
 	return &l
 }
 
-// sourceLine is line n (1-based) of lines, or "".
-func sourceLine(lines []string, n int) string {
-	if n < 1 || n > len(lines) {
+// sourceLines finds the lines of a file's contents for error messages,
+// without copying the contents: a large responses file is not held twice.
+type sourceLines struct {
+	data  []byte
+	start []int // offset of each line
+}
+
+func newSourceLines(data []byte) *sourceLines {
+	l := &sourceLines{data: data, start: []int{0}}
+	for i, b := range data {
+		if b == '\n' {
+			l.start = append(l.start, i+1)
+		}
+	}
+	return l
+}
+
+// sourceLine is line n (1-based) of lines, or "": a copy, so that it does
+// not keep the whole file in memory.
+func sourceLine(lines *sourceLines, n int) string {
+	if n < 1 || n > len(lines.start) {
 		return ""
 	}
-	return strings.TrimRight(lines[n-1], "\r")
+	end := len(lines.data)
+	if n < len(lines.start) {
+		end = lines.start[n] - 1
+	}
+	return strings.TrimRight(string(lines.data[lines.start[n-1]:end]), "\r")
 }
 
 // NewResponses returns an empty set, to fill with Add, AddText and
@@ -98,7 +120,7 @@ var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // responses or {simulate: {model_profile, prompt}}. Every problem is
 // reported: the error is a *ensemble.ErrorList, each FILE:LINE:COL: message.
 func ParseResponses(name string, data []byte) (*Responses, error) {
-	lines := strings.Split(string(data), "\n")
+	lines := newSourceLines(data)
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		e := &ensemble.Error{File: name, Message: strings.TrimPrefix(err.Error(), "yaml: ")}
@@ -148,7 +170,7 @@ func ParseResponses(name string, data []byte) (*Responses, error) {
 
 type respParser struct {
 	file   string
-	lines  []string
+	lines  *sourceLines
 	errs   []*ensemble.Error
 	budget int // nodes left to convert: bounds alias expansion
 }
