@@ -5,7 +5,6 @@ import (
 	"iter"
 
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/runners"
 )
 
 // Events drives the run to its end, as Run does, and yields its events as
@@ -73,15 +72,4 @@ func (r *Run) Events(ctx context.Context) iter.Seq[events.Event] {
 		<-done
 		yield(last)
 	}
-}
-
-// finished reports that an execution returned; its outcome is reported when
-// the turn commits.
-func (r *Run) finished(req *runners.Request, o outcome) {
-	ev := events.Event{Type: events.AgentFinished, Turn: req.Turn, Agent: req.Agent.Name, Execution: req.Execution,
-		Duration: o.took.Seconds()}
-	if o.res != nil && o.res.Err != nil {
-		ev.Error = o.res.Err.Error()
-	}
-	r.opts.Events.Emit(ev)
 }

@@ -37,7 +37,7 @@ func play(b *testing.B, e *ensemble.Ensemble, s *state.State, output func(a *ens
 		}
 		turn := s.TurnCount + 1
 		for _, r := range ready {
-			Consume(s, r)
+			consumed(s, r)
 		}
 		for _, r := range ready {
 			a := r.Agent

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ensemble-run/ensemble/conditions"
+	"github.com/ensemble-run/ensemble/engine/consume"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -60,6 +61,13 @@ func ens(agents ...*ensemble.Agent) *ensemble.Ensemble {
 }
 
 // --- running turns by hand ---
+
+// consumed does the bookkeeping of r's agent executing, as the engine's
+// committer does: its edges, then the requests that made it ready.
+func consumed(s *state.State, r Ready) {
+	consume.Edges(s, r.Agent.Name, r.Satisfied, r.Outputs, r.Fresh)
+	consume.Requests(s, r.Agent.Name, len(r.Requests))
+}
 
 // failed as an agent's output makes its execution fail.
 type failure struct{}
@@ -128,7 +136,7 @@ func (w *sim) run(ready []Ready, outputs map[string]any) {
 	}
 	turn := w.s.TurnCount + 1
 	for _, r := range ready {
-		Consume(w.s, r)
+		consumed(w.s, r)
 	}
 	for _, r := range ready {
 		a := r.Agent

@@ -1,6 +1,8 @@
 // Package resolver decides which agents are ready at the start of a turn
-// (docs/semantics.md#when-an-agent-is-ready) and does the edge bookkeeping when they execute. It is pure:
-// it reads the state, never writes it except in Consume, and does no I/O.
+// (docs/semantics.md#when-an-agent-is-ready). It is read-only: it reads the
+// state and returns decisions, never writes the state, and does no I/O. The
+// engine's committer does the bookkeeping of what the ready agents consumed
+// (package engine/consume), from the decisions returned here.
 //
 // # Semantics
 //
@@ -31,9 +33,11 @@
 // given to Resolve is done: Resolve then returns the context's error, and no
 // agents.
 //
-// When A executes (successfully or not), Consume records that A consumed the
-// outputs behind its satisfied edges, counts one trigger for each edge that
-// was fresh, and removes the requests that made it ready. An edge triggers A
+// When A executes (successfully or not), the committer records that A
+// consumed the outputs behind its satisfied edges (Ready.Satisfied and
+// Ready.Outputs), counts one trigger for each edge that was fresh
+// (Ready.Fresh), and removes the requests that made it ready
+// (Ready.Requests). An edge triggers A
 // whenever A executes with that edge satisfied and fresh, whatever else made
 // A ready: a fresh output that A received is a trigger.
 //
@@ -64,9 +68,10 @@ type Ready struct {
 	// order they were made, whether or not the agent was also ready otherwise.
 	Requests []state.AgentRequest
 
-	// outputs[i] is OutputCount[Satisfied[i]] when the agent was resolved:
-	// what it consumes, whenever Consume is called.
-	outputs []int
+	// Outputs[i] is OutputCount[Satisfied[i]] when the agent was resolved:
+	// the output of that dependency the agent receives, and so consumes,
+	// even if the dependency produces another before the turn is committed.
+	Outputs []int
 }
 
 // Warning is a condition that failed at run time and so counted as false.
@@ -248,14 +253,14 @@ func (sc *scan) agent(e *ensemble.Ensemble, a *ensemble.Agent) (r Ready, ready, 
 	if nSat > 0 {
 		names := make([]string, nSat+nFresh)
 		r.Satisfied, r.Fresh = names[:0:nSat], names[nSat:nSat]
-		r.outputs = make([]int, 0, nSat)
+		r.Outputs = make([]int, 0, nSat)
 		for i := range edges {
 			ed := &edges[i]
 			if ed.status != edgeSatisfied {
 				continue
 			}
 			r.Satisfied = append(r.Satisfied, ed.dep.AgentName)
-			r.outputs = append(r.outputs, ed.outputs)
+			r.Outputs = append(r.Outputs, ed.outputs)
 			if ed.outputs > ed.consumed {
 				r.Fresh = append(r.Fresh, ed.dep.AgentName)
 			}
@@ -387,65 +392,5 @@ func envOf(s *state.State) *conditions.Env {
 		TurnCount:  s.TurnCount,
 		Executions: s.AgentExecutionCount,
 		Input:      s.Input,
-	}
-}
-
-// Consume does the bookkeeping of r's agent executing, successful or not
-// (docs/semantics.md#when-an-agent-is-ready: a failed execution consumes its inputs too). For each satisfied
-// edge it records the dependency's output as consumed (the output the agent
-// was given, even if the dependency has produced another since); each fresh
-// edge counts one trigger; and the pending requests that r carried are
-// removed. Call it once per execution.
-func Consume(s *state.State, r Ready) {
-	a := r.Agent
-	if len(r.Satisfied) > 0 {
-		edges := s.Edges[a.Name]
-		if edges == nil {
-			if s.Edges == nil {
-				s.Edges = map[string]map[string]*state.EdgeState{}
-			}
-			edges = make(map[string]*state.EdgeState, len(a.Dependencies))
-			s.Edges[a.Name] = edges
-		}
-		var slab []state.EdgeState // the edges that never moved, allocated at once
-		fresh := r.Fresh           // a subsequence of Satisfied
-		for i, d := range r.Satisfied {
-			out := s.OutputCount[d]
-			if i < len(r.outputs) {
-				out = r.outputs[i]
-			}
-			es := edges[d]
-			if es == nil {
-				if slab == nil {
-					slab = make([]state.EdgeState, len(r.Satisfied)-i)
-				}
-				es, slab = &slab[0], slab[1:]
-				edges[d] = es
-			}
-			if out > es.Consumed {
-				es.Consumed = out
-			}
-			if len(fresh) > 0 && fresh[0] == d {
-				es.Triggered++
-				fresh = fresh[1:]
-			}
-		}
-	}
-	if n := len(r.Requests); n > 0 {
-		// The requests r carried are the first n pending ones for this agent:
-		// requests are only ever appended.
-		kept := s.Pending[:0]
-		for _, q := range s.Pending {
-			if n > 0 && q.Target == a.Name {
-				n--
-				continue
-			}
-			kept = append(kept, q)
-		}
-		clear(s.Pending[len(kept):])
-		s.Pending = kept
-		if len(s.Pending) == 0 {
-			s.Pending = nil
-		}
 	}
 }

@@ -156,7 +156,7 @@ func TestFreshnessAndConsumption(t *testing.T) {
 		}
 		// The dependency produced again before the engine committed b.
 		w.s.OutputCount["a"]++
-		Consume(w.s, ready[0])
+		consumed(w.s, ready[0])
 		if es := w.s.Edge("b", "a"); es.Consumed != 1 || es.Triggered != 1 {
 			t.Fatalf("b←a = %+v, want consumed 1", *es)
 		}
@@ -365,7 +365,7 @@ func TestAgentRequests(t *testing.T) {
 		ready, _, _ := Resolve(context.Background(), w.e, w.s)
 		// A request made after the agents were resolved (in the same commit).
 		w.request("y", "a", map[string]any{"n": 2})
-		Consume(w.s, ready[0])
+		consumed(w.s, ready[0])
 		if len(w.s.Pending) != 2 || w.s.Pending[0].Target != "b" || w.s.Pending[1].Parameters["n"] != 2 {
 			t.Fatalf("pending = %+v", w.s.Pending)
 		}
@@ -497,12 +497,12 @@ func TestConsumeIsIdempotentForConsumption(t *testing.T) {
 	w := newSim(t, ens(agent("a"), agent("b", deps(req("a")))))
 	w.turn("a", nil)
 	ready := w.resolve()
-	Consume(w.s, ready[0])
+	consumed(w.s, ready[0])
 	if es := w.s.Edge("b", "a"); es.Consumed != 1 || es.Triggered != 1 {
 		t.Fatalf("%+v", *es)
 	}
 	// Ready built by hand (no snapshot): consumes the current output count.
-	Consume(w.s, Ready{Agent: w.e.Agent("b"), Satisfied: []string{"a"}})
+	consumed(w.s, Ready{Agent: w.e.Agent("b"), Satisfied: []string{"a"}})
 	if es := w.s.Edge("b", "a"); es.Consumed != 1 || es.Triggered != 1 {
 		t.Fatalf("%+v", *es)
 	}

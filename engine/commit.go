@@ -1,0 +1,292 @@
+package engine
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/ensemble-run/ensemble/engine/consume"
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/resolver"
+	"github.com/ensemble-run/ensemble/state"
+)
+
+// committer is the one writer of a run's state: it folds the executions of
+// a finished turn back into the state, agent by agent (counts, context,
+// edges, requests, memory, history), and records the warnings of the
+// conditions that failed while the turn was resolved. Everything else in a
+// run (the resolver, the planner, the executor, the result) only reads the
+// state.
+type committer struct {
+	ens    *ensemble.Ensemble
+	st     *state.State
+	events *events.Sink // the run's sink, which Run.Events may swap
+
+	seenWarning map[string]bool
+	// lastOutput is, per state key, the execution whose output it holds
+	// when that output is long: what a record's input_data refers to
+	// instead of copying the output.
+	lastOutput map[string]state.OutputRef
+}
+
+func newCommitter(e *ensemble.Ensemble, st *state.State, sink *events.Sink) *committer {
+	c := &committer{ens: e, st: st, events: sink, seenWarning: map[string]bool{}, lastOutput: map[string]state.OutputRef{}}
+	for _, w := range st.Warnings {
+		c.seenWarning[warningKey(w)] = true
+	}
+	for _, rec := range st.History {
+		if a := e.Agent(rec.AgentName); a != nil && rec.Error == nil {
+			c.noteOutput(a, rec.Execution, rec.OutputData)
+		}
+	}
+	return c
+}
+
+func warningKey(w state.Warning) string {
+	return w.AgentName + "\x00" + w.Dependency + "\x00" + w.Message
+}
+
+// warn records run-time condition failures, each distinct one once.
+func (c *committer) warn(turn int, warns []resolver.Warning) {
+	for _, w := range warns {
+		sw := state.Warning{TurnNumber: turn, AgentName: w.Agent, Dependency: w.Dependency, Expression: w.Expression,
+			Message: fmt.Sprintf("condition of %s ← %s (%s) failed, counted as false: %s", w.Agent, w.Dependency, w.Expression, w.Message)}
+		if k := warningKey(sw); !c.seenWarning[k] {
+			c.seenWarning[k] = true
+			c.st.Warnings = append(c.st.Warnings, sw)
+			c.events.Emit(events.Event{Type: events.Warning, Turn: turn, Agent: w.Agent, Message: sw.Message})
+		}
+	}
+}
+
+// ref is the execution whose output the state key holds, when that output
+// is long enough to be referred to rather than copied.
+func (c *committer) ref(key string) (state.OutputRef, bool) {
+	ref, ok := c.lastOutput[key]
+	return ref, ok
+}
+
+// commit applies a finished turn to the state, in file order: the edge
+// bookkeeping of every ready agent first (against the outputs as they were
+// when the turn started), then each agent's executions: counts, outputs,
+// records and agent requests.
+func (c *committer) commit(turn int, p *plan) {
+	st := c.st
+	for _, rd := range p.ready {
+		consume.Edges(st, rd.Agent.Name, rd.Satisfied, rd.Outputs, rd.Fresh)
+		consume.Requests(st, rd.Agent.Name, len(rd.Requests))
+	}
+	// One execution per ready agent today, in the order of the agents.
+	for i := range p.execs {
+		c.execution(turn, p.ready[p.execs[i].agent].Agent, &p.execs[i])
+	}
+	st.TurnCount = turn
+}
+
+// execution records one execution of a: its count, its output (or error),
+// its history record, the agent requests it made, and its event.
+func (c *committer) execution(turn int, a *ensemble.Agent, x *execution) {
+	st, res := c.st, x.res
+	st.AgentExecutionCount[a.Name]++
+	rec := &state.Record{
+		TurnNumber:    turn,
+		AgentName:     a.Name,
+		Execution:     x.req.Execution,
+		InputData:     byReference(res.InputData, x.req.Dependencies, x.refs),
+		ExecutionTime: x.took.Seconds(),
+		Timestamp:     x.started.UTC(),
+		Usage:         res.Usage,
+		Stderr:        res.Stderr,
+	}
+	if res.StopReason != "" {
+		rec.StopReason = &res.StopReason
+	}
+	if res.Memory != nil {
+		st.Memory[a.Name] = res.Memory
+	}
+	ev := events.Event{Turn: turn, Agent: a.Name, Execution: x.req.Execution, Duration: rec.ExecutionTime}
+	if res.Err != nil {
+		msg := res.Err.Error()
+		rec.Error = &msg
+		ev.Type, ev.Error = events.AgentFailed, msg
+	} else {
+		rec.OutputData = res.Output
+		st.AccumulatedContext[a.StateKey()] = res.Output
+		c.noteOutput(a, x.req.Execution, res.Output)
+		st.OutputCount[a.Name]++
+		if a.Conversation.TriggersConversation {
+			if msg := c.queueRequests(a.Name, res.Output); msg != "" {
+				rec.Error = &msg
+			}
+		}
+		ev.Type, ev.Output, ev.Error = events.AgentCompleted, res.Output, deref(rec.Error)
+	}
+	st.AppendRecord(rec)
+	c.events.Emit(ev)
+}
+
+// byReference returns input data whose "dependencies" hold, in place of each
+// output delivered unchanged and longer than a reference, a reference to the
+// execution that produced it (docs/cli.md#the-result): the history holds
+// that output already. Anything a runner changed or added stays as it is.
+func byReference(inputData any, delivered map[string]any, refs map[string]state.OutputRef) any {
+	m, ok := inputData.(map[string]any)
+	if !ok || len(refs) == 0 {
+		return inputData
+	}
+	deps, ok := m["dependencies"].(map[string]any)
+	if !ok || len(deps) == 0 {
+		return inputData
+	}
+	var out map[string]any
+	for k, v := range deps {
+		if ref, ok := refs[k]; ok && identical(v, delivered[k]) {
+			if out == nil {
+				out = make(map[string]any, len(deps))
+				for k2, v2 := range deps {
+					out[k2] = v2
+				}
+			}
+			out[k] = &ref
+		}
+	}
+	if out == nil {
+		return inputData // every output is short: written in full
+	}
+	cp := make(map[string]any, len(m))
+	for k, v := range m {
+		cp[k] = v
+	}
+	cp["dependencies"] = out
+	return cp
+}
+
+// noteOutput records that a's state key holds the output of its execution
+// n: by reference from now on if it is long, in full if not.
+func (c *committer) noteOutput(a *ensemble.Agent, n int, output any) {
+	if longer(output, refSize) {
+		c.lastOutput[a.StateKey()] = state.OutputRef{AgentName: a.Name, Execution: n}
+	} else {
+		delete(c.lastOutput, a.StateKey())
+	}
+}
+
+// refSize is about the size of a reference in JSON: shorter outputs are
+// written in full.
+const refSize = 100
+
+// longer reports whether v, as compact JSON, is longer than n bytes; it
+// stops walking v as soon as it knows.
+func longer(v any, n int) bool {
+	left := n
+	var walk func(v any) bool // true: over budget
+	walk = func(v any) bool {
+		switch x := v.(type) {
+		case string:
+			left -= len(x) + 2
+		case map[string]any:
+			left -= 2
+			for k, e := range x {
+				if left -= len(k) + 4; left < 0 || walk(e) {
+					return true
+				}
+			}
+		case []any:
+			left -= 2
+			for _, e := range x {
+				if left--; left < 0 || walk(e) {
+					return true
+				}
+			}
+		default:
+			left -= 8 // numbers, booleans, null: a few bytes
+		}
+		return left < 0
+	}
+	return walk(v)
+}
+
+// identical reports whether a and b are the same value: the same map or
+// list, or equal scalars. It never walks a value.
+func identical(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		return ok && len(x) == len(y) && (len(x) == 0 || reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer())
+	case []any:
+		y, ok := b.([]any)
+		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
+	case nil, string, float64, bool, int:
+		return a == b
+	}
+	return false
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// queueRequests reads "agent_requests" from an output (docs/semantics.md#agent-requests) and
+// queues the valid ones for the next turn. It returns a message naming the
+// requests it could not honour (malformed ones, unknown targets), or "".
+func (c *committer) queueRequests(from string, output any) string {
+	obj, ok := output.(map[string]any)
+	if !ok {
+		return ""
+	}
+	raw, ok := obj["agent_requests"]
+	if !ok {
+		return ""
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return "agent_requests must be a list of {target_agent_name, parameters}"
+	}
+	var problems, unknown []string
+	for i, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			problems = append(problems, fmt.Sprintf("agent_requests[%d] must be an object {target_agent_name, parameters}", i+1))
+			continue
+		}
+		target, _ := m["target_agent_name"].(string)
+		switch {
+		case target == "":
+			problems = append(problems, fmt.Sprintf("agent_requests[%d] has no target_agent_name", i+1))
+			continue
+		case c.ens.Agent(target) == nil:
+			unknown = append(unknown, strconv.Quote(target))
+			continue
+		}
+		params, ok := m["parameters"].(map[string]any)
+		if p, given := m["parameters"]; given && p != nil && !ok {
+			problems = append(problems, fmt.Sprintf("agent_requests[%d] (for %q): parameters must be an object, got %s", i+1, target, jsonType(p)))
+			continue
+		}
+		c.st.Pending = append(c.st.Pending, state.AgentRequest{From: from, Target: target, Parameters: params})
+	}
+	if len(unknown) > 0 {
+		problems = append(problems, "agent_requests names unknown agents: "+strings.Join(unknown, ", "))
+	}
+	return strings.Join(problems, "; ")
+}
+
+// jsonType names the JSON type of a decoded value.
+func jsonType(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case float64, int:
+		return "number"
+	case bool:
+		return "boolean"
+	case []any:
+		return "array"
+	}
+	return fmt.Sprintf("%T", v)
+}

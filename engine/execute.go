@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/runners"
+)
+
+// execute runs a turn's executions concurrently, at most r.parallel at once.
+// It knows nothing of agents being ready or of the state: each execution
+// carries its request, and gets its result, start and duration. An
+// execution that has not started when ctx is done keeps a nil result.
+func (r *Run) execute(ctx context.Context, execs []execution) {
+	sem := make(chan struct{}, r.parallel)
+	var wg sync.WaitGroup
+	for i := range execs {
+		x := &execs[i]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			defer func() { <-sem }()
+			x.started = time.Now()
+			x.res = r.runOne(ctx, x.req)
+			x.took = time.Since(x.started)
+			r.finished(x)
+		}()
+	}
+	wg.Wait()
+}
+
+// runOne runs one execution under the agent's own timeout. A runner that
+// panics fails its execution, never the run.
+func (r *Run) runOne(ctx context.Context, req *runners.Request) (res *runners.Result) {
+	a := req.Agent
+	r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: req.Turn, Agent: a.Name, Execution: req.Execution})
+	if a.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, a.Timeout, fmt.Errorf("agent timeout of %s", a.Timeout))
+		defer cancel()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			res = &runners.Result{Err: fmt.Errorf("internal error: %v", p)}
+		}
+		if res == nil {
+			res = &runners.Result{Err: errors.New("internal error: the runner returned no result")}
+		}
+		// Say why the context ended (the agent's own timeout), unless the
+		// runner already did.
+		if cause := context.Cause(ctx); res.Err != nil && ctx.Err() != nil && cause != ctx.Err() && !errors.Is(res.Err, cause) {
+			res.Err = fmt.Errorf("%w (%v)", res.Err, cause)
+		}
+		r.redact(res)
+	}()
+	return r.opts.Runner.Run(ctx, req)
+}
+
+// redact removes every key from what an execution returned.
+func (r *Run) redact(res *runners.Result) {
+	sec := r.opts.Secrets
+	if sec.Empty() {
+		return
+	}
+	res.Output, res.InputData = sec.Value(res.Output), sec.Value(res.InputData)
+	res.Err, res.Stderr = sec.Error(res.Err), sec.String(res.Stderr)
+	// Memory (an LLM agent's conversation) is not scanned here: it grows
+	// with the agent's executions, and everything in it is redacted already:
+	// replies and tool results by the LLM runner, the inputs it was given
+	// by this function before they reached the state.
+}
+
+// finished reports that an execution returned; its outcome is reported when
+// the turn commits.
+func (r *Run) finished(x *execution) {
+	req := x.req
+	ev := events.Event{Type: events.AgentFinished, Turn: req.Turn, Agent: req.Agent.Name, Execution: req.Execution,
+		Duration: x.took.Seconds()}
+	if x.res != nil && x.res.Err != nil {
+		ev.Error = x.res.Err.Error()
+	}
+	r.opts.Events.Emit(ev)
+}
