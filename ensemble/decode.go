@@ -199,7 +199,9 @@ func (d *decoder) itemName(what string, n *yaml.Node, key string, i int) string 
 func (d *decoder) peek(n *yaml.Node, key string) string {
 	quiet := *d
 	quiet.errs = new(errorSink)
-	return quiet.str(quiet.mapping(n, "", key)[key])
+	// No list of known keys: every key is collected, none is "unknown", so
+	// nothing is spent on suggestions for errors nobody sees.
+	return quiet.str(quiet.mapping(n, "")[key])
 }
 
 func pos(n *yaml.Node) Pos { return Pos{Line: n.Line, Column: n.Column} }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -61,5 +62,44 @@ func BenchmarkCLILoop(b *testing.B) {
 			benchCLI(b, writeBench(b, b.TempDir(), ens.String(), resp.String()), 0)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(benchdata.LoopTurns(turns)), "ns/turn")
 		})
+	}
+}
+
+// The benchmarks' ensembles load and run as the table says: the loop takes
+// 2×turns+1 turns and completes, the DAG runs every agent once.
+func TestBenchdataEnsemblesRun(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		fill         func(ens, resp *strings.Builder)
+		turns, execs int
+	}{
+		"loop": {func(e, r *strings.Builder) { benchdata.Loop(e, r, 3, 10) }, benchdata.LoopTurns(3), 7},
+		"dag":  {func(e, r *strings.Builder) { benchdata.DAG(e, r, 100, 10, 0) }, 10, 100},
+	} {
+		var ens, resp strings.Builder
+		c.fill(&ens, &resp)
+		dir := t.TempDir()
+		for file, body := range map[string]string{"ensemble.yaml": ens.String(), "responses.yaml": resp.String()} {
+			if err := os.WriteFile(filepath.Join(dir, file), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out strings.Builder
+		std := &stdio{in: strings.NewReader(""), out: &out, err: io.Discard}
+		args := []string{"run", filepath.Join(dir, "ensemble.yaml"), "--responses", filepath.Join(dir, "responses.yaml"), "--output", "json"}
+		if code := run(context.Background(), args, std); code != 0 {
+			t.Fatalf("%s: exit %d", name, code)
+		}
+		var res struct {
+			CompletionReason    string `json:"completion_reason"`
+			TurnCount           int    `json:"turn_count"`
+			ConversationHistory []any  `json:"conversation_history"`
+		}
+		if err := json.Unmarshal([]byte(out.String()), &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.CompletionReason != "completed" || res.TurnCount != c.turns || len(res.ConversationHistory) != c.execs {
+			t.Errorf("%s: %s after %d turns, %d executions; want completed after %d, %d", name, res.CompletionReason, res.TurnCount, len(res.ConversationHistory), c.turns, c.execs)
+		}
 	}
 }
