@@ -16,6 +16,7 @@ import (
 	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 	"github.com/ensemble-run/ensemble/report"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
@@ -244,7 +245,7 @@ func (s *Scenario) givenRespondsDoc(agent string, ds *godog.DocString) error {
 	case isString:
 		// A JSON string is the output itself, but the responses take a
 		// string as reply text, which is parsed: give it quoted.
-		s.responses.AddText(agent, compactJSON(str))
+		s.responses.AddText(agent, jsonvalue.Compact(str))
 	default:
 		s.responses.Add(agent, v)
 	}
@@ -858,7 +859,7 @@ func (s *Scenario) thenExpr(src string, want bool) error {
 	}
 	if got != want {
 		return fmt.Errorf("the expression %s is %t, want %t (final state: %s; executions: %s; turn_count: %d)",
-			quote(src), got, want, cut(compactJSON(s.result.FinalState), 600), compactJSON(s.result.AgentExecutionCount), s.result.TurnCount)
+			quote(src), got, want, cut(jsonvalue.Compact(s.result.FinalState), 600), jsonvalue.Compact(s.result.AgentExecutionCount), s.result.TurnCount)
 	}
 	return nil
 }

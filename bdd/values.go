@@ -1,7 +1,6 @@
 package bdd
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 
 	"github.com/cucumber/godog"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 )
 
 // docValue reads a doc string as a value.
@@ -91,31 +92,16 @@ func parseYAML(content string) (any, error) {
 	if err := yaml.Unmarshal([]byte(content), &v); err != nil {
 		return nil, fmt.Errorf("the doc string is not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
-	b, err := json.Marshal(v)
+	out, err := jsonvalue.Decode(v)
 	if err != nil {
 		return nil, fmt.Errorf("the doc string's YAML has no JSON form (map keys must be strings): %v", err)
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, err
 	}
 	return out, nil
 }
 
-// normalize returns v as encoding/json would decode it.
-func normalize(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return v
-	}
-	var out any
-	if json.Unmarshal(b, &out) != nil {
-		return v
-	}
-	return out
+func equalValues(a, b any) bool {
+	return reflect.DeepEqual(jsonvalue.Normalize(a), jsonvalue.Normalize(b))
 }
-
-func equalValues(a, b any) bool { return reflect.DeepEqual(normalize(a), normalize(b)) }
 
 // show is a value for messages: strings quoted, other values as compact
 // JSON, cut when long.
@@ -124,29 +110,14 @@ func show(v any) string {
 	if str, ok := v.(string); ok {
 		s = quote(str)
 	} else {
-		s = compactJSON(v)
+		s = jsonvalue.Compact(v)
 	}
 	return cut(s, 600)
 }
 
 // text is a value as the contains steps search it: a string as it is,
 // anything else as compact JSON.
-func text(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	return compactJSON(v)
-}
-
-func compactJSON(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimRight(b.String(), "\n")
-}
+func text(v any) string { return jsonvalue.Text(v) }
 
 func quote(s string) string {
 	b, _ := json.Marshal(s)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 )
 
 var (
@@ -342,7 +344,7 @@ func (d *decoder) value(f field) any {
 		d.bad(f, "cannot be decoded: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 		return nil
 	}
-	v, ok := jsonable(v)
+	v, ok := jsonvalue.FromYAML(v)
 	if !ok {
 		d.bad(f, "holds .inf or .nan, which JSON cannot carry")
 	}
@@ -362,37 +364,6 @@ func datesAsStrings(n *yaml.Node, seen map[*yaml.Node]bool) {
 		datesAsStrings(c, seen)
 	}
 	datesAsStrings(n.Alias, seen)
-}
-
-// jsonable turns maps with non-string keys into maps with string keys, and
-// reports whether every number is finite.
-func jsonable(v any) (any, bool) {
-	ok := true
-	switch v := v.(type) {
-	case float64:
-		return v, !math.IsInf(v, 0) && !math.IsNaN(v)
-	case map[string]any:
-		for k, x := range v {
-			var fine bool
-			v[k], fine = jsonable(x)
-			ok = ok && fine
-		}
-	case map[any]any:
-		m := make(map[string]any, len(v))
-		for k, x := range v {
-			var fine bool
-			m[fmt.Sprint(k)], fine = jsonable(x)
-			ok = ok && fine
-		}
-		return m, ok
-	case []any:
-		for i, x := range v {
-			var fine bool
-			v[i], fine = jsonable(x)
-			ok = ok && fine
-		}
-	}
-	return v, ok
 }
 
 // suggest returns `; did you mean "x"?` for the candidate closest to s, or ""

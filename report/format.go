@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -44,7 +45,7 @@ func elapsed(d time.Duration) string {
 func Preview(v any, n int) string {
 	s, ok := v.(string)
 	if !ok {
-		s = compactJSON(v)
+		s = jsonvalue.Compact(v)
 	}
 	return Truncate(oneLine(s), n)
 }
@@ -59,16 +60,6 @@ func Truncate(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
-}
-
-func compactJSON(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func indentJSON(v any) string {

@@ -12,6 +12,7 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -259,7 +260,7 @@ func (m *markdown) toolCall(n int, c *toolCall) {
 	var v any
 	long, lang := args, "text"
 	if json.Unmarshal([]byte(args), &v) == nil {
-		args, long, lang = compactJSON(v), indentJSON(v), "json"
+		args, long, lang = jsonvalue.Compact(v), indentJSON(v), "json"
 	}
 	status := "did not finish"
 	if c.completed != nil {
@@ -283,7 +284,7 @@ func (m *markdown) toolCall(n int, c *toolCall) {
 	}
 	out, ok := c.completed.Output.(string)
 	if !ok {
-		out = compactJSON(c.completed.Output)
+		out = jsonvalue.Compact(c.completed.Output)
 	}
 	lang = "text"
 	if json.Unmarshal([]byte(out), &v) == nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 )
 
 // InjectedRunner runs agents from injected responses (docs/testing.md#the-responses-file) and hands
@@ -99,7 +100,7 @@ func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
 			res.Err = fmt.Errorf("agent %q: injected response %d: %w", a.Name, n, ErrTooDeep)
 			return res
 		}
-		res.Output = deepCopy(v)
+		res.Output = jsonvalue.Copy(v)
 	}
 	return res
 }
@@ -115,26 +116,6 @@ func injectedInputData(req *Request, n int) map[string]any {
 		m["injected_response"] = n
 	}
 	return m
-}
-
-// deepCopy copies maps and slices so that a consumer changing an output
-// cannot change the responses.
-func deepCopy(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = deepCopy(e)
-		}
-		return m
-	case []any:
-		s := make([]any, len(x))
-		for i, e := range x {
-			s[i] = deepCopy(e)
-		}
-		return s
-	}
-	return v
 }
 
 // ByKind dispatches each agent to the runner of its kind.

@@ -1,7 +1,6 @@
 package runners
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -414,7 +414,7 @@ func (p *respParser) scalar(n *yaml.Node) (any, bool) {
 // JSON cannot encode is kept as it is). Add clears a simulation.
 func (r *Responses) Add(agent string, v any) {
 	if _, isString := v.(string); !isString {
-		v = normalize(v)
+		v = jsonvalue.Normalize(v)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -540,17 +540,4 @@ func (r *Responses) Validate(e *ensemble.Ensemble) error {
 		}
 	}
 	return errorList(errs)
-}
-
-// normalize returns v as encoding/json would decode it.
-func normalize(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return v
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		return v
-	}
-	return out
 }

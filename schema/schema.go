@@ -25,11 +25,12 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
-	"fmt"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 )
 
 // JSON is the schema document.
@@ -77,30 +78,10 @@ func FromYAML(data []byte) (any, error) {
 	if err := yaml.Unmarshal(data, &v); err != nil {
 		return nil, err
 	}
-	b, err := json.Marshal(stringKeys(v))
+	v, _ = jsonvalue.FromYAML(v) // the schema checks values, not whether numbers are finite
+	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
 	return jsonschema.UnmarshalJSON(bytes.NewReader(b))
-}
-
-// stringKeys turns maps with non-string keys into maps with string keys.
-func stringKeys(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			v[k] = stringKeys(x)
-		}
-	case map[any]any:
-		m := make(map[string]any, len(v))
-		for k, x := range v {
-			m[fmt.Sprint(k)] = stringKeys(x)
-		}
-		return m
-	case []any:
-		for i, x := range v {
-			v[i] = stringKeys(x)
-		}
-	}
-	return v
 }

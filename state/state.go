@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"math"
 	"time"
+
+	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 )
 
 // State is the ConversationState.
@@ -163,7 +165,7 @@ func (s *State) conditionValue(r *Record) any {
 		"turn_number":    r.TurnNumber,
 		"agent_name":     r.AgentName,
 		"execution":      r.Execution,
-		"input_data":     plain(s.ResolveInput(r.InputData)),
+		"input_data":     jsonvalue.Plain(s.ResolveInput(r.InputData)),
 		"output_data":    r.OutputData,
 		"error":          errv,
 		"execution_time": r.ExecutionTime,
@@ -172,23 +174,4 @@ func (s *State) conditionValue(r *Record) any {
 		"usage":          usage,
 		"stderr":         r.Stderr,
 	}
-}
-
-// plain returns v as the JSON-decoded value conditions expect (maps, lists,
-// strings, float64s, bools): runners may record typed values (an LLM
-// agent's messages) that conditions could not read by their JSON names.
-func plain(v any) any {
-	switch v.(type) {
-	case nil, string, bool, float64, map[string]any, []any:
-		return v
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil
-	}
-	var out any
-	if json.Unmarshal(b, &out) != nil {
-		return nil
-	}
-	return out
 }

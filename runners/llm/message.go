@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 	"github.com/ensemble-run/ensemble/runners"
 )
 
@@ -159,16 +160,7 @@ func depOrder(req *runners.Request, first bool) []string {
 // formatValue renders an output for a prompt: strings as they are, anything
 // else as compact JSON (no HTML escaping).
 func formatValue(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimRight(buf.String(), "\n")
+	return jsonvalue.Text(v)
 }
 
 // memoryCache remembers the conversations this runner encoded, by a hash of
