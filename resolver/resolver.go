@@ -33,13 +33,13 @@
 // given to Resolve is done: Resolve then returns the context's error, and no
 // agents.
 //
-// When A executes (successfully or not), the committer records that A
-// consumed the outputs behind its satisfied edges (Ready.Satisfied and
-// Ready.Outputs), counts one trigger for each edge that was fresh
+// When A executes (successfully or not), the engine's committer records
+// that A consumed the outputs behind its satisfied edges (Ready.Satisfied
+// and Ready.Outputs), counts one trigger for each edge that was fresh
 // (Ready.Fresh), and removes the requests that made it ready
-// (Ready.Requests). An edge triggers A
-// whenever A executes with that edge satisfied and fresh, whatever else made
-// A ready: a fresh output that A received is a trigger.
+// (Ready.Requests). An edge triggers A whenever A executes with that edge
+// satisfied and fresh, whatever else made A ready: a fresh output that A
+// received is a trigger.
 //
 // An agent ready through a request gets the outputs of its satisfied edges
 // like any other. A request for an agent that has reached its limits is
@@ -96,6 +96,9 @@ const (
 	edgeSatisfied
 )
 
+// fresh: the dependency has an output the agent has not consumed.
+func (ed *edge) fresh() bool { return ed.outputs > ed.consumed }
+
 // Resolve returns the agents that are ready at the start of the next turn, in
 // file order, and the warnings of conditions that failed. The conditions'
 // environment is built from s only if a condition needs it. Resolve does not
@@ -140,32 +143,64 @@ func newScan(ctx context.Context, s *state.State) *scan {
 	return sc
 }
 
-// agent applies the rules to one agent: whether it is ready (and with what),
-// and whether it may become ready later without a new output of one of its
-// dependencies or a new request (live): it is within its limits and has a
-// fresh edge, or has no dependencies and never ran.
+// agent applies the rules to one agent, in the order of
+// docs/semantics.md#when-an-agent-is-ready: whether it is ready (and with
+// what), and whether it may become ready later without a new output of one
+// of its dependencies or a new request (live): it is within its limits and
+// has a fresh edge, or has no dependencies and never ran.
 func (sc *scan) agent(e *ensemble.Ensemble, a *ensemble.Agent) (r Ready, ready, live bool, err error) {
 	s := sc.s
 	if !withinLimits(e, s, a) {
 		return Ready{}, false, false, nil
 	}
 	reqs := sc.requests[a.Name]
+	requested := len(reqs) > 0 // rule 4
 	if len(a.Dependencies) == 0 {
-		never := s.AgentExecutionCount[a.Name] == 0
-		return Ready{Agent: a, Requests: reqs}, len(reqs) > 0 || never, never, nil
+		never := s.AgentExecutionCount[a.Name] == 0 // rule 2
+		return Ready{Agent: a, Requests: reqs}, requested || never, never, nil
 	}
 
-	// Pass 1, without conditions: which edges could be satisfied, and
-	// could the agent be ready through them at all?
+	// Rule 3: every required edge is satisfied and a satisfied edge is
+	// fresh. First without conditions: could the agent be ready at all?
+	edges, blocked, fresh := sc.edges(a, requested)
+	if blocked && !requested {
+		// A required edge has nothing to deliver; nor is the agent live:
+		// only an output of that dependency can change it.
+		return Ready{}, false, false, nil
+	}
+	live = fresh
+	viaDeps := !blocked && fresh
+	if !viaDeps && !requested {
+		return Ready{}, false, live, nil
+	}
+	// Then the conditions, as few as the answer needs.
+	if viaDeps, err = sc.conditions(a, edges, viaDeps, requested); err != nil {
+		return Ready{}, false, false, err
+	}
+	if !viaDeps && !requested {
+		return Ready{}, false, live, nil // a required edge's condition is false
+	}
+	nSat, nFresh := count(edges)
+	if nFresh == 0 && !requested {
+		return Ready{}, false, live, nil // the fresh edges all had false conditions
+	}
+	return delivered(a, edges, nSat, nFresh, reqs), true, true, nil
+}
+
+// edges reads the agent's edges as far as they are known without their
+// conditions: each one whose dependency has an output and whose
+// max_executions is not spent is a candidate. blocked: a required edge is
+// not a candidate, so the agent cannot be ready through its dependencies (the
+// scan stops there unless the agent was requested). fresh: a candidate edge
+// brings an output the agent has not consumed.
+func (sc *scan) edges(a *ensemble.Agent, requested bool) (edges []edge, blocked, fresh bool) {
 	if cap(sc.scratch) < len(a.Dependencies) {
 		sc.scratch = make([]edge, len(a.Dependencies), max(len(a.Dependencies), 16))
 	}
-	edges := sc.scratch[:len(a.Dependencies)]
-	bookkeeping := s.Edges[a.Name]
-	possible := true // every required edge is a candidate
-	anyFresh := false
+	edges = sc.scratch[:len(a.Dependencies)]
+	bookkeeping := sc.s.Edges[a.Name]
 	for i, d := range a.Dependencies {
-		ed := edge{dep: d, outputs: s.OutputCount[d.AgentName]}
+		ed := edge{dep: d, outputs: sc.s.OutputCount[d.AgentName]}
 		if es := bookkeeping[d.AgentName]; es != nil {
 			ed.consumed = es.Consumed
 			if d.MaxExecutions > 0 && es.Triggered >= d.MaxExecutions {
@@ -174,26 +209,24 @@ func (sc *scan) agent(e *ensemble.Ensemble, a *ensemble.Agent) (r Ready, ready, 
 		}
 		if ed.outputs > 0 {
 			ed.status = edgeCandidate
-			if ed.outputs > ed.consumed {
-				anyFresh = true
-			}
+			fresh = fresh || ed.fresh()
 		} else if d.RequiresAll {
-			possible = false
-			if len(reqs) == 0 {
-				// Not ready, and nothing to deliver; nor live: only an
-				// output of this dependency can change that.
-				return Ready{}, false, false, nil
+			blocked = true
+			if !requested {
+				return nil, true, fresh
 			}
 		}
 		edges[i] = ed
 	}
-	live = anyFresh
-	viaDeps := possible && anyFresh
-	if !viaDeps && len(reqs) == 0 {
-		return Ready{}, false, live, nil
-	}
+	return edges, blocked, fresh
+}
 
-	// Pass 2: conditions, required edges first.
+// conditions decides the candidate edges by their conditions, required
+// edges first, and returns whether the agent can still be ready through its
+// dependencies. A false required edge settles that, and stops the
+// evaluation unless the agent was requested (it then receives its other
+// satisfied edges).
+func (sc *scan) conditions(a *ensemble.Agent, edges []edge, viaDeps, requested bool) (bool, error) {
 	for _, required := range [2]bool{true, false} {
 		for i := range edges {
 			ed := &edges[i]
@@ -201,72 +234,86 @@ func (sc *scan) agent(e *ensemble.Ensemble, a *ensemble.Agent) (r Ready, ready, 
 				continue
 			}
 			ok := true
-			if p := ed.dep.Program; p != nil {
-				if sc.env == nil {
-					sc.env = envOf(s)
-				}
-				if p.UsesHistory && sc.env.History == nil {
-					sc.env.History = s.HistoryValues()
-				}
+			if ed.dep.Program != nil {
 				var err error
-				ok, err = p.EvalContext(sc.ctx, sc.env)
-				if err != nil && sc.ctx.Err() != nil {
-					return Ready{}, false, false, sc.ctx.Err()
-				}
-				if err != nil {
-					ok = false
-					sc.warnings = append(sc.warnings, Warning{Agent: a.Name, Dependency: ed.dep.AgentName,
-						Expression: ed.dep.Condition, Message: err.Error()})
+				if ok, err = sc.holds(a, ed.dep); err != nil {
+					return false, err
 				}
 			}
 			if ok {
 				ed.status = edgeSatisfied
-			} else {
-				ed.status = edgeOut
-				if required {
-					viaDeps = false
-					if len(reqs) == 0 {
-						break // not ready: skip the other conditions
-					}
+				continue
+			}
+			ed.status = edgeOut
+			if required {
+				viaDeps = false
+				if !requested {
+					return false, nil // not ready: skip the other conditions
 				}
 			}
 		}
-		if !viaDeps && len(reqs) == 0 {
-			return Ready{}, false, live, nil // a required edge is false: not ready
-		}
 	}
+	return viaDeps, nil
+}
 
-	// Collect the satisfied and fresh edges, in file order.
-	nSat, nFresh := 0, 0
+// holds evaluates the condition of a's edge from d. The environment is
+// built on first use, the history only for a condition that reads it. A
+// condition that fails counts as false, with a warning; an error is
+// returned only when the scan's context is done.
+func (sc *scan) holds(a *ensemble.Agent, d *ensemble.Dependency) (bool, error) {
+	if sc.env == nil {
+		sc.env = envOf(sc.s)
+	}
+	if d.Program.UsesHistory && sc.env.History == nil {
+		sc.env.History = sc.s.HistoryValues()
+	}
+	ok, err := d.Program.EvalContext(sc.ctx, sc.env)
+	if err != nil && sc.ctx.Err() != nil {
+		return false, sc.ctx.Err()
+	}
+	if err != nil {
+		sc.warnings = append(sc.warnings, Warning{Agent: a.Name, Dependency: d.AgentName,
+			Expression: d.Condition, Message: err.Error()})
+		return false, nil
+	}
+	return ok, nil
+}
+
+// count counts the satisfied edges, and the fresh ones among them.
+func count(edges []edge) (nSat, nFresh int) {
 	for i := range edges {
 		if edges[i].status == edgeSatisfied {
 			nSat++
-			if edges[i].outputs > edges[i].consumed {
+			if edges[i].fresh() {
 				nFresh++
 			}
 		}
 	}
-	if nFresh == 0 && len(reqs) == 0 {
-		return Ready{}, false, live, nil // the fresh edges all had false conditions
+	return nSat, nFresh
+}
+
+// delivered is the Ready of a: its satisfied edges, the output of each and
+// the fresh ones, in file order, and the requests that target it.
+func delivered(a *ensemble.Agent, edges []edge, nSat, nFresh int, reqs []state.AgentRequest) Ready {
+	r := Ready{Agent: a, Requests: reqs}
+	if nSat == 0 {
+		return r
 	}
-	r = Ready{Agent: a, Requests: reqs}
-	if nSat > 0 {
-		names := make([]string, nSat+nFresh)
-		r.Satisfied, r.Fresh = names[:0:nSat], names[nSat:nSat]
-		r.Outputs = make([]int, 0, nSat)
-		for i := range edges {
-			ed := &edges[i]
-			if ed.status != edgeSatisfied {
-				continue
-			}
-			r.Satisfied = append(r.Satisfied, ed.dep.AgentName)
-			r.Outputs = append(r.Outputs, ed.outputs)
-			if ed.outputs > ed.consumed {
-				r.Fresh = append(r.Fresh, ed.dep.AgentName)
-			}
+	names := make([]string, nSat+nFresh)
+	r.Satisfied, r.Fresh = names[:0:nSat], names[nSat:nSat]
+	r.Outputs = make([]int, 0, nSat)
+	for i := range edges {
+		ed := &edges[i]
+		if ed.status != edgeSatisfied {
+			continue
+		}
+		r.Satisfied = append(r.Satisfied, ed.dep.AgentName)
+		r.Outputs = append(r.Outputs, ed.outputs)
+		if ed.fresh() {
+			r.Fresh = append(r.Fresh, ed.dep.AgentName)
 		}
 	}
-	return r, true, true, nil
+	return r
 }
 
 // Resolver resolves the turns of one run. It gives the same answers as
