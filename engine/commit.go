@@ -78,11 +78,25 @@ func (c *committer) commit(turn int, p *plan) {
 		consume.Edges(st, rd.Agent.Name, rd.Satisfied, rd.Outputs, rd.Fresh)
 		consume.Requests(st, rd.Agent.Name, len(rd.Requests))
 	}
-	// One execution per ready agent today, in the order of the agents.
-	for i := range p.execs {
-		c.execution(turn, p.ready[p.execs[i].agent].Agent, &p.execs[i])
+	execs := p.execs // grouped by agent, in the order of p.ready
+	for i := range p.ready {
+		n := 0
+		for n < len(execs) && execs[n].agent == i {
+			n++
+		}
+		c.agent(turn, p.ready[i].Agent, execs[:n])
+		execs = execs[n:]
 	}
 	st.TurnCount = turn
+}
+
+// agent folds the executions of one agent into the state. Today a ready
+// agent is one execution, recorded as it is; each execution leaves one
+// history record, which is how the resolver learns what ran.
+func (c *committer) agent(turn int, a *ensemble.Agent, execs []execution) {
+	for i := range execs {
+		c.execution(turn, a, &execs[i])
+	}
 }
 
 // execution records one execution of a: its count, its output (or error),

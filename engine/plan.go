@@ -16,9 +16,11 @@ import (
 
 // plan is a turn's work: the agents the resolver found ready, in file
 // order, and the executions they expand to, grouped by agent in the same
-// order. Today every ready agent is one execution; the executor and the
-// committer do not assume it (an agent could expand to several, as a loop
-// over items expands to one command per item before anything runs).
+// order. Today every ready agent is one execution. The executor does not
+// assume it (it runs a flat list), and the committer takes each agent's
+// executions together (committer.agent), so an agent can expand to several,
+// unrolled here before anything runs, as a loop over items becomes one
+// command per item.
 type plan struct {
 	ready []resolver.Ready
 	execs []execution
