@@ -61,6 +61,10 @@ type Ensemble struct {
 
 	Limits Limits
 
+	// Warnings are problems that do not stop the file from loading, each
+	// FILE:LINE:COL: message (docs/format.md#warnings).
+	Warnings []*Error
+
 	agentIndex map[string]*Agent
 	toolIndex  map[string]*Tool
 }
@@ -105,6 +109,10 @@ type Agent struct {
 	Ask          string // ask agents: the question shown to the human
 
 	Dependencies []*Dependency
+	// TriggerAll is trigger: all: the agent waits until every required
+	// dependency has an output it has not consumed (docs/semantics.md#joins-that-wait).
+	TriggerAll   bool
+	triggerSet   bool // trigger: written in the file (any or all)
 	Conversation Conversation
 	Timeout      time.Duration // per execution; 0 = bounded only by the run
 

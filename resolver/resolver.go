@@ -11,7 +11,8 @@
 //     conversation_limits.max_agent_executions[A] where set; and
 //  2. it has no dependencies and has never executed; or
 //  3. every required edge is satisfied and at least one satisfied edge is
-//     fresh; or
+//     fresh (for an agent with trigger: all, every required edge is fresh);
+//     or
 //  4. a pending agent request targets it.
 //
 // An edge A←D is satisfied when D has at least one successful output
@@ -171,6 +172,13 @@ func (sc *scan) agent(e *ensemble.Ensemble, a *ensemble.Agent) (r Ready, ready, 
 			ed.status = edgeCandidate
 			if ed.outputs > ed.consumed {
 				anyFresh = true
+			} else if a.TriggerAll && d.RequiresAll {
+				// trigger: all waits for a new output on every required
+				// edge; only this dependency's next output can change that.
+				possible = false
+				if len(reqs) == 0 {
+					return Ready{}, false, false, nil
+				}
 			}
 		} else if d.RequiresAll {
 			possible = false
