@@ -30,9 +30,9 @@ func TestJoinInALoopWarns(t *testing.T) {
 		trigger string
 		warn    string // "" when no warning is wanted
 	}{
-		"default trigger":  {"", `join.yaml:13:5: agent "synth" joins "coder" and "critic", which run in the same loop`},
-		"trigger all":      {"    trigger: all\n", ""},
-		"explicit any":     {"    trigger: any\n", ""},
+		"default trigger": {"", `join.yaml:13:5: agent "synth" joins "coder" and "critic", which run in the same loop`},
+		"trigger all":     {"    trigger: all\n", ""},
+		"explicit any":    {"    trigger: any\n", ""},
 	} {
 		e, err := LoadBytes("join.yaml", []byte(strings.Replace(joinLoop, "%s", c.trigger, 1)), LoadOptions{LookupEnv: noEnv})
 		if err != nil {
