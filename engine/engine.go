@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/secrets"
@@ -254,8 +255,16 @@ func (r *Run) execute(ctx context.Context, turn int, ready []resolver.Ready) []o
 	sem := make(chan struct{}, r.parallel)
 	var wg sync.WaitGroup
 	for i := range ready {
-		req, refs := r.request(turn, ready[i])
+		req, refs, err := r.request(ctx, turn, ready[i])
 		out[i].req, out[i].refs = req, refs
+		if err != nil {
+			// A select failed: the execution fails without running.
+			r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: turn, Agent: req.Agent.Name, Execution: req.Execution})
+			out[i].started = time.Now()
+			out[i].res = &runners.Result{Err: err}
+			r.finished(req, out[i])
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -275,13 +284,28 @@ func (r *Run) execute(ctx context.Context, turn int, ready []resolver.Ready) []o
 	return out
 }
 
-func (r *Run) request(turn int, rd resolver.Ready) (*runners.Request, map[string]state.OutputRef) {
+// request builds what an execution is given. The error is a dependency's
+// select that failed: the execution fails with it, without running.
+func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready) (*runners.Request, map[string]state.OutputRef, error) {
 	st, a := r.st, rd.Agent
 	deps := make(map[string]any, len(rd.Satisfied))
 	var refs map[string]state.OutputRef
+	var selErr error
+	edges := a.Dependencies // Satisfied is in their order
 	for _, d := range rd.Satisfied {
 		key := r.ens.Agent(d).StateKey()
 		deps[d] = st.AccumulatedContext[key]
+		for len(edges) > 0 && edges[0].AgentName != d {
+			edges = edges[1:]
+		}
+		if len(edges) > 0 && edges[0].SelectProgram != nil {
+			v, err := edges[0].SelectProgram.EvalContext(ctx, selectEnv(st, edges[0].SelectProgram.UsesHistory), deps[d])
+			if err != nil && selErr == nil {
+				selErr = fmt.Errorf("select of dependency %q (%s) failed: %w", d, edges[0].Select, err)
+			}
+			deps[d] = v
+			continue // what was delivered is not the output: never by reference
+		}
 		if ref, ok := r.lastOutput[key]; ok {
 			if refs == nil {
 				refs = make(map[string]state.OutputRef, len(rd.Satisfied))
@@ -310,7 +334,16 @@ func (r *Run) request(turn int, rd resolver.Ready) (*runners.Request, map[string
 		RequestParameters: params,
 		Memory:            st.Memory[a.Name],
 		Events:            r.agentSink(turn, a.Name),
-	}, refs
+	}, refs, selErr
+}
+
+// selectEnv is the conditions' environment for a select, as the turn starts.
+func selectEnv(st *state.State, history bool) *conditions.Env {
+	env := &conditions.Env{Context: st.AccumulatedContext, TurnCount: st.TurnCount, Executions: st.AgentExecutionCount, Input: st.Input}
+	if history {
+		env.History = st.HistoryValues()
+	}
+	return env
 }
 
 // agentSink stamps an agent's own events (tool calls, text) with its turn.

@@ -150,6 +150,10 @@ type Dependency struct {
 	Program       *conditions.Program // compiled Condition; nil when Condition is ""
 	RequiresAll   bool                // true (default): required; false: optional
 	MaxExecutions int                 // how often the edge may trigger; 0 = unlimited
+	// Select is what the edge delivers instead of the whole output: an
+	// expression over output (docs/semantics.md#choosing-what-an-edge-delivers).
+	Select        string
+	SelectProgram *conditions.Select // compiled Select; nil when Select is ""
 }
 
 // ModelProfile is a named model configuration (docs/format.md#model-profiles).

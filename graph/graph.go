@@ -99,11 +99,14 @@ func nodeLines(e *ensemble.Ensemble, a *ensemble.Agent) []string {
 	if a.Conversation.TriggersConversation {
 		lines = append(lines, "may request agents")
 	}
+	if a.TriggerAll {
+		lines = append(lines, "trigger: all")
+	}
 	return lines
 }
 
-// edgeLines are the lines of an edge's label: its condition and its
-// max_executions; none for a plain edge.
+// edgeLines are the lines of an edge's label: its condition, its
+// max_executions and its select; none for a plain edge.
 func edgeLines(d *ensemble.Dependency) []string {
 	var lines []string
 	if c := strings.Join(strings.Fields(d.Condition), " "); c != "" {
@@ -111,6 +114,9 @@ func edgeLines(d *ensemble.Dependency) []string {
 	}
 	if d.MaxExecutions > 0 {
 		lines = append(lines, fmt.Sprintf("max_executions %d", d.MaxExecutions))
+	}
+	if s := strings.Join(strings.Fields(d.Select), " "); s != "" {
+		lines = append(lines, "select "+s)
 	}
 	return lines
 }
