@@ -243,6 +243,7 @@ func (r *Run) warn(turn int, warns []resolver.Warning) {
 type outcome struct {
 	req     *runners.Request
 	refs    map[string]state.OutputRef // the executions behind req.Dependencies
+	handles []state.ExecutionRef       // the failures delivered through failure edges
 	res     *runners.Result
 	started time.Time
 	took    time.Duration
@@ -255,8 +256,8 @@ func (r *Run) execute(ctx context.Context, turn int, ready []resolver.Ready) []o
 	sem := make(chan struct{}, r.parallel)
 	var wg sync.WaitGroup
 	for i := range ready {
-		req, refs, err := r.request(ctx, turn, ready[i])
-		out[i].req, out[i].refs = req, refs
+		req, refs, handles, err := r.request(ctx, turn, ready[i])
+		out[i].req, out[i].refs, out[i].handles = req, refs, handles
 		if err != nil {
 			// A select failed: the execution fails without running.
 			r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: turn, Agent: req.Agent.Name, Execution: req.Execution})
@@ -286,10 +287,11 @@ func (r *Run) execute(ctx context.Context, turn int, ready []resolver.Ready) []o
 
 // request builds what an execution is given. The error is a dependency's
 // select that failed: the execution fails with it, without running.
-func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready) (*runners.Request, map[string]state.OutputRef, error) {
+func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready) (*runners.Request, map[string]state.OutputRef, []state.ExecutionRef, error) {
 	st, a := r.st, rd.Agent
 	deps := make(map[string]any, len(rd.Satisfied))
 	var refs map[string]state.OutputRef
+	var handles []state.ExecutionRef
 	var selErr error
 	edges := a.Dependencies // Satisfied is in their order
 	for _, d := range rd.Satisfied {
@@ -298,6 +300,14 @@ func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready) (*runner
 		for len(edges) > 0 && edges[0].AgentName != d {
 			edges = edges[1:]
 		}
+		failureEdge := len(edges) > 0 && edges[0].OnFailure
+		if failureEdge {
+			// A failure edge delivers the dependency's latest failure.
+			if f := st.LastFailure(d); f != nil {
+				deps[d] = map[string]any{"error": deref(f.Error), "agent": d, "execution": float64(f.Execution)}
+				handles = append(handles, state.ExecutionRef{AgentName: d, Execution: f.Execution})
+			}
+		}
 		if len(edges) > 0 && edges[0].SelectProgram != nil {
 			v, err := edges[0].SelectProgram.EvalContext(ctx, selectEnv(st, edges[0].SelectProgram.UsesHistory), deps[d])
 			if err != nil && selErr == nil {
@@ -305,6 +315,9 @@ func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready) (*runner
 			}
 			deps[d] = v
 			continue // what was delivered is not the output: never by reference
+		}
+		if failureEdge {
+			continue
 		}
 		if ref, ok := r.lastOutput[key]; ok {
 			if refs == nil {
@@ -334,7 +347,7 @@ func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready) (*runner
 		RequestParameters: params,
 		Memory:            st.Memory[a.Name],
 		Events:            r.agentSink(turn, a.Name),
-	}, refs, selErr
+	}, refs, handles, selErr
 }
 
 // selectEnv is the conditions' environment for a select, as the turn starts.
@@ -433,6 +446,7 @@ func (r *Run) commit(turn int, ready []resolver.Ready, outs []outcome) {
 			ev.Type, ev.Error = events.AgentFailed, msg
 		} else {
 			rec.OutputData = res.Output
+			rec.Handles = o.handles
 			st.AccumulatedContext[a.StateKey()] = res.Output
 			r.noteOutput(a, o.req.Execution, res.Output)
 			st.OutputCount[a.Name]++

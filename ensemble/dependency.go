@@ -11,7 +11,7 @@ import (
 	"github.com/ensemble-run/ensemble/conditions"
 )
 
-var dependencyKeys = []string{"agent_name", "condition", "requires_all", "max_executions", "select"}
+var dependencyKeys = []string{"agent_name", "condition", "requires_all", "max_executions", "select", "on"}
 
 // dependencies decodes an agent's dependencies: each a name (a required edge)
 // or {agent_name, condition, requires_all, max_executions}.
@@ -36,6 +36,15 @@ func (d *decoder) dependencies(f field, a *Agent, agentWhere string) []*Dependen
 			}
 			d.condition(m["condition"], dep)
 			d.selectExpr(m["select"], dep)
+			if f := m["on"]; f.ok() {
+				switch on := d.str(f); on {
+				case "failure":
+					dep.OnFailure = true
+				case "success":
+				default:
+					d.bad(f, "must be success or failure, got %q", on)
+				}
+			}
 			if rf := m["requires_all"]; rf.ok() {
 				dep.RequiresAll = d.boolean(rf)
 			}

@@ -1,6 +1,32 @@
 package ensemble
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
+
+func TestOnDecoding(t *testing.T) {
+	t.Parallel()
+	src := `name: s
+agents:
+  - {name: fetch, ask: q}
+  - name: fallback
+    ask: q
+    dependencies: [{agent_name: fetch, on: failure}]
+  - name: use
+    ask: q
+    dependencies: [{agent_name: fetch, on: success}]
+`
+	e, err := LoadBytes("s.yaml", []byte(src), LoadOptions{LookupEnv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !e.Agent("fallback").Dependencies[0].OnFailure || e.Agent("use").Dependencies[0].OnFailure {
+		t.Fatal("on: not decoded")
+	}
+	_, err = LoadBytes("s.yaml", []byte(strings.Replace(src, "on: failure", "on: error", 1)), LoadOptions{LookupEnv: noEnv})
+	checkErrors(t, err, "s.yaml", `6:44: dependency "fetch" of agent "fallback": on must be success or failure, got "error"`)
+}
 
 func TestSelectDecoding(t *testing.T) {
 	t.Parallel()

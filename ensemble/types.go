@@ -154,6 +154,9 @@ type Dependency struct {
 	// expression over output (docs/semantics.md#choosing-what-an-edge-delivers).
 	Select        string
 	SelectProgram *conditions.Select // compiled Select; nil when Select is ""
+	// OnFailure is on: failure: the edge is satisfied by the dependency's
+	// failed executions, not its outputs (docs/semantics.md#edges-that-fire-on-failure).
+	OnFailure bool
 }
 
 // ModelProfile is a named model configuration (docs/format.md#model-profiles).

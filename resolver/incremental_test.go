@@ -40,6 +40,7 @@ func randomEnsemble(rng *rand.Rand, n int) *ensemble.Ensemble {
 			if rng.IntN(4) == 0 {
 				d = maxExec(d, 1+rng.IntN(2))
 			}
+			d.OnFailure = rng.IntN(4) == 0
 			a.Dependencies = append(a.Dependencies, d)
 		}
 		agents[i] = a

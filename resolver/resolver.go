@@ -162,6 +162,9 @@ func (sc *scan) agent(e *ensemble.Ensemble, a *ensemble.Agent) (r Ready, ready, 
 	anyFresh := false
 	for i, d := range a.Dependencies {
 		ed := edge{dep: d, outputs: s.OutputCount[d.AgentName]}
+		if d.OnFailure { // failures count as the outputs of this edge
+			ed.outputs = s.AgentExecutionCount[d.AgentName] - ed.outputs
+		}
 		if es := bookkeeping[d.AgentName]; es != nil {
 			ed.consumed = es.Consumed
 			if d.MaxExecutions > 0 && es.Triggered >= d.MaxExecutions {
@@ -336,10 +339,10 @@ func (x *Resolver) Ready(ctx context.Context, s *state.State) (ready []Ready, wa
 			continue
 		}
 		x.mark(a.Index)
-		if rec.Error == nil {
-			for _, d := range x.dependents[a.Index] {
-				x.mark(d)
-			}
+		// A new output makes success edges fresh, a failure failure edges:
+		// either way the dependents are looked at.
+		for _, d := range x.dependents[a.Index] {
+			x.mark(d)
 		}
 	}
 	x.seen = len(s.History)
