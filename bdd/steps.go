@@ -96,7 +96,7 @@ var stepDefs = []stepDef{
 		`^the completion reason is "([^"]*)"$`, func(s *Scenario) any { return s.thenReason }},
 	{StepDoc{"Then", "Then the exit code is 1", "The exit code `ensemble run` would have: 0 completed, 1 an execution failed, 3 the turn limit, 4 the timeout, 130 cancelled."},
 		`^the exit code is (\d+)$`, func(s *Scenario) any { return s.thenExitCode }},
-	{StepDoc{"Then", "Then the run failed", "The exit code is not 0: an execution failed, or a limit or the timeout stopped the run."},
+	{StepDoc{"Then", "Then the run failed", "The exit code is not 0: an execution failed (and no on: failure edge handled it), or a limit or the timeout stopped the run."},
 		`^the run failed$`, func(s *Scenario) any { return s.thenRunFailed }},
 	{StepDoc{"Then", "Then the turn count is 4", "Turns completed."},
 		`^the turn count is (\d+)$`, func(s *Scenario) any { return s.thenTurnCount }},

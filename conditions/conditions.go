@@ -135,14 +135,16 @@ type CompileError struct {
 	Line   int
 	Column int
 	Msg    string
+	What   string // "condition" (when empty) or "select"
 }
 
 func (e *CompileError) Error() string {
+	what := cmp.Or(e.What, "condition")
 	switch {
 	case e.Line > 1:
-		return fmt.Sprintf("%s (line %d, column %d of the condition)", e.Msg, e.Line, e.Column)
+		return fmt.Sprintf("%s (line %d, column %d of the %s)", e.Msg, e.Line, e.Column, what)
 	case e.Column > 0:
-		return fmt.Sprintf("%s (column %d of the condition)", e.Msg, e.Column)
+		return fmt.Sprintf("%s (column %d of the %s)", e.Msg, e.Column, what)
 	}
 	return e.Msg
 }
@@ -153,12 +155,13 @@ func (e *CompileError) Error() string {
 type RuntimeError struct {
 	Column int
 	Msg    string
+	What   string // "condition" (when empty) or "select"
 	cause  error
 }
 
 func (e *RuntimeError) Error() string {
 	if e.Column > 0 {
-		return fmt.Sprintf("%s (column %d of the condition)", e.Msg, e.Column)
+		return fmt.Sprintf("%s (column %d of the %s)", e.Msg, e.Column, cmp.Or(e.What, "condition"))
 	}
 	return e.Msg
 }
@@ -168,33 +171,97 @@ func (e *RuntimeError) Unwrap() error { return e.cause }
 // Compile checks src once: it must parse, type-check against Env and be boolean.
 // The error, if any, is a *CompileError.
 func Compile(src string) (*Program, error) {
+	return compile(src, "condition", Env{}, expr.AsBool())
+}
+
+// compile checks src against the names of checkEnv (Env's, and output for
+// a select) and builds the guarded program. what names the expression in
+// messages.
+func compile(src, what string, checkEnv any, extra ...expr.Option) (*Program, error) {
 	if strings.TrimSpace(src) == "" {
-		return nil, &CompileError{Msg: "empty condition"}
+		return nil, &CompileError{Msg: "empty " + what, What: what}
 	}
 	if len(src) > MaxLength {
-		return nil, &CompileError{Msg: fmt.Sprintf("condition is too long (%d bytes; at most %d)", len(src), MaxLength)}
+		return nil, &CompileError{Msg: fmt.Sprintf("%s is too long (%d bytes; at most %d)", what, len(src), MaxLength), What: what}
 	}
 	// First compile: the user's expression as written, for diagnostics that
 	// name what the user wrote (the guarded program renames builtins).
 	rej := &rejectEnv{}
-	checked, err := expr.Compile(src, commonOptions(Env{}, expr.Patch(rej))...)
+	checked, err := expr.Compile(src, commonOptions(checkEnv, append(extra, expr.Patch(rej))...)...)
 	if err != nil {
-		return nil, compileError(err)
+		ce := compileError(err)
+		ce.What = what
+		return nil, ce
 	}
 	if rej.found {
 		line, col := position(src, rej.from)
-		return nil, &CompileError{Line: line, Column: col, Msg: "unknown name $env"}
+		return nil, &CompileError{Line: line, Column: col, Msg: "unknown name $env", What: what}
 	}
 	// Second compile: the same expression with the sandbox's meters woven in.
-	prog, err := expr.Compile(src, commonOptions(evalEnv{}, expr.Patch(guard{}), guardFunctions)...)
+	prog, err := expr.Compile(src, commonOptions(evalEnv{}, append(extra, expr.Patch(guard{}), guardFunctions)...)...)
 	if err != nil {
 		// Not expected: the first compile accepted the expression.
-		return nil, compileError(err)
+		ce := compileError(err)
+		ce.What = what
+		return nil, ce
 	}
 	keys := &contextKeys{src: src}
 	ast.Walk(new(checked.Node()), keys)
 	slices.SortStableFunc(keys.found, func(a, b ContextKey) int { return cmp.Or(a.Line-b.Line, a.Column-b.Column) })
 	return &Program{Source: src, ContextKeys: keys.found, UsesHistory: keys.history, prog: prog}, nil
+}
+
+// Select is a dependency's select: an expression over the dependency's
+// output (output) and the conditions' names, whose value is what the edge
+// delivers (docs/semantics.md#choosing-what-an-edge-delivers). It is
+// immutable and safe for concurrent use.
+type Select struct {
+	Program
+}
+
+// selectEnv is the names a select may use: the conditions' and output.
+type selectEnv struct {
+	Env
+	Output any `expr:"output"`
+}
+
+// CompileSelect checks a select expression once, as Compile does a
+// condition; its value may be of any type.
+func CompileSelect(src string) (*Select, error) {
+	p, err := compile(src, "select", selectEnv{})
+	if err != nil {
+		return nil, err
+	}
+	return &Select{*p}, nil
+}
+
+// EvalContext runs the select in the sandbox over output. A run-time error
+// is a *RuntimeError.
+func (s *Select) EvalContext(ctx context.Context, env *Env, output any) (result any, err error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &RuntimeError{Msg: oneLine(err.Error()), What: "select", cause: err}
+	}
+	r := runnerPool.Get().(*runner)
+	defer func() {
+		if rec := recover(); rec != nil {
+			result, err = nil, &RuntimeError{Msg: oneLine(fmt.Sprint(rec)), What: "select"}
+		}
+	}()
+	if env != nil {
+		r.env.Env = *env
+	}
+	r.env.Output = output
+	r.meter = meter{bytes: MaxBytes, steps: MaxSteps, ctx: ctx}
+	r.vm.MemoryBudget = MaxMemory
+	out, runErr := r.vm.Run(s.prog, &r.env)
+	r.reset()
+	runnerPool.Put(r)
+	if runErr != nil {
+		re := runtimeError(runErr, s.Source)
+		re.What = "select"
+		return nil, re
+	}
+	return out, nil
 }
 
 // contextKeys collects the constant keys of member accesses on context.
@@ -233,7 +300,7 @@ func MustCompile(src string) *Program {
 }
 
 func commonOptions(env any, extra ...expr.Option) []expr.Option {
-	opts := []expr.Option{expr.Env(env), expr.AsBool(), expr.MaxNodes(MaxNodes)}
+	opts := []expr.Option{expr.Env(env), expr.MaxNodes(MaxNodes)}
 	for _, name := range Disabled {
 		opts = append(opts, expr.DisableBuiltin(name))
 	}
@@ -448,7 +515,7 @@ var runnerPool = sync.Pool{New: func() any {
 }}
 
 func (r *runner) reset() {
-	r.env.Env = Env{}
+	r.env.Env, r.env.Output = Env{}, nil
 	r.meter.ctx = nil
 	clear(r.vm.Variables)
 	clear(r.vm.Stack[:cap(r.vm.Stack)])
@@ -460,7 +527,8 @@ func (r *runner) reset() {
 // guard functions reach through `$env`.
 type evalEnv struct {
 	Env
-	m *meter
+	Output any `expr:"output"` // a select's dependency output; conditions cannot name it
+	m      *meter
 }
 
 type meter struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -490,4 +491,49 @@ func TestUsesHistory(t *testing.T) {
 			t.Errorf("%s: UsesHistory = %v, want %v", src, got, want)
 		}
 	}
+}
+
+func TestSelect(t *testing.T) {
+	t.Parallel()
+	out := map[string]any{"topics": []any{"a", "b"}, "score": 0.5}
+	env := &Env{Context: map[string]any{"x": 1.0}, TurnCount: 3, Executions: map[string]int{}, Input: "in"}
+	for src, want := range map[string]any{
+		"output.topics":      []any{"a", "b"},
+		"output.score > 0.4": true,
+		"{'n': len(output.topics), 't': turn_count}": map[string]any{"n": 2, "t": 3},
+		"output":    out,
+		"context.x": 1.0,
+	} {
+		s, err := CompileSelect(src)
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		got, err := s.EvalContext(context.Background(), env, out)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s = %#v, %v; want %#v", src, got, err, want)
+		}
+	}
+	if _, err := Compile("output.topics != nil"); err == nil {
+		t.Error("a condition may not name output")
+	}
+	if _, err := CompileSelect("output.("); err == nil || !strings.Contains(err.Error(), "of the select") {
+		t.Errorf("compile error = %v, want one about the select", err)
+	}
+	s := MustCompileSelect(t, "output.missing.deeper")
+	if _, err := s.EvalContext(context.Background(), env, out); err == nil || !strings.Contains(err.Error(), "select") {
+		t.Errorf("run-time error = %v", err)
+	}
+	s = MustCompileSelect(t, "repeat('x', 1000000000)")
+	if _, err := s.EvalContext(context.Background(), env, out); err == nil {
+		t.Error("the sandbox's limits do not apply to a select")
+	}
+}
+
+func MustCompileSelect(t *testing.T, src string) *Select {
+	t.Helper()
+	s, err := CompileSelect(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -127,6 +127,7 @@ func (c *committer) execution(turn int, a *ensemble.Agent, x *execution) {
 		ev.Type, ev.Error = events.AgentFailed, msg
 	} else {
 		rec.OutputData = res.Output
+		rec.Handles = x.handles
 		st.AccumulatedContext[a.StateKey()] = res.Output
 		c.noteOutput(a, x.req.Execution, res.Output)
 		st.OutputCount[a.Name]++

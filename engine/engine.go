@@ -166,7 +166,7 @@ func (r *Run) step(parent, runCtx context.Context) string {
 	r.opts.Events.Emit(events.Event{Type: events.TurnStarted, Turn: turn, Agents: names})
 	turnStart := time.Now()
 
-	p := r.plan(turn, ready)
+	p := r.plan(runCtx, turn, ready)
 	r.execute(runCtx, p.execs)
 	if reason := stopReason(parent, runCtx); reason != "" {
 		// The turn was cut short: nothing of it is committed, so a resumed

@@ -20,6 +20,13 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 	var wg sync.WaitGroup
 	for i := range execs {
 		x := &execs[i]
+		if x.failed != nil {
+			// Failed when it was planned: reported as run, never started.
+			r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: x.req.Turn, Agent: x.req.Agent.Name, Execution: x.req.Execution})
+			x.started, x.res = time.Now(), &runners.Result{Err: x.failed}
+			r.finished(x)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"context"
+	"fmt"
 	"time"
 
+	"github.com/ensemble-run/ensemble/conditions"
+	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/resolver"
 	"github.com/ensemble-run/ensemble/runners"
@@ -29,9 +33,13 @@ type plan struct {
 // execution is one run of one agent's runner: the request as planned, and
 // what the executor filled in.
 type execution struct {
-	agent int                        // index in plan.ready of the agent it executes
-	req   *runners.Request           // what the runner is given
-	refs  map[string]state.OutputRef // the executions behind req.Dependencies
+	agent   int                        // index in plan.ready of the agent it executes
+	req     *runners.Request           // what the runner is given
+	refs    map[string]state.OutputRef // the executions behind req.Dependencies
+	handles []state.ExecutionRef       // the failures delivered through on: failure edges
+	// failed is set when planning failed the execution (a select that
+	// failed): the executor does not run it.
+	failed error
 
 	res     *runners.Result // set by the executor; nil if it never started
 	started time.Time
@@ -40,24 +48,52 @@ type execution struct {
 
 // plan expands the ready agents of a turn into their executions. Every
 // request sees the state as it was at the start of the turn.
-func (r *Run) plan(turn int, ready []resolver.Ready) plan {
+func (r *Run) plan(ctx context.Context, turn int, ready []resolver.Ready) plan {
 	p := plan{ready: ready, execs: make([]execution, len(ready))}
 	for i := range ready {
 		x := &p.execs[i]
 		x.agent = i
-		x.req, x.refs = r.request(turn, ready[i])
+		r.request(ctx, turn, ready[i], x)
 	}
 	return p
 }
 
-// request builds the request of one execution of a ready agent.
-func (r *Run) request(turn int, rd resolver.Ready) (*runners.Request, map[string]state.OutputRef) {
+// request builds the request of one execution of a ready agent: what each
+// satisfied edge delivers (the dependency's output; its latest failure for
+// an on: failure edge; what its select makes of either). A select that
+// fails sets x.failed: the execution fails without running.
+func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready, x *execution) {
 	st, a := r.st, rd.Agent
 	deps := make(map[string]any, len(rd.Satisfied))
 	var refs map[string]state.OutputRef
+	edges := a.Dependencies // Satisfied is in their order
 	for _, d := range rd.Satisfied {
 		key := r.ens.Agent(d).StateKey()
 		deps[d] = st.AccumulatedContext[key]
+		for len(edges) > 0 && edges[0].AgentName != d {
+			edges = edges[1:]
+		}
+		var dep *ensemble.Dependency
+		if len(edges) > 0 {
+			dep = edges[0]
+		}
+		if dep != nil && dep.OnFailure {
+			if f := st.LastFailure(d); f != nil {
+				deps[d] = map[string]any{"error": deref(f.Error), "agent": d, "execution": float64(f.Execution)}
+				x.handles = append(x.handles, state.ExecutionRef{AgentName: d, Execution: f.Execution})
+			}
+		}
+		if dep != nil && dep.SelectProgram != nil {
+			v, err := dep.SelectProgram.EvalContext(ctx, selectEnv(st, dep.SelectProgram.UsesHistory), deps[d])
+			if err != nil && x.failed == nil {
+				x.failed = fmt.Errorf("select of dependency %q (%s) failed: %w", d, dep.Select, err)
+			}
+			deps[d] = v
+			continue // what was delivered is not the output: never by reference
+		}
+		if dep != nil && dep.OnFailure {
+			continue // a failure is short, and not in the history as an output
+		}
 		if ref, ok := r.committer.ref(key); ok {
 			if refs == nil {
 				refs = make(map[string]state.OutputRef, len(rd.Satisfied))
@@ -74,7 +110,8 @@ func (r *Run) request(turn int, rd resolver.Ready) (*runners.Request, map[string
 			params[k] = v
 		}
 	}
-	return &runners.Request{
+	x.refs = refs
+	x.req = &runners.Request{
 		Ensemble:          r.ens,
 		Agent:             a,
 		Input:             st.Input,
@@ -86,7 +123,16 @@ func (r *Run) request(turn int, rd resolver.Ready) (*runners.Request, map[string
 		RequestParameters: params,
 		Memory:            st.Memory[a.Name],
 		Events:            r.agentSink(turn, a.Name),
-	}, refs
+	}
+}
+
+// selectEnv is the conditions' environment for a select, as the turn starts.
+func selectEnv(st *state.State, history bool) *conditions.Env {
+	env := &conditions.Env{Context: st.AccumulatedContext, TurnCount: st.TurnCount, Executions: st.AgentExecutionCount, Input: st.Input}
+	if history {
+		env.History = st.HistoryValues()
+	}
+	return env
 }
 
 // agentSink stamps an agent's own events (tool calls, text) with its turn.

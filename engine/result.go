@@ -32,6 +32,9 @@ type RunError struct {
 	TurnNumber int    `json:"turn_number"`
 	AgentName  string `json:"agent_name"`
 	Message    string `json:"message"`
+	// Handled is a failure delivered through a failure edge to an agent
+	// that then succeeded (docs/semantics.md#edges-that-fire-on-failure).
+	Handled bool `json:"handled,omitempty"`
 }
 
 // Exit codes (docs/semantics.md#end-of-a-run-and-exit-codes).
@@ -54,8 +57,10 @@ func (r *Result) ExitCode() int {
 	case Cancelled:
 		return ExitCancelled
 	}
-	if len(r.Errors) > 0 {
-		return ExitFailed
+	for _, e := range r.Errors {
+		if !e.Handled {
+			return ExitFailed
+		}
 	}
 	return ExitOK
 }
@@ -81,10 +86,20 @@ func (r *Run) finish(reason string) *Result {
 	if res.Warnings == nil {
 		res.Warnings = []state.Warning{}
 	}
+	var handled map[state.ExecutionRef]bool
+	for _, rec := range st.History {
+		for _, h := range rec.Handles {
+			if handled == nil {
+				handled = map[state.ExecutionRef]bool{}
+			}
+			handled[h] = true
+		}
+	}
 	for _, rec := range st.History {
 		res.Usage.Add(rec.Usage)
 		if rec.Error != nil {
-			res.Errors = append(res.Errors, RunError{TurnNumber: rec.TurnNumber, AgentName: rec.AgentName, Message: *rec.Error})
+			res.Errors = append(res.Errors, RunError{TurnNumber: rec.TurnNumber, AgentName: rec.AgentName, Message: *rec.Error,
+				Handled: handled[state.ExecutionRef{AgentName: rec.AgentName, Execution: rec.Execution}]})
 		}
 	}
 	res.Errors = append(res.Errors, r.interrupted...)

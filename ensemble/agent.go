@@ -10,7 +10,7 @@ import (
 )
 
 var (
-	agentKeys = []string{"name", "script", "model_profile", "ask", "dependencies", "conversation", "timeout_seconds",
+	agentKeys = []string{"name", "script", "model_profile", "ask", "dependencies", "trigger", "conversation", "timeout_seconds",
 		"parameters", "env", "allow_outside", "prompt", "output_format", "tools", "max_steps", "tool_parallel", "context_window"}
 	kindKeys = map[string]Kind{"script": KindScript, "model_profile": KindLLM, "ask": KindAsk}
 	// kindOnly are the fields that only one kind of agent takes.
@@ -119,6 +119,16 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 	}
 	a.Env = d.env(m["env"])
 	a.Prompt = d.str(m["prompt"])
+	if f := m["trigger"]; f.ok() {
+		a.triggerSet = true
+		switch t := d.str(f); t {
+		case "all":
+			a.TriggerAll = true
+		case "any":
+		default:
+			d.bad(f, "must be any or all, got %q", t)
+		}
+	}
 	a.OutputFormat = d.str(m["output_format"])
 	if f := m["output_format"]; f.ok() && !slices.Contains(outputFormats, a.OutputFormat) {
 		d.bad(f, "must be text or json, got %q", a.OutputFormat)

@@ -11,7 +11,7 @@ import (
 	"github.com/ensemble-run/ensemble/conditions"
 )
 
-var dependencyKeys = []string{"agent_name", "condition", "requires_all", "max_executions"}
+var dependencyKeys = []string{"agent_name", "condition", "requires_all", "max_executions", "select", "on"}
 
 // dependencies decodes an agent's dependencies: each a name (a required edge)
 // or {agent_name, condition, requires_all, max_executions}.
@@ -35,6 +35,16 @@ func (d *decoder) dependencies(f field, a *Agent, agentWhere string) []*Dependen
 				nameNode = v
 			}
 			d.condition(m["condition"], dep)
+			d.selectExpr(m["select"], dep)
+			if f := m["on"]; f.ok() {
+				switch on := d.str(f); on {
+				case "failure":
+					dep.OnFailure = true
+				case "success":
+				default:
+					d.bad(f, "must be success or failure, got %q", on)
+				}
+			}
 			if rf := m["requires_all"]; rf.ok() {
 				dep.RequiresAll = d.boolean(rf)
 			}
@@ -78,13 +88,34 @@ func (d *decoder) condition(f field, dep *Dependency) {
 		return
 	}
 	dep.Program = p
-	d.conds = append(d.conds, condRef{f, p})
+	d.conds = append(d.conds, condRef{f, p, "condition"})
+}
+
+// selectExpr compiles a dependency's select
+// (docs/semantics.md#choosing-what-an-edge-delivers).
+func (d *decoder) selectExpr(f field, dep *Dependency) {
+	if !f.ok() {
+		return
+	}
+	dep.Select = d.str(f)
+	d.need(f, strings.TrimSpace(dep.Select) == "")
+	if strings.TrimSpace(dep.Select) == "" {
+		return
+	}
+	s, err := conditions.CompileSelect(dep.Select)
+	if err != nil {
+		d.bad(f, "does not compile: %v", err)
+		return
+	}
+	dep.SelectProgram = s
+	d.conds = append(d.conds, condRef{f, &s.Program, "select"})
 }
 
 // condRef is a compiled condition and its field.
 type condRef struct {
-	f field
-	p *conditions.Program
+	f    field
+	p    *conditions.Program
+	what string // "condition" or "select"
 }
 
 // contextKeys checks, once every agent's state key is known, that the
@@ -100,7 +131,7 @@ func (d *decoder) contextKeys() {
 			if known == nil {
 				known = slices.Sorted(maps.Keys(d.stateKeys))
 			}
-			at := fmt.Sprintf("column %d of the condition", k.Column)
+			at := fmt.Sprintf("column %d of the %s", k.Column, c.what)
 			if k.Line > 1 {
 				at = fmt.Sprintf("line %d, %s", k.Line, at)
 			}

@@ -153,6 +153,7 @@ func (d *decoder) ensemble(root *yaml.Node, e *Ensemble) {
 	for _, u := range e.whyUnrunnable(c) {
 		d.errorAt(u.agent.Pos.Line, u.agent.Pos.Column, "agent %q can never run: %s", u.agent.Name, u.why)
 	}
+	e.Warnings = d.warnings(e)
 }
 
 // document parses data as a single YAML document and returns its root, or nil

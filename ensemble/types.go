@@ -61,6 +61,10 @@ type Ensemble struct {
 
 	Limits Limits
 
+	// Warnings are problems that do not stop the file from loading, each
+	// FILE:LINE:COL: message (docs/format.md#warnings).
+	Warnings []*Error
+
 	agentIndex map[string]*Agent
 	toolIndex  map[string]*Tool
 }
@@ -105,6 +109,10 @@ type Agent struct {
 	Ask          string // ask agents: the question shown to the human
 
 	Dependencies []*Dependency
+	// TriggerAll is trigger: all: the agent waits until every required
+	// dependency has an output it has not consumed (docs/semantics.md#joins-that-wait).
+	TriggerAll   bool
+	triggerSet   bool // trigger: written in the file (any or all)
 	Conversation Conversation
 	Timeout      time.Duration // per execution; 0 = bounded only by the run
 
@@ -142,6 +150,13 @@ type Dependency struct {
 	Program       *conditions.Program // compiled Condition; nil when Condition is ""
 	RequiresAll   bool                // true (default): required; false: optional
 	MaxExecutions int                 // how often the edge may trigger; 0 = unlimited
+	// Select is what the edge delivers instead of the whole output: an
+	// expression over output (docs/semantics.md#choosing-what-an-edge-delivers).
+	Select        string
+	SelectProgram *conditions.Select // compiled Select; nil when Select is ""
+	// OnFailure is on: failure: the edge is satisfied by the dependency's
+	// failed executions, not its outputs (docs/semantics.md#edges-that-fire-on-failure).
+	OnFailure bool
 }
 
 // ModelProfile is a named model configuration (docs/format.md#model-profiles).

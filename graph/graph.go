@@ -99,18 +99,27 @@ func nodeLines(e *ensemble.Ensemble, a *ensemble.Agent) []string {
 	if a.Conversation.TriggersConversation {
 		lines = append(lines, "may request agents")
 	}
+	if a.TriggerAll {
+		lines = append(lines, "trigger: all")
+	}
 	return lines
 }
 
-// edgeLines are the lines of an edge's label: its condition and its
-// max_executions; none for a plain edge.
+// edgeLines are the lines of an edge's label: its condition, its
+// max_executions and its select; none for a plain edge.
 func edgeLines(d *ensemble.Dependency) []string {
 	var lines []string
+	if d.OnFailure {
+		lines = append(lines, "on failure")
+	}
 	if c := strings.Join(strings.Fields(d.Condition), " "); c != "" {
 		lines = append(lines, c)
 	}
 	if d.MaxExecutions > 0 {
 		lines = append(lines, fmt.Sprintf("max_executions %d", d.MaxExecutions))
+	}
+	if s := strings.Join(strings.Fields(d.Select), " "); s != "" {
+		lines = append(lines, "select "+s)
 	}
 	return lines
 }
@@ -148,6 +157,8 @@ func Mermaid(w io.Writer, e *ensemble.Ensemble) error {
 		}
 		p("    %s%s\"%s\"%s\n", ids[a.Name], shape[0], mermaidText(nodeLines(e, a)), shape[1])
 	}
+	var failureLinks []string // Mermaid numbers links in the order they are written
+	link := 0
 	for _, a := range e.Agents {
 		for _, d := range a.Dependencies {
 			arrow := "-->"
@@ -159,7 +170,14 @@ func Mermaid(w io.Writer, e *ensemble.Ensemble) error {
 				label = "|\"" + mermaidText(lines) + "\"|"
 			}
 			p("    %s %s%s %s\n", ids[d.AgentName], arrow, label, ids[a.Name])
+			if d.OnFailure {
+				failureLinks = append(failureLinks, fmt.Sprint(link))
+			}
+			link++
 		}
+	}
+	if len(failureLinks) > 0 {
+		p("    linkStyle %s stroke:#c5221f,color:#c5221f\n", strings.Join(failureLinks, ","))
 	}
 	p("    classDef script fill:#e8f0fe,stroke:#4a6fa5,color:#1a1a1a\n")
 	p("    classDef llm fill:#e6f4ea,stroke:#3c8d5a,color:#1a1a1a\n")
@@ -245,6 +263,9 @@ func DOT(w io.Writer, e *ensemble.Ensemble) error {
 			}
 			if !d.RequiresAll {
 				attrs = append(attrs, "style=dashed")
+			}
+			if d.OnFailure {
+				attrs = append(attrs, "color=\"#c5221f\"", "fontcolor=\"#c5221f\"")
 			}
 			if back[d] {
 				attrs = append(attrs, "constraint=false")

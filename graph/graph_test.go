@@ -243,3 +243,36 @@ func TestUnknownFormat(t *testing.T) {
 		t.Fatal("no error")
 	}
 }
+
+// A select is on its edge's label; trigger: all on its agent's node.
+func TestSelectAndTriggerAll(t *testing.T) {
+	e, err := ensemble.LoadBytes("sel.yaml", []byte(`name: sel
+agents:
+  - {name: classifier, ask: q}
+  - name: writer
+    ask: q
+    trigger: all
+    dependencies: [{agent_name: classifier, select: "output.topics"}]
+  - name: fallback
+    ask: q
+    dependencies: [writer, {agent_name: classifier, on: failure}]
+`), ensemble.LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m, d bytes.Buffer
+	Mermaid(&m, e)
+	DOT(&d, e)
+	for _, want := range []string{`a1 -->|"select output.topics"| a2`, `writer<br/>ask<br/>trigger: all`,
+		`a1 -->|"on failure"| a3`, "linkStyle 2 stroke:#c5221f"} {
+		if !strings.Contains(m.String(), want) {
+			t.Errorf("mermaid lacks %q:\n%s", want, m.String())
+		}
+	}
+	if !strings.Contains(d.String(), `"classifier" -> "fallback" [label="on failure", color="#c5221f", fontcolor="#c5221f"]`) {
+		t.Errorf("dot lacks the failure edge:\n%s", d.String())
+	}
+	if !strings.Contains(d.String(), `[label="select output.topics"]`) {
+		t.Errorf("dot lacks the select:\n%s", d.String())
+	}
+}

@@ -18,6 +18,8 @@ import (
 
 type agentOpt func(*ensemble.Agent)
 
+func triggerAll() agentOpt { return func(a *ensemble.Agent) { a.TriggerAll = true } }
+
 func maxTurns(n int) agentOpt { return func(a *ensemble.Agent) { a.Conversation.MaxTurns = n } }
 func stateKey(k string) agentOpt {
 	return func(a *ensemble.Agent) { a.Conversation.StateKey = k }

@@ -25,6 +25,7 @@ func randomEnsemble(rng *rand.Rand, n int) *ensemble.Ensemble {
 	agents := make([]*ensemble.Agent, n)
 	for i := range agents {
 		a := agent(fmt.Sprintf("a%d", i), maxTurns(1+rng.IntN(4)))
+		a.TriggerAll = rng.IntN(3) == 0
 		for j := range n {
 			if j == i && rng.IntN(4) > 0 || rng.IntN(3) > 0 {
 				continue
@@ -39,6 +40,7 @@ func randomEnsemble(rng *rand.Rand, n int) *ensemble.Ensemble {
 			if rng.IntN(4) == 0 {
 				d = maxExec(d, 1+rng.IntN(2))
 			}
+			d.OnFailure = rng.IntN(4) == 0
 			a.Dependencies = append(a.Dependencies, d)
 		}
 		agents[i] = a

@@ -13,7 +13,8 @@
 //     conversation_limits.max_agent_executions[A] where set; and
 //  2. it has no dependencies and has never executed; or
 //  3. every required edge is satisfied and at least one satisfied edge is
-//     fresh; or
+//     fresh (for an agent with trigger: all, every required edge is fresh);
+//     or
 //  4. a pending agent request targets it.
 //
 // An edge A←D is satisfied when D has at least one successful output
@@ -190,8 +191,9 @@ func (sc *scan) agent(e *ensemble.Ensemble, a *ensemble.Agent) (r Ready, ready, 
 // edges reads the agent's edges as far as they are known without their
 // conditions: each one whose dependency has an output and whose
 // max_executions is not spent is a candidate. blocked: a required edge is
-// not a candidate, so the agent cannot be ready through its dependencies (the
-// scan stops there unless the agent was requested). fresh: a candidate edge
+// not a candidate (or, with trigger: all, not fresh), so the agent cannot be
+// ready through its dependencies (the scan stops there unless the agent was
+// requested). fresh: a candidate edge
 // brings an output the agent has not consumed.
 func (sc *scan) edges(a *ensemble.Agent, requested bool) (edges []edge, blocked, fresh bool) {
 	if cap(sc.scratch) < len(a.Dependencies) {
@@ -201,6 +203,9 @@ func (sc *scan) edges(a *ensemble.Agent, requested bool) (edges []edge, blocked,
 	bookkeeping := sc.s.Edges[a.Name]
 	for i, d := range a.Dependencies {
 		ed := edge{dep: d, outputs: sc.s.OutputCount[d.AgentName]}
+		if d.OnFailure { // failures count as the outputs of this edge
+			ed.outputs = sc.s.AgentExecutionCount[d.AgentName] - ed.outputs
+		}
 		if es := bookkeeping[d.AgentName]; es != nil {
 			ed.consumed = es.Consumed
 			if d.MaxExecutions > 0 && es.Triggered >= d.MaxExecutions {
@@ -210,6 +215,14 @@ func (sc *scan) edges(a *ensemble.Agent, requested bool) (edges []edge, blocked,
 		if ed.outputs > 0 {
 			ed.status = edgeCandidate
 			fresh = fresh || ed.fresh()
+			if a.TriggerAll && d.RequiresAll && !ed.fresh() {
+				// trigger: all waits for a new output on every required
+				// edge: only this dependency's next output can change that.
+				blocked = true
+				if !requested {
+					return nil, true, fresh
+				}
+			}
 		} else if d.RequiresAll {
 			blocked = true
 			if !requested {
@@ -380,10 +393,10 @@ func (x *Resolver) Ready(ctx context.Context, s *state.State) (ready []Ready, wa
 			continue
 		}
 		x.mark(a.Index)
-		if rec.Error == nil {
-			for _, d := range x.dependents[a.Index] {
-				x.mark(d)
-			}
+		// A new output makes success edges fresh, a failure failure edges:
+		// either way the dependents are looked at.
+		for _, d := range x.dependents[a.Index] {
+			x.mark(d)
 		}
 	}
 	x.seen = len(s.History)

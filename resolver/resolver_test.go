@@ -40,6 +40,20 @@ func TestSequences(t *testing.T) {
 			[]string{"a", "b,e", "e"}},
 		{"only optional deps, none produced: never runs",
 			ens(agent("a"), agent("e", deps(opt("ghost")))), []string{"a"}},
+		// A join inside a loop: synth needs coder and critic. With the default
+		// trigger (any), a new coder output pairs with the previous critique;
+		// with trigger: all, synth waits until both are new.
+		{"join in a loop, trigger any: stale pairing",
+			ens(agent("start"), agent("coder", maxTurns(3), deps(req("start"), opt("critic"))), agent("critic", maxTurns(3), deps(req("coder"))),
+				agent("synth", maxTurns(3), deps(req("coder"), req("critic")))),
+			[]string{"start", "coder", "critic", "coder,synth", "critic,synth", "coder,synth", "critic"}},
+		{"join in a loop, trigger all: waits for both",
+			ens(agent("start"), agent("coder", maxTurns(3), deps(req("start"), opt("critic"))), agent("critic", maxTurns(3), deps(req("coder"))),
+				agent("synth", maxTurns(3), triggerAll(), deps(req("coder"), req("critic")))),
+			[]string{"start", "coder", "critic", "coder,synth", "critic", "coder,synth", "critic", "synth"}},
+		{"trigger all: a stale required edge blocks, even with a fresh optional one",
+			ens(agent("a"), agent("b", deps(req("a"))), agent("j", maxTurns(5), triggerAll(), deps(req("a"), opt("b")))),
+			[]string{"a", "b,j"}},
 		{"unknown dependency never satisfied", ens(agent("a", deps(req("ghost")))), nil},
 		{"max_turns 0 means the default, 1", ens(agent("a", maxTurns(0))), []string{"a"}},
 		{"loop bounded by max_turns",

@@ -102,6 +102,8 @@ var broken = []struct {
 	{"max_turns 0", "name: x\nagents: [{name: a, ask: q, conversation: {max_turns: 0}}]\n", "max_turns"},
 	{"bad output_format", "models: {m: {provider: ollama, model: l}}\nname: x\nagents: [{name: a, model_profile: m, output_format: yaml}]\n", "output_format"},
 	{"timeout 0", "name: x\nagents: [{name: a, ask: q, timeout_seconds: 0}]\n", "timeout_seconds"},
+	{"bad on", "name: x\nagents: [{name: a, ask: q}, {name: b, ask: q, dependencies: [{agent_name: a, on: error}]}]\n", "/dependencies/0"},
+	{"bad trigger", "name: x\nagents: [{name: a, ask: q, trigger: every}]\n", "trigger"},
 	{"requires_all as a string", "name: x\nagents: [{name: a, ask: q}, {name: b, ask: q, dependencies: [{agent_name: a, requires_all: \"no\"}]}]\n", "requires_all"},
 	{"blank condition", "name: x\nagents: [{name: a, ask: q}, {name: b, ask: q, dependencies: [{agent_name: a, condition: \" \"}]}]\n", "condition"},
 	{"typo in a dependency", "name: x\nagents: [{name: a, ask: q}, {name: b, ask: q, dependencies: [{agent: a}]}]\n", "/dependencies/0"},

@@ -96,9 +96,11 @@ func (s *State) consistent() error {
 	for _, target := range slices.Sorted(maps.Keys(s.Edges)) {
 		for _, dep := range slices.Sorted(maps.Keys(s.Edges[target])) {
 			es, at := s.Edges[target][dep], fmt.Sprintf("state.edges.%s.%s", target, dep)
-			switch out, runs := s.OutputCount[dep], s.AgentExecutionCount[target]; {
-			case es.Consumed > out:
-				return fmt.Errorf("%s.consumed is %d but %q has %d outputs", at, es.Consumed, dep, out)
+			// A failure edge (on: failure) consumes failures, not outputs:
+			// either way, at most one per execution of the dependency.
+			switch execs, runs := s.AgentExecutionCount[dep], s.AgentExecutionCount[target]; {
+			case es.Consumed > execs:
+				return fmt.Errorf("%s.consumed is %d but %q ran %d times", at, es.Consumed, dep, execs)
 			case es.Triggered > es.Consumed:
 				return fmt.Errorf("%s.triggered is %d but consumed is %d (each trigger consumes a new output)", at, es.Triggered, es.Consumed)
 			case es.Consumed > 0 && runs == 0:

@@ -40,7 +40,7 @@ func TestLoadRejectsInconsistentStates(t *testing.T) {
 		{"output-count", `state.output_count.checker is 1 but state.conversation_history has 0 successful records of "checker"`},
 		{"negative-execution-time", `state.conversation_history[1].execution_time is negative`},
 		{"negative-usage", `state.conversation_history[1].usage holds a negative count`},
-		{"edge-consumed-unproduced", `state.edges.reviewer.writer.consumed is 3 but "writer" has 2 outputs`},
+		{"edge-consumed-unproduced", `state.edges.reviewer.writer.consumed is 3 but "writer" ran 2 times`},
 		{"edge-consumed-never-ran", `state.edges.judge.reviewer.consumed is 1 but "judge" never ran (it consumes when it runs)`},
 		{"edge-triggered-unconsumed", `state.edges.checker.seed.triggered is 2 but consumed is 1 (each trigger consumes a new output)`},
 		{"edge-triggered-more-than-runs", `state.edges.seed.writer.triggered is 2 but "seed" ran 1 times`},

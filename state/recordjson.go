@@ -96,6 +96,36 @@ func (r *Record) AppendIndent(dst []byte, prefix, indent string) ([]byte, error)
 		dst = append(dst, indent...)
 		dst = append(dst, '}')
 	}
+	if len(r.Handles) > 0 {
+		dst = append(dst, ',')
+		field("handles")
+		dst = append(dst, '[')
+		for i, h := range r.Handles {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			in := prefix + indent + indent
+			dst = append(dst, '\n')
+			dst = append(dst, in...)
+			dst = append(dst, '{', '\n')
+			dst = append(dst, in...)
+			dst = append(dst, indent...)
+			dst = append(dst, `"agent_name": `...)
+			dst = jsonw.AppendString(dst, h.AgentName)
+			dst = append(dst, ',', '\n')
+			dst = append(dst, in...)
+			dst = append(dst, indent...)
+			dst = append(dst, `"execution": `...)
+			dst = strconv.AppendInt(dst, int64(h.Execution), 10)
+			dst = append(dst, '\n')
+			dst = append(dst, in...)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, '\n')
+		dst = append(dst, prefix...)
+		dst = append(dst, indent...)
+		dst = append(dst, ']')
+	}
 	dst = append(dst, '\n')
 	dst = append(dst, prefix...)
 	dst = append(dst, '}')

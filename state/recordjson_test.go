@@ -23,6 +23,7 @@ func TestRecordAppendIndentMatchesEncodingJSON(t *testing.T) {
 		Timestamp:     time.Date(2026, 11, 23, 15, 44, 34, 589667350, time.UTC),
 		StopReason:    &stop,
 		Usage:         &Usage{Requests: 2, InputTokens: 300, OutputTokens: 40},
+		Handles:       []ExecutionRef{{AgentName: "fetch", Execution: 2}, {AgentName: "b\"x", Execution: 1}},
 	}
 	v := reflect.ValueOf(full).Elem()
 	for i := range v.NumField() {

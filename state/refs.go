@@ -74,6 +74,36 @@ func (s *State) Output(agent string, execution int) (any, bool) {
 	return nil, false
 }
 
+// ExecutionRef names one execution of an agent.
+type ExecutionRef struct {
+	AgentName string `json:"agent_name"`
+	Execution int    `json:"execution"`
+}
+
+// LastFailure returns the latest failed execution of an agent, or nil.
+func (s *State) LastFailure(agent string) *Record {
+	if s.indexed != len(s.History) {
+		s.indexRecords()
+	}
+	recs := s.byAgent[agent]
+	for i := len(recs) - 1; i >= 0; i-- {
+		if r := s.History[recs[i]]; r.Error != nil {
+			return r
+		}
+	}
+	return nil
+}
+
+// handlesValue is Record.Handles as conditions see it: a list of
+// {agent_name, execution}, empty when there is none.
+func handlesValue(h []ExecutionRef) []any {
+	out := make([]any, len(h))
+	for i, r := range h {
+		out[i] = map[string]any{"agent_name": r.AgentName, "execution": r.Execution}
+	}
+	return out
+}
+
 func (s *State) indexRecords() {
 	if s.byAgent == nil || s.indexed > len(s.History) { // a history replaced by hand
 		s.byAgent, s.indexed = map[string][]int{}, 0

@@ -92,6 +92,10 @@ type Record struct {
 	Timestamp     time.Time `json:"timestamp"`
 	StopReason    *string   `json:"stop_reason"`
 	Usage         *Usage    `json:"usage"`
+	// Handles are the failed executions delivered to this one through
+	// failure edges, when it succeeded: they count as handled
+	// (docs/semantics.md#edges-that-fire-on-failure).
+	Handles []ExecutionRef `json:"handles,omitempty"`
 }
 
 // New returns the state of a run that has not started.
@@ -173,5 +177,6 @@ func (s *State) conditionValue(r *Record) any {
 		"stop_reason":    stop,
 		"usage":          usage,
 		"stderr":         r.Stderr,
+		"handles":        handlesValue(r.Handles),
 	}
 }

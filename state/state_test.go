@@ -33,7 +33,7 @@ func TestHistoryValuesAreTheResultRecords(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	want := []string{"agent_name", "error", "execution", "execution_time", "input_data", "output_data",
+	want := []string{"agent_name", "error", "execution", "execution_time", "handles", "input_data", "output_data",
 		"stderr", "stop_reason", "timestamp", "turn_number", "usage"}
 	if !reflect.DeepEqual(keys, want) {
 		t.Fatalf("keys %v, want %v", keys, want)

@@ -72,7 +72,7 @@ func TestValidateJSON(t *testing.T) {
 		t.Fatalf("%d problems in JSON, %d in text", len(problems), n)
 	}
 	for _, p := range problems {
-		if len(p) != 4 || p["file"] == nil || p["line"] == nil || p["column"] == nil || p["message"] == "" {
+		if len(p) != 5 || p["file"] == nil || p["line"] == nil || p["column"] == nil || p["message"] == "" || p["severity"] != "error" {
 			t.Fatalf("problem %v", p)
 		}
 	}
@@ -86,5 +86,48 @@ func TestValidateJSON(t *testing.T) {
 	golden(t, "validate-broken.json", o.stdout)
 	if o := ensembleCmd(t, "", "validate", "--output", "xml", example+"ensemble.yaml"); o.code != 2 {
 		t.Fatalf("bad --output: exit %d", o.code)
+	}
+}
+
+// A warning is printed and passes; --strict fails on it, in text and JSON.
+func TestValidateWarnings(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "join.yaml")
+	src := `name: join
+agents:
+  - {name: start, ask: q}
+  - {name: coder, ask: q, dependencies: [start, {agent_name: critic, requires_all: false}], conversation: {max_turns: 3}}
+  - {name: critic, ask: q, dependencies: [coder], conversation: {max_turns: 3}}
+  - {name: synth, ask: q, dependencies: [coder, critic], conversation: {max_turns: 3}}
+`
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := file + `:6:5: warning: agent "synth" joins "coder" and "critic", which run in the same loop`
+	o := ensembleCmd(t, "", "validate", file)
+	if o.code != 0 || !strings.HasPrefix(o.stderr, want) || o.stdout != file+": ok\n" {
+		t.Fatalf("exit %d, stdout %q, stderr %q", o.code, o.stdout, o.stderr)
+	}
+	o = ensembleCmd(t, "", "validate", "--strict", file)
+	if o.code != 2 || !strings.HasPrefix(o.stderr, file+`:6:5: agent "synth" joins`) || o.stdout != "" {
+		t.Fatalf("--strict: exit %d, stdout %q, stderr %q", o.code, o.stdout, o.stderr)
+	}
+	for _, c := range []struct {
+		args     []string
+		code     int
+		severity string
+	}{{nil, 0, "warning"}, {[]string{"--strict"}, 2, "error"}} {
+		o = ensembleCmd(t, "", append(append([]string{"validate", "--output", "json"}, c.args...), file)...)
+		var problems []map[string]any
+		if err := json.Unmarshal([]byte(o.stdout), &problems); err != nil || o.code != c.code || len(problems) != 1 || problems[0]["severity"] != c.severity || problems[0]["line"] != 6.0 {
+			t.Fatalf("json %v: exit %d, %s (%v)", c.args, o.code, o.stdout, err)
+		}
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(src, "{name: synth,", "{name: synth, trigger: all,", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if o := ensembleCmd(t, "", "validate", "--strict", file); o.code != 0 || o.stderr != "" {
+		t.Fatalf("trigger: all: exit %d, stderr %q", o.code, o.stderr)
 	}
 }

@@ -23,6 +23,7 @@ import (
 func newValidateCmd(io *stdio) *cobra.Command {
 	var profiles []string
 	var output string
+	var strict bool
 	cmd := &cobra.Command{
 		Use:   "validate FILE|DIR|-...",
 		Short: "Check ensemble files without running them (exit 0 or 2)",
@@ -32,7 +33,11 @@ A directory stands for every ensemble file under it: the .yaml and .yml files
 whose top level has an "agents" key (other YAML, such as responses and profiles
 files, is skipped), in every subdirectory but hidden ones and testdata.
 "-" reads an ensemble from standard input, named <stdin> in errors; its scripts
-resolve against the current directory.`,
+resolve against the current directory.
+
+Warnings (a join inside a loop that would pair new and old outputs) are
+printed as FILE:LINE:COL: warning: message and do not fail the check;
+--strict counts them as errors.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(validateOutputs, output) {
@@ -43,14 +48,24 @@ resolve against the current directory.`,
 				return err
 			}
 			if output == "json" {
-				return validateJSON(io, paths, profiles)
+				return validateJSON(io, paths, profiles, strict)
 			}
 			failed := false
 			for _, path := range paths {
-				if _, err := loadArg(io, path, profiles); err != nil {
+				e, err := loadArg(io, path, profiles)
+				if err != nil {
 					io.printError(err)
 					failed = true
 					continue
+				}
+				if strict && len(e.Warnings) > 0 {
+					list := ensemble.ErrorList(e.Warnings)
+					io.printError(&list)
+					failed = true
+					continue
+				}
+				for _, w := range e.Warnings {
+					fmt.Fprintf(io.err, "%s:%d:%d: warning: %s\n", w.File, w.Line, w.Column, w.Message)
 				}
 				fmt.Fprintf(io.out, "%s: ok\n", displayName(path))
 			}
@@ -61,6 +76,7 @@ resolve against the current directory.`,
 		},
 	}
 	cmd.Flags().StringArrayVar(&profiles, "profiles", nil, "model profiles `FILE` (repeatable)")
+	cmd.Flags().BoolVar(&strict, "strict", false, "count warnings as errors (exit 2)")
 	cmd.Flags().StringVar(&output, "output", "text", "text|json (json: a list of {file, line, column, message} on stdout, [] when all are valid)")
 	return cmd
 }
@@ -139,27 +155,39 @@ func isEnsemble(data []byte) bool {
 // problem is one entry of validate --output json. line and column are
 // 1-based, 0 when unknown (a file that cannot be read).
 type problem struct {
-	File    string `json:"file"`
-	Line    int    `json:"line"`
-	Column  int    `json:"column"`
-	Message string `json:"message"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	Severity string `json:"severity"` // "error", or "warning" (an error with --strict)
+	Message  string `json:"message"`
 }
 
 // validateJSON prints every problem of every file as one JSON list on
 // stdout, and nothing else: exit 2 when the list is not empty.
-func validateJSON(io *stdio, paths, profiles []string) error {
+func validateJSON(io *stdio, paths, profiles []string, strict bool) error {
 	problems := []problem{}
+	failed := false
 	for _, path := range paths {
-		_, err := loadArg(io, path, profiles)
+		ens, err := loadArg(io, path, profiles)
 		var list *ensemble.ErrorList
 		switch {
 		case err == nil:
+			severity := "warning"
+			if strict {
+				severity = "error"
+			}
+			for _, w := range ens.Warnings {
+				problems = append(problems, problem{w.File, w.Line, w.Column, severity, w.Message})
+				failed = failed || strict
+			}
 		case errors.As(err, &list):
 			for _, e := range *list {
-				problems = append(problems, problem{e.File, e.Line, e.Column, e.Message})
+				problems = append(problems, problem{e.File, e.Line, e.Column, "error", e.Message})
 			}
+			failed = true
 		default:
-			problems = append(problems, problem{File: displayName(path), Message: err.Error()})
+			problems = append(problems, problem{File: displayName(path), Severity: "error", Message: err.Error()})
+			failed = true
 		}
 	}
 	enc := json.NewEncoder(io.out)
@@ -168,7 +196,7 @@ func validateJSON(io *stdio, paths, profiles []string) error {
 	if err := enc.Encode(problems); err != nil {
 		return err
 	}
-	if len(problems) > 0 {
+	if failed {
 		return &exitError{code: engine.ExitUsage}
 	}
 	return nil

@@ -1,0 +1,45 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/ensemble-run/ensemble/conditions"
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/runners"
+)
+
+// A select delivers part of a dependency's output; one that fails at run
+// time fails the execution, naming the expression, and the run goes on.
+func TestSelectDelivers(t *testing.T) {
+	t.Parallel()
+	sel := func(src string) *conditions.Select {
+		s, err := conditions.CompileSelect(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	e := build(agent("classifier", 1), agent("writer", 1, "classifier"), agent("broken", 1, "classifier"), agent("after", 1, "?broken", "writer"))
+	e.Agents[1].Dependencies[0].Select, e.Agents[1].Dependencies[0].SelectProgram = "output.topics", sel("output.topics")
+	e.Agents[2].Dependencies[0].Select, e.Agents[2].Dependencies[0].SelectProgram = "output.nope.x", sel("output.nope.x")
+	var got any
+	run := scripted{
+		"classifier": func(*runners.Request) (any, error) {
+			return map[string]any{"topics": []any{"go", "yaml"}, "confidence": 0.9}, nil
+		},
+		"writer": func(req *runners.Request) (any, error) { got = req.Dependencies["classifier"]; return "ok", nil },
+		"broken": func(*runners.Request) (any, error) { t.Error("broken ran despite its failed select"); return nil, nil },
+	}
+	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
+	if s := mustJSON(t, got); s != `["go","yaml"]` {
+		t.Errorf("writer was given %s, want the topics", s)
+	}
+	if len(res.Errors) != 1 || res.Errors[0].AgentName != "broken" || !strings.Contains(res.Errors[0].Message, `select of dependency "classifier" (output.nope.x) failed`) {
+		t.Fatalf("errors %+v", res.Errors)
+	}
+	if got := strings.Join(order(res), " "); got != "1:classifier 2:writer 2:broken 3:after" {
+		t.Errorf("order %s", got)
+	}
+}

@@ -1,0 +1,145 @@
+package ensemble
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Warnings are problems that do not stop a file from loading:
+// `ensemble validate` prints them, and `validate --strict` counts them as
+// errors (docs/format.md#warnings).
+//
+// The one warning today is the stale-input trap of a join inside a loop: an
+// agent with two or more required dependencies that run in the same cycle,
+// and the default trigger (any). It runs as soon as one of them has a new
+// output, and pairs that output with the others' previous ones. trigger: all
+// waits for every one; an explicit trigger: any says the pairing is wanted.
+func (d *decoder) warnings(e *Ensemble) []*Error {
+	comp := components(e)
+	var out []*Error
+	for _, a := range e.Agents {
+		if a.TriggerAll || a.triggerSet {
+			continue
+		}
+		byComp := map[int][]string{}
+		var order []int
+		for _, dep := range a.Dependencies {
+			da := e.Agent(dep.AgentName)
+			if !dep.RequiresAll || da == nil || comp[da.Index] < 0 {
+				continue
+			}
+			c := comp[da.Index]
+			if len(byComp[c]) == 0 {
+				order = append(order, c)
+			}
+			if !slices.Contains(byComp[c], dep.AgentName) {
+				byComp[c] = append(byComp[c], dep.AgentName)
+			}
+		}
+		for _, c := range order {
+			names := byComp[c]
+			if len(names) < 2 {
+				continue
+			}
+			quoted := make([]string, len(names))
+			for i, n := range names {
+				quoted[i] = strconv.Quote(n)
+			}
+			w := &Error{File: d.file, Line: a.Pos.Line, Column: a.Pos.Column,
+				Message: fmt.Sprintf("agent %q joins %s, which run in the same loop: it runs as soon as one of them has a new output, "+
+					"paired with the others' previous ones; add trigger: all to wait for all of them (trigger: any keeps this and silences the warning)",
+					a.Name, enumerate(quoted))}
+			if w.Line >= 1 && w.Line <= len(d.lines) {
+				w.Source = strings.TrimRight(d.lines[w.Line-1], "\r")
+			}
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// components numbers the strongly connected components of the dependency
+// graph that hold a cycle (two agents or more, or an agent depending on
+// itself): comp[i] is the component of agent i, -1 when it is in no cycle.
+// Tarjan's algorithm, iterative so that a long chain cannot overflow the
+// stack.
+func components(e *Ensemble) []int {
+	n := len(e.Agents)
+	// succ[i]: the agents that depend on agent i (edges dependency → agent).
+	succ := make([][]int, n)
+	self := make([]bool, n)
+	for i, a := range e.Agents {
+		for _, dep := range a.Dependencies {
+			if da := e.Agent(dep.AgentName); da != nil {
+				succ[da.Index] = append(succ[da.Index], i)
+				if da.Index == i {
+					self[i] = true
+				}
+			}
+		}
+	}
+	index, low, comp := make([]int, n), make([]int, n), make([]int, n)
+	onStack := make([]bool, n)
+	for i := range index {
+		index[i], comp[i] = -1, -1
+	}
+	var stack []int
+	next, nComp := 0, 0
+	type frame struct{ v, edge int }
+	for root := range n {
+		if index[root] >= 0 {
+			continue
+		}
+		calls := []frame{{root, 0}}
+		index[root], low[root] = next, next
+		next++
+		stack = append(stack, root)
+		onStack[root] = true
+		for len(calls) > 0 {
+			f := &calls[len(calls)-1]
+			if f.edge < len(succ[f.v]) {
+				w := succ[f.v][f.edge]
+				f.edge++
+				switch {
+				case index[w] < 0:
+					index[w], low[w] = next, next
+					next++
+					stack = append(stack, w)
+					onStack[w] = true
+					calls = append(calls, frame{w, 0})
+				case onStack[w]:
+					low[f.v] = min(low[f.v], index[w])
+				}
+				continue
+			}
+			v := f.v
+			calls = calls[:len(calls)-1]
+			if len(calls) > 0 {
+				p := calls[len(calls)-1].v
+				low[p] = min(low[p], low[v])
+			}
+			if low[v] != index[v] {
+				continue
+			}
+			start := len(stack) - 1
+			for stack[start] != v {
+				start--
+			}
+			members := stack[start:]
+			stack = stack[:start]
+			cyclic := len(members) > 1 || self[v]
+			for _, m := range members {
+				onStack[m] = false
+				if cyclic {
+					comp[m] = nComp
+				}
+			}
+			if cyclic {
+				nComp++
+			}
+		}
+	}
+	return comp
+}

@@ -1,0 +1,117 @@
+package ensemble
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+const joinLoop = `name: join
+agents:
+  - name: start
+    ask: q
+  - name: coder
+    ask: q
+    dependencies: [start, {agent_name: critic, requires_all: false}]
+    conversation: {max_turns: 3}
+  - name: critic
+    ask: q
+    dependencies: [coder]
+    conversation: {max_turns: 3}
+  - name: synth
+    ask: q
+%s    dependencies: [coder, critic, start]
+    conversation: {max_turns: 3}
+`
+
+func TestJoinInALoopWarns(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		trigger string
+		warn    string // "" when no warning is wanted
+	}{
+		"default trigger": {"", `join.yaml:13:5: agent "synth" joins "coder" and "critic", which run in the same loop`},
+		"trigger all":     {"    trigger: all\n", ""},
+		"explicit any":    {"    trigger: any\n", ""},
+	} {
+		e, err := LoadBytes("join.yaml", []byte(strings.Replace(joinLoop, "%s", c.trigger, 1)), LoadOptions{LookupEnv: noEnv})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		switch {
+		case c.warn == "" && len(e.Warnings) > 0:
+			t.Errorf("%s: unexpected warnings %v", name, e.Warnings)
+		case c.warn != "" && (len(e.Warnings) != 1 || !strings.HasSuffix(strings.SplitN(e.Warnings[0].Error(), ": agent", 2)[0], "join.yaml:13:5") || !strings.Contains(e.Warnings[0].Error(), c.warn[len("join.yaml:13:5: "):])):
+			t.Errorf("%s: warnings %v, want one: %s", name, e.Warnings, c.warn)
+		}
+		if c.trigger == "    trigger: all\n" && !e.Agent("synth").TriggerAll {
+			t.Errorf("%s: trigger: all not decoded", name)
+		}
+	}
+}
+
+// Only dependencies in the same cycle warn: a join of a loop's agent with
+// one outside it, or of two separate loops, is fine.
+func TestJoinWarningNeedsTwoInOneLoop(t *testing.T) {
+	t.Parallel()
+	src := `name: joins
+agents:
+  - name: a
+    ask: q
+  - name: b
+    ask: q
+    dependencies: [a, {agent_name: c, requires_all: false}]
+  - name: c
+    ask: q
+    dependencies: [b]
+  - name: d
+    ask: q
+    dependencies: [a, {agent_name: e, requires_all: false}]
+  - name: e
+    ask: q
+    dependencies: [d]
+  - name: one-loop
+    ask: q
+    dependencies: [a, b]
+  - name: two-loops
+    ask: q
+    dependencies: [c, e]
+  - name: optional-pair
+    ask: q
+    dependencies: [{agent_name: b, requires_all: false}, {agent_name: c, requires_all: false}]
+`
+	e, err := LoadBytes("joins.yaml", []byte(src), LoadOptions{LookupEnv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(e.Warnings) > 0 {
+		t.Fatalf("unexpected warnings: %v", e.Warnings)
+	}
+}
+
+func TestTriggerMustBeAnyOrAll(t *testing.T) {
+	t.Parallel()
+	_, err := LoadBytes("t.yaml", []byte("name: t\nagents:\n  - name: a\n    ask: q\n    trigger: every\n"), LoadOptions{LookupEnv: noEnv})
+	checkErrors(t, err, "t.yaml", `5:14: agent "a": trigger must be any or all, got "every"`)
+}
+
+// A long cycle is found without deep recursion.
+func TestComponentsLongCycle(t *testing.T) {
+	t.Parallel()
+	const n = 200000
+	e := &Ensemble{}
+	for i := range n {
+		e.Agents = append(e.Agents, &Agent{Name: fmt.Sprint("a", i), Dependencies: []*Dependency{{AgentName: fmt.Sprint("a", (i+1)%n), RequiresAll: true}}})
+	}
+	e.Agents = append(e.Agents, &Agent{Name: "outside", Dependencies: []*Dependency{{AgentName: "a0"}}})
+	e.Index()
+	comp := components(e)
+	for i, c := range comp[:n] {
+		if c != comp[0] || c < 0 {
+			t.Fatalf("agent %d in component %d, agent 0 in %d", i, c, comp[0])
+		}
+	}
+	if comp[n] != -1 {
+		t.Fatalf("the agent outside the cycle is in component %d", comp[n])
+	}
+}
