@@ -67,6 +67,7 @@ CREATE TABLE turns (
 	edges    TEXT,          -- JSON {target: {dependency: {triggered, consumed}}} of the agents that ran
 	memory   TEXT,          -- JSON {agent: memory} of the agents whose memory changed
 	pending  TEXT,          -- JSON list of the pending agent requests after the turn, or NULL: none
+	saved_at TEXT NOT NULL, -- RFC 3339, UTC
 	PRIMARY KEY (run, turn)
 ) WITHOUT ROWID;
 CREATE TABLE warnings (
@@ -311,7 +312,8 @@ func (r *RunInfo) Resumable() bool {
 
 // Runs lists the runs of the database in the order they were created.
 func (db *DB) Runs() ([]*RunInfo, error) {
-	rows, err := db.query(`SELECT seq, id, ensemble, started_at, saved_at, completion_reason,
+	rows, err := db.query(`SELECT seq, id, ensemble, started_at,
+		max(saved_at, coalesce((SELECT saved_at FROM turns WHERE run = seq ORDER BY turn DESC LIMIT 1), '')), completion_reason,
 		coalesce((SELECT max(turn) FROM turns WHERE run = seq), base) FROM runs ORDER BY seq`)
 	if err != nil {
 		return nil, &Error{db.path, err}
@@ -524,3 +526,7 @@ func CheckID(id string) error {
 	}
 	return nil
 }
+
+// timeFormat is how times are stored: RFC 3339 in UTC with a fixed number
+// of digits, so that the text sorts as the times do.
+const timeFormat = "2006-01-02T15:04:05.000000000Z07:00"

@@ -49,7 +49,7 @@ func (db *DB) start(r *RunInfo, f *state.File, stateKey func(string) string) (*W
 	}
 	w.begin = prep("BEGIN IMMEDIATE")
 	w.commit = prep("COMMIT")
-	w.insertTurn = prep(`INSERT INTO turns (run, turn, records, counts, context, edges, memory, pending) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+	w.insertTurn = prep(`INSERT INTO turns (run, turn, records, counts, context, edges, memory, pending, saved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 	w.insertWarning = prep(`INSERT INTO warnings (run, idx, warning) VALUES (?, ?, ?)`)
 	if err != nil {
 		w.Close()
@@ -101,7 +101,7 @@ func (db *DB) Create(id string, f *state.File, stateKey func(string) string) (*W
 				}
 				return db.exec(`UPDATE runs SET ensemble = ?, responses = ?, profiles = ?, options = ?, started_at = ?, saved_at = ?,
 					completion_reason = '', base = ?, snapshot = ? WHERE seq = ?`,
-					ref, resp, profiles, opts, now.Format(time.RFC3339Nano), now.Format(time.RFC3339Nano), int64(f.State.TurnCount), snapshot, old.seq)
+					ref, resp, profiles, opts, now.Format(timeFormat), now.Format(timeFormat), int64(f.State.TurnCount), snapshot, old.seq)
 			})
 			if err != nil {
 				db.Unlock(old)
@@ -119,7 +119,7 @@ func (db *DB) Create(id string, f *state.File, stateKey func(string) string) (*W
 			}
 			if err := db.exec(`INSERT INTO runs (id, ensemble, responses, profiles, options, started_at, saved_at, base, snapshot)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				id, ref, resp, profiles, opts, now.Format(time.RFC3339Nano), now.Format(time.RFC3339Nano), int64(f.State.TurnCount), snapshot); err != nil {
+				id, ref, resp, profiles, opts, now.Format(timeFormat), now.Format(timeFormat), int64(f.State.TurnCount), snapshot); err != nil {
 				return err
 			}
 			rows, err := db.query(`SELECT seq FROM runs WHERE id = ?`, id)
@@ -160,7 +160,7 @@ func (db *DB) Continue(r *RunInfo, f *state.File, stateKey func(string) string) 
 	}
 	err = db.tx(func() error {
 		return db.exec(`UPDATE runs SET ensemble = ?, responses = ?, profiles = ?, options = ?, saved_at = ?, completion_reason = '' WHERE seq = ?`,
-			ref, resp, profiles, opts, time.Now().UTC().Format(time.RFC3339Nano), r.seq)
+			ref, resp, profiles, opts, time.Now().UTC().Format(timeFormat), r.seq)
 	})
 	if err != nil {
 		return nil, &Error{db.path, err}
@@ -279,7 +279,7 @@ func (w *Writer) save(st *state.State, reason string, final bool) error {
 		}
 		if final {
 			return w.db.exec(`UPDATE runs SET completion_reason = ?, saved_at = ? WHERE seq = ?`,
-				reason, time.Now().UTC().Format(time.RFC3339Nano), w.run.seq)
+				reason, time.Now().UTC().Format(timeFormat), w.run.seq)
 		}
 		return nil
 	})
@@ -351,7 +351,7 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 			memory[a] = m
 		}
 	}
-	vals := []any{w.run.seq, int64(st.TurnCount), records, nil, nil, nil, nil, nil}
+	vals := []any{w.run.seq, int64(st.TurnCount), records, nil, nil, nil, nil, nil, time.Now().UTC().Format(timeFormat)}
 	if vals[3], err = enc(counts); err != nil {
 		return nil, err
 	}
