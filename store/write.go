@@ -28,6 +28,9 @@ type Writer struct {
 	memory                  map[string][]byte
 
 	insertTurn, insertWarning, begin, commit driver.Stmt
+
+	buf bytes.Buffer
+	enc *json.Encoder // into buf
 }
 
 // Start begins the writes of a run with the file f: a new run, with the id
@@ -261,28 +264,35 @@ func (w *Writer) save(st *state.State, reason string, final bool) error {
 	if row == nil && len(newWarnings) == 0 && !final {
 		return nil
 	}
-	err := w.db.tx2(w.begin, w.commit, func() error {
-		if row != nil {
-			if _, err := w.insertTurn.(driver.StmtExecContext).ExecContext(w.db.ctx, row); err != nil {
-				return err
+	var err error
+	if row != nil && len(newWarnings) == 0 && !final {
+		// The turn's one row: a statement outside BEGIN and COMMIT is a
+		// transaction of its own, at a third of the cost.
+		_, err = w.insertTurn.(driver.StmtExecContext).ExecContext(w.db.ctx, row)
+	} else {
+		err = w.db.tx2(w.begin, w.commit, func() error {
+			if row != nil {
+				if _, err := w.insertTurn.(driver.StmtExecContext).ExecContext(w.db.ctx, row); err != nil {
+					return err
+				}
 			}
-		}
-		for i, wn := range newWarnings {
-			b, err := json.Marshal(wn)
-			if err != nil {
-				return err
+			for i, wn := range newWarnings {
+				b, err := json.Marshal(wn)
+				if err != nil {
+					return err
+				}
+				if _, err := w.insertWarning.(driver.StmtExecContext).ExecContext(w.db.ctx,
+					named([]any{w.run.seq, int64(w.warnings + i), string(b)})); err != nil {
+					return err
+				}
 			}
-			if _, err := w.insertWarning.(driver.StmtExecContext).ExecContext(w.db.ctx,
-				named([]any{w.run.seq, int64(w.warnings + i), string(b)})); err != nil {
-				return err
+			if final {
+				return w.db.exec(`UPDATE runs SET completion_reason = ?, saved_at = ? WHERE seq = ?`,
+					reason, time.Now().UTC().Format(timeFormat), w.run.seq)
 			}
-		}
-		if final {
-			return w.db.exec(`UPDATE runs SET completion_reason = ?, saved_at = ? WHERE seq = ?`,
-				reason, time.Now().UTC().Format(timeFormat), w.run.seq)
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 	if err != nil {
 		return &Error{w.db.path, explain(err)}
 	}
@@ -312,15 +322,16 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 			agents = append(agents, r.AgentName)
 		}
 	}
-	var buf bytes.Buffer
+	if w.enc == nil {
+		w.enc = json.NewEncoder(&w.buf)
+		w.enc.SetEscapeHTML(false)
+	}
 	enc := func(v any) (string, error) {
-		buf.Reset()
-		e := json.NewEncoder(&buf)
-		e.SetEscapeHTML(false)
-		if err := e.Encode(v); err != nil {
+		w.buf.Reset()
+		if err := w.enc.Encode(v); err != nil {
 			return "", err
 		}
-		return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+		return string(bytes.TrimSuffix(w.buf.Bytes(), []byte("\n"))), nil
 	}
 	records, err := enc(recs)
 	if err != nil {

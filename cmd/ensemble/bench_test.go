@@ -60,8 +60,14 @@ func BenchmarkCLIDAG1000(b *testing.B) {
 // BenchmarkCLILoop is the end-to-end target of a two-agent loop of 2×4,000
 // turns with conditions on its edges. < 2 s.
 func BenchmarkCLILoop(b *testing.B) {
-	const turns = 4000
-	ens := fmt.Sprintf(`name: loop
+	ens, resp := loopFiles(4000)
+	benchCLI(b, writeBench(b, b.TempDir(), ens, resp), 0)
+}
+
+// loopFiles is the ensemble and the responses of a writer/reviewer loop of
+// 2×turns turns.
+func loopFiles(turns int) (ens, responses string) {
+	ens = fmt.Sprintf(`name: loop
 models: {m: {provider: openai, model: x, base_url: http://127.0.0.1:1}}
 agents:
   - name: writer
@@ -87,5 +93,36 @@ conversation_limits: {max_total_turns: %[2]d}
 	for i := range turns {
 		fmt.Fprintf(&resp, "  - {approved: %t}\n", i == turns-1)
 	}
-	benchCLI(b, writeBench(b, b.TempDir(), ens, resp.String()), 0)
+	return ens, resp.String()
+}
+
+// BenchmarkCLILoopState is the loop of BenchmarkCLILoop with and without
+// --state (a new state database each run), at 2×500 and 2×4,000 turns: the
+// ns/turn of the store must not grow with the run, and the run with --state
+// costs at most 3× the run without (docs/performance.md).
+func BenchmarkCLILoopState(b *testing.B) {
+	for _, turns := range []int{500, 4000} {
+		for _, withState := range []bool{false, true} {
+			name := fmt.Sprintf("turns=%d/state=%t", 2*turns, withState)
+			b.Run(name, func(b *testing.B) {
+				dir := b.TempDir()
+				ens, resp := loopFiles(turns)
+				args := writeBench(b, dir, ens, resp)
+				n := 0
+				b.ReportAllocs()
+				for b.Loop() {
+					a := args
+					if withState {
+						n++
+						a = append(args[:len(args):len(args)], "--state", filepath.Join(dir, fmt.Sprintf("run%d.db", n)))
+					}
+					std := &stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard}
+					if code := run(context.Background(), a, std); code != 0 {
+						b.Fatalf("exit %d", code)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(2*turns+1), "ns/turn")
+			})
+		}
+	}
 }
