@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/rand"
 	"database/sql/driver"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -157,6 +158,9 @@ func Open(path string, create bool, sync Sync) (*DB, error) {
 			return nil, &Error{path, unwrapPath(err)}
 		} else if !ok {
 			return nil, &Error{path, errors.New("not an SQLite database")}
+		}
+		if err := checkSize(file, fi.Size()); err != nil {
+			return nil, &Error{path, err}
 		}
 	}
 	if sync == "" {
@@ -530,3 +534,41 @@ func CheckID(id string) error {
 // timeFormat is how times are stored: RFC 3339 in UTC with a fixed number
 // of digits, so that the text sorts as the times do.
 const timeFormat = "2006-01-02T15:04:05.000000000Z07:00"
+
+// checkSize rejects a database file shorter than its header says, or not a
+// whole number of pages: a truncated file, whose missing pages SQLite
+// would only notice when it reads them (or never, when they were free).
+//
+// A database with a -wal file beside it is being written (or was, by a
+// process that was killed): a checkpoint may have written page 1 before the
+// pages that extend the file, so the sizes may disagree for a moment, and
+// SQLite's own checks are left to judge it.
+func checkSize(file string, size int64) error {
+	if _, err := os.Lstat(file + "-wal"); err == nil {
+		return nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return unwrapPath(err)
+	}
+	defer f.Close()
+	var h [100]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return errors.New("the database is corrupt or truncated (its header is cut short)")
+	}
+	pageSize := int64(binary.BigEndian.Uint16(h[16:18]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	if pageSize < 512 || pageSize&(pageSize-1) != 0 {
+		return errors.New("the database is corrupt or truncated (its page size is not a power of two)")
+	}
+	pages := int64(binary.BigEndian.Uint32(h[28:32]))
+	// The page count is valid when the change counter matches the
+	// version-valid-for number (SQLite's file format).
+	valid := binary.BigEndian.Uint32(h[24:28]) == binary.BigEndian.Uint32(h[92:96])
+	if size%pageSize != 0 || valid && size < pages*pageSize {
+		return fmt.Errorf("the database is corrupt or truncated (%d bytes, its header says %d pages of %d)", size, pages, pageSize)
+	}
+	return nil
+}

@@ -327,6 +327,8 @@ func TestDamagedDatabase(t *testing.T) {
 		msg  string
 	}{
 		{"truncated", data[:len(data)/2], "corrupt or truncated"},
+		{"last bytes cut", data[:len(data)-100], "corrupt or truncated"},
+		{"last page cut", data[:len(data)-4096], "corrupt or truncated"},
 		{"garbage", garbage, "corrupt or truncated"},
 		{"header only", []byte(store.Header), "corrupt or truncated"},
 		{"not sqlite", []byte("hello"), "not an SQLite database"},
