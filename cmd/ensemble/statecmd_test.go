@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ensemble-run/ensemble/state"
@@ -125,5 +126,34 @@ func TestRunIDAndSyncFlags(t *testing.T) {
 	}
 	if fi, err := os.Stat(db); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the database's mode: %v %v", fi.Mode(), err)
+	}
+}
+
+// Runs of one database written at the same time by several runs (here in
+// one process, each with its own connection) all end complete: their
+// writers take turns on the database, a transaction at a time.
+func TestConcurrentRunsOfOneDatabase(t *testing.T) {
+	t.Parallel()
+	ex := "../../examples/writer-reviewer/"
+	db := filepath.Join(t.TempDir(), "runs.db")
+	ids := []string{"r1", "r2", "r3"}
+	outs := make([]outcome, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i] = ensembleCmd(t, "", "run", ex+"ensemble.yaml", "--responses", ex+"responses.yaml", "--output", "json", "--state", db, "--run-id", id)
+		}()
+	}
+	wg.Wait()
+	for i, o := range outs {
+		if o.code != 0 {
+			t.Fatalf("run %s: exit %d %s", ids[i], o.code, o.stderr)
+		}
+		show := ensembleCmd(t, "", "state", "show", db, "--run-id", ids[i], "--output", "json")
+		if show.code != 0 || comparableResult(t, []byte(show.stdout)) != comparableResult(t, []byte(o.stdout)) {
+			t.Fatalf("run %s: state show differs from what the run printed:\n%s\n%s", ids[i], show.stdout, show.stderr)
+		}
 	}
 }
