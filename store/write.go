@@ -222,17 +222,6 @@ func (w *Writer) Close() {
 // Run is the run the writer writes.
 func (w *Writer) Run() *RunInfo { return w.run }
 
-// turnRow is the row of turns of one turn: what it changed.
-type turnRow struct {
-	records  []*state.Record
-	counts   map[string][2]int
-	context  [][2]any
-	edges    map[string]map[string]*state.EdgeState
-	memory   map[string]json.RawMessage
-	pending  []state.AgentRequest
-	warnings []state.Warning
-}
-
 // SaveTurn writes what the turns completed since the last save added to st,
 // in one transaction: the new history records, and of the agents they are
 // of (the only agents a turn changes, see engine.Run's commit) the
@@ -267,7 +256,7 @@ func (w *Writer) save(st *state.State, reason string, final bool) error {
 	var err error
 	if row != nil && len(newWarnings) == 0 && !final {
 		// The turn's one row: a statement outside BEGIN and COMMIT is a
-		// transaction of its own, at a third of the cost.
+		// transaction of its own, without running those two statements.
 		_, err = w.insertTurn.(driver.StmtExecContext).ExecContext(w.db.ctx, row)
 	} else {
 		err = w.db.tx2(w.begin, w.commit, func() error {
@@ -367,7 +356,7 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 		return nil, err
 	}
 	for i, v := range []any{context, edges, memory, st.Pending} {
-		if reflectEmpty(v) {
+		if isEmpty(v) {
 			continue
 		}
 		if vals[4+i], err = enc(v); err != nil {
@@ -377,7 +366,7 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 	return named(vals), nil
 }
 
-func reflectEmpty(v any) bool {
+func isEmpty(v any) bool {
 	switch x := v.(type) {
 	case [][2]any:
 		return len(x) == 0
