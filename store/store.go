@@ -356,15 +356,30 @@ func (db *DB) Run(id string) (*RunInfo, error) {
 // file, at an offset of its own per run far beyond SQLite's own lock bytes;
 // the kernel releases it when the process ends, however it ends, so no lock
 // file is left behind.
+//
+// A held lock is tried again for up to lockWait: a process killed while it
+// was starting a script leaves that script, until it has started, sharing
+// the file the lock is on (a forked process shares its parent's open files
+// until it executes its program), so the lock outlives the killed process
+// by a moment.
 func (db *DB) Lock(r *RunInfo) error {
-	if err := lockRange(db.lock, lockOffset(r.seq)); err != nil {
-		if errors.Is(err, ErrLocked) {
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := lockRange(db.lock, lockOffset(r.seq))
+		switch {
+		case err == nil:
+			return nil
+		case !errors.Is(err, ErrLocked):
+			return &Error{db.path, err}
+		case time.Now().After(deadline):
 			return &Error{db.path, fmt.Errorf("run %s: %w", r.ID, err)}
 		}
-		return &Error{db.path, err}
+		time.Sleep(lockWait / 20)
 	}
-	return nil
 }
+
+// lockWait is how long Lock waits for a lock held by another process.
+const lockWait = time.Second
 
 // Unlock releases the lock of a run.
 func (db *DB) Unlock(r *RunInfo) { unlockRange(db.lock, lockOffset(r.seq)) }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"math/rand/v2"
 	"os"
@@ -99,6 +100,8 @@ func TestKilledAtRandomMomentsResumes(t *testing.T) {
 			args = []string{"resume", sp, "--output", "json"}
 		}
 		cmd := cli(args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +114,7 @@ func TestKilledAtRandomMomentsResumes(t *testing.T) {
 			break // it finished before the kill: a shorter test, still a valid one
 		}
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-			t.Fatalf("%v ended on its own before the kill: %v", args, werr)
+			t.Fatalf("%v ended on its own before the kill: %v\n%s", args, werr, stderr.Bytes())
 		}
 		kills++
 		if !hasRun() {
