@@ -194,6 +194,13 @@ func printSummary(io *stdio, res *engine.Result, path string, run *store.RunInfo
 	if run != nil {
 		opts.Resume += " --run-id " + shellQuote(run.ID)
 	}
-	report.Summary(io.stdout(), res, opts)
+	if res.CompletionReason != "" {
+		report.Summary(io.stdout(), res, opts)
+		return nil
+	}
+	shown := *res
+	shown.CompletionReason = "unfinished"
+	report.Summary(io.stdout(), &shown, opts)
+	fmt.Fprintf(io.stdout(), "(it has not finished, or its process was killed; it goes on with: %s)\n", opts.Resume)
 	return nil
 }

@@ -29,6 +29,10 @@ func TestStateDatabaseOfSeveralRuns(t *testing.T) {
 	if o := ensembleCmd(t, "", "state", "show", db); o.code != 2 || !strings.Contains(o.stderr, "holds 2 runs; name one with --run-id") {
 		t.Fatalf("an ambiguous show: exit %d %s", o.code, o.stderr)
 	}
+	if o := ensembleCmd(t, "", "state", "show", db, "--run-id", "beta", "--output", "text"); o.code != 0 ||
+		!strings.Contains(o.stdout, "writer-reviewer: unfinished after 0 turns") || !strings.Contains(o.stdout, "it goes on with: ensemble resume "+db+" --run-id beta") {
+		t.Fatalf("state show of an unfinished run: exit %d %s%s", o.code, o.stdout, o.stderr)
+	}
 	if o := ensembleCmd(t, "", "state", "show", db, "--run-id", "gamma"); o.code != 2 || !strings.Contains(o.stderr, `holds no run "gamma"`) {
 		t.Fatalf("an unknown run: exit %d %s", o.code, o.stderr)
 	}
