@@ -120,8 +120,18 @@ func encode(f *File) ([]byte, error) {
 	if f == nil || f.State == nil {
 		return nil, errors.New("saving the state: nothing to save")
 	}
-	f.Format, f.Version = FileFormat, FileVersion
 	f.SavedAt = time.Now().UTC()
+	return Marshal(f)
+}
+
+// Marshal returns f in the state file format, as Save writes it (Format
+// and Version filled in), but with f.SavedAt as it is: what `ensemble state
+// export` prints of a run kept in a database.
+func Marshal(f *File) ([]byte, error) {
+	if f == nil || f.State == nil {
+		return nil, errors.New("saving the state: nothing to save")
+	}
+	f.Format, f.Version = FileFormat, FileVersion
 	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("saving the state: %w", err)
@@ -239,6 +249,18 @@ func Parse(data []byte) (*File, error) {
 		return nil, err
 	}
 	return &f, nil
+}
+
+// Validate checks f as Parse checks a file it decoded: what a resumed run
+// needs (paths, hashes, limits), and a state that a run could have saved
+// (docs/semantics.md#durable-runs). It fills in the maps f.State lacks.
+// The store of runs in a database (package store) calls it on every run
+// it loads.
+func (f *File) Validate() error {
+	if err := f.check(); err != nil {
+		return fmt.Errorf("corrupt: %v", err)
+	}
+	return f.State.consistent()
 }
 
 // check rejects what would make a resumed run misbehave, and fills in the

@@ -103,3 +103,35 @@ func TestBenchdataEnsemblesRun(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCLILoopState is the loop of BenchmarkCLILoop with and without
+// --state (a new state database each run), at 2×500 and 2×4,000 turns: the
+// ns/turn of the store must not grow with the run, and the run with --state
+// costs at most 3× the run without (docs/performance.md).
+func BenchmarkCLILoopState(b *testing.B) {
+	for _, turns := range []int{500, 4000} {
+		for _, withState := range []bool{false, true} {
+			name := fmt.Sprintf("turns=%d/state=%t", 2*turns, withState)
+			b.Run(name, func(b *testing.B) {
+				dir := b.TempDir()
+				var ens, resp strings.Builder
+				benchdata.Loop(&ens, &resp, turns, 0)
+				args := writeBench(b, dir, ens.String(), resp.String())
+				n := 0
+				b.ReportAllocs()
+				for b.Loop() {
+					a := args
+					if withState {
+						n++
+						a = append(args[:len(args):len(args)], "--state", filepath.Join(dir, fmt.Sprintf("run%d.db", n)))
+					}
+					std := &stdio{in: strings.NewReader(""), out: io.Discard, err: io.Discard}
+					if code := run(context.Background(), a, std); code != 0 {
+						b.Fatalf("exit %d", code)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(benchdata.LoopTurns(turns)), "ns/turn")
+			})
+		}
+	}
+}

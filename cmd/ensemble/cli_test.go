@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -68,7 +69,7 @@ func TestValidateDirectoriesAndStdin(t *testing.T) {
 func TestResumeOfAnEnsembleFileSaysSo(t *testing.T) {
 	t.Parallel()
 	o := ensembleCmd(t, "", "resume", example+"ensemble.yaml")
-	want := example + "ensemble.yaml is an ensemble file, not a state file; start a durable run with: ensemble run " + example + "ensemble.yaml --state run.json"
+	want := example + "ensemble.yaml is an ensemble file, not a state file; start a durable run with: ensemble run " + example + "ensemble.yaml --state run.db"
 	if o.code != 2 || !strings.Contains(o.stderr, want) {
 		t.Fatalf("exit %d %q", o.code, o.stderr)
 	}
@@ -115,7 +116,7 @@ func TestInterruptedRunNamesTheResumeCommand(t *testing.T) {
 	}
 	// resume says where it takes up.
 	o := ensembleCmd(t, "", "resume", sp, "--output", "text")
-	if want := "ensemble: resuming " + sp + " from turn 1 (0 turns done)\n"; o.code != 0 || o.stderr != want {
+	if want := regexp.MustCompile(`^ensemble: resuming run [-0-9a-f]+ of ` + regexp.QuoteMeta(sp) + ` from turn 1 \(0 turns done\)\n$`); o.code != 0 || !want.MatchString(o.stderr) {
 		t.Fatalf("exit %d, stderr %q, want %q", o.code, o.stderr, want)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/report"
 	"github.com/ensemble-run/ensemble/state"
+	"github.com/ensemble-run/ensemble/store"
 )
 
 // resumeFlags are the flags of `ensemble resume`: those of run but the
@@ -21,12 +22,13 @@ import (
 type resumeFlags struct {
 	sharedFlags
 	force bool
+	runID string // --run-id: which run of a database
 }
 
 func newResumeCmd(io *stdio) *cobra.Command {
 	var f resumeFlags
 	cmd := &cobra.Command{
-		Use:   "resume STATE",
+		Use:   "resume STATE [--run-id ID]",
 		Short: "Continue a run saved with run --state",
 		Long: `Continue a run saved with "ensemble run --state STATE" from its last completed turn.
 
@@ -35,6 +37,11 @@ files and overrides (--max-turns, --timeout, --parallel) as it was started with;
 flags given here override them. A turn that was interrupted runs again; a
 completed turn never does. The state keeps being written to STATE. --output,
 --stream and --report work as for run.
+
+STATE is a state database (what run --state writes) or a JSON state file
+(what earlier releases wrote, and state export prints): a database goes on
+being written as a database, a JSON file as JSON. In a database holding
+several runs, --run-id names the run; without it, the one unfinished run.
 
 Resume refuses when the ensemble file, or the responses file, changed since
 the state was saved; --force resumes anyway.`,
@@ -45,6 +52,7 @@ the state was saved; --force resumes anyway.`,
 	}
 	f.sharedFlags.register(cmd, true)
 	cmd.Flags().BoolVar(&f.force, "force", false, "resume even if the ensemble or responses file changed")
+	cmd.Flags().StringVar(&f.runID, "run-id", "", "the run of the state database to resume (default: its one unfinished run)")
 	return cmd
 }
 
@@ -53,6 +61,10 @@ type resumeInfo struct {
 	path  string // the state file
 	file  *state.File
 	force bool
+	// db is the open state database holding the run, locked by this
+	// process; nil for a JSON state file.
+	db  *store.DB
+	run *store.RunInfo
 	// checkResponses: the responses file is the saved run's, so it must not
 	// have changed.
 	checkResponses bool
@@ -61,17 +73,32 @@ type resumeInfo struct {
 // resumeRun continues the run saved in the state file at path: the saved
 // run's files and overrides, but for those given again on the command line.
 func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, changed func(string) bool) error {
-	sf, err := state.Load(path)
-	if err != nil {
-		if data, rerr := os.ReadFile(path); rerr == nil && isEnsemble(data) {
-			return usageErr("%s is an ensemble file, not a state file; start a durable run with: ensemble run %s --state run.json", path, shellQuote(path))
+	var rs *resumeInfo
+	if isDB, _ := store.IsDatabase(path); isDB {
+		db, run, sf, err := openRun(io, path, rf.runID, true)
+		if err != nil {
+			return err
 		}
-		return &exitError{code: engine.ExitUsage, err: err}
+		defer db.Close()
+		rs = &resumeInfo{path: path, file: sf, force: rf.force, db: db, run: run}
+	} else {
+		if rf.runID != "" {
+			return usageErr("--run-id: %s is a JSON state file, which holds one run: resume it without --run-id", path)
+		}
+		sf, err := state.Load(path)
+		if err != nil {
+			if data, rerr := os.ReadFile(path); rerr == nil && isEnsemble(data) {
+				return usageErr("%s is an ensemble file, not a state file; start a durable run with: ensemble run %s --state run.db", path, shellQuote(path))
+			}
+			return &exitError{code: engine.ExitUsage, err: err}
+		}
+		rs = &resumeInfo{path: path, file: sf, force: rf.force}
 	}
+	sf := rs.file
 	f := runFlags{
 		sharedFlags: rf.sharedFlags,
 		stateFile:   path,
-		resume:      &resumeInfo{path: path, file: sf, force: rf.force},
+		resume:      rs,
 	}
 	if !changed("max-turns") {
 		f.maxTurns = sf.Options.MaxTurns
@@ -125,6 +152,14 @@ func (f *runFlags) durable(io *stdio, e *ensemble.Ensemble, input string, opts e
 	if err != nil {
 		return nil, nil, err
 	}
+	if rs := f.resume; rs != nil && rs.db != nil || rs == nil && isNewDatabase(f.stateFile) {
+		return f.durableDB(io, e, input, opts, extra)
+	}
+	if f.runID != "" && f.resume == nil {
+		return nil, nil, usageErr("--run-id: --state %s is a JSON state file, which holds one run; name a state database", f.stateFile)
+	}
+	// A JSON state file (docs/semantics.md#durable-runs): written whole
+	// after every turn, as earlier releases did.
 	lk, err := state.Lock(f.stateFile)
 	if err != nil {
 		return nil, nil, usageErr("--state: %v", err)

@@ -14,10 +14,7 @@ import (
 func TestResumeRejectsInconsistentStates(t *testing.T) {
 	t.Parallel()
 	dir, _, sp := resumable(t)
-	good, err := os.ReadFile(sp)
-	if err != nil {
-		t.Fatal(err)
-	}
+	good := exportState(t, sp, "") // resumed as a JSON state file
 	edit := func(f func(file, st map[string]any)) []byte {
 		var m map[string]any
 		if err := json.Unmarshal(good, &m); err != nil {

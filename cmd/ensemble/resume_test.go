@@ -18,6 +18,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ensemble-run/ensemble/state"
+	"github.com/ensemble-run/ensemble/store"
 )
 
 // asCLI, set to 1 in its environment, makes the test binary the ensemble
@@ -104,18 +107,50 @@ type stateFile struct {
 	State            map[string]any `json:"state"`
 }
 
+// readState reads the run of a state file: a JSON state file as it is, the
+// one run of a state database as state export prints it. raw is what the
+// file holds: the JSON, or the export and the database's bytes.
 func readState(t *testing.T, path string) *stateFile {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	text := raw
+	if bytes.HasPrefix(raw, []byte(store.Header)) {
+		text = exportState(t, path, "")
+		raw = append(append([]byte(nil), text...), raw...)
+	}
 	var sf stateFile
-	if err := json.Unmarshal(raw, &sf); err != nil {
-		t.Fatalf("the state file does not parse: %v\n%s", err, raw)
+	if err := json.Unmarshal(text, &sf); err != nil {
+		t.Fatalf("the state file does not parse: %v\n%s", err, text)
 	}
 	sf.raw = raw
 	return &sf
+}
+
+// exportState is a run of a state database (id "": its one run) in the
+// JSON state file format, read in this process as state export reads it.
+func exportState(t *testing.T, path, id string) []byte {
+	t.Helper()
+	db, err := store.Open(path, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	run, err := pickRun(db, id, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sf, err := db.Load(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := state.Marshal(sf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func (sf *stateFile) turn() int { return int(sf.State["turn_count"].(float64)) }
@@ -377,13 +412,24 @@ func TestResumeRejectsBadStateFiles(t *testing.T) {
 	if o.code != 0 {
 		t.Fatalf("exit %d: %s", o.code, o.stderr)
 	}
-	good, _ := os.ReadFile(sp)
+	good, _ := os.ReadFile(sp) // a database
+	if !bytes.HasPrefix(good, []byte(store.Header)) {
+		t.Fatalf("--state %s did not make a database", sp)
+	}
+	goodJSON := exportState(t, sp, "")
+	garbled := append([]byte(nil), good...)
+	for i := 100; i < len(garbled); i += 3 {
+		garbled[i] = 'x'
+	}
 	for _, tc := range []struct{ name, data, msg string }{
 		{"garbage", "\x00\x01 not json", "not valid JSON"},
-		{"truncated", string(good[:len(good)*2/3]), "corrupt or truncated"},
+		{"truncated", string(goodJSON[:len(goodJSON)*2/3]), "corrupt or truncated"},
 		{"empty", "", "empty"},
-		{"unknown version", strings.Replace(string(good), `"version": 1,`, `"version": 7,`, 1), "unknown state file version 7"},
+		{"unknown version", strings.Replace(string(goodJSON), `"version": 1,`, `"version": 7,`, 1), "unknown state file version 7"},
 		{"not a state file", `{"ensemble": "x"}`, "not an ensemble state file"},
+		{"truncated database", string(good[:len(good)/2]), "the database is corrupt or truncated"},
+		{"garbled database", string(garbled), "the database is corrupt or truncated"},
+		{"database header only", store.Header, "the database is corrupt or truncated"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -594,7 +640,7 @@ agents:
 	if o := runCLI("run", ens, "--state", sp, "--max-turns", "3", "--output", "json"); o.code != 3 {
 		t.Fatalf("exit %d: %s", o.code, o.stderr)
 	}
-	raw, _ := os.ReadFile(sp)
+	raw := readState(t, sp).raw
 	if !bytes.Contains(raw, []byte(`"memory"`)) || !bytes.Contains(raw, []byte("draft 1 after 2 messages")) {
 		t.Fatalf("the state lacks the writer's conversation:\n%s", raw)
 	}
@@ -611,7 +657,7 @@ agents:
 	if got, want := comparableResult(t, []byte(resumed.stdout)), comparableResult(t, []byte(whole.stdout)); got != want {
 		t.Fatalf("the resumed result differs:\n%s\nwant\n%s", got, want)
 	}
-	raw, _ = os.ReadFile(sp)
+	raw = readState(t, sp).raw
 	if bytes.Contains(raw, []byte(key)) || strings.Contains(resumed.stdout, key) {
 		t.Fatal("the key leaked")
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/ensemble-run/ensemble/report"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/runners/llm"
+	"github.com/ensemble-run/ensemble/store"
 )
 
 // runFlags are the flags of `ensemble run`; `ensemble resume` fills them
@@ -32,7 +33,10 @@ type runFlags struct {
 	maxInput  byteSize // --max-input-size: the largest input read from stdin or a file
 	sharedFlags
 	stateFile string      // --state: write the state after every turn
+	runID     string      // --run-id: the run's id in the state database
 	resume    *resumeInfo // set by `ensemble resume`
+	newRunID  string      // the id of the new run in the state database (set by durable)
+	resumeCmd string      // the command that continues the run, once saved ("": from stateFile)
 }
 
 // sharedFlags are the flags that run and resume both take: where agents'
@@ -116,7 +120,8 @@ func newRunCmd(io *stdio) *cobra.Command {
 	fl.StringVar(&f.inputFile, "input-file", "", "read the run's input from `FILE`")
 	f.maxInput = defaultMaxInput
 	fl.Var(&f.maxInput, "max-input-size", "the largest input `SIZE` --input - and --input-file accept (bytes, or e.g. 64KiB, 20MB, 1GiB)")
-	fl.StringVar(&f.stateFile, "state", "", "write the run's state to `FILE` after every turn (continue it with ensemble resume FILE)")
+	fl.StringVar(&f.stateFile, "state", "", "save the run in the state database `FILE` after every turn (continue it with ensemble resume FILE)")
+	fl.StringVar(&f.runID, "run-id", "", "with --state, the run's `ID` in the database (default: a new one, printed with --output text)")
 	f.sharedFlags.register(cmd, false)
 	return cmd
 }
@@ -124,6 +129,14 @@ func newRunCmd(io *stdio) *cobra.Command {
 func (f *runFlags) check(inputSet bool) error {
 	if inputSet && f.inputFile != "" {
 		return usageErr("--input and --input-file are mutually exclusive")
+	}
+	if f.runID != "" && f.resume == nil {
+		if f.stateFile == "" {
+			return usageErr("--run-id needs --state")
+		}
+		if err := store.CheckID(f.runID); err != nil {
+			return usageErr("--run-id: %v", err)
+		}
 	}
 	if f.output != "" && !slices.Contains(runOutputs, f.output) {
 		return usageErr("--output must be text, json or jsonl, got %q", f.output)
@@ -273,8 +286,14 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 		return err
 	}
 	if rs := f.resume; rs != nil && output == "text" && !f.quiet {
-		done := rs.file.State.TurnCount
-		fmt.Fprintf(io.stderr(), "ensemble: resuming %s from turn %d (%s done)\n", rs.path, done+1, report.Count(done, "turn"))
+		done, what := rs.file.State.TurnCount, rs.path
+		if rs.run != nil {
+			what = "run " + rs.run.ID + " of " + rs.path
+		}
+		fmt.Fprintf(io.stderr(), "ensemble: resuming %s from turn %d (%s done)\n", what, done+1, report.Count(done, "turn"))
+	}
+	if f.newRunID != "" && output == "text" && !f.quiet {
+		fmt.Fprintf(io.stderr(), "ensemble: run %s, saved in %s\n", f.newRunID, f.stateFile)
 	}
 	stop := view.start()
 	res := r.Run(ctx)

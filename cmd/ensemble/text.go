@@ -80,7 +80,10 @@ func (v *runView) start() (stop func()) {
 func (v *runView) finish(res *engine.Result) error {
 	if v.output == "text" {
 		opts := report.SummaryOptions{Agents: v.agentNames(), Width: v.io.termWidth(), Quiet: v.flags.quiet}
-		if v.flags.stateFile != "" {
+		switch {
+		case v.flags.resumeCmd != "":
+			opts.Resume = v.flags.resumeCmd
+		case v.flags.stateFile != "":
 			opts.Resume = resumeCommand(v.flags.stateFile)
 		}
 		report.Summary(v.io.stdout(), res, opts)

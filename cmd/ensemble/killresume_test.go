@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ensemble-run/ensemble/store"
+)
+
+// killEnsemble is a ping-pong of 40 turns (a seed, 20 pings, 19 pongs) of
+// scripts that take a little while, so that a kill lands anywhere: in a
+// script, between turns, in the middle of a save.
+const killEnsemble = `name: kill-resume
+input: go
+agents:
+  - name: seed
+    script: step.sh
+  - name: ping
+    script: step.sh
+    dependencies:
+      - seed
+      - agent_name: pong
+        requires_all: false
+    conversation: {max_turns: 20}
+  - name: pong
+    script: step.sh
+    dependencies: [ping]
+    conversation: {max_turns: 19}
+conversation_limits:
+  max_total_turns: 100
+`
+
+// killStep's output depends only on what the engine gives it, so that an
+// execution played again after a kill answers the same.
+const killStep = `#!/bin/sh
+read -r _ || true
+sleep 0.03
+printf '{"agent": "%s", "execution": %s, "turn": %s}\n' "$ENSEMBLE_AGENT" "$ENSEMBLE_EXECUTION" "$ENSEMBLE_TURN"
+`
+
+// A run killed with SIGKILL at 20 random moments, and resumed after each,
+// ends with the result of an uninterrupted run: every kill leaves the state
+// of a complete turn (or no run yet, when it came before the first save),
+// the turn count never goes back, and the state always loads.
+func TestKilledAtRandomMomentsResumes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, body := range map[string]string{"ensemble.yaml": killEnsemble, "step.sh": killStep} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ens := filepath.Join(dir, "ensemble.yaml")
+	cli := func(args ...string) *exec.Cmd {
+		cmd := cliCommand(t, []string{"ENSEMBLE_PROFILES="}, args...)
+		cmd.Dir = dir
+		return cmd
+	}
+
+	start := time.Now()
+	out, err := cli("run", ens, "--state", filepath.Join(dir, "reference.db"), "--output", "json").Output()
+	if code := exitCode(t, err); code != 0 {
+		t.Fatalf("reference run: exit %d", code)
+	}
+	want := comparableResult(t, out)
+	whole := time.Since(start)
+
+	sp := filepath.Join(dir, "killed.db")
+	// hasRun reports whether the database holds the run yet.
+	hasRun := func() bool {
+		if ok, _ := store.IsDatabase(sp); !ok {
+			return false
+		}
+		db, err := store.Open(sp, false, "")
+		if err != nil {
+			t.Fatalf("after a kill: %v", err)
+		}
+		defer db.Close()
+		runs, err := db.Runs()
+		if err != nil {
+			t.Fatalf("after a kill: %v", err)
+		}
+		if len(runs) > 1 {
+			t.Fatalf("after a kill the database holds %d runs", len(runs))
+		}
+		return len(runs) == 1
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	turns, kills := 0, 0
+	for kills < 20 {
+		args := []string{"run", ens, "--state", sp, "--output", "json"}
+		if hasRun() {
+			args = []string{"resume", sp, "--output", "json"}
+		}
+		cmd := cli(args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Anywhere from the start of the process to an eighth of a whole run
+		// after it.
+		time.Sleep(time.Duration(rng.Int64N(int64(whole/8) + 1)))
+		err := cmd.Process.Signal(syscall.SIGKILL)
+		werr := cmd.Wait()
+		if errors.Is(err, os.ErrProcessDone) || cmd.ProcessState.Success() {
+			break // it finished before the kill: a shorter test, still a valid one
+		}
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+			t.Fatalf("%v ended on its own before the kill: %v\n%s", args, werr, stderr.Bytes())
+		}
+		kills++
+		if !hasRun() {
+			continue
+		}
+		sf := readState(t, sp)
+		if sf.CompletionReason != "" || sf.turn() < turns {
+			t.Fatalf("kill %d: the state holds turn %d (%q) after turn %d", kills, sf.turn(), sf.CompletionReason, turns)
+		}
+		turns = sf.turn()
+	}
+	args := []string{"resume", sp, "--output", "json"}
+	if !hasRun() {
+		args = []string{"run", ens, "--state", sp, "--output", "json"}
+	}
+	out, err = cli(args...).Output()
+	if code := exitCode(t, err); code != 0 {
+		t.Fatalf("the last resume: exit %d", code)
+	}
+	if got := comparableResult(t, out); got != want {
+		t.Fatalf("after %d kills (the last at turn %d) the result differs from an uninterrupted run's:\n%s\nwant\n%s", kills, turns, got, want)
+	}
+	t.Logf("%d kills, the last after turn %d", kills, turns)
+	out, err = cli("state", "show", sp, "--output", "json").Output()
+	if code := exitCode(t, err); code != 0 {
+		t.Fatalf("state show: exit %d", code)
+	}
+	if got := comparableResult(t, out); got != want {
+		t.Fatalf("state show prints\n%s\nwant\n%s", got, want)
+	}
+}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/report"
+	"github.com/ensemble-run/ensemble/state"
+	"github.com/ensemble-run/ensemble/store"
+)
+
+// newStateCmd is `ensemble state`: reading the runs a state file keeps
+// (docs/cli.md#ensemble-state).
+func newStateCmd(io *stdio) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "state",
+		Short: "Show, export or list the runs kept in a state file",
+		Long: `Read the runs that run --state keeps in a state database (or a JSON state
+file). Nothing runs, and nothing is written to the file.`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newStateShowCmd(io), newStateExportCmd(io), newStateListCmd(io))
+	return cmd
+}
+
+func newStateShowCmd(io *stdio) *cobra.Command {
+	var runID, output string
+	cmd := &cobra.Command{
+		Use:   "show FILE",
+		Short: "Print the result of a saved run, as the run printed it",
+		Long: `Print the result of a saved run as of its last completed turn: the JSON a run
+prints with --output json, or its summary with --output text. Its
+completion_reason is empty while the run has not finished (or was killed);
+duration_seconds is the time from its start to its last save.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "" && output != "json" && output != "text" {
+				return usageErr("--output must be json or text, got %q", output)
+			}
+			sf, run, err := loadSaved(io, args[0], runID)
+			if err != nil {
+				return err
+			}
+			res := savedResult(sf, run)
+			if output == "" {
+				output = "json"
+				if isTerminal(io.out) {
+					output = "text"
+				}
+			}
+			if output == "text" {
+				return printSummary(io, res, args[0], run)
+			}
+			enc := json.NewEncoder(io.stdout())
+			enc.SetIndent("", "  ")
+			return enc.Encode(res)
+		},
+	}
+	cmd.Flags().StringVar(&runID, "run-id", "", "the run of the database (default: its one run)")
+	cmd.Flags().StringVar(&output, "output", "", "json|text (default text on a terminal, json otherwise)")
+	return cmd
+}
+
+func newStateExportCmd(io *stdio) *cobra.Command {
+	var runID string
+	cmd := &cobra.Command{
+		Use:   "export FILE",
+		Short: "Print a saved run as a JSON state file",
+		Long: `Print a saved run in the JSON state file format, for tools that read JSON:
+ensemble resume continues such a file too (writing it as JSON).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sf, _, err := loadSaved(io, args[0], runID)
+			if err != nil {
+				return err
+			}
+			data, err := state.Marshal(sf)
+			if err != nil {
+				return err
+			}
+			_, err = io.stdout().Write(data)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&runID, "run-id", "", "the run of the database (default: its one run)")
+	return cmd
+}
+
+func newStateListCmd(io *stdio) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "list FILE",
+		Short: "List the runs of a state file",
+		Long:  `List the runs of a state file: id, ensemble, start, turns and how each ended ("unfinished" while it goes on, or was killed).`,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != "" && output != "json" && output != "text" {
+				return usageErr("--output must be json or text, got %q", output)
+			}
+			runs, err := listSaved(io, args[0])
+			if err != nil {
+				return err
+			}
+			if output == "json" {
+				enc := json.NewEncoder(io.stdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(runs)
+			}
+			tw := tabwriter.NewWriter(io.stdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tENSEMBLE\tSTARTED\tTURNS\tSTATUS")
+			for _, r := range runs {
+				started := "-"
+				if !r.Started.IsZero() {
+					started = r.Started.Local().Format(time.DateTime)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.ID, r.Ensemble, started, r.Turns, runStatus(r.CompletionReason))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&output, "output", "text", "text|json")
+	return cmd
+}
+
+// loadSaved reads a run from a state database (the one named by runID, or
+// its only run) or a JSON state file.
+func loadSaved(io *stdio, path, runID string) (*state.File, *store.RunInfo, error) {
+	if isDB, _ := store.IsDatabase(path); isDB {
+		db, run, sf, err := openRun(io, path, runID, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		db.Close()
+		return sf, run, nil
+	}
+	if runID != "" {
+		return nil, nil, usageErr("--run-id: %s is a JSON state file, which holds one run", path)
+	}
+	sf, err := state.Load(path)
+	if err != nil {
+		return nil, nil, &exitError{code: engine.ExitUsage, err: err}
+	}
+	return sf, nil, nil
+}
+
+// listSaved lists the runs of a state database, or the one of a JSON
+// state file (with the id "-").
+func listSaved(io *stdio, path string) ([]*store.RunInfo, error) {
+	if isDB, _ := store.IsDatabase(path); isDB {
+		sync, err := storeSync(io)
+		if err != nil {
+			return nil, err
+		}
+		db, err := store.Open(path, false, sync)
+		if err != nil {
+			return nil, &exitError{code: engine.ExitUsage, err: err}
+		}
+		defer db.Close()
+		runs, err := db.Runs()
+		if err != nil {
+			return nil, &exitError{code: engine.ExitUsage, err: err}
+		}
+		return runs, nil
+	}
+	sf, err := state.Load(path)
+	if err != nil {
+		return nil, &exitError{code: engine.ExitUsage, err: err}
+	}
+	return []*store.RunInfo{{ID: "-", Ensemble: sf.Ensemble.Name, Saved: sf.SavedAt, Turns: sf.State.TurnCount, CompletionReason: sf.CompletionReason}}, nil
+}
+
+// savedResult is the result of a saved run as of its last completed turn,
+// as engine.Run.Result builds it: no agent runs, and the ensemble file is
+// not read (it may have changed or gone).
+func savedResult(sf *state.File, run *store.RunInfo) *engine.Result {
+	e := &ensemble.Ensemble{Name: sf.Ensemble.Name, Path: sf.Ensemble.Path, Hash: sf.Ensemble.SHA256}
+	res := engine.FromFile(e, sf, engine.Options{}).Result(sf.CompletionReason)
+	res.DurationSeconds = 0
+	if run != nil && !run.Started.IsZero() {
+		res.DurationSeconds = max(0, run.Saved.Sub(run.Started).Seconds())
+	}
+	return res
+}
+
+// printSummary prints the text summary of a saved run.
+func printSummary(io *stdio, res *engine.Result, path string, run *store.RunInfo) error {
+	opts := report.SummaryOptions{Width: io.termWidth(), Resume: resumeCommand(path)}
+	if run != nil {
+		opts.Resume += " --run-id " + shellQuote(run.ID)
+	}
+	if res.CompletionReason != "" {
+		report.Summary(io.stdout(), res, opts)
+		return nil
+	}
+	shown := *res
+	shown.CompletionReason = "unfinished"
+	report.Summary(io.stdout(), &shown, opts)
+	fmt.Fprintf(io.stdout(), "(it has not finished, or its process was killed; it goes on with: %s)\n", opts.Resume)
+	return nil
+}

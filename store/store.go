@@ -1,0 +1,589 @@
+// Package store keeps durable runs in an SQLite database
+// (docs/semantics.md#durable-runs): `ensemble run --state FILE` writes one
+// transaction per completed turn holding only what the turn added, so the
+// cost of a save does not grow with the run. A database holds any number of
+// runs, each named by an id; one process at a time writes a run.
+//
+// The database is opened through modernc.org/sqlite, a pure Go SQLite: no
+// C compiler is needed. Only this package and cmd/ensemble import it.
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql/driver"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/ensemble-run/ensemble/state"
+)
+
+// Header is how every SQLite database file starts: a state file that
+// starts otherwise is a JSON state file (package state).
+const Header = "SQLite format 3\x00"
+
+// applicationID marks a database as an ensemble state database (PRAGMA
+// application_id, "ens1"); schemaVersion is PRAGMA user_version.
+const (
+	applicationID = 0x656e7331
+	schemaVersion = 1
+)
+
+// The schema. A run is a row of runs with the state it started from
+// (snapshot, a JSON state; turn base), then a row of turns per completed
+// turn after it, holding only what that turn changed, and its warnings in
+// warnings. Loading a run replays its turns over the snapshot.
+const schema = `
+CREATE TABLE runs (
+	seq               INTEGER PRIMARY KEY, -- also the offset of the run's lock
+	id                TEXT NOT NULL UNIQUE,
+	ensemble          TEXT NOT NULL,       -- JSON state.FileRef
+	responses         TEXT,                -- JSON state.FileRef, or NULL
+	profiles          TEXT,                -- JSON list of paths, or NULL
+	options           TEXT NOT NULL,       -- JSON state.Options
+	started_at        TEXT NOT NULL,       -- RFC 3339, UTC
+	saved_at          TEXT NOT NULL,
+	completion_reason TEXT NOT NULL DEFAULT '',
+	base              INTEGER NOT NULL,    -- the turn count of snapshot
+	snapshot          TEXT NOT NULL        -- JSON state.State
+);
+CREATE TABLE turns (
+	run      INTEGER NOT NULL,
+	turn     INTEGER NOT NULL,
+	records  TEXT NOT NULL, -- JSON list of the turn's history records
+	counts   TEXT NOT NULL, -- JSON {agent: [executions, outputs]} of the agents that ran
+	context  TEXT,          -- JSON [[state key, value], ...] of the outputs the turn added
+	edges    TEXT,          -- JSON {target: {dependency: {triggered, consumed}}} of the agents that ran
+	memory   TEXT,          -- JSON {agent: memory} of the agents whose memory changed
+	pending  TEXT,          -- JSON list of the pending agent requests after the turn, or NULL: none
+	saved_at TEXT NOT NULL, -- RFC 3339, UTC
+	PRIMARY KEY (run, turn)
+) WITHOUT ROWID;
+CREATE TABLE warnings (
+	run     INTEGER NOT NULL,
+	idx     INTEGER NOT NULL,
+	warning TEXT NOT NULL, -- JSON state.Warning
+	PRIMARY KEY (run, idx)
+) WITHOUT ROWID;
+`
+
+// Error is a database that cannot be used: corrupt, truncated, not an
+// ensemble state database, or of an unknown version. It names the file.
+type Error struct {
+	Path string
+	Err  error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("state file %s: %v", e.Path, e.Err) }
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrLocked is returned when another process is writing the run.
+var ErrLocked = errors.New("another ensemble process is running it")
+
+// ErrNoRun is wrapped by the error for a run id the database does not hold.
+var ErrNoRun = errors.New("no run")
+
+// Sync is the SQLite synchronous mode of the writes: "normal" (the
+// default) or "full" ($ENSEMBLE_STATE_SYNC, docs/semantics.md#durable-runs).
+type Sync string
+
+const (
+	SyncNormal Sync = "normal" // a committed turn survives a killed process
+	SyncFull   Sync = "full"   // and a power cut: one fsync per turn
+)
+
+// IsDatabase reports whether the file at path is an SQLite database, by
+// its first bytes. A file that does not exist, or is empty, is not.
+func IsDatabase(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	head := make([]byte, len(Header))
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	return n == len(Header) && string(head) == Header, nil
+}
+
+// DB is an open state database.
+type DB struct {
+	path string // as given, for messages
+	file string // symbolic links resolved, absolute
+	conn driver.Conn
+	lock *os.File // the database file, opened for the runs' locks
+	ctx  context.Context
+}
+
+// Open opens the state database at path. With create, a missing (or empty)
+// file becomes a new database, with mode 0600 (it holds conversations);
+// without, it must exist. Every problem is an *Error naming the file.
+func Open(path string, create bool, sync Sync) (*DB, error) {
+	file, err := resolve(path)
+	if err != nil {
+		return nil, &Error{path, err}
+	}
+	fi, err := os.Stat(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && create:
+		f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, &Error{path, unwrapPath(err)}
+		}
+		if f != nil {
+			f.Close()
+		}
+	case err != nil:
+		return nil, &Error{path, unwrapPath(err)}
+	case fi.IsDir():
+		return nil, &Error{path, errors.New("is a directory")}
+	case fi.Size() == 0 && !create:
+		return nil, &Error{path, errors.New("the file is empty")}
+	case fi.Size() > 0:
+		if ok, err := IsDatabase(file); err != nil {
+			return nil, &Error{path, unwrapPath(err)}
+		} else if !ok {
+			return nil, &Error{path, errors.New("not an SQLite database")}
+		}
+		if err := checkSize(file, fi.Size()); err != nil {
+			return nil, &Error{path, err}
+		}
+	}
+	if sync == "" {
+		sync = SyncNormal
+	}
+	lock, err := os.OpenFile(file, os.O_RDWR, 0)
+	if err != nil {
+		return nil, &Error{path, unwrapPath(err)}
+	}
+	dsn := "file:" + (&url.URL{Path: file}).EscapedPath() +
+		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + string(sync) + ")"
+	conn, err := (&sqlite.Driver{}).Open(dsn)
+	if err != nil {
+		lock.Close()
+		return nil, &Error{path, explain(err)}
+	}
+	db := &DB{path: path, file: file, conn: conn, lock: lock, ctx: context.Background()}
+	if err := db.init(); err != nil {
+		db.Close()
+		return nil, &Error{path, err}
+	}
+	return db, nil
+}
+
+// Close closes the database, releasing the locks of its runs.
+func (db *DB) Close() error {
+	err := db.conn.Close()
+	db.lock.Close()
+	return err
+}
+
+// Path is the database's path as it was given.
+func (db *DB) Path() string { return db.path }
+
+// init creates the schema in a new database and checks an existing one.
+func (db *DB) init() error {
+	rows, err := db.query(`PRAGMA application_id`)
+	if err != nil {
+		return err
+	}
+	app := rows[0][0].(int64)
+	rows, err = db.query(`SELECT count(*) FROM sqlite_schema`)
+	if err != nil {
+		return err
+	}
+	if rows[0][0].(int64) == 0 && app == 0 {
+		return db.tx(func() error {
+			// Another process may have created it meanwhile: look again
+			// under the write lock.
+			rows, err := db.query(`SELECT count(*) FROM sqlite_schema`)
+			if err != nil || rows[0][0].(int64) > 0 {
+				return err
+			}
+			return db.exec(schema + fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d;", applicationID, schemaVersion))
+		})
+	}
+	if app != applicationID {
+		return errors.New("an SQLite database, but not an ensemble state database")
+	}
+	rows, err = db.query(`PRAGMA user_version`)
+	if err != nil {
+		return err
+	}
+	if v := rows[0][0].(int64); v != schemaVersion {
+		return fmt.Errorf("%w %d: this ensemble reads version %d (was it written by another release?)", state.ErrUnknownVersion, v, schemaVersion)
+	}
+	return nil
+}
+
+// explain turns SQLite's errors about a damaged file into one a user can
+// act on.
+func explain(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_FORMAT:
+			return fmt.Errorf("the database is corrupt or truncated (%v)", err)
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return fmt.Errorf("the database is busy: another process holds it too long (%v)", err)
+		}
+	}
+	return err
+}
+
+func (db *DB) exec(q string, args ...any) error {
+	_, err := db.conn.(driver.ExecerContext).ExecContext(db.ctx, q, named(args))
+	return explain(err)
+}
+
+// query runs q and returns all its rows.
+func (db *DB) query(q string, args ...any) ([][]driver.Value, error) {
+	rows, err := db.conn.(driver.QueryerContext).QueryContext(db.ctx, q, named(args))
+	if err != nil {
+		return nil, explain(err)
+	}
+	defer rows.Close()
+	var out [][]driver.Value
+	for {
+		row := make([]driver.Value, len(rows.Columns()))
+		if err := rows.Next(row); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return nil, explain(err)
+		}
+		out = append(out, row)
+	}
+}
+
+// tx runs f in a write transaction (BEGIN IMMEDIATE: the write lock is
+// taken at once, so that two processes never deadlock upgrading).
+func (db *DB) tx(f func() error) error {
+	if err := db.exec("BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	if err := f(); err != nil {
+		db.exec("ROLLBACK")
+		return err
+	}
+	if err := db.exec("COMMIT"); err != nil {
+		db.exec("ROLLBACK")
+		return err
+	}
+	return nil
+}
+
+func named(args []any) []driver.NamedValue {
+	if len(args) == 0 {
+		return nil
+	}
+	out := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		out[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+	}
+	return out
+}
+
+// RunInfo describes a run of a database (`ensemble state list`).
+type RunInfo struct {
+	ID               string    `json:"id"`
+	Ensemble         string    `json:"ensemble"`
+	Started          time.Time `json:"started_at"`
+	Saved            time.Time `json:"saved_at"`
+	Turns            int       `json:"turn_count"`
+	CompletionReason string    `json:"completion_reason"`
+	seq              int64
+}
+
+// Resumable reports whether `ensemble resume` would continue the run: it is
+// still going, was killed, timed out or was interrupted.
+func (r *RunInfo) Resumable() bool {
+	return (&state.File{CompletionReason: r.CompletionReason}).Resumable()
+}
+
+// Runs lists the runs of the database in the order they were created.
+func (db *DB) Runs() ([]*RunInfo, error) {
+	rows, err := db.query(`SELECT seq, id, ensemble, started_at,
+		max(saved_at, coalesce((SELECT saved_at FROM turns WHERE run = seq ORDER BY turn DESC LIMIT 1), '')), completion_reason,
+		coalesce((SELECT max(turn) FROM turns WHERE run = seq), base) FROM runs ORDER BY seq`)
+	if err != nil {
+		return nil, &Error{db.path, err}
+	}
+	out := make([]*RunInfo, 0, len(rows))
+	for _, row := range rows {
+		var ref state.FileRef
+		if err := unmarshal(row[2], &ref); err != nil {
+			return nil, &Error{db.path, fmt.Errorf("run %s: %v", str(row[1]), err)}
+		}
+		ri := &RunInfo{seq: row[0].(int64), ID: str(row[1]), Ensemble: ref.Name, CompletionReason: str(row[5]), Turns: int(row[6].(int64))}
+		ri.Started, _ = time.Parse(time.RFC3339Nano, str(row[3]))
+		ri.Saved, _ = time.Parse(time.RFC3339Nano, str(row[4]))
+		out = append(out, ri)
+	}
+	return out, nil
+}
+
+// Run returns the run with the given id, or an error wrapping ErrNoRun.
+func (db *DB) Run(id string) (*RunInfo, error) {
+	runs, err := db.Runs()
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		if r.ID == id {
+			return r, nil
+		}
+	}
+	return nil, &Error{db.path, fmt.Errorf("%w %q in it", ErrNoRun, id)}
+}
+
+// Lock makes this process the one writer of the run until the database is
+// closed (or Unlock): another process that tries fails with ErrLocked.
+// The lock is an open-file-description lock on one byte of the database
+// file, at an offset of its own per run far beyond SQLite's own lock bytes;
+// the kernel releases it when the process ends, however it ends, so no lock
+// file is left behind.
+//
+// A held lock is tried again for up to lockWait: a process killed while it
+// was starting a script leaves that script, until it has started, sharing
+// the file the lock is on (a forked process shares its parent's open files
+// until it executes its program), so the lock outlives the killed process
+// by a moment.
+func (db *DB) Lock(r *RunInfo) error {
+	deadline := time.Now().Add(lockWait)
+	for {
+		err := lockRange(db.lock, lockOffset(r.seq))
+		switch {
+		case err == nil:
+			return nil
+		case !errors.Is(err, ErrLocked):
+			return &Error{db.path, err}
+		case time.Now().After(deadline):
+			return &Error{db.path, fmt.Errorf("run %s: %w", r.ID, err)}
+		}
+		time.Sleep(lockWait / 20)
+	}
+}
+
+// lockWait is how long Lock waits for a lock held by another process.
+const lockWait = time.Second
+
+// Unlock releases the lock of a run.
+func (db *DB) Unlock(r *RunInfo) { unlockRange(db.lock, lockOffset(r.seq)) }
+
+// lockOffset is the byte locked for run seq: above 2^40, far beyond
+// SQLite's lock bytes (at 2^30) and any database that fits a disk.
+func lockOffset(seq int64) int64 { return 1<<40 + seq }
+
+// Load reads the run: its state as of its last completed turn, with what
+// resuming it needs, as a state file holds them. The state is checked as
+// state.Load checks a state file.
+func (db *DB) Load(r *RunInfo) (*state.File, error) {
+	f, err := db.load(r)
+	if err != nil {
+		return nil, &Error{db.path, fmt.Errorf("run %s: %w", r.ID, err)}
+	}
+	return f, nil
+}
+
+func (db *DB) load(r *RunInfo) (*state.File, error) {
+	rows, err := db.query(`SELECT ensemble, responses, profiles, options, saved_at, completion_reason, base, snapshot FROM runs WHERE seq = ?`, r.seq)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%w: it was removed", ErrNoRun)
+	}
+	row := rows[0]
+	f := &state.File{Format: state.FileFormat, Version: state.FileVersion, CompletionReason: str(row[5])}
+	if err := unmarshal(row[0], &f.Ensemble); err != nil {
+		return nil, fmt.Errorf("corrupt: ensemble: %v", err)
+	}
+	if row[1] != nil {
+		f.Responses = &state.FileRef{}
+		if err := unmarshal(row[1], f.Responses); err != nil {
+			return nil, fmt.Errorf("corrupt: responses: %v", err)
+		}
+	}
+	if row[2] != nil {
+		if err := unmarshal(row[2], &f.Profiles); err != nil {
+			return nil, fmt.Errorf("corrupt: profiles: %v", err)
+		}
+	}
+	if err := unmarshal(row[3], &f.Options); err != nil {
+		return nil, fmt.Errorf("corrupt: options: %v", err)
+	}
+	f.SavedAt, _ = time.Parse(time.RFC3339Nano, str(row[4]))
+	var st state.State
+	if err := unmarshal(row[7], &st); err != nil {
+		return nil, fmt.Errorf("corrupt: the run's first state: %v", err)
+	}
+	if st.TurnCount != int(row[6].(int64)) {
+		return nil, errors.New("corrupt: the run's first state is not of its first turn")
+	}
+	f.State = &st
+	fillMaps(&st)
+
+	turns, err := db.query(`SELECT turn, records, counts, context, edges, memory, pending FROM turns WHERE run = ? ORDER BY turn`, r.seq)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range turns {
+		if err := apply(&st, t); err != nil {
+			return nil, fmt.Errorf("corrupt: turn %d: %v", t[0].(int64), err)
+		}
+	}
+	ws, err := db.query(`SELECT warning FROM warnings WHERE run = ? ORDER BY idx`, r.seq)
+	if err != nil {
+		return nil, err
+	}
+	st.Warnings = st.Warnings[:0:0]
+	for _, w := range ws {
+		var sw state.Warning
+		if err := unmarshal(w[0], &sw); err != nil {
+			return nil, fmt.Errorf("corrupt: warning: %v", err)
+		}
+		st.Warnings = append(st.Warnings, sw)
+	}
+	if len(st.Warnings) == 0 {
+		st.Warnings = nil
+	}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func fillMaps(s *state.State) {
+	if s.AgentExecutionCount == nil {
+		s.AgentExecutionCount = map[string]int{}
+	}
+	if s.AccumulatedContext == nil {
+		s.AccumulatedContext = map[string]any{}
+	}
+	if s.OutputCount == nil {
+		s.OutputCount = map[string]int{}
+	}
+	if s.Edges == nil {
+		s.Edges = map[string]map[string]*state.EdgeState{}
+	}
+	if s.Memory == nil {
+		s.Memory = map[string]json.RawMessage{}
+	}
+}
+
+// resolve follows the symbolic links of path, also to a file that does not
+// exist yet, and makes it absolute: the database and its -wal file are
+// beside the file the links lead to.
+func resolve(path string) (string, error) {
+	for range 40 {
+		fi, err := os.Lstat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return filepath.Abs(path)
+		case err != nil:
+			return "", unwrapPath(err)
+		case fi.Mode()&fs.ModeSymlink == 0:
+			return filepath.EvalSymlinks(path)
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return "", unwrapPath(err)
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	return "", errors.New("too many levels of symbolic links")
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func str(v driver.Value) string {
+	switch s := v.(type) {
+	case string:
+		return s
+	case []byte:
+		return string(s)
+	}
+	return ""
+}
+
+// NewID returns a new run id: the time it started (UTC), and a random
+// suffix so that two runs started in the same second differ.
+func NewID() string {
+	var b [3]byte
+	rand.Read(b[:])
+	return time.Now().UTC().Format("20060102-150405") + fmt.Sprintf("-%x", b)
+}
+
+// CheckID rejects a run id a person could not type back: empty, too long,
+// or with characters other than letters, digits and -_.:@+
+func CheckID(id string) error {
+	if id == "" || len(id) > 100 || strings.Trim(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:@+") != "" {
+		return fmt.Errorf("a run id is 1 to 100 letters, digits and -_.:@+, got %q", id)
+	}
+	return nil
+}
+
+// timeFormat is how times are stored: RFC 3339 in UTC with a fixed number
+// of digits, so that the text sorts as the times do.
+const timeFormat = "2006-01-02T15:04:05.000000000Z07:00"
+
+// checkSize rejects a database file shorter than its header says, or not a
+// whole number of pages: a truncated file, whose missing pages SQLite
+// would only notice when it reads them (or never, when they were free).
+//
+// A database with a -wal file beside it is being written (or was, by a
+// process that was killed): a checkpoint may have written page 1 before the
+// pages that extend the file, so the sizes may disagree for a moment, and
+// SQLite's own checks are left to judge it.
+func checkSize(file string, size int64) error {
+	if _, err := os.Lstat(file + "-wal"); err == nil {
+		return nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return unwrapPath(err)
+	}
+	defer f.Close()
+	var h [100]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return errors.New("the database is corrupt or truncated (its header is cut short)")
+	}
+	pageSize := int64(binary.BigEndian.Uint16(h[16:18]))
+	if pageSize == 1 {
+		pageSize = 65536
+	}
+	if pageSize < 512 || pageSize&(pageSize-1) != 0 {
+		return errors.New("the database is corrupt or truncated (its page size is not a power of two)")
+	}
+	pages := int64(binary.BigEndian.Uint32(h[28:32]))
+	// The page count is valid when the change counter matches the
+	// version-valid-for number (SQLite's file format).
+	valid := binary.BigEndian.Uint32(h[24:28]) == binary.BigEndian.Uint32(h[92:96])
+	if size%pageSize != 0 || valid && size < pages*pageSize {
+		return fmt.Errorf("the database is corrupt or truncated (%d bytes, its header says %d pages of %d)", size, pages, pageSize)
+	}
+	return nil
+}

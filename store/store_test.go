@@ -1,0 +1,364 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ensemble-run/ensemble/conditions"
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/state"
+	"github.com/ensemble-run/ensemble/store"
+)
+
+// testEnsemble exercises what a turn can change: a writer/reviewer loop
+// behind a condition, agent requests (pending between turns), memory, a
+// failing agent, a condition that fails at run time (a warning), two agents
+// in one turn and an agent with a state key of its own.
+func testEnsemble(t testing.TB) *ensemble.Ensemble {
+	dep := func(name, cond string, required bool) *ensemble.Dependency {
+		d := &ensemble.Dependency{AgentName: name, RequiresAll: required}
+		if cond != "" {
+			p, err := conditions.Compile(cond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Condition, d.Program = cond, p
+		}
+		return d
+	}
+	ag := func(name string, maxTurns int, deps ...*ensemble.Dependency) *ensemble.Agent {
+		return &ensemble.Agent{Name: name, Kind: ensemble.KindScript, Dependencies: deps,
+			Conversation: ensemble.Conversation{MaxTurns: maxTurns}}
+	}
+	reviewer := ag("reviewer", 5, dep("writer", "", true))
+	reviewer.Conversation.TriggersConversation = true
+	reviewer.Conversation.StateKey = "review"
+	e := &ensemble.Ensemble{Name: "store-test", Path: "/nowhere/store.yaml", Hash: fmt.Sprintf("%064x", 1),
+		Agents: []*ensemble.Agent{
+			ag("seed", 1),
+			ag("writer", 5, dep("seed", "", true), dep("reviewer", "context.review?.approved != true", false)),
+			reviewer,
+			ag("helper", 2, dep("seed", "context.seed.missing.field == 1", true)),
+			ag("flaky", 2, dep("writer", "", true)),
+			ag("publisher", 1, dep("reviewer", "context.review.approved == true", true)),
+		}}
+	e.Index()
+	return e
+}
+
+func testRunner() runners.Runner {
+	return runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
+		var mem []string
+		if req.Memory != nil {
+			if err := json.Unmarshal(req.Memory, &mem); err != nil {
+				return &runners.Result{Err: fmt.Errorf("memory: %v", err)}
+			}
+		}
+		mem = append(mem, fmt.Sprintf("turn %d saw %v", req.Turn, req.Fresh))
+		memJSON, _ := json.Marshal(mem)
+		res := &runners.Result{InputData: map[string]any{"dependencies": req.Dependencies, "request": req.RequestParameters},
+			Memory: memJSON, Usage: &state.Usage{Requests: 1, InputTokens: req.Turn, OutputTokens: req.Execution}}
+		out := map[string]any{"by": req.Agent.Name, "execution": req.Execution, "remembers": len(mem)}
+		switch req.Agent.Name {
+		case "reviewer":
+			out["approved"] = req.Execution >= 3
+			if req.Execution == 2 {
+				out["agent_requests"] = []any{map[string]any{"target_agent_name": "helper", "parameters": map[string]any{"why": "check"}}}
+			}
+		case "flaky":
+			if req.Execution == 1 {
+				res.Err = errors.New("flaky failed")
+				return res
+			}
+		}
+		res.Output = out
+		return res
+	})
+}
+
+func stateKey(e *ensemble.Ensemble) func(string) string {
+	return func(name string) string {
+		if a := e.Agent(name); a != nil {
+			return a.StateKey()
+		}
+		return name
+	}
+}
+
+// asJSON is a state as a state file holds it: what a resumed run reads.
+func asJSON(t testing.TB, st *state.State) string {
+	t.Helper()
+	b, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	json.Unmarshal(b, &v)
+	b, _ = json.MarshalIndent(v, "", " ")
+	return string(b)
+}
+
+// withoutClock is a state as JSON without what depends on the clock.
+func withoutClock(t testing.TB, st *state.State) string {
+	t.Helper()
+	var m map[string]any
+	json.Unmarshal([]byte(asJSON(t, st)), &m)
+	for _, r := range m["conversation_history"].([]any) {
+		delete(r.(map[string]any), "execution_time")
+		delete(r.(map[string]any), "timestamp")
+	}
+	b, _ := json.MarshalIndent(m, "", " ")
+	return string(b)
+}
+
+// After every turn, the run loaded from the database is the run in memory:
+// the per-turn rows carry everything a turn changes. Then a second run in
+// the same database, and the runs list.
+func TestEveryTurnRoundTrips(t *testing.T) {
+	t.Parallel()
+	e := testEnsemble(t)
+	path := filepath.Join(t.TempDir(), "runs.db")
+	db, err := store.Open(path, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	r := engine.New(e, "go", engine.Options{Runner: testRunner()})
+	w, err := db.Create("first", r.File(""), stateKey(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, err := store.Open(path, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	check := func(reason string) {
+		t.Helper()
+		info, err := reader.Run("first")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := reader.Load(info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := asJSON(t, f.State), asJSON(t, r.State()); got != want {
+			t.Fatalf("turn %d: loaded\n%s\nwant\n%s", r.State().TurnCount, got, want)
+		}
+		if f.CompletionReason != reason || info.Turns != r.State().TurnCount || f.Ensemble.SHA256 != e.Hash {
+			t.Fatalf("turn %d: %q, %d turns, %+v", r.State().TurnCount, f.CompletionReason, info.Turns, f.Ensemble)
+		}
+	}
+	check("")
+	reason, sawPending, sawMemory, sawWarning := "", false, false, false
+	for reason == "" {
+		reason = r.Step(context.Background())
+		st := r.State()
+		sawPending = sawPending || len(st.Pending) > 0
+		sawMemory = sawMemory || len(st.Memory) > 0
+		sawWarning = sawWarning || len(st.Warnings) > 0
+		if reason == "" {
+			if err := w.SaveTurn(st); err != nil {
+				t.Fatal(err)
+			}
+			check("")
+		}
+	}
+	if err := w.Finish(r.State(), reason); err != nil {
+		t.Fatal(err)
+	}
+	check(reason)
+	w.Close()
+	if reason != engine.Completed || !sawPending || !sawMemory || !sawWarning || r.State().AgentExecutionCount["publisher"] != 1 {
+		t.Fatalf("the run does not cover the cases: %s, pending %v, memory %v, warnings %v", reason, sawPending, sawMemory, sawWarning)
+	}
+
+	// A run loaded from the database goes on to the same end.
+	half := engine.New(e, "go", engine.Options{Runner: testRunner(), MaxTurns: 3})
+	w2, err := db.Create("second", half.File(""), stateKey(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	half.Run(context.Background())
+	// Only the turns' rows, then a finish without reason change.
+	for _, err := range []error{w2.SaveTurn(half.State()), w2.Finish(half.State(), engine.MaxTotalTurns)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	w2.Close()
+	info, err := db.Run("second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Lock(info); err != nil {
+		t.Fatal(err)
+	}
+	f, err := db.Load(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w3 *store.Writer
+	rest := engine.FromFile(e, f, engine.Options{Runner: testRunner(), MaxTurns: 50,
+		AfterTurn: func(st *state.State) error { return w3.SaveTurn(st) }})
+	w3, err = db.Continue(info, rest.File(""), stateKey(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := rest.Run(context.Background())
+	if err := w3.Finish(rest.State(), res.CompletionReason); err != nil {
+		t.Fatal(err)
+	}
+	w3.Close()
+	if got, want := withoutClock(t, rest.State()), withoutClock(t, r.State()); got != want {
+		t.Fatalf("the resumed run ends\n%s\nwant\n%s", got, want)
+	}
+
+	runs, err := db.Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 || runs[0].ID != "first" || runs[1].ID != "second" || runs[1].Turns != r.State().TurnCount ||
+		runs[1].CompletionReason != engine.Completed || runs[0].Ensemble != "store-test" {
+		t.Fatalf("runs: %+v %+v", runs[0], runs[1])
+	}
+	if _, err := db.Run("third"); !errors.Is(err, store.ErrNoRun) {
+		t.Fatalf("an unknown run: %v", err)
+	}
+}
+
+// One writer per run: a second writer of the same run, in another
+// process or through another open of the database, is refused while the
+// first holds it; another run of the database is not. An unfinished run's
+// id cannot be taken by a new run; a finished run's can.
+func TestOneWriterPerRun(t *testing.T) {
+	t.Parallel()
+	e := testEnsemble(t)
+	path := filepath.Join(t.TempDir(), "runs.db")
+	a, err := store.Open(path, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := store.Open(path, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	file := func() *state.File { return engine.New(e, "go", engine.Options{Runner: testRunner()}).File("") }
+	w, err := a.Create("one", file(), stateKey(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := b.Run("one")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Lock(info); !errors.Is(err, store.ErrLocked) || !strings.Contains(err.Error(), "another ensemble process") {
+		t.Fatalf("a second writer: %v", err)
+	}
+	var exists *store.ExistsError
+	if _, err := b.Create("one", file(), stateKey(e)); !errors.Is(err, store.ErrLocked) {
+		t.Fatalf("a new run with the id of a locked one: %v", err)
+	}
+	w2, err := b.Create("two", file(), stateKey(e))
+	if err != nil {
+		t.Fatalf("another run of the same database: %v", err)
+	}
+	w.Close()
+	if _, err := b.Create("one", file(), stateKey(e)); !errors.As(err, &exists) {
+		t.Fatalf("a new run with the id of an unfinished one: %v", err)
+	}
+	if err := w2.Finish(file().State, engine.Completed); err != nil {
+		t.Fatal(err)
+	}
+	w2.Close()
+	w3, err := a.Create("two", file(), stateKey(e))
+	if err != nil {
+		t.Fatalf("a new run with the id of a finished one: %v", err)
+	}
+	w3.Close()
+	if runs, _ := a.Runs(); len(runs) != 2 || runs[1].CompletionReason != "" {
+		t.Fatalf("runs %+v", runs)
+	}
+}
+
+// A damaged database is an error naming the file, never a panic or a
+// silent empty run.
+func TestDamagedDatabase(t *testing.T) {
+	t.Parallel()
+	e := testEnsemble(t)
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.db")
+	db, err := store.Open(good, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w *store.Writer
+	r := engine.New(e, "go", engine.Options{Runner: testRunner(), AfterTurn: func(st *state.State) error { return w.SaveTurn(st) }})
+	w, err = db.Create("run", r.File(""), stateKey(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := r.Run(context.Background())
+	w.Finish(r.State(), res.CompletionReason)
+	w.Close()
+	db.Close()
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	garbage := append([]byte(nil), data...)
+	for i := 100; i < len(garbage); i += 7 {
+		garbage[i] ^= 0x5a
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		msg  string
+	}{
+		{"truncated", data[:len(data)/2], "corrupt or truncated"},
+		{"last bytes cut", data[:len(data)-100], "corrupt or truncated"},
+		{"last page cut", data[:len(data)-4096], "corrupt or truncated"},
+		{"garbage", garbage, "corrupt or truncated"},
+		{"header only", []byte(store.Header), "corrupt or truncated"},
+		{"not sqlite", []byte("hello"), "not an SQLite database"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".db")
+			os.WriteFile(path, tc.data, 0o600)
+			err := func() error {
+				db, err := store.Open(path, false, "")
+				if err != nil {
+					return err
+				}
+				defer db.Close()
+				runs, err := db.Runs()
+				if err != nil {
+					return err
+				}
+				for _, info := range runs {
+					if _, err := db.Load(info); err != nil {
+						return err
+					}
+				}
+				return errors.New("no error")
+			}()
+			t.Log(err)
+			var se *store.Error
+			if !errors.As(err, &se) || !strings.Contains(err.Error(), "state file "+path+": ") || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("got %v, want an error naming the file and %q", err, tc.msg)
+			}
+		})
+	}
+}

@@ -1,0 +1,485 @@
+package store
+
+import (
+	"bytes"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/ensemble-run/ensemble/state"
+)
+
+// Writer writes one run, turn by turn: the run's one writer, holding its
+// lock (see DB.Lock).
+type Writer struct {
+	db  *DB
+	run *RunInfo
+	// stateKey names the accumulated_context key of an agent's outputs.
+	stateKey func(agent string) string
+
+	// What is saved already: the records and warnings, the turn, each
+	// agent's outputs count and memory.
+	records, warnings, turn int
+	outputs                 map[string]int
+	memory                  map[string][]byte
+
+	insertTurn, insertWarning, begin, commit driver.Stmt
+
+	buf bytes.Buffer
+	enc *json.Encoder // into buf
+}
+
+// Start begins the writes of a run with the file f: a new run, with the id
+// given (which must be locked by the caller if it already exists, see
+// Create), or a run loaded from this database that goes on (its meta data,
+// the files and options it is resumed with, are updated and its completion
+// reason cleared). stateKey maps an agent to its state key.
+func (db *DB) start(r *RunInfo, f *state.File, stateKey func(string) string) (*Writer, error) {
+	w := &Writer{db: db, run: r, stateKey: stateKey}
+	w.reset(f.State)
+	var err error
+	prep := func(q string) driver.Stmt {
+		if err != nil {
+			return nil
+		}
+		var s driver.Stmt
+		s, err = db.conn.Prepare(q)
+		return s
+	}
+	w.begin = prep("BEGIN IMMEDIATE")
+	w.commit = prep("COMMIT")
+	w.insertTurn = prep(`INSERT INTO turns (run, turn, records, counts, context, edges, memory, pending, saved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	w.insertWarning = prep(`INSERT INTO warnings (run, idx, warning) VALUES (?, ?, ?)`)
+	if err != nil {
+		w.Close()
+		return nil, &Error{db.path, explain(err)}
+	}
+	return w, nil
+}
+
+func (w *Writer) reset(st *state.State) {
+	w.records, w.warnings, w.turn = len(st.History), len(st.Warnings), st.TurnCount
+	w.outputs = maps.Clone(st.OutputCount)
+	if w.outputs == nil {
+		w.outputs = map[string]int{}
+	}
+	w.memory = make(map[string][]byte, len(st.Memory))
+	for k, v := range st.Memory {
+		w.memory[k] = v
+	}
+}
+
+// Create adds a run with the given id holding f (the state of a run before
+// its first turn, or any saved state), locks it and returns its writer.
+// An id the database holds already is refused unless the run has finished:
+// then replace decides (its turns are dropped, the new run takes its place).
+func (db *DB) Create(id string, f *state.File, stateKey func(string) string) (*Writer, error) {
+	now := time.Now().UTC()
+	snapshot, err := json.Marshal(f.State)
+	if err != nil {
+		return nil, &Error{db.path, err}
+	}
+	ref, resp, profiles, opts, err := meta(f)
+	if err != nil {
+		return nil, &Error{db.path, err}
+	}
+	for {
+		if old, err := db.Run(id); err == nil {
+			if err := db.Lock(old); err != nil {
+				return nil, err
+			}
+			if old.Resumable() {
+				db.Unlock(old)
+				return nil, &ExistsError{Path: db.path, Run: old}
+			}
+			err := db.tx(func() error {
+				for _, q := range []string{`DELETE FROM turns WHERE run = ?`, `DELETE FROM warnings WHERE run = ?`} {
+					if err := db.exec(q, old.seq); err != nil {
+						return err
+					}
+				}
+				return db.exec(`UPDATE runs SET ensemble = ?, responses = ?, profiles = ?, options = ?, started_at = ?, saved_at = ?,
+					completion_reason = '', base = ?, snapshot = ? WHERE seq = ?`,
+					ref, resp, profiles, opts, now.Format(timeFormat), now.Format(timeFormat), int64(f.State.TurnCount), snapshot, old.seq)
+			})
+			if err != nil {
+				db.Unlock(old)
+				return nil, &Error{db.path, err}
+			}
+			old.CompletionReason, old.Turns, old.Started = "", f.State.TurnCount, now
+			return db.startLocked(old, f, stateKey)
+		} else if !errors.Is(err, ErrNoRun) {
+			return nil, err
+		}
+		var r *RunInfo
+		err := db.tx(func() error {
+			if rows, err := db.query(`SELECT 1 FROM runs WHERE id = ?`, id); err != nil || len(rows) > 0 {
+				return err // created meanwhile: the loop looks again
+			}
+			if err := db.exec(`INSERT INTO runs (id, ensemble, responses, profiles, options, started_at, saved_at, base, snapshot)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				id, ref, resp, profiles, opts, now.Format(timeFormat), now.Format(timeFormat), int64(f.State.TurnCount), snapshot); err != nil {
+				return err
+			}
+			rows, err := db.query(`SELECT seq FROM runs WHERE id = ?`, id)
+			if err != nil {
+				return err
+			}
+			r = &RunInfo{seq: rows[0][0].(int64), ID: id, Ensemble: f.Ensemble.Name, Started: now, Saved: now, Turns: f.State.TurnCount}
+			return nil
+		})
+		if err != nil {
+			return nil, &Error{db.path, err}
+		}
+		if r == nil {
+			continue
+		}
+		if err := db.Lock(r); err != nil {
+			return nil, err
+		}
+		return db.startLocked(r, f, stateKey)
+	}
+}
+
+func (db *DB) startLocked(r *RunInfo, f *state.File, stateKey func(string) string) (*Writer, error) {
+	w, err := db.start(r, f, stateKey)
+	if err != nil {
+		db.Unlock(r)
+	}
+	return w, err
+}
+
+// Continue returns the writer of a run loaded from this database (with
+// Load, after Lock) that goes on: its files and options become f's, and
+// its completion reason is cleared.
+func (db *DB) Continue(r *RunInfo, f *state.File, stateKey func(string) string) (*Writer, error) {
+	ref, resp, profiles, opts, err := meta(f)
+	if err != nil {
+		return nil, &Error{db.path, err}
+	}
+	err = db.tx(func() error {
+		return db.exec(`UPDATE runs SET ensemble = ?, responses = ?, profiles = ?, options = ?, saved_at = ?, completion_reason = '' WHERE seq = ?`,
+			ref, resp, profiles, opts, time.Now().UTC().Format(timeFormat), r.seq)
+	})
+	if err != nil {
+		return nil, &Error{db.path, err}
+	}
+	return db.start(r, f, stateKey)
+}
+
+// ExistsError is a run id that names an unfinished run already.
+type ExistsError struct {
+	Path string
+	Run  *RunInfo
+}
+
+func (e *ExistsError) Error() string {
+	return fmt.Sprintf("%s holds a run %s that has not finished", e.Path, e.Run.ID)
+}
+
+// meta encodes the columns of runs that f names.
+func meta(f *state.File) (ref, resp, profiles, opts any, err error) {
+	b, err := json.Marshal(f.Ensemble)
+	if err != nil {
+		return
+	}
+	ref = string(b)
+	if f.Responses != nil {
+		if b, err = json.Marshal(f.Responses); err != nil {
+			return
+		}
+		resp = string(b)
+	}
+	if len(f.Profiles) > 0 {
+		if b, err = json.Marshal(f.Profiles); err != nil {
+			return
+		}
+		profiles = string(b)
+	}
+	if b, err = json.Marshal(f.Options); err != nil {
+		return
+	}
+	opts = string(b)
+	return
+}
+
+// Close releases the writer's statements and the run's lock; the database
+// stays open.
+func (w *Writer) Close() {
+	for _, s := range []driver.Stmt{w.begin, w.commit, w.insertTurn, w.insertWarning} {
+		if s != nil {
+			s.Close()
+		}
+	}
+	w.begin, w.commit, w.insertTurn, w.insertWarning = nil, nil, nil, nil
+	w.db.Unlock(w.run)
+}
+
+// Run is the run the writer writes.
+func (w *Writer) Run() *RunInfo { return w.run }
+
+// SaveTurn writes what the turns completed since the last save added to st,
+// in one transaction: the new history records, and of the agents they are
+// of (the only agents a turn changes, see engine.Run's commit) the
+// execution and output counts, the outputs they added to the accumulated
+// context, the bookkeeping of their dependency edges and their memory; the
+// pending agent requests, the new warnings and the turn count. Its cost is
+// that of what the turn added, not of the whole state.
+func (w *Writer) SaveTurn(st *state.State) error {
+	return w.save(st, "", false)
+}
+
+// Finish writes what is left of st and the run's completion reason.
+func (w *Writer) Finish(st *state.State, reason string) error {
+	return w.save(st, reason, true)
+}
+
+func (w *Writer) save(st *state.State, reason string, final bool) error {
+	if len(st.History) < w.records || st.TurnCount < w.turn || len(st.Warnings) < w.warnings {
+		return &Error{w.db.path, errors.New("the state went back since it was last saved")}
+	}
+	var row []driver.NamedValue
+	if st.TurnCount > w.turn {
+		var err error
+		if row, err = w.delta(st); err != nil {
+			return &Error{w.db.path, err}
+		}
+	}
+	newWarnings := st.Warnings[w.warnings:]
+	if row == nil && len(newWarnings) == 0 && !final {
+		return nil
+	}
+	var err error
+	if row != nil && len(newWarnings) == 0 && !final {
+		// The turn's one row: a statement outside BEGIN and COMMIT is a
+		// transaction of its own, without running those two statements.
+		_, err = w.insertTurn.(driver.StmtExecContext).ExecContext(w.db.ctx, row)
+	} else {
+		err = w.db.tx2(w.begin, w.commit, func() error {
+			if row != nil {
+				if _, err := w.insertTurn.(driver.StmtExecContext).ExecContext(w.db.ctx, row); err != nil {
+					return err
+				}
+			}
+			for i, wn := range newWarnings {
+				b, err := json.Marshal(wn)
+				if err != nil {
+					return err
+				}
+				if _, err := w.insertWarning.(driver.StmtExecContext).ExecContext(w.db.ctx,
+					named([]any{w.run.seq, int64(w.warnings + i), string(b)})); err != nil {
+					return err
+				}
+			}
+			if final {
+				return w.db.exec(`UPDATE runs SET completion_reason = ?, saved_at = ? WHERE seq = ?`,
+					reason, time.Now().UTC().Format(timeFormat), w.run.seq)
+			}
+			return nil
+		})
+	}
+	if err != nil {
+		return &Error{w.db.path, explain(err)}
+	}
+	// Saved: move the marks.
+	for _, r := range st.History[w.records:] {
+		w.outputs[r.AgentName] = st.OutputCount[r.AgentName]
+		if m, ok := st.Memory[r.AgentName]; ok {
+			w.memory[r.AgentName] = m
+		}
+	}
+	w.records, w.warnings, w.turn = len(st.History), len(st.Warnings), st.TurnCount
+	if final {
+		w.run.CompletionReason = reason
+	}
+	return nil
+}
+
+// delta encodes the row of turns for what st gained since the last save.
+func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
+	recs := st.History[w.records:]
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("turn %d has no history record (every turn runs an agent)", st.TurnCount)
+	}
+	var agents []string
+	for _, r := range recs {
+		if !slices.Contains(agents, r.AgentName) {
+			agents = append(agents, r.AgentName)
+		}
+	}
+	if w.enc == nil {
+		w.enc = json.NewEncoder(&w.buf)
+		w.enc.SetEscapeHTML(false)
+	}
+	enc := func(v any) (string, error) {
+		w.buf.Reset()
+		if err := w.enc.Encode(v); err != nil {
+			return "", err
+		}
+		return string(bytes.TrimSuffix(w.buf.Bytes(), []byte("\n"))), nil
+	}
+	records, err := enc(recs)
+	if err != nil {
+		return nil, err
+	}
+	counts := make(map[string][2]int, len(agents))
+	var context [][2]any
+	var edges map[string]map[string]*state.EdgeState
+	var memory map[string]json.RawMessage
+	for _, a := range agents {
+		counts[a] = [2]int{st.AgentExecutionCount[a], st.OutputCount[a]}
+		if st.OutputCount[a] != w.outputs[a] {
+			key := w.stateKey(a)
+			if v, ok := st.AccumulatedContext[key]; ok {
+				context = append(context, [2]any{key, v})
+			}
+		}
+		if e, ok := st.Edges[a]; ok {
+			if edges == nil {
+				edges = map[string]map[string]*state.EdgeState{}
+			}
+			edges[a] = e
+		}
+		if m, ok := st.Memory[a]; ok && !bytes.Equal(m, w.memory[a]) {
+			if memory == nil {
+				memory = map[string]json.RawMessage{}
+			}
+			memory[a] = m
+		}
+	}
+	vals := []any{w.run.seq, int64(st.TurnCount), records, nil, nil, nil, nil, nil, time.Now().UTC().Format(timeFormat)}
+	if vals[3], err = enc(counts); err != nil {
+		return nil, err
+	}
+	for i, v := range []any{context, edges, memory, st.Pending} {
+		if isEmpty(v) {
+			continue
+		}
+		if vals[4+i], err = enc(v); err != nil {
+			return nil, err
+		}
+	}
+	return named(vals), nil
+}
+
+func isEmpty(v any) bool {
+	switch x := v.(type) {
+	case [][2]any:
+		return len(x) == 0
+	case map[string]map[string]*state.EdgeState:
+		return len(x) == 0
+	case map[string]json.RawMessage:
+		return len(x) == 0
+	case []state.AgentRequest:
+		return len(x) == 0
+	}
+	return v == nil
+}
+
+// tx2 is tx with prepared BEGIN and COMMIT statements.
+func (db *DB) tx2(begin, commit driver.Stmt, f func() error) error {
+	if _, err := begin.(driver.StmtExecContext).ExecContext(db.ctx, nil); err != nil {
+		return err
+	}
+	if err := f(); err != nil {
+		db.exec("ROLLBACK")
+		return err
+	}
+	if _, err := commit.(driver.StmtExecContext).ExecContext(db.ctx, nil); err != nil {
+		db.exec("ROLLBACK")
+		return err
+	}
+	return nil
+}
+
+// apply replays a row of turns over s.
+func apply(s *state.State, t []driver.Value) error {
+	turn := int(t[0].(int64))
+	if turn <= s.TurnCount {
+		return fmt.Errorf("turn %d follows turn %d", turn, s.TurnCount)
+	}
+	var recs []*state.Record
+	if err := unmarshal(t[1], &recs); err != nil {
+		return fmt.Errorf("records: %v", err)
+	}
+	for _, r := range recs {
+		if r == nil {
+			return errors.New("a history record is null")
+		}
+		s.AppendRecord(r)
+	}
+	var counts map[string][2]int
+	if err := unmarshal(t[2], &counts); err != nil {
+		return fmt.Errorf("counts: %v", err)
+	}
+	for a, c := range counts {
+		s.AgentExecutionCount[a] = c[0]
+		if _, ok := s.OutputCount[a]; ok || c[1] != 0 {
+			s.OutputCount[a] = c[1] // an agent that never succeeded has no entry
+		}
+	}
+	if t[3] != nil {
+		var ctx [][2]json.RawMessage
+		if err := unmarshal(t[3], &ctx); err != nil {
+			return fmt.Errorf("context: %v", err)
+		}
+		for _, kv := range ctx {
+			var key string
+			var v any
+			if err := json.Unmarshal(kv[0], &key); err != nil {
+				return fmt.Errorf("context: %v", err)
+			}
+			if err := json.Unmarshal(kv[1], &v); err != nil {
+				return fmt.Errorf("context: %v", err)
+			}
+			s.AccumulatedContext[key] = v
+		}
+	}
+	if t[4] != nil {
+		var edges map[string]map[string]*state.EdgeState
+		if err := unmarshal(t[4], &edges); err != nil {
+			return fmt.Errorf("edges: %v", err)
+		}
+		for target, m := range edges {
+			for dep, es := range m {
+				if es == nil {
+					delete(m, dep)
+				}
+			}
+			s.Edges[target] = m
+		}
+	}
+	if t[5] != nil {
+		var mem map[string]json.RawMessage
+		if err := unmarshal(t[5], &mem); err != nil {
+			return fmt.Errorf("memory: %v", err)
+		}
+		for a, m := range mem {
+			s.Memory[a] = m
+		}
+	}
+	s.Pending = nil
+	if t[6] != nil {
+		if err := unmarshal(t[6], &s.Pending); err != nil {
+			return fmt.Errorf("pending: %v", err)
+		}
+	}
+	s.TurnCount = turn
+	return nil
+}
+
+func unmarshal(v driver.Value, into any) error {
+	switch b := v.(type) {
+	case string:
+		return json.Unmarshal([]byte(b), into)
+	case []byte:
+		return json.Unmarshal(b, into)
+	case nil:
+		return errors.New("missing")
+	}
+	return fmt.Errorf("not JSON text but %T", v)
+}
