@@ -7,7 +7,14 @@
 //
 // Cases: "loop" is a ping-pong loop of two agents (2×turns executions, a
 // condition on each edge); "dag" is agents/width levels of width agents,
-// each depending on every agent of the level before.
+// each depending on every agent of the level before; "scripts" is that DAG
+// made of a trivial script, with the same work as a Taskfile for go-task
+// and as a list of commands for xargs, to compare the three:
+//
+//	go run ./scripts/perfgen -case scripts -agents 200 -width 20 -out /tmp/s
+//	cd /tmp/s && time ensemble run ensemble.yaml -q
+//	time task --concurrency 2 all
+//	time xargs -P2 -I{} sh -c {} < commands.txt
 package main
 
 import (
@@ -16,6 +23,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ensemble-run/ensemble/internal/benchdata"
 )
@@ -30,9 +38,16 @@ func main() {
 		out    = flag.String("out", "", "directory to write ensemble.yaml and responses.yaml into")
 	)
 	flag.Parse()
-	if *out == "" || (*kind != "loop" && *kind != "dag") {
-		fmt.Fprintln(os.Stderr, "usage: perfgen -case loop|dag -out DIR [-turns N] [-agents N -width W] [-size BYTES]")
+	if *out == "" || (*kind != "loop" && *kind != "dag" && *kind != "scripts") {
+		fmt.Fprintln(os.Stderr, "usage: perfgen -case loop|dag|scripts -out DIR [-turns N] [-agents N -width W] [-size BYTES]")
 		os.Exit(2)
+	}
+	if *kind == "scripts" {
+		if err := scripts(*out, *agents, *width); err != nil {
+			fmt.Fprintln(os.Stderr, "perfgen:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err := write(*out, func(ens, resp *bufio.Writer) {
 		if *kind == "loop" {
@@ -66,6 +81,49 @@ func write(dir string, fill func(ens, resp *bufio.Writer)) error {
 			return err
 		}
 		if err := files[i].Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scripts writes the DAG of trivial scripts three ways: an ensemble (two
+// agents at a time), a Taskfile (go-task, --concurrency 2) and a list of
+// commands (xargs -P2).
+func scripts(dir string, agents, width int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	step := "#!/bin/sh\ncat > /dev/null\necho '{\"ok\": true}'\n"
+	if err := os.WriteFile(filepath.Join(dir, "step.sh"), []byte(step), 0o755); err != nil {
+		return err
+	}
+	levels := (agents + width - 1) / width
+	name := func(l, i int) string { return fmt.Sprintf("l%d_%d", l, i) }
+	var ens, task, cmds strings.Builder
+	ens.WriteString("name: scripts\nagents:\n")
+	task.WriteString("version: '3'\ntasks:\n")
+	var all []string
+	for l := range levels {
+		for i := range min(width, agents-l*width) {
+			var deps []string
+			if l > 0 {
+				for j := range width {
+					deps = append(deps, name(l-1, j))
+				}
+			}
+			fmt.Fprintf(&ens, "  - {name: %s, script: step.sh, dependencies: [%s]}\n", name(l, i), strings.Join(deps, ", "))
+			fmt.Fprintf(&task, "  %s:\n    run: once\n    deps: [%s]\n    cmds: ['./step.sh < /dev/null > /dev/null']\n", name(l, i), strings.Join(deps, ", "))
+			cmds.WriteString("./step.sh < /dev/null > /dev/null\n")
+			if l == levels-1 {
+				all = append(all, name(l, i))
+			}
+		}
+	}
+	fmt.Fprintf(&ens, "conversation_limits: {parallel_agent_limit: 2, max_total_turns: %d}\n", levels+1)
+	fmt.Fprintf(&task, "  all:\n    deps: [%s]\n", strings.Join(all, ", "))
+	for name, body := range map[string]string{"ensemble.yaml": ens.String(), "Taskfile.yml": task.String(), "commands.txt": cmds.String()} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			return err
 		}
 	}
