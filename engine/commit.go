@@ -180,8 +180,10 @@ func byReference(inputData any, delivered map[string]any, refs map[string]state.
 
 // noteOutput records that a's state key holds the output of its execution
 // n: by reference from now on if it is long, in full if not.
+// An output that itself looks like a reference is always referenced: in
+// full, it would read as one.
 func (c *committer) noteOutput(a *ensemble.Agent, n int, output any) {
-	if longer(output, refSize) {
+	if longer(output, refSize) || state.IsOutputRef(output) {
 		c.lastOutput[a.StateKey()] = state.OutputRef{AgentName: a.Name, Execution: n}
 	} else {
 		delete(c.lastOutput, a.StateKey())

@@ -8,6 +8,7 @@ import (
 	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 	"github.com/ensemble-run/ensemble/resolver"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
@@ -85,6 +86,9 @@ func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready, x *execu
 		}
 		if dep != nil && dep.SelectProgram != nil {
 			v, err := dep.SelectProgram.EvalContext(ctx, selectEnv(st, dep.SelectProgram.UsesHistory), deps[d])
+			if err == nil {
+				err = jsonvalue.Valid(v) // NaN and ±Inf (from a division by 0) have no JSON
+			}
 			if err != nil && x.failed == nil {
 				x.failed = fmt.Errorf("select of dependency %q (%s) failed: %w", d, dep.Select, err)
 			}

@@ -99,3 +99,27 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// A short output that has the shape of a reference is referenced anyway:
+// written in full it would be read as a reference to another execution.
+func TestRefShapedOutputIsReferenced(t *testing.T) {
+	t.Parallel()
+	e := build(agent("x", 1), agent("a", 1, "x"), agent("b", 1, "a"),
+		agent("c", 1, `b|history[2].input_data.dependencies.a.output_of.agent_name == "x"`))
+	fake := map[string]any{"output_of": map[string]any{"agent_name": "x", "execution": 1.0}}
+	run := runners.Injected(func() *runners.Responses {
+		r := runners.NewResponses()
+		r.Add("x", "x's own output")
+		r.Add("a", fake)
+		r.Add("b", "b")
+		r.Add("c", "c")
+		return r
+	}(), nil)
+	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
+	if got := mustJSON(t, res.ConversationHistory[2].InputData); !strings.Contains(got, `"a":{"output_of":{"agent_name":"a","execution":1}}`) {
+		t.Fatalf("b's input_data = %s, want a reference to a's execution", got)
+	}
+	if got := strings.Join(order(res), " "); got != "1:x 2:a 3:b 4:c" {
+		t.Fatalf("order %s: conditions did not see a's real output", got)
+	}
+}

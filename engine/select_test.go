@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 
@@ -41,5 +42,30 @@ func TestSelectDelivers(t *testing.T) {
 	}
 	if got := strings.Join(order(res), " "); got != "1:classifier 2:writer 2:broken 3:after" {
 		t.Errorf("order %s", got)
+	}
+}
+
+// A select whose value JSON cannot hold (a division by zero) fails the
+// execution, naming the select; the result stays printable.
+func TestSelectNotJSON(t *testing.T) {
+	t.Parallel()
+	e := build(agent("a", 1), agent("b", 1, "a"), agent("c", 1, "?b", "a"))
+	for _, src := range []string{"output.n / 0", "[1, (output.n - 1) / 0]"} {
+		s, err := conditions.CompileSelect(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Agents[1].Dependencies[0].Select, e.Agents[1].Dependencies[0].SelectProgram = src, s
+		run := scripted{
+			"a": func(*runners.Request) (any, error) { return map[string]any{"n": 1.0}, nil },
+			"b": func(*runners.Request) (any, error) { t.Error("b ran"); return nil, nil },
+		}
+		res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
+		if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Message, "select of dependency \"a\" ("+src+") failed: its value holds") {
+			t.Fatalf("%s: errors %+v", src, res.Errors)
+		}
+		if err := res.WriteJSON(io.Discard); err != nil {
+			t.Fatalf("%s: the result cannot be written: %v", src, err)
+		}
 	}
 }

@@ -19,8 +19,19 @@ import (
 func (d *decoder) warnings(e *Ensemble) []*Error {
 	comp := components(e)
 	var out []*Error
+	warn := func(a *Agent, format string, args ...any) {
+		w := &Error{File: d.file, Line: a.Pos.Line, Column: a.Pos.Column, Message: fmt.Sprintf(format, args...)}
+		if w.Line >= 1 && w.Line <= len(d.lines) {
+			w.Source = strings.TrimRight(d.lines[w.Line-1], "\r")
+		}
+		out = append(out, w)
+	}
 	for _, a := range e.Agents {
-		if a.TriggerAll || a.triggerSet {
+		if a.TriggerAll {
+			triggerAllWarnings(e, a, comp, warn)
+			continue
+		}
+		if a.triggerSet {
 			continue
 		}
 		byComp := map[int][]string{}
@@ -43,21 +54,60 @@ func (d *decoder) warnings(e *Ensemble) []*Error {
 			if len(names) < 2 {
 				continue
 			}
-			quoted := make([]string, len(names))
-			for i, n := range names {
-				quoted[i] = strconv.Quote(n)
+			// Required dependencies outside this loop must be fresh too
+			// under trigger: all: say so, or the advice would stall the join.
+			var outside []string
+			for _, dep := range a.Dependencies {
+				if da := e.Agent(dep.AgentName); dep.RequiresAll && da != nil && comp[da.Index] != c && !slices.Contains(outside, dep.AgentName) {
+					outside = append(outside, dep.AgentName)
+				}
 			}
-			w := &Error{File: d.file, Line: a.Pos.Line, Column: a.Pos.Column,
-				Message: fmt.Sprintf("agent %q joins %s, which run in the same loop: it runs as soon as one of them has a new output, "+
-					"paired with the others' previous ones; add trigger: all to wait for all of them (trigger: any keeps this and silences the warning)",
-					a.Name, enumerate(quoted))}
-			if w.Line >= 1 && w.Line <= len(d.lines) {
-				w.Source = strings.TrimRight(d.lines[w.Line-1], "\r")
+			advice := "add trigger: all to wait for all of them"
+			if len(outside) > 0 {
+				advice += fmt.Sprintf(" (trigger: all waits for a new output from every required dependency: make %s optional with requires_all: false if it does not run every round)", enumerate(quote(outside)))
 			}
-			out = append(out, w)
+			warn(a, "agent %q joins %s, which run in the same loop: it runs as soon as one of them has a new output, "+
+				"paired with the others' previous ones; %s; trigger: any keeps this and silences the warning",
+				a.Name, enumerate(quote(names)), advice)
 		}
 	}
 	return out
+}
+
+func quote(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strconv.Quote(n)
+	}
+	return out
+}
+
+// triggerAllWarnings are the ways trigger: all goes wrong: on an agent with
+// no required dependency it does nothing; with a required dependency that
+// runs at most once beside one in a loop, the agent runs at most once.
+func triggerAllWarnings(e *Ensemble, a *Agent, comp []int, warn func(*Agent, string, ...any)) {
+	var inLoop, once []string
+	required := 0
+	for _, dep := range a.Dependencies {
+		da := e.Agent(dep.AgentName)
+		if !dep.RequiresAll || da == nil {
+			continue
+		}
+		required++
+		switch {
+		case comp[da.Index] >= 0:
+			inLoop = append(inLoop, dep.AgentName)
+		case da.Conversation.MaxTurns <= 1 && !da.Conversation.TriggersConversation:
+			once = append(once, dep.AgentName)
+		}
+	}
+	switch {
+	case required == 0:
+		warn(a, "agent %q has trigger: all but no required dependency: it has no effect", a.Name)
+	case len(inLoop) > 0 && len(once) > 0:
+		warn(a, "agent %q has trigger: all and requires %s, which runs at most once: %q waits for a new output from it that never comes after its first execution; make it optional (requires_all: false)",
+			a.Name, enumerate(quote(once)), a.Name)
+	}
 }
 
 // components numbers the strongly connected components of the dependency

@@ -27,24 +27,29 @@ agents:
 func TestJoinInALoopWarns(t *testing.T) {
 	t.Parallel()
 	for name, c := range map[string]struct {
-		trigger string
-		warn    string // "" when no warning is wanted
+		src  string
+		warn string // "" when no warning is wanted
 	}{
-		"default trigger": {"", `join.yaml:13:5: agent "synth" joins "coder" and "critic", which run in the same loop`},
-		"trigger all":     {"    trigger: all\n", ""},
-		"explicit any":    {"    trigger: any\n", ""},
+		"default trigger": {strings.Replace(joinLoop, "%s", "", 1),
+			`agent "synth" joins "coder" and "critic", which run in the same loop: it runs as soon as one of them has a new output, paired with the others' previous ones; add trigger: all to wait for all of them (trigger: all waits for a new output from every required dependency: make "start" optional`},
+		"trigger all, start required": {strings.Replace(joinLoop, "%s", "    trigger: all\n", 1),
+			`agent "synth" has trigger: all and requires "start", which runs at most once`},
+		"trigger all, start optional": {strings.Replace(strings.Replace(joinLoop, "%s", "    trigger: all\n", 1), "[coder, critic, start]", "[coder, critic, {agent_name: start, requires_all: false}]", 1), ""},
+		"explicit any":                {strings.Replace(joinLoop, "%s", "    trigger: any\n", 1), ""},
+		"trigger all, nothing required": {strings.Replace(strings.Replace(joinLoop, "%s", "    trigger: all\n", 1), "[coder, critic, start]", "[{agent_name: coder, requires_all: false}]", 1),
+			`agent "synth" has trigger: all but no required dependency: it has no effect`},
 	} {
-		e, err := LoadBytes("join.yaml", []byte(strings.Replace(joinLoop, "%s", c.trigger, 1)), LoadOptions{LookupEnv: noEnv})
+		e, err := LoadBytes("join.yaml", []byte(c.src), LoadOptions{LookupEnv: noEnv})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		switch {
 		case c.warn == "" && len(e.Warnings) > 0:
 			t.Errorf("%s: unexpected warnings %v", name, e.Warnings)
-		case c.warn != "" && (len(e.Warnings) != 1 || !strings.HasSuffix(strings.SplitN(e.Warnings[0].Error(), ": agent", 2)[0], "join.yaml:13:5") || !strings.Contains(e.Warnings[0].Error(), c.warn[len("join.yaml:13:5: "):])):
+		case c.warn != "" && (len(e.Warnings) != 1 || !strings.HasPrefix(e.Warnings[0].Error(), "join.yaml:13:5: "+c.warn)):
 			t.Errorf("%s: warnings %v, want one: %s", name, e.Warnings, c.warn)
 		}
-		if c.trigger == "    trigger: all\n" && !e.Agent("synth").TriggerAll {
+		if strings.Contains(c.src, "trigger: all") && !e.Agent("synth").TriggerAll {
 			t.Errorf("%s: trigger: all not decoded", name)
 		}
 	}

@@ -107,7 +107,11 @@ func summaryHead(w io.Writer, res *engine.Result, opts SummaryOptions, width int
 		if who == "" {
 			who = "run"
 		}
-		paragraph(w, "", "  ", fmt.Sprintf("error: turn %d, %s: %s", e.TurnNumber, who, e.Message), width)
+		label := "error"
+		if e.Handled {
+			label = "handled error" // delivered to an on: failure edge whose agent succeeded
+		}
+		paragraph(w, "", "  ", fmt.Sprintf("%s: turn %d, %s: %s", label, e.TurnNumber, who, e.Message), width)
 	}
 	for _, wn := range res.Warnings {
 		paragraph(w, "", "  ", fmt.Sprintf("warning: turn %d, %s", wn.TurnNumber, wn.Message), width)
@@ -119,6 +123,12 @@ func summaryHead(w io.Writer, res *engine.Result, opts SummaryOptions, width int
 // in 0.10s: fetch (turn 1)".
 func headline(res *engine.Result) string {
 	var failed []string
+	handled := 0
+	for _, e := range res.Errors {
+		if e.Handled {
+			handled++
+		}
+	}
 	for _, rec := range res.ConversationHistory {
 		if rec.Error != nil {
 			failed = append(failed, fmt.Sprintf("%s (turn %d)", rec.AgentName, rec.TurnNumber))
@@ -127,6 +137,9 @@ func headline(res *engine.Result) string {
 	s := res.CompletionReason
 	if len(failed) > 0 {
 		s += " with " + Count(len(failed), "failed execution")
+		if handled > 0 {
+			s += fmt.Sprintf(" (%s handled)", thousands(handled))
+		}
 	}
 	s += fmt.Sprintf(" after %s in %s", Count(res.TurnCount, "turn"), Seconds(res.DurationSeconds))
 	if len(failed) == 0 {

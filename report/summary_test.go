@@ -96,3 +96,20 @@ func TestSummaryFitsTheTerminal(t *testing.T) {
 		golden(t, fmt.Sprintf("summary-%d.golden", width), got)
 	}
 }
+
+// A failure an on: failure edge handled says so, in the headline and in
+// its error line.
+func TestSummaryHandledFailure(t *testing.T) {
+	t.Parallel()
+	msg := "503"
+	res := &engine.Result{Ensemble: "e", CompletionReason: engine.Completed, TurnCount: 2,
+		ConversationHistory: []*state.Record{{TurnNumber: 1, AgentName: "fetch", Error: &msg}, {TurnNumber: 2, AgentName: "cache"}},
+		Errors:              []engine.RunError{{TurnNumber: 1, AgentName: "fetch", Message: msg, Handled: true}}}
+	var b strings.Builder
+	Summary(&b, res, SummaryOptions{})
+	for _, want := range []string{"completed with 1 failed execution (1 handled) after 2 turns", "handled error: turn 1, fetch: 503"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+}

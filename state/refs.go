@@ -29,6 +29,13 @@ func (r *OutputRef) MarshalJSON() ([]byte, error) {
 	return json.Marshal(j)
 }
 
+// IsOutputRef reports whether v has the JSON shape of a reference,
+// {"output_of": {"agent_name": …, "execution": …}}.
+func IsOutputRef(v any) bool {
+	_, ok := refOf(v)
+	return ok
+}
+
 // refOf reads an OutputRef, typed or as decoded from JSON (a state file).
 func refOf(v any) (OutputRef, bool) {
 	switch x := v.(type) {

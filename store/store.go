@@ -178,7 +178,7 @@ func Open(path string, create bool, sync Sync) (*DB, error) {
 		return nil, &Error{path, explain(err)}
 	}
 	db := &DB{path: path, file: file, conn: conn, lock: lock, ctx: context.Background()}
-	if err := db.init(); err != nil {
+	if err := db.init(create); err != nil {
 		db.Close()
 		return nil, &Error{path, err}
 	}
@@ -195,8 +195,10 @@ func (db *DB) Close() error {
 // Path is the database's path as it was given.
 func (db *DB) Path() string { return db.path }
 
-// init creates the schema in a new database and checks an existing one.
-func (db *DB) init() error {
+// init creates the schema in a new database (with create) and checks an
+// existing one. Without create, an SQLite database with no tables is not a
+// state database: it is never turned into one.
+func (db *DB) init(create bool) error {
 	rows, err := db.query(`PRAGMA application_id`)
 	if err != nil {
 		return err
@@ -207,6 +209,9 @@ func (db *DB) init() error {
 		return err
 	}
 	if rows[0][0].(int64) == 0 && app == 0 {
+		if !create {
+			return errors.New("an SQLite database, but not an ensemble state database (it holds no runs)")
+		}
 		return db.tx(func() error {
 			// Another process may have created it meanwhile: look again
 			// under the write lock.

@@ -31,7 +31,8 @@ func newValidateCmd(io *stdio) *cobra.Command {
 
 A directory stands for every ensemble file under it: the .yaml and .yml files
 whose top level has an "agents" key (other YAML, such as responses and profiles
-files, is skipped), in every subdirectory but hidden ones and testdata.
+files, is skipped), in every subdirectory but hidden ones, testdata, vendor
+and node_modules.
 "-" reads an ensemble from standard input, named <stdin> in errors; its scripts
 resolve against the current directory.
 
@@ -77,7 +78,7 @@ printed as FILE:LINE:COL: warning: message and do not fail the check;
 	}
 	cmd.Flags().StringArrayVar(&profiles, "profiles", nil, "model profiles `FILE` (repeatable)")
 	cmd.Flags().BoolVar(&strict, "strict", false, "count warnings as errors (exit 2)")
-	cmd.Flags().StringVar(&output, "output", "text", "text|json (json: a list of {file, line, column, message} on stdout, [] when all are valid)")
+	cmd.Flags().StringVar(&output, "output", "text", "text|json (json: a list of {file, line, column, severity, message} on stdout, [] when there is none)")
 	return cmd
 }
 

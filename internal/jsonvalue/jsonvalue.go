@@ -125,3 +125,27 @@ func FromYAML(v any) (any, bool) {
 	}
 	return v, ok
 }
+
+// Valid reports, as an error, a value JSON cannot hold: a number that is
+// NaN or infinite (an expression's division by zero), anywhere in v.
+func Valid(v any) error {
+	switch x := v.(type) {
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("its value holds %v, which JSON cannot represent", x)
+		}
+	case map[string]any:
+		for _, e := range x {
+			if err := Valid(e); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if err := Valid(e); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
