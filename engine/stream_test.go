@@ -111,7 +111,16 @@ func TestEventsAStuckReaderDoesNotHoldTheRunBeyondItsTimeout(t *testing.T) {
 			ended <- ev.Message
 		}
 	}
-	r := engine.New(e, "", engine.Options{Runner: chatty(10 * events.DefaultBuffer), Events: sink, Timeout: 100 * time.Millisecond})
+	// The agent fills the buffer many times over, then works until the run's
+	// timeout: the run must end by that timeout whatever the reader does
+	// (an agent that finished first would make the run complete instead).
+	chattyThenBusy := runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
+		res := chatty(10*events.DefaultBuffer).Run(ctx, req)
+		<-ctx.Done()
+		res.Err = ctx.Err()
+		return res
+	})
+	r := engine.New(e, "", engine.Options{Runner: chattyThenBusy, Events: sink, Timeout: 100 * time.Millisecond})
 	var last events.Event
 	first := true
 	for ev := range r.Events(context.Background()) {
