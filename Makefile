@@ -6,8 +6,11 @@ EXAMPLE := examples/iterative-analysis
 # compiled packages in the build cache: a flag that differs would compile
 # every dependency again (the SDKs are most of a cold build).
 TRIM    := -trimpath
+# Low priority for the work that only fills idle time (fuzz-build), where
+# nice(1) exists.
+NICE    := $(if $(shell command -v nice),nice -n 10)
 
-.PHONY: all build run test test-race fuzz prereqs prereqs-race vet bench fmt clean
+.PHONY: all build run test test-go fuzz-build test-race fuzz prereqs prereqs-race vet gofmt-check bench fmt clean
 
 all: build
 
@@ -26,19 +29,41 @@ prereqs:
 prereqs-race:
 	@sh scripts/prereqs.sh race
 
-vet:
+gofmt-check:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+
+vet: gofmt-check
 	$(GO) vet $(TRIM) ./...
 
-# Every test, then every example's .feature file through `ensemble test`.
-# No C compiler is needed: without one, go builds without cgo. go vet has
-# just run every analyzer, so go test does not vet again (its own subset
-# would analyze every dependency a second time).
-test: prereqs
-	@$(MAKE) --no-print-directory vet build
-	$(GO) test $(TRIM) -vet=off -count=1 ./...
+# gofmt, then go vet and every test, then every example's .feature file
+# through `ensemble test`, then the fuzz targets. No C compiler is needed:
+# without one, go builds without cgo. Cold (empty build cache) this is
+# mostly compiling, so it is arranged to keep both cores of a small machine
+# busy without compiling anything twice (docs/performance.md, "Test suite
+# time"):
+# - test-go is `go vet` and `go test` in one go command: -vet=all runs every
+#   analyzer of `go vet`, on the same packages and test files, and one
+#   action graph schedules the analyzers, the compiles and the test runs
+#   together (the SDKs take minutes to compile; meanwhile the other core
+#   vets and tests what does not need them).
+# - fuzz-build compiles the fuzz targets' coverage-instrumented packages
+#   (every dependency again, the standard library too: other packages than
+#   test-go's, so nothing is compiled twice), at low priority: it takes the
+#   time test-go leaves idle, and `make fuzz` then finds them built.
+# A failure stops make: test-go's own output names the package and the
+# check (a vet diagnostic, a test), and make names the target.
+test: prereqs gofmt-check
+	@$(MAKE) --no-print-directory -j2 test-go fuzz-build
+	@$(MAKE) --no-print-directory build
 	./$(BIN) test --format progress examples/
 	@$(MAKE) --no-print-directory fuzz
+
+test-go:
+	$(GO) test $(TRIM) -vet=all -count=1 ./...
+
+fuzz-build:
+	$(NICE) $(GO) test $(TRIM) -vet=off -c -o /dev/null -fuzz '^FuzzLoadBytes$$' ./ensemble
+	$(NICE) $(GO) test $(TRIM) -vet=off -c -o /dev/null -fuzz '^FuzzCompileEval$$' ./conditions
 
 # The fuzz targets of the loader and of conditions, briefly: a longer
 # search is `go test ./ensemble -run '^$$' -fuzz FuzzLoadBytes -fuzztime 5m`.

@@ -40,6 +40,12 @@ func TestFeatures(t *testing.T) {
 			Strict:   true,
 			NoColors: true,
 			TestingT: t,
+			// Scenarios are independent (each has its own fake model,
+			// run and folder) and mostly wait on the scripts they
+			// spawn, so several run at once: the suite takes a
+			// fraction of its sequential time, even on 2 cores.
+			// Each scenario's output is printed whole when it ends.
+			Concurrency: 4,
 		},
 	}
 	if suite.Run() != 0 {
