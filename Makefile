@@ -72,9 +72,10 @@ fuzz:
 	$(GO) test $(TRIM) -vet=off -run '^$$' -fuzz '^FuzzLoadBytes$$' -fuzztime $(FUZZTIME) ./ensemble
 	$(GO) test $(TRIM) -vet=off -run '^$$' -fuzz '^FuzzCompileEval$$' -fuzztime $(FUZZTIME) ./conditions
 
-# The race detector needs cgo, so a C compiler.
+# The race detector needs cgo, so a C compiler. make test has vetted
+# everything already: -vet=off spares vetting every dependency again.
 test-race: prereqs-race
-	CGO_ENABLED=1 $(GO) test $(TRIM) -race -count=1 ./...
+	CGO_ENABLED=1 $(GO) test $(TRIM) -race -vet=off -count=1 ./...
 
 # Speed and memory targets are benchmarks, never timed unit tests.
 bench:
