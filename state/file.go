@@ -104,7 +104,7 @@ func Save(path string, f *File) error {
 	if err != nil {
 		return err
 	}
-	resolved, err := resolve(path)
+	resolved, err := ResolvePath(path)
 	if err != nil {
 		return fmt.Errorf("saving the state to %s: %w", path, err)
 	}

@@ -25,7 +25,7 @@ type Locked struct {
 // Lock locks the state file at path, which need not exist yet: then the
 // first Save creates it, unless another process got there first.
 func Lock(path string) (*Locked, error) {
-	resolved, err := resolve(path)
+	resolved, err := ResolvePath(path)
 	if err != nil {
 		return nil, &FileError{Path: path, Err: err}
 	}
@@ -53,10 +53,11 @@ func Lock(path string) (*Locked, error) {
 	}
 }
 
-// resolve follows the symbolic links of path, also to a file that does not
-// exist yet, and makes it absolute, so that a later change of directory
-// cannot matter.
-func resolve(path string) (string, error) {
+// ResolvePath follows the symbolic links of path, also to a file that does
+// not exist yet, and makes it absolute, so that a later change of directory
+// cannot matter: what is written is the file the links lead to (and, for a
+// state database, its -wal file beside it).
+func ResolvePath(path string) (string, error) {
 	for range 40 {
 		fi, err := os.Lstat(path)
 		switch {

@@ -20,7 +20,6 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -80,14 +79,9 @@ CREATE TABLE warnings (
 `
 
 // Error is a database that cannot be used: corrupt, truncated, not an
-// ensemble state database, or of an unknown version. It names the file.
-type Error struct {
-	Path string
-	Err  error
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("state file %s: %v", e.Path, e.Err) }
-func (e *Error) Unwrap() error { return e.Err }
+// ensemble state database, or of an unknown version. It names the file, as
+// the error of a JSON state file does: it is that type.
+type Error = state.FileError
 
 // ErrLocked is returned when another process is writing the run.
 var ErrLocked = errors.New("another ensemble process is running it")
@@ -133,34 +127,34 @@ type DB struct {
 // file becomes a new database, with mode 0600 (it holds conversations);
 // without, it must exist. Every problem is an *Error naming the file.
 func Open(path string, create bool, sync Sync) (*DB, error) {
-	file, err := resolve(path)
+	file, err := state.ResolvePath(path)
 	if err != nil {
-		return nil, &Error{path, err}
+		return nil, &Error{Path: path, Err: unwrapPath(err)}
 	}
 	fi, err := os.Stat(file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && create:
 		f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil && !errors.Is(err, fs.ErrExist) {
-			return nil, &Error{path, unwrapPath(err)}
+			return nil, &Error{Path: path, Err: unwrapPath(err)}
 		}
 		if f != nil {
 			f.Close()
 		}
 	case err != nil:
-		return nil, &Error{path, unwrapPath(err)}
+		return nil, &Error{Path: path, Err: unwrapPath(err)}
 	case fi.IsDir():
-		return nil, &Error{path, errors.New("is a directory")}
+		return nil, &Error{Path: path, Err: errors.New("is a directory")}
 	case fi.Size() == 0 && !create:
-		return nil, &Error{path, errors.New("the file is empty")}
+		return nil, &Error{Path: path, Err: errors.New("the file is empty")}
 	case fi.Size() > 0:
 		if ok, err := IsDatabase(file); err != nil {
-			return nil, &Error{path, unwrapPath(err)}
+			return nil, &Error{Path: path, Err: unwrapPath(err)}
 		} else if !ok {
-			return nil, &Error{path, errors.New("not an SQLite database")}
+			return nil, &Error{Path: path, Err: errors.New("not an SQLite database")}
 		}
 		if err := checkSize(file, fi.Size()); err != nil {
-			return nil, &Error{path, err}
+			return nil, &Error{Path: path, Err: err}
 		}
 	}
 	if sync == "" {
@@ -168,19 +162,19 @@ func Open(path string, create bool, sync Sync) (*DB, error) {
 	}
 	lock, err := os.OpenFile(file, os.O_RDWR, 0)
 	if err != nil {
-		return nil, &Error{path, unwrapPath(err)}
+		return nil, &Error{Path: path, Err: unwrapPath(err)}
 	}
 	dsn := "file:" + (&url.URL{Path: file}).EscapedPath() +
 		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + string(sync) + ")"
 	conn, err := (&sqlite.Driver{}).Open(dsn)
 	if err != nil {
 		lock.Close()
-		return nil, &Error{path, explain(err)}
+		return nil, &Error{Path: path, Err: explain(err)}
 	}
 	db := &DB{path: path, file: file, conn: conn, lock: lock, ctx: context.Background()}
 	if err := db.init(create); err != nil {
 		db.Close()
-		return nil, &Error{path, err}
+		return nil, &Error{Path: path, Err: err}
 	}
 	return db, nil
 }
@@ -325,13 +319,13 @@ func (db *DB) Runs() ([]*RunInfo, error) {
 		max(saved_at, coalesce((SELECT saved_at FROM turns WHERE run = seq ORDER BY turn DESC LIMIT 1), '')), completion_reason,
 		coalesce((SELECT max(turn) FROM turns WHERE run = seq), base) FROM runs ORDER BY seq`)
 	if err != nil {
-		return nil, &Error{db.path, err}
+		return nil, &Error{Path: db.path, Err: err}
 	}
 	out := make([]*RunInfo, 0, len(rows))
 	for _, row := range rows {
 		var ref state.FileRef
 		if err := unmarshal(row[2], &ref); err != nil {
-			return nil, &Error{db.path, fmt.Errorf("run %s: %v", str(row[1]), err)}
+			return nil, &Error{Path: db.path, Err: fmt.Errorf("run %s: %v", str(row[1]), err)}
 		}
 		ri := &RunInfo{seq: row[0].(int64), ID: str(row[1]), Ensemble: ref.Name, CompletionReason: str(row[5]), Turns: int(row[6].(int64))}
 		ri.Started, _ = time.Parse(time.RFC3339Nano, str(row[3]))
@@ -352,7 +346,7 @@ func (db *DB) Run(id string) (*RunInfo, error) {
 			return r, nil
 		}
 	}
-	return nil, &Error{db.path, fmt.Errorf("%w %q in it", ErrNoRun, id)}
+	return nil, &Error{Path: db.path, Err: fmt.Errorf("%w %q in it", ErrNoRun, id)}
 }
 
 // Lock makes this process the one writer of the run until the database is
@@ -375,9 +369,9 @@ func (db *DB) Lock(r *RunInfo) error {
 		case err == nil:
 			return nil
 		case !errors.Is(err, ErrLocked):
-			return &Error{db.path, err}
+			return &Error{Path: db.path, Err: err}
 		case time.Now().After(deadline):
-			return &Error{db.path, fmt.Errorf("run %s: %w", r.ID, err)}
+			return &Error{Path: db.path, Err: fmt.Errorf("run %s: %w", r.ID, err)}
 		}
 		time.Sleep(lockWait / 20)
 	}
@@ -399,7 +393,7 @@ func lockOffset(seq int64) int64 { return 1<<40 + seq }
 func (db *DB) Load(r *RunInfo) (*state.File, error) {
 	f, err := db.load(r)
 	if err != nil {
-		return nil, &Error{db.path, fmt.Errorf("run %s: %w", r.ID, err)}
+		return nil, &Error{Path: db.path, Err: fmt.Errorf("run %s: %w", r.ID, err)}
 	}
 	return f, nil
 }
@@ -488,32 +482,6 @@ func fillMaps(s *state.State) {
 	if s.Memory == nil {
 		s.Memory = map[string]json.RawMessage{}
 	}
-}
-
-// resolve follows the symbolic links of path, also to a file that does not
-// exist yet, and makes it absolute: the database and its -wal file are
-// beside the file the links lead to.
-func resolve(path string) (string, error) {
-	for range 40 {
-		fi, err := os.Lstat(path)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return filepath.Abs(path)
-		case err != nil:
-			return "", unwrapPath(err)
-		case fi.Mode()&fs.ModeSymlink == 0:
-			return filepath.EvalSymlinks(path)
-		}
-		target, err := os.Readlink(path)
-		if err != nil {
-			return "", unwrapPath(err)
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(path), target)
-		}
-		path = target
-	}
-	return "", errors.New("too many levels of symbolic links")
 }
 
 func unwrapPath(err error) error {

@@ -56,7 +56,7 @@ func (db *DB) start(r *RunInfo, f *state.File, stateKey func(string) string) (*W
 	w.insertWarning = prep(`INSERT INTO warnings (run, idx, warning) VALUES (?, ?, ?)`)
 	if err != nil {
 		w.Close()
-		return nil, &Error{db.path, explain(err)}
+		return nil, &Error{Path: db.path, Err: explain(err)}
 	}
 	return w, nil
 }
@@ -81,11 +81,11 @@ func (db *DB) Create(id string, f *state.File, stateKey func(string) string) (*W
 	now := time.Now().UTC()
 	snapshot, err := json.Marshal(f.State)
 	if err != nil {
-		return nil, &Error{db.path, err}
+		return nil, &Error{Path: db.path, Err: err}
 	}
 	ref, resp, profiles, opts, err := meta(f)
 	if err != nil {
-		return nil, &Error{db.path, err}
+		return nil, &Error{Path: db.path, Err: err}
 	}
 	for {
 		if old, err := db.Run(id); err == nil {
@@ -108,7 +108,7 @@ func (db *DB) Create(id string, f *state.File, stateKey func(string) string) (*W
 			})
 			if err != nil {
 				db.Unlock(old)
-				return nil, &Error{db.path, err}
+				return nil, &Error{Path: db.path, Err: err}
 			}
 			old.CompletionReason, old.Turns, old.Started = "", f.State.TurnCount, now
 			return db.startLocked(old, f, stateKey)
@@ -133,7 +133,7 @@ func (db *DB) Create(id string, f *state.File, stateKey func(string) string) (*W
 			return nil
 		})
 		if err != nil {
-			return nil, &Error{db.path, err}
+			return nil, &Error{Path: db.path, Err: err}
 		}
 		if r == nil {
 			continue
@@ -159,14 +159,14 @@ func (db *DB) startLocked(r *RunInfo, f *state.File, stateKey func(string) strin
 func (db *DB) Continue(r *RunInfo, f *state.File, stateKey func(string) string) (*Writer, error) {
 	ref, resp, profiles, opts, err := meta(f)
 	if err != nil {
-		return nil, &Error{db.path, err}
+		return nil, &Error{Path: db.path, Err: err}
 	}
 	err = db.tx(func() error {
 		return db.exec(`UPDATE runs SET ensemble = ?, responses = ?, profiles = ?, options = ?, saved_at = ?, completion_reason = '' WHERE seq = ?`,
 			ref, resp, profiles, opts, time.Now().UTC().Format(timeFormat), r.seq)
 	})
 	if err != nil {
-		return nil, &Error{db.path, err}
+		return nil, &Error{Path: db.path, Err: err}
 	}
 	return db.start(r, f, stateKey)
 }
@@ -240,13 +240,13 @@ func (w *Writer) Finish(st *state.State, reason string) error {
 
 func (w *Writer) save(st *state.State, reason string, final bool) error {
 	if len(st.History) < w.records || st.TurnCount < w.turn || len(st.Warnings) < w.warnings {
-		return &Error{w.db.path, errors.New("the state went back since it was last saved")}
+		return &Error{Path: w.db.path, Err: errors.New("the state went back since it was last saved")}
 	}
 	var row []driver.NamedValue
 	if st.TurnCount > w.turn {
 		var err error
 		if row, err = w.delta(st); err != nil {
-			return &Error{w.db.path, err}
+			return &Error{Path: w.db.path, Err: err}
 		}
 	}
 	newWarnings := st.Warnings[w.warnings:]
@@ -283,7 +283,7 @@ func (w *Writer) save(st *state.State, reason string, final bool) error {
 		})
 	}
 	if err != nil {
-		return &Error{w.db.path, explain(err)}
+		return &Error{Path: w.db.path, Err: explain(err)}
 	}
 	// Saved: move the marks.
 	for _, r := range st.History[w.records:] {
