@@ -57,9 +57,7 @@ duration_seconds is the time from its start to its last save.`,
 			if output == "text" {
 				return printSummary(io, res, args[0], run)
 			}
-			enc := json.NewEncoder(io.stdout())
-			enc.SetIndent("", "  ")
-			return enc.Encode(res)
+			return res.WriteJSON(io.stdout()) // as run --output json prints it
 		},
 	}
 	cmd.Flags().StringVar(&runID, "run-id", "", "the run of the database (default: its one run)")
