@@ -83,6 +83,11 @@ CREATE TABLE warnings (
 // the error of a JSON state file does: it is that type.
 type Error = state.FileError
 
+// ErrNoSchema is an SQLite database without tables: a foreign one, or one
+// whose first run was killed before it wrote anything. Reading runs never
+// turns it into a state database; run --state does.
+var ErrNoSchema = errors.New("an SQLite database, but not an ensemble state database (it holds no runs)")
+
 // ErrLocked is returned when another process is writing the run.
 var ErrLocked = errors.New("another ensemble process is running it")
 
@@ -204,7 +209,7 @@ func (db *DB) init(create bool) error {
 	}
 	if rows[0][0].(int64) == 0 && app == 0 {
 		if !create {
-			return errors.New("an SQLite database, but not an ensemble state database (it holds no runs)")
+			return ErrNoSchema
 		}
 		return db.tx(func() error {
 			// Another process may have created it meanwhile: look again
