@@ -121,6 +121,15 @@ var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // reported: the error is a *ensemble.ErrorList, each FILE:LINE:COL: message.
 func ParseResponses(name string, data []byte) (*Responses, error) {
 	lines := newSourceLines(data)
+	if r, ok := fastParse(name, data, lines); ok {
+		return r, nil
+	}
+	return parseYAML(name, data, lines)
+}
+
+// parseYAML parses a responses file through a YAML node tree: any YAML,
+// with every error positioned.
+func parseYAML(name string, data []byte, lines *sourceLines) (*Responses, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		e := &ensemble.Error{File: name, Message: strings.TrimPrefix(err.Error(), "yaml: ")}

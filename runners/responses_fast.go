@@ -1,0 +1,436 @@
+package runners
+
+import (
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+)
+
+// fastParse reads the common shape of a responses file without building a
+// YAML node tree: agent names at the start of a line, each followed by a
+// block list of one-line flow values ({k: v}, [..], "..", '..', numbers,
+// true, false, null, simple plain words) or by a one-line flow list. It
+// accepts only what it is sure the YAML parser reads the same way, and
+// reports false for anything else (anchors, tags, block scalars, comments
+// inside values, multi-line values, escapes it does not know, any error):
+// the caller then parses the file with the YAML parser, which gives the
+// same values and positioned errors. A test holds the two to the same
+// result.
+func fastParse(name string, data []byte, lines *sourceLines) (*Responses, bool) {
+	// The YAML reader refuses control characters and invalid UTF-8
+	// anywhere, comments included; tabs, CRs and a byte order mark are
+	// left to the YAML parser.
+	for i := 0; i < len(data); {
+		if b := data[i]; b < 0x80 {
+			if b < 0x20 && b != '\n' || b == 0x7F {
+				return nil, false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError || !printable(r) {
+			return nil, false
+		}
+		i += n
+	}
+	r := NewResponses()
+	f := fastParser{data: data}
+	var cur *ResponseEntry
+	indent := -1 // of the current agent's items; -1 until the first
+	line := 0
+	for pos := 0; pos < len(data); {
+		line++
+		end := pos
+		for end < len(data) && data[end] != '\n' {
+			end++
+		}
+		s := data[pos:end]
+		next := end + 1
+		i := 0
+		for i < len(s) && s[i] == ' ' {
+			i++
+		}
+		switch {
+		case i == len(s) || s[i] == '#':
+			// a blank line or a comment
+		case i == 0 && s[0] != '-':
+			// an agent name
+			if cur != nil && cur.Values == nil {
+				return nil, false // an agent with nothing after it
+			}
+			j := plainWord(s, 0)
+			if j == 0 || j >= len(s) || s[j] != ':' || special(string(s[:j])) {
+				return nil, false
+			}
+			agent := string(s[:j])
+			if _, dup := r.entries[agent]; dup {
+				return nil, false
+			}
+			cur = &ResponseEntry{Agent: agent, File: name, Pos: ensemble.Pos{Line: line, Column: 1}, src: sourceLine(lines, line)}
+			r.entries[agent] = cur
+			r.order = append(r.order, agent)
+			indent = -1
+			j++
+			if j < len(s) {
+				// agent: [flow list]
+				if s[j] != ' ' {
+					return nil, false
+				}
+				f.s, f.i = s, j
+				f.spaces()
+				if f.i < len(f.s) && f.s[f.i] != '#' {
+					if f.s[f.i] != '[' {
+						return nil, false
+					}
+					v, ok := f.value(0)
+					if !ok || !f.end() {
+						return nil, false
+					}
+					cur.Values = v.([]any)
+					cur = nil
+				}
+			}
+		default:
+			// an item of the current agent's list: "- value"
+			if cur == nil || s[i] != '-' || i+1 >= len(s) || s[i+1] != ' ' || (indent >= 0 && i != indent) {
+				return nil, false
+			}
+			indent = i
+			f.s, f.i = s, i+2
+			f.spaces()
+			v, ok := f.value(0)
+			if !ok || !f.end() {
+				return nil, false
+			}
+			if cur.Values == nil {
+				cur.Values = make([]any, 0, 8)
+			}
+			cur.Values = append(cur.Values, v)
+		}
+		pos = next
+	}
+	if cur != nil && cur.Values == nil {
+		return nil, false
+	}
+	return r, true
+}
+
+// fastParser reads one line's flow value.
+type fastParser struct {
+	data []byte
+	s    []byte
+	i    int
+}
+
+func (f *fastParser) spaces() {
+	for f.i < len(f.s) && f.s[f.i] == ' ' {
+		f.i++
+	}
+}
+
+// end reports whether only spaces, or spaces and a comment, follow.
+func (f *fastParser) end() bool {
+	start := f.i
+	f.spaces()
+	return f.i == len(f.s) || f.s[f.i] == '#' && f.i > start
+}
+
+// special words are plain scalars that are not strings, or that this
+// parser leaves to the YAML parser.
+func special(w string) bool {
+	switch w {
+	case "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE":
+		return true
+	}
+	return false
+}
+
+// plainWord returns the end of a simple plain word starting at i: a letter
+// or '_', then letters, digits, '_' and '-'; i when there is none.
+func plainWord(s []byte, i int) int {
+	if i >= len(s) || !(s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || s[i] == '_') {
+		return i
+	}
+	j := i + 1
+	for j < len(s) && (s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9' || s[j] == '_' || s[j] == '-') {
+		j++
+	}
+	return j
+}
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }
+
+func (f *fastParser) value(depth int) (any, bool) {
+	if depth > 100 || f.i >= len(f.s) {
+		return nil, false
+	}
+	switch c := f.s[f.i]; {
+	case c == '{':
+		f.i++
+		out := map[string]any{}
+		f.spaces()
+		if f.i < len(f.s) && f.s[f.i] == '}' {
+			f.i++
+			return out, true
+		}
+		for {
+			var key string
+			if f.i < len(f.s) && f.s[f.i] == '"' {
+				k, ok := f.double()
+				if !ok {
+					return nil, false
+				}
+				key = k
+			} else {
+				j := plainWord(f.s, f.i)
+				if j == f.i || special(string(f.s[f.i:j])) {
+					return nil, false
+				}
+				key, f.i = string(f.s[f.i:j]), j
+			}
+			if f.i+1 >= len(f.s) || f.s[f.i] != ':' || f.s[f.i+1] != ' ' {
+				return nil, false
+			}
+			f.i += 2
+			f.spaces()
+			if _, dup := out[key]; dup {
+				return nil, false
+			}
+			v, ok := f.value(depth + 1)
+			if !ok {
+				return nil, false
+			}
+			out[key] = v
+			f.spaces()
+			if f.i >= len(f.s) {
+				return nil, false
+			}
+			if f.s[f.i] == '}' {
+				f.i++
+				return out, true
+			}
+			if f.s[f.i] != ',' {
+				return nil, false
+			}
+			f.i++
+			f.spaces()
+		}
+	case c == '[':
+		f.i++
+		out := []any{}
+		f.spaces()
+		if f.i < len(f.s) && f.s[f.i] == ']' {
+			f.i++
+			return out, true
+		}
+		for {
+			v, ok := f.value(depth + 1)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, v)
+			f.spaces()
+			if f.i >= len(f.s) {
+				return nil, false
+			}
+			if f.s[f.i] == ']' {
+				f.i++
+				return out, true
+			}
+			if f.s[f.i] != ',' {
+				return nil, false
+			}
+			f.i++
+			f.spaces()
+		}
+	case c == '"':
+		return f.double()
+	case c == '\'':
+		return f.single()
+	case c == '-' || isDigit(c):
+		return f.number()
+	default:
+		// plain words separated by single spaces: "go", "hello world"
+		j := plainWord(f.s, f.i)
+		if j == f.i {
+			return nil, false
+		}
+		for j+1 < len(f.s) && f.s[j] == ' ' {
+			k := plainWord(f.s, j+1)
+			if k == j+1 {
+				break
+			}
+			j = k
+		}
+		w := string(f.s[f.i:j])
+		if special(w) {
+			switch w {
+			case "true":
+				f.i = j
+				return true, true
+			case "false":
+				f.i = j
+				return false, true
+			case "null":
+				f.i = j
+				return nil, true
+			}
+			return nil, false
+		}
+		// What follows must end the scalar: a plain scalar runs on over
+		// other characters.
+		if j < len(f.s) && f.s[j] != ',' && f.s[j] != ']' && f.s[j] != '}' && f.s[j] != ' ' {
+			return nil, false
+		}
+		f.i = j
+		return w, true
+	}
+}
+
+// number reads -?(0|[1-9][0-9]*)(\.[0-9]+)? of at most 15 digits, which
+// the YAML parser reads as an int or a float of the same float64 value.
+func (f *fastParser) number() (any, bool) {
+	s, i := f.s, f.i
+	neg := s[i] == '-'
+	if neg {
+		i++
+	}
+	start := i
+	if i >= len(s) || !isDigit(s[i]) {
+		return nil, false
+	}
+	if s[i] == '0' {
+		i++
+	} else {
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+	}
+	digits := i - start
+	isFloat := false
+	if i < len(s) && s[i] == '.' {
+		i++
+		fs := i
+		for i < len(s) && isDigit(s[i]) {
+			i++
+		}
+		if i == fs {
+			return nil, false
+		}
+		digits += i - fs
+		isFloat = true
+	}
+	if digits > 15 {
+		return nil, false
+	}
+	if i < len(s) && s[i] != ',' && s[i] != ']' && s[i] != '}' && s[i] != ' ' {
+		return nil, false
+	}
+	text := string(s[f.i:i])
+	f.i = i
+	if !isFloat {
+		n, err := strconv.ParseInt(text, 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		return float64(n), true // "-0" is the int 0
+	}
+	x, err := strconv.ParseFloat(text, 64)
+	if err != nil {
+		return nil, false
+	}
+	return x, true
+}
+
+// printable reports whether r may appear in a YAML file, and is not one of
+// the line breaks beyond \n (NEL, LS, PS), which this parser leaves to the
+// YAML parser.
+func printable(r rune) bool {
+	return r >= 0x20 && r <= 0x7E || r >= 0xA0 && r <= 0xD7FF && r != 0x2028 && r != 0x2029 ||
+		r >= 0xE000 && r <= 0xFFFD && r != 0xFEFF || r >= 0x10000 && r <= 0x10FFFF
+}
+
+// double reads a double-quoted string on one line with the escapes
+// \" \\ \n \t \r \b \f and \uXXXX outside the surrogates.
+func (f *fastParser) double() (string, bool) {
+	s := f.s
+	i := f.i + 1
+	start := i
+	plain := true
+	for ; i < len(s) && s[i] != '"'; i++ {
+		if s[i] == '\\' {
+			plain = false
+			i++
+		}
+	}
+	if i >= len(s) {
+		return "", false
+	}
+	body := s[start:i]
+	f.i = i + 1
+	if plain {
+		return string(body), true
+	}
+	out := make([]byte, 0, len(body))
+	for j := 0; j < len(body); j++ {
+		c := body[j]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		j++
+		switch body[j] {
+		case '"', '\\':
+			out = append(out, body[j])
+		case 'n':
+			out = append(out, '\n')
+		case 't':
+			out = append(out, '\t')
+		case 'r':
+			out = append(out, '\r')
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'u':
+			if j+5 > len(body) {
+				return "", false
+			}
+			n, err := strconv.ParseUint(string(body[j+1:j+5]), 16, 32)
+			if err != nil || n >= 0xD800 && n <= 0xDFFF {
+				return "", false
+			}
+			out = utf8.AppendRune(out, rune(n))
+			j += 4
+		default:
+			return "", false
+		}
+	}
+	return string(out), true
+}
+
+// single reads a single-quoted string on one line (” is a quote).
+func (f *fastParser) single() (string, bool) {
+	s := f.s
+	var out []byte
+	i := f.i + 1
+	for {
+		if i >= len(s) {
+			return "", false
+		}
+		if s[i] == '\'' {
+			if i+1 < len(s) && s[i+1] == '\'' {
+				out = append(out, '\'')
+				i += 2
+				continue
+			}
+			break
+		}
+		out = append(out, s[i])
+		i++
+	}
+	f.i = i + 1
+	return string(out), true
+}
