@@ -411,7 +411,8 @@ func (f *fastParser) double() (string, bool) {
 	return string(out), true
 }
 
-// single reads a single-quoted string on one line (” is a quote).
+// single reads a single-quoted string on one line, where a doubled quote
+// is a quote.
 func (f *fastParser) single() (string, bool) {
 	s := f.s
 	var out []byte
