@@ -2,6 +2,7 @@ package state
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/ensemble-run/ensemble/internal/jsonw"
 )
@@ -56,11 +57,7 @@ func (r *Record) AppendIndent(dst []byte, prefix, indent string) ([]byte, error)
 	value(r.ExecutionTime)
 	dst = append(dst, ',')
 	field("timestamp")
-	ts, terr := r.Timestamp.MarshalJSON()
-	if terr != nil && err == nil {
-		err = terr
-	}
-	dst = append(dst, ts...)
+	dst = appendTime(dst, r.Timestamp, &err)
 	dst = append(dst, ',')
 	field("stop_reason")
 	if r.StopReason == nil {
@@ -130,4 +127,22 @@ func (r *Record) AppendIndent(dst []byte, prefix, indent string) ([]byte, error)
 	dst = append(dst, prefix...)
 	dst = append(dst, '}')
 	return dst, err
+}
+
+// appendTime appends t as t.MarshalJSON writes it, without allocating for
+// the usual time (a year of four digits, an offset in whole minutes); any
+// other is left to MarshalJSON, with its error.
+func appendTime(dst []byte, t time.Time, err *error) []byte {
+	if y := t.Year(); y >= 0 && y <= 9999 {
+		if _, off := t.Zone(); off%60 == 0 && off > -24*3600 && off < 24*3600 {
+			dst = append(dst, '"')
+			dst = t.AppendFormat(dst, time.RFC3339Nano)
+			return append(dst, '"')
+		}
+	}
+	b, terr := t.MarshalJSON()
+	if terr != nil && *err == nil {
+		*err = terr
+	}
+	return append(dst, b...)
 }

@@ -31,7 +31,17 @@ func TestRecordAppendIndentMatchesEncodingJSON(t *testing.T) {
 			t.Fatalf("field %s is not set in the full record", v.Type().Field(i).Name)
 		}
 	}
-	for _, rec := range []*Record{full, {AgentName: "a", Timestamp: time.Unix(0, 0).UTC()}} {
+	recs := []*Record{full, {AgentName: "a", Timestamp: time.Unix(0, 0).UTC()}}
+	// Times in other zones and at the edges of what JSON takes.
+	for _, ts := range []time.Time{
+		time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("", 5*3600+30*60)),
+		time.Date(1, 1, 1, 0, 0, 0, 1, time.FixedZone("", -(23*3600+59*60))),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(2026, 1, 2, 3, 4, 5, 6, time.Local),
+	} {
+		recs = append(recs, &Record{AgentName: "t", Timestamp: ts})
+	}
+	for _, rec := range recs {
 		for _, prefix := range []string{"", "    "} {
 			want, err := json.MarshalIndent(rec, prefix, "  ")
 			if err != nil {

@@ -36,7 +36,11 @@ func AppendIndent(dst []byte, v any, prefix, indent string, depth int) ([]byte, 
 		if len(x) == 0 {
 			return append(dst, "{}"...), nil
 		}
-		keys := make([]string, 0, len(x))
+		var small [16]string // most objects: no allocation for their keys
+		keys := small[:0]
+		if len(x) > len(small) {
+			keys = make([]string, 0, len(x))
+		}
 		for k := range x {
 			keys = append(keys, k)
 		}
