@@ -31,6 +31,31 @@ type Writer struct {
 
 	buf bytes.Buffer
 	enc *json.Encoder // into buf
+
+	rec, tmp []byte // a turn's records, compact and indented
+}
+
+// compact appends the JSON src without the whitespace between its tokens:
+// src is valid JSON, whose strings hold no raw control characters.
+func compact(dst, src []byte) []byte {
+	inString := false
+	start := 0
+	for i := 0; i < len(src); i++ {
+		switch c := src[i]; {
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\n':
+			dst = append(dst, src[start:i]...)
+			start = i + 1
+		}
+	}
+	return append(dst, src[start:]...)
 }
 
 // Start begins the writes of a run with the file f: a new run, with the id
@@ -322,10 +347,22 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 		}
 		return string(bytes.TrimSuffix(w.buf.Bytes(), []byte("\n"))), nil
 	}
-	records, err := enc(recs)
-	if err != nil {
-		return nil, err
+	// The records as encoding/json writes them (HTML characters escaped,
+	// which reads back the same), through the record's own encoder.
+	w.rec = append(w.rec[:0], '[')
+	for i, r := range recs {
+		if i > 0 {
+			w.rec = append(w.rec, ',')
+		}
+		var err error
+		if w.tmp, err = r.AppendIndent(w.tmp[:0], "", ""); err != nil {
+			return nil, err
+		}
+		w.rec = compact(w.rec, w.tmp)
 	}
+	w.rec = append(w.rec, ']')
+	records := string(w.rec)
+	var err error
 	counts := make(map[string][2]int, len(agents))
 	var context [][2]any
 	var edges map[string]map[string]*state.EdgeState
