@@ -110,7 +110,8 @@ func LoadResponses(path string) (*Responses, error) {
 	if err != nil {
 		return nil, fmt.Errorf("responses file: %w", err)
 	}
-	return ParseResponses(path, data)
+	// data is not used after: the responses may share its bytes.
+	return parseResponses(path, data, true)
 }
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
@@ -120,8 +121,16 @@ var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // responses or {simulate: {model_profile, prompt}}. Every problem is
 // reported: the error is a *ensemble.ErrorList, each FILE:LINE:COL: message.
 func ParseResponses(name string, data []byte) (*Responses, error) {
+	return parseResponses(name, data, false)
+}
+
+// parseResponses is ParseResponses; with share, the strings of the
+// responses may share data's bytes (which must then never change), so
+// that a large file is not held twice: as the file read and as the values
+// taken from it.
+func parseResponses(name string, data []byte, share bool) (*Responses, error) {
 	lines := newSourceLines(data)
-	if r, ok := fastParse(name, data, lines); ok {
+	if r, ok := fastParse(name, data, lines, share); ok {
 		return r, nil
 	}
 	return parseYAML(name, data, lines)

@@ -3,6 +3,7 @@ package runners
 import (
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/ensemble-run/ensemble/ensemble"
 )
@@ -17,7 +18,7 @@ import (
 // the caller then parses the file with the YAML parser, which gives the
 // same values and positioned errors. A test holds the two to the same
 // result.
-func fastParse(name string, data []byte, lines *sourceLines) (*Responses, bool) {
+func fastParse(name string, data []byte, lines *sourceLines, share bool) (*Responses, bool) {
 	// The YAML reader refuses control characters and invalid UTF-8
 	// anywhere, comments included; tabs, CRs and a byte order mark are
 	// left to the YAML parser.
@@ -36,7 +37,7 @@ func fastParse(name string, data []byte, lines *sourceLines) (*Responses, bool) 
 		i += n
 	}
 	r := NewResponses()
-	f := fastParser{data: data}
+	f := fastParser{data: data, share: share}
 	var cur *ResponseEntry
 	indent := -1 // of the current agent's items; -1 until the first
 	line := 0
@@ -119,9 +120,18 @@ func fastParse(name string, data []byte, lines *sourceLines) (*Responses, bool) 
 
 // fastParser reads one line's flow value.
 type fastParser struct {
-	data []byte
-	s    []byte
-	i    int
+	data  []byte
+	s     []byte
+	i     int
+	share bool // strings may share data's bytes
+}
+
+// str is b as a string: sharing b's bytes when the parser may.
+func (f *fastParser) str(b []byte) string {
+	if f.share && len(b) > 0 {
+		return unsafe.String(&b[0], len(b))
+	}
+	return string(b)
 }
 
 func (f *fastParser) spaces() {
@@ -264,7 +274,7 @@ func (f *fastParser) value(depth int) (any, bool) {
 			}
 			j = k
 		}
-		w := string(f.s[f.i:j])
+		w := f.str(f.s[f.i:j])
 		if special(w) {
 			switch w {
 			case "true":
@@ -371,7 +381,7 @@ func (f *fastParser) double() (string, bool) {
 	body := s[start:i]
 	f.i = i + 1
 	if plain {
-		return string(body), true
+		return f.str(body), true
 	}
 	out := make([]byte, 0, len(body))
 	for j := 0; j < len(body); j++ {

@@ -14,7 +14,7 @@ import (
 func sameAsYAML(t *testing.T, doc string) bool {
 	t.Helper()
 	data := []byte(doc)
-	fast, ok := fastParse("r.yaml", data, newSourceLines(data))
+	fast, ok := fastParse("r.yaml", data, newSourceLines(data), true)
 	if !ok {
 		return false
 	}

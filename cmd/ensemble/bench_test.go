@@ -40,15 +40,22 @@ func benchCLI(b *testing.B, args []string, wantCode int) {
 // binary.
 
 // BenchmarkCLIDAG runs DAGs of 1,000 and 20,000 agents, 50 per level, each
-// depending on the whole level before.
+// depending on the whole level before (dense) or on 2 agents of it
+// (sparse).
 func BenchmarkCLIDAG(b *testing.B) {
 	for _, n := range []int{1000, 20000} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			var ens, resp strings.Builder
-			benchdata.DAG(&ens, &resp, n, 50, 0)
-			benchCLI(b, writeBench(b, b.TempDir(), ens.String(), resp.String()), 0)
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/agent")
-		})
+		for _, deps := range []int{50, 2} {
+			name := fmt.Sprint(n)
+			if deps < 50 {
+				name += "/sparse"
+			}
+			b.Run(name, func(b *testing.B) {
+				var ens, resp strings.Builder
+				benchdata.DAGEdges(&ens, &resp, n, 50, deps, 0)
+				benchCLI(b, writeBench(b, b.TempDir(), ens.String(), resp.String()), 0)
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/agent")
+			})
+		}
 	}
 }
 

@@ -47,6 +47,14 @@ func LoopTurns(turns int) int { return 2*turns + 1 }
 // DAG writes agents agents in levels of width, each depending on every agent
 // of the level before.
 func DAG(ens, responses io.Writer, agents, width, pad int) {
+	DAGEdges(ens, responses, agents, width, width, pad)
+}
+
+// DAGEdges writes agents agents in levels of width, each depending on deps
+// agents of the level before (at most width): agent i of a level on agents
+// i, i+1, … i+deps-1 (modulo width) of the level before.
+func DAGEdges(ens, responses io.Writer, agents, width, deps, pad int) {
+	deps = max(1, min(deps, width))
 	levels := (agents + width - 1) / width
 	name := func(l, i int) string { return fmt.Sprintf("l%d_%d", l, i) }
 	fmt.Fprintf(ens, "name: dag\n%sagents:\n", profile)
@@ -55,11 +63,11 @@ func DAG(ens, responses io.Writer, agents, width, pad int) {
 			fmt.Fprintf(ens, "  - name: %s\n    model_profile: m\n", name(l, i))
 			if l > 0 {
 				io.WriteString(ens, "    dependencies: [")
-				for j := range width {
+				for j := range deps {
 					if j > 0 {
 						io.WriteString(ens, ", ")
 					}
-					io.WriteString(ens, name(l-1, j))
+					io.WriteString(ens, name(l-1, (i+j)%width))
 				}
 				io.WriteString(ens, "]\n")
 			}

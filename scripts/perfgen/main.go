@@ -7,7 +7,7 @@
 //
 // Cases: "loop" is a ping-pong loop of two agents (2×turns executions, a
 // condition on each edge); "dag" is agents/width levels of width agents,
-// each depending on every agent of the level before; "scripts" is that DAG
+// each depending on every agent of the level before (or on -deps of them); "scripts" is that DAG
 // made of a trivial script, with the same work as a Taskfile for go-task
 // and as a list of commands for xargs, to compare the three:
 //
@@ -34,6 +34,7 @@ func main() {
 		turns  = flag.Int("turns", 1000, "loop: executions of each agent")
 		agents = flag.Int("agents", 1000, "dag: number of agents")
 		width  = flag.Int("width", 50, "dag: agents per level")
+		deps   = flag.Int("deps", 0, "dag: dependencies of each agent on the level before (0: the whole level)")
 		size   = flag.Int("size", 0, "bytes of padding in each output")
 		out    = flag.String("out", "", "directory to write ensemble.yaml and responses.yaml into")
 	)
@@ -53,7 +54,11 @@ func main() {
 		if *kind == "loop" {
 			benchdata.Loop(ens, resp, *turns, *size)
 		} else {
-			benchdata.DAG(ens, resp, *agents, *width, *size)
+			d := *deps
+			if d <= 0 {
+				d = *width
+			}
+			benchdata.DAGEdges(ens, resp, *agents, *width, d, *size)
 		}
 	}); err != nil {
 		fmt.Fprintln(os.Stderr, "perfgen:", err)
