@@ -159,11 +159,13 @@ func (r *Run) step(parent, runCtx context.Context) string {
 		return MaxTotalTurns
 	}
 	turn := st.TurnCount + 1
-	names := make([]string, len(ready))
-	for i, rd := range ready {
-		names[i] = rd.Agent.Name
+	if r.opts.Events != nil {
+		names := make([]string, len(ready))
+		for i, rd := range ready {
+			names[i] = rd.Agent.Name
+		}
+		r.opts.Events.Emit(events.Event{Type: events.TurnStarted, Turn: turn, Agents: names})
 	}
-	r.opts.Events.Emit(events.Event{Type: events.TurnStarted, Turn: turn, Agents: names})
 	turnStart := time.Now()
 
 	p := r.plan(runCtx, turn, ready)

@@ -102,6 +102,9 @@ func (r *Run) redact(res *runners.Result) {
 // finished reports that an execution returned; its outcome is reported when
 // the turn commits.
 func (r *Run) finished(x *execution) {
+	if r.opts.Events == nil {
+		return
+	}
 	req := x.req
 	ev := events.Event{Type: events.AgentFinished, Turn: req.Turn, Agent: req.Agent.Name, Execution: req.Execution,
 		Duration: x.took.Seconds()}
