@@ -11,6 +11,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -36,25 +37,27 @@ func AppendIndent(dst []byte, v any, prefix, indent string, depth int) ([]byte, 
 		if len(x) == 0 {
 			return append(dst, "{}"...), nil
 		}
-		var small [16]string // most objects: no allocation for their keys
-		keys := small[:0]
+		// The entries sorted by key, in a buffer on the stack for most
+		// objects: no allocation, and no second lookup of each value.
+		var small [16]entry
+		entries := small[:0]
 		if len(x) > len(small) {
-			keys = make([]string, 0, len(x))
+			entries = make([]entry, 0, len(x))
 		}
-		for k := range x {
-			keys = append(keys, k)
+		for k, v := range x {
+			entries = append(entries, entry{k, v})
 		}
-		slices.Sort(keys)
+		slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.k, b.k) })
 		dst = append(dst, '{')
 		var err error
-		for i, k := range keys {
+		for i, e := range entries {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
 			dst = newline(dst, prefix, indent, depth+1)
-			dst = AppendString(dst, k)
+			dst = AppendString(dst, e.k)
 			dst = append(dst, ':', ' ')
-			if dst, err = AppendIndent(dst, x[k], prefix, indent, depth+1); err != nil {
+			if dst, err = AppendIndent(dst, e.v, prefix, indent, depth+1); err != nil {
 				return dst, err
 			}
 		}
@@ -92,6 +95,11 @@ func AppendIndent(dst []byte, v any, prefix, indent string, depth int) ([]byte, 
 		return dst, err
 	}
 	return append(dst, buf.Bytes()...), nil
+}
+
+type entry struct {
+	k string
+	v any
 }
 
 func newline(dst []byte, prefix, indent string, depth int) []byte {

@@ -2,6 +2,7 @@ package jsonw
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -66,6 +67,14 @@ func TestAppendIndentMatchesEncodingJSON(t *testing.T) {
 	}
 	for range 2000 {
 		values = append(values, randomValue(rng, 0))
+	}
+	// Objects of more keys than fit the writer's buffer on the stack.
+	for _, n := range []int{16, 17, 40} {
+		m := map[string]any{}
+		for i := range n {
+			m[fmt.Sprintf("k%d", (i*7)%n)] = randomValue(rng, 1)
+		}
+		values = append(values, m)
 	}
 	for _, v := range values {
 		for _, pi := range [][2]string{{"", "  "}, {"    ", "  "}, {"\t", "\t"}} {
