@@ -42,3 +42,17 @@ func TestCompactRecordsAreEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// A turn's counts are written as encoding/json writes them.
+func TestCountsAreEncodingJSON(t *testing.T) {
+	t.Parallel()
+	for _, counts := range []map[string][2]int{{}, {"b": {1, 0}, "a<&>": {12, -3}, "": {0, 0}, "é\"x": {7, 7}}} {
+		want, err := json.Marshal(counts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := encodeCounts(nil, counts); got != string(want) {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	}
+}

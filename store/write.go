@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
+	"github.com/ensemble-run/ensemble/internal/jsonw"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -389,11 +391,26 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 		}
 	}
 	vals := []any{w.run.seq, int64(st.TurnCount), records, nil, nil, nil, nil, nil, time.Now().UTC().Format(timeFormat)}
-	if vals[3], err = enc(counts); err != nil {
-		return nil, err
+	vals[3] = encodeCounts(w.tmp[:0], counts)
+	if len(context) > 0 {
+		// [[key, value], …]: the values through the result's JSON writer.
+		w.rec = append(w.rec[:0], '[')
+		for i, kv := range context {
+			if i > 0 {
+				w.rec = append(w.rec, ',')
+			}
+			w.rec = append(w.rec, '[')
+			w.rec = jsonw.AppendString(w.rec, kv[0].(string))
+			w.rec = append(w.rec, ',')
+			if w.tmp, err = jsonw.AppendIndent(w.tmp[:0], kv[1], "", "", 0); err != nil {
+				return nil, err
+			}
+			w.rec = append(compact(w.rec, w.tmp), ']')
+		}
+		vals[4] = string(append(w.rec, ']'))
 	}
-	for i, v := range []any{context, edges, memory, st.Pending} {
-		if isEmpty(v) {
+	for i, v := range []any{nil, edges, memory, st.Pending} {
+		if i == 0 || isEmpty(v) {
 			continue
 		}
 		if vals[4+i], err = enc(v); err != nil {
@@ -519,4 +536,27 @@ func unmarshal(v driver.Value, into any) error {
 		return errors.New("missing")
 	}
 	return fmt.Errorf("not JSON text but %T", v)
+}
+
+// encodeCounts writes counts as encoding/json does: its keys sorted.
+func encodeCounts(buf []byte, counts map[string][2]int) string {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	buf = append(buf, '{')
+	for i, k := range keys {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = jsonw.AppendString(buf, k)
+		c := counts[k]
+		buf = append(buf, ':', '[')
+		buf = strconv.AppendInt(buf, int64(c[0]), 10)
+		buf = append(buf, ',')
+		buf = strconv.AppendInt(buf, int64(c[1]), 10)
+		buf = append(buf, ']')
+	}
+	return string(append(buf, '}'))
 }
