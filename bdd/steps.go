@@ -102,10 +102,16 @@ var stepDefs = []stepDef{
 		`^the turn count is (\d+)$`, func(s *Scenario) any { return s.thenTurnCount }},
 	{StepDoc{"Then", "Then the run has no errors", "No execution failed."},
 		`^the run has no errors$`, func(s *Scenario) any { return s.thenNoErrors }},
+	{StepDoc{"Then", "Then the run has no unhandled errors", "Every failed execution was handled: delivered through an on: failure edge to an agent that then succeeded (the run exits 0)."},
+		`^the run has no unhandled errors$`, func(s *Scenario) any { return s.thenNoUnhandledErrors }},
 	{StepDoc{"Then", "Then the run has 2 errors", "Exactly that many entries in the result's errors."},
 		`^the run has (\d+) errors?$`, func(s *Scenario) any { return s.thenErrorCount }},
 	{StepDoc{"Then", `Then there is a warning containing "needs_clarification"`, "A warning of the run (a condition that failed at run time) contains the text."},
 		`^there is a warning containing "(.*)"$`, func(s *Scenario) any { return s.thenWarning }},
+	{StepDoc{"Then", `Then the ensemble has a warning containing "trigger: all"`, "A warning of the loaded file (what `ensemble validate` warns about, such as a join inside a loop) contains the text; no run is needed."},
+		`^the ensemble has a warning containing "(.*)"$`, func(s *Scenario) any { return s.thenLoadWarning }},
+	{StepDoc{"Then", "Then the ensemble has no warnings", "The loaded file has no warning (`ensemble validate --strict` would pass)."},
+		`^the ensemble has no warnings$`, func(s *Scenario) any { return s.thenNoLoadWarnings }},
 
 	// --- Then: agents ---
 	{StepDoc{"Then", `Then agent "llm_analyzer" ran 2 times`, "Executions of the agent, failed ones included (`1 time` works too)."},
@@ -424,6 +430,57 @@ func (s *Scenario) thenNoErrors() error {
 	}
 	if len(res.Errors) > 0 {
 		return fmt.Errorf("the run has %s, want none:%s", report.Count(len(res.Errors), "error"), strings.TrimPrefix(s.errorsNote(), "\nthe run's errors:"))
+	}
+	return nil
+}
+
+func (s *Scenario) thenNoUnhandledErrors() error {
+	res, err := s.ranResult()
+	if err != nil {
+		return err
+	}
+	var unhandled []string
+	for _, e := range res.Errors {
+		if !e.Handled {
+			unhandled = append(unhandled, fmt.Sprintf("turn %d, %s: %s", e.TurnNumber, e.AgentName, e.Message))
+		}
+	}
+	if len(unhandled) > 0 {
+		return fmt.Errorf("the run has %s, want none:\n  %s", report.Count(len(unhandled), "unhandled error"), strings.Join(unhandled, "\n  "))
+	}
+	return nil
+}
+
+func (s *Scenario) thenLoadWarning(sub string) error {
+	sub = unq(sub)
+	e, err := s.ensemble()
+	if err != nil {
+		return err
+	}
+	var msgs []string
+	for _, w := range e.Warnings {
+		if strings.Contains(w.Message, sub) {
+			return nil
+		}
+		msgs = append(msgs, w.Error())
+	}
+	if len(msgs) == 0 {
+		return fmt.Errorf("the ensemble has no warnings, want one containing %s", quote(sub))
+	}
+	return fmt.Errorf("no warning of the ensemble contains %s; its warnings:\n  %s", quote(sub), strings.Join(msgs, "\n  "))
+}
+
+func (s *Scenario) thenNoLoadWarnings() error {
+	e, err := s.ensemble()
+	if err != nil {
+		return err
+	}
+	if len(e.Warnings) > 0 {
+		msgs := make([]string, len(e.Warnings))
+		for i, w := range e.Warnings {
+			msgs[i] = w.Error()
+		}
+		return fmt.Errorf("the ensemble has %s, want none:\n  %s", report.Count(len(msgs), "warning"), strings.Join(msgs, "\n  "))
 	}
 	return nil
 }
