@@ -79,7 +79,7 @@ func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
 
 	res := &Result{InputData: injectedInputData(req, n)}
 	if n > len(ent.Values) {
-		res.Err = fmt.Errorf("agent %q: injected responses exhausted after %d (execution %d has none)", a.Name, len(ent.Values), n)
+		res.Err = exhausted(req, ent, n)
 		return res
 	}
 	switch v := ent.Values[n-1].(type) {

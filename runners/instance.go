@@ -1,6 +1,8 @@
 package runners
 
 import (
+	"fmt"
+
 	"github.com/ensemble-run/ensemble/ensemble"
 )
 
@@ -68,4 +70,17 @@ func validInstance(e *ensemble.Ensemble, name string) bool {
 	}
 	a := e.Agent(agent)
 	return a != nil && a.FanOut != nil
+}
+
+// exhausted is the error of an execution whose injected responses ran out:
+// entry ent had no response n.
+func exhausted(req *Request, ent *ResponseEntry, n int) error {
+	a, have := req.Agent.Name, len(ent.Values)
+	if in := req.Instance; in != nil {
+		if ent.Agent == in.Name {
+			return fmt.Errorf("agent %q: injected responses exhausted after %d (execution %d has none)", in.Name, have, n)
+		}
+		return fmt.Errorf("agent %q: injected responses exhausted after %d (%s, its instance %d in the run, has none)", a, have, in.Name, n)
+	}
+	return fmt.Errorf("agent %q: injected responses exhausted after %d (execution %d has none)", a, have, n)
 }
