@@ -32,7 +32,7 @@ func TestConsistentWithFanOutInstances(t *testing.T) {
 	}
 	for want, edit := range map[string]func(s *State){
 		`state.conversation_history[1].agent_name is "sum[1]" but the record is instance 0 of "sum"`: func(s *State) { s.History[1].AgentName = "sum[1]" },
-		`state.conversation_history[2] has one of instance and of without the other`:                  func(s *State) { s.History[2].Of = "" },
+		`state.conversation_history[2] has one of instance and of without the other`:                 func(s *State) { s.History[2].Of = "" },
 		`state.conversation_history[3] is a second record of agent "sum" in turn 2`: func(s *State) {
 			s.History[2].Instance, s.History[2].Of, s.History[2].AgentName = nil, "", "sum"
 		},
