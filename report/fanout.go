@@ -2,7 +2,9 @@ package report
 
 import (
 	"fmt"
+	"slices"
 
+	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -45,4 +47,21 @@ func instanceFacts(rec *state.Record) string {
 		return ""
 	}
 	return fmt.Sprintf("instance %d of %s", *rec.Instance, code(rec.Of))
+}
+
+// instanceStarted adds a fan-out's instance that started to the status
+// line, where it stands for its agent from then on: the agent itself never
+// starts (only its instances do). nil when name is no instance of an agent
+// of the turn.
+func (p *Progress) instanceStarted(name string) *agentProgress {
+	agent, _, ok := ensemble.ParseInstanceName(name)
+	parent := p.byName[agent]
+	if !ok || parent == nil {
+		return nil
+	}
+	p.agents = slices.DeleteFunc(p.agents, func(a *agentProgress) bool { return a == parent })
+	a := &agentProgress{name: name}
+	p.agents = append(p.agents, a)
+	p.byName[name] = a
+	return a
 }

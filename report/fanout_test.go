@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -40,5 +41,25 @@ func TestFanOutInReports(t *testing.T) {
 	Summary(&txt, res, SummaryOptions{})
 	if !strings.Contains(txt.String(), "1 (2 instances)") || !strings.Contains(txt.String(), "- (1 failed instance)") {
 		t.Errorf("summary:\n%s", txt.String())
+	}
+}
+
+// On the status line, a fan-out agent stands for its instances once they
+// start: each with its time, and done when it returned.
+func TestFanOutProgress(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	c := &clock{}
+	p := NewProgress(&out, ProgressOptions{Live: true, Now: c.Now, Width: func() int { return 200 }})
+	feed(p, c,
+		timed{0, events.Event{Type: events.TurnStarted, Turn: 2, Agents: []string{"sum", "other"}}},
+		timed{10, events.Event{Type: events.AgentStarted, Turn: 2, Agent: "sum[0]", Execution: 1}},
+		timed{10, events.Event{Type: events.AgentStarted, Turn: 2, Agent: "sum[1]", Execution: 1}},
+		timed{20, events.Event{Type: events.AgentFinished, Turn: 2, Agent: "sum[0]", Execution: 1}},
+	)
+	c.now = at(100)
+	p.Tick()
+	if got, want := lastStatus(out.String()), "⠋ turn 2 0.1s · sum[1] 0.1s · 1 done · 1 waiting"; got != want {
+		t.Fatalf("status %q\nwant   %q", got, want)
 	}
 }
