@@ -379,3 +379,20 @@ func TestFanOutResumedMidTurn(t *testing.T) {
 		t.Fatalf("resumed run differs:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// A saved state whose instance records name an agent without a fan_out is
+// refused, naming the record.
+func TestCheckStateInstanceOfNoFanOut(t *testing.T) {
+	t.Parallel()
+	r := engine.New(loopEnsemble(), "", engine.Options{Runner: loopRunner(nil)})
+	r.Run(context.Background())
+	f := r.File(engine.Completed)
+	if err := engine.CheckState(loopEnsemble(), f); err != nil {
+		t.Fatal(err)
+	}
+	e := loopEnsemble()
+	e.Agents[3].FanOut = nil // review, with the same hash: as if the file had been edited
+	if err := engine.CheckState(e, f); err == nil || !strings.Contains(err.Error(), `is an instance of "review", which has no fan_out`) {
+		t.Fatalf("err = %v", err)
+	}
+}
