@@ -142,6 +142,15 @@ var stepDefs = []stepDef{
 		`^the output of agent "([^"]*)" is:$`, func(s *Scenario) any { return s.thenOutputIsDoc }},
 	{StepDoc{"Then", `Then the input of agent "llm_analyzer" contains "EMEA"`, "What the agent's latest execution was given (its input_data, as compact JSON) contains the text."},
 		`^the input of agent "([^"]*)" contains "(.*)"$`, func(s *Scenario) any { return s.thenInputContains }},
+	{StepDoc{"Then", `Then agent "summarize" ran over 3 items`,
+		"The agent has a fan_out, and its latest execution ran over a list of that many items (one instance each; `1 item` works too)."},
+		`^agent "([^"]*)" ran over (\d+) items?$`, func(s *Scenario) any { return s.thenRanOver }},
+	{StepDoc{"Then", `Then instance "summarize[1]" received "the second chunk"`,
+		"The instance's item in its latest execution (a string as it is, other values as compact JSON) is exactly that."},
+		`^instance "([^"]*)" received "(.*)"$`, func(s *Scenario) any { return s.thenInstanceReceived }},
+	{StepDoc{"Then", `Then instance "summarize[1]" received:`,
+		"The instance's item equals the doc string: JSON when it starts with { or [ (or \"\"\"json, \"\"\"yaml), else text."},
+		`^instance "([^"]*)" received:$`, func(s *Scenario) any { return s.thenInstanceReceivedDoc }},
 	{StepDoc{"Then", `Then the final state of "extracted_data" is:`, "final_state[key] equals the doc string's JSON (or \"\"\"yaml, or \"\"\"text for a string)."},
 		`^the final state of "([^"]*)" is:$`, func(s *Scenario) any { return s.thenFinalStateIs }},
 	{StepDoc{"Then", `Then the final state has no "final_synthesis"`, "final_state has no such key."},
@@ -186,7 +195,7 @@ func (s *Scenario) afterLoad() error {
 		return nil
 	}
 	for _, name := range s.responses.Agents() {
-		if s.ens.Agent(name) == nil {
+		if _, err := s.agent(name); err != nil { // an agent, or an instance of a fan-out agent
 			return fmt.Errorf("responses were given for agent %q, but %w", name, unknownAgent(s.ens, name))
 		}
 	}
@@ -534,6 +543,9 @@ func (s *Scenario) executions(name string) (int, error) {
 	res, err := s.ranResult()
 	if err != nil {
 		return 0, err
+	}
+	if n, ok := s.instanceRuns(name); ok {
+		return n, nil
 	}
 	return res.AgentExecutionCount[name], nil
 }

@@ -80,7 +80,7 @@ func summaryHead(w io.Writer, res *engine.Result, opts SummaryOptions, width int
 		}
 		rows := [][]string{header}
 		for _, s := range stats {
-			row := []string{s.Name, fmt.Sprint(s.Runs), dash(s.Failures), timeCell(s)}
+			row := []string{s.Name, runsCell(s), failedCell(s, dash), timeCell(s)}
 			if llm {
 				row = append(row, dash(s.Usage.Requests), dash(s.Usage.InputTokens), dash(s.Usage.OutputTokens))
 			}

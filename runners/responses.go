@@ -529,7 +529,7 @@ func (r *Responses) Validate(e *ensemble.Ensemble) error {
 			}
 			errs = append(errs, err)
 		}
-		if e.Agent(name) == nil {
+		if e.Agent(name) == nil && !validInstance(e, name) {
 			at(ent.Pos, ent.src, "unknown agent %q in responses%s", name, ensemble.Suggest(name, e.AgentNames()))
 			continue
 		}

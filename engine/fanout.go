@@ -1,0 +1,231 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/jsonvalue"
+	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/state"
+)
+
+// Fan-out (docs/semantics.md#fan-out): the planner expands a ready agent
+// with a fan_out into one execution per item of its list, each an instance
+// `name[i]`, before anything runs; the executor runs them with the turn's
+// other executions, at most fan_out.max_parallel of them at once; the
+// committer folds them back into one execution of the agent, whose output
+// is the list of their outputs, and one history record per instance.
+
+// fanPlan is what the planner decided for a fan-out agent whose list it
+// could evaluate.
+type fanPlan struct {
+	base  execution // the agent's request: dependencies, refs, handles
+	count int       // the list's length: the number of instances
+}
+
+// expand replaces, in p, the execution of each ready fan-out agent by its
+// instances. An agent whose request failed, or whose over failed, yielded
+// no list, or too long a list, stays one failed execution of the agent.
+func (r *Run) expand(ctx context.Context, turn int, p *plan) {
+	fan := false
+	for _, rd := range p.ready {
+		fan = fan || rd.Agent.FanOut != nil
+	}
+	if !fan {
+		return
+	}
+	execs := make([]execution, 0, len(p.execs))
+	for _, x := range p.execs {
+		a := p.ready[x.agent].Agent
+		if a.FanOut == nil || x.failed != nil {
+			execs = append(execs, x)
+			continue
+		}
+		items, err := r.items(ctx, a)
+		if err != nil {
+			x.failed = err
+			execs = append(execs, x)
+			continue
+		}
+		if p.fans == nil {
+			p.fans = map[int]*fanPlan{}
+		}
+		p.fans[x.agent] = &fanPlan{base: x, count: len(items)}
+		limit := r.parallel
+		if m := a.FanOut.MaxParallel; m > 0 && m < limit {
+			limit = m
+		}
+		var sem chan struct{}
+		if limit < len(items) {
+			sem = make(chan struct{}, limit)
+		}
+		seq := r.committer.instancesOf(a.Name)
+		for i, item := range items {
+			req := *x.req
+			name := ensemble.InstanceName(a.Name, i)
+			req.Instance = &runners.Instance{Name: name, Item: item, Index: i, Count: len(items), Seq: seq + i + 1}
+			req.Memory = nil // a fresh conversation per item
+			req.Events = r.agentSink(turn, name)
+			execs = append(execs, execution{agent: x.agent, req: &req, refs: x.refs, limit: sem})
+		}
+	}
+	p.execs = execs
+}
+
+// items evaluates a's fan_out.over as the turn starts.
+func (r *Run) items(ctx context.Context, a *ensemble.Agent) ([]any, error) {
+	fo := a.FanOut
+	p := fo.OverProgram
+	items, err := p.EvalContext(ctx, selectEnv(r.st, p.UsesHistory))
+	if err != nil {
+		return nil, fmt.Errorf("fan_out.over (%s) failed: %w", fo.Over, err)
+	}
+	if len(items) > fo.MaxItems {
+		return nil, fmt.Errorf("fan_out.over (%s) yielded %d items, more than fan_out.max_items (%d)", fo.Over, len(items), fo.MaxItems)
+	}
+	for i, v := range items {
+		if err := jsonvalue.Valid(v); err != nil {
+			return nil, fmt.Errorf("fan_out.over (%s): item %d: %w", fo.Over, i, err)
+		}
+		items[i] = jsonvalue.Plain(v)
+	}
+	return items, nil
+}
+
+// acquire waits for a place among the running instances of x's fan-out
+// (fan_out.max_parallel), when x is an instance under such a cap; false
+// when ctx ended first.
+func (x *execution) acquire(ctx context.Context) bool {
+	if x.limit == nil {
+		return true
+	}
+	select {
+	case x.limit <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// release gives back what acquire took.
+func (x *execution) release() {
+	if x.limit != nil {
+		<-x.limit
+	}
+}
+
+// eventName is the name an execution's events carry: the instance's for an
+// instance of a fan-out agent, the agent's otherwise.
+func eventName(req *runners.Request) string {
+	if req.Instance != nil {
+		return req.Instance.Name
+	}
+	return req.Agent.Name
+}
+
+// instancesOf is the number of instances of agent recorded in the history:
+// the Seq of its next instance is one more. Counted once from the history,
+// then kept up to date by fanOut.
+func (c *committer) instancesOf(agent string) int {
+	if c.instances == nil {
+		c.instances = map[string]int{}
+		for _, rec := range c.st.History {
+			if rec.Of != "" {
+				c.instances[rec.Of]++
+			}
+		}
+	}
+	return c.instances[agent]
+}
+
+// fanOut folds a fan-out agent's instances (in item order) into the state:
+// one record per instance, then one execution of the agent, whose output is
+// the list of the instances' outputs (null for a failed one). With
+// on_error: fail, a failed instance fails the agent's execution.
+func (c *committer) fanOut(turn int, a *ensemble.Agent, f *fanPlan, execs []execution) {
+	st := c.st
+	n := f.base.req.Execution
+	c.instancesOf(a.Name)
+	c.instances[a.Name] += len(execs)
+	outputs := make([]any, len(execs))
+	var failed []string
+	started, ended := time.Time{}, time.Time{}
+	for i := range execs {
+		x := &execs[i]
+		res, in := x.res, x.req.Instance
+		idx := in.Index
+		rec := &state.Record{
+			TurnNumber:    turn,
+			AgentName:     in.Name,
+			Instance:      &idx,
+			Of:            a.Name,
+			Execution:     n,
+			InputData:     byReference(res.InputData, x.req.Dependencies, x.refs),
+			ExecutionTime: x.took.Seconds(),
+			Timestamp:     x.started.UTC(),
+			Usage:         res.Usage,
+			Stderr:        res.Stderr,
+		}
+		if res.StopReason != "" {
+			rec.StopReason = &res.StopReason
+		}
+		ev := events.Event{Turn: turn, Agent: in.Name, Execution: n, Duration: rec.ExecutionTime}
+		if res.Err != nil {
+			msg := res.Err.Error()
+			rec.Error = &msg
+			ev.Type, ev.Error = events.AgentFailed, msg
+			failed = append(failed, in.Name)
+		} else {
+			rec.OutputData = res.Output
+			outputs[i] = res.Output
+			ev.Type, ev.Output = events.AgentCompleted, res.Output
+		}
+		st.AppendRecord(rec)
+		c.events.Emit(ev)
+		if started.IsZero() || x.started.Before(started) {
+			started = x.started
+		}
+		if end := x.started.Add(x.took); end.After(ended) {
+			ended = end
+		}
+	}
+	if started.IsZero() {
+		started, ended = time.Now(), time.Now()
+	}
+
+	st.AgentExecutionCount[a.Name]++
+	input := map[string]any{
+		"agent":        a.Name,
+		"dependencies": f.base.req.Dependencies,
+		"turn":         turn,
+		"execution":    n,
+		"fan_out":      map[string]any{"over": a.FanOut.Over, "count": f.count},
+	}
+	rec := &state.Record{
+		TurnNumber:    turn,
+		AgentName:     a.Name,
+		Execution:     n,
+		InputData:     byReference(input, f.base.req.Dependencies, f.base.refs),
+		ExecutionTime: ended.Sub(started).Seconds(),
+		Timestamp:     started.UTC(),
+	}
+	ev := events.Event{Turn: turn, Agent: a.Name, Execution: n, Duration: rec.ExecutionTime}
+	if len(failed) > 0 && a.FanOut.FailOnError {
+		msg := fmt.Sprintf("%d of %d instances failed (fan_out.on_error is fail): %s", len(failed), len(execs), strings.Join(failed, ", "))
+		rec.Error = &msg
+		ev.Type, ev.Error = events.AgentFailed, msg
+	} else {
+		rec.OutputData = outputs
+		rec.Handles = f.base.handles
+		st.AccumulatedContext[a.StateKey()] = outputs
+		c.noteOutput(a, n, outputs)
+		st.OutputCount[a.Name]++
+		ev.Type, ev.Output = events.AgentCompleted, outputs
+	}
+	st.AppendRecord(rec)
+	c.events.Emit(ev)
+}
