@@ -396,3 +396,41 @@ func TestCheckStateInstanceOfNoFanOut(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// With on_error: fail, a failed instance fails its agent's execution; when
+// that failure is handled (delivered through an on: failure edge to an agent
+// that succeeded), the instance's own failure is handled with it, and the
+// run exits 0.
+func TestFanOutFailureHandledWithItsAgent(t *testing.T) {
+	t.Parallel()
+	run := chunks(3, func(req *runners.Request) (any, error) {
+		if req.Instance.Index == 1 {
+			return nil, errors.New("chunk too hard")
+		}
+		return summary(req)
+	})
+	fallback := agent("fallback", 1, "summarize")
+	fallback.Dependencies[0].OnFailure = true
+	e := build(agent("split", 1), fan(agent("summarize", 1, "split"), "context.split.chunks"), fallback)
+	e.Agents[1].FanOut.FailOnError = true
+	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
+	if len(res.Errors) != 2 || res.AgentExecutionCount["fallback"] != 1 {
+		t.Fatalf("errors %+v, counts %v", res.Errors, res.AgentExecutionCount)
+	}
+	for _, er := range res.Errors {
+		if !er.Handled {
+			t.Errorf("not handled: %+v", er)
+		}
+	}
+	if res.ExitCode() != engine.ExitOK {
+		t.Errorf("exit %d, want 0", res.ExitCode())
+	}
+
+	// With on_error: continue the agent succeeds: nothing handles the
+	// instance's failure, and the run exits 1.
+	e.Agents[1].FanOut.FailOnError = false
+	res = engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
+	if len(res.Errors) != 1 || res.Errors[0].Handled || res.ExitCode() != engine.ExitFailed {
+		t.Errorf("errors %+v, exit %d", res.Errors, res.ExitCode())
+	}
+}
