@@ -434,3 +434,35 @@ func TestFanOutFailureHandledWithItsAgent(t *testing.T) {
 		t.Errorf("errors %+v, exit %d", res.Errors, res.ExitCode())
 	}
 }
+
+// Instances start in item order, whatever caps them: with max_parallel 1
+// (or a run limited to one execution at a time) a fan-out is a loop over
+// its items, in order.
+func TestFanOutStartsInItemOrder(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ maxParallel, parallel int }{{1, 5}, {0, 1}, {2, 5}} {
+		var mu sync.Mutex
+		var started []int
+		run := chunks(12, func(req *runners.Request) (any, error) {
+			mu.Lock()
+			started = append(started, req.Instance.Index)
+			mu.Unlock()
+			return summary(req)
+		})
+		e := splitEnsemble()
+		e.Agents[1].FanOut.MaxParallel = c.maxParallel
+		res := engine.New(e, "", engine.Options{Runner: run, Parallel: c.parallel}).Run(context.Background())
+		if len(res.Errors) != 0 {
+			t.Fatalf("errors %+v", res.Errors)
+		}
+		if c.maxParallel != 1 && c.parallel != 1 {
+			continue // two at once: either may reach its runner first
+		}
+		for i, n := range started {
+			if n != i {
+				t.Errorf("max_parallel %d, parallel %d: instances started in the order %v", c.maxParallel, c.parallel, started)
+				break
+			}
+		}
+	}
+}
