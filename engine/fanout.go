@@ -177,6 +177,10 @@ func (c *committer) instancesOf(agent string) int {
 	return c.instances[agent]
 }
 
+// shownInstances is how many failed instances the error of an on_error:
+// fail fan-out names; their own errors name them all.
+const shownInstances = 5
+
 // fanOut folds a fan-out agent's instances (in item order) into the state:
 // one record per instance, then one execution of the agent, whose output is
 // the list of the instances' outputs (null for a failed one). With
@@ -250,7 +254,11 @@ func (c *committer) fanOut(turn int, a *ensemble.Agent, f *fanPlan, execs []exec
 	}
 	ev := events.Event{Turn: turn, Agent: a.Name, Execution: n, Duration: rec.ExecutionTime}
 	if len(failed) > 0 && a.FanOut.FailOnError {
-		msg := fmt.Sprintf("%d of %d instances failed (fan_out.on_error is fail): %s", len(failed), len(execs), strings.Join(failed, ", "))
+		names := strings.Join(failed[:min(len(failed), shownInstances)], ", ")
+		if more := len(failed) - shownInstances; more > 0 {
+			names += fmt.Sprintf(" and %d more", more)
+		}
+		msg := fmt.Sprintf("%d of %d instances failed (fan_out.on_error is fail): %s", len(failed), len(execs), names)
 		rec.Error = &msg
 		ev.Type, ev.Error = events.AgentFailed, msg
 	} else {

@@ -466,3 +466,18 @@ func TestFanOutStartsInItemOrder(t *testing.T) {
 		}
 	}
 }
+
+// With on_error: fail, the agent's error names the first failed instances
+// and counts the others: a long list stays one readable line.
+func TestFanOutFailErrorNamesAFew(t *testing.T) {
+	t.Parallel()
+	run := chunks(15, func(req *runners.Request) (any, error) { return nil, errors.New("no") })
+	e := splitEnsemble()
+	e.Agents[1].FanOut.FailOnError = true
+	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
+	last := res.Errors[len(res.Errors)-1]
+	want := "15 of 15 instances failed (fan_out.on_error is fail): summarize[0], summarize[1], summarize[2], summarize[3], summarize[4] and 10 more"
+	if last.AgentName != "summarize" || last.Message != want {
+		t.Errorf("error %+v\nwant %q", last, want)
+	}
+}
