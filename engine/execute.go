@@ -30,7 +30,7 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if !x.acquire(ctx) { // fan_out.max_parallel (fanout.go)
+			if !x.acquire(ctx) { // a fan-out's order and max_parallel (fanout.go)
 				return
 			}
 			defer x.release()
@@ -40,6 +40,7 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 				return
 			}
 			defer func() { <-sem }()
+			x.admitted()
 			x.started = time.Now()
 			x.res = r.runOne(ctx, x.req)
 			x.took = time.Since(x.started)

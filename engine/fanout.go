@@ -55,14 +55,7 @@ func (r *Run) expand(ctx context.Context, turn int, p *plan) {
 			p.fans = map[int]*fanPlan{}
 		}
 		p.fans[x.agent] = &fanPlan{base: x, count: len(items)}
-		limit := r.parallel
-		if m := a.FanOut.MaxParallel; m > 0 && m < limit {
-			limit = m
-		}
-		var sem chan struct{}
-		if limit < len(items) {
-			sem = make(chan struct{}, limit)
-		}
+		gate := newFanGate(len(items), a.FanOut.MaxParallel)
 		seq := r.committer.instancesOf(a.Name)
 		for i, item := range items {
 			req := *x.req
@@ -70,7 +63,7 @@ func (r *Run) expand(ctx context.Context, turn int, p *plan) {
 			req.Instance = &runners.Instance{Name: name, Item: item, Index: i, Count: len(items), Seq: seq + i + 1}
 			req.Memory = nil // a fresh conversation per item
 			req.Events = r.agentSink(turn, name)
-			execs = append(execs, execution{agent: x.agent, req: &req, refs: x.refs, limit: sem})
+			execs = append(execs, execution{agent: x.agent, req: &req, refs: x.refs, gate: gate})
 		}
 	}
 	p.execs = execs
@@ -96,25 +89,67 @@ func (r *Run) items(ctx context.Context, a *ensemble.Agent) ([]any, error) {
 	return items, nil
 }
 
-// acquire waits for a place among the running instances of x's fan-out
-// (fan_out.max_parallel), when x is an instance under such a cap; false
-// when ctx ended first.
+// fanGate lets the instances of one fan-out start in item order, at most
+// fan_out.max_parallel of them at once: instance i queues for a place (and
+// then for one among the turn's executions) only once instance i-1 has
+// both, so that a fan-out capped to one at a time is a loop over its items.
+type fanGate struct {
+	slots chan struct{}   // the places, fan_out.max_parallel; nil: no cap of its own
+	turns []chan struct{} // turns[i] is closed when instance i may queue
+}
+
+func newFanGate(n, maxParallel int) *fanGate {
+	g := &fanGate{turns: make([]chan struct{}, n)}
+	for i := range g.turns {
+		g.turns[i] = make(chan struct{})
+	}
+	if n > 0 {
+		close(g.turns[0])
+	}
+	if maxParallel > 0 && maxParallel < n {
+		g.slots = make(chan struct{}, maxParallel)
+	}
+	return g
+}
+
+// acquire waits for x's turn among the instances of its fan-out, then for a
+// place among its running instances (fan_out.max_parallel); false when ctx
+// ended first. Other executions pass at once.
 func (x *execution) acquire(ctx context.Context) bool {
-	if x.limit == nil {
+	g := x.gate
+	if g == nil {
 		return true
 	}
 	select {
-	case x.limit <- struct{}{}:
+	case <-g.turns[x.req.Instance.Index]:
+	case <-ctx.Done():
+		return false
+	}
+	if g.slots == nil {
+		return true
+	}
+	select {
+	case g.slots <- struct{}{}:
 		return true
 	case <-ctx.Done():
 		return false
 	}
 }
 
-// release gives back what acquire took.
+// admitted says that x has its places, in its fan-out and in the turn: the
+// next instance may queue.
+func (x *execution) admitted() {
+	if g := x.gate; g != nil {
+		if next := x.req.Instance.Index + 1; next < len(g.turns) {
+			close(g.turns[next])
+		}
+	}
+}
+
+// release gives back x's place among its fan-out's running instances.
 func (x *execution) release() {
-	if x.limit != nil {
-		<-x.limit
+	if g := x.gate; g != nil && g.slots != nil {
+		<-g.slots
 	}
 }
 
@@ -141,6 +176,10 @@ func (c *committer) instancesOf(agent string) int {
 	}
 	return c.instances[agent]
 }
+
+// shownInstances is how many failed instances the error of an on_error:
+// fail fan-out names; their own errors name them all.
+const shownInstances = 5
 
 // fanOut folds a fan-out agent's instances (in item order) into the state:
 // one record per instance, then one execution of the agent, whose output is
@@ -215,7 +254,11 @@ func (c *committer) fanOut(turn int, a *ensemble.Agent, f *fanPlan, execs []exec
 	}
 	ev := events.Event{Turn: turn, Agent: a.Name, Execution: n, Duration: rec.ExecutionTime}
 	if len(failed) > 0 && a.FanOut.FailOnError {
-		msg := fmt.Sprintf("%d of %d instances failed (fan_out.on_error is fail): %s", len(failed), len(execs), strings.Join(failed, ", "))
+		names := strings.Join(failed[:min(len(failed), shownInstances)], ", ")
+		if more := len(failed) - shownInstances; more > 0 {
+			names += fmt.Sprintf(" and %d more", more)
+		}
+		msg := fmt.Sprintf("%d of %d instances failed (fan_out.on_error is fail): %s", len(failed), len(execs), names)
 		rec.Error = &msg
 		ev.Type, ev.Error = events.AgentFailed, msg
 	} else {

@@ -58,11 +58,11 @@ func TestPlanExpandsAFanOut(t *testing.T) {
 			in.Name != ensemble.InstanceName("sum", i) || in.Seq != 3+i || x.req.Execution != 2 || x.req.Memory != nil {
 			t.Errorf("execution %d: %+v, instance %+v", i, x.req, in)
 		}
-		if x.limit == nil || cap(x.limit) != 2 || x.limit != p.execs[0].limit {
+		if x.gate == nil || cap(x.gate.slots) != 2 || x.gate != p.execs[0].gate {
 			t.Errorf("execution %d: no shared limit of 2", i)
 		}
 	}
-	if x := p.execs[3]; x.agent != 1 || x.req.Instance != nil || x.limit != nil {
+	if x := p.execs[3]; x.agent != 1 || x.req.Instance != nil || x.gate != nil {
 		t.Errorf("the other agent: %+v", x)
 	}
 }
@@ -80,7 +80,7 @@ func TestCommitFoldsAFanOut(t *testing.T) {
 	st.TurnCount = 1
 	r := Resume(e, st, Options{Parallel: 5})
 	p := r.plan(context.Background(), 2, []resolver.Ready{{Agent: e.Agents[1], Satisfied: []string{"split"}, Outputs: []int{1}}})
-	if p.execs[0].limit != nil {
+	if p.execs[0].gate.slots != nil {
 		t.Error("a fan-out within the parallel limit has a limit of its own")
 	}
 	for i := range p.execs {

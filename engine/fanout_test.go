@@ -396,3 +396,88 @@ func TestCheckStateInstanceOfNoFanOut(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// With on_error: fail, a failed instance fails its agent's execution; when
+// that failure is handled (delivered through an on: failure edge to an agent
+// that succeeded), the instance's own failure is handled with it, and the
+// run exits 0.
+func TestFanOutFailureHandledWithItsAgent(t *testing.T) {
+	t.Parallel()
+	run := chunks(3, func(req *runners.Request) (any, error) {
+		if req.Instance.Index == 1 {
+			return nil, errors.New("chunk too hard")
+		}
+		return summary(req)
+	})
+	fallback := agent("fallback", 1, "summarize")
+	fallback.Dependencies[0].OnFailure = true
+	e := build(agent("split", 1), fan(agent("summarize", 1, "split"), "context.split.chunks"), fallback)
+	e.Agents[1].FanOut.FailOnError = true
+	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
+	if len(res.Errors) != 2 || res.AgentExecutionCount["fallback"] != 1 {
+		t.Fatalf("errors %+v, counts %v", res.Errors, res.AgentExecutionCount)
+	}
+	for _, er := range res.Errors {
+		if !er.Handled {
+			t.Errorf("not handled: %+v", er)
+		}
+	}
+	if res.ExitCode() != engine.ExitOK {
+		t.Errorf("exit %d, want 0", res.ExitCode())
+	}
+
+	// With on_error: continue the agent succeeds: nothing handles the
+	// instance's failure, and the run exits 1.
+	e.Agents[1].FanOut.FailOnError = false
+	res = engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
+	if len(res.Errors) != 1 || res.Errors[0].Handled || res.ExitCode() != engine.ExitFailed {
+		t.Errorf("errors %+v, exit %d", res.Errors, res.ExitCode())
+	}
+}
+
+// Instances start in item order, whatever caps them: with max_parallel 1
+// (or a run limited to one execution at a time) a fan-out is a loop over
+// its items, in order.
+func TestFanOutStartsInItemOrder(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ maxParallel, parallel int }{{1, 5}, {0, 1}, {2, 5}} {
+		var mu sync.Mutex
+		var started []int
+		run := chunks(12, func(req *runners.Request) (any, error) {
+			mu.Lock()
+			started = append(started, req.Instance.Index)
+			mu.Unlock()
+			return summary(req)
+		})
+		e := splitEnsemble()
+		e.Agents[1].FanOut.MaxParallel = c.maxParallel
+		res := engine.New(e, "", engine.Options{Runner: run, Parallel: c.parallel}).Run(context.Background())
+		if len(res.Errors) != 0 {
+			t.Fatalf("errors %+v", res.Errors)
+		}
+		if c.maxParallel != 1 && c.parallel != 1 {
+			continue // two at once: either may reach its runner first
+		}
+		for i, n := range started {
+			if n != i {
+				t.Errorf("max_parallel %d, parallel %d: instances started in the order %v", c.maxParallel, c.parallel, started)
+				break
+			}
+		}
+	}
+}
+
+// With on_error: fail, the agent's error names the first failed instances
+// and counts the others: a long list stays one readable line.
+func TestFanOutFailErrorNamesAFew(t *testing.T) {
+	t.Parallel()
+	run := chunks(15, func(req *runners.Request) (any, error) { return nil, errors.New("no") })
+	e := splitEnsemble()
+	e.Agents[1].FanOut.FailOnError = true
+	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
+	last := res.Errors[len(res.Errors)-1]
+	want := "15 of 15 instances failed (fan_out.on_error is fail): summarize[0], summarize[1], summarize[2], summarize[3], summarize[4] and 10 more"
+	if last.AgentName != "summarize" || last.Message != want {
+		t.Errorf("error %+v\nwant %q", last, want)
+	}
+}

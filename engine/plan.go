@@ -42,9 +42,9 @@ type execution struct {
 	// failed is set when planning failed the execution (a select that
 	// failed): the executor does not run it.
 	failed error
-	// limit caps the running instances of a fan-out (fanout.go); nil for
-	// other executions.
-	limit chan struct{}
+	// gate orders and caps the instances of a fan-out (fanout.go); nil
+	// for other executions.
+	gate *fanGate
 
 	res     *runners.Result // set by the executor; nil if it never started
 	started time.Time

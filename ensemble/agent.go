@@ -113,6 +113,7 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 	a.FanOut = d.fanOut(m["fan_out"], a, where)
 	var keyNode *yaml.Node
 	a.Conversation, keyNode = d.conversation(m["conversation"])
+	d.fanOutConversation(m["conversation"], a, where)
 	d.stateKey(a, m["name"].val, keyNode, d.agentNodes[a.Name] != n)
 	a.Timeout = d.seconds(m["timeout_seconds"])
 	if f := m["parameters"]; f.ok() {

@@ -69,6 +69,22 @@ func (d *decoder) fanOut(f field, a *Agent, where string) *FanOut {
 	return fo
 }
 
+// fanOutConversation refuses conversation.triggers_conversation on an
+// agent with a fan_out: its output is a list, never read for agent
+// requests (docs/semantics.md#fan-out), so the setting could not work.
+func (d *decoder) fanOutConversation(conv field, a *Agent, where string) {
+	if a.FanOut == nil || !a.Conversation.TriggersConversation || conv.val == nil {
+		return
+	}
+	at := conv.key
+	for i := 0; i+1 < len(conv.val.Content); i += 2 {
+		if k := conv.val.Content[i]; k.Value == "triggers_conversation" {
+			at = k
+		}
+	}
+	d.errorf(at, "%s: an agent with fan_out makes no agent requests (its output is a list): remove conversation.triggers_conversation", where)
+}
+
 // InstanceName is the name of instance i of a fan-out agent: `name[i]`.
 func InstanceName(agent string, i int) string {
 	return agent + "[" + strconv.Itoa(i) + "]"

@@ -66,6 +66,10 @@ agents:
   - name: h
     model_profile: fast
     fan_out: {over: "42"}
+  - name: i
+    model_profile: fast
+    fan_out: {over: "[1, 2]"}
+    conversation: {triggers_conversation: true}
 `
 	_, err = LoadBytes("s.yaml", []byte(bad), LoadOptions{LookupEnv: noEnv})
 	checkErrors(t, err, "s.yaml",
@@ -81,6 +85,7 @@ agents:
 		`23:5: agent "f": fan_out is only for script and LLM agents, not ask agents`,
 		`26:14: fan_out of agent "g" must be a mapping, got a list`,
 		`29:21: fan_out of agent "h": over does not compile: must yield a list, but it is always a number`,
+		`33:20: agent "i": an agent with fan_out makes no agent requests (its output is a list): remove conversation.triggers_conversation`,
 	)
 }
 

@@ -22,8 +22,19 @@ func (s *AgentStats) addInstance(rec *state.Record) {
 	s.Usage.Add(rec.Usage)
 }
 
+// instanceColumns says which columns the text summary needs for fan-out
+// instances: their number, when an agent has any, and their failures, when
+// one failed.
+func instanceColumns(stats []*AgentStats) (instances, failed bool) {
+	for _, s := range stats {
+		instances = instances || s.Instances > 0
+		failed = failed || s.InstanceFailures > 0
+	}
+	return instances, failed
+}
+
 // runsCell is the runs of an agent, and its instances when it fans out:
-// "1 (3 instances)".
+// "1 (3 instances)", in the Markdown report's table.
 func runsCell(s *AgentStats) string {
 	if s.Instances == 0 {
 		return fmt.Sprint(s.Runs)

@@ -37,10 +37,32 @@ func TestFanOutInReports(t *testing.T) {
 			t.Errorf("the report lacks %q:\n%s", want, md.String())
 		}
 	}
+	// The text summary gives the instances columns of their own, so that
+	// the runs of every agent stay aligned.
+	res.ConversationHistory = append([]*state.Record{{TurnNumber: 1, AgentName: "split", Execution: 1, OutputData: "x", ExecutionTime: 0.25}}, res.ConversationHistory...)
+	res.Usage = state.Usage{}
+	res.ConversationHistory[1].Usage = nil
 	var txt bytes.Buffer
 	Summary(&txt, res, SummaryOptions{})
-	if !strings.Contains(txt.String(), "1 (2 instances)") || !strings.Contains(txt.String(), "- (1 failed instance)") {
-		t.Errorf("summary:\n%s", txt.String())
+	want := `
+  agent  runs  failed  instances  failed instances    time
+  split     1       -          -                 -   0.25s
+  sum       1       -          2                 1   1.50s
+`
+	if !strings.Contains(txt.String(), want[1:]) {
+		t.Errorf("summary:\n%s\nwant the table\n%s", txt.String(), want[1:])
+	}
+	// Without a failed instance there is no column for them.
+	res.ConversationHistory[2].Error = nil
+	txt.Reset()
+	Summary(&txt, res, SummaryOptions{})
+	want = `
+  agent  runs  failed  instances    time
+  split     1       -          -   0.25s
+  sum       1       -          2   1.50s
+`
+	if !strings.Contains(txt.String(), want[1:]) {
+		t.Errorf("summary:\n%s\nwant the table\n%s", txt.String(), want[1:])
 	}
 }
 

@@ -72,6 +72,17 @@ func validInstance(e *ensemble.Ensemble, name string) bool {
 	return a != nil && a.FanOut != nil
 }
 
+// notAnInstance explains why name, written as an instance `agent[i]`,
+// names none: its agent has no fan_out. "" when name is not of that form or
+// names no agent.
+func notAnInstance(e *ensemble.Ensemble, name string) string {
+	agent, _, ok := ensemble.ParseInstanceName(name)
+	if !ok || e.Agent(agent) == nil {
+		return ""
+	}
+	return fmt.Sprintf("%q in responses names an instance, but agent %q has no fan_out: its responses go under %q", name, agent, agent)
+}
+
 // exhausted is the error of an execution whose injected responses ran out:
 // entry ent had no response n.
 func exhausted(req *Request, ent *ResponseEntry, n int) error {

@@ -82,7 +82,7 @@ func TestResponsesValidateInstanceNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = r.Validate(e)
-	if err == nil || strings.Contains(err.Error(), `"summarize[2]"`) || !strings.Contains(err.Error(), `r.yaml:2:1: unknown agent "plain[0]"`) ||
+	if err == nil || strings.Contains(err.Error(), `"summarize[2]"`) || !strings.Contains(err.Error(), `r.yaml:2:1: "plain[0]" in responses names an instance, but agent "plain" has no fan_out: its responses go under "plain"`) ||
 		!strings.Contains(err.Error(), `r.yaml:3:1: unknown agent "summarize[x]"`) {
 		t.Errorf("err = %v", err)
 	}

@@ -124,6 +124,7 @@ var broken = []struct {
 	{"fan_out max_parallel 0", "name: x\nagents: [{name: a, script: s.sh, fan_out: {over: \"[1]\", max_parallel: 0}}]\n", "max_parallel"},
 	{"fan_out bad on_error", "name: x\nagents: [{name: a, script: s.sh, fan_out: {over: \"[1]\", on_error: stop}}]\n", "on_error"},
 	{"fan_out on an ask agent", "name: x\nagents: [{name: a, ask: q, fan_out: {over: \"[1]\"}}]\n", "/agents/0"},
+	{"fan_out with triggers_conversation", "name: x\nagents: [{name: a, script: s.sh, fan_out: {over: \"[1]\"}, conversation: {triggers_conversation: true}}]\n", "triggers_conversation"},
 	{"bad env name", "name: x\nagents: [{name: a, script: s.sh, env: {\"1A\": b}}]\n", "1A"},
 }
 

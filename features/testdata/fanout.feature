@@ -199,3 +199,76 @@ Feature: Fan-out
     And model request 2 for system prompts containing "summarizer" has the roles "system, user"
     And the expression "len(context.summarize) == 2" is true
     And the expression "context.summarize[0] in ['summary one', 'summary two']" is true
+
+  Scenario: a fan-out inside a loop, joined with trigger: all, runs again over the new list
+    Given the ensemble:
+      """
+      name: fan-loop
+      agents:
+        - {name: seed, ask: "topic?"}
+        - name: splitter
+          ask: "split?"
+          dependencies:
+            - seed
+            - {agent_name: judge, requires_all: false, condition: "context.judge == 'again'"}
+          conversation: {max_turns: 2}
+        - name: summarize
+          script: fanout/summarize.py
+          fan_out: {over: "context.splitter.chunks"}
+          dependencies: [splitter]
+          conversation: {max_turns: 2}
+        - {name: critic, ask: "critique?", dependencies: [summarize], conversation: {max_turns: 2}}
+        - name: judge
+          ask: "again?"
+          trigger: all
+          dependencies: [summarize, critic]
+          conversation: {max_turns: 2}
+      """
+    And agent "seed" responds "fan-outs"
+    And agent "splitter" responds:
+      """
+      {"chunks": ["alpha", "beta"]}
+      """
+    And agent "splitter" responds:
+      """
+      {"chunks": ["gamma", "delta", "epsilon"]}
+      """
+    And agent "critic" responds "critique 1"
+    And agent "critic" responds "critique 2"
+    And agent "judge" responds "again"
+    And agent "judge" responds "done"
+    When the ensemble runs
+    Then the run has no errors
+    And agent "summarize" ran 2 times
+    And agent "summarize" ran over 3 items
+    And instance "summarize[2]" received "epsilon"
+    And instance "summarize[0]" received "gamma"
+    And the agents ran in this order: "seed, splitter, summarize[0], summarize[1], summarize, critic, judge, splitter, summarize[0], summarize[1], summarize[2], summarize, critic, judge"
+    And the input of agent "judge" contains "EPSILON"
+    And the input of agent "judge" contains "critique 2"
+    And the expression "executions.summarize == 2 && len(filter(history, .of == 'summarize')) == 5" is true
+
+  Scenario: an error handler of a fan-out that failed (on_error: fail) handles its instances' failures too
+    Given agent "splitter" responds:
+      """
+      {"chunks": ["alpha", "bad"]}
+      """
+    And the ensemble:
+      """
+      name: fan
+      agents:
+        - {name: splitter, ask: "split?"}
+        - name: summarize
+          script: fanout/summarize.py
+          fan_out: {over: "context.splitter.chunks", on_error: fail}
+          dependencies: [splitter]
+        - name: fallback
+          ask: "what now?"
+          dependencies: [{agent_name: summarize, on: failure}]
+      """
+    And agent "fallback" responds "summarized by hand"
+    When the ensemble runs
+    Then the run has 2 errors
+    And agent "summarize[1]" failed with an error containing "cannot summarize this one"
+    And the run has no unhandled errors
+    And the exit code is 0
