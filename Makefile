@@ -9,8 +9,16 @@ TRIM    := -trimpath
 # Low priority for the work that only fills idle time (fuzz-build), where
 # nice(1) exists.
 NICE    := $(if $(shell command -v nice),nice -n 10)
+# The tests start python3 hundreds of times (the examples' scripts). A
+# version manager's shim first on PATH (pyenv, asdf) is a shell script that
+# starts a dozen processes to pick the interpreter, each time: here that
+# doubled the CPU time of the tests of cmd/ensemble. The python-link target
+# picks it once: bin/python/python3 links the interpreter that `python3`
+# runs, and comes first on the PATH of every command below.
+PYLINK  := $(CURDIR)/bin/python
+export PATH := $(PYLINK):$(PATH)
 
-.PHONY: all build run test test-go fuzz-build test-race fuzz prereqs prereqs-race vet gofmt-check bench fmt clean
+.PHONY: all build run test test-go fuzz-build test-race fuzz prereqs prereqs-race python-link vet gofmt-check bench fmt clean
 
 all: build
 
@@ -26,6 +34,13 @@ run: build
 prereqs:
 	@sh scripts/prereqs.sh
 
+# The interpreter python3 runs (sys.executable), linked; nothing when that
+# cannot be told, and then the tests use the PATH as it is.
+python-link:
+	@rm -f $(PYLINK)/python3; \
+	py=$$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null); \
+	if [ -n "$$py" ] && [ -x "$$py" ]; then mkdir -p $(PYLINK) && ln -s "$$py" $(PYLINK)/python3; fi
+
 prereqs-race:
 	@sh scripts/prereqs.sh race
 
@@ -35,8 +50,9 @@ gofmt-check:
 vet: gofmt-check
 	$(GO) vet $(TRIM) ./...
 
-# gofmt, then go vet and every test, then every example's .feature file
-# through `ensemble test`, then the fuzz targets. No C compiler is needed:
+# gofmt, then go vet and every test (every example runs in cmd/ensemble's
+# tests, its .feature files through `ensemble test`), then the fuzz
+# targets. No C compiler is needed:
 # without one, go builds without cgo. Cold (empty build cache) this is
 # mostly compiling, so it is arranged to keep both cores of a small machine
 # busy without compiling anything twice (docs/performance.md, "Test suite
@@ -52,10 +68,8 @@ vet: gofmt-check
 #   time test-go leaves idle, and `make fuzz` then finds them built.
 # A failure stops make: test-go's own output names the package and the
 # check (a vet diagnostic, a test), and make names the target.
-test: prereqs gofmt-check
+test: prereqs gofmt-check python-link
 	@$(MAKE) --no-print-directory -j2 test-go fuzz-build
-	@$(MAKE) --no-print-directory build
-	./$(BIN) test --format progress examples/
 	@$(MAKE) --no-print-directory fuzz
 
 test-go:
@@ -74,7 +88,7 @@ fuzz:
 
 # The race detector needs cgo, so a C compiler. make test has vetted
 # everything already: -vet=off spares vetting every dependency again.
-test-race: prereqs-race
+test-race: prereqs-race python-link
 	CGO_ENABLED=1 $(GO) test $(TRIM) -race -vet=off -count=1 ./...
 
 # Speed and memory targets are benchmarks, never timed unit tests.

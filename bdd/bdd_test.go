@@ -850,3 +850,58 @@ func TestScenariosKeepModelsOffline(t *testing.T) {
 		})
 	}
 }
+
+// "no unhandled errors" passes when every failure went through an on:
+// failure edge to an agent that succeeded, and fails, naming them,
+// otherwise; the load-warning steps read the file's warnings.
+func TestHandledErrorsAndLoadWarnings(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "crash.sh"), []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, yaml, want string
+	}{
+		{"handled", "name: h\nagents:\n  - {name: fetch, script: crash.sh}\n  - {name: cache, ask: \"?\", dependencies: [{agent_name: fetch, on: failure}]}\n", ""},
+		{"unhandled", "name: u\nagents:\n  - {name: fetch, script: crash.sh}\n  - {name: cache, script: crash.sh, dependencies: [{agent_name: fetch, on: failure}]}\n",
+			"the run has 2 unhandled errors, want none:\n  turn 1, fetch: script exited with code 3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := NewScenario(dir, Options{})
+			if err := s.givenInlineEnsemble(&godog.DocString{Content: tc.yaml}); err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == "" {
+				if err := s.givenResponds("cache", "cached"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.whenRuns(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			err := s.thenNoUnhandledErrors()
+			if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.want)) {
+				t.Errorf("got %v, want %q", err, tc.want)
+			}
+			if err := s.thenNoErrors(); err == nil {
+				t.Error("the run has no errors, though fetch failed")
+			}
+		})
+	}
+
+	s := NewScenario(dir, Options{})
+	if err := s.givenInlineEnsemble(&godog.DocString{Content: "name: w\nagents:\n  - {name: a, ask: \"?\"}\n  - {name: b, ask: \"?\", trigger: all, dependencies: [{agent_name: a, requires_all: false}]}\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.thenLoadWarning("no required dependency"); err != nil {
+		t.Error(err)
+	}
+	if err := s.thenLoadWarning("nothing like this"); err == nil || !strings.Contains(err.Error(), `trigger: all but no required dependency`) {
+		t.Errorf("a warning that is not there: %v", err)
+	}
+	if err := s.thenNoLoadWarnings(); err == nil || !strings.Contains(err.Error(), "the ensemble has 1 warning, want none") {
+		t.Errorf("no warnings: %v", err)
+	}
+}

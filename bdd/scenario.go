@@ -349,6 +349,9 @@ func (s *Scenario) agent(name string) (*ensemble.Agent, error) {
 	if a := e.Agent(name); a != nil {
 		return a, nil
 	}
+	if a, ok := instanceAgent(e, name); ok { // name[i] of a fan-out agent
+		return a, nil
+	}
 	return nil, unknownAgent(e, name)
 }
 
@@ -367,7 +370,7 @@ func (s *Scenario) checkResponses() error {
 		return err
 	}
 	for _, name := range s.responses.Agents() {
-		if e.Agent(name) == nil {
+		if _, err := s.agent(name); err != nil { // an agent, or an instance of a fan-out agent
 			return fmt.Errorf("responses are given for agent %q, but %w", name, unknownAgent(e, name))
 		}
 	}

@@ -102,10 +102,16 @@ var stepDefs = []stepDef{
 		`^the turn count is (\d+)$`, func(s *Scenario) any { return s.thenTurnCount }},
 	{StepDoc{"Then", "Then the run has no errors", "No execution failed."},
 		`^the run has no errors$`, func(s *Scenario) any { return s.thenNoErrors }},
+	{StepDoc{"Then", "Then the run has no unhandled errors", "Every failed execution was handled: delivered through an on: failure edge to an agent that then succeeded (the run exits 0)."},
+		`^the run has no unhandled errors$`, func(s *Scenario) any { return s.thenNoUnhandledErrors }},
 	{StepDoc{"Then", "Then the run has 2 errors", "Exactly that many entries in the result's errors."},
 		`^the run has (\d+) errors?$`, func(s *Scenario) any { return s.thenErrorCount }},
 	{StepDoc{"Then", `Then there is a warning containing "needs_clarification"`, "A warning of the run (a condition that failed at run time) contains the text."},
 		`^there is a warning containing "(.*)"$`, func(s *Scenario) any { return s.thenWarning }},
+	{StepDoc{"Then", `Then the ensemble has a warning containing "trigger: all"`, "A warning of the loaded file (what `ensemble validate` warns about, such as a join inside a loop) contains the text; no run is needed."},
+		`^the ensemble has a warning containing "(.*)"$`, func(s *Scenario) any { return s.thenLoadWarning }},
+	{StepDoc{"Then", "Then the ensemble has no warnings", "The loaded file has no warning (`ensemble validate --strict` would pass)."},
+		`^the ensemble has no warnings$`, func(s *Scenario) any { return s.thenNoLoadWarnings }},
 
 	// --- Then: agents ---
 	{StepDoc{"Then", `Then agent "llm_analyzer" ran 2 times`, "Executions of the agent, failed ones included (`1 time` works too)."},
@@ -136,6 +142,15 @@ var stepDefs = []stepDef{
 		`^the output of agent "([^"]*)" is:$`, func(s *Scenario) any { return s.thenOutputIsDoc }},
 	{StepDoc{"Then", `Then the input of agent "llm_analyzer" contains "EMEA"`, "What the agent's latest execution was given (its input_data, as compact JSON) contains the text."},
 		`^the input of agent "([^"]*)" contains "(.*)"$`, func(s *Scenario) any { return s.thenInputContains }},
+	{StepDoc{"Then", `Then agent "summarize" ran over 3 items`,
+		"The agent has a fan_out, and its latest execution ran over a list of that many items (one instance each; `1 item` works too)."},
+		`^agent "([^"]*)" ran over (\d+) items?$`, func(s *Scenario) any { return s.thenRanOver }},
+	{StepDoc{"Then", `Then instance "summarize[1]" received "the second chunk"`,
+		"The instance's item in its latest execution (a string as it is, other values as compact JSON) is exactly that."},
+		`^instance "([^"]*)" received "(.*)"$`, func(s *Scenario) any { return s.thenInstanceReceived }},
+	{StepDoc{"Then", `Then instance "summarize[1]" received:`,
+		"The instance's item equals the doc string: JSON when it starts with { or [ (or \"\"\"json, \"\"\"yaml), else text."},
+		`^instance "([^"]*)" received:$`, func(s *Scenario) any { return s.thenInstanceReceivedDoc }},
 	{StepDoc{"Then", `Then the final state of "extracted_data" is:`, "final_state[key] equals the doc string's JSON (or \"\"\"yaml, or \"\"\"text for a string)."},
 		`^the final state of "([^"]*)" is:$`, func(s *Scenario) any { return s.thenFinalStateIs }},
 	{StepDoc{"Then", `Then the final state has no "final_synthesis"`, "final_state has no such key."},
@@ -180,7 +195,7 @@ func (s *Scenario) afterLoad() error {
 		return nil
 	}
 	for _, name := range s.responses.Agents() {
-		if s.ens.Agent(name) == nil {
+		if _, err := s.agent(name); err != nil { // an agent, or an instance of a fan-out agent
 			return fmt.Errorf("responses were given for agent %q, but %w", name, unknownAgent(s.ens, name))
 		}
 	}
@@ -428,6 +443,57 @@ func (s *Scenario) thenNoErrors() error {
 	return nil
 }
 
+func (s *Scenario) thenNoUnhandledErrors() error {
+	res, err := s.ranResult()
+	if err != nil {
+		return err
+	}
+	var unhandled []string
+	for _, e := range res.Errors {
+		if !e.Handled {
+			unhandled = append(unhandled, fmt.Sprintf("turn %d, %s: %s", e.TurnNumber, e.AgentName, e.Message))
+		}
+	}
+	if len(unhandled) > 0 {
+		return fmt.Errorf("the run has %s, want none:\n  %s", report.Count(len(unhandled), "unhandled error"), strings.Join(unhandled, "\n  "))
+	}
+	return nil
+}
+
+func (s *Scenario) thenLoadWarning(sub string) error {
+	sub = unq(sub)
+	e, err := s.ensemble()
+	if err != nil {
+		return err
+	}
+	var msgs []string
+	for _, w := range e.Warnings {
+		if strings.Contains(w.Message, sub) {
+			return nil
+		}
+		msgs = append(msgs, w.Error())
+	}
+	if len(msgs) == 0 {
+		return fmt.Errorf("the ensemble has no warnings, want one containing %s", quote(sub))
+	}
+	return fmt.Errorf("no warning of the ensemble contains %s; its warnings:\n  %s", quote(sub), strings.Join(msgs, "\n  "))
+}
+
+func (s *Scenario) thenNoLoadWarnings() error {
+	e, err := s.ensemble()
+	if err != nil {
+		return err
+	}
+	if len(e.Warnings) > 0 {
+		msgs := make([]string, len(e.Warnings))
+		for i, w := range e.Warnings {
+			msgs[i] = w.Error()
+		}
+		return fmt.Errorf("the ensemble has %s, want none:\n  %s", report.Count(len(msgs), "warning"), strings.Join(msgs, "\n  "))
+	}
+	return nil
+}
+
 func (s *Scenario) thenErrorCount(want int) error {
 	res, err := s.ranResult()
 	if err != nil {
@@ -477,6 +543,9 @@ func (s *Scenario) executions(name string) (int, error) {
 	res, err := s.ranResult()
 	if err != nil {
 		return 0, err
+	}
+	if n, ok := s.instanceRuns(name); ok {
+		return n, nil
 	}
 	return res.AgentExecutionCount[name], nil
 }

@@ -39,6 +39,14 @@ func CheckState(e *ensemble.Ensemble, f *state.File) error {
 		return nil, fmt.Errorf("%s names agent %q, which the ensemble %s does not have", field, name, e.Path)
 	}
 	for i, r := range s.History {
+		if r.Of != "" { // an instance of a fan-out agent
+			if a, err := agent(r.Of, fmt.Sprintf("state.conversation_history[%d].of", i)); err != nil {
+				return err
+			} else if a.FanOut == nil {
+				return fmt.Errorf("state.conversation_history[%d] is an instance of %q, which has no fan_out", i, r.Of)
+			}
+			continue
+		}
 		if _, err := agent(r.AgentName, fmt.Sprintf("state.conversation_history[%d].agent_name", i)); err != nil {
 			return err
 		}

@@ -29,6 +29,9 @@ type committer struct {
 	// when that output is long: what a record's input_data refers to
 	// instead of copying the output.
 	lastOutput map[string]state.OutputRef
+	// instances counts, per fan-out agent, its recorded instances
+	// (fanout.go); built on first use.
+	instances map[string]int
 }
 
 func newCommitter(e *ensemble.Ensemble, st *state.State, sink *events.Sink) *committer {
@@ -84,7 +87,11 @@ func (c *committer) commit(turn int, p *plan) {
 		for n < len(execs) && execs[n].agent == i {
 			n++
 		}
-		c.agent(turn, p.ready[i].Agent, execs[:n])
+		if f := p.fans[i]; f != nil {
+			c.fanOut(turn, p.ready[i].Agent, f, execs[:n])
+		} else {
+			c.agent(turn, p.ready[i].Agent, execs[:n])
+		}
 		execs = execs[n:]
 	}
 	st.TurnCount = turn

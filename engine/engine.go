@@ -185,7 +185,7 @@ func (r *Run) step(parent, runCtx context.Context) string {
 			if x.res != nil && x.res.Err == nil {
 				msg = "finished, but " + why + " before its turn ended, so its output was discarded"
 			}
-			r.interrupted = append(r.interrupted, RunError{TurnNumber: turn, AgentName: x.req.Agent.Name, Message: msg})
+			r.interrupted = append(r.interrupted, RunError{TurnNumber: turn, AgentName: eventName(x.req), Message: msg})
 		}
 		return reason
 	}

@@ -35,7 +35,7 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 		x := &execs[i]
 		if x.failed != nil {
 			// Failed when it was planned: reported as run, never started.
-			r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: x.req.Turn, Agent: x.req.Agent.Name, Execution: x.req.Execution})
+			r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: x.req.Turn, Agent: eventName(x.req), Execution: x.req.Execution})
 			x.started, x.res = time.Now(), &runners.Result{Err: x.failed}
 			r.finished(x)
 			continue
@@ -43,12 +43,17 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if !x.acquire(ctx) { // a fan-out's order and max_parallel (fanout.go)
+				return
+			}
+			defer x.release()
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
 				return
 			}
 			defer func() { <-sem }()
+			x.admitted()
 			x.started = time.Now()
 			x.res = r.runOne(ctx, x.req)
 			x.took = time.Since(x.started)
@@ -62,7 +67,7 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 // panics fails its execution, never the run.
 func (r *Run) runOne(ctx context.Context, req *runners.Request) (res *runners.Result) {
 	a := req.Agent
-	r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: req.Turn, Agent: a.Name, Execution: req.Execution})
+	r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: req.Turn, Agent: eventName(req), Execution: req.Execution})
 	if a.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, a.Timeout, fmt.Errorf("agent timeout of %s", a.Timeout))
@@ -106,7 +111,7 @@ func (r *Run) finished(x *execution) {
 		return
 	}
 	req := x.req
-	ev := events.Event{Type: events.AgentFinished, Turn: req.Turn, Agent: req.Agent.Name, Execution: req.Execution,
+	ev := events.Event{Type: events.AgentFinished, Turn: req.Turn, Agent: eventName(req), Execution: req.Execution,
 		Duration: x.took.Seconds()}
 	if x.res != nil && x.res.Err != nil {
 		ev.Error = x.res.Err.Error()

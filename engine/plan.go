@@ -29,6 +29,7 @@ import (
 type plan struct {
 	ready []resolver.Ready
 	execs []execution
+	fans  map[int]*fanPlan // by index in ready: the fan-out agents (fanout.go)
 }
 
 // execution is one run of one agent's runner: the request as planned, and
@@ -41,6 +42,9 @@ type execution struct {
 	// failed is set when planning failed the execution (a select that
 	// failed): the executor does not run it.
 	failed error
+	// gate orders and caps the instances of a fan-out (fanout.go); nil
+	// for other executions.
+	gate *fanGate
 
 	res     *runners.Result // set by the executor; nil if it never started
 	started time.Time
@@ -56,6 +60,7 @@ func (r *Run) plan(ctx context.Context, turn int, ready []resolver.Ready) plan {
 		x.agent = i
 		r.request(ctx, turn, ready[i], x)
 	}
+	r.expand(ctx, turn, &p)
 	return p
 }
 

@@ -98,8 +98,14 @@ func (r *Run) finish(reason string) *Result {
 	for _, rec := range st.History {
 		res.Usage.Add(rec.Usage)
 		if rec.Error != nil {
+			// A fan-out instance's failure is handled with its agent's
+			// execution, which it failed (on_error: fail).
+			who := rec.AgentName
+			if rec.Of != "" {
+				who = rec.Of
+			}
 			res.Errors = append(res.Errors, RunError{TurnNumber: rec.TurnNumber, AgentName: rec.AgentName, Message: *rec.Error,
-				Handled: handled[state.ExecutionRef{AgentName: rec.AgentName, Execution: rec.Execution}]})
+				Handled: handled[state.ExecutionRef{AgentName: who, Execution: rec.Execution}]})
 		}
 	}
 	res.Errors = append(res.Errors, r.interrupted...)

@@ -11,7 +11,7 @@ import (
 
 var (
 	agentKeys = []string{"name", "script", "model_profile", "ask", "dependencies", "trigger", "conversation", "timeout_seconds",
-		"parameters", "env", "allow_outside", "prompt", "output_format", "tools", "max_steps", "tool_parallel", "context_window"}
+		"parameters", "env", "allow_outside", "prompt", "output_format", "tools", "max_steps", "tool_parallel", "context_window", "fan_out"}
 	kindKeys = map[string]Kind{"script": KindScript, "model_profile": KindLLM, "ask": KindAsk}
 	// kindOnly are the fields that only one kind of agent takes.
 	kindOnly = map[string]Kind{"parameters": KindScript, "env": KindScript, "allow_outside": KindScript,
@@ -110,8 +110,10 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 	}
 
 	a.Dependencies = d.dependencies(m["dependencies"], a, where)
+	a.FanOut = d.fanOut(m["fan_out"], a, where)
 	var keyNode *yaml.Node
 	a.Conversation, keyNode = d.conversation(m["conversation"])
+	d.fanOutConversation(m["conversation"], a, where)
 	d.stateKey(a, m["name"].val, keyNode, d.agentNodes[a.Name] != n)
 	a.Timeout = d.seconds(m["timeout_seconds"])
 	if f := m["parameters"]; f.ok() {

@@ -125,6 +125,8 @@ type Agent struct {
 	MaxSteps      int      // model requests per execution; default 20
 	ToolParallel  int      // tool calls of one reply run at once; default 8
 	ContextWindow *ContextWindow
+
+	FanOut *FanOut // fan_out: one execution per item (docs/semantics.md#fan-out)
 }
 
 // StateKey is where the agent's output lives in the accumulated context.

@@ -11,6 +11,9 @@
 //
 // The package writes drawings and nothing else: what the user should know
 // about a drawing (Warnings) is for the caller to show.
+//
+// An agent with a fan_out is a stacked node (Mermaid's stacked rectangle,
+// DOT's box3d) whose label says what it fans out over.
 package graph
 
 import (
@@ -102,7 +105,7 @@ func nodeLines(e *ensemble.Ensemble, a *ensemble.Agent) []string {
 	if a.TriggerAll {
 		lines = append(lines, "trigger: all")
 	}
-	return lines
+	return append(lines, fanOutLines(a)...)
 }
 
 // edgeLines are the lines of an edge's label: its condition, its
@@ -154,6 +157,10 @@ func Mermaid(w io.Writer, e *ensemble.Ensemble) error {
 		shape := mermaidShape[a.Kind]
 		if shape[0] == "" {
 			shape = [2]string{"[", "]"}
+		}
+		if a.FanOut != nil {
+			p("    %s\n", mermaidFanOut(ids[a.Name], nodeLines(e, a)))
+			continue
 		}
 		p("    %s%s\"%s\"%s\n", ids[a.Name], shape[0], mermaidText(nodeLines(e, a)), shape[1])
 	}
@@ -252,7 +259,7 @@ func DOT(w io.Writer, e *ensemble.Ensemble) error {
 	p("  label=%s;\n  labelloc=t;\n  rankdir=TB;\n", dotString(e.Name))
 	p("  fontname=\"Helvetica\";\n  node [fontname=\"Helvetica\", style=filled];\n  edge [fontname=\"Helvetica\", fontsize=10];\n")
 	for _, a := range e.Agents {
-		p("  %s [label=%s, class=%s, %s];\n", dotString(a.Name), dotLabel(nodeLines(e, a)), dotString(a.Kind.String()), dotShape[a.Kind])
+		p("  %s [label=%s, class=%s, %s];\n", dotString(a.Name), dotLabel(nodeLines(e, a)), dotString(a.Kind.String()), dotNodeShape(a))
 	}
 	back := backEdges(e)
 	for _, a := range e.Agents {

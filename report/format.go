@@ -81,6 +81,9 @@ type AgentStats struct {
 	Seconds   float64 // execution time, summed
 	Usage     state.Usage
 	ToolCalls int // filled in by the report, which sees the events
+	// Instances and InstanceFailures count the agent's fan-out instances
+	// (fanout.go); their usage is in Usage.
+	Instances, InstanceFailures int
 }
 
 // Stats sums the history per agent. Agents come in the order of names (the
@@ -102,6 +105,10 @@ func Stats(res *engine.Result, names []string) []*AgentStats {
 		add(n)
 	}
 	for _, rec := range res.ConversationHistory {
+		if rec.Of != "" {
+			add(rec.Of).addInstance(rec)
+			continue
+		}
 		s := add(rec.AgentName)
 		s.Runs++
 		if rec.Error != nil {

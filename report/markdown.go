@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -118,8 +119,14 @@ func (m *markdown) header() {
 	if e := m.opts.Ensemble; e != nil && e.Description != "" {
 		m.p("%s\n\n", inline(e.Description))
 	}
-	failed := 0
+	failed, execs := 0, 0
+	var inst AgentStats // fan-out instances, which are not executions
 	for _, r := range res.ConversationHistory {
+		if r.Of != "" {
+			inst.addInstance(r)
+			continue
+		}
+		execs++
 		if r.Error != nil {
 			failed++
 		}
@@ -152,7 +159,10 @@ func (m *markdown) header() {
 	}
 	m.p("| duration | %s |\n", Seconds(res.DurationSeconds))
 	m.p("| turns | %d |\n", res.TurnCount)
-	m.p("| executions | %d (%d failed) |\n", len(res.ConversationHistory), failed)
+	m.p("| executions | %d (%d failed) |\n", execs, failed)
+	if inst.Instances > 0 {
+		m.p("| fan-out instances | %d (%d failed) |\n", inst.Instances, inst.InstanceFailures)
+	}
 	m.p("| usage | %s |\n", usageText(res.Usage))
 	m.p("| errors | %d |\n", len(res.Errors))
 	m.p("| warnings | %d |\n\n", len(res.Warnings))
@@ -227,8 +237,11 @@ func (m *markdown) execution(rec *state.Record) {
 	}
 	m.p("### %s %s #%d\n\n", mark, code(rec.AgentName), rec.Execution)
 	facts := []string{}
-	if k := m.kind(rec.AgentName); k != "" {
+	if k := m.kind(cmp.Or(rec.Of, rec.AgentName)); k != "" {
 		facts = append(facts, k)
+	}
+	if f := instanceFacts(rec); f != "" {
+		facts = append(facts, f)
 	}
 	facts = append(facts, Seconds(rec.ExecutionTime))
 	if !rec.Timestamp.IsZero() {
@@ -361,7 +374,7 @@ func (m *markdown) summary() {
 	}
 	calls := map[string]int{} // of the recorded executions only, as runs
 	for _, r := range m.res.ConversationHistory {
-		calls[r.AgentName] += len(m.calls[execKey{r.TurnNumber, r.AgentName, r.Execution}])
+		calls[cmp.Or(r.Of, r.AgentName)] += len(m.calls[execKey{r.TurnNumber, r.AgentName, r.Execution}])
 	}
 	m.p("## Summary\n\n")
 	m.p("| agent | kind | runs | failed | time | avg | tool calls | requests | input tokens | output tokens |\n")
@@ -376,7 +389,7 @@ func (m *markdown) summary() {
 		if kind == "" {
 			kind = "-"
 		}
-		m.p("| %s | %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", code(s.Name), kind, s.Runs, s.Failures,
+		m.p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", code(s.Name), kind, runsCell(s), failedCell(s, func(n int) string { return fmt.Sprint(n) }),
 			timeCell(s), avg, thousands(calls[s.Name]), thousands(s.Usage.Requests), thousands(s.Usage.InputTokens), thousands(s.Usage.OutputTokens))
 		total.Runs += s.Runs
 		total.Failures += s.Failures

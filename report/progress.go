@@ -96,7 +96,11 @@ func (p *Progress) Event(ev events.Event) {
 		}
 		p.line("turn %d: %s", ev.Turn, strings.Join(ev.Agents, ", "))
 	case events.AgentStarted:
-		if a := p.byName[ev.Agent]; a != nil {
+		a := p.byName[ev.Agent]
+		if a == nil {
+			a = p.instanceStarted(ev.Agent) // a fan-out's instance (fanout.go)
+		}
+		if a != nil {
 			a.started = ev.Time
 		}
 		if p.paused() {

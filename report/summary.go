@@ -74,13 +74,31 @@ func summaryHead(w io.Writer, res *engine.Result, opts SummaryOptions, width int
 	if len(stats) > 0 {
 		// The time column is at least as wide as any Seconds up to 99
 		// hours, so that it keeps its width from run to run.
-		header := []string{"agent", "runs", "failed", fmt.Sprintf("%6s", "time")}
+		header := []string{"agent", "runs", "failed"}
+		// Fan-out instances get columns of their own (instanceColumns),
+		// so that the runs of every agent stay one aligned number.
+		fanned, failedInstances := instanceColumns(stats)
+		if fanned {
+			header = append(header, "instances")
+		}
+		if failedInstances {
+			header = append(header, "failed instances")
+		}
+		header = append(header, fmt.Sprintf("%6s", "time"))
+		runCols := len(header)
 		if llm {
 			header = append(header, "requests", "in tokens", "out tokens")
 		}
 		rows := [][]string{header}
 		for _, s := range stats {
-			row := []string{s.Name, fmt.Sprint(s.Runs), dash(s.Failures), timeCell(s)}
+			row := []string{s.Name, fmt.Sprint(s.Runs), dash(s.Failures)}
+			if fanned {
+				row = append(row, dash(s.Instances))
+			}
+			if failedInstances {
+				row = append(row, dash(s.InstanceFailures))
+			}
+			row = append(row, timeCell(s))
 			if llm {
 				row = append(row, dash(s.Usage.Requests), dash(s.Usage.InputTokens), dash(s.Usage.OutputTokens))
 			}
@@ -92,8 +110,8 @@ func summaryHead(w io.Writer, res *engine.Result, opts SummaryOptions, width int
 			// Too narrow for one table: the usage gets a table of its own.
 			var runs, usage [][]string
 			for _, r := range rows {
-				runs = append(runs, r[:4])
-				usage = append(usage, append([]string{r[0]}, r[4:]...))
+				runs = append(runs, r[:runCols])
+				usage = append(usage, append([]string{r[0]}, r[runCols:]...))
 			}
 			table(w, runs, width)
 			table(w, usage, width)
@@ -120,10 +138,11 @@ func summaryHead(w io.Writer, res *engine.Result, opts SummaryOptions, width int
 
 // headline is how the run ended: "completed after 2 turns in 0.10s", and
 // when executions failed, "completed with 1 failed execution after 2 turns
-// in 0.10s: fetch (turn 1)".
+// in 0.10s: fetch (turn 1)"; failed fan-out instances are counted apart
+// ("1 failed instance").
 func headline(res *engine.Result) string {
 	var failed []string
-	handled := 0
+	handled, executions, instances := 0, 0, 0
 	for _, e := range res.Errors {
 		if e.Handled {
 			handled++
@@ -132,11 +151,23 @@ func headline(res *engine.Result) string {
 	for _, rec := range res.ConversationHistory {
 		if rec.Error != nil {
 			failed = append(failed, fmt.Sprintf("%s (turn %d)", rec.AgentName, rec.TurnNumber))
+			if rec.Of != "" {
+				instances++ // a fan-out's instance, not an execution of its own
+			} else {
+				executions++
+			}
 		}
 	}
 	s := res.CompletionReason
 	if len(failed) > 0 {
-		s += " with " + Count(len(failed), "failed execution")
+		var what []string
+		if executions > 0 {
+			what = append(what, Count(executions, "failed execution"))
+		}
+		if instances > 0 {
+			what = append(what, Count(instances, "failed instance"))
+		}
+		s += " with " + strings.Join(what, " and ")
 		if handled > 0 {
 			s += fmt.Sprintf(" (%s handled)", thousands(handled))
 		}

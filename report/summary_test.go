@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -35,6 +36,16 @@ func TestSummarySaysWhyARunStoppedEarly(t *testing.T) {
 
 // TestSummaryHeadlineCounts: counts agree with their number, and a run
 // that completed with failed executions says so, and which.
+// instances makes records of fan-out instances of recs (named agent[i]).
+func instances(recs []*state.Record) []*state.Record {
+	for _, r := range recs {
+		agent, i, _ := strings.Cut(strings.TrimSuffix(r.AgentName, "]"), "[")
+		n, _ := strconv.Atoi(i)
+		r.Of, r.Instance = agent, &n
+	}
+	return recs
+}
+
 func TestSummaryHeadlineCounts(t *testing.T) {
 	t.Parallel()
 	failed := func(agents ...string) []*state.Record {
@@ -54,6 +65,9 @@ func TestSummaryHeadlineCounts(t *testing.T) {
 		{2, nil, "e: completed after 2 turns in 0.00s"},
 		{2, failed("fetch"), "e: completed with 1 failed execution after 2 turns in 0.00s: fetch (turn 1)"},
 		{5, failed("a", "b", "c", "d", "e"), "e: completed with 5 failed executions after 5 turns in 0.00s: a (turn 1), b (turn 2), c (turn 3) and 2 more"},
+		// A fan-out's instances are not executions of their own.
+		{2, instances(failed("sum[1]")), "e: completed with 1 failed instance after 2 turns in 0.00s: sum[1] (turn 1)"},
+		{2, append(instances(failed("sum[0]", "sum[1]")), failed("x", "sum")[1]), "e: completed with 1 failed execution and 2 failed instances after 2 turns in 0.00s: sum[0] (turn 1), sum[1] (turn 2), sum (turn 2)"},
 	} {
 		var b strings.Builder
 		Summary(&b, &engine.Result{Ensemble: "e", CompletionReason: engine.Completed, TurnCount: tc.turns, ConversationHistory: tc.history}, SummaryOptions{})

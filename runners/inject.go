@@ -54,7 +54,7 @@ func Injected(r *Responses, next Runner) *InjectedRunner {
 // Run injects or delegates.
 func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
 	a := req.Agent
-	ent := ir.Responses.Entry(a.Name)
+	ent, n := ir.injectedEntry(req)
 	if ent == nil {
 		if ir.Live != nil && a.Kind == ensemble.KindLLM {
 			if err := ir.Live(a.Name); err != nil {
@@ -77,10 +77,9 @@ func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
 		return ir.Simulate(ctx, req, s.ModelProfile, s.Prompt)
 	}
 
-	n := max(req.Execution, 1)
 	res := &Result{InputData: injectedInputData(req, n)}
 	if n > len(ent.Values) {
-		res.Err = fmt.Errorf("agent %q: injected responses exhausted after %d (execution %d has none)", a.Name, len(ent.Values), n)
+		res.Err = exhausted(req, ent, n)
 		return res
 	}
 	switch v := ent.Values[n-1].(type) {

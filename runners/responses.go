@@ -547,7 +547,11 @@ func (r *Responses) Validate(e *ensemble.Ensemble) error {
 			}
 			errs = append(errs, err)
 		}
-		if e.Agent(name) == nil {
+		if e.Agent(name) == nil && !validInstance(e, name) {
+			if msg := notAnInstance(e, name); msg != "" {
+				at(ent.Pos, ent.src, "%s", msg)
+				continue
+			}
 			at(ent.Pos, ent.src, "unknown agent %q in responses%s", name, ensemble.Suggest(name, e.AgentNames()))
 			continue
 		}

@@ -40,6 +40,8 @@ type Request struct {
 	Memory json.RawMessage
 	// Events receives tool-call and streaming events; may be nil.
 	Events events.Sink
+	// Instance is set for an instance of a fan-out agent: its item.
+	Instance *Instance
 }
 
 // Result is the outcome of one execution.

@@ -55,6 +55,7 @@ type scriptInput struct {
 	Turn              int            `json:"turn"`
 	Execution         int            `json:"execution"`
 	RequestParameters map[string]any `json:"request_parameters"`
+	*instanceInput                   // item, index, count: fan-out instances only
 }
 
 // Run runs the agent's script once.
@@ -69,6 +70,7 @@ func (s *Script) Run(ctx context.Context, req *Request) *Result {
 		Turn:              req.Turn,
 		Execution:         req.Execution,
 		RequestParameters: req.RequestParameters,
+		instanceInput:     req.Instance.stdin(),
 	}
 	res := &Result{InputData: scriptInputData(req)}
 	stdin, err := json.Marshal(in)
@@ -307,7 +309,7 @@ func baseInputData(req *Request) map[string]any {
 	if req.RequestParameters != nil {
 		rp = req.RequestParameters
 	}
-	return map[string]any{
+	m := map[string]any{
 		"agent":              req.Agent.Name,
 		"input":              req.Input,
 		"dependencies":       orEmpty(req.Dependencies),
@@ -315,4 +317,6 @@ func baseInputData(req *Request) map[string]any {
 		"execution":          req.Execution,
 		"request_parameters": rp,
 	}
+	req.Instance.addTo(m)
+	return m
 }

@@ -119,6 +119,12 @@ var broken = []struct {
 	{"limits typo", "name: x\nagents: [{name: a, ask: q}]\nconversation_limits: {max_turns: 3}\n", "max_turns"},
 	{"tool listed twice", "models: {m: {provider: ollama, model: l}}\ntools: [{name: t, script: s.sh}]\nname: x\nagents: [{name: a, model_profile: m, tools: [t, t]}]\n", "/tools"},
 	{"timeout beyond a time.Duration", "name: x\nagents: [{name: a, ask: q}]\nconversation_limits: {timeout_seconds: 1e10}\n", "timeout_seconds"},
+	{"fan_out without over", "name: x\nagents: [{name: a, script: s.sh, fan_out: {max_parallel: 2}}]\n", "/agents/0/fan_out"},
+	{"fan_out typo", "name: x\nagents: [{name: a, script: s.sh, fan_out: {over: \"[1]\", max_paralel: 2}}]\n", "max_paralel"},
+	{"fan_out max_parallel 0", "name: x\nagents: [{name: a, script: s.sh, fan_out: {over: \"[1]\", max_parallel: 0}}]\n", "max_parallel"},
+	{"fan_out bad on_error", "name: x\nagents: [{name: a, script: s.sh, fan_out: {over: \"[1]\", on_error: stop}}]\n", "on_error"},
+	{"fan_out on an ask agent", "name: x\nagents: [{name: a, ask: q, fan_out: {over: \"[1]\"}}]\n", "/agents/0"},
+	{"fan_out with triggers_conversation", "name: x\nagents: [{name: a, script: s.sh, fan_out: {over: \"[1]\"}, conversation: {triggers_conversation: true}}]\n", "triggers_conversation"},
 	{"bad env name", "name: x\nagents: [{name: a, script: s.sh, env: {\"1A\": b}}]\n", "1A"},
 }
 

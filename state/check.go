@@ -40,6 +40,12 @@ func (s *State) consistent() error {
 			return fmt.Errorf("%s.turn_number is %d but no record is of turn %d (every turn runs an agent)", at, r.TurnNumber, turn+1)
 		}
 		turn = r.TurnNumber
+		if r.Of != "" || r.Instance != nil {
+			if err := instanceRecord(r, at); err != nil {
+				return err
+			}
+			continue // an instance is part of its agent's execution, which has its own record
+		}
 		t := per[r.AgentName]
 		if t == nil {
 			t = &tally{}
@@ -120,6 +126,21 @@ func (s *State) consistent() error {
 		if w.TurnNumber < 1 || w.TurnNumber > s.TurnCount+1 {
 			return fmt.Errorf("state.warnings[%d].turn_number is %d, outside 1..%d", i, w.TurnNumber, s.TurnCount+1)
 		}
+	}
+	return nil
+}
+
+// instanceRecord checks the record of an instance of a fan-out agent
+// (docs/semantics.md#fan-out): named `of[instance]`.
+func instanceRecord(r *Record, at string) error {
+	if r.Of == "" || r.Instance == nil {
+		return fmt.Errorf("%s has one of instance and of without the other", at)
+	}
+	if want := fmt.Sprintf("%s[%d]", r.Of, *r.Instance); r.AgentName != want {
+		return fmt.Errorf("%s.agent_name is %q but the record is instance %d of %q", at, r.AgentName, *r.Instance, r.Of)
+	}
+	if r.ExecutionTime < 0 {
+		return fmt.Errorf("%s.execution_time is negative", at)
 	}
 	return nil
 }

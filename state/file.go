@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"time"
+
+	"github.com/ensemble-run/ensemble/internal/filelock"
 )
 
 // The state file format (docs/semantics.md#durable-runs): what `ensemble run --state FILE`
@@ -152,7 +154,7 @@ func writeAtomic(path string, data []byte, place func(tmp *os.File) error) (err 
 	}
 	defer func() {
 		if err != nil {
-			unlockFile(tmp)
+			filelock.UnlockWhole(tmp)
 			tmp.Close()
 			os.Remove(tmp.Name())
 			err = fmt.Errorf("saving the state to %s: %w", path, err)

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/ensemble-run/ensemble/internal/filelock"
 )
 
 // ErrLocked is returned by Lock when another process holds the lock.
@@ -48,7 +50,7 @@ func Lock(path string) (*Locked, error) {
 		if err1 == nil && err2 == nil && os.SameFile(held, now) {
 			return &Locked{path: resolved, f: f}, nil
 		}
-		unlockFile(f)
+		filelock.UnlockWhole(f)
 		f.Close()
 	}
 }
@@ -128,7 +130,7 @@ func (l *Locked) Unlock() {
 // and closing alone would leave the lock held by that share.
 func (l *Locked) release() {
 	if l.f != nil {
-		unlockFile(l.f)
+		filelock.UnlockWhole(l.f)
 		l.f.Close()
 	}
 }
@@ -142,4 +144,17 @@ func (f *File) Resumable() bool {
 		return true
 	}
 	return false
+}
+
+// lockFile locks all of f for this process's open file, or fails with
+// ErrLocked.
+func lockFile(f *os.File) error {
+	switch err := filelock.Whole(f); {
+	case err == nil:
+		return nil
+	case errors.Is(err, filelock.ErrLocked):
+		return ErrLocked
+	default:
+		return fmt.Errorf("cannot lock it: %w", err)
+	}
 }

@@ -32,6 +32,16 @@ func (r *Record) AppendIndent(dst []byte, prefix, indent string) ([]byte, error)
 	field("agent_name")
 	dst = jsonw.AppendString(dst, r.AgentName)
 	dst = append(dst, ',')
+	if r.Instance != nil {
+		field("instance")
+		dst = strconv.AppendInt(dst, int64(*r.Instance), 10)
+		dst = append(dst, ',')
+	}
+	if r.Of != "" {
+		field("of")
+		dst = jsonw.AppendString(dst, r.Of)
+		dst = append(dst, ',')
+	}
 	field("execution")
 	dst = strconv.AppendInt(dst, int64(r.Execution), 10)
 	dst = append(dst, ',')

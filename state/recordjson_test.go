@@ -12,9 +12,9 @@ import (
 // left unset here) and for one with every optional field empty.
 func TestRecordAppendIndentMatchesEncodingJSON(t *testing.T) {
 	t.Parallel()
-	errMsg, stop := "it <failed> & \"said\"\n", "end_turn"
+	errMsg, stop, instance := "it <failed> & \"said\"\n", "end_turn", 4
 	full := &Record{
-		TurnNumber: 12, AgentName: "writer<1>", Execution: 3,
+		TurnNumber: 12, AgentName: "writer<1>", Execution: 3, Instance: &instance, Of: "writer<1>",
 		InputData:     map[string]any{"dependencies": map[string]any{"a": &OutputRef{AgentName: "a", Execution: 2}, "b": "short"}, "turn": 12.0, "list": []any{1.5, nil, true}},
 		OutputData:    map[string]any{"text": "héllo\u2028", "n": 1e-7},
 		Error:         &errMsg,

@@ -81,8 +81,12 @@ func addCount(a, b int) int {
 
 // Record is one execution of one agent (docs/cli.md#the-result).
 type Record struct {
-	TurnNumber    int       `json:"turn_number"`
-	AgentName     string    `json:"agent_name"`
+	TurnNumber int    `json:"turn_number"`
+	AgentName  string `json:"agent_name"`
+	// Instance and Of are set on the record of an instance of a fan-out
+	// agent (docs/semantics.md#fan-out): AgentName is `of[instance]`.
+	Instance      *int      `json:"instance,omitempty"`
+	Of            string    `json:"of,omitempty"`
 	Execution     int       `json:"execution"`
 	InputData     any       `json:"input_data"`
 	OutputData    any       `json:"output_data"`
@@ -165,7 +169,7 @@ func (s *State) conditionValue(r *Record) any {
 	if r.Usage != nil {
 		usage = map[string]any{"requests": r.Usage.Requests, "input_tokens": r.Usage.InputTokens, "output_tokens": r.Usage.OutputTokens}
 	}
-	return map[string]any{
+	m := map[string]any{
 		"turn_number":    r.TurnNumber,
 		"agent_name":     r.AgentName,
 		"execution":      r.Execution,
@@ -179,4 +183,8 @@ func (s *State) conditionValue(r *Record) any {
 		"stderr":         r.Stderr,
 		"handles":        handlesValue(r.Handles),
 	}
+	if r.Of != "" {
+		m["instance"], m["of"] = *r.Instance, r.Of
+	}
+	return m
 }

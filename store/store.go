@@ -26,6 +26,7 @@ import (
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/ensemble-run/ensemble/internal/filelock"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -386,7 +387,19 @@ func (db *DB) Lock(r *RunInfo) error {
 const lockWait = time.Second
 
 // Unlock releases the lock of a run.
-func (db *DB) Unlock(r *RunInfo) { unlockRange(db.lock, lockOffset(r.seq)) }
+func (db *DB) Unlock(r *RunInfo) { filelock.UnlockRange(db.lock, lockOffset(r.seq)) }
+
+// lockRange locks the byte at off of f, or fails with ErrLocked.
+func lockRange(f *os.File, off int64) error {
+	switch err := filelock.Range(f, off); {
+	case err == nil:
+		return nil
+	case errors.Is(err, filelock.ErrLocked):
+		return ErrLocked
+	default:
+		return fmt.Errorf("cannot lock the run: %w", err)
+	}
+}
 
 // lockOffset is the byte locked for run seq: above 2^40, far beyond
 // SQLite's lock bytes (at 2^30) and any database that fits a disk.

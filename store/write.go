@@ -334,7 +334,7 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 	}
 	var agents []string
 	for _, r := range recs {
-		if !slices.Contains(agents, r.AgentName) {
+		if r.Of == "" && !slices.Contains(agents, r.AgentName) { // an instance's agent has its own record
 			agents = append(agents, r.AgentName)
 		}
 	}

@@ -6,9 +6,12 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/ensemble-run/ensemble/internal/startup"
 )
 
 func main() {
+	startup.Restore() // PATH, emptied while the packages were initialised
 	hideEnviron()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// The first SIGINT/SIGTERM cancels the run cleanly (agents are stopped,

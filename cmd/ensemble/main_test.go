@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -337,5 +338,29 @@ func TestValidateStdinIsCapped(t *testing.T) {
 	code := run(context.Background(), []string{"validate", "-"}, &stdio{in: endless{}, out: &out, err: &errb, getenv: noEnv})
 	if code != 2 || !strings.Contains(errb.String(), "<stdin>: the file is larger than 16 MiB") {
 		t.Errorf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// TestWarningsShowTheSourceOnATerminal: validate's warnings come with their
+// line and a caret on a terminal, as errors do; elsewhere one line each.
+func TestWarningsShowTheSourceOnATerminal(t *testing.T) {
+	t.Parallel()
+	for _, tty := range []bool{false, true} {
+		var errb strings.Builder
+		std := &stdio{in: strings.NewReader(""), out: io.Discard, err: &errb, errTTY: tty}
+		if code := run(context.Background(), []string{"validate", "testdata/trigger-all-warning.yaml"}, std); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+		if lines[0] != `testdata/trigger-all-warning.yaml:6:5: warning: agent "b" has trigger: all but no required dependency: it has no effect` {
+			t.Fatalf("first line %q", lines[0])
+		}
+		want := []string{lines[0]}
+		if tty {
+			want = append(want, "    6 |   - name: b", "      |     ^")
+		}
+		if !slices.Equal(lines, want) {
+			t.Errorf("terminal %v: got\n%s", tty, errb.String())
+		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ensemble-run/ensemble/internal/startup"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -29,6 +30,7 @@ import (
 const asCLI = "ENSEMBLE_TEST_AS_CLI"
 
 func TestMain(m *testing.M) {
+	startup.Restore()
 	if os.Getenv(asCLI) == "1" {
 		main() // exits
 	}

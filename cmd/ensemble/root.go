@@ -120,6 +120,18 @@ func (s *stdio) printError(err error) {
 	fmt.Fprintf(s.err, "ensemble: %v\n", err)
 }
 
+// printWarning prints a load warning as FILE:LINE:COL: warning: ..., with
+// the line and a caret under the column on a terminal, as errors are.
+func (s *stdio) printWarning(w *ensemble.Error) {
+	ww := *w
+	ww.Message = "warning: " + w.Message
+	if s.errIsTerminal() {
+		fmt.Fprintln(s.err, ww.Pretty())
+		return
+	}
+	fmt.Fprintln(s.err, ww.Error())
+}
+
 func newRootCmd(io *stdio) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "ensemble",

@@ -66,7 +66,7 @@ printed as FILE:LINE:COL: warning: message and do not fail the check;
 					continue
 				}
 				for _, w := range e.Warnings {
-					fmt.Fprintf(io.err, "%s:%d:%d: warning: %s\n", w.File, w.Line, w.Column, w.Message)
+					io.printWarning(w)
 				}
 				fmt.Fprintf(io.out, "%s: ok\n", displayName(path))
 			}

@@ -31,6 +31,7 @@ Feature: Edges that fire on failure
     Then the agents ran in this order: "fetch, from_cache"
     And the input of agent "from_cache" contains "\"agent\":\"fetch\",\"error\":\"script exited with code 3"
     And the run has 1 error
+    And the run has no unhandled errors
     And the exit code is 0
     And the expression "history[1].handles[0].agent_name == 'fetch' && history[1].handles[0].execution == 1" is true
 

@@ -35,6 +35,7 @@ Feature: Joins that wait for every input
           dependencies: [coder, critic]
           conversation: {max_turns: 3}
       """
+    Then the ensemble has no warnings
     When the ensemble runs
     Then the completion reason is "completed"
     And the agents ran in this order: "start, coder, critic, coder, synth, critic, coder, synth, critic, synth"
@@ -60,6 +61,7 @@ Feature: Joins that wait for every input
           dependencies: [coder, critic]
           conversation: {max_turns: 3}
       """
+    Then the ensemble has a warning containing "agent \"synth\" joins \"coder\" and \"critic\""
     When the ensemble runs
     Then the completion reason is "completed"
     And the agents ran in this order: "start, coder, critic, coder, synth, critic, synth, coder, synth, critic"

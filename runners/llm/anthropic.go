@@ -35,7 +35,7 @@ func newAnthropic(cfg providerConfig) *anthropicProvider {
 		option.WithMaxRetries(cfg.maxRetries),
 		option.WithAPIKey(cfg.apiKey),
 		option.WithRequestTimeout(timeout),
-		option.WithMiddleware(transportMiddleware(cfg.query)),
+		option.WithMiddleware(transportMiddleware(cfg.query, cfg.maxReply)),
 	}
 	if cfg.baseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.baseURL))

@@ -166,11 +166,12 @@ func TestStreamRedaction(t *testing.T) {
 	}
 }
 
-// A reply over 10 MiB fails the execution, plain or streamed, and is not
-// retried.
+// A reply over the cap (10 MiB; 64 KiB here, so that the test streams
+// little) fails the execution, plain or streamed, and is not retried.
 func TestReplyTooLarge(t *testing.T) {
 	t.Parallel()
-	huge := strings.Repeat("a", int(MaxReply)+1024)
+	const limit = 64 << 10
+	huge := strings.Repeat("a", limit+1024)
 	for _, provider := range []string{"openai", "anthropic"} {
 		for _, stream := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/stream=%v", provider, stream), func(t *testing.T) {
@@ -186,7 +187,7 @@ func TestReplyTooLarge(t *testing.T) {
 					case provider == "openai":
 						w.Header().Set("Content-Type", "text/event-stream")
 						chunk := `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"` + strings.Repeat("a", 4096) + `"},"finish_reason":null}]}` + "\n\n"
-						for range int(MaxReply)/4096 + 2 {
+						for range limit/4096 + 2 {
 							if _, err := io.WriteString(w, chunk); err != nil {
 								return
 							}
@@ -196,7 +197,7 @@ func TestReplyTooLarge(t *testing.T) {
 						_, _ = io.WriteString(w, "event: message_start\ndata: "+`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-test","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":9,"output_tokens":1}}}`+"\n\n")
 						_, _ = io.WriteString(w, "event: content_block_start\ndata: "+`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`+"\n\n")
 						delta := "event: content_block_delta\ndata: " + `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"` + strings.Repeat("a", 4096) + `"}}` + "\n\n"
-						for range int(MaxReply)/4096 + 2 {
+						for range limit/4096 + 2 {
 							if _, err := io.WriteString(w, delta); err != nil {
 								return
 							}
@@ -207,11 +208,11 @@ func TestReplyTooLarge(t *testing.T) {
 				req := request(e, a, "go")
 				var log eventLog
 				req.Events = log.sink()
-				res := newTestRunner(Options{MaxRetries: 2, Stream: stream}).Run(context.Background(), req)
+				res := newTestRunner(Options{MaxRetries: 2, Stream: stream, MaxReply: limit}).Run(context.Background(), req)
 				if res.Err == nil {
 					t.Fatalf("no error; output of %d bytes", len(fmt.Sprint(res.Output)))
 				}
-				mustContain(t, res.Err.Error(), "model reply exceeds 10 MiB")
+				mustContain(t, res.Err.Error(), "model reply exceeds 65536 bytes")
 				if res.StopReason != StopError {
 					t.Errorf("stop reason %q", res.StopReason)
 				}
@@ -231,10 +232,13 @@ func TestCappedBodyExactLimit(t *testing.T) {
 		wantErr bool
 	}{{MaxReply - 1, false}, {MaxReply, false}, {MaxReply + 1, true}} {
 		h := http.Header{}
-		b := &cappedBody{body: io.NopCloser(strings.NewReader(strings.Repeat("x", int(tc.size)))), left: MaxReply, header: h}
+		b := &cappedBody{body: io.NopCloser(strings.NewReader(strings.Repeat("x", int(tc.size)))), left: MaxReply, limit: MaxReply, header: h}
 		n, err := io.Copy(io.Discard, b)
 		if (err != nil) != tc.wantErr {
 			t.Errorf("%d bytes: err %v", tc.size, err)
+		}
+		if err != nil && err.Error() != "model reply exceeds 10 MiB" {
+			t.Errorf("%d bytes: error %q", tc.size, err)
 		}
 		if tc.wantErr && (n != MaxReply || h.Get("x-should-retry") != "false") {
 			t.Errorf("%d bytes: read %d, x-should-retry %q", tc.size, n, h.Get("x-should-retry"))

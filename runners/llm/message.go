@@ -124,7 +124,11 @@ func userMessage(req *runners.Request, first bool) string {
 		b.WriteString(":\n")
 		b.WriteString(body)
 	}
-	if first && strings.TrimSpace(req.Input) != "" {
+	if in := req.Instance; in != nil {
+		// A fan-out instance: its item instead of the run's input
+		// (docs/semantics.md#fan-out).
+		section(fmt.Sprintf("Item %d of %d", in.Index+1, in.Count), formatValue(in.Item))
+	} else if first && strings.TrimSpace(req.Input) != "" {
 		section("Input", req.Input)
 	}
 	for _, name := range depOrder(req, first) {

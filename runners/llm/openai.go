@@ -35,7 +35,7 @@ func newOpenAI(cfg providerConfig) *openaiProvider {
 	opts := []option.RequestOption{
 		option.WithHTTPClient(cfg.httpClient),
 		option.WithMaxRetries(cfg.maxRetries),
-		option.WithMiddleware(errorMiddleware, transportMiddleware(cfg.query)),
+		option.WithMiddleware(errorMiddleware, transportMiddleware(cfg.query, cfg.maxReply)),
 	}
 	if cfg.baseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.baseURL))

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -104,6 +105,9 @@ type providerConfig struct {
 	maxRetries int
 	// maxRetryDelay caps the SDK's backoff (OpenAI SDK only); 0 = SDK default.
 	maxRetryDelay time.Duration
+	// maxReply caps the body of one reply (MaxReply unless a test sets
+	// less); 0 means MaxReply.
+	maxReply int64
 }
 
 // resolveProfile checks the profile and looks up its key. The key comes only
@@ -231,9 +235,10 @@ func apiError(provider string, status int, kind, detail string) error {
 // (connection refused, timeouts, bad response bodies).
 func wrapTransportError(provider string, err error) error {
 	msg := err.Error()
+	var tooLarge *errReplyTooLarge
 	switch {
-	case errors.Is(err, errReplyTooLarge):
-		msg = errReplyTooLarge.Error()
+	case errors.As(err, &tooLarge):
+		msg = tooLarge.Error()
 	case errors.Is(err, context.DeadlineExceeded):
 		msg = "request timed out (timeout_seconds): " + msg
 	}
@@ -244,8 +249,15 @@ func wrapTransportError(provider string, err error) error {
 // stdout of a script: more fails the request without buffering it.
 const MaxReply = runners.DefaultMaxOutput
 
-// errReplyTooLarge is the error of a reply over MaxReply.
-var errReplyTooLarge = fmt.Errorf("model reply exceeds %d MiB", MaxReply>>20)
+// errReplyTooLarge is the error of a reply over its cap.
+type errReplyTooLarge struct{ limit int64 }
+
+func (e *errReplyTooLarge) Error() string {
+	if e.limit%(1<<20) == 0 {
+		return fmt.Sprintf("model reply exceeds %d MiB", e.limit>>20)
+	}
+	return fmt.Sprintf("model reply exceeds %d bytes", e.limit)
+}
 
 // transportMiddleware adapts every request and response of a provider (it
 // fits both SDKs' option.WithMiddleware):
@@ -254,7 +266,7 @@ var errReplyTooLarge = fmt.Errorf("model reply exceeds %d MiB", MaxReply>>20)
 //   - the response body is capped at MaxReply: reading past it fails with
 //     errReplyTooLarge, and the response is marked not to be retried (a
 //     retry would get the same reply).
-func transportMiddleware(query url.Values) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+func transportMiddleware(query url.Values, limit int64) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 	return func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
 		if len(query) > 0 {
 			q := req.URL.Query()
@@ -267,7 +279,7 @@ func transportMiddleware(query url.Values) func(*http.Request, func(*http.Reques
 		}
 		res, err := next(req)
 		if err == nil && res != nil && res.Body != nil {
-			res.Body = &cappedBody{body: res.Body, left: MaxReply, header: res.Header}
+			res.Body = &cappedBody{body: res.Body, left: cmp.Or(limit, MaxReply), limit: cmp.Or(limit, MaxReply), header: res.Header}
 		}
 		return res, err
 	}
@@ -277,6 +289,7 @@ func transportMiddleware(query url.Values) func(*http.Request, func(*http.Reques
 type cappedBody struct {
 	body   io.ReadCloser
 	left   int64
+	limit  int64 // the cap, for the error
 	header http.Header
 }
 
@@ -288,7 +301,7 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 			return 0, err // io.EOF: the reply ends exactly at the limit
 		}
 		b.header.Set("x-should-retry", "false")
-		return 0, errReplyTooLarge
+		return 0, &errReplyTooLarge{limit: b.limit}
 	}
 	if int64(len(p)) > b.left {
 		p = p[:b.left]

@@ -57,6 +57,8 @@ type Options struct {
 	TokenCounter TokenCounter
 	// MaxToolOutput caps a tool's stdout; 0 means DefaultMaxToolOutput.
 	MaxToolOutput int64
+	// MaxReply caps the body of one model reply; 0 means MaxReply (10 MiB).
+	MaxReply int64
 }
 
 // Runner runs LLM agents (docs/llm.md) and simulated users (docs/testing.md#the-responses-file). One
@@ -145,6 +147,7 @@ func (r *Runner) provider(p *ensemble.ModelProfile) (Provider, error) {
 		httpClient:    r.httpClient,
 		maxRetries:    r.maxRetries,
 		maxRetryDelay: r.opts.MaxRetryDelay,
+		maxReply:      cmp.Or(r.opts.MaxReply, MaxReply),
 	})
 	r.providers[k] = prov
 	return prov, nil

@@ -1,0 +1,274 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/jsonvalue"
+	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/state"
+)
+
+// Fan-out (docs/semantics.md#fan-out): the planner expands a ready agent
+// with a fan_out into one execution per item of its list, each an instance
+// `name[i]`, before anything runs; the executor runs them with the turn's
+// other executions, at most fan_out.max_parallel of them at once; the
+// committer folds them back into one execution of the agent, whose output
+// is the list of their outputs, and one history record per instance.
+
+// fanPlan is what the planner decided for a fan-out agent whose list it
+// could evaluate.
+type fanPlan struct {
+	base  execution // the agent's request: dependencies, refs, handles
+	count int       // the list's length: the number of instances
+}
+
+// expand replaces, in p, the execution of each ready fan-out agent by its
+// instances. An agent whose request failed, or whose over failed, yielded
+// no list, or too long a list, stays one failed execution of the agent.
+func (r *Run) expand(ctx context.Context, turn int, p *plan) {
+	fan := false
+	for _, rd := range p.ready {
+		fan = fan || rd.Agent.FanOut != nil
+	}
+	if !fan {
+		return
+	}
+	execs := make([]execution, 0, len(p.execs))
+	for _, x := range p.execs {
+		a := p.ready[x.agent].Agent
+		if a.FanOut == nil || x.failed != nil {
+			execs = append(execs, x)
+			continue
+		}
+		items, err := r.items(ctx, a)
+		if err != nil {
+			x.failed = err
+			execs = append(execs, x)
+			continue
+		}
+		if p.fans == nil {
+			p.fans = map[int]*fanPlan{}
+		}
+		p.fans[x.agent] = &fanPlan{base: x, count: len(items)}
+		gate := newFanGate(len(items), a.FanOut.MaxParallel)
+		seq := r.committer.instancesOf(a.Name)
+		for i, item := range items {
+			req := *x.req
+			name := ensemble.InstanceName(a.Name, i)
+			req.Instance = &runners.Instance{Name: name, Item: item, Index: i, Count: len(items), Seq: seq + i + 1}
+			req.Memory = nil // a fresh conversation per item
+			req.Events = r.agentSink(turn, name)
+			execs = append(execs, execution{agent: x.agent, req: &req, refs: x.refs, gate: gate})
+		}
+	}
+	p.execs = execs
+}
+
+// items evaluates a's fan_out.over as the turn starts.
+func (r *Run) items(ctx context.Context, a *ensemble.Agent) ([]any, error) {
+	fo := a.FanOut
+	p := fo.OverProgram
+	items, err := p.EvalContext(ctx, selectEnv(r.st, p.UsesHistory))
+	if err != nil {
+		return nil, fmt.Errorf("fan_out.over (%s) failed: %w", fo.Over, err)
+	}
+	if len(items) > fo.MaxItems {
+		return nil, fmt.Errorf("fan_out.over (%s) yielded %d items, more than fan_out.max_items (%d)", fo.Over, len(items), fo.MaxItems)
+	}
+	for i, v := range items {
+		if err := jsonvalue.Valid(v); err != nil {
+			return nil, fmt.Errorf("fan_out.over (%s): item %d: %w", fo.Over, i, err)
+		}
+		items[i] = jsonvalue.Plain(v)
+	}
+	return items, nil
+}
+
+// fanGate lets the instances of one fan-out start in item order, at most
+// fan_out.max_parallel of them at once: instance i queues for a place (and
+// then for one among the turn's executions) only once instance i-1 has
+// both, so that a fan-out capped to one at a time is a loop over its items.
+type fanGate struct {
+	slots chan struct{}   // the places, fan_out.max_parallel; nil: no cap of its own
+	turns []chan struct{} // turns[i] is closed when instance i may queue
+}
+
+func newFanGate(n, maxParallel int) *fanGate {
+	g := &fanGate{turns: make([]chan struct{}, n)}
+	for i := range g.turns {
+		g.turns[i] = make(chan struct{})
+	}
+	if n > 0 {
+		close(g.turns[0])
+	}
+	if maxParallel > 0 && maxParallel < n {
+		g.slots = make(chan struct{}, maxParallel)
+	}
+	return g
+}
+
+// acquire waits for x's turn among the instances of its fan-out, then for a
+// place among its running instances (fan_out.max_parallel); false when ctx
+// ended first. Other executions pass at once.
+func (x *execution) acquire(ctx context.Context) bool {
+	g := x.gate
+	if g == nil {
+		return true
+	}
+	select {
+	case <-g.turns[x.req.Instance.Index]:
+	case <-ctx.Done():
+		return false
+	}
+	if g.slots == nil {
+		return true
+	}
+	select {
+	case g.slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// admitted says that x has its places, in its fan-out and in the turn: the
+// next instance may queue.
+func (x *execution) admitted() {
+	if g := x.gate; g != nil {
+		if next := x.req.Instance.Index + 1; next < len(g.turns) {
+			close(g.turns[next])
+		}
+	}
+}
+
+// release gives back x's place among its fan-out's running instances.
+func (x *execution) release() {
+	if g := x.gate; g != nil && g.slots != nil {
+		<-g.slots
+	}
+}
+
+// eventName is the name an execution's events carry: the instance's for an
+// instance of a fan-out agent, the agent's otherwise.
+func eventName(req *runners.Request) string {
+	if req.Instance != nil {
+		return req.Instance.Name
+	}
+	return req.Agent.Name
+}
+
+// instancesOf is the number of instances of agent recorded in the history:
+// the Seq of its next instance is one more. Counted once from the history,
+// then kept up to date by fanOut.
+func (c *committer) instancesOf(agent string) int {
+	if c.instances == nil {
+		c.instances = map[string]int{}
+		for _, rec := range c.st.History {
+			if rec.Of != "" {
+				c.instances[rec.Of]++
+			}
+		}
+	}
+	return c.instances[agent]
+}
+
+// shownInstances is how many failed instances the error of an on_error:
+// fail fan-out names; their own errors name them all.
+const shownInstances = 5
+
+// fanOut folds a fan-out agent's instances (in item order) into the state:
+// one record per instance, then one execution of the agent, whose output is
+// the list of the instances' outputs (null for a failed one). With
+// on_error: fail, a failed instance fails the agent's execution.
+func (c *committer) fanOut(turn int, a *ensemble.Agent, f *fanPlan, execs []execution) {
+	st := c.st
+	n := f.base.req.Execution
+	c.instancesOf(a.Name)
+	c.instances[a.Name] += len(execs)
+	outputs := make([]any, len(execs))
+	var failed []string
+	started, ended := time.Time{}, time.Time{}
+	for i := range execs {
+		x := &execs[i]
+		res, in := x.res, x.req.Instance
+		idx := in.Index
+		rec := &state.Record{
+			TurnNumber:    turn,
+			AgentName:     in.Name,
+			Instance:      &idx,
+			Of:            a.Name,
+			Execution:     n,
+			InputData:     byReference(res.InputData, x.req.Dependencies, x.refs),
+			ExecutionTime: x.took.Seconds(),
+			Timestamp:     x.started.UTC(),
+			Usage:         res.Usage,
+			Stderr:        res.Stderr,
+		}
+		if res.StopReason != "" {
+			rec.StopReason = &res.StopReason
+		}
+		ev := events.Event{Turn: turn, Agent: in.Name, Execution: n, Duration: rec.ExecutionTime}
+		if res.Err != nil {
+			msg := res.Err.Error()
+			rec.Error = &msg
+			ev.Type, ev.Error = events.AgentFailed, msg
+			failed = append(failed, in.Name)
+		} else {
+			rec.OutputData = res.Output
+			outputs[i] = res.Output
+			ev.Type, ev.Output = events.AgentCompleted, res.Output
+		}
+		st.AppendRecord(rec)
+		c.events.Emit(ev)
+		if started.IsZero() || x.started.Before(started) {
+			started = x.started
+		}
+		if end := x.started.Add(x.took); end.After(ended) {
+			ended = end
+		}
+	}
+	if started.IsZero() {
+		started, ended = time.Now(), time.Now()
+	}
+
+	st.AgentExecutionCount[a.Name]++
+	input := map[string]any{
+		"agent":        a.Name,
+		"dependencies": f.base.req.Dependencies,
+		"turn":         turn,
+		"execution":    n,
+		"fan_out":      map[string]any{"over": a.FanOut.Over, "count": f.count},
+	}
+	rec := &state.Record{
+		TurnNumber:    turn,
+		AgentName:     a.Name,
+		Execution:     n,
+		InputData:     byReference(input, f.base.req.Dependencies, f.base.refs),
+		ExecutionTime: ended.Sub(started).Seconds(),
+		Timestamp:     started.UTC(),
+	}
+	ev := events.Event{Turn: turn, Agent: a.Name, Execution: n, Duration: rec.ExecutionTime}
+	if len(failed) > 0 && a.FanOut.FailOnError {
+		names := strings.Join(failed[:min(len(failed), shownInstances)], ", ")
+		if more := len(failed) - shownInstances; more > 0 {
+			names += fmt.Sprintf(" and %d more", more)
+		}
+		msg := fmt.Sprintf("%d of %d instances failed (fan_out.on_error is fail): %s", len(failed), len(execs), names)
+		rec.Error = &msg
+		ev.Type, ev.Error = events.AgentFailed, msg
+	} else {
+		rec.OutputData = outputs
+		rec.Handles = f.base.handles
+		st.AccumulatedContext[a.StateKey()] = outputs
+		c.noteOutput(a, n, outputs)
+		st.OutputCount[a.Name]++
+		ev.Type, ev.Output = events.AgentCompleted, outputs
+	}
+	st.AppendRecord(rec)
+	c.events.Emit(ev)
+}

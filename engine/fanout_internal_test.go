@@ -1,0 +1,114 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ensemble-run/ensemble/conditions"
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/resolver"
+	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/state"
+)
+
+func fanEnsemble(t *testing.T, maxParallel int) *ensemble.Ensemble {
+	t.Helper()
+	p, err := conditions.CompileList("context.split.chunks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	split := &ensemble.Agent{Name: "split", Kind: ensemble.KindScript, Conversation: ensemble.Conversation{MaxTurns: 1}}
+	sum := &ensemble.Agent{Name: "sum", Kind: ensemble.KindLLM, Conversation: ensemble.Conversation{MaxTurns: 3},
+		Dependencies: []*ensemble.Dependency{{AgentName: "split", RequiresAll: true}},
+		FanOut:       &ensemble.FanOut{Over: "context.split.chunks", OverProgram: p, MaxItems: 10, MaxParallel: maxParallel}}
+	other := &ensemble.Agent{Name: "other", Kind: ensemble.KindScript, Conversation: ensemble.Conversation{MaxTurns: 1}}
+	e := &ensemble.Ensemble{Name: "t", Agents: []*ensemble.Agent{split, sum, other}}
+	e.Index()
+	return e
+}
+
+// The planner expands a ready fan-out agent into one execution per item,
+// in item order, between the executions of the agents around it: each an
+// instance with its item, a fresh conversation, the agent's execution
+// number and its place among the agent's instances so far.
+func TestPlanExpandsAFanOut(t *testing.T) {
+	t.Parallel()
+	e := fanEnsemble(t, 2)
+	st := state.New("")
+	st.AccumulatedContext["split"] = map[string]any{"chunks": []any{"a", "b", "c"}}
+	st.OutputCount["split"], st.AgentExecutionCount["split"] = 1, 1
+	st.AgentExecutionCount["sum"] = 1
+	st.Memory["sum"] = json.RawMessage(`{"version":1,"messages":[]}`)
+	// Two instances of the first execution are in the history.
+	for i := range 2 {
+		st.History = append(st.History, &state.Record{TurnNumber: 1, AgentName: ensemble.InstanceName("sum", i), Instance: &i, Of: "sum", Execution: 1})
+	}
+	r := Resume(e, st, Options{Parallel: 5})
+	ready := []resolver.Ready{{Agent: e.Agents[1], Satisfied: []string{"split"}, Outputs: []int{1}}, {Agent: e.Agents[2]}}
+	p := r.plan(context.Background(), 3, ready)
+	if len(p.execs) != 4 || p.fans[0] == nil || p.fans[0].count != 3 || p.fans[1] != nil {
+		t.Fatalf("plan: %d executions, fans %+v", len(p.execs), p.fans)
+	}
+	for i, x := range p.execs[:3] {
+		in := x.req.Instance
+		if x.agent != 0 || in == nil || in.Index != i || in.Count != 3 || in.Item != []string{"a", "b", "c"}[i] ||
+			in.Name != ensemble.InstanceName("sum", i) || in.Seq != 3+i || x.req.Execution != 2 || x.req.Memory != nil {
+			t.Errorf("execution %d: %+v, instance %+v", i, x.req, in)
+		}
+		if x.gate == nil || cap(x.gate.slots) != 2 || x.gate != p.execs[0].gate {
+			t.Errorf("execution %d: no shared limit of 2", i)
+		}
+	}
+	if x := p.execs[3]; x.agent != 1 || x.req.Instance != nil || x.gate != nil {
+		t.Errorf("the other agent: %+v", x)
+	}
+}
+
+// The committer folds the instances into one execution of the agent: a
+// record per instance, then the agent's record with the list of outputs
+// (null for a failure); one count, one output, no memory.
+func TestCommitFoldsAFanOut(t *testing.T) {
+	t.Parallel()
+	e := fanEnsemble(t, 0)
+	st := state.New("")
+	st.AccumulatedContext["split"] = map[string]any{"chunks": []any{"a", "b", "c"}}
+	st.OutputCount["split"], st.AgentExecutionCount["split"] = 1, 1
+	st.History = append(st.History, &state.Record{TurnNumber: 1, AgentName: "split", Execution: 1, OutputData: st.AccumulatedContext["split"]})
+	st.TurnCount = 1
+	r := Resume(e, st, Options{Parallel: 5})
+	p := r.plan(context.Background(), 2, []resolver.Ready{{Agent: e.Agents[1], Satisfied: []string{"split"}, Outputs: []int{1}}})
+	if p.execs[0].gate.slots != nil {
+		t.Error("a fan-out within the parallel limit has a limit of its own")
+	}
+	for i := range p.execs {
+		x := &p.execs[i]
+		x.started, x.took = time.Now(), time.Millisecond
+		x.res = &runners.Result{Output: "out " + x.req.Instance.Name, Memory: json.RawMessage(`{"version":1}`)}
+		if i == 1 {
+			x.res = &runners.Result{Err: errors.New("boom")}
+		}
+	}
+	r.committer.commit(2, &p)
+	var names []string
+	for _, rec := range st.History[1:] {
+		names = append(names, rec.AgentName)
+	}
+	if got, _ := json.Marshal(names); string(got) != `["sum[0]","sum[1]","sum[2]","sum"]` {
+		t.Fatalf("records %s", got)
+	}
+	if got, _ := json.Marshal(st.AccumulatedContext["sum"]); string(got) != `["out sum[0]",null,"out sum[2]"]` {
+		t.Errorf("output %s", got)
+	}
+	if st.AgentExecutionCount["sum"] != 1 || st.OutputCount["sum"] != 1 || len(st.AgentExecutionCount) != 2 || st.Memory["sum"] != nil {
+		t.Errorf("counts %v %v, memory %s", st.AgentExecutionCount, st.OutputCount, st.Memory["sum"])
+	}
+	if rec := st.History[2]; rec.Error == nil || *rec.Error != "boom" || *rec.Instance != 1 || rec.Of != "sum" {
+		t.Errorf("failed instance %+v", rec)
+	}
+	if r.committer.instancesOf("sum") != 3 {
+		t.Errorf("instances %d", r.committer.instancesOf("sum"))
+	}
+}
