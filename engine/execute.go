@@ -20,9 +20,10 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 		// One execution (every turn of a loop): run it here, without a
 		// goroutine, a semaphore or a fresh stack to grow.
 		x := &execs[0]
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || !x.acquire(ctx) {
 			return
 		}
+		defer x.release()
 		x.started = time.Now()
 		x.res = r.runOne(ctx, x.req)
 		x.took = time.Since(x.started)
