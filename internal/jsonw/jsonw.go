@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -41,8 +42,15 @@ func AppendIndent(dst []byte, v any, prefix, indent string, depth int) ([]byte, 
 		// objects: no allocation, and no second lookup of each value.
 		var small [16]entry
 		entries := small[:0]
+		var borrowed *[]entry
 		if len(x) > len(small) {
-			entries = make([]entry, 0, len(x))
+			// A larger object borrows a buffer: printing many of them
+			// (a DAG's dependencies) leaves no garbage behind.
+			borrowed = entryPool.Get().(*[]entry)
+			if cap(*borrowed) < len(x) {
+				*borrowed = make([]entry, 0, len(x))
+			}
+			entries = (*borrowed)[:0]
 		}
 		for k, v := range x {
 			entries = append(entries, entry{k, v})
@@ -58,8 +66,15 @@ func AppendIndent(dst []byte, v any, prefix, indent string, depth int) ([]byte, 
 			dst = AppendString(dst, e.k)
 			dst = append(dst, ':', ' ')
 			if dst, err = AppendIndent(dst, e.v, prefix, indent, depth+1); err != nil {
-				return dst, err
+				break
 			}
+		}
+		if borrowed != nil {
+			clear(entries) // the pool keeps no values alive
+			entryPool.Put(borrowed)
+		}
+		if err != nil {
+			return dst, err
 		}
 		return append(newline(dst, prefix, indent, depth), '}'), nil
 	case []any:
@@ -101,6 +116,8 @@ type entry struct {
 	k string
 	v any
 }
+
+var entryPool = sync.Pool{New: func() any { return new([]entry) }}
 
 func newline(dst []byte, prefix, indent string, depth int) []byte {
 	dst = append(dst, '\n')
