@@ -117,35 +117,3 @@ func injectedInputData(req *Request, n int) map[string]any {
 	}
 	return m
 }
-
-// ByKind dispatches each agent to the runner of its kind.
-type ByKind struct {
-	Script Runner
-	LLM    Runner
-	Ask    Runner
-}
-
-var _ Runner = (*ByKind)(nil)
-
-// Run runs req with the runner for req.Agent.Kind.
-func (b *ByKind) Run(ctx context.Context, req *Request) *Result {
-	a := req.Agent
-	var r Runner
-	switch a.Kind {
-	case ensemble.KindScript:
-		r = b.Script
-	case ensemble.KindLLM:
-		if b.LLM == nil {
-			return &Result{Err: fmt.Errorf("agent %q: no LLM provider is available yet", a.Name)}
-		}
-		r = b.LLM
-	case ensemble.KindAsk:
-		r = b.Ask
-	default:
-		return &Result{Err: fmt.Errorf("agent %q: unknown agent kind %v", a.Name, a.Kind)}
-	}
-	if r == nil {
-		return &Result{Err: fmt.Errorf("agent %q: no runner is configured for %s agents", a.Name, a.Kind)}
-	}
-	return r.Run(ctx, req)
-}

@@ -6,12 +6,12 @@
 // github.com/anthropics/anthropic-sdk-go) and ollama (its OpenAI-compatible
 // /v1 endpoint, http://localhost:11434/v1 by default, no key).
 //
-// Wiring, as the CLI does it:
+// The LLM kind (package kinds/llm) builds one Runner for a program; package
+// kinds hands it every LLM agent, and its Simulate to the injected runner:
 //
-//	models := llm.New(llm.Options{LookupEnv: lookupEnv})
-//	var r runners.Runner = &runners.ByKind{Script: ..., Ask: ..., LLM: models}
+//	r := kinds.Builtin().Runner(&agent.Host{LookupEnv: lookupEnv}, nil)
 //	inj := runners.Injected(responses, r)
-//	inj.Simulate = models.Simulate
+//	inj.Simulate = r.Simulator()
 //
 // One execution continues the agent's stored conversation (Request.Memory)
 // with one user message, then runs the tool loop: send; run the reply's tool

@@ -62,7 +62,12 @@ func TestLocalOllamaExample(t *testing.T) {
 	})
 	var log eventLog
 	res := engine.New(e, "", engine.Options{
-		Runner: &runners.ByKind{Script: &runners.Script{}, LLM: models},
+		Runner: runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
+			if req.Agent.ModelProfile != "" {
+				return models.Run(ctx, req)
+			}
+			return (&runners.Script{}).Run(ctx, req)
+		}),
 		Events: log.sink(),
 	}).Run(context.Background())
 

@@ -794,7 +794,7 @@ func TestSimulatedUserFromResponsesFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	models := newTestRunner(Options{})
-	inj := runners.Injected(resp, &runners.ByKind{LLM: models})
+	inj := runners.Injected(resp, models)
 	inj.Simulate = models.Simulate
 	res := inj.Run(context.Background(), &runners.Request{Ensemble: e, Agent: user, Input: "Sales", Turn: 2, Execution: 1,
 		Dependencies: map[string]any{"analyzer": map[string]any{"question": "Which quarter?"}}, Fresh: []string{"analyzer"}})

@@ -1,0 +1,40 @@
+package agent
+
+import (
+	"context"
+	"io"
+)
+
+// Kind is one kind of agent, supplied whole by its own package: how an agent
+// of the kind is run (Runner), and what the rest of the program asks of it
+// instead of switching on kinds. Package kinds lists the kinds a program
+// knows.
+type Kind interface {
+	// Name is the kind's name in messages and steps: "script", "llm", "ask".
+	Name() string
+	// Runner returns the runner of the kind's agents, built from h.
+	Runner(h *Host) Runner
+}
+
+// Host is what the program running the agents gives the kinds' runners.
+// The zero value is a program with no terminal and the process's
+// environment.
+type Host struct {
+	// LookupEnv finds API keys and the like; nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Environ is the environment scripts inherit; nil means os.Environ.
+	Environ func() []string
+	// Stream asks model replies to be streamed as text_delta events.
+	Stream bool
+	// In and Out are the terminal a human answers on; Interactive is false
+	// when In is not one (CI, a pipe).
+	In          io.Reader
+	Out         io.Writer
+	Interactive bool
+}
+
+// Simulator is a runner that can also play an agent with a model profile
+// and a prompt: a simulated user (docs/testing.md#the-responses-file).
+type Simulator interface {
+	Simulate(ctx context.Context, req *Request, modelProfile, prompt string) *Result
+}
