@@ -3,15 +3,18 @@ package agent
 import (
 	"context"
 	"io"
+
+	"github.com/ensemble-run/ensemble/ensemble"
 )
 
-// Kind is one kind of agent, supplied whole by its own package: how an agent
-// of the kind is run (Runner), and what the rest of the program asks of it
-// instead of switching on kinds. Package kinds lists the kinds a program
-// knows.
+// Kind is one kind of agent, supplied whole by its own package: its fields
+// and their decoding (ensemble.Kind), how an agent of the kind is run
+// (Runner), and what the rest of the program asks of it instead of
+// switching on kinds (through interfaces declared where they are asked:
+// Shaper, Describer, ...). Package kinds lists the kinds a program knows.
 type Kind interface {
-	// Name is the kind's name in messages and steps: "script", "llm", "ask".
-	Name() string
+	// ensemble.Kind is the kind's name, its fields and their decoding.
+	ensemble.Kind
 	// Runner returns the runner of the kind's agents, built from h.
 	Runner(h *Host) Runner
 }

@@ -285,7 +285,7 @@ func (s *Scenario) setInline(ds *godog.DocString) error {
 // load (re)loads the ensemble the scenario names, and keeps why it failed.
 func (s *Scenario) load() *loadFailure {
 	s.ens, s.loadErr = nil, nil
-	lo := ensemble.LoadOptions{ProfileFiles: s.profileFiles(), LookupEnv: s.lookupEnv}
+	lo := s.kinds().Load(ensemble.LoadOptions{ProfileFiles: s.profileFiles(), LookupEnv: s.lookupEnv})
 	var (
 		e   *ensemble.Ensemble
 		err error

@@ -17,6 +17,8 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/kinds"
+	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -26,7 +28,7 @@ type stateT = state.State
 // agent builds a script agent; deps are "name" (required), "?name"
 // (optional), and may carry a condition after "|".
 func agent(name string, maxTurns int, deps ...string) *ensemble.Agent {
-	a := &ensemble.Agent{Name: name, Kind: ensemble.KindScript, Conversation: ensemble.Conversation{MaxTurns: maxTurns}}
+	a := &ensemble.Agent{Name: name, Kind: scriptkind.Kind{}, Conversation: ensemble.Conversation{MaxTurns: maxTurns}}
 	for _, d := range deps {
 		dep := &ensemble.Dependency{RequiresAll: true}
 		if cut, cond, ok := strings.Cut(d, "|"); ok {
@@ -574,7 +576,7 @@ agents:
   - {name: after, script: after.sh, dependencies: [good]}
   - {name: after_crash, script: unreached.sh, dependencies: [crash]}
 `
-	e, err := ensemble.LoadBytes(dir+"/ensemble.yaml", []byte(yaml), ensemble.LoadOptions{})
+	e, err := ensemble.LoadBytes(dir+"/ensemble.yaml", []byte(yaml), kinds.Builtin().Load(ensemble.LoadOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -629,7 +631,7 @@ func TestScriptStderrInHistory(t *testing.T) {
 		}
 	}
 	yaml := "name: s\nagents:\n  - {name: noisy, script: noisy.sh}\n  - {name: quiet, script: quiet.sh}\n"
-	e, err := ensemble.LoadBytes(dir+"/ensemble.yaml", []byte(yaml), ensemble.LoadOptions{})
+	e, err := ensemble.LoadBytes(dir+"/ensemble.yaml", []byte(yaml), kinds.Builtin().Load(ensemble.LoadOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}

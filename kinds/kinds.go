@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/kinds/llm"
 	"github.com/ensemble-run/ensemble/kinds/script"
@@ -36,15 +37,24 @@ func New() *Registry { return &Registry{byName: map[string]agent.Kind{}} }
 // Register adds k. Two kinds with one name are a programming error: it
 // panics.
 func (r *Registry) Register(k agent.Kind) {
-	if _, dup := r.byName[k.Name()]; dup {
-		panic(fmt.Sprintf("kinds: kind %q registered twice", k.Name()))
+	if _, dup := r.byName[k.String()]; dup {
+		panic(fmt.Sprintf("kinds: kind %q registered twice", k.String()))
 	}
 	r.list = append(r.list, k)
-	r.byName[k.Name()] = k
+	r.byName[k.String()] = k
 }
 
 // Kinds lists the kinds in registration order.
 func (r *Registry) Kinds() []agent.Kind { return r.list }
+
+// Load are the load options that decode agents of these kinds.
+func (r *Registry) Load(opts ensemble.LoadOptions) ensemble.LoadOptions {
+	opts.Kinds = make([]ensemble.Kind, len(r.list))
+	for i, k := range r.list {
+		opts.Kinds[i] = k
+	}
+	return opts
+}
 
 // Kind returns the kind with that name, or nil.
 func (r *Registry) Kind(name string) agent.Kind { return r.byName[name] }
@@ -55,11 +65,11 @@ func (r *Registry) Kind(name string) agent.Kind { return r.byName[name] }
 func (r *Registry) Runner(h *agent.Host, replace map[string]agent.Runner) *Dispatch {
 	d := &Dispatch{byName: make(map[string]agent.Runner, len(r.list))}
 	for _, k := range r.list {
-		run, ok := replace[k.Name()]
+		run, ok := replace[k.String()]
 		if !ok {
 			run = k.Runner(h)
 		}
-		d.byName[k.Name()] = run
+		d.byName[k.String()] = run
 		d.order = append(d.order, run)
 	}
 	return d
@@ -76,6 +86,9 @@ var _ agent.Runner = (*Dispatch)(nil)
 // Run runs req with the runner of req.Agent's kind.
 func (d *Dispatch) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	a := req.Agent
+	if a.Kind == nil {
+		return &agent.Result{Err: fmt.Errorf("agent %q has no kind", a.Name)}
+	}
 	run, ok := d.byName[a.Kind.String()]
 	switch {
 	case !ok:

@@ -7,6 +7,9 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
+	askkind "github.com/ensemble-run/ensemble/kinds/ask"
+	llmkind "github.com/ensemble-run/ensemble/kinds/llm"
+	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
 )
 
 func ran(_ context.Context, req *agent.Request) *agent.Result {
@@ -18,9 +21,9 @@ func ran(_ context.Context, req *agent.Request) *agent.Result {
 func TestDispatch(t *testing.T) {
 	t.Parallel()
 	agents := []*ensemble.Agent{
-		{Name: "s", Kind: ensemble.KindScript},
-		{Name: "l", Kind: ensemble.KindLLM},
-		{Name: "a", Kind: ensemble.KindAsk},
+		{Name: "s", Kind: scriptkind.Kind{}},
+		{Name: "l", Kind: llmkind.Kind{}},
+		{Name: "a", Kind: askkind.Kind{}},
 	}
 	d := Builtin().Runner(&agent.Host{}, map[string]agent.Runner{
 		"script": agent.RunnerFunc(ran), "llm": agent.RunnerFunc(ran), "ask": agent.RunnerFunc(ran),
@@ -34,7 +37,11 @@ func TestDispatch(t *testing.T) {
 		t.Error("replaced LLM runner: a simulator anyway")
 	}
 	res := d.Run(context.Background(), &agent.Request{Agent: &ensemble.Agent{Name: "x"}})
-	if res.Err == nil || res.Err.Error() != `agent "x": unknown agent kind unknown` {
+	if res.Err == nil || res.Err.Error() != `agent "x" has no kind` {
+		t.Errorf("no kind: %v", res.Err)
+	}
+	res = d.Run(context.Background(), &agent.Request{Agent: &ensemble.Agent{Name: "y", Kind: otherKind{}}})
+	if res.Err == nil || res.Err.Error() != `agent "y": unknown agent kind other` {
 		t.Errorf("unknown kind: %v", res.Err)
 	}
 	d = Builtin().Runner(&agent.Host{}, map[string]agent.Runner{"script": nil})
@@ -58,3 +65,8 @@ func TestRegisterTwice(t *testing.T) {
 	r := Builtin()
 	r.Register(r.Kinds()[0])
 }
+
+// otherKind is a kind the registry does not know.
+type otherKind struct{ scriptkind.Kind }
+
+func (otherKind) String() string { return "other" }

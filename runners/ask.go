@@ -55,7 +55,7 @@ type lineResult struct {
 // Run asks once.
 func (a *Ask) Run(ctx context.Context, req *Request) *Result {
 	ag := req.Agent
-	in := baseInputData(req)
+	in := BaseInputData(req)
 	in["ask"] = ag.Ask
 	res := &Result{InputData: in}
 	if !a.Interactive || a.In == nil {

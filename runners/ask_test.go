@@ -16,7 +16,7 @@ import (
 )
 
 func askAgent(name, question string, deps ...string) *ensemble.Agent {
-	a := &ensemble.Agent{Name: name, Kind: ensemble.KindAsk, Ask: question}
+	a := &ensemble.Agent{Name: name, Kind: askKind{}, Ask: question}
 	for _, d := range deps {
 		a.Dependencies = append(a.Dependencies, &ensemble.Dependency{AgentName: d, RequiresAll: true})
 	}
@@ -44,8 +44,8 @@ func (s *syncBuffer) String() string {
 func TestAskReadsAnswers(t *testing.T) {
 	t.Parallel()
 	e := testEnsemble(t,
-		&ensemble.Agent{Name: "writer", Kind: ensemble.KindLLM, ModelProfile: "efficient"},
-		&ensemble.Agent{Name: "analyzer", Kind: ensemble.KindLLM, ModelProfile: "efficient"},
+		&ensemble.Agent{Name: "writer", Kind: llmKind{}, ModelProfile: "efficient"},
+		&ensemble.Agent{Name: "analyzer", Kind: llmKind{}, ModelProfile: "efficient"},
 		askAgent("clarify", "The analyzer needs clarification.", "analyzer", "writer"),
 	)
 	var out syncBuffer

@@ -56,7 +56,7 @@ func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
 	a := req.Agent
 	ent := ir.Responses.Entry(a.Name)
 	if ent == nil {
-		if ir.Live != nil && a.Kind == ensemble.KindLLM {
+		if g, ok := a.Kind.(guarded); ir.Live != nil && ok && g.Guarded() {
 			if err := ir.Live(a.Name); err != nil {
 				return &Result{InputData: injectedInputData(req, 0), Err: err}
 			}
@@ -85,7 +85,7 @@ func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
 	}
 	switch v := ent.Values[n-1].(type) {
 	case string:
-		if a.Kind == ensemble.KindLLM && a.OutputFormat == "json" {
+		if j, ok := a.Kind.(jsonReplies); ok && j.JSONReply(a) {
 			out, err := ParseJSONReply(v)
 			if err != nil {
 				res.Err = fmt.Errorf("agent %q: injected response %d: output_format is json, but %w", a.Name, n, err)
@@ -105,12 +105,24 @@ func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
 	return res
 }
 
+// What the injected runner asks of an agent's kind.
+type (
+	// guarded kinds reach a model that costs money: Live guards them.
+	guarded interface{ Guarded() bool }
+	// jsonReplies kinds say whether a's reply text must be JSON.
+	jsonReplies interface{ JSONReply(a *ensemble.Agent) bool }
+	// inputData kinds give more input data than BaseInputData.
+	inputData interface {
+		InputData(req *Request) map[string]any
+	}
+)
+
 func injectedInputData(req *Request, n int) map[string]any {
 	var m map[string]any
-	if req.Agent.Kind == ensemble.KindScript {
-		m = scriptInputData(req)
+	if k, ok := req.Agent.Kind.(inputData); ok {
+		m = k.InputData(req)
 	} else {
-		m = baseInputData(req)
+		m = BaseInputData(req)
 	}
 	if n > 0 {
 		m["injected_response"] = n

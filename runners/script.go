@@ -70,7 +70,7 @@ func (s *Script) Run(ctx context.Context, req *Request) *Result {
 		Execution:         req.Execution,
 		RequestParameters: req.RequestParameters,
 	}
-	res := &Result{InputData: scriptInputData(req)}
+	res := &Result{InputData: ScriptInputData(req)}
 	stdin, err := json.Marshal(in)
 	if err != nil {
 		res.Err = fmt.Errorf("cannot encode the script's input as JSON: %w", err)
@@ -293,16 +293,16 @@ func orEmpty(m map[string]any) map[string]any {
 	return m
 }
 
-// scriptInputData is the stdin object less context (docs/cli.md#the-result).
-func scriptInputData(req *Request) map[string]any {
-	m := baseInputData(req)
+// ScriptInputData is the stdin object less context (docs/cli.md#the-result).
+func ScriptInputData(req *Request) map[string]any {
+	m := BaseInputData(req)
 	m["parameters"] = orEmpty(req.Agent.Parameters)
 	return m
 }
 
-// baseInputData is what any agent is given, less the shared context:
+// BaseInputData is what any agent is given, less the shared context:
 // agent, input, dependencies, turn, execution, request_parameters.
-func baseInputData(req *Request) map[string]any {
+func BaseInputData(req *Request) map[string]any {
 	var rp any
 	if req.RequestParameters != nil {
 		rp = req.RequestParameters

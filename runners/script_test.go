@@ -35,7 +35,7 @@ func testEnsemble(t *testing.T, agents ...*ensemble.Agent) *ensemble.Ensemble {
 	t.Helper()
 	dir := testdataDir(t)
 	for _, a := range agents {
-		if a.Kind == ensemble.KindScript && a.ScriptPath == "" {
+		if a.Kind == (scriptKind{}) && a.ScriptPath == "" {
 			a.ScriptPath = filepath.Join(dir, a.Script)
 		}
 	}
@@ -54,7 +54,7 @@ func testEnsemble(t *testing.T, agents ...*ensemble.Agent) *ensemble.Ensemble {
 }
 
 func scriptAgent(name, script string, params map[string]any) *ensemble.Agent {
-	return &ensemble.Agent{Name: name, Kind: ensemble.KindScript, Script: script, Parameters: params}
+	return &ensemble.Agent{Name: name, Kind: scriptKind{}, Script: script, Parameters: params}
 }
 
 // environWithSecret is the parent environment plus a fake API key.

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ensemble-run/ensemble/bdd"
-	"github.com/ensemble-run/ensemble/runners/llm"
+	"github.com/ensemble-run/ensemble/kinds/llm"
 )
 
 type testFlags struct {

@@ -4,6 +4,8 @@ package ask
 
 import (
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/graph"
 	"github.com/ensemble-run/ensemble/runners"
 )
 
@@ -12,8 +14,40 @@ type Kind struct{}
 
 var _ agent.Kind = Kind{}
 
-// Name is "ask".
-func (Kind) Name() string { return "ask" }
+// String is "ask".
+func (Kind) String() string { return "ask" }
+
+// Key is ask: the question.
+func (Kind) Key() string { return "ask" }
+
+// Fields: an ask agent has no other field of its own.
+func (Kind) Fields() []string { return nil }
+
+// Decode decodes the question, which must not be empty.
+func (Kind) Decode(f *ensemble.Fields, a *ensemble.Agent) {
+	if f.Has("ask") {
+		a.Ask = f.String("ask")
+		f.Require("ask", a.Ask == "")
+	}
+}
+
+// KeepsMemory: a simulated user continues its conversation.
+func (Kind) KeepsMemory() bool { return true }
+
+// AsksHuman: the agent waits for a person at the terminal.
+func (Kind) AsksHuman() bool { return true }
+
+// Describe: "ask".
+func (Kind) Describe(*ensemble.Ensemble, *ensemble.Agent) []string { return []string{"ask"} }
+
+// Shape: a yellow parallelogram.
+func (Kind) Shape() graph.Shape {
+	return graph.Shape{
+		Mermaid:      [2]string{"[/", "/]"},
+		MermaidClass: "fill:#fef7e0,stroke:#b08400,color:#1a1a1a",
+		DOT:          `shape=parallelogram, fillcolor="#fef7e0", color="#b08400"`,
+	}
+}
 
 // Runner asks on h's terminal.
 func (Kind) Runner(h *agent.Host) agent.Runner {

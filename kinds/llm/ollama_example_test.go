@@ -51,7 +51,7 @@ func TestLocalOllamaExample(t *testing.T) {
 	))
 	target, _ := url.Parse(srv.URL)
 	noEnv := func(string) (string, bool) { return "", false } // no key anywhere
-	e, err := ensemble.Load(filepath.Join("..", "..", "examples", "local-ollama", "ensemble.yaml"), ensemble.LoadOptions{LookupEnv: noEnv})
+	e, err := ensemble.Load(filepath.Join("..", "..", "examples", "local-ollama", "ensemble.yaml"), ensemble.LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 	if err != nil {
 		t.Fatal(err)
 	}

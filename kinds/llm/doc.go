@@ -1,4 +1,6 @@
-// Package llm runs LLM agents (docs/llm.md) and simulated users (docs/testing.md#the-responses-file).
+// Package llm is the LLM kind: agents with a model_profile, their fields
+// (Kind), and the runner of LLM agents (docs/llm.md) and simulated users
+// (docs/testing.md#the-responses-file).
 //
 // A Runner talks to three providers behind one small Provider interface:
 // openai (Chat Completions through github.com/openai/openai-go/v3, also for

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	askkind "github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/runners"
 )
 
@@ -714,7 +715,7 @@ func TestSimulate(t *testing.T) {
 	t.Parallel()
 	srv := newFakeServer(t, scripted(oaText("Q3 only, EMEA region"), oaText("Yes, go ahead")))
 	e, _ := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{Name: "analyzer"})
-	user := &ensemble.Agent{Name: "user_clarification", Kind: ensemble.KindAsk, Ask: "The analyzer needs clarification.",
+	user := &ensemble.Agent{Name: "user_clarification", Kind: askkind.Kind{}, Ask: "The analyzer needs clarification.",
 		Dependencies: []*ensemble.Dependency{{AgentName: "analyzer"}}}
 	e.Agents = append(e.Agents, user)
 	e.Index()
@@ -784,7 +785,7 @@ func TestSimulatedUserFromResponsesFile(t *testing.T) {
 	t.Parallel()
 	srv := newFakeServer(t, scripted(oaText("Q3 only, EMEA region")))
 	e, _ := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{Name: "analyzer"})
-	user := &ensemble.Agent{Name: "user_clarification", Kind: ensemble.KindAsk, Ask: "The analyzer needs clarification.",
+	user := &ensemble.Agent{Name: "user_clarification", Kind: askkind.Kind{}, Ask: "The analyzer needs clarification.",
 		Dependencies: []*ensemble.Dependency{{AgentName: "analyzer"}}}
 	e.Agents = append(e.Agents, user)
 	e.Index()

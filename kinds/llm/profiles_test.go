@@ -95,7 +95,7 @@ agents:
 		}
 		return testEnv(name)
 	}
-	e, err := ensemble.Load(path, ensemble.LoadOptions{ProfileFiles: []string{flagFile, envFile}, LookupEnv: lookup})
+	e, err := ensemble.Load(path, ensemble.LoadOptions{Kinds: testKinds, ProfileFiles: []string{flagFile, envFile}, LookupEnv: lookup})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/kinds/ask"
+	"github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/runners"
 )
 
@@ -33,6 +35,9 @@ type fakeServer struct {
 	mu   sync.Mutex
 	reqs []recorded
 }
+
+// testKinds are the built-in kinds (package kinds imports this one).
+var testKinds = []ensemble.Kind{script.Kind{}, Kind{}, ask.Kind{}}
 
 func newFakeServer(t testing.TB, reply func(n int, req recorded, w http.ResponseWriter, r *http.Request)) *fakeServer {
 	t.Helper()
@@ -154,7 +159,7 @@ func newEnsemble(t testing.TB, p ensemble.ModelProfile, a ensemble.Agent, tools 
 	if a.Prompt == "" {
 		a.Prompt = "You are a test agent."
 	}
-	a.Kind = ensemble.KindLLM
+	a.Kind = Kind{}
 	a.ModelProfile = p.Name
 	e := &ensemble.Ensemble{Name: "t", Dir: dir, Models: map[string]*ensemble.ModelProfile{p.Name: &p}}
 	for _, tl := range tools {

@@ -130,7 +130,7 @@ func hundredAgents(t testing.TB, url string) *ensemble.Ensemble {
 		fmt.Fprintf(&b, "  - {name: agent-%d, model_profile: m, prompt: Answer.}\n", i)
 	}
 	b.WriteString("conversation_limits: {parallel_agent_limit: 100, max_total_turns: 1}\n")
-	e, err := ensemble.LoadBytes(filepath.Join(t.TempDir(), "hundred.yaml"), []byte(b.String()), ensemble.LoadOptions{LookupEnv: testEnv})
+	e, err := ensemble.LoadBytes(filepath.Join(t.TempDir(), "hundred.yaml"), []byte(b.String()), ensemble.LoadOptions{Kinds: testKinds, LookupEnv: testEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
