@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"golang.org/x/term"
+
+	"github.com/ensemble-run/ensemble/internal/proc"
 )
 
 // Ask runs ask (human) agents: it prints the agent's question and the latest
@@ -65,13 +67,13 @@ func (a *Ask) Run(ctx context.Context, req *Request) *Result {
 
 	if ag.Timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, ag.Timeout, errExecTimeout)
+		ctx, cancel = proc.WithTimeout(ctx, ag.Timeout)
 		defer cancel()
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if ctx.Err() != nil {
-		res.Err = ctxError(ctx, ag.Timeout)
+		res.Err = proc.ContextError(ctx, ag.Timeout)
 		return res
 	}
 	out := a.Out
@@ -89,7 +91,7 @@ func (a *Ask) Run(ctx context.Context, req *Request) *Result {
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
-			res.Err = ctxError(ctx, ag.Timeout)
+			res.Err = proc.ContextError(ctx, ag.Timeout)
 		case errors.Is(err, io.EOF):
 			res.Err = fmt.Errorf("agent %q asks a human but the input ended before an answer", ag.Name)
 		default:

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/internal/proc"
 )
 
 // The contract of package agent, under the names this package has always
@@ -16,6 +17,23 @@ type (
 	Result     = agent.Result
 	Runner     = agent.Runner
 	RunnerFunc = agent.RunnerFunc
+)
+
+// How a script or tool process fails (package internal/proc starts them).
+type (
+	ExitError        = proc.ExitError
+	TimeoutError     = proc.TimeoutError
+	CancelledError   = proc.CancelledError
+	OutputLimitError = proc.OutputLimitError
+	InterpreterError = proc.InterpreterError
+)
+
+// Limits of a script or tool process.
+const (
+	// DefaultMaxOutput is the stdout limit of a script or tool (docs/semantics.md#script-agents).
+	DefaultMaxOutput = proc.DefaultMaxOutput
+	// StderrTail is how much of the end of stderr is kept.
+	StderrTail = proc.StderrTail
 )
 
 // ParseOutput turns raw agent output into an output value (docs/semantics.md#state): text

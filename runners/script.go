@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/ensemble-run/ensemble/internal/proc"
 )
 
 // Script runs script agents (docs/semantics.md#script-agents).
@@ -85,7 +87,7 @@ func (s *Script) Run(ctx context.Context, req *Request) *Result {
 		res.Err = fmt.Errorf("agent %q has no script", a.Name)
 		return res
 	}
-	out, err := ExecScript(ctx, req, s.Environ, a.Env, ExecSpec{Path: path, Stdin: stdin, Timeout: a.Timeout})
+	out, err := ExecScript(ctx, req, s.Environ, a.Env, proc.Spec{Path: path, Stdin: stdin, Timeout: a.Timeout})
 	if out != nil {
 		res.Stderr = out.Stderr
 	}
@@ -114,12 +116,12 @@ func (s *Script) Run(ctx context.Context, req *Request) *Result {
 	return res
 }
 
-// ExecScript runs a script of req's execution with Exec: a script agent's
+// ExecScript runs a script of req's execution with proc.Run: a script agent's
 // (docs/semantics.md#script-agents) or one of an LLM agent's tools (docs/llm.md#tools). It runs in the ensemble
 // file's folder (spec.Dir), and its environment (spec.Env) is ScriptEnv of
 // environ() (nil means os.Environ) with extra, then ENSEMBLE_AGENT,
 // ENSEMBLE_TURN and ENSEMBLE_EXECUTION, which extra cannot override.
-func ExecScript(ctx context.Context, req *Request, environ func() []string, extra map[string]string, spec ExecSpec) (*ExecResult, error) {
+func ExecScript(ctx context.Context, req *Request, environ func() []string, extra map[string]string, spec proc.Spec) (*proc.Result, error) {
 	env := make(map[string]string, len(extra)+3)
 	maps.Copy(env, extra)
 	env["ENSEMBLE_AGENT"] = ""
@@ -135,7 +137,7 @@ func ExecScript(ctx context.Context, req *Request, environ func() []string, extr
 		spec.Dir = req.Ensemble.Dir
 	}
 	spec.Env = ScriptEnv(environ(), req.Ensemble, env)
-	return Exec(ctx, spec)
+	return proc.Run(ctx, spec)
 }
 
 // maxJSONStarts bounds how many lines parseStdout tries as the start of a

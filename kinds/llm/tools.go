@@ -17,6 +17,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/proc"
 	"github.com/ensemble-run/ensemble/runners"
 )
 
@@ -238,7 +239,7 @@ func (r *Runner) runTool(ctx context.Context, req *runners.Request, ts *toolSet,
 	res, err := runners.ExecScript(ctx, req, r.environ, map[string]string{
 		"ENSEMBLE_TOOL":         c.Name,
 		"ENSEMBLE_TOOL_CALL_ID": c.ID,
-	}, runners.ExecSpec{
+	}, proc.Spec{
 		Path:      path,
 		Stdin:     []byte(args),
 		Timeout:   ct.tool.Timeout,

@@ -1,4 +1,8 @@
-package runners
+// Package proc starts the processes of script agents and tools and keeps
+// them in hand: each leads its own process group, which is killed whole on
+// timeout, cancellation or too much output; stdout is capped and only the
+// tail of stderr is kept (docs/semantics.md#script-agents). It is not an API.
+package proc
 
 import (
 	"bytes"
@@ -10,29 +14,26 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
-
-	"github.com/ensemble-run/ensemble/ensemble"
 )
 
 // DefaultMaxOutput is the stdout limit of a script or tool (docs/semantics.md#script-agents).
 const DefaultMaxOutput int64 = 10 << 20
 
-// StderrTail is how much of the end of stderr Exec keeps.
+// StderrTail is how much of the end of stderr Run keeps.
 const StderrTail = 4 << 10
 
-// drainDelay bounds how long Exec waits for stdout/stderr to reach EOF after
+// drainDelay bounds how long Run waits for stdout/stderr to reach EOF after
 // the process and its group are gone (a process that left the group, e.g.
 // with setsid, may still hold the pipes).
 const drainDelay = 2 * time.Second
 
-// ExecSpec describes one process to run.
-type ExecSpec struct {
+// Spec describes one process to run.
+type Spec struct {
 	Path    string   // the script; relative paths resolve against Dir
 	Dir     string   // working directory ("" = the current one)
 	Stdin   []byte   // written to stdin, which is then closed
@@ -42,8 +43,8 @@ type ExecSpec struct {
 	MaxOutput int64
 }
 
-// ExecResult is what a process that started produced.
-type ExecResult struct {
+// Result is what a process that started produced.
+type Result struct {
 	Stdout []byte
 	Stderr string // the last StderrTail bytes of stderr, trimmed
 }
@@ -73,7 +74,7 @@ func (e *ExitError) Error() string {
 // process is killed with its whole process group). errors.Is(err, context.DeadlineExceeded) holds.
 type TimeoutError struct {
 	// After is the limit that passed; 0 when it was the caller's deadline
-	// rather than ExecSpec.Timeout.
+	// rather than Spec.Timeout.
 	After time.Duration
 	// Cause is the caller's reason for its deadline (context.Cause), when
 	// it gave one: the engine names the agent's own timeout_seconds so.
@@ -159,7 +160,7 @@ var interpreters = map[string]string{
 //   - otherwise it is an *InterpreterError.
 //
 // name is the program to start and args its arguments (the script path
-// included). The interpreter is not looked up in PATH here; Exec does that
+// included). The interpreter is not looked up in PATH here; Run does that
 // against the child's environment.
 func Command(path string) (name string, args []string, err error) {
 	fi, err := os.Stat(path)
@@ -230,7 +231,7 @@ var (
 	errOutputLimit = errors.New("output limit")
 )
 
-// Exec runs one script or tool process (docs/semantics.md#script-agents):
+// Run runs one script or tool process (docs/semantics.md#script-agents):
 //   - the interpreter is chosen by Command and looked up in the PATH of
 //     spec.Env;
 //   - stdin gets spec.Stdin and is then closed; it is written concurrently,
@@ -247,7 +248,7 @@ var (
 // callers can look at what it printed. Errors are *ExitError, *TimeoutError,
 // *CancelledError, *OutputLimitError, *InterpreterError, or an error
 // describing why the process could not start.
-func Exec(ctx context.Context, spec ExecSpec) (*ExecResult, error) {
+func Run(ctx context.Context, spec Spec) (*Result, error) {
 	path := spec.Path
 	if !filepath.IsAbs(path) && spec.Dir != "" {
 		path = filepath.Join(spec.Dir, path)
@@ -280,7 +281,7 @@ func Exec(ctx context.Context, spec ExecSpec) (*ExecResult, error) {
 		defer stop()
 	}
 	if runCtx.Err() != nil {
-		return nil, ctxError(runCtx, spec.Timeout)
+		return nil, ContextError(runCtx, spec.Timeout)
 	}
 
 	stdinR, stdinW, err := os.Pipe()
@@ -311,7 +312,7 @@ func Exec(ctx context.Context, spec ExecSpec) (*ExecResult, error) {
 	if err := cmd.Start(); err != nil {
 		closeAll(stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW)
 		if runCtx.Err() != nil {
-			return nil, ctxError(runCtx, spec.Timeout)
+			return nil, ContextError(runCtx, spec.Timeout)
 		}
 		return nil, fmt.Errorf("cannot run %s: %w", path, err)
 	}
@@ -355,14 +356,14 @@ func Exec(ctx context.Context, spec ExecSpec) (*ExecResult, error) {
 	}
 	closeAll(stdinW, stdoutR, stderrR)
 
-	res := &ExecResult{Stdout: stdout.Bytes(), Stderr: tail.String()}
+	res := &Result{Stdout: stdout.Bytes(), Stderr: tail.String()}
 	switch {
 	case overflow:
 		return res, &OutputLimitError{Limit: maxOut}
 	case waitErr == nil || (errors.Is(waitErr, exec.ErrWaitDelay) && cmd.ProcessState != nil && cmd.ProcessState.Success()):
 		return res, nil
 	case runCtx.Err() != nil:
-		return res, ctxError(runCtx, spec.Timeout)
+		return res, ContextError(runCtx, spec.Timeout)
 	}
 	var ee *exec.ExitError
 	if errors.As(waitErr, &ee) {
@@ -375,8 +376,15 @@ func Exec(ctx context.Context, spec ExecSpec) (*ExecResult, error) {
 	return res, fmt.Errorf("running %s: %w", path, waitErr)
 }
 
-// ctxError explains why runCtx ended.
-func ctxError(runCtx context.Context, timeout time.Duration) error {
+// WithTimeout bounds ctx by timeout such that ContextError reports its end
+// as a *TimeoutError after timeout: what Run does with Spec.Timeout, for
+// waits that are not a process (an ask agent's).
+func WithTimeout(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeoutCause(ctx, timeout, errExecTimeout)
+}
+
+// ContextError explains why runCtx ended.
+func ContextError(runCtx context.Context, timeout time.Duration) error {
 	cause := context.Cause(runCtx)
 	switch {
 	case errors.Is(cause, errExecTimeout):
@@ -465,36 +473,4 @@ func (t *tailBuffer) String() string {
 		s = "…" + s
 	}
 	return s
-}
-
-// ScriptEnv is the environment of a script agent or tool (docs/semantics.md#script-agents): base
-// (the parent's), with extra set on top (replacing variables of the same
-// name), minus every variable a model profile of ens names in api_key_env,
-// even when extra sets it. extra is added in sorted order; ens may be nil.
-func ScriptEnv(base []string, ens *ensemble.Ensemble, extra map[string]string) []string {
-	secret := map[string]bool{}
-	if ens != nil {
-		for _, n := range ens.SecretEnvNames() {
-			secret[n] = true
-		}
-	}
-	out := make([]string, 0, len(base)+len(extra))
-	for _, kv := range base {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, replaced := extra[k]; replaced || secret[k] {
-			continue
-		}
-		out = append(out, kv)
-	}
-	keys := make([]string, 0, len(extra))
-	for k := range extra {
-		if !secret[k] {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		out = append(out, k+"="+extra[k])
-	}
-	return out
 }
