@@ -536,7 +536,7 @@ func TestAgentTimeoutOfAScript(t *testing.T) {
 	a.ScriptPath, a.Timeout = script, 100*time.Millisecond
 	e := build(a)
 	e.Dir = dir
-	res := engine.New(e, "", engine.Options{Runner: &runners.Script{}}).Run(context.Background())
+	res := engine.New(e, "", engine.Options{Runner: &scriptkind.Runner{}}).Run(context.Background())
 	if len(res.Errors) != 1 {
 		t.Fatalf("errors %+v", res.Errors)
 	}
@@ -580,7 +580,7 @@ agents:
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := engine.New(e, "in", engine.Options{Runner: &runners.Script{}}).Run(context.Background())
+	res := engine.New(e, "in", engine.Options{Runner: &scriptkind.Runner{}}).Run(context.Background())
 	if res.CompletionReason != engine.Completed || res.ExitCode() != engine.ExitFailed || res.TurnCount != 2 {
 		t.Fatalf("reason %q exit %d turns %d", res.CompletionReason, res.ExitCode(), res.TurnCount)
 	}
@@ -635,7 +635,7 @@ func TestScriptStderrInHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := engine.New(e, "", engine.Options{Runner: &runners.Script{}}).Run(context.Background())
+	res := engine.New(e, "", engine.Options{Runner: &scriptkind.Runner{}}).Run(context.Background())
 	if len(res.Errors) != 0 || len(res.ConversationHistory) != 2 {
 		t.Fatalf("errors %+v, history %d", res.Errors, len(res.ConversationHistory))
 	}

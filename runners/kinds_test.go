@@ -16,9 +16,13 @@ func (k testKind) Key() string                            { return k.key }
 func (testKind) Fields() []string                         { return nil }
 func (testKind) Decode(*ensemble.Fields, *ensemble.Agent) {}
 
-func (scriptKind) String() string                        { return "script" }
-func (scriptKind) InputData(req *Request) map[string]any { return ScriptInputData(req) }
-func (llmKind) String() string                           { return "llm" }
-func (llmKind) Guarded() bool                            { return true }
-func (llmKind) JSONReply(a *ensemble.Agent) bool         { return a.OutputFormat == "json" }
-func (askKind) String() string                           { return "ask" }
+func (scriptKind) String() string { return "script" }
+func (scriptKind) InputData(req *Request) map[string]any {
+	m := BaseInputData(req)
+	m["parameters"] = orEmpty(req.Agent.Parameters)
+	return m
+}
+func (llmKind) String() string                   { return "llm" }
+func (llmKind) Guarded() bool                    { return true }
+func (llmKind) JSONReply(a *ensemble.Agent) bool { return a.OutputFormat == "json" }
+func (askKind) String() string                   { return "ask" }

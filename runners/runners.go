@@ -51,3 +51,8 @@ func ParseOutput(text string) (any, error) {
 	}
 	return trimmed, nil
 }
+
+// DecodeOutput decodes the JSON value b as an output: valid JSON that nests
+// deeper than MaxOutputDepth is ErrTooDeep; invalid JSON is
+// json.Unmarshal's error.
+func DecodeOutput(b []byte) (any, error) { return decodeOutput(b) }

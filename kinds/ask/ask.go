@@ -6,7 +6,6 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/graph"
-	"github.com/ensemble-run/ensemble/runners"
 )
 
 // Kind is the ask kind.
@@ -51,5 +50,5 @@ func (Kind) Shape() graph.Shape {
 
 // Runner asks on h's terminal.
 func (Kind) Runner(h *agent.Host) agent.Runner {
-	return &runners.Ask{In: h.In, Out: h.Out, Interactive: h.Interactive}
+	return &Runner{In: h.In, Out: h.Out, Interactive: h.Interactive}
 }

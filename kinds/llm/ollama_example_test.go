@@ -12,6 +12,7 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/runners"
 )
 
@@ -66,7 +67,7 @@ func TestLocalOllamaExample(t *testing.T) {
 			if req.Agent.ModelProfile != "" {
 				return models.Run(ctx, req)
 			}
-			return (&runners.Script{}).Run(ctx, req)
+			return (&script.Runner{}).Run(ctx, req)
 		}),
 		Events: log.sink(),
 	}).Run(context.Background())

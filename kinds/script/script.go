@@ -6,7 +6,6 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/graph"
-	"github.com/ensemble-run/ensemble/runners"
 )
 
 // Kind is the script kind.
@@ -49,7 +48,7 @@ func (Kind) Shape() graph.Shape {
 }
 
 // Runner runs the agent's script with h's environment.
-func (Kind) Runner(h *agent.Host) agent.Runner { return &runners.Script{Environ: h.Environ} }
+func (Kind) Runner(h *agent.Host) agent.Runner { return &Runner{Environ: h.Environ} }
 
 // InputData is the stdin object less context (docs/cli.md#the-result).
-func (Kind) InputData(req *agent.Request) map[string]any { return runners.ScriptInputData(req) }
+func (Kind) InputData(req *agent.Request) map[string]any { return inputData(req) }

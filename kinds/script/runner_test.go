@@ -1,4 +1,4 @@
-package runners
+package script
 
 import (
 	"context"
@@ -15,7 +15,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/runners"
 )
 
 const fakeKeyVar = "FAKE_ENSEMBLE_TEST_API_KEY"
@@ -35,7 +37,7 @@ func testEnsemble(t *testing.T, agents ...*ensemble.Agent) *ensemble.Ensemble {
 	t.Helper()
 	dir := testdataDir(t)
 	for _, a := range agents {
-		if a.Kind == (scriptKind{}) && a.ScriptPath == "" {
+		if a.Kind == (Kind{}) && a.ScriptPath == "" {
 			a.ScriptPath = filepath.Join(dir, a.Script)
 		}
 	}
@@ -54,7 +56,7 @@ func testEnsemble(t *testing.T, agents ...*ensemble.Agent) *ensemble.Ensemble {
 }
 
 func scriptAgent(name, script string, params map[string]any) *ensemble.Agent {
-	return &ensemble.Agent{Name: name, Kind: scriptKind{}, Script: script, Parameters: params}
+	return &ensemble.Agent{Name: name, Kind: Kind{}, Script: script, Parameters: params}
 }
 
 // environWithSecret is the parent environment plus a fake API key.
@@ -62,15 +64,15 @@ func environWithSecret() []string {
 	return append(os.Environ(), fakeKeyVar+"=sk-must-not-leak")
 }
 
-func scriptRequest(e *ensemble.Ensemble, agent string) *Request {
-	return &Request{Ensemble: e, Agent: e.Agent(agent), Input: "the input", Turn: 1, Execution: 1}
+func scriptRequest(e *ensemble.Ensemble, name string) *agent.Request {
+	return &agent.Request{Ensemble: e, Agent: e.Agent(name), Input: "the input", Turn: 1, Execution: 1}
 }
 
 func TestScriptStdinProtocolRoundTrip(t *testing.T) {
 	t.Parallel()
 	a := scriptAgent("echo", "echo.py", map[string]any{"columns": []any{"region", "revenue"}, "env_names": []any{"ENSEMBLE_AGENT"}})
 	e := testEnsemble(t, a)
-	req := &Request{
+	req := &agent.Request{
 		Ensemble:          e,
 		Agent:             a,
 		Input:             "Sales figures for Q3",
@@ -80,7 +82,7 @@ func TestScriptStdinProtocolRoundTrip(t *testing.T) {
 		Context:           map[string]any{"extractor": map[string]any{"rows": 3.0}, "other": "text"},
 		RequestParameters: map[string]any{"focus": "EMEA"},
 	}
-	res := (&Script{Environ: environWithSecret}).Run(context.Background(), req)
+	res := (&Runner{Environ: environWithSecret}).Run(context.Background(), req)
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}
@@ -126,7 +128,7 @@ func TestScriptStdinProtocolRoundTrip(t *testing.T) {
 func TestScriptStdinDefaults(t *testing.T) {
 	t.Parallel()
 	e := testEnsemble(t, scriptAgent("echo", "echo.py", nil))
-	res := (&Script{}).Run(context.Background(), scriptRequest(e, "echo"))
+	res := (&Runner{}).Run(context.Background(), scriptRequest(e, "echo"))
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}
@@ -147,7 +149,7 @@ func TestScriptEnvironment(t *testing.T) {
 	e := testEnsemble(t, a)
 	req := scriptRequest(e, "env_check")
 	req.Turn, req.Execution = 7, 3
-	res := (&Script{Environ: environWithSecret}).Run(context.Background(), req)
+	res := (&Runner{Environ: environWithSecret}).Run(context.Background(), req)
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}
@@ -205,7 +207,7 @@ func TestScriptOutputs(t *testing.T) {
 		t.Run(tt.mode, func(t *testing.T) {
 			t.Parallel()
 			e := testEnsemble(t, scriptAgent("m", "modes.py", map[string]any{"mode": tt.mode}))
-			res := (&Script{}).Run(context.Background(), scriptRequest(e, "m"))
+			res := (&Runner{}).Run(context.Background(), scriptRequest(e, "m"))
 			if tt.wantErr != "" {
 				if res.Err == nil || !strings.Contains(res.Err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want it to contain %q", res.Err, tt.wantErr)
@@ -225,22 +227,22 @@ func TestScriptOutputs(t *testing.T) {
 func TestScriptExitErrorIsTyped(t *testing.T) {
 	t.Parallel()
 	e := testEnsemble(t, scriptAgent("m", "modes.py", map[string]any{"mode": "exit3"}))
-	res := (&Script{}).Run(context.Background(), scriptRequest(e, "m"))
-	var xe *ExitError
+	res := (&Runner{}).Run(context.Background(), scriptRequest(e, "m"))
+	var xe *runners.ExitError
 	if !errors.As(res.Err, &xe) || xe.Code != 3 || !strings.Contains(xe.Stderr, "something went wrong") {
-		t.Fatalf("err = %#v, want *ExitError with code 3 and the stderr tail", res.Err)
+		t.Fatalf("err = %#v, want *runners.ExitError with code 3 and the stderr tail", res.Err)
 	}
 }
 
 func TestScriptStderrTailIsBounded(t *testing.T) {
 	t.Parallel()
 	e := testEnsemble(t, scriptAgent("m", "modes.py", map[string]any{"mode": "long_stderr"}))
-	res := (&Script{}).Run(context.Background(), scriptRequest(e, "m"))
-	var xe *ExitError
+	res := (&Runner{}).Run(context.Background(), scriptRequest(e, "m"))
+	var xe *runners.ExitError
 	if !errors.As(res.Err, &xe) {
 		t.Fatalf("err = %v", res.Err)
 	}
-	if len(xe.Stderr) > StderrTail+8 || !strings.HasSuffix(xe.Stderr, "THE END") || strings.Contains(xe.Stderr, "HEAD") {
+	if len(xe.Stderr) > runners.StderrTail+8 || !strings.HasSuffix(xe.Stderr, "THE END") || strings.Contains(xe.Stderr, "HEAD") {
 		t.Errorf("stderr tail of %d bytes: %.40q…%q", len(xe.Stderr), xe.Stderr, xe.Stderr[max(0, len(xe.Stderr)-20):])
 	}
 }
@@ -265,7 +267,7 @@ func TestScriptInterpreters(t *testing.T) {
 				}
 			}
 			e := testEnsemble(t, scriptAgent("interp", tt.script, nil))
-			res := (&Script{}).Run(context.Background(), scriptRequest(e, "interp"))
+			res := (&Runner{}).Run(context.Background(), scriptRequest(e, "interp"))
 			if res.Err != nil {
 				t.Fatal(res.Err)
 			}
@@ -277,7 +279,7 @@ func TestScriptInterpreters(t *testing.T) {
 	t.Run("echo.sh", func(t *testing.T) {
 		t.Parallel()
 		e := testEnsemble(t, scriptAgent("bash_echo", "echo.sh", nil))
-		res := (&Script{}).Run(context.Background(), scriptRequest(e, "bash_echo"))
+		res := (&Runner{}).Run(context.Background(), scriptRequest(e, "bash_echo"))
 		if res.Err != nil {
 			t.Fatal(res.Err)
 		}
@@ -290,13 +292,13 @@ func TestScriptInterpreters(t *testing.T) {
 func TestScriptUnknownExtensionAndMissingInterpreter(t *testing.T) {
 	t.Parallel()
 	e := testEnsemble(t, scriptAgent("u", "unknown.txt", nil), scriptAgent("p", "echo.py", nil))
-	res := (&Script{}).Run(context.Background(), scriptRequest(e, "u"))
-	var ie *InterpreterError
+	res := (&Runner{}).Run(context.Background(), scriptRequest(e, "u"))
+	var ie *runners.InterpreterError
 	if !errors.As(res.Err, &ie) || !strings.Contains(res.Err.Error(), "unknown.txt") {
 		t.Errorf("unknown extension: err = %v", res.Err)
 	}
 	noPath := func() []string { return []string{"PATH=" + t.TempDir()} }
-	res = (&Script{Environ: noPath}).Run(context.Background(), scriptRequest(e, "p"))
+	res = (&Runner{Environ: noPath}).Run(context.Background(), scriptRequest(e, "p"))
 	if !errors.As(res.Err, &ie) || !strings.Contains(res.Err.Error(), `interpreter "python3" was not found`) {
 		t.Errorf("missing interpreter: err = %v", res.Err)
 	}
@@ -308,7 +310,7 @@ func TestScriptNeverReadingStdin(t *testing.T) {
 	req := scriptRequest(e, "n")
 	// Far more than a pipe buffer, so the write cannot complete.
 	req.Context = map[string]any{"big": strings.Repeat("y", 4<<20)}
-	res := (&Script{}).Run(context.Background(), req)
+	res := (&Runner{}).Run(context.Background(), req)
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}
@@ -369,13 +371,13 @@ func TestScriptTimeoutKillsProcessGroup(t *testing.T) {
 	a.Timeout = time.Second
 	e := testEnsemble(t, a)
 	start := time.Now()
-	res := (&Script{}).Run(context.Background(), scriptRequest(e, "hang"))
+	res := (&Runner{}).Run(context.Background(), scriptRequest(e, "hang"))
 	// The script sleeps 300 s: a minute means the timeout killed it (no
 	// tighter bound: CI is a busy machine).
 	if took := time.Since(start); took > time.Minute {
 		t.Errorf("took %s", took)
 	}
-	var te *TimeoutError
+	var te *runners.TimeoutError
 	if !errors.As(res.Err, &te) || !errors.Is(res.Err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want a timeout", res.Err)
 	}
@@ -396,14 +398,14 @@ func TestScriptCancellationKillsProcessGroup(t *testing.T) {
 		readPid(t, pidFile)
 		cancel()
 	}()
-	res := (&Script{}).Run(ctx, scriptRequest(e, "hang"))
+	res := (&Runner{}).Run(ctx, scriptRequest(e, "hang"))
 	if !errors.Is(res.Err, context.Canceled) || !strings.Contains(res.Err.Error(), "cancelled") {
 		t.Fatalf("err = %v, want cancelled", res.Err)
 	}
 	assertGone(t, readPid(t, pidFile))
 
 	// Already cancelled: nothing starts.
-	res = (&Script{}).Run(ctx, scriptRequest(e, "hang"))
+	res = (&Runner{}).Run(ctx, scriptRequest(e, "hang"))
 	if !errors.Is(res.Err, context.Canceled) {
 		t.Errorf("err = %v", res.Err)
 	}
@@ -417,7 +419,7 @@ func TestScriptRunDeadlineIsATimeout(t *testing.T) {
 	e := testEnsemble(t, a)
 	ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)
 	defer cancel()
-	res := (&Script{}).Run(ctx, scriptRequest(e, "hang"))
+	res := (&Runner{}).Run(ctx, scriptRequest(e, "hang"))
 	if !errors.Is(res.Err, context.DeadlineExceeded) || !strings.Contains(res.Err.Error(), "timeout") {
 		t.Fatalf("err = %v", res.Err)
 	}
@@ -431,7 +433,7 @@ func TestScriptLeftoverProcessesAreKilled(t *testing.T) {
 	a.Env = map[string]string{"PIDFILE": pidFile}
 	e := testEnsemble(t, a)
 	start := time.Now()
-	res := (&Script{}).Run(context.Background(), scriptRequest(e, "orphan"))
+	res := (&Runner{}).Run(context.Background(), scriptRequest(e, "orphan"))
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}
@@ -449,8 +451,8 @@ func TestScriptOutputFlood(t *testing.T) {
 	t.Parallel()
 	e := testEnsemble(t, scriptAgent("flood", "flood.py", nil))
 	start := time.Now()
-	res := (&Script{}).Run(context.Background(), scriptRequest(e, "flood"))
-	var oe *OutputLimitError
+	res := (&Runner{}).Run(context.Background(), scriptRequest(e, "flood"))
+	var oe *runners.OutputLimitError
 	if !errors.As(res.Err, &oe) || !strings.Contains(res.Err.Error(), "output exceeds 10 MiB") {
 		t.Fatalf("err = %v", res.Err)
 	}
@@ -480,7 +482,7 @@ func TestScriptShellMetacharactersStayData(t *testing.T) {
 			req := scriptRequest(e, "m")
 			req.Input = input
 			req.Dependencies = map[string]any{"prev": input}
-			res := (&Script{}).Run(context.Background(), req)
+			res := (&Runner{}).Run(context.Background(), req)
 			if res.Err != nil {
 				t.Fatal(res.Err)
 			}
@@ -501,18 +503,18 @@ func TestScriptEnv(t *testing.T) {
 	t.Parallel()
 	e := testEnsemble(t)
 	base := []string{"A=1", "B=2", fakeKeyVar + "=secret", "PATH=/bin"}
-	got := ScriptEnv(base, e, map[string]string{"B": "3", "C": "4", fakeKeyVar: "again"})
+	got := runners.ScriptEnv(base, e, map[string]string{"B": "3", "C": "4", fakeKeyVar: "again"})
 	want := []string{"A=1", "PATH=/bin", "B=3", "C=4"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ScriptEnv = %q, want %q", got, want)
 	}
-	if got := ScriptEnv(base, nil, nil); !reflect.DeepEqual(got, base) {
+	if got := runners.ScriptEnv(base, nil, nil); !reflect.DeepEqual(got, base) {
 		t.Errorf("ScriptEnv(nil ensemble) = %q", got)
 	}
 }
 
 // TestScriptStderrIsKeptOnSuccess: what a script prints on stderr is kept
-// even when it succeeds, bounded to its last StderrTail bytes, cut on a
+// even when it succeeds, bounded to its last runners.StderrTail bytes, cut on a
 // UTF-8 boundary and marked with "…"; the failure path keeps the same tail.
 func TestScriptStderrIsKeptOnSuccess(t *testing.T) {
 	t.Parallel()
@@ -524,7 +526,7 @@ func TestScriptStderrIsKeptOnSuccess(t *testing.T) {
 		{mode: "data", want: ""},
 		{mode: "exit3", want: "first line\nsomething went wrong"},
 		{mode: "long_stderr_ok", check: func(t *testing.T, s string) {
-			if len(s) > StderrTail+len("…") || !strings.HasPrefix(s, "…é") || !strings.HasSuffix(s, "éTHE END") ||
+			if len(s) > runners.StderrTail+len("…") || !strings.HasPrefix(s, "…é") || !strings.HasSuffix(s, "éTHE END") ||
 				!utf8.ValidString(s) || strings.Contains(s, "HEAD") {
 				t.Errorf("stderr tail of %d bytes: %.40q…%q", len(s), s, s[max(0, len(s)-20):])
 			}
@@ -534,7 +536,7 @@ func TestScriptStderrIsKeptOnSuccess(t *testing.T) {
 		t.Run(tt.mode, func(t *testing.T) {
 			t.Parallel()
 			e := testEnsemble(t, scriptAgent("m", "modes.py", map[string]any{"mode": tt.mode}))
-			res := (&Script{}).Run(context.Background(), scriptRequest(e, "m"))
+			res := (&Runner{}).Run(context.Background(), scriptRequest(e, "m"))
 			if tt.check != nil {
 				tt.check(t, res.Stderr)
 			} else if res.Stderr != tt.want {

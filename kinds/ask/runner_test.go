@@ -1,4 +1,4 @@
-package runners
+package ask
 
 import (
 	"bytes"
@@ -12,15 +12,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/runners"
 )
 
 func askAgent(name, question string, deps ...string) *ensemble.Agent {
-	a := &ensemble.Agent{Name: name, Kind: askKind{}, Ask: question}
+	a := &ensemble.Agent{Name: name, Kind: Kind{}, Ask: question}
 	for _, d := range deps {
 		a.Dependencies = append(a.Dependencies, &ensemble.Dependency{AgentName: d, RequiresAll: true})
 	}
 	return a
+}
+
+// testEnsemble builds an ensemble of agents by hand.
+func testEnsemble(t *testing.T, agents ...*ensemble.Agent) *ensemble.Ensemble {
+	t.Helper()
+	e := &ensemble.Ensemble{Name: "test", Dir: t.TempDir(), Agents: agents,
+		Models: map[string]*ensemble.ModelProfile{"efficient": {Name: "efficient", Provider: "openai", Model: "m"}}}
+	e.Index()
+	return e
 }
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers.
@@ -44,13 +55,13 @@ func (s *syncBuffer) String() string {
 func TestAskReadsAnswers(t *testing.T) {
 	t.Parallel()
 	e := testEnsemble(t,
-		&ensemble.Agent{Name: "writer", Kind: llmKind{}, ModelProfile: "efficient"},
-		&ensemble.Agent{Name: "analyzer", Kind: llmKind{}, ModelProfile: "efficient"},
+		&ensemble.Agent{Name: "writer", ModelProfile: "efficient"},
+		&ensemble.Agent{Name: "analyzer", ModelProfile: "efficient"},
 		askAgent("clarify", "The analyzer needs clarification.", "analyzer", "writer"),
 	)
 	var out syncBuffer
-	ask := &Ask{In: strings.NewReader("  Q3 only, EMEA region  \n{\"approved\": true, \"n\": 2}\n\nlast line without newline"), Out: &out, Interactive: true}
-	req := &Request{
+	ask := &Runner{In: strings.NewReader("  Q3 only, EMEA region  \n{\"approved\": true, \"n\": 2}\n\nlast line without newline"), Out: &out, Interactive: true}
+	req := &agent.Request{
 		Ensemble: e, Agent: e.Agent("clarify"), Turn: 2, Execution: 1,
 		Dependencies:      map[string]any{"writer": "a draft\non two lines", "analyzer": map[string]any{"question": "Which quarter?"}},
 		Fresh:             []string{"analyzer"},
@@ -93,11 +104,11 @@ func TestAskReadsAnswers(t *testing.T) {
 func TestAskNonInteractive(t *testing.T) {
 	t.Parallel()
 	e := testEnsemble(t, askAgent("x", "Approve?"))
-	for _, ask := range []*Ask{
+	for _, ask := range []*Runner{
 		{In: strings.NewReader("yes\n"), Interactive: false},
 		{Interactive: true}, // no reader at all
 	} {
-		res := ask.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent("x"), Turn: 1, Execution: 1})
+		res := ask.Run(context.Background(), &agent.Request{Ensemble: e, Agent: e.Agent("x"), Turn: 1, Execution: 1})
 		want := `agent "x" asks a human but there is no terminal; inject a response with --responses`
 		if res.Err == nil || res.Err.Error() != want {
 			t.Errorf("err = %v, want %q", res.Err, want)
@@ -109,13 +120,13 @@ func TestAskConcurrentAsksDoNotInterleave(t *testing.T) {
 	t.Parallel()
 	e := testEnsemble(t, askAgent("a", "Question A?"), askAgent("b", "Question B?"))
 	var out syncBuffer
-	ask := &Ask{In: strings.NewReader("first\nsecond\n"), Out: &out, Interactive: true}
-	results := map[string]*Result{}
+	ask := &Runner{In: strings.NewReader("first\nsecond\n"), Out: &out, Interactive: true}
+	results := map[string]*agent.Result{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, name := range []string{"a", "b"} {
 		wg.Go(func() {
-			res := ask.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent(name), Turn: 1, Execution: 1})
+			res := ask.Run(context.Background(), &agent.Request{Ensemble: e, Agent: e.Agent(name), Turn: 1, Execution: 1})
 			mu.Lock()
 			results[name] = res
 			mu.Unlock()
@@ -135,8 +146,8 @@ func TestAskConcurrentAsksDoNotInterleave(t *testing.T) {
 		t.Errorf("answers crossed: %s got %#v, %s got %#v", firstAgent, results[firstAgent].Output, secondAgent, results[secondAgent].Output)
 	}
 	// Each prompt is written whole, one after the other.
-	reqFor := func(name string) *Request {
-		return &Request{Ensemble: e, Agent: e.Agent(name), Turn: 1, Execution: 1}
+	reqFor := func(name string) *agent.Request {
+		return &agent.Request{Ensemble: e, Agent: e.Agent(name), Turn: 1, Execution: 1}
 	}
 	if want := FormatAsk(reqFor(firstAgent)) + FormatAsk(reqFor(secondAgent)); shown != want {
 		t.Errorf("prompts interleaved:\n%q\nwant\n%q", shown, want)
@@ -147,16 +158,16 @@ func TestAskCancelledWhileWaiting(t *testing.T) {
 	t.Parallel()
 	e := testEnsemble(t, askAgent("x", "Approve?"))
 	pr, pw := io.Pipe()
-	ask := &Ask{In: pr, Out: io.Discard, Interactive: true}
+	ask := &Runner{In: pr, Out: io.Discard, Interactive: true}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	res := ask.Run(ctx, &Request{Ensemble: e, Agent: e.Agent("x"), Turn: 1, Execution: 1})
+	res := ask.Run(ctx, &agent.Request{Ensemble: e, Agent: e.Agent("x"), Turn: 1, Execution: 1})
 	if !errors.Is(res.Err, context.Canceled) {
 		t.Fatalf("err = %v, want cancelled", res.Err)
 	}
 	// The line typed afterwards answers the next question.
 	go func() { _, _ = io.WriteString(pw, "later\n") }()
-	res = ask.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent("x"), Turn: 2, Execution: 2})
+	res = ask.Run(context.Background(), &agent.Request{Ensemble: e, Agent: e.Agent("x"), Turn: 2, Execution: 2})
 	if res.Err != nil || res.Output != "later" {
 		t.Errorf("next ask: %#v %v", res.Output, res.Err)
 	}
@@ -168,27 +179,10 @@ func TestAskTimeout(t *testing.T) {
 	a.Timeout = 100 * time.Millisecond
 	e := testEnsemble(t, a)
 	pr, _ := io.Pipe()
-	ask := &Ask{In: pr, Interactive: true}
-	res := ask.Run(context.Background(), &Request{Ensemble: e, Agent: a, Turn: 1, Execution: 1})
+	ask := &Runner{In: pr, Interactive: true}
+	res := ask.Run(context.Background(), &agent.Request{Ensemble: e, Agent: a, Turn: 1, Execution: 1})
 	if !errors.Is(res.Err, context.DeadlineExceeded) || !strings.Contains(res.Err.Error(), "timeout") || !strings.Contains(res.Err.Error(), "100ms") {
 		t.Errorf("err = %v", res.Err)
-	}
-}
-
-// TestDependencyOrder: the agent's declaration order (not alphabetical),
-// then outputs of agents it does not declare, sorted; an agent's declared
-// dependency without an output is left out.
-func TestDependencyOrder(t *testing.T) {
-	req := &Request{
-		Agent:        askAgent("a", "?", "zeta", "missing", "alpha"),
-		Dependencies: map[string]any{"alpha": 1, "zeta": 2, "y": 3, "b": 4},
-	}
-	if got, want := req.DependencyOrder(), []string{"zeta", "alpha", "b", "y"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("order %v, want %v", got, want)
-	}
-	req.Agent = nil
-	if got, want := req.DependencyOrder(), []string{"alpha", "b", "y", "zeta"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("without an agent: order %v, want %v", got, want)
 	}
 }
 
@@ -209,9 +203,9 @@ func TestAskLineEditor(t *testing.T) {
 	e := testEnsemble(t, askAgent("clarify", "Which quarter?"))
 	tty := &fakeTTY{keys: strings.NewReader("abc\x1b[D\x1b[DX\r{\"ok\": \x7f\x7f\x7f\x7f\x7f\x7f\x7ftrue\r")}
 	var out syncBuffer
-	ask := &Ask{Out: &out, Interactive: true, In: tty, read: lineEditor(tty)}
+	ask := &Runner{Out: &out, Interactive: true, In: tty, read: lineEditor(tty)}
 	for i, want := range []any{"aXbc", true} {
-		res := ask.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent("clarify"), Turn: 1, Execution: i + 1})
+		res := ask.Run(context.Background(), &agent.Request{Ensemble: e, Agent: e.Agent("clarify"), Turn: 1, Execution: i + 1})
 		if res.Err != nil || !reflect.DeepEqual(res.Output, want) {
 			t.Fatalf("answer %d: %#v, %v; want %#v", i+1, res.Output, res.Err, want)
 		}
@@ -231,8 +225,8 @@ func TestAskDevNullIsNotATerminal(t *testing.T) {
 	}
 	defer f.Close()
 	e := testEnsemble(t, askAgent("clarify", "Which quarter?"))
-	ask := &Ask{In: f, Interactive: true}
-	res := ask.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent("clarify"), Turn: 1, Execution: 1})
+	ask := &Runner{In: f, Interactive: true}
+	res := ask.Run(context.Background(), &agent.Request{Ensemble: e, Agent: e.Agent("clarify"), Turn: 1, Execution: 1})
 	if ask.tty != nil || res.Err == nil || !strings.Contains(res.Err.Error(), "the input ended before an answer") {
 		t.Fatalf("tty %v, err %v", ask.tty, res.Err)
 	}
@@ -243,11 +237,20 @@ func TestAskAnswerDepthIsCapped(t *testing.T) {
 	t.Parallel()
 	e := testEnsemble(t, askAgent("x", "Data?"))
 	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
-	ask := &Ask{In: strings.NewReader(deep(512) + "\n" + deep(513) + "\n"), Out: io.Discard, Interactive: true}
+	ask := &Runner{In: strings.NewReader(deep(512) + "\n" + deep(513) + "\n"), Out: io.Discard, Interactive: true}
 	for n, tooDeep := range []bool{false, true} {
-		res := ask.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent("x"), Turn: 1, Execution: n + 1})
-		if tooDeep != errors.Is(res.Err, ErrTooDeep) || (!tooDeep && !reflect.DeepEqual(res.Output, nested(512))) {
+		res := ask.Run(context.Background(), &agent.Request{Ensemble: e, Agent: e.Agent("x"), Turn: 1, Execution: n + 1})
+		if tooDeep != errors.Is(res.Err, runners.ErrTooDeep) || (!tooDeep && !reflect.DeepEqual(res.Output, nested(512))) {
 			t.Errorf("answer %d: err = %v", n+1, res.Err)
 		}
 	}
+}
+
+// nested is n arrays, each in the next.
+func nested(n int) any {
+	var v any = []any{}
+	for range n - 1 {
+		v = []any{v}
+	}
+	return v
 }

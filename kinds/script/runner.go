@@ -1,4 +1,4 @@
-package runners
+package script
 
 import (
 	"bytes"
@@ -6,15 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"os"
-	"strconv"
 	"strings"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/internal/proc"
+	"github.com/ensemble-run/ensemble/runners"
 )
 
-// Script runs script agents (docs/semantics.md#script-agents).
+// Runner runs script agents (docs/semantics.md#script-agents).
 //
 // The script gets on stdin exactly one JSON object, with the keys in this
 // order:
@@ -40,12 +39,12 @@ import (
 // object with "success": true and no "data" is an ordinary output. When a
 // script exits non-zero after printing a failure envelope, the envelope's
 // message comes first, followed by the exit code and stderr tail.
-type Script struct {
+type Runner struct {
 	// Environ returns the parent environment; nil means os.Environ.
 	Environ func() []string
 }
 
-var _ Runner = (*Script)(nil)
+var _ agent.Runner = (*Runner)(nil)
 
 // scriptInput is the stdin object; the field order is the protocol's.
 type scriptInput struct {
@@ -60,7 +59,7 @@ type scriptInput struct {
 }
 
 // Run runs the agent's script once.
-func (s *Script) Run(ctx context.Context, req *Request) *Result {
+func (s *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	a := req.Agent
 	in := scriptInput{
 		Agent:             a.Name,
@@ -72,7 +71,7 @@ func (s *Script) Run(ctx context.Context, req *Request) *Result {
 		Execution:         req.Execution,
 		RequestParameters: req.RequestParameters,
 	}
-	res := &Result{InputData: ScriptInputData(req)}
+	res := &agent.Result{InputData: inputData(req)}
 	stdin, err := json.Marshal(in)
 	if err != nil {
 		res.Err = fmt.Errorf("cannot encode the script's input as JSON: %w", err)
@@ -87,14 +86,14 @@ func (s *Script) Run(ctx context.Context, req *Request) *Result {
 		res.Err = fmt.Errorf("agent %q has no script", a.Name)
 		return res
 	}
-	out, err := ExecScript(ctx, req, s.Environ, a.Env, proc.Spec{Path: path, Stdin: stdin, Timeout: a.Timeout})
+	out, err := runners.ExecScript(ctx, req, s.Environ, a.Env, proc.Spec{Path: path, Stdin: stdin, Timeout: a.Timeout})
 	if out != nil {
 		res.Stderr = out.Stderr
 	}
 	if err != nil {
-		var xe *ExitError
+		var xe *runners.ExitError
 		if errors.As(err, &xe) && out != nil {
-			v, _ := ParseOutput(string(out.Stdout)) // too deep: no envelope to read
+			v, _ := runners.ParseOutput(string(out.Stdout)) // too deep: no envelope to read
 			if msg, failed := envelopeFailure(v); failed {
 				err = fmt.Errorf("%s (%w)", msg, err)
 			}
@@ -114,30 +113,6 @@ func (s *Script) Run(ctx context.Context, req *Request) *Result {
 	}
 	res.Output = output
 	return res
-}
-
-// ExecScript runs a script of req's execution with proc.Run: a script agent's
-// (docs/semantics.md#script-agents) or one of an LLM agent's tools (docs/llm.md#tools). It runs in the ensemble
-// file's folder (spec.Dir), and its environment (spec.Env) is ScriptEnv of
-// environ() (nil means os.Environ) with extra, then ENSEMBLE_AGENT,
-// ENSEMBLE_TURN and ENSEMBLE_EXECUTION, which extra cannot override.
-func ExecScript(ctx context.Context, req *Request, environ func() []string, extra map[string]string, spec proc.Spec) (*proc.Result, error) {
-	env := make(map[string]string, len(extra)+3)
-	maps.Copy(env, extra)
-	env["ENSEMBLE_AGENT"] = ""
-	if req.Agent != nil {
-		env["ENSEMBLE_AGENT"] = req.Agent.Name
-	}
-	env["ENSEMBLE_TURN"] = strconv.Itoa(req.Turn)
-	env["ENSEMBLE_EXECUTION"] = strconv.Itoa(req.Execution)
-	if environ == nil {
-		environ = os.Environ
-	}
-	if req.Ensemble != nil {
-		spec.Dir = req.Ensemble.Dir
-	}
-	spec.Env = ScriptEnv(environ(), req.Ensemble, env)
-	return proc.Run(ctx, spec)
 }
 
 // maxJSONStarts bounds how many lines parseStdout tries as the start of a
@@ -162,8 +137,8 @@ func parseStdout(stdout []byte) (any, error) {
 	if len(trimmed) == 0 {
 		return "", nil
 	}
-	v, err := decodeOutput(trimmed)
-	if err == nil || errors.Is(err, ErrTooDeep) {
+	v, err := runners.DecodeOutput(trimmed)
+	if err == nil || errors.Is(err, runners.ErrTooDeep) {
 		return v, err
 	}
 	if line, mixed := mixedJSON(stdout); mixed {
@@ -295,26 +270,9 @@ func orEmpty(m map[string]any) map[string]any {
 	return m
 }
 
-// ScriptInputData is the stdin object less context (docs/cli.md#the-result).
-func ScriptInputData(req *Request) map[string]any {
-	m := BaseInputData(req)
+// inputData is the stdin object less context (docs/cli.md#the-result).
+func inputData(req *agent.Request) map[string]any {
+	m := runners.BaseInputData(req)
 	m["parameters"] = orEmpty(req.Agent.Parameters)
 	return m
-}
-
-// BaseInputData is what any agent is given, less the shared context:
-// agent, input, dependencies, turn, execution, request_parameters.
-func BaseInputData(req *Request) map[string]any {
-	var rp any
-	if req.RequestParameters != nil {
-		rp = req.RequestParameters
-	}
-	return map[string]any{
-		"agent":              req.Agent.Name,
-		"input":              req.Input,
-		"dependencies":       orEmpty(req.Dependencies),
-		"turn":               req.Turn,
-		"execution":          req.Execution,
-		"request_parameters": rp,
-	}
 }

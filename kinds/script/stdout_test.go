@@ -1,4 +1,4 @@
-package runners
+package script
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ensemble-run/ensemble/runners"
 )
 
 // TestParseStdout: one rule for log lines before or after JSON. Exactly one
@@ -124,7 +126,7 @@ func nested(n int) any {
 	return v
 }
 
-// Every parser of outputs caps their nesting at MaxOutputDepth, whatever
+// Every parser of outputs caps their nesting at runners.MaxOutputDepth, whatever
 // brackets their strings hold; deeper JSON fails, deeper text that is not
 // JSON stays text.
 func TestOutputDepthIsCapped(t *testing.T) {
@@ -149,8 +151,8 @@ func TestOutputDepthIsCapped(t *testing.T) {
 			check := func(parser string, got any, err error) {
 				t.Helper()
 				if tt.tooDeep {
-					if !errors.Is(err, ErrTooDeep) || err.Error() != "output nests deeper than 512 levels" {
-						t.Errorf("%s: err = %v, want ErrTooDeep", parser, err)
+					if !errors.Is(err, runners.ErrTooDeep) || err.Error() != "output nests deeper than 512 levels" {
+						t.Errorf("%s: err = %v, want runners.ErrTooDeep", parser, err)
 					}
 					return
 				}
@@ -160,7 +162,7 @@ func TestOutputDepthIsCapped(t *testing.T) {
 					t.Errorf("%s: output differs", parser)
 				}
 			}
-			got, err := ParseOutput(tt.text)
+			got, err := runners.ParseOutput(tt.text)
 			if tt.want == nil && !tt.tooDeep {
 				if got != tt.text || err != nil {
 					t.Errorf("ParseOutput: %v %v, want the text", got, err)
@@ -170,9 +172,9 @@ func TestOutputDepthIsCapped(t *testing.T) {
 			check("ParseOutput", got, err)
 			got, err = parseStdout([]byte(tt.text))
 			check("parseStdout", got, err)
-			got, err = ParseJSONReply(tt.text)
+			got, err = runners.ParseJSONReply(tt.text)
 			check("ParseJSONReply", got, err)
-			got, err = ParseJSONReply("Here:\n```json\n" + tt.text + "\n```")
+			got, err = runners.ParseJSONReply("Here:\n```json\n" + tt.text + "\n```")
 			check("ParseJSONReply, fenced", got, err)
 		})
 	}

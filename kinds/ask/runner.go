@@ -1,4 +1,4 @@
-package runners
+package ask
 
 import (
 	"bufio"
@@ -16,16 +16,18 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/internal/proc"
+	"github.com/ensemble-run/ensemble/runners"
 )
 
-// Ask runs ask (human) agents: it prints the agent's question and the latest
+// Runner runs ask (human) agents: it prints the agent's question and the latest
 // output of each of its dependencies, then reads the answer: ONE line from In
 // (the trailing newline dropped). When In is a terminal the line is read
 // with a line editor (arrows, backspace, Home/End, history of earlier
 // answers), the terminal in raw mode until the line is read or the wait
 // ends; Ctrl-C there still interrupts the run. The answer is parsed with
-// ParseOutput, so typing {"approved": true} gives an object and anything
+// runners.ParseOutput, so typing {"approved": true} gives an object and anything
 // else a string; an empty line is the output "".
 //
 // Asks are serialized: two ask agents of one turn take turns at the
@@ -33,7 +35,7 @@ import (
 // false (no terminal: CI, a pipe) every ask
 // fails, telling the user to inject a response with --responses. A cancelled
 // run stops waiting at once; the line then typed answers the next question.
-type Ask struct {
+type Runner struct {
 	In          io.Reader
 	Out         io.Writer // nil discards the prompt
 	Interactive bool
@@ -47,7 +49,7 @@ type Ask struct {
 // askPrompt ends what an ask agent shows.
 const askPrompt = "Your answer (one line): "
 
-var _ Runner = (*Ask)(nil)
+var _ agent.Runner = (*Runner)(nil)
 
 type lineResult struct {
 	line string
@@ -55,11 +57,11 @@ type lineResult struct {
 }
 
 // Run asks once.
-func (a *Ask) Run(ctx context.Context, req *Request) *Result {
+func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	ag := req.Agent
-	in := BaseInputData(req)
+	in := runners.BaseInputData(req)
 	in["ask"] = ag.Ask
-	res := &Result{InputData: in}
+	res := &agent.Result{InputData: in}
 	if !a.Interactive || a.In == nil {
 		res.Err = fmt.Errorf("agent %q asks a human but there is no terminal; inject a response with --responses", ag.Name)
 		return res
@@ -100,13 +102,13 @@ func (a *Ask) Run(ctx context.Context, req *Request) *Result {
 		_, _ = io.WriteString(out, "\n")
 		return res
 	}
-	res.Output, res.Err = ParseOutput(line)
+	res.Output, res.Err = runners.ParseOutput(line)
 	return res
 }
 
 // init chooses how answers are read, on the first ask: with the line
 // editor when In is a terminal, else line by line.
-func (a *Ask) init(out io.Writer) {
+func (a *Runner) init(out io.Writer) {
 	if a.read != nil {
 		return
 	}
@@ -148,7 +150,7 @@ func (i interruptReader) Read(p []byte) (int, error) {
 // readLine reads one line, or returns when ctx ends; a read left in flight
 // is picked up by the next call. A terminal is in raw mode only while this
 // waits. Called with a.mu held.
-func (a *Ask) readLine(ctx context.Context) (string, error) {
+func (a *Runner) readLine(ctx context.Context) (string, error) {
 	if a.tty != nil {
 		if st, err := term.MakeRaw(int(a.tty.Fd())); err == nil {
 			defer term.Restore(int(a.tty.Fd()), st)
@@ -176,7 +178,7 @@ func (a *Ask) readLine(ctx context.Context) (string, error) {
 // output of each dependency (strings as they are, other values as indented
 // JSON; dependencies in the agent's declaration order, new ones marked), any
 // request parameters, and a prompt.
-func FormatAsk(req *Request) string {
+func FormatAsk(req *agent.Request) string {
 	var b strings.Builder
 	ag := req.Agent
 	fmt.Fprintf(&b, "\n── %s asks (turn %d) ──\n", ag.Name, req.Turn)
