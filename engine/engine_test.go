@@ -533,7 +533,7 @@ func TestAgentTimeoutOfAScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := agent("hang", 1)
-	a.ScriptPath, a.Timeout = script, 100*time.Millisecond
+	a.Spec, a.Timeout = &scriptkind.Spec{Path: script}, 100*time.Millisecond
 	e := build(a)
 	e.Dir = dir
 	res := engine.New(e, "", engine.Options{Runner: &scriptkind.Runner{}}).Run(context.Background())

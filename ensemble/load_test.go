@@ -325,14 +325,14 @@ func TestIterativeAnalysis(t *testing.T) {
 	}
 
 	x := e.Agent("data_extractor")
-	if x.Kind != (script.Kind{}) || x.ScriptPath != filepath.Join(dir, "scripts/extract.py") || x.StateKey() != "extracted_data" ||
-		x.Conversation.MaxTurns != 1 || x.Timeout != 0 || len(x.Parameters["columns"].([]any)) != 2 || x.Pos != (Pos{28, 5}) {
+	if x.Kind != (script.Kind{}) || script.SpecOf(x).Path != filepath.Join(dir, "scripts/extract.py") || x.StateKey() != "extracted_data" ||
+		x.Conversation.MaxTurns != 1 || x.Timeout != 0 || len(script.SpecOf(x).Parameters["columns"].([]any)) != 2 || x.Pos != (Pos{28, 5}) {
 		t.Errorf("data_extractor %+v", x)
 	}
 
 	an := e.Agent("llm_analyzer")
-	if an.Kind != (llm.Kind{}) || an.ModelProfile != "efficient" || an.OutputFormat != "json" || an.MaxSteps != 20 ||
-		!slices.Equal(an.Tools, []string{"lookup_region"}) || an.Conversation.MaxTurns != 3 || !strings.HasPrefix(an.Prompt, "Analyze the data.") {
+	if s := llm.SpecOf(an); an.Kind != (llm.Kind{}) || s.ModelProfile != "efficient" || s.OutputFormat != "json" || s.MaxSteps != 20 ||
+		!slices.Equal(s.Tools, []string{"lookup_region"}) || an.Conversation.MaxTurns != 3 || !strings.HasPrefix(s.Prompt, "Analyze the data.") {
 		t.Errorf("llm_analyzer %+v", an)
 	}
 	if d := an.Dependencies; len(d) != 2 ||
@@ -343,13 +343,13 @@ func TestIterativeAnalysis(t *testing.T) {
 
 	ask := e.Agent("user_clarification")
 	dep := ask.Dependencies[0]
-	if ask.Kind != (askkind.Kind{}) || ask.Ask != "The analyzer needs clarification." || dep.MaxExecutions != 3 ||
+	if ask.Kind != (askkind.Kind{}) || askkind.SpecOf(ask).Question != "The analyzer needs clarification." || dep.MaxExecutions != 3 ||
 		dep.Condition != "context.llm_analyzer?.needs_clarification == true" || dep.Program == nil || !dep.RequiresAll {
 		t.Errorf("user_clarification %+v, dependency %+v", ask, dep)
 	}
 
 	fin := e.Agent("final_synthesis")
-	if fin.OutputFormat != "text" || fin.MaxSteps != DefaultMaxSteps || fin.Conversation.MaxTurns != DefaultMaxTurns || fin.Dependencies[0].Program == nil {
+	if s := llm.SpecOf(fin); s.OutputFormat != "text" || s.MaxSteps != DefaultMaxSteps || fin.Conversation.MaxTurns != DefaultMaxTurns || fin.Dependencies[0].Program == nil {
 		t.Errorf("final_synthesis %+v", fin)
 	}
 	if u := e.Unrunnable(); u != nil {
@@ -388,7 +388,7 @@ func TestDependencyForms(t *testing.T) {
 
 func TestScriptAgentFields(t *testing.T) {
 	t.Parallel()
-	s := loadOK(t, "env.yaml", LoadOptions{Kinds: testKinds}).Agent("s")
+	s := script.SpecOf(loadOK(t, "env.yaml", LoadOptions{Kinds: testKinds}).Agent("s"))
 	params, err := json.Marshal(s.Parameters)
 	if want := `{"count":3,"day":"2024-01-01","nested":{"1":"one","list":["a",{"b":"c"}]}}`; err != nil || string(params) != want {
 		t.Errorf("parameters %s (%v), want %s", params, err, want)
@@ -412,10 +412,10 @@ func TestScriptAgentFields(t *testing.T) {
 func TestMergeKeysAndExtensions(t *testing.T) {
 	t.Parallel()
 	e := loadOK(t, "merge-keys.yaml", LoadOptions{Kinds: testKinds})
-	if a, b := e.Agent("a"), e.Agent("b"); a.Script != "scripts/ok.sh" || a.Timeout != 5*time.Second || b.Script != "scripts/ok.sh" || b.Timeout != 9*time.Second {
+	if a, b := e.Agent("a"), e.Agent("b"); script.SpecOf(a).Script != "scripts/ok.sh" || a.Timeout != 5*time.Second || script.SpecOf(b).Script != "scripts/ok.sh" || b.Timeout != 9*time.Second {
 		t.Errorf("merged agents: %+v %+v", a, b)
 	}
-	if c := e.Agent("c"); c == nil || c.Script != "scripts/ok.sh" || len(e.Agent("b").Dependencies) != 2 {
+	if c := e.Agent("c"); c == nil || script.SpecOf(c).Script != "scripts/ok.sh" || len(e.Agent("b").Dependencies) != 2 {
 		t.Errorf("agent named through a merge key: %+v", c)
 	}
 	if m := e.Models["small"]; m.Provider != "ollama" || m.Model != "llama3:8b" {

@@ -103,15 +103,10 @@ type Agent struct {
 	Index int // position in Ensemble.Agents
 	Name  string
 	Kind  Kind // nil only in a file that failed to load
-
-	// Spec holds what a kind keeps of its own fields when it does not use
-	// the fields below; the kind's package owns its type.
+	// Spec is what the agent has of its kind's own fields (a script, a
+	// model profile, a question...): its type belongs to the kind's
+	// package, which reads it.
 	Spec any
-
-	Script       string // as written (script agents)
-	ScriptPath   string // absolute path of Script
-	ModelProfile string // LLM agents
-	Ask          string // ask agents: the question shown to the human
 
 	Dependencies []*Dependency
 	// TriggerAll is trigger: all: the agent waits until every required
@@ -120,16 +115,6 @@ type Agent struct {
 	triggerSet   bool // trigger: written in the file (any or all)
 	Conversation Conversation
 	Timeout      time.Duration // per execution; 0 = bounded only by the run
-
-	Parameters map[string]any    // script agents
-	Env        map[string]string // script agents
-
-	Prompt        string   // LLM agents: system prompt after the profile's
-	OutputFormat  string   // "text" (default) or "json"
-	Tools         []string // tool names
-	MaxSteps      int      // model requests per execution; default 20
-	ToolParallel  int      // tool calls of one reply run at once; default 8
-	ContextWindow *ContextWindow
 }
 
 // StateKey is where the agent's output lives in the accumulated context.

@@ -2,11 +2,13 @@ package kinds
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/graph"
 	askkind "github.com/ensemble-run/ensemble/kinds/ask"
 	llmkind "github.com/ensemble-run/ensemble/kinds/llm"
 	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
@@ -70,3 +72,47 @@ func TestRegisterTwice(t *testing.T) {
 type otherKind struct{ scriptkind.Kind }
 
 func (otherKind) String() string { return "other" }
+
+// TestBuiltinKindsAnswer: what other packages ask of a kind through
+// interfaces of their own, each built-in kind answers (a kind that lost a
+// method would silently stop answering).
+func TestBuiltinKindsAnswer(t *testing.T) {
+	t.Parallel()
+	type (
+		guarded     interface{ Guarded() bool }
+		jsonReplies interface{ JSONReply(*ensemble.Agent) bool }
+		memory      interface{ KeepsMemory() bool }
+		human       interface{ AsksHuman() bool }
+		question    interface{ Question(*ensemble.Agent) string }
+		tools       interface {
+			Tools(*ensemble.Agent) []string
+		}
+		inputData interface {
+			InputData(*agent.Request) map[string]any
+		}
+	)
+	want := map[string][]bool{ // guarded, json, memory, human, question, tools, input data
+		"script": {false, false, false, false, false, false, true},
+		"llm":    {true, true, true, false, false, true, false},
+		"ask":    {false, false, true, true, true, false, false},
+	}
+	for _, k := range Builtin().Kinds() {
+		_, g := k.(guarded)
+		_, j := k.(jsonReplies)
+		_, m := k.(memory)
+		_, h := k.(human)
+		_, q := k.(question)
+		_, tl := k.(tools)
+		_, in := k.(inputData)
+		got := []bool{g, j, m, h, q, tl, in}
+		if fmt.Sprint(got) != fmt.Sprint(want[k.String()]) {
+			t.Errorf("%s answers %v, want %v", k, got, want[k.String()])
+		}
+		if _, ok := k.(graph.Shaper); !ok {
+			t.Errorf("%s has no shape", k)
+		}
+		if _, ok := k.(graph.Describer); !ok {
+			t.Errorf("%s describes no agent", k)
+		}
+	}
+}

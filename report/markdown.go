@@ -179,7 +179,9 @@ func (m *markdown) mayCallTools() bool {
 		return true
 	}
 	for _, a := range e.Agents {
-		if len(a.Tools) > 0 {
+		if k, ok := a.Kind.(interface {
+			Tools(*ensemble.Agent) []string
+		}); ok && len(k.Tools(a)) > 0 {
 			return true
 		}
 	}

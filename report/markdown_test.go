@@ -46,7 +46,7 @@ func ptr[T any](v T) *T { return &v }
 // warning, an interrupted turn, and text that would break naive Markdown.
 func sample() (*engine.Result, MarkdownOptions) {
 	e := &ensemble.Ensemble{Name: "review-loop", Description: "Draft, check, ask | repeat <fast>.", Agents: []*ensemble.Agent{
-		{Name: "writer", Kind: llmkind.Kind{}, Tools: []string{"lookup", "broken", "search"}},
+		{Name: "writer", Kind: llmkind.Kind{}, Spec: &llmkind.Spec{Tools: []string{"lookup", "broken", "search"}}},
 		{Name: "checker", Kind: scriptkind.Kind{}},
 		{Name: "human", Kind: askkind.Kind{}},
 		{Name: "publisher", Kind: scriptkind.Kind{}},
@@ -181,7 +181,7 @@ func TestMarkdownReportOfAResumedRun(t *testing.T) {
 		}
 	}
 	// Without tools, there are no tool calls to miss.
-	opts.Ensemble.Agents[0].Tools = nil
+	opts.Ensemble.Agents[0].Spec = &llmkind.Spec{}
 	b.Reset()
 	if err := Markdown(&b, res, opts); err != nil {
 		t.Fatal(err)

@@ -17,11 +17,6 @@ func testEnsemble(t *testing.T, agents ...*ensemble.Agent) *ensemble.Ensemble {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range agents {
-		if a.Kind == (scriptKind{}) && a.ScriptPath == "" {
-			a.ScriptPath = filepath.Join(dir, a.Script)
-		}
-	}
 	e := &ensemble.Ensemble{
 		Path: filepath.Join(dir, "ensemble.yaml"),
 		Dir:  dir,
@@ -37,11 +32,11 @@ func testEnsemble(t *testing.T, agents ...*ensemble.Agent) *ensemble.Ensemble {
 }
 
 func scriptAgent(name, script string, params map[string]any) *ensemble.Agent {
-	return &ensemble.Agent{Name: name, Kind: scriptKind{}, Script: script, Parameters: params}
+	return &ensemble.Agent{Name: name, Kind: scriptKind{}, Spec: params}
 }
 
 func askAgent(name, question string, deps ...string) *ensemble.Agent {
-	a := &ensemble.Agent{Name: name, Kind: askKind{}, Ask: question}
+	a := &ensemble.Agent{Name: name, Kind: askKind{}}
 	for _, d := range deps {
 		a.Dependencies = append(a.Dependencies, &ensemble.Dependency{AgentName: d, RequiresAll: true})
 	}

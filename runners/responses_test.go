@@ -31,8 +31,8 @@ func analysisEnsemble(t *testing.T) *ensemble.Ensemble {
 	t.Helper()
 	return testEnsemble(t,
 		scriptAgent("data_extractor", "echo.py", map[string]any{"k": "v"}),
-		&ensemble.Agent{Name: "llm_analyzer", Kind: llmKind{}, ModelProfile: "efficient", OutputFormat: "json"},
-		&ensemble.Agent{Name: "writer", Kind: llmKind{}, ModelProfile: "efficient"},
+		&ensemble.Agent{Name: "llm_analyzer", Kind: llmKind{}, Spec: "json"},
+		&ensemble.Agent{Name: "writer", Kind: llmKind{}},
 		askAgent("user_clarification", "Clarify?", "llm_analyzer"),
 	)
 }
@@ -412,7 +412,7 @@ func TestResponseErrorsAreLoaderErrors(t *testing.T) {
 func TestInjectedLiveGuardsTheModels(t *testing.T) {
 	t.Parallel()
 	llmAgent := func(name string) *ensemble.Agent {
-		return &ensemble.Agent{Name: name, Kind: llmKind{}, ModelProfile: "efficient"}
+		return &ensemble.Agent{Name: name, Kind: llmKind{}}
 	}
 	e := testEnsemble(t, llmAgent("covered"), llmAgent("empty"), llmAgent("simulated"), llmAgent("uncovered"),
 		llmAgent("let_through"), scriptAgent("script", "echo.py", nil), askAgent("asker", "?"))

@@ -22,13 +22,31 @@ func (Kind) Key() string { return "ask" }
 // Fields: an ask agent has no other field of its own.
 func (Kind) Fields() []string { return nil }
 
+// Spec is what an ask agent has of its own (Agent.Spec).
+type Spec struct {
+	Question string // shown to the human
+}
+
+// SpecOf is a's Spec; an empty one when a has none.
+func SpecOf(a *ensemble.Agent) *Spec {
+	if s, ok := a.Spec.(*Spec); ok {
+		return s
+	}
+	return &Spec{}
+}
+
 // Decode decodes the question, which must not be empty.
 func (Kind) Decode(f *ensemble.Fields, a *ensemble.Agent) {
+	s := &Spec{}
 	if f.Has("ask") {
-		a.Ask = f.String("ask")
-		f.Require("ask", a.Ask == "")
+		s.Question = f.String("ask")
+		f.Require("ask", s.Question == "")
 	}
+	a.Spec = s
 }
+
+// Question is what a asks.
+func (Kind) Question(a *ensemble.Agent) string { return SpecOf(a).Question }
 
 // KeepsMemory: a simulated user continues its conversation.
 func (Kind) KeepsMemory() bool { return true }

@@ -60,7 +60,7 @@ type lineResult struct {
 func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	ag := req.Agent
 	in := runners.BaseInputData(req)
-	in["ask"] = ag.Ask
+	in["ask"] = SpecOf(ag).Question
 	res := &agent.Result{InputData: in}
 	if !a.Interactive || a.In == nil {
 		res.Err = fmt.Errorf("agent %q asks a human but there is no terminal; inject a response with --responses", ag.Name)
@@ -182,7 +182,7 @@ func FormatAsk(req *agent.Request) string {
 	var b strings.Builder
 	ag := req.Agent
 	fmt.Fprintf(&b, "\n── %s asks (turn %d) ──\n", ag.Name, req.Turn)
-	if q := strings.TrimSpace(ag.Ask); q != "" {
+	if q := strings.TrimSpace(SpecOf(ag).Question); q != "" {
 		b.WriteString(q)
 		b.WriteString("\n")
 	}

@@ -18,7 +18,7 @@ import (
 )
 
 func askAgent(name, question string, deps ...string) *ensemble.Agent {
-	a := &ensemble.Agent{Name: name, Kind: Kind{}, Ask: question}
+	a := &ensemble.Agent{Name: name, Kind: Kind{}, Spec: &Spec{Question: question}}
 	for _, d := range deps {
 		a.Dependencies = append(a.Dependencies, &ensemble.Dependency{AgentName: d, RequiresAll: true})
 	}
@@ -55,8 +55,8 @@ func (s *syncBuffer) String() string {
 func TestAskReadsAnswers(t *testing.T) {
 	t.Parallel()
 	e := testEnsemble(t,
-		&ensemble.Agent{Name: "writer", ModelProfile: "efficient"},
-		&ensemble.Agent{Name: "analyzer", ModelProfile: "efficient"},
+		&ensemble.Agent{Name: "writer"},
+		&ensemble.Agent{Name: "analyzer"},
 		askAgent("clarify", "The analyzer needs clarification.", "analyzer", "writer"),
 	)
 	var out syncBuffer

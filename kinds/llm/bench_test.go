@@ -64,7 +64,7 @@ func benchLoop(b *testing.B, provider string, window *ensemble.ContextWindow) {
 		body = anReply("end_turn", 10, 5, anText("EMEA grew 12%."))
 		p = anthropicProfile("http://model.invalid")
 	}
-	e, a := newEnsemble(b, p, ensemble.Agent{ContextWindow: window}, echoTool)
+	e, a := newEnsemble(b, p, ensemble.Agent{Spec: &Spec{ContextWindow: window}}, echoTool)
 	r := newTestRunner(Options{HTTPClient: &http.Client{Transport: cannedTransport{body: []byte(body)}}})
 	mem := encodeMemory(fiftyMessages())
 	req := &runners.Request{Ensemble: e, Agent: a, Input: "x", Turn: 1, Execution: 2, Memory: mem,

@@ -350,7 +350,7 @@ func TestToolCallsBounded(t *testing.T) {
 			}
 			srv := newFakeServer(t, scripted(oaCalls(calls...), oaText("done")))
 			probe := &ensemble.Tool{Name: "probe", Description: "Concurrency probe", Script: "concurrency.sh"}
-			e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{ToolParallel: tc.parallel}, probe)
+			e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{Spec: &Spec{ToolParallel: tc.parallel}}, probe)
 			dir := t.TempDir()
 			var log eventLog
 			req := request(e, a, "go")

@@ -156,17 +156,24 @@ func newEnsemble(t testing.TB, p ensemble.ModelProfile, a ensemble.Agent, tools 
 	if a.Name == "" {
 		a.Name = "analyst"
 	}
-	if a.Prompt == "" {
-		a.Prompt = "You are a test agent."
+	spec, _ := a.Spec.(*Spec)
+	if spec == nil {
+		spec = &Spec{}
+	} else {
+		c := *spec
+		spec = &c
 	}
-	a.Kind = Kind{}
-	a.ModelProfile = p.Name
+	if spec.Prompt == "" {
+		spec.Prompt = "You are a test agent."
+	}
+	a.Kind, a.Spec = Kind{}, spec
+	spec.ModelProfile = p.Name
 	e := &ensemble.Ensemble{Name: "t", Dir: dir, Models: map[string]*ensemble.ModelProfile{p.Name: &p}}
 	for _, tl := range tools {
 		c := *tl
 		c.ScriptPath = filepath.Join(dir, c.Script)
 		e.Tools = append(e.Tools, &c)
-		a.Tools = append(a.Tools, c.Name)
+		spec.Tools = append(spec.Tools, c.Name)
 	}
 	e.Agents = []*ensemble.Agent{&a}
 	e.Index()

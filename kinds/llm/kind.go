@@ -28,48 +28,73 @@ func (Kind) Fields() []string {
 
 var outputFormats = []string{"text", "json"}
 
+// Spec is what an LLM agent has of its own (Agent.Spec).
+type Spec struct {
+	ModelProfile  string
+	Prompt        string   // system prompt after the profile's
+	OutputFormat  string   // "text" (default) or "json"
+	Tools         []string // tool names
+	MaxSteps      int      // model requests per execution; default 20
+	ToolParallel  int      // tool calls of one reply run at once; default 8
+	ContextWindow *ensemble.ContextWindow
+}
+
+// SpecOf is a's Spec; an empty one when a has none.
+func SpecOf(a *ensemble.Agent) *Spec {
+	if s, ok := a.Spec.(*Spec); ok {
+		return s
+	}
+	return &Spec{}
+}
+
 // Decode decodes the model profile (declared in the file or a profiles
 // file), the prompt, the output format, the tools (declared in the file)
 // and the limits of the tool loop, with their defaults.
 func (Kind) Decode(f *ensemble.Fields, a *ensemble.Agent) {
+	s := &Spec{}
 	if f.Has("model_profile") {
-		a.ModelProfile = f.ModelProfile("model_profile")
-		f.Require("model_profile", a.ModelProfile == "")
+		s.ModelProfile = f.ModelProfile("model_profile")
+		f.Require("model_profile", s.ModelProfile == "")
 	}
-	a.Prompt = f.String("prompt")
-	a.OutputFormat = f.String("output_format")
-	if f.Has("output_format") && !slices.Contains(outputFormats, a.OutputFormat) {
-		f.Bad("output_format", "must be text or json, got %q", a.OutputFormat)
+	s.Prompt = f.String("prompt")
+	s.OutputFormat = f.String("output_format")
+	if f.Has("output_format") && !slices.Contains(outputFormats, s.OutputFormat) {
+		f.Bad("output_format", "must be text or json, got %q", s.OutputFormat)
 	}
-	a.Tools = f.Tools("tools")
-	a.MaxSteps = f.Positive("max_steps")
-	a.ToolParallel = f.Positive("tool_parallel")
-	a.ContextWindow = f.ContextWindow("context_window")
+	s.Tools = f.Tools("tools")
+	s.MaxSteps = f.Positive("max_steps")
+	s.ToolParallel = f.Positive("tool_parallel")
+	s.ContextWindow = f.ContextWindow("context_window")
 	if a.Kind == (Kind{}) {
-		a.OutputFormat = cmp.Or(a.OutputFormat, "text")
-		a.MaxSteps = cmp.Or(a.MaxSteps, ensemble.DefaultMaxSteps)
-		a.ToolParallel = cmp.Or(a.ToolParallel, ensemble.DefaultToolParallel)
+		s.OutputFormat = cmp.Or(s.OutputFormat, "text")
+		s.MaxSteps = cmp.Or(s.MaxSteps, ensemble.DefaultMaxSteps)
+		s.ToolParallel = cmp.Or(s.ToolParallel, ensemble.DefaultToolParallel)
 	}
+	a.Spec = s
 }
+
+// Tools are the names of the tools a may call.
+func (Kind) Tools(a *ensemble.Agent) []string { return SpecOf(a).Tools }
 
 // Guarded: an LLM agent reaches a model, which costs money.
 func (Kind) Guarded() bool { return true }
 
 // JSONReply: an agent with output_format: json must reply with JSON.
-func (Kind) JSONReply(a *ensemble.Agent) bool { return a.OutputFormat == "json" }
+func (Kind) JSONReply(a *ensemble.Agent) bool { return SpecOf(a).OutputFormat == "json" }
 
 // KeepsMemory: an LLM agent continues its conversation.
 func (Kind) KeepsMemory() bool { return true }
 
 // Describe: the model profile and its model, then the tools.
 func (Kind) Describe(e *ensemble.Ensemble, a *ensemble.Agent) []string {
-	what := "llm: " + a.ModelProfile
-	if p := e.Models[a.ModelProfile]; p != nil && p.Model != "" {
+	s := SpecOf(a)
+	what := "llm: " + s.ModelProfile
+	if p := e.Models[s.ModelProfile]; p != nil && p.Model != "" {
 		what += " (" + p.Model + ")"
 	}
 	lines := []string{what}
-	if len(a.Tools) > 0 {
-		lines = append(lines, "tools: "+strings.Join(a.Tools, ", "))
+	if len(s.Tools) > 0 {
+		lines = append(lines, "tools: "+strings.Join(s.Tools, ", "))
 	}
 	return lines
 }

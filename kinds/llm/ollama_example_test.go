@@ -64,7 +64,7 @@ func TestLocalOllamaExample(t *testing.T) {
 	var log eventLog
 	res := engine.New(e, "", engine.Options{
 		Runner: runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
-			if req.Agent.ModelProfile != "" {
+			if req.Agent.Kind == (Kind{}) {
 				return models.Run(ctx, req)
 			}
 			return (&script.Runner{}).Run(ctx, req)

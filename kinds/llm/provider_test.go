@@ -263,7 +263,7 @@ func TestAnthropicToolRoundTrip(t *testing.T) {
 	temp := 0.5
 	p := anthropicProfile(srv.URL)
 	p.SystemPrompt, p.Temperature = "Be brief.", &temp
-	e, a := newEnsemble(t, p, ensemble.Agent{Prompt: "Check the regions."}, echoTool, failTool)
+	e, a := newEnsemble(t, p, ensemble.Agent{Spec: &Spec{Prompt: "Check the regions."}}, echoTool, failTool)
 	res := newTestRunner(Options{}).Run(context.Background(), request(e, a, "go"))
 	if res.Err != nil {
 		t.Fatal(res.Err)

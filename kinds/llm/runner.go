@@ -197,25 +197,26 @@ func (r *Runner) Run(ctx context.Context, req *runners.Request) *runners.Result 
 	if a == nil || req.Ensemble == nil {
 		return &runners.Result{Err: errors.New("llm runner: the request has no agent or ensemble"), StopReason: StopError}
 	}
-	prof := req.Ensemble.Models[a.ModelProfile]
+	spec := SpecOf(a)
+	prof := req.Ensemble.Models[spec.ModelProfile]
 	if prof == nil {
-		return &runners.Result{Err: fmt.Errorf("unknown model profile %q", a.ModelProfile), StopReason: StopError}
+		return &runners.Result{Err: fmt.Errorf("unknown model profile %q", spec.ModelProfile), StopReason: StopError}
 	}
-	win := a.ContextWindow
+	win := spec.ContextWindow
 	if win == nil {
 		win = prof.ContextWindow
 	}
-	maxSteps := a.MaxSteps
+	maxSteps := spec.MaxSteps
 	if maxSteps <= 0 {
 		maxSteps = ensemble.DefaultMaxSteps
 	}
 	return r.converse(ctx, req, &conversation{
 		profile:      prof,
-		system:       systemPrompt(prof.SystemPrompt, a.Prompt),
-		toolNames:    a.Tools,
+		system:       systemPrompt(prof.SystemPrompt, spec.Prompt),
+		toolNames:    spec.Tools,
 		maxSteps:     maxSteps,
-		toolParallel: cmp.Or(a.ToolParallel, ensemble.DefaultToolParallel),
-		outputFormat: a.OutputFormat,
+		toolParallel: cmp.Or(spec.ToolParallel, ensemble.DefaultToolParallel),
+		outputFormat: spec.OutputFormat,
 		window:       win,
 		timeout:      a.Timeout,
 	})

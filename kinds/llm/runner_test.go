@@ -22,7 +22,7 @@ func TestPlainReply(t *testing.T) {
 	temp := 0.2
 	p := openaiProfile(srv.URL)
 	p.Temperature, p.MaxTokens, p.SystemPrompt = &temp, 256, "You are precise."
-	e, a := newEnsemble(t, p, ensemble.Agent{Prompt: "Analyze the data.",
+	e, a := newEnsemble(t, p, ensemble.Agent{Spec: &Spec{Prompt: "Analyze the data."},
 		Dependencies: []*ensemble.Dependency{{AgentName: "extractor"}}})
 	req := request(e, a, "Sales figures for Q3")
 	req.Dependencies = map[string]any{"extractor": map[string]any{"region": "EMEA"}}
@@ -104,7 +104,7 @@ func TestTextOutputAndJSONFormat(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			srv := newFakeServer(t, scripted(oaText(tc.reply)))
-			e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{OutputFormat: tc.format})
+			e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{Spec: &Spec{OutputFormat: tc.format}})
 			res := newTestRunner(Options{}).Run(context.Background(), request(e, a, "x"))
 			if tc.wantErr != "" {
 				if res.Err == nil {
@@ -357,7 +357,7 @@ func TestMaxSteps(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, oaCalls(call{"c" + string(rune('a'+n)), "echo", `{"region":"x"}`}))
 	})
-	e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{MaxSteps: 3}, echoTool)
+	e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{Spec: &Spec{MaxSteps: 3}}, echoTool)
 	res := newTestRunner(Options{}).Run(context.Background(), request(e, a, "go"))
 	if res.Err == nil || res.StopReason != StopMaxSteps {
 		t.Fatalf("err %v stop %q", res.Err, res.StopReason)
@@ -490,7 +490,7 @@ func TestMemoryAcrossExecutions(t *testing.T) {
 		oaText("first answer"),
 		oaText("second answer"),
 	))
-	e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{Prompt: "P",
+	e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{Spec: &Spec{Prompt: "P"},
 		Dependencies: []*ensemble.Dependency{{AgentName: "writer"}, {AgentName: "reviewer"}}}, echoTool)
 	r := newTestRunner(Options{})
 
@@ -715,7 +715,7 @@ func TestSimulate(t *testing.T) {
 	t.Parallel()
 	srv := newFakeServer(t, scripted(oaText("Q3 only, EMEA region"), oaText("Yes, go ahead")))
 	e, _ := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{Name: "analyzer"})
-	user := &ensemble.Agent{Name: "user_clarification", Kind: askkind.Kind{}, Ask: "The analyzer needs clarification.",
+	user := &ensemble.Agent{Name: "user_clarification", Kind: askkind.Kind{}, Spec: &askkind.Spec{Question: "The analyzer needs clarification."},
 		Dependencies: []*ensemble.Dependency{{AgentName: "analyzer"}}}
 	e.Agents = append(e.Agents, user)
 	e.Index()
@@ -768,11 +768,11 @@ func TestSchemaCompiledOncePerTool(t *testing.T) {
 	srv := newFakeServer(t, scripted(oaText("x")))
 	e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{}, echoTool)
 	r := newTestRunner(Options{})
-	ts1, err := r.toolSet(e, a.Tools)
+	ts1, err := r.toolSet(e, SpecOf(a).Tools)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts2, _ := r.toolSet(e, a.Tools)
+	ts2, _ := r.toolSet(e, SpecOf(a).Tools)
 	if ts1.byName["echo"] != ts2.byName["echo"] || ts1.byName["echo"].schema == nil {
 		t.Errorf("schema compiled twice")
 	}
@@ -785,7 +785,7 @@ func TestSimulatedUserFromResponsesFile(t *testing.T) {
 	t.Parallel()
 	srv := newFakeServer(t, scripted(oaText("Q3 only, EMEA region")))
 	e, _ := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{Name: "analyzer"})
-	user := &ensemble.Agent{Name: "user_clarification", Kind: askkind.Kind{}, Ask: "The analyzer needs clarification.",
+	user := &ensemble.Agent{Name: "user_clarification", Kind: askkind.Kind{}, Spec: &askkind.Spec{Question: "The analyzer needs clarification."},
 		Dependencies: []*ensemble.Dependency{{AgentName: "analyzer"}}}
 	e.Agents = append(e.Agents, user)
 	e.Index()

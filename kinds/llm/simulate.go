@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/runners"
 )
 
@@ -38,8 +39,11 @@ func (r *Runner) Simulate(ctx context.Context, req *runners.Request, profile, pr
 	}
 	if req.Agent != nil {
 		c.timeout = req.Agent.Timeout
-		if ask := strings.TrimSpace(req.Agent.Ask); ask != "" {
-			c.prefix = "The agents ask you:\n" + ask
+		// The simulated agent's question, when its kind has one (an ask agent).
+		if k, ok := req.Agent.Kind.(interface{ Question(*ensemble.Agent) string }); ok {
+			if ask := strings.TrimSpace(k.Question(req.Agent)); ask != "" {
+				c.prefix = "The agents ask you:\n" + ask
+			}
 		}
 	}
 	return r.converse(ctx, req, c)

@@ -225,7 +225,7 @@ func TestContextWindowTrimsOnlyWhatIsSent(t *testing.T) {
 	))
 	p := openaiProfile(srv.URL)
 	p.ContextWindow = &ensemble.ContextWindow{MaxMessages: 100} // the agent's wins
-	e, a := newEnsemble(t, p, ensemble.Agent{ContextWindow: &ensemble.ContextWindow{MaxMessages: 4}}, echoTool)
+	e, a := newEnsemble(t, p, ensemble.Agent{Spec: &Spec{ContextWindow: &ensemble.ContextWindow{MaxMessages: 4}}}, echoTool)
 	r := newTestRunner(Options{})
 	res := r.Run(context.Background(), request(e, a, "go"))
 	if res.Err != nil {
@@ -335,7 +335,7 @@ func TestContextWindowStrategiesOnTheWire(t *testing.T) {
 			srv := newFakeServer(t, scripted(anReply("end_turn", 1, 1, anText("a4"))))
 			p := anthropicProfile(srv.URL)
 			p.SystemPrompt = "Be brief."
-			e, a := newEnsemble(t, p, ensemble.Agent{Prompt: "Answer.", ContextWindow: &tc.w})
+			e, a := newEnsemble(t, p, ensemble.Agent{Spec: &Spec{Prompt: "Answer.", ContextWindow: &tc.w}})
 			r := newTestRunner(Options{TokenCounter: func(s string) int { return len(strings.Fields(s)) }})
 			req := request(e, a, "go")
 			req.Execution, req.Memory = 2, encodeMemory(stored)

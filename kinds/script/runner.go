@@ -61,10 +61,11 @@ type scriptInput struct {
 // Run runs the agent's script once.
 func (s *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	a := req.Agent
+	spec := SpecOf(a)
 	in := scriptInput{
 		Agent:             a.Name,
 		Input:             req.Input,
-		Parameters:        orEmpty(a.Parameters),
+		Parameters:        orEmpty(spec.Parameters),
 		Dependencies:      orEmpty(req.Dependencies),
 		Context:           orEmpty(req.Context),
 		Turn:              req.Turn,
@@ -78,15 +79,15 @@ func (s *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		return res
 	}
 
-	path := a.ScriptPath
+	path := spec.Path
 	if path == "" {
-		path = a.Script
+		path = spec.Script
 	}
 	if path == "" {
 		res.Err = fmt.Errorf("agent %q has no script", a.Name)
 		return res
 	}
-	out, err := runners.ExecScript(ctx, req, s.Environ, a.Env, proc.Spec{Path: path, Stdin: stdin, Timeout: a.Timeout})
+	out, err := runners.ExecScript(ctx, req, s.Environ, spec.Env, proc.Spec{Path: path, Stdin: stdin, Timeout: a.Timeout})
 	if out != nil {
 		res.Stderr = out.Stderr
 	}
@@ -273,6 +274,6 @@ func orEmpty(m map[string]any) map[string]any {
 // inputData is the stdin object less context (docs/cli.md#the-result).
 func inputData(req *agent.Request) map[string]any {
 	m := runners.BaseInputData(req)
-	m["parameters"] = orEmpty(req.Agent.Parameters)
+	m["parameters"] = orEmpty(SpecOf(req.Agent).Parameters)
 	return m
 }

@@ -37,8 +37,8 @@ func testEnsemble(t *testing.T, agents ...*ensemble.Agent) *ensemble.Ensemble {
 	t.Helper()
 	dir := testdataDir(t)
 	for _, a := range agents {
-		if a.Kind == (Kind{}) && a.ScriptPath == "" {
-			a.ScriptPath = filepath.Join(dir, a.Script)
+		if s := SpecOf(a); a.Kind == (Kind{}) && s.Path == "" {
+			s.Path = filepath.Join(dir, s.Script)
 		}
 	}
 	e := &ensemble.Ensemble{
@@ -56,7 +56,7 @@ func testEnsemble(t *testing.T, agents ...*ensemble.Agent) *ensemble.Ensemble {
 }
 
 func scriptAgent(name, script string, params map[string]any) *ensemble.Agent {
-	return &ensemble.Agent{Name: name, Kind: Kind{}, Script: script, Parameters: params}
+	return &ensemble.Agent{Name: name, Kind: Kind{}, Spec: &Spec{Script: script, Parameters: params}}
 }
 
 // environWithSecret is the parent environment plus a fake API key.
@@ -145,7 +145,7 @@ func TestScriptEnvironment(t *testing.T) {
 	a := scriptAgent("env_check", "echo.py", map[string]any{"env_names": []any{
 		"ENSEMBLE_AGENT", "ENSEMBLE_TURN", "ENSEMBLE_EXECUTION", "AGENT_SETTING", "HOME_LIKE", fakeKeyVar, "PATH",
 	}})
-	a.Env = map[string]string{"AGENT_SETTING": "v $(not expanded)", "HOME_LIKE": "x", "ENSEMBLE_TURN": "override attempt", fakeKeyVar: "also-secret"}
+	SpecOf(a).Env = map[string]string{"AGENT_SETTING": "v $(not expanded)", "HOME_LIKE": "x", "ENSEMBLE_TURN": "override attempt", fakeKeyVar: "also-secret"}
 	e := testEnsemble(t, a)
 	req := scriptRequest(e, "env_check")
 	req.Turn, req.Execution = 7, 3
@@ -367,7 +367,7 @@ func TestScriptTimeoutKillsProcessGroup(t *testing.T) {
 	t.Parallel()
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	a := scriptAgent("hang", "hang.sh", nil)
-	a.Env = map[string]string{"PIDFILE": pidFile}
+	SpecOf(a).Env = map[string]string{"PIDFILE": pidFile}
 	a.Timeout = time.Second
 	e := testEnsemble(t, a)
 	start := time.Now()
@@ -391,7 +391,7 @@ func TestScriptCancellationKillsProcessGroup(t *testing.T) {
 	t.Parallel()
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	a := scriptAgent("hang", "hang.sh", nil)
-	a.Env = map[string]string{"PIDFILE": pidFile}
+	SpecOf(a).Env = map[string]string{"PIDFILE": pidFile}
 	e := testEnsemble(t, a)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
@@ -415,7 +415,7 @@ func TestScriptRunDeadlineIsATimeout(t *testing.T) {
 	t.Parallel()
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	a := scriptAgent("hang", "hang.sh", nil)
-	a.Env = map[string]string{"PIDFILE": pidFile}
+	SpecOf(a).Env = map[string]string{"PIDFILE": pidFile}
 	e := testEnsemble(t, a)
 	ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)
 	defer cancel()
@@ -430,7 +430,7 @@ func TestScriptLeftoverProcessesAreKilled(t *testing.T) {
 	t.Parallel()
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	a := scriptAgent("orphan", "orphan.sh", nil)
-	a.Env = map[string]string{"PIDFILE": pidFile}
+	SpecOf(a).Env = map[string]string{"PIDFILE": pidFile}
 	e := testEnsemble(t, a)
 	start := time.Now()
 	res := (&Runner{}).Run(context.Background(), scriptRequest(e, "orphan"))
@@ -477,7 +477,7 @@ func TestScriptShellMetacharactersStayData(t *testing.T) {
 		t.Run(tt.mode, func(t *testing.T) {
 			t.Parallel()
 			a := scriptAgent("m", "modes.py", map[string]any{"mode": tt.mode, "target": target})
-			a.Env = map[string]string{"INJECT": "$(touch " + target + ")"}
+			SpecOf(a).Env = map[string]string{"INJECT": "$(touch " + target + ")"}
 			e := testEnsemble(t, a)
 			req := scriptRequest(e, "m")
 			req.Input = input

@@ -22,20 +22,38 @@ func (Kind) Key() string { return "script" }
 // Fields are the script agent's own fields.
 func (Kind) Fields() []string { return []string{"parameters", "env", "allow_outside"} }
 
+// Spec is what a script agent has of its own (Agent.Spec).
+type Spec struct {
+	Script     string            // as written
+	Path       string            // absolute path of Script
+	Parameters map[string]any    // given on stdin
+	Env        map[string]string // added to the environment
+}
+
+// SpecOf is a's Spec; an empty one when a has none.
+func SpecOf(a *ensemble.Agent) *Spec {
+	if s, ok := a.Spec.(*Spec); ok {
+		return s
+	}
+	return &Spec{}
+}
+
 // Decode decodes script (a path under the file's folder unless
 // allow_outside), parameters and env.
 func (Kind) Decode(f *ensemble.Fields, a *ensemble.Agent) {
+	s := &Spec{}
 	if f.Has("script") {
-		a.Script, a.ScriptPath = f.Script("script", f.Bool("allow_outside"))
-		f.Require("script", a.Script == "")
+		s.Script, s.Path = f.Script("script", f.Bool("allow_outside"))
+		f.Require("script", s.Script == "")
 	}
-	a.Parameters = f.Object("parameters")
-	a.Env = f.Env("env")
+	s.Parameters = f.Object("parameters")
+	s.Env = f.Env("env")
+	a.Spec = s
 }
 
 // Describe: the script, as written.
 func (Kind) Describe(_ *ensemble.Ensemble, a *ensemble.Agent) []string {
-	return []string{"script: " + a.Script}
+	return []string{"script: " + SpecOf(a).Script}
 }
 
 // Shape: a blue box.
