@@ -438,13 +438,22 @@ func (s *Scenario) kinds() *kinds.Registry {
 }
 
 // replaced are the runners that replace a kind's own in a test: a test has
-// no terminal, and no model unless Options.LLM gives one.
+// no terminal for the kinds that ask a human, and no model for the kinds
+// that reach one unless Options.LLM gives one.
 func (s *Scenario) replaced() map[string]agent.Runner {
 	llm := s.opts.LLM
 	if llm == nil {
 		llm = runners.RunnerFunc(noLLM)
 	}
-	r := map[string]agent.Runner{"llm": llm, "ask": runners.RunnerFunc(noHuman)}
+	r := map[string]agent.Runner{}
+	for _, k := range s.kinds().Kinds() {
+		if g, ok := k.(interface{ Guarded() bool }); ok && g.Guarded() {
+			r[k.String()] = llm
+		}
+		if h, ok := k.(interface{ AsksHuman() bool }); ok && h.AsksHuman() {
+			r[k.String()] = runners.RunnerFunc(noHuman)
+		}
+	}
 	if s.opts.Script != nil {
 		r["script"] = s.opts.Script
 	}
