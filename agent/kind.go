@@ -34,6 +34,13 @@ type Host struct {
 	In          io.Reader
 	Out         io.Writer
 	Interactive bool
+
+	// Set by the registry that builds the runners, for a kind whose agents
+	// run agents of any kind (a nested ensemble): Kinds are the kinds it
+	// knows, to load a file with, and Dispatch runs any agent with the
+	// runner of its kind.
+	Kinds    []ensemble.Kind
+	Dispatch Runner
 }
 
 // Simulator is a runner that can also play an agent with a model profile

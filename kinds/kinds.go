@@ -62,12 +62,17 @@ func (r *Registry) Kind(name string) agent.Kind { return r.byName[name] }
 // Runner builds every kind's runner from h, except those replaced (by kind
 // name) in replace, and returns one runner that hands each agent to the
 // runner of its kind.
+//
+// The kinds' runners get h with Kinds and Dispatch set to the registry's
+// kinds and to the returned runner.
 func (r *Registry) Runner(h *agent.Host, replace map[string]agent.Runner) *Dispatch {
 	d := &Dispatch{byName: make(map[string]agent.Runner, len(r.list))}
+	host := *h
+	host.Kinds, host.Dispatch = r.Load(ensemble.LoadOptions{}).Kinds, d
 	for _, k := range r.list {
 		run, ok := replace[k.String()]
 		if !ok {
-			run = k.Runner(h)
+			run = k.Runner(&host)
 		}
 		d.byName[k.String()] = run
 		d.order = append(d.order, run)

@@ -116,3 +116,32 @@ func TestBuiltinKindsAnswer(t *testing.T) {
 		}
 	}
 }
+
+// hostKind records the host its runner is built from.
+type hostKind struct {
+	scriptkind.Kind
+	got **agent.Host
+}
+
+func (hostKind) String() string { return "host" }
+func (k hostKind) Runner(h *agent.Host) agent.Runner {
+	*k.got = h
+	return agent.RunnerFunc(ran)
+}
+
+// TestHostForNestedRuns: a kind's runner may run agents of any kind (a
+// nested ensemble): its host has the registry's kinds and dispatch.
+func TestHostForNestedRuns(t *testing.T) {
+	t.Parallel()
+	var got *agent.Host
+	r := Builtin()
+	r.Register(hostKind{got: &got})
+	d := r.Runner(&agent.Host{Stream: true}, nil)
+	if got == nil || !got.Stream || got.Dispatch != agent.Runner(d) || len(got.Kinds) != 4 || got.Kinds[3].String() != "host" {
+		t.Fatalf("host %+v", got)
+	}
+	res := got.Dispatch.Run(context.Background(), &agent.Request{Agent: &ensemble.Agent{Name: "n", Kind: hostKind{}}})
+	if res.Output != "ran n" {
+		t.Errorf("dispatched: %#v", res)
+	}
+}
