@@ -18,7 +18,8 @@ type Pos struct {
 // Each kind is supplied by a package of its own; LoadOptions.Kinds lists the
 // kinds a file may use, and Agent.Kind is the agent's. Other packages ask
 // more of a kind through interfaces of their own (how it is drawn, whether
-// it reaches a model, ...), never by switching on kinds.
+// it reaches a model, ...), never by switching on kinds. Kinds are compared
+// with ==, so a kind's value must be comparable (an empty struct will do).
 type Kind interface {
 	// String is the kind's name in messages: "script", "llm", "ask".
 	String() string

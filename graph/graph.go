@@ -17,6 +17,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/ensemble-run/ensemble/ensemble"
@@ -135,6 +136,29 @@ type Shape struct {
 	DOT string
 }
 
+// kindsOf are the kinds e was loaded with, or for an ensemble built by
+// hand the kinds of its agents, in order.
+func kindsOf(e *ensemble.Ensemble) []ensemble.Kind {
+	if len(e.Kinds) > 0 {
+		return e.Kinds
+	}
+	var kinds []ensemble.Kind
+	for _, a := range e.Agents {
+		if a.Kind != nil && !slices.Contains(kinds, a.Kind) {
+			kinds = append(kinds, a.Kind)
+		}
+	}
+	return kinds
+}
+
+// kindName names k, "unknown" when an agent built by hand has none.
+func kindName(k ensemble.Kind) string {
+	if k == nil {
+		return "unknown"
+	}
+	return k.String()
+}
+
 // shape is the shape of a's kind; a kind without one is drawn as a box.
 func shape(k ensemble.Kind) Shape {
 	if s, ok := k.(Shaper); ok {
@@ -186,12 +210,13 @@ func Mermaid(w io.Writer, e *ensemble.Ensemble) error {
 	if len(failureLinks) > 0 {
 		p("    linkStyle %s stroke:#c5221f,color:#c5221f\n", strings.Join(failureLinks, ","))
 	}
-	for _, k := range e.Kinds {
+	kinds := kindsOf(e)
+	for _, k := range kinds {
 		if c := shape(k).MermaidClass; c != "" {
 			p("    classDef %s %s\n", k, c)
 		}
 	}
-	for _, k := range e.Kinds {
+	for _, k := range kinds {
 		var of []string
 		for _, a := range e.Agents {
 			if a.Kind == k {
@@ -255,7 +280,7 @@ func DOT(w io.Writer, e *ensemble.Ensemble) error {
 	p("  label=%s;\n  labelloc=t;\n  rankdir=TB;\n", dotString(e.Name))
 	p("  fontname=\"Helvetica\";\n  node [fontname=\"Helvetica\", style=filled];\n  edge [fontname=\"Helvetica\", fontsize=10];\n")
 	for _, a := range e.Agents {
-		p("  %s [label=%s, class=%s, %s];\n", dotString(a.Name), dotLabel(nodeLines(e, a)), dotString(a.Kind.String()), shape(a.Kind).DOT)
+		p("  %s [label=%s, class=%s, %s];\n", dotString(a.Name), dotLabel(nodeLines(e, a)), dotString(kindName(a.Kind)), shape(a.Kind).DOT)
 	}
 	back := backEdges(e)
 	for _, a := range e.Agents {

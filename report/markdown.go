@@ -204,7 +204,7 @@ func (m *markdown) started() time.Time {
 
 func (m *markdown) kind(agent string) string {
 	if e := m.opts.Ensemble; e != nil {
-		if a := e.Agent(agent); a != nil {
+		if a := e.Agent(agent); a != nil && a.Kind != nil {
 			return a.Kind.String()
 		}
 	}
