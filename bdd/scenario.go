@@ -24,9 +24,11 @@ import (
 
 	"github.com/cucumber/godog"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/secrets"
+	"github.com/ensemble-run/ensemble/kinds"
 	"github.com/ensemble-run/ensemble/runners"
 )
 
@@ -41,7 +43,7 @@ type Options struct {
 	// (like `--profiles`), before $ENSEMBLE_PROFILES.
 	ProfileFiles []string
 	// Script runs script agents that have no injected response; nil means
-	// &runners.Script{}.
+	// the script kind's own runner.
 	Script runners.Runner
 	// LLM runs LLM agents that have no injected response; nil: they fail,
 	// asking for an injected response.
@@ -49,6 +51,9 @@ type Options struct {
 	// Simulate plays agents whose responses are simulated by a model (a
 	// simulated user); nil: such agents fail with a clear error.
 	Simulate func(ctx context.Context, req *runners.Request, modelProfile, prompt string) *runners.Result
+	// Kinds are the kinds of agent the scenarios run; nil means
+	// kinds.Builtin().
+	Kinds *kinds.Registry
 	// GuardModels keeps scenarios off real models, as `ensemble run
 	// --responses` does: an LLM agent without injected responses fails
 	// instead of reaching LLM (a real model costs money), whether or not the
@@ -280,7 +285,7 @@ func (s *Scenario) setInline(ds *godog.DocString) error {
 // load (re)loads the ensemble the scenario names, and keeps why it failed.
 func (s *Scenario) load() *loadFailure {
 	s.ens, s.loadErr = nil, nil
-	lo := ensemble.LoadOptions{ProfileFiles: s.profileFiles(), LookupEnv: s.lookupEnv}
+	lo := s.kinds().Load(ensemble.LoadOptions{ProfileFiles: s.profileFiles(), LookupEnv: s.lookupEnv})
 	var (
 		e   *ensemble.Ensemble
 		err error
@@ -399,15 +404,7 @@ func (s *Scenario) Run(ctx context.Context) (*engine.Result, error) {
 	if s.input != nil {
 		input = *s.input
 	}
-	script := s.opts.Script
-	if script == nil {
-		script = &runners.Script{}
-	}
-	llm := s.opts.LLM
-	if llm == nil {
-		llm = runners.RunnerFunc(noLLM)
-	}
-	inj := runners.Injected(s.responses, &runners.ByKind{Script: script, LLM: llm, Ask: runners.RunnerFunc(noHuman)})
+	inj := runners.Injected(s.responses, s.kinds().Runner(&agent.Host{LookupEnv: s.opts.LookupEnv}, s.replaced()))
 	inj.Simulate = s.opts.Simulate
 	if s.opts.GuardModels {
 		inj.Live = func(agent string) error {
@@ -432,6 +429,38 @@ func (s *Scenario) Run(ctx context.Context) (*engine.Result, error) {
 	s.result = r.Run(ctx)
 	s.ran = true
 	return s.result, nil
+}
+
+// kinds are the kinds of agent the scenarios know: Options.Kinds, or the
+// built-in ones.
+func (s *Scenario) kinds() *kinds.Registry {
+	if s.opts.Kinds != nil {
+		return s.opts.Kinds
+	}
+	return kinds.Builtin()
+}
+
+// replaced are the runners that replace a kind's own in a test: a test has
+// no terminal for the kinds that ask a human, and no model for the kinds
+// that reach one unless Options.LLM gives one.
+func (s *Scenario) replaced() map[string]agent.Runner {
+	llm := s.opts.LLM
+	if llm == nil {
+		llm = runners.RunnerFunc(noLLM)
+	}
+	r := map[string]agent.Runner{}
+	for _, k := range s.kinds().Kinds() {
+		if g, ok := k.(interface{ Guarded() bool }); ok && g.Guarded() {
+			r[k.String()] = llm
+		}
+		if h, ok := k.(interface{ AsksHuman() bool }); ok && h.AsksHuman() {
+			r[k.String()] = runners.RunnerFunc(noHuman)
+		}
+	}
+	if s.opts.Script != nil {
+		r["script"] = s.opts.Script
+	}
+	return r
 }
 
 func noHuman(_ context.Context, req *runners.Request) *runners.Result {

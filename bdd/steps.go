@@ -166,7 +166,7 @@ var stepDefs = []stepDef{
 	{StepDoc{"Then", `Then the ensemble is invalid with an error containing "mutually exclusive"`, "After a validated step: loading failed, and one of its problems (`FILE:LINE:COL: message`, or `doc string line L, column C: message`) contains the text."},
 		`^the ensemble is invalid with an error containing "(.*)"$`, func(s *Scenario) any { return s.thenInvalid }},
 	{StepDoc{"Then", `Then agent "data_extractor" is a script agent`, "The agent's kind: script, LLM or ask."},
-		`^agent "([^"]*)" is an? (script|LLM|llm|ask) agent$`, func(s *Scenario) any { return s.thenKind }},
+		`^agent "([^"]*)" is an? ([A-Za-z][A-Za-z0-9_-]*) agent$`, func(s *Scenario) any { return s.thenKind }},
 }
 
 // --- Given ---
@@ -982,16 +982,9 @@ func (s *Scenario) thenKind(name, kind string) error {
 	if err != nil {
 		return err
 	}
-	want := map[string]ensemble.Kind{"script": ensemble.KindScript, "llm": ensemble.KindLLM, "LLM": ensemble.KindLLM, "ask": ensemble.KindAsk}[kind]
-	if a.Kind != want {
-		return fmt.Errorf("agent %q is a %s agent, want a %s agent", name, kindName(a.Kind), kindName(want))
+	// Kinds are named in lower case ("llm"); prose may write "LLM".
+	if a.Kind == nil || !strings.EqualFold(a.Kind.String(), kind) {
+		return fmt.Errorf("agent %q is a %s agent, want a %s agent", name, a.Kind, kind)
 	}
 	return nil
-}
-
-func kindName(k ensemble.Kind) string {
-	if k == ensemble.KindLLM {
-		return "LLM"
-	}
-	return k.String()
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/bdd"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/kinds"
 )
 
 // root is the repository's root, seen from this package's folder.
@@ -260,7 +261,7 @@ func TestEnsembleSnippetsLoad(t *testing.T) {
 		if b.claims == "" {
 			path = withScripts(t, b)
 		}
-		if _, err := ensemble.LoadBytes(path, []byte(b.body), ensemble.LoadOptions{LookupEnv: env}); err != nil {
+		if _, err := ensemble.LoadBytes(path, []byte(b.body), kinds.Builtin().Load(ensemble.LoadOptions{LookupEnv: env})); err != nil {
 			t.Errorf("%s:%d: the ensemble snippet does not load:\n%v", b.file, b.line, err)
 		}
 	}

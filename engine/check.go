@@ -83,7 +83,7 @@ func CheckState(e *ensemble.Ensemble, f *state.File) error {
 		if err != nil {
 			return err
 		}
-		if a.Kind != ensemble.KindLLM && a.Kind != ensemble.KindAsk {
+		if k, ok := a.Kind.(interface{ KeepsMemory() bool }); !ok || !k.KeepsMemory() {
 			return fmt.Errorf("%s is set, but %q is a %s agent, which keeps no memory", field, name, a.Kind)
 		}
 		if err := checkMemory(s.Memory[name]); err != nil {
@@ -109,7 +109,7 @@ func CheckState(e *ensemble.Ensemble, f *state.File) error {
 }
 
 // checkMemory checks the shape of the conversation an LLM agent or a
-// simulated user keeps (as runners/llm stores it): null, or
+// simulated user keeps (as kinds/llm stores it): null, or
 // {"version": N, "messages": [{"role": "…", …}, …]}. The runner reads the
 // rest, and says what it cannot.
 func checkMemory(raw json.RawMessage) error {

@@ -6,6 +6,9 @@ import (
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
+	askkind "github.com/ensemble-run/ensemble/kinds/ask"
+	llmkind "github.com/ensemble-run/ensemble/kinds/llm"
+	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -19,18 +22,18 @@ func reviewEnsemble() *ensemble.Ensemble {
 	ag := func(name string, kind ensemble.Kind, deps ...*ensemble.Dependency) *ensemble.Agent {
 		return &ensemble.Agent{Name: name, Kind: kind, Dependencies: deps, Conversation: ensemble.Conversation{MaxTurns: 3}}
 	}
-	writer := ag("writer", ensemble.KindLLM, dep("seed", true), dep("reviewer", false))
+	writer := ag("writer", llmkind.Kind{}, dep("seed", true), dep("reviewer", false))
 	writer.Conversation.StateKey = "draft"
-	reviewer := ag("reviewer", ensemble.KindScript, dep("writer", true))
+	reviewer := ag("reviewer", scriptkind.Kind{}, dep("writer", true))
 	reviewer.Conversation.TriggersConversation = true
 	e := &ensemble.Ensemble{Name: "review", Path: "/work/review/ensemble.yaml",
 		Hash: "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 		Agents: []*ensemble.Agent{
-			ag("seed", ensemble.KindScript),
+			ag("seed", scriptkind.Kind{}),
 			writer,
-			ag("checker", ensemble.KindScript, dep("seed", true)),
+			ag("checker", scriptkind.Kind{}, dep("seed", true)),
 			reviewer,
-			ag("judge", ensemble.KindAsk, dep("reviewer", true)),
+			ag("judge", askkind.Kind{}, dep("reviewer", true)),
 		}}
 	e.Index()
 	return e

@@ -15,6 +15,7 @@ import (
 	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
+	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -36,7 +37,7 @@ func durableEnsemble(t testing.TB) *ensemble.Ensemble {
 		return d
 	}
 	ag := func(name string, maxTurns int, deps ...*ensemble.Dependency) *ensemble.Agent {
-		return &ensemble.Agent{Name: name, Kind: ensemble.KindScript, Dependencies: deps,
+		return &ensemble.Agent{Name: name, Kind: scriptkind.Kind{}, Dependencies: deps,
 			Conversation: ensemble.Conversation{MaxTurns: maxTurns}}
 	}
 	reviewer := ag("reviewer", 5, dep("writer", "", true))
@@ -254,10 +255,10 @@ func TestFromFileOverridesAndLimits(t *testing.T) {
 // turns only ever parses complete states, whose turns never go back.
 func TestStateFileReaderDuringRun(t *testing.T) {
 	t.Parallel()
-	seed := &ensemble.Agent{Name: "seed", Kind: ensemble.KindScript, Conversation: ensemble.Conversation{MaxTurns: 1}}
-	ping := &ensemble.Agent{Name: "ping", Kind: ensemble.KindScript, Conversation: ensemble.Conversation{MaxTurns: 40},
+	seed := &ensemble.Agent{Name: "seed", Kind: scriptkind.Kind{}, Conversation: ensemble.Conversation{MaxTurns: 1}}
+	ping := &ensemble.Agent{Name: "ping", Kind: scriptkind.Kind{}, Conversation: ensemble.Conversation{MaxTurns: 40},
 		Dependencies: []*ensemble.Dependency{{AgentName: "seed", RequiresAll: true}, {AgentName: "pong", RequiresAll: false}}}
-	pong := &ensemble.Agent{Name: "pong", Kind: ensemble.KindScript, Conversation: ensemble.Conversation{MaxTurns: 40},
+	pong := &ensemble.Agent{Name: "pong", Kind: scriptkind.Kind{}, Conversation: ensemble.Conversation{MaxTurns: 40},
 		Dependencies: []*ensemble.Dependency{{AgentName: "ping", RequiresAll: true}}}
 	e := &ensemble.Ensemble{Name: "pingpong", Path: "/x.yaml", Hash: fmt.Sprintf("%064x", 3), Agents: []*ensemble.Agent{seed, ping, pong}}
 	e.Index()

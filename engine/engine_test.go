@@ -17,6 +17,8 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/kinds"
+	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -26,7 +28,7 @@ type stateT = state.State
 // agent builds a script agent; deps are "name" (required), "?name"
 // (optional), and may carry a condition after "|".
 func agent(name string, maxTurns int, deps ...string) *ensemble.Agent {
-	a := &ensemble.Agent{Name: name, Kind: ensemble.KindScript, Conversation: ensemble.Conversation{MaxTurns: maxTurns}}
+	a := &ensemble.Agent{Name: name, Kind: scriptkind.Kind{}, Conversation: ensemble.Conversation{MaxTurns: maxTurns}}
 	for _, d := range deps {
 		dep := &ensemble.Dependency{RequiresAll: true}
 		if cut, cond, ok := strings.Cut(d, "|"); ok {
@@ -531,10 +533,10 @@ func TestAgentTimeoutOfAScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := agent("hang", 1)
-	a.ScriptPath, a.Timeout = script, 100*time.Millisecond
+	a.Spec, a.Timeout = &scriptkind.Spec{Path: script}, 100*time.Millisecond
 	e := build(a)
 	e.Dir = dir
-	res := engine.New(e, "", engine.Options{Runner: &runners.Script{}}).Run(context.Background())
+	res := engine.New(e, "", engine.Options{Runner: &scriptkind.Runner{}}).Run(context.Background())
 	if len(res.Errors) != 1 {
 		t.Fatalf("errors %+v", res.Errors)
 	}
@@ -574,11 +576,11 @@ agents:
   - {name: after, script: after.sh, dependencies: [good]}
   - {name: after_crash, script: unreached.sh, dependencies: [crash]}
 `
-	e, err := ensemble.LoadBytes(dir+"/ensemble.yaml", []byte(yaml), ensemble.LoadOptions{})
+	e, err := ensemble.LoadBytes(dir+"/ensemble.yaml", []byte(yaml), kinds.Builtin().Load(ensemble.LoadOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := engine.New(e, "in", engine.Options{Runner: &runners.Script{}}).Run(context.Background())
+	res := engine.New(e, "in", engine.Options{Runner: &scriptkind.Runner{}}).Run(context.Background())
 	if res.CompletionReason != engine.Completed || res.ExitCode() != engine.ExitFailed || res.TurnCount != 2 {
 		t.Fatalf("reason %q exit %d turns %d", res.CompletionReason, res.ExitCode(), res.TurnCount)
 	}
@@ -629,11 +631,11 @@ func TestScriptStderrInHistory(t *testing.T) {
 		}
 	}
 	yaml := "name: s\nagents:\n  - {name: noisy, script: noisy.sh}\n  - {name: quiet, script: quiet.sh}\n"
-	e, err := ensemble.LoadBytes(dir+"/ensemble.yaml", []byte(yaml), ensemble.LoadOptions{})
+	e, err := ensemble.LoadBytes(dir+"/ensemble.yaml", []byte(yaml), kinds.Builtin().Load(ensemble.LoadOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := engine.New(e, "", engine.Options{Runner: &runners.Script{}}).Run(context.Background())
+	res := engine.New(e, "", engine.Options{Runner: &scriptkind.Runner{}}).Run(context.Background())
 	if len(res.Errors) != 0 || len(res.ConversationHistory) != 2 {
 		t.Fatalf("errors %+v, history %d", res.Errors, len(res.ConversationHistory))
 	}

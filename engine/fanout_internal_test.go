@@ -9,6 +9,8 @@ import (
 
 	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/ensemble"
+	llmkind "github.com/ensemble-run/ensemble/kinds/llm"
+	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/resolver"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
@@ -20,11 +22,11 @@ func fanEnsemble(t *testing.T, maxParallel int) *ensemble.Ensemble {
 	if err != nil {
 		t.Fatal(err)
 	}
-	split := &ensemble.Agent{Name: "split", Kind: ensemble.KindScript, Conversation: ensemble.Conversation{MaxTurns: 1}}
-	sum := &ensemble.Agent{Name: "sum", Kind: ensemble.KindLLM, Conversation: ensemble.Conversation{MaxTurns: 3},
+	split := &ensemble.Agent{Name: "split", Kind: scriptkind.Kind{}, Conversation: ensemble.Conversation{MaxTurns: 1}}
+	sum := &ensemble.Agent{Name: "sum", Kind: llmkind.Kind{}, Conversation: ensemble.Conversation{MaxTurns: 3},
 		Dependencies: []*ensemble.Dependency{{AgentName: "split", RequiresAll: true}},
 		FanOut:       &ensemble.FanOut{Over: "context.split.chunks", OverProgram: p, MaxItems: 10, MaxParallel: maxParallel}}
-	other := &ensemble.Agent{Name: "other", Kind: ensemble.KindScript, Conversation: ensemble.Conversation{MaxTurns: 1}}
+	other := &ensemble.Agent{Name: "other", Kind: scriptkind.Kind{}, Conversation: ensemble.Conversation{MaxTurns: 1}}
 	e := &ensemble.Ensemble{Name: "t", Agents: []*ensemble.Agent{split, sum, other}}
 	e.Index()
 	return e

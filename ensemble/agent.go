@@ -10,16 +10,22 @@ import (
 )
 
 var (
-	agentKeys = []string{"name", "script", "model_profile", "ask", "dependencies", "trigger", "conversation", "timeout_seconds",
-		"parameters", "env", "allow_outside", "prompt", "output_format", "tools", "max_steps", "tool_parallel", "context_window", "fan_out"}
-	kindKeys = map[string]Kind{"script": KindScript, "model_profile": KindLLM, "ask": KindAsk}
-	// kindOnly are the fields that only one kind of agent takes.
-	kindOnly = map[string]Kind{"parameters": KindScript, "env": KindScript, "allow_outside": KindScript,
-		"prompt": KindLLM, "output_format": KindLLM, "tools": KindLLM, "max_steps": KindLLM, "tool_parallel": KindLLM,
-		"context_window": KindLLM}
 	conversationKeys = []string{"max_turns", "state_key", "triggers_conversation"}
-	outputFormats    = []string{"text", "json"}
 )
+
+// agentKeys are the keys an agent may have: its name, the kinds' keys, the
+// fields every agent takes, then each kind's own fields.
+func (d *decoder) agentKeys() []string {
+	keys := []string{"name"}
+	for _, k := range d.kinds {
+		keys = append(keys, k.Key())
+	}
+	keys = append(keys, "dependencies", "trigger", "conversation", "timeout_seconds", "fan_out")
+	for _, k := range d.kinds {
+		keys = append(keys, k.Fields()...)
+	}
+	return keys
+}
 
 // agents decodes the agents: list. Names are gathered first, so that
 // dependencies and limits can be checked against every agent.
@@ -46,8 +52,9 @@ func (d *decoder) agents(f field) []*Agent {
 
 func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 	where := d.itemName("agent", n, "name", i)
+	agentKeys := d.agentKeys()
 	// The keys of a dependency are taken here, to be reported with a hint.
-	m := d.mapping(n, where, append(agentKeys[:len(agentKeys):len(agentKeys)], dependencyKeys...)...)
+	m := d.mapping(n, where, append(agentKeys, dependencyKeys...)...)
 	if m == nil {
 		return nil
 	}
@@ -70,43 +77,39 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 		d.errorf(m["name"].val, "duplicate agent name %q (first declared on line %d)", a.Name, first.Line)
 	}
 
-	var kinds []string
-	for _, k := range []string{"script", "model_profile", "ask"} {
-		if m[k].ok() {
+	var keys, found []string
+	var kinds []Kind
+	for _, k := range d.kinds {
+		keys = append(keys, k.Key())
+		if m[k.Key()].ok() {
+			found = append(found, k.Key())
 			kinds = append(kinds, k)
 		}
 	}
 	switch len(kinds) {
 	case 0:
-		if misspelledKind(n) {
+		if d.misspelledKind(n, agentKeys) {
 			break // reported as an unknown key with "did you mean"
 		}
-		d.errorf(n, "%s: script, model_profile and ask are mutually exclusive; exactly one is required, found none", where)
+		d.errorf(n, "%s: %s are mutually exclusive; exactly one is required, found none", where, enumerate(keys))
 	case 1:
-		a.Kind = kindKeys[kinds[0]]
+		a.Kind = kinds[0]
 	default:
-		d.errorf(m[kinds[1]].key, "%s: script, model_profile and ask are mutually exclusive; found %s", where, enumerate(kinds))
+		d.errorf(m[found[1]].key, "%s: %s are mutually exclusive; found %s", where, enumerate(keys), enumerate(found))
 	}
-	for key, kind := range kindOnly {
-		if a.Kind != 0 && a.Kind != kind && m[key].ok() {
-			d.errorf(m[key].key, "%s: %s is only for %s agents, not %s agents", where, key, kind, a.Kind)
+	for _, k := range d.kinds {
+		for _, key := range k.Fields() {
+			if a.Kind != nil && a.Kind != k && m[key].ok() {
+				d.errorf(m[key].key, "%s: %s is only for %s agents, not %s agents", where, key, k, a.Kind)
+			}
 		}
 	}
-
-	if f := m["script"]; f.ok() {
-		a.Script, a.ScriptPath = d.script(f, d.boolean(m["allow_outside"]))
-		d.need(f, a.Script == "")
-	}
-	if f := m["model_profile"]; f.ok() {
-		a.ModelProfile = d.str(f)
-		d.need(f, a.ModelProfile == "")
-		if a.ModelProfile != "" && d.models[a.ModelProfile] == nil {
-			d.errorf(f.val, "%s: unknown model_profile %q%s", where, a.ModelProfile, suggest(a.ModelProfile, slices.Sorted(maps.Keys(d.models))))
+	// An agent of no clear kind has the fields of every kind checked.
+	fs := &Fields{d: d, m: m, where: where}
+	for _, k := range d.kinds {
+		if a.Kind == nil || a.Kind == k {
+			k.Decode(fs, a)
 		}
-	}
-	if f := m["ask"]; f.ok() {
-		a.Ask = d.str(f)
-		d.need(f, a.Ask == "")
 	}
 
 	a.Dependencies = d.dependencies(m["dependencies"], a, where)
@@ -116,11 +119,6 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 	d.fanOutConversation(m["conversation"], a, where)
 	d.stateKey(a, m["name"].val, keyNode, d.agentNodes[a.Name] != n)
 	a.Timeout = d.seconds(m["timeout_seconds"])
-	if f := m["parameters"]; f.ok() {
-		a.Parameters = d.object(f)
-	}
-	a.Env = d.env(m["env"])
-	a.Prompt = d.str(m["prompt"])
 	if f := m["trigger"]; f.ok() {
 		a.triggerSet = true
 		switch t := d.str(f); t {
@@ -131,31 +129,23 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 			d.bad(f, "must be any or all, got %q", t)
 		}
 	}
-	a.OutputFormat = d.str(m["output_format"])
-	if f := m["output_format"]; f.ok() && !slices.Contains(outputFormats, a.OutputFormat) {
-		d.bad(f, "must be text or json, got %q", a.OutputFormat)
-	}
-	a.Tools = d.strings(m["tools"])
-	d.agentTools(m["tools"], a.Tools, where)
-	a.MaxSteps = d.positive(m["max_steps"])
-	a.ToolParallel = d.positive(m["tool_parallel"])
-	a.ContextWindow = d.contextWindow(m["context_window"])
-	if a.Kind == KindLLM {
-		a.OutputFormat = cmp.Or(a.OutputFormat, "text")
-		a.MaxSteps = cmp.Or(a.MaxSteps, DefaultMaxSteps)
-		a.ToolParallel = cmp.Or(a.ToolParallel, DefaultToolParallel)
-	}
 	return a
 }
 
-// misspelledKind reports whether agent n has an unknown key closest to
-// script, model_profile or ask.
-func misspelledKind(n *yaml.Node) bool {
+// misspelledKind reports whether agent n has an unknown key closest to a
+// kind's key (script, model_profile, ask).
+func (d *decoder) misspelledKind(n *yaml.Node, agentKeys []string) bool {
 	n = resolve(n)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i].Value
-		if _, kind := kindKeys[closest(k, agentKeys)]; kind && !slices.Contains(agentKeys, k) {
-			return true
+		if slices.Contains(agentKeys, k) {
+			continue
+		}
+		near := closest(k, agentKeys)
+		for _, kind := range d.kinds {
+			if kind.Key() == near {
+				return true
+			}
 		}
 	}
 	return false

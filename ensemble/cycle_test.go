@@ -1,10 +1,12 @@
-package ensemble
+package ensemble_test
 
 import (
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	. "github.com/ensemble-run/ensemble/ensemble"
 )
 
 // cycleFile is an ensemble of n ask agents in one cycle with no entry:
@@ -23,7 +25,7 @@ func cycleFile(n int) []byte {
 func TestLongCycleReportedOnce(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join("testdata", "cycle.yaml")
-	_, err := LoadBytes(file, cycleFile(8000), LoadOptions{LookupEnv: noEnv})
+	_, err := LoadBytes(file, cycleFile(8000), LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 	checkErrors(t, err, file,
 		`3:5: agent "a0" can never run: it is in a cycle with no entry from outside: a0 → a1 → a2 → … → a7998 → a7999 → a0 (8000 agents)`)
 }
@@ -33,7 +35,7 @@ func BenchmarkLoadCycle8000(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := LoadBytes("cycle.yaml", data, LoadOptions{LookupEnv: noEnv}); err == nil {
+		if _, err := LoadBytes("cycle.yaml", data, LoadOptions{Kinds: testKinds, LookupEnv: noEnv}); err == nil {
 			b.Fatal("the cycle was not reported")
 		}
 	}

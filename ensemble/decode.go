@@ -36,6 +36,7 @@ type decoder struct {
 	badDeps    map[*Dependency]bool  // dependencies already reported (unknown agent, itself): left out of the run check
 	stateKeys  map[string]stateKeyUse
 	conds      []condRef // compiled conditions, checked against the state keys
+	kinds      []Kind    // LoadOptions.Kinds
 }
 
 func newDecoder(file string, data []byte, lookup func(string) (string, bool), errs *errorSink) *decoder {

@@ -5,10 +5,11 @@ import (
 	"fmt"
 
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/kinds"
 )
 
 func ExampleLoad() {
-	e, err := ensemble.Load("testdata/iterative-analysis/ensemble.yaml", ensemble.LoadOptions{})
+	e, err := ensemble.Load("testdata/iterative-analysis/ensemble.yaml", kinds.Builtin().Load(ensemble.LoadOptions{}))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -26,7 +27,7 @@ func ExampleLoad() {
 }
 
 func ExampleErrorList_Pretty() {
-	_, err := ensemble.Load("testdata/example-typo.yaml", ensemble.LoadOptions{})
+	_, err := ensemble.Load("testdata/example-typo.yaml", kinds.Builtin().Load(ensemble.LoadOptions{}))
 	var list *ensemble.ErrorList
 	if errors.As(err, &list) {
 		fmt.Println(list.Pretty())

@@ -38,8 +38,9 @@ func (d *decoder) fanOut(f field, a *Agent, where string) *FanOut {
 		return nil
 	}
 	fo := &FanOut{Pos: pos(f.val), MaxItems: DefaultMaxItems}
-	if a.Kind == KindAsk {
-		d.errorf(f.key, "%s: fan_out is only for script and LLM agents, not ask agents", where)
+	if h, ok := a.Kind.(interface{ AsksHuman() bool }); ok && h.AsksHuman() {
+		// A person answers one question per execution.
+		d.errorf(f.key, "%s: fan_out is not for %s agents, which ask a person", where, a.Kind)
 	}
 	over := m["over"]
 	fo.Over = d.str(over)

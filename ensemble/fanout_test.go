@@ -1,7 +1,9 @@
-package ensemble
+package ensemble_test
 
 import (
 	"testing"
+
+	. "github.com/ensemble-run/ensemble/ensemble"
 )
 
 func TestFanOutDecoding(t *testing.T) {
@@ -22,7 +24,7 @@ agents:
     model_profile: fast
     fan_out: {over: "split(input, ',')"}
 `
-	e, err := LoadBytes("s.yaml", []byte(ok), LoadOptions{LookupEnv: noEnv})
+	e, err := LoadBytes("s.yaml", []byte(ok), LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,7 @@ agents:
     fan_out: {over: "[1, 2]"}
     conversation: {triggers_conversation: true}
 `
-	_, err = LoadBytes("s.yaml", []byte(bad), LoadOptions{LookupEnv: noEnv})
+	_, err = LoadBytes("s.yaml", []byte(bad), LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 	checkErrors(t, err, "s.yaml",
 		`8:21: fan_out of agent "a": over names context.spliter, but no agent has the state key "spliter"; did you mean "splitter"? (column 9 of the fan_out.over)`,
 		`8:61: fan_out of agent "a": max_parallel must be at least 1, got 0`,
@@ -82,7 +84,7 @@ agents:
 		`17:21: fan_out of agent "d": over does not compile: expected name (column 9 of the fan_out.over)`,
 		`17:34: unknown key "overr" in fan_out of agent "d"; did you mean "over"?`,
 		`20:14: fan_out of agent "e": over is required`,
-		`23:5: agent "f": fan_out is only for script and LLM agents, not ask agents`,
+		`23:5: agent "f": fan_out is not for ask agents, which ask a person`,
 		`26:14: fan_out of agent "g" must be a mapping, got a list`,
 		`29:21: fan_out of agent "h": over does not compile: must yield a list, but it is always a number`,
 		`33:20: agent "i": an agent with fan_out makes no agent requests (its output is a list): remove conversation.triggers_conversation`,

@@ -1,4 +1,4 @@
-package ensemble
+package ensemble_test
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	. "github.com/ensemble-run/ensemble/ensemble"
 )
 
 // FuzzLoadBytes checks that no input makes the loader panic, and that it
@@ -21,7 +23,7 @@ func FuzzLoadBytes(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		e, err := LoadBytes("testdata/fuzz.yaml", data, LoadOptions{LookupEnv: noEnv})
+		e, err := LoadBytes("testdata/fuzz.yaml", data, LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 		if (e == nil) == (err == nil) {
 			t.Fatalf("Ensemble %v with error %v", e, err)
 		}

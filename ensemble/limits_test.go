@@ -1,4 +1,4 @@
-package ensemble
+package ensemble_test
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	. "github.com/ensemble-run/ensemble/ensemble"
 )
 
 // A file of many mistakes reports the first MaxErrors, then how many more.
@@ -17,7 +19,7 @@ func TestTooManyErrors(t *testing.T) {
 		fmt.Fprintf(&b, "unknown%d: 1\n", i)
 	}
 	file := filepath.Join("testdata", "many.yaml")
-	_, err := LoadBytes(file, []byte(b.String()), LoadOptions{LookupEnv: noEnv})
+	_, err := LoadBytes(file, []byte(b.String()), LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 	list, ok := err.(*ErrorList)
 	if !ok || len(*list) != MaxErrors+1 {
 		t.Fatalf("got %d errors, want %d: %v", len(*list), MaxErrors+1, err)
@@ -39,10 +41,10 @@ func TestFileTooLarge(t *testing.T) {
 	if err := os.WriteFile(path, big, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(path, LoadOptions{LookupEnv: noEnv}); err == nil || err.Error() != path+want {
+	if _, err := Load(path, LoadOptions{Kinds: testKinds, LookupEnv: noEnv}); err == nil || err.Error() != path+want {
 		t.Errorf("Load: %v", err)
 	}
-	if _, err := LoadBytes("stdin.yaml", big, LoadOptions{LookupEnv: noEnv}); err == nil || err.Error() != "stdin.yaml"+want {
+	if _, err := LoadBytes("stdin.yaml", big, LoadOptions{Kinds: testKinds, LookupEnv: noEnv}); err == nil || err.Error() != "stdin.yaml"+want {
 		t.Errorf("LoadBytes: %v", err)
 	}
 	if _, err := LoadProfiles(path, noEnv); err == nil || err.Error() != path+want {

@@ -23,6 +23,10 @@ type LoadOptions struct {
 	ProfileFiles []string
 	// LookupEnv expands ${VAR} in model profiles; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Kinds are the kinds of agent the file may use, in the order messages
+	// list them (package kinds has the built-in ones). An agent is of the
+	// kind whose Key it has.
+	Kinds []Kind
 }
 
 // Load reads, decodes and validates the ensemble file at path. Every problem
@@ -70,6 +74,9 @@ func tooLarge(path string) *Error {
 // LoadBytes is Load for a file already read; path names it in errors, and
 // scripts resolve against its folder.
 func LoadBytes(path string, data []byte, opts LoadOptions) (*Ensemble, error) {
+	if len(opts.Kinds) == 0 {
+		return nil, errors.New("ensemble: no kind of agent is known: LoadOptions.Kinds is empty (package kinds lists the built-in ones)")
+	}
 	lookup := opts.LookupEnv
 	if lookup == nil {
 		lookup = os.LookupEnv
@@ -114,6 +121,7 @@ func LoadBytes(path string, data []byte, opts LoadOptions) (*Ensemble, error) {
 	sum := sha256.Sum256(data)
 	e := &Ensemble{Path: abs, Dir: filepath.Dir(abs), Hash: hex.EncodeToString(sum[:]), Version: 1, Models: models}
 	d.dir, d.models, d.keyVars = e.Dir, models, keys
+	d.kinds, e.Kinds = opts.Kinds, opts.Kinds
 	if root != nil {
 		d.ensemble(root, e)
 	}

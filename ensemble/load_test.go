@@ -1,4 +1,4 @@
-package ensemble
+package ensemble_test
 
 import (
 	"encoding/json"
@@ -10,7 +10,16 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	. "github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/kinds"
+	askkind "github.com/ensemble-run/ensemble/kinds/ask"
+	"github.com/ensemble-run/ensemble/kinds/llm"
+	"github.com/ensemble-run/ensemble/kinds/script"
 )
+
+// testKinds are the built-in kinds of agent.
+var testKinds = kinds.Builtin().Load(LoadOptions{}).Kinds
 
 // noEnv is an empty environment, so tests never see the real one.
 func noEnv(string) (string, bool) { return "", false }
@@ -264,7 +273,7 @@ func TestLoadErrors(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			t.Parallel()
 			file := filepath.Join("testdata", tt.file)
-			e, err := Load(file, LoadOptions{LookupEnv: noEnv})
+			e, err := Load(file, LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 			if e != nil {
 				t.Errorf("got an Ensemble along with errors")
 			}
@@ -275,7 +284,7 @@ func TestLoadErrors(t *testing.T) {
 
 func TestIterativeAnalysis(t *testing.T) {
 	t.Parallel()
-	e := loadOK(t, "iterative-analysis/ensemble.yaml", LoadOptions{})
+	e := loadOK(t, "iterative-analysis/ensemble.yaml", LoadOptions{Kinds: testKinds})
 	dir, _ := filepath.Abs("testdata/iterative-analysis")
 	if e.Dir != dir || e.Path != filepath.Join(dir, "ensemble.yaml") || len(e.Hash) != 64 {
 		t.Errorf("Dir %q, Path %q, Hash %q", e.Dir, e.Path, e.Hash)
@@ -316,14 +325,14 @@ func TestIterativeAnalysis(t *testing.T) {
 	}
 
 	x := e.Agent("data_extractor")
-	if x.Kind != KindScript || x.ScriptPath != filepath.Join(dir, "scripts/extract.py") || x.StateKey() != "extracted_data" ||
-		x.Conversation.MaxTurns != 1 || x.Timeout != 0 || len(x.Parameters["columns"].([]any)) != 2 || x.Pos != (Pos{28, 5}) {
+	if x.Kind != (script.Kind{}) || script.SpecOf(x).Path != filepath.Join(dir, "scripts/extract.py") || x.StateKey() != "extracted_data" ||
+		x.Conversation.MaxTurns != 1 || x.Timeout != 0 || len(script.SpecOf(x).Parameters["columns"].([]any)) != 2 || x.Pos != (Pos{28, 5}) {
 		t.Errorf("data_extractor %+v", x)
 	}
 
 	an := e.Agent("llm_analyzer")
-	if an.Kind != KindLLM || an.ModelProfile != "efficient" || an.OutputFormat != "json" || an.MaxSteps != 20 ||
-		!slices.Equal(an.Tools, []string{"lookup_region"}) || an.Conversation.MaxTurns != 3 || !strings.HasPrefix(an.Prompt, "Analyze the data.") {
+	if s := llm.SpecOf(an); an.Kind != (llm.Kind{}) || s.ModelProfile != "efficient" || s.OutputFormat != "json" || s.MaxSteps != 20 ||
+		!slices.Equal(s.Tools, []string{"lookup_region"}) || an.Conversation.MaxTurns != 3 || !strings.HasPrefix(s.Prompt, "Analyze the data.") {
 		t.Errorf("llm_analyzer %+v", an)
 	}
 	if d := an.Dependencies; len(d) != 2 ||
@@ -334,13 +343,13 @@ func TestIterativeAnalysis(t *testing.T) {
 
 	ask := e.Agent("user_clarification")
 	dep := ask.Dependencies[0]
-	if ask.Kind != KindAsk || ask.Ask != "The analyzer needs clarification." || dep.MaxExecutions != 3 ||
+	if ask.Kind != (askkind.Kind{}) || askkind.SpecOf(ask).Question != "The analyzer needs clarification." || dep.MaxExecutions != 3 ||
 		dep.Condition != "context.llm_analyzer?.needs_clarification == true" || dep.Program == nil || !dep.RequiresAll {
 		t.Errorf("user_clarification %+v, dependency %+v", ask, dep)
 	}
 
 	fin := e.Agent("final_synthesis")
-	if fin.OutputFormat != "text" || fin.MaxSteps != DefaultMaxSteps || fin.Conversation.MaxTurns != DefaultMaxTurns || fin.Dependencies[0].Program == nil {
+	if s := llm.SpecOf(fin); s.OutputFormat != "text" || s.MaxSteps != DefaultMaxSteps || fin.Conversation.MaxTurns != DefaultMaxTurns || fin.Dependencies[0].Program == nil {
 		t.Errorf("final_synthesis %+v", fin)
 	}
 	if u := e.Unrunnable(); u != nil {
@@ -350,7 +359,7 @@ func TestIterativeAnalysis(t *testing.T) {
 
 func TestDefaults(t *testing.T) {
 	t.Parallel()
-	e := loadOK(t, "dependencies.yaml", LoadOptions{})
+	e := loadOK(t, "dependencies.yaml", LoadOptions{Kinds: testKinds})
 	l := e.Limits
 	if e.Version != 1 || l.MaxTotalTurns != DefaultMaxTotalTurns || l.Timeout != DefaultTimeout ||
 		l.ParallelAgentLimit != DefaultParallelAgentLimit || l.MaxAgentExecutions != nil {
@@ -360,7 +369,7 @@ func TestDefaults(t *testing.T) {
 
 func TestDependencyForms(t *testing.T) {
 	t.Parallel()
-	e := loadOK(t, "dependencies.yaml", LoadOptions{})
+	e := loadOK(t, "dependencies.yaml", LoadOptions{Kinds: testKinds})
 	short := e.Agent("short").Dependencies
 	if len(short) != 1 || *short[0] != (Dependency{Pos: Pos{7, 20}, AgentName: "source", RequiresAll: true}) {
 		t.Errorf("short form: %+v", short[0])
@@ -379,7 +388,7 @@ func TestDependencyForms(t *testing.T) {
 
 func TestScriptAgentFields(t *testing.T) {
 	t.Parallel()
-	s := loadOK(t, "env.yaml", LoadOptions{}).Agent("s")
+	s := script.SpecOf(loadOK(t, "env.yaml", LoadOptions{Kinds: testKinds}).Agent("s"))
 	params, err := json.Marshal(s.Parameters)
 	if want := `{"count":3,"day":"2024-01-01","nested":{"1":"one","list":["a",{"b":"c"}]}}`; err != nil || string(params) != want {
 		t.Errorf("parameters %s (%v), want %s", params, err, want)
@@ -394,7 +403,7 @@ func TestScriptAgentFields(t *testing.T) {
 			t.Errorf("env[%s] = %q, want %q", k, env[k], v)
 		}
 	}
-	e := loadOK(t, "timeouts.yaml", LoadOptions{})
+	e := loadOK(t, "timeouts.yaml", LoadOptions{Kinds: testKinds})
 	if e.Agent("a").Timeout != 1500*time.Millisecond || e.Agent("shortest").Timeout != MinTimeout || e.Limits.Timeout != 30*time.Second {
 		t.Errorf("timeouts %v %v", e.Agent("a").Timeout, e.Limits.Timeout)
 	}
@@ -402,11 +411,11 @@ func TestScriptAgentFields(t *testing.T) {
 
 func TestMergeKeysAndExtensions(t *testing.T) {
 	t.Parallel()
-	e := loadOK(t, "merge-keys.yaml", LoadOptions{})
-	if a, b := e.Agent("a"), e.Agent("b"); a.Script != "scripts/ok.sh" || a.Timeout != 5*time.Second || b.Script != "scripts/ok.sh" || b.Timeout != 9*time.Second {
+	e := loadOK(t, "merge-keys.yaml", LoadOptions{Kinds: testKinds})
+	if a, b := e.Agent("a"), e.Agent("b"); script.SpecOf(a).Script != "scripts/ok.sh" || a.Timeout != 5*time.Second || script.SpecOf(b).Script != "scripts/ok.sh" || b.Timeout != 9*time.Second {
 		t.Errorf("merged agents: %+v %+v", a, b)
 	}
-	if c := e.Agent("c"); c == nil || c.Script != "scripts/ok.sh" || len(e.Agent("b").Dependencies) != 2 {
+	if c := e.Agent("c"); c == nil || script.SpecOf(c).Script != "scripts/ok.sh" || len(e.Agent("b").Dependencies) != 2 {
 		t.Errorf("agent named through a merge key: %+v", c)
 	}
 	if m := e.Models["small"]; m.Provider != "ollama" || m.Model != "llama3:8b" {
@@ -416,7 +425,7 @@ func TestMergeKeysAndExtensions(t *testing.T) {
 
 func TestExpand(t *testing.T) {
 	t.Parallel()
-	e := loadOK(t, "expand.yaml", LoadOptions{LookupEnv: envOf(map[string]string{
+	e := loadOK(t, "expand.yaml", LoadOptions{Kinds: testKinds, LookupEnv: envOf(map[string]string{
 		"PROVIDER": "ollama", "MODEL": "qwen", "PRICE": "5", "HOME": "/root", "EMPTY": "",
 	})})
 	m := e.Models["m"]
@@ -426,7 +435,7 @@ func TestExpand(t *testing.T) {
 	if want := "Costs 5; literal ${MODEL}; fallback [none] []; $HOME stays"; m.SystemPrompt != want {
 		t.Errorf("system_prompt %q, want %q", m.SystemPrompt, want)
 	}
-	e = loadOK(t, "expand.yaml", LoadOptions{LookupEnv: envOf(map[string]string{
+	e = loadOK(t, "expand.yaml", LoadOptions{Kinds: testKinds, LookupEnv: envOf(map[string]string{
 		"PROVIDER": "ollama", "MODEL": "qwen", "PRICE": "5", "BASE_URL": "http://gpu:11434/v1", "EMPTY": "set",
 	})})
 	if m := e.Models["m"]; m.BaseURL != "http://gpu:11434/v1" || !strings.Contains(m.SystemPrompt, "[set]") {
@@ -435,7 +444,7 @@ func TestExpand(t *testing.T) {
 
 	// An unset variable is an error naming it and the field, never "".
 	file := filepath.Join("testdata", "expand.yaml")
-	_, err := Load(file, LoadOptions{LookupEnv: noEnv})
+	_, err := Load(file, LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 	checkErrors(t, err, file,
 		`4:15: model profile "m": provider uses ${PROVIDER}, which is not set; set it, or give a fallback with ${PROVIDER:-default}`,
 		`5:12: model profile "m": model uses ${MODEL}, which is not set`,
@@ -445,7 +454,7 @@ func TestExpand(t *testing.T) {
 func TestProfileFiles(t *testing.T) {
 	t.Parallel()
 	shared, env := filepath.Join("testdata", "profiles", "shared.yaml"), filepath.Join("testdata", "profiles", "env.yaml")
-	e := loadOK(t, "uses-profiles.yaml", LoadOptions{ProfileFiles: []string{shared, "", env}})
+	e := loadOK(t, "uses-profiles.yaml", LoadOptions{Kinds: testKinds, ProfileFiles: []string{shared, "", env}})
 	for name, want := range map[string]string{"fast": "from-shared", "clash": "from-file", "early": "from-shared", "late": "from-env"} {
 		if got := e.Models[name].Model; got != want {
 			t.Errorf("profile %s comes %s, want %s", name, got, want)
@@ -456,7 +465,7 @@ func TestProfileFiles(t *testing.T) {
 	}
 
 	file := filepath.Join("testdata", "uses-profiles.yaml")
-	_, err := Load(file, LoadOptions{LookupEnv: noEnv})
+	_, err := Load(file, LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 	checkErrors(t, err, file,
 		`6:20: agent "a": unknown model_profile "fast"`,
 		`10:20: agent "c": unknown model_profile "early"`,
@@ -468,7 +477,7 @@ func TestProfileFileErrors(t *testing.T) {
 	bad, badProfile := filepath.Join("testdata", "profiles", "bad.yaml"), filepath.Join("testdata", "profiles", "bad-profile.yaml")
 	missing := filepath.Join("testdata", "profiles", "missing.yaml")
 	file := filepath.Join("testdata", "uses-profiles.yaml")
-	_, err := Load(file, LoadOptions{LookupEnv: noEnv, ProfileFiles: []string{bad, badProfile, missing}})
+	_, err := Load(file, LoadOptions{Kinds: testKinds, LookupEnv: noEnv, ProfileFiles: []string{bad, badProfile, missing}})
 	var list *ErrorList
 	if !errors.As(err, &list) {
 		t.Fatalf("error %v", err)
@@ -497,7 +506,7 @@ func TestProfileFileErrors(t *testing.T) {
 func TestLoadMissingFile(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join("testdata", "nope.yaml")
-	_, err := Load(file, LoadOptions{})
+	_, err := Load(file, LoadOptions{Kinds: testKinds})
 	if err == nil || err.Error() != file+": cannot read: no such file or directory" {
 		t.Errorf("err = %v", err)
 	}
@@ -552,23 +561,9 @@ func TestPretty(t *testing.T) {
 func TestSecretNotEchoed(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join("testdata", "profiles.yaml")
-	_, err := Load(file, LoadOptions{LookupEnv: noEnv})
+	_, err := Load(file, LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 	if p := err.(*ErrorList).Pretty(); strings.Contains(p, "abcdefghijklmnop") {
 		t.Errorf("the key leaks into the message:\n%s", p)
-	}
-}
-
-func TestSuggest(t *testing.T) {
-	t.Parallel()
-	known := []string{"name", "agents", "dependencies", "env", "max_turns"}
-	for in, want := range map[string]string{
-		"agnets": "agents", "dependecies": "dependencies", "Name": "name", "max_turn": "max_turns",
-		"xyz": "", "environment": "", "ev": "env",
-	} {
-		got := suggest(in, known)
-		if (want == "" && got != "") || (want != "" && got != `; did you mean "`+want+`"?`) {
-			t.Errorf("suggest(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 
@@ -580,7 +575,7 @@ func TestScriptBinary(t *testing.T) {
 		t.Skip(err)
 	}
 	src := fmt.Sprintf("name: bin\nagents:\n  - name: b\n    script: %q\n    allow_outside: true\n", bin)
-	if _, err := LoadBytes(filepath.Join("testdata", "bin.yaml"), []byte(src), LoadOptions{LookupEnv: noEnv}); err != nil {
+	if _, err := LoadBytes(filepath.Join("testdata", "bin.yaml"), []byte(src), LoadOptions{Kinds: testKinds, LookupEnv: noEnv}); err != nil {
 		t.Errorf("a binary script: %v", err)
 	}
 }
@@ -592,7 +587,7 @@ func TestExpandRefusesKeys(t *testing.T) {
 	t.Parallel()
 	file, profiles := filepath.Join("testdata", "keys", "expand-key.yaml"), filepath.Join("testdata", "keys", "profiles.yaml")
 	env := envOf(map[string]string{"MYKEY": "sk-secret-value-1", "OTHERKEY": "sk-secret-value-2"})
-	_, err := Load(file, LoadOptions{LookupEnv: env, ProfileFiles: []string{profiles}})
+	_, err := Load(file, LoadOptions{Kinds: testKinds, LookupEnv: env, ProfileFiles: []string{profiles}})
 	got := err.Error()
 	for _, want := range []string{
 		file + `:5:12: model profile "m": model uses ${MYKEY}, the API key variable of profile "m"; keys are never expanded into the file`,
@@ -615,7 +610,7 @@ func TestExpandRefusesKeys(t *testing.T) {
 func TestScriptOutsideTheFolder(t *testing.T) {
 	t.Parallel()
 	file := filepath.Join("testdata", "outside", "inner", "ensemble.yaml")
-	_, err := Load(file, LoadOptions{LookupEnv: noEnv})
+	_, err := Load(file, LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 	const outside = `is outside the ensemble file's folder `
 	checkErrors(t, err, file,
 		`4:13: tool "shell": script "/bin/sh" `+outside,

@@ -1,8 +1,10 @@
-package ensemble
+package ensemble_test
 
 import (
 	"strings"
 	"testing"
+
+	. "github.com/ensemble-run/ensemble/ensemble"
 )
 
 func TestOnDecoding(t *testing.T) {
@@ -17,14 +19,14 @@ agents:
     ask: q
     dependencies: [{agent_name: fetch, on: success}]
 `
-	e, err := LoadBytes("s.yaml", []byte(src), LoadOptions{LookupEnv: noEnv})
+	e, err := LoadBytes("s.yaml", []byte(src), LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !e.Agent("fallback").Dependencies[0].OnFailure || e.Agent("use").Dependencies[0].OnFailure {
 		t.Fatal("on: not decoded")
 	}
-	_, err = LoadBytes("s.yaml", []byte(strings.Replace(src, "on: failure", "on: error", 1)), LoadOptions{LookupEnv: noEnv})
+	_, err = LoadBytes("s.yaml", []byte(strings.Replace(src, "on: failure", "on: error", 1)), LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 	checkErrors(t, err, "s.yaml", `6:44: dependency "fetch" of agent "fallback": on must be success or failure, got "error"`)
 }
 
@@ -37,7 +39,7 @@ agents:
     ask: q
     dependencies: [{agent_name: classifier, select: "output.topics"}]
 `
-	e, err := LoadBytes("s.yaml", []byte(ok), LoadOptions{LookupEnv: noEnv})
+	e, err := LoadBytes("s.yaml", []byte(ok), LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +58,7 @@ agents:
   - {name: other, ask: q}
   - {name: third, ask: q}
 `
-	_, err = LoadBytes("s.yaml", []byte(bad), LoadOptions{LookupEnv: noEnv})
+	_, err = LoadBytes("s.yaml", []byte(bad), LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 	checkErrors(t, err, "s.yaml",
 		`7:42: dependency "classifier" of agent "writer": select does not compile: expected name (column 8 of the select)`,
 		`8:37: dependency "other" of agent "writer": select names context.clasifier, but no agent has the state key "clasifier"; did you mean "classifier"? (column 9 of the select)`,

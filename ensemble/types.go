@@ -14,25 +14,24 @@ type Pos struct {
 	Column int
 }
 
-// Kind is the kind of an agent.
-type Kind int
-
-const (
-	KindScript Kind = iota + 1 // runs an executable
-	KindLLM                    // talks to a model
-	KindAsk                    // asks a human
-)
-
-func (k Kind) String() string {
-	switch k {
-	case KindScript:
-		return "script"
-	case KindLLM:
-		return "llm"
-	case KindAsk:
-		return "ask"
-	}
-	return "unknown"
+// Kind is a kind of agent (script, llm, ask, ...) as the loader needs it.
+// Each kind is supplied by a package of its own; LoadOptions.Kinds lists the
+// kinds a file may use, and Agent.Kind is the agent's. Other packages ask
+// more of a kind through interfaces of their own (how it is drawn, whether
+// it reaches a model, ...), never by switching on kinds. Kinds are compared
+// with ==, so a kind's value must be comparable (an empty struct will do).
+type Kind interface {
+	// String is the kind's name in messages: "script", "llm", "ask".
+	String() string
+	// Key is the field whose presence makes an agent of this kind:
+	// script, model_profile, ask. It is decoded by Decode.
+	Key() string
+	// Fields are the other fields that only agents of this kind take, in
+	// the order the format lists them.
+	Fields() []string
+	// Decode decodes the kind's fields of one agent (Key and Fields) into
+	// a, reporting every problem through f.
+	Decode(f *Fields, a *Agent)
 }
 
 // Defaults of docs/format.md, docs/semantics.md#limits.
@@ -58,6 +57,9 @@ type Ensemble struct {
 	Models map[string]*ModelProfile // file profiles merged with --profiles / $ENSEMBLE_PROFILES
 	Tools  []*Tool
 	Agents []*Agent // in file order; Agent.Index is the position here
+	// Kinds are the kinds of agent the file was loaded with
+	// (LoadOptions.Kinds), in their order.
+	Kinds []Kind
 
 	Limits Limits
 
@@ -101,12 +103,11 @@ type Agent struct {
 	Pos   Pos
 	Index int // position in Ensemble.Agents
 	Name  string
-	Kind  Kind
-
-	Script       string // as written (script agents)
-	ScriptPath   string // absolute path of Script
-	ModelProfile string // LLM agents
-	Ask          string // ask agents: the question shown to the human
+	Kind  Kind // nil only in a file that failed to load
+	// Spec is what the agent has of its kind's own fields (a script, a
+	// model profile, a question...): its type belongs to the kind's
+	// package, which reads it.
+	Spec any
 
 	Dependencies []*Dependency
 	// TriggerAll is trigger: all: the agent waits until every required
@@ -115,16 +116,6 @@ type Agent struct {
 	triggerSet   bool // trigger: written in the file (any or all)
 	Conversation Conversation
 	Timeout      time.Duration // per execution; 0 = bounded only by the run
-
-	Parameters map[string]any    // script agents
-	Env        map[string]string // script agents
-
-	Prompt        string   // LLM agents: system prompt after the profile's
-	OutputFormat  string   // "text" (default) or "json"
-	Tools         []string // tool names
-	MaxSteps      int      // model requests per execution; default 20
-	ToolParallel  int      // tool calls of one reply run at once; default 8
-	ContextWindow *ContextWindow
 
 	FanOut *FanOut // fan_out: one execution per item (docs/semantics.md#fan-out)
 }

@@ -1,9 +1,10 @@
-package ensemble
+package ensemble_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
+
+	. "github.com/ensemble-run/ensemble/ensemble"
 )
 
 const joinLoop = `name: join
@@ -39,7 +40,7 @@ func TestJoinInALoopWarns(t *testing.T) {
 		"trigger all, nothing required": {strings.Replace(strings.Replace(joinLoop, "%s", "    trigger: all\n", 1), "[coder, critic, start]", "[{agent_name: coder, requires_all: false}]", 1),
 			`agent "synth" has trigger: all but no required dependency: it has no effect`},
 	} {
-		e, err := LoadBytes("join.yaml", []byte(c.src), LoadOptions{LookupEnv: noEnv})
+		e, err := LoadBytes("join.yaml", []byte(c.src), LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -85,7 +86,7 @@ agents:
     ask: q
     dependencies: [{agent_name: b, requires_all: false}, {agent_name: c, requires_all: false}]
 `
-	e, err := LoadBytes("joins.yaml", []byte(src), LoadOptions{LookupEnv: noEnv})
+	e, err := LoadBytes("joins.yaml", []byte(src), LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,27 +97,6 @@ agents:
 
 func TestTriggerMustBeAnyOrAll(t *testing.T) {
 	t.Parallel()
-	_, err := LoadBytes("t.yaml", []byte("name: t\nagents:\n  - name: a\n    ask: q\n    trigger: every\n"), LoadOptions{LookupEnv: noEnv})
+	_, err := LoadBytes("t.yaml", []byte("name: t\nagents:\n  - name: a\n    ask: q\n    trigger: every\n"), LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 	checkErrors(t, err, "t.yaml", `5:14: agent "a": trigger must be any or all, got "every"`)
-}
-
-// A long cycle is found without deep recursion.
-func TestComponentsLongCycle(t *testing.T) {
-	t.Parallel()
-	const n = 200000
-	e := &Ensemble{}
-	for i := range n {
-		e.Agents = append(e.Agents, &Agent{Name: fmt.Sprint("a", i), Dependencies: []*Dependency{{AgentName: fmt.Sprint("a", (i+1)%n), RequiresAll: true}}})
-	}
-	e.Agents = append(e.Agents, &Agent{Name: "outside", Dependencies: []*Dependency{{AgentName: "a0"}}})
-	e.Index()
-	comp := components(e)
-	for i, c := range comp[:n] {
-		if c != comp[0] || c < 0 {
-			t.Fatalf("agent %d in component %d, agent 0 in %d", i, c, comp[0])
-		}
-	}
-	if comp[n] != -1 {
-		t.Fatalf("the agent outside the cycle is in component %d", comp[n])
-	}
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/cucumber/godog"
 
 	"github.com/ensemble-run/ensemble/bdd"
-	"github.com/ensemble-run/ensemble/runners/llm"
+	"github.com/ensemble-run/ensemble/kinds/llm"
 )
 
 func TestFeatures(t *testing.T) {

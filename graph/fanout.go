@@ -41,7 +41,7 @@ func mermaidFanOut(id string, lines []string) string {
 // dotNodeShape is the shape and colours of an agent's node: its kind's, a
 // stack of boxes (box3d) for a fan-out.
 func dotNodeShape(a *ensemble.Agent) string {
-	shape := dotShape[a.Kind]
+	shape := shape(a.Kind).DOT
 	if a.FanOut == nil {
 		return shape
 	}

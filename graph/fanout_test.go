@@ -1,4 +1,4 @@
-package graph
+package graph_test
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/ensemble-run/ensemble/ensemble"
+	. "github.com/ensemble-run/ensemble/graph"
+	"github.com/ensemble-run/ensemble/kinds"
 )
 
 // A fan-out agent is a stacked node that names its expression and the
@@ -19,7 +21,7 @@ agents:
     script: scripts/x.sh
     fan_out: {over: "context.split.parts", max_items: 50, on_error: fail}
     dependencies: [split]
-`), ensemble.LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }})
+`), kinds.Builtin().Load(ensemble.LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/ensemble-run/ensemble/ensemble"
@@ -71,20 +72,8 @@ func mermaidMaxEdges(n int) int { return (n/1000 + 1) * 1000 }
 // limits.
 func nodeLines(e *ensemble.Ensemble, a *ensemble.Agent) []string {
 	lines := []string{a.Name}
-	switch a.Kind {
-	case ensemble.KindScript:
-		lines = append(lines, "script: "+a.Script)
-	case ensemble.KindLLM:
-		what := "llm: " + a.ModelProfile
-		if p := e.Models[a.ModelProfile]; p != nil && p.Model != "" {
-			what += " (" + p.Model + ")"
-		}
-		lines = append(lines, what)
-		if len(a.Tools) > 0 {
-			lines = append(lines, "tools: "+strings.Join(a.Tools, ", "))
-		}
-	case ensemble.KindAsk:
-		lines = append(lines, "ask")
+	if k, ok := a.Kind.(Describer); ok {
+		lines = append(lines, k.Describe(e, a)...)
 	}
 	var limits []string
 	if a.Conversation.MaxTurns > 1 {
@@ -129,11 +118,56 @@ func edgeLines(d *ensemble.Dependency) []string {
 
 // --- Mermaid ---
 
-// mermaidShape opens and closes a node of each kind.
-var mermaidShape = map[ensemble.Kind][2]string{
-	ensemble.KindScript: {"[", "]"},
-	ensemble.KindLLM:    {"(", ")"},
-	ensemble.KindAsk:    {"[/", "/]"},
+// What a drawing asks of an agent's kind.
+type (
+	// Describer kinds say what an agent runs, in the lines of its label
+	// after its name: "script: x.py", "llm: fast (gpt-4o)".
+	Describer interface {
+		Describe(e *ensemble.Ensemble, a *ensemble.Agent) []string
+	}
+	// Shaper kinds have a shape of their own.
+	Shaper interface{ Shape() Shape }
+)
+
+// Shape is how the agents of a kind are drawn.
+type Shape struct {
+	// Mermaid opens and closes a Mermaid node: "[" and "]" draw a box.
+	Mermaid [2]string
+	// MermaidClass is the style of the Mermaid class named after the kind.
+	MermaidClass string
+	// DOT is the attributes of a Graphviz node.
+	DOT string
+}
+
+// kindsOf are the kinds e was loaded with, or for an ensemble built by
+// hand the kinds of its agents, in order.
+func kindsOf(e *ensemble.Ensemble) []ensemble.Kind {
+	if len(e.Kinds) > 0 {
+		return e.Kinds
+	}
+	var kinds []ensemble.Kind
+	for _, a := range e.Agents {
+		if a.Kind != nil && !slices.Contains(kinds, a.Kind) {
+			kinds = append(kinds, a.Kind)
+		}
+	}
+	return kinds
+}
+
+// kindName names k, "unknown" when an agent built by hand has none.
+func kindName(k ensemble.Kind) string {
+	if k == nil {
+		return "unknown"
+	}
+	return k.String()
+}
+
+// shape is the shape of a's kind; a kind without one is drawn as a box.
+func shape(k ensemble.Kind) Shape {
+	if s, ok := k.(Shaper); ok {
+		return s.Shape()
+	}
+	return Shape{Mermaid: [2]string{"[", "]"}, DOT: "shape=box"}
 }
 
 // Mermaid writes e as a Mermaid flowchart, top to bottom. Node ids are
@@ -154,14 +188,11 @@ func Mermaid(w io.Writer, e *ensemble.Ensemble) error {
 		ids[a.Name] = fmt.Sprintf("a%d", i+1)
 	}
 	for _, a := range e.Agents {
-		shape := mermaidShape[a.Kind]
-		if shape[0] == "" {
-			shape = [2]string{"[", "]"}
-		}
 		if a.FanOut != nil {
 			p("    %s\n", mermaidFanOut(ids[a.Name], nodeLines(e, a)))
 			continue
 		}
+		shape := shape(a.Kind).Mermaid
 		p("    %s%s\"%s\"%s\n", ids[a.Name], shape[0], mermaidText(nodeLines(e, a)), shape[1])
 	}
 	var failureLinks []string // Mermaid numbers links in the order they are written
@@ -186,10 +217,13 @@ func Mermaid(w io.Writer, e *ensemble.Ensemble) error {
 	if len(failureLinks) > 0 {
 		p("    linkStyle %s stroke:#c5221f,color:#c5221f\n", strings.Join(failureLinks, ","))
 	}
-	p("    classDef script fill:#e8f0fe,stroke:#4a6fa5,color:#1a1a1a\n")
-	p("    classDef llm fill:#e6f4ea,stroke:#3c8d5a,color:#1a1a1a\n")
-	p("    classDef ask fill:#fef7e0,stroke:#b08400,color:#1a1a1a\n")
-	for _, k := range []ensemble.Kind{ensemble.KindScript, ensemble.KindLLM, ensemble.KindAsk} {
+	kinds := kindsOf(e)
+	for _, k := range kinds {
+		if c := shape(k).MermaidClass; c != "" {
+			p("    classDef %s %s\n", k, c)
+		}
+	}
+	for _, k := range kinds {
 		var of []string
 		for _, a := range e.Agents {
 			if a.Kind == k {
@@ -241,12 +275,6 @@ func mermaidText(lines []string) string {
 
 // --- DOT ---
 
-var dotShape = map[ensemble.Kind]string{
-	ensemble.KindScript: `shape=box, fillcolor="#e8f0fe", color="#4a6fa5"`,
-	ensemble.KindLLM:    `shape=box, style="rounded,filled", fillcolor="#e6f4ea", color="#3c8d5a"`,
-	ensemble.KindAsk:    `shape=parallelogram, fillcolor="#fef7e0", color="#b08400"`,
-}
-
 // DOT writes e as a Graphviz digraph, top to bottom. Every id and label is
 // a quoted string with backslashes and quotes escaped; lines are joined
 // with \n. A back edge (one that closes a cycle) has constraint=false: it
@@ -259,7 +287,7 @@ func DOT(w io.Writer, e *ensemble.Ensemble) error {
 	p("  label=%s;\n  labelloc=t;\n  rankdir=TB;\n", dotString(e.Name))
 	p("  fontname=\"Helvetica\";\n  node [fontname=\"Helvetica\", style=filled];\n  edge [fontname=\"Helvetica\", fontsize=10];\n")
 	for _, a := range e.Agents {
-		p("  %s [label=%s, class=%s, %s];\n", dotString(a.Name), dotLabel(nodeLines(e, a)), dotString(a.Kind.String()), dotNodeShape(a))
+		p("  %s [label=%s, class=%s, %s];\n", dotString(a.Name), dotLabel(nodeLines(e, a)), dotString(kindName(a.Kind)), dotNodeShape(a))
 	}
 	back := backEdges(e)
 	for _, a := range e.Agents {

@@ -1,4 +1,4 @@
-package graph
+package graph_test
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/ensemble-run/ensemble/ensemble"
+	. "github.com/ensemble-run/ensemble/graph"
+	"github.com/ensemble-run/ensemble/kinds"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -31,7 +33,7 @@ func ensembles(t *testing.T) map[string]string {
 
 func load(t *testing.T, path string) *ensemble.Ensemble {
 	t.Helper()
-	e, err := ensemble.Load(path, ensemble.LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }})
+	e, err := ensemble.Load(path, kinds.Builtin().Load(ensemble.LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,12 +103,6 @@ func TestEdgesAndKinds(t *testing.T) {
 }
 
 func TestEscaping(t *testing.T) {
-	if got := mermaidText([]string{`a "b" #1 <c> & d|e ` + "`f`", "line\ttwo"}); got != `a #quot;b#quot; #35;1 #lt;c#gt; #amp; d#124;e #96;f#96;<br/>line two` {
-		t.Errorf("mermaid: %s", got)
-	}
-	if got := dotLabel([]string{`say "hi" \d`, "two\nlines"}); got != `"say \"hi\" \\d\ntwo lines"` {
-		t.Errorf("dot: %s", got)
-	}
 	var m bytes.Buffer
 	Mermaid(&m, load(t, "testdata/tricky/ensemble.yaml"))
 	for i, line := range strings.Split(m.String(), "\n") {
@@ -142,7 +138,7 @@ func TestDOTParses(t *testing.T) {
 // loadYAML loads an ensemble of ask agents from YAML written by the test.
 func loadYAML(t *testing.T, yaml string) *ensemble.Ensemble {
 	t.Helper()
-	e, err := ensemble.LoadBytes("ensemble.yaml", []byte(yaml), ensemble.LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }})
+	e, err := ensemble.LoadBytes("ensemble.yaml", []byte(yaml), kinds.Builtin().Load(ensemble.LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }}))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, yaml)
 	}
@@ -215,7 +211,7 @@ func TestBackEdges(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := loadYAML(t, "name: g\nagents: "+tt.agents+"\n")
-			back := backEdges(e)
+			back := BackEdges(e)
 			var got []string
 			for _, a := range e.Agents {
 				for _, d := range a.Dependencies {
@@ -256,7 +252,7 @@ agents:
   - name: fallback
     ask: q
     dependencies: [writer, {agent_name: classifier, on: failure}]
-`), ensemble.LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }})
+`), kinds.Builtin().Load(ensemble.LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }}))
 	if err != nil {
 		t.Fatal(err)
 	}

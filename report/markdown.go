@@ -189,7 +189,9 @@ func (m *markdown) mayCallTools() bool {
 		return true
 	}
 	for _, a := range e.Agents {
-		if len(a.Tools) > 0 {
+		if k, ok := a.Kind.(interface {
+			Tools(*ensemble.Agent) []string
+		}); ok && len(k.Tools(a)) > 0 {
 			return true
 		}
 	}
@@ -212,7 +214,7 @@ func (m *markdown) started() time.Time {
 
 func (m *markdown) kind(agent string) string {
 	if e := m.opts.Ensemble; e != nil {
-		if a := e.Agent(agent); a != nil {
+		if a := e.Agent(agent); a != nil && a.Kind != nil {
 			return a.Kind.String()
 		}
 	}

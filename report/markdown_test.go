@@ -11,6 +11,9 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	askkind "github.com/ensemble-run/ensemble/kinds/ask"
+	llmkind "github.com/ensemble-run/ensemble/kinds/llm"
+	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -43,10 +46,10 @@ func ptr[T any](v T) *T { return &v }
 // warning, an interrupted turn, and text that would break naive Markdown.
 func sample() (*engine.Result, MarkdownOptions) {
 	e := &ensemble.Ensemble{Name: "review-loop", Description: "Draft, check, ask | repeat <fast>.", Agents: []*ensemble.Agent{
-		{Name: "writer", Kind: ensemble.KindLLM, Tools: []string{"lookup", "broken", "search"}},
-		{Name: "checker", Kind: ensemble.KindScript},
-		{Name: "human", Kind: ensemble.KindAsk},
-		{Name: "publisher", Kind: ensemble.KindScript},
+		{Name: "writer", Kind: llmkind.Kind{}, Spec: &llmkind.Spec{Tools: []string{"lookup", "broken", "search"}}},
+		{Name: "checker", Kind: scriptkind.Kind{}},
+		{Name: "human", Kind: askkind.Kind{}},
+		{Name: "publisher", Kind: scriptkind.Kind{}},
 	}}
 	e.Index()
 	res := &engine.Result{
@@ -178,7 +181,7 @@ func TestMarkdownReportOfAResumedRun(t *testing.T) {
 		}
 	}
 	// Without tools, there are no tool calls to miss.
-	opts.Ensemble.Agents[0].Tools = nil
+	opts.Ensemble.Agents[0].Spec = &llmkind.Spec{}
 	b.Reset()
 	if err := Markdown(&b, res, opts); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/engine/consume"
 	"github.com/ensemble-run/ensemble/ensemble"
+	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -29,7 +30,7 @@ func deps(ds ...*ensemble.Dependency) agentOpt {
 }
 
 func agent(name string, opts ...agentOpt) *ensemble.Agent {
-	a := &ensemble.Agent{Name: name, Kind: ensemble.KindScript, Conversation: ensemble.Conversation{MaxTurns: 1}}
+	a := &ensemble.Agent{Name: name, Kind: scriptkind.Kind{}, Conversation: ensemble.Conversation{MaxTurns: 1}}
 	for _, o := range opts {
 		o(a)
 	}

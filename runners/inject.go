@@ -56,7 +56,7 @@ func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
 	a := req.Agent
 	ent, n := ir.injectedEntry(req)
 	if ent == nil {
-		if ir.Live != nil && a.Kind == ensemble.KindLLM {
+		if g, ok := a.Kind.(guarded); ir.Live != nil && ok && g.Guarded() {
 			if err := ir.Live(a.Name); err != nil {
 				return &Result{InputData: injectedInputData(req, 0), Err: err}
 			}
@@ -84,7 +84,7 @@ func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
 	}
 	switch v := ent.Values[n-1].(type) {
 	case string:
-		if a.Kind == ensemble.KindLLM && a.OutputFormat == "json" {
+		if j, ok := a.Kind.(jsonReplies); ok && j.JSONReply(a) {
 			out, err := ParseJSONReply(v)
 			if err != nil {
 				res.Err = fmt.Errorf("agent %q: injected response %d: output_format is json, but %w", a.Name, n, err)
@@ -104,47 +104,27 @@ func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
 	return res
 }
 
+// What the injected runner asks of an agent's kind.
+type (
+	// guarded kinds reach a model that costs money: Live guards them.
+	guarded interface{ Guarded() bool }
+	// jsonReplies kinds say whether a's reply text must be JSON.
+	jsonReplies interface{ JSONReply(a *ensemble.Agent) bool }
+	// inputData kinds give more input data than BaseInputData.
+	inputData interface {
+		InputData(req *Request) map[string]any
+	}
+)
+
 func injectedInputData(req *Request, n int) map[string]any {
 	var m map[string]any
-	if req.Agent.Kind == ensemble.KindScript {
-		m = scriptInputData(req)
+	if k, ok := req.Agent.Kind.(inputData); ok {
+		m = k.InputData(req)
 	} else {
-		m = baseInputData(req)
+		m = BaseInputData(req)
 	}
 	if n > 0 {
 		m["injected_response"] = n
 	}
 	return m
-}
-
-// ByKind dispatches each agent to the runner of its kind.
-type ByKind struct {
-	Script Runner
-	LLM    Runner
-	Ask    Runner
-}
-
-var _ Runner = (*ByKind)(nil)
-
-// Run runs req with the runner for req.Agent.Kind.
-func (b *ByKind) Run(ctx context.Context, req *Request) *Result {
-	a := req.Agent
-	var r Runner
-	switch a.Kind {
-	case ensemble.KindScript:
-		r = b.Script
-	case ensemble.KindLLM:
-		if b.LLM == nil {
-			return &Result{Err: fmt.Errorf("agent %q: no LLM provider is available yet", a.Name)}
-		}
-		r = b.LLM
-	case ensemble.KindAsk:
-		r = b.Ask
-	default:
-		return &Result{Err: fmt.Errorf("agent %q: unknown agent kind %v", a.Name, a.Kind)}
-	}
-	if r == nil {
-		return &Result{Err: fmt.Errorf("agent %q: no runner is configured for %s agents", a.Name, a.Kind)}
-	}
-	return r.Run(ctx, req)
 }

@@ -2,41 +2,15 @@ package runners
 
 import (
 	"context"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/ensemble-run/ensemble/ensemble"
 )
 
-// A fan-out instance's script gets item, index and count at the end of its
-// stdin object, and in its input data; other executions get neither.
-func TestScriptStdinOfAnInstance(t *testing.T) {
-	t.Parallel()
-	e := testEnsemble(t, scriptAgent("echo", "echo.py", nil))
-	req := scriptRequest(e, "echo")
-	req.Instance = &Instance{Name: "echo[1]", Item: map[string]any{"text": "chunk"}, Index: 1, Count: 3, Seq: 2}
-	res := (&Script{}).Run(context.Background(), req)
-	if res.Err != nil {
-		t.Fatal(res.Err)
-	}
-	raw := res.Output.(map[string]any)["raw"].(string)
-	if !strings.HasSuffix(raw, `"request_parameters":null,"item":{"text":"chunk"},"index":1,"count":3}`) {
-		t.Errorf("stdin %s", raw)
-	}
-	in := res.InputData.(map[string]any)
-	if !reflect.DeepEqual(in["item"], map[string]any{"text": "chunk"}) || in["index"] != 1 || in["count"] != 3 {
-		t.Errorf("input data %#v", in)
-	}
-	res = (&Script{}).Run(context.Background(), scriptRequest(e, "echo"))
-	if raw := res.Output.(map[string]any)["raw"].(string); strings.Contains(raw, `"item"`) || strings.Contains(raw, `"index"`) {
-		t.Errorf("stdin of an execution that is no instance: %s", raw)
-	}
-}
-
 func fanOutEnsemble(t *testing.T) *ensemble.Ensemble {
-	sum := &ensemble.Agent{Name: "summarize", Kind: ensemble.KindLLM, ModelProfile: "local", FanOut: &ensemble.FanOut{Over: "x", MaxItems: 10}}
-	return testEnsemble(t, sum, &ensemble.Agent{Name: "plain", Kind: ensemble.KindLLM, ModelProfile: "local"})
+	sum := &ensemble.Agent{Name: "summarize", Kind: llmKind{}, FanOut: &ensemble.FanOut{Over: "x", MaxItems: 10}}
+	return testEnsemble(t, sum, &ensemble.Agent{Name: "plain", Kind: llmKind{}})
 }
 
 // The agent's injected responses go to its instances in order, across

@@ -31,8 +31,8 @@ func analysisEnsemble(t *testing.T) *ensemble.Ensemble {
 	t.Helper()
 	return testEnsemble(t,
 		scriptAgent("data_extractor", "echo.py", map[string]any{"k": "v"}),
-		&ensemble.Agent{Name: "llm_analyzer", Kind: ensemble.KindLLM, ModelProfile: "efficient", OutputFormat: "json"},
-		&ensemble.Agent{Name: "writer", Kind: ensemble.KindLLM, ModelProfile: "efficient"},
+		&ensemble.Agent{Name: "llm_analyzer", Kind: llmKind{}, Spec: "json"},
+		&ensemble.Agent{Name: "writer", Kind: llmKind{}},
 		askAgent("user_clarification", "Clarify?", "llm_analyzer"),
 	)
 }
@@ -356,33 +356,6 @@ func TestInjectedSimulate(t *testing.T) {
 	}
 }
 
-func TestByKind(t *testing.T) {
-	t.Parallel()
-	e := analysisEnsemble(t)
-	script, ask := &countingRunner{}, &countingRunner{}
-	b := &ByKind{Script: script, Ask: ask}
-	run := func(agent string) *Result {
-		return b.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent(agent), Execution: 1})
-	}
-	if res := run("data_extractor"); res.Output != "ran data_extractor" || script.n.Load() != 1 {
-		t.Errorf("script: %#v", res)
-	}
-	if res := run("user_clarification"); res.Output != "ran user_clarification" || ask.n.Load() != 1 {
-		t.Errorf("ask: %#v", res)
-	}
-	if res := run("llm_analyzer"); res.Err == nil || res.Err.Error() != `agent "llm_analyzer": no LLM provider is available yet` {
-		t.Errorf("llm: %v", res.Err)
-	}
-	llm := &countingRunner{}
-	b.LLM = llm
-	if res := run("llm_analyzer"); res.Output != "ran llm_analyzer" {
-		t.Errorf("llm: %#v", res)
-	}
-	if res := (&ByKind{}).Run(context.Background(), &Request{Agent: e.Agent("data_extractor")}); res.Err == nil {
-		t.Error("no script runner: no error")
-	}
-}
-
 func TestParseJSONReply(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -439,7 +412,7 @@ func TestResponseErrorsAreLoaderErrors(t *testing.T) {
 func TestInjectedLiveGuardsTheModels(t *testing.T) {
 	t.Parallel()
 	llmAgent := func(name string) *ensemble.Agent {
-		return &ensemble.Agent{Name: name, Kind: ensemble.KindLLM, ModelProfile: "efficient"}
+		return &ensemble.Agent{Name: name, Kind: llmKind{}}
 	}
 	e := testEnsemble(t, llmAgent("covered"), llmAgent("empty"), llmAgent("simulated"), llmAgent("uncovered"),
 		llmAgent("let_through"), scriptAgent("script", "echo.py", nil), askAgent("asker", "?"))

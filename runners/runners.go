@@ -3,104 +3,39 @@
 package runners
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
 
-	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/state"
+	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/internal/proc"
 )
 
-// Request is everything one execution of one agent is given. Runners must
-// treat it as read-only: it points into the state as it was at the start of
-// the turn.
-type Request struct {
-	Ensemble *ensemble.Ensemble
-	Agent    *ensemble.Agent
-	Input    string // the run's input
-	Turn     int    // 1-based number of the turn this execution belongs to
-	// Execution is the 1-based number of this execution of the agent.
-	Execution int
-	// Dependencies holds the latest output behind each satisfied edge, keyed
-	// by dependency name.
-	Dependencies map[string]any
-	// Fresh names the dependencies in Dependencies whose outputs this agent
-	// has not consumed before, in file order.
-	Fresh []string
-	// Context is the whole accumulated context (read-only).
-	Context map[string]any
-	// RequestParameters merges the parameters of the agent requests that made
-	// it ready (docs/semantics.md#agent-requests); nil when none.
-	RequestParameters map[string]any
-	// Memory is what this agent's runner kept from its previous executions
-	// (an LLM agent's conversation); nil on the first.
-	Memory json.RawMessage
-	// Events receives tool-call and streaming events; may be nil.
-	Events events.Sink
-	// Instance is set for an instance of a fan-out agent: its item.
-	Instance *Instance
-}
+// The contract of package agent, under the names this package has always
+// used for them.
+type (
+	Request    = agent.Request
+	Result     = agent.Result
+	Runner     = agent.Runner
+	RunnerFunc = agent.RunnerFunc
+	Instance   = agent.Instance
+)
 
-// Result is the outcome of one execution.
-type Result struct {
-	// Output is the agent's output (docs/semantics.md#state): a parsed JSON value, or a
-	// string. Ignored when Err is set. Agent requests (docs/semantics.md#agent-requests) are read from
-	// it by the engine.
-	Output any
-	// InputData is what the execution was given (docs/cli.md#the-result): for scripts the
-	// stdin object less context, for LLM agents the messages it added.
-	InputData any
-	// Err is set when the execution failed.
-	Err error
-	// Stderr is the tail of what a script printed on stderr (the last
-	// StderrTail bytes, see Exec), whether it succeeded or not; "" for
-	// other agents.
-	Stderr string
-	// StopReason and Usage are set by LLM agents (docs/llm.md#tools).
-	StopReason string
-	Usage      *state.Usage
-	// Memory replaces the agent's memory when the turn commits; nil keeps it.
-	Memory json.RawMessage
-}
+// How a script or tool process fails (package internal/proc starts them).
+type (
+	ExitError        = proc.ExitError
+	TimeoutError     = proc.TimeoutError
+	CancelledError   = proc.CancelledError
+	OutputLimitError = proc.OutputLimitError
+	InterpreterError = proc.InterpreterError
+)
 
-// Runner runs one execution of an agent. It never panics on bad agent
-// behaviour: failures are reported in Result.Err.
-type Runner interface {
-	Run(ctx context.Context, req *Request) *Result
-}
-
-// RunnerFunc adapts a function to Runner.
-type RunnerFunc func(ctx context.Context, req *Request) *Result
-
-// Run calls f.
-func (f RunnerFunc) Run(ctx context.Context, req *Request) *Result { return f(ctx, req) }
-
-// DependencyOrder lists the keys of r.Dependencies in the agent's
-// declaration order, then any others sorted: the order in which an ask
-// agent shows them and an LLM agent's first user message labels them.
-func (r *Request) DependencyOrder() []string {
-	names := make([]string, 0, len(r.Dependencies))
-	seen := make(map[string]bool, len(r.Dependencies))
-	if r.Agent != nil {
-		for _, d := range r.Agent.Dependencies {
-			if _, ok := r.Dependencies[d.AgentName]; ok && !seen[d.AgentName] {
-				names = append(names, d.AgentName)
-				seen[d.AgentName] = true
-			}
-		}
-	}
-	var rest []string
-	for k := range r.Dependencies {
-		if !seen[k] {
-			rest = append(rest, k)
-		}
-	}
-	slices.Sort(rest)
-	return append(names, rest...)
-}
+// Limits of a script or tool process.
+const (
+	// DefaultMaxOutput is the stdout limit of a script or tool (docs/semantics.md#script-agents).
+	DefaultMaxOutput = proc.DefaultMaxOutput
+	// StderrTail is how much of the end of stderr is kept.
+	StderrTail = proc.StderrTail
+)
 
 // ParseOutput turns raw agent output into an output value (docs/semantics.md#state): text
 // that parses as JSON is stored parsed, anything else as a string (trimmed of
@@ -117,3 +52,8 @@ func ParseOutput(text string) (any, error) {
 	}
 	return trimmed, nil
 }
+
+// DecodeOutput decodes the JSON value b as an output: valid JSON that nests
+// deeper than MaxOutputDepth is ErrTooDeep; invalid JSON is
+// json.Unmarshal's error.
+func DecodeOutput(b []byte) (any, error) { return decodeOutput(b) }

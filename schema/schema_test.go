@@ -16,6 +16,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/kinds"
 )
 
 func noEnv(string) (string, bool) { return "", false }
@@ -63,7 +64,7 @@ func TestWhatTheLoaderAcceptsIsValid(t *testing.T) {
 		if d.IsDir() || (filepath.Ext(path) != ".yaml" && filepath.Ext(path) != ".yml") {
 			return nil
 		}
-		if _, err := ensemble.Load(path, ensemble.LoadOptions{LookupEnv: noEnv}); err != nil {
+		if _, err := ensemble.Load(path, kinds.Builtin().Load(ensemble.LoadOptions{LookupEnv: noEnv})); err != nil {
 			return nil // not an ensemble, or a broken one
 		}
 		loaded++
@@ -136,7 +137,7 @@ func TestBrokenFiles(t *testing.T) {
 	for _, tc := range broken {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, "ensemble.yaml")
-			if _, err := ensemble.LoadBytes(path, []byte(tc.yaml), ensemble.LoadOptions{LookupEnv: noEnv}); err == nil {
+			if _, err := ensemble.LoadBytes(path, []byte(tc.yaml), kinds.Builtin().Load(ensemble.LoadOptions{LookupEnv: noEnv})); err == nil {
 				t.Fatal("the loader accepts it: the schema must not invent rules")
 			}
 			err := ValidateYAML([]byte(tc.yaml))
@@ -198,7 +199,7 @@ func TestEmptyOptionalTextIsValid(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "s.sh"), []byte("#!/bin/sh\necho {}\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ensemble.LoadBytes(filepath.Join(dir, "e.yaml"), []byte(y), ensemble.LoadOptions{LookupEnv: noEnv}); err != nil {
+		if _, err := ensemble.LoadBytes(filepath.Join(dir, "e.yaml"), []byte(y), kinds.Builtin().Load(ensemble.LoadOptions{LookupEnv: noEnv})); err != nil {
 			t.Fatalf("the loader rejects it, so the case proves nothing: %v\n%s", err, y)
 		}
 		if err := ValidateYAML([]byte(y)); err != nil {

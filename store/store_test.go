@@ -13,6 +13,7 @@ import (
 	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
+	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
@@ -35,7 +36,7 @@ func testEnsemble(t testing.TB) *ensemble.Ensemble {
 		return d
 	}
 	ag := func(name string, maxTurns int, deps ...*ensemble.Dependency) *ensemble.Agent {
-		return &ensemble.Agent{Name: name, Kind: ensemble.KindScript, Dependencies: deps,
+		return &ensemble.Agent{Name: name, Kind: scriptkind.Kind{}, Dependencies: deps,
 			Conversation: ensemble.Conversation{MaxTurns: maxTurns}}
 	}
 	reviewer := ag("reviewer", 5, dep("writer", "", true))

@@ -9,7 +9,7 @@ import (
 
 // TestProfilesFromEnvironmentAndFlag: the CLI reads profiles from
 // $ENSEMBLE_PROFILES and from --profiles, alone or together. (Which wins on
-// a clash reaches the wire: runners/llm tests it.)
+// a clash reaches the wire: kinds/llm tests it.)
 func TestProfilesFromEnvironmentAndFlag(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()

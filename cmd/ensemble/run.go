@@ -16,12 +16,13 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/kinds"
 	"github.com/ensemble-run/ensemble/report"
 	"github.com/ensemble-run/ensemble/runners"
-	"github.com/ensemble-run/ensemble/runners/llm"
 	"github.com/ensemble-run/ensemble/store"
 )
 
@@ -323,12 +324,13 @@ func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, live *li
 	if err := live.check(e); err != nil {
 		return nil, err
 	}
-	models := llm.New(llm.Options{LookupEnv: io.lookupEnv, Stream: stream})
-	var r runners.Runner = &runners.ByKind{
-		Script: &runners.Script{},
-		LLM:    models,
-		Ask:    &runners.Ask{In: io.in, Out: io.stderr(), Interactive: !stdinTaken && isTerminal(io.in)},
-	}
+	r := kinds.Builtin().Runner(&agent.Host{
+		LookupEnv:   io.lookupEnv,
+		Stream:      stream,
+		In:          io.in,
+		Out:         io.stderr(),
+		Interactive: !stdinTaken && isTerminal(io.in),
+	}, nil)
 	if responsesFile == "" {
 		return r, nil
 	}
@@ -340,7 +342,7 @@ func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, live *li
 		return nil, err
 	}
 	inj := runners.Injected(resp, r)
-	inj.Simulate = models.Simulate
+	inj.Simulate = r.Simulator()
 	inj.Live = live.guard(responsesFile)
 	return inj, nil
 }

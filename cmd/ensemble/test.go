@@ -8,8 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/bdd"
-	"github.com/ensemble-run/ensemble/runners/llm"
+	"github.com/ensemble-run/ensemble/kinds"
 )
 
 type testFlags struct {
@@ -72,13 +73,13 @@ func runTests(cmd *cobra.Command, io *stdio, paths []string, f *testFlags) error
 	}
 	// Agents without an injected response run for real: LLM agents talk
 	// to their provider, as with `ensemble run`.
-	models := llm.New(llm.Options{LookupEnv: io.lookupEnv})
+	live := kinds.Builtin().Runner(&agent.Host{LookupEnv: io.lookupEnv}, nil)
 	code, err := bdd.Run(bdd.RunOptions{
 		Options: bdd.Options{
 			LookupEnv:    io.lookupEnv,
 			ProfileFiles: f.profiles,
-			LLM:          models,
-			Simulate:     models.Simulate,
+			LLM:          live,
+			Simulate:     live.Simulator(),
 			GuardModels:  true,
 		},
 		Paths:    paths,

@@ -46,7 +46,11 @@ func newRunView(io *stdio, e *ensemble.Ensemble, output string, f *runFlags) (*r
 			// The status line would get in the way of a person answering.
 			Pause: func(agent string) bool {
 				a := e.Agent(agent)
-				return a != nil && a.Kind == ensemble.KindAsk
+				if a == nil {
+					return false
+				}
+				k, ok := a.Kind.(interface{ AsksHuman() bool })
+				return ok && k.AsksHuman()
 			},
 		})
 		sinks = append(sinks, v.progress.Sink())

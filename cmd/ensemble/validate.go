@@ -18,6 +18,7 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/secrets"
+	"github.com/ensemble-run/ensemble/kinds"
 )
 
 func newValidateCmd(io *stdio) *cobra.Command {
@@ -234,7 +235,7 @@ func load(io *stdio, path string, data []byte, profiles []string) (*ensemble.Ens
 	if env, ok := io.lookupEnv("ENSEMBLE_PROFILES"); ok && env != "" {
 		files = append(files, env)
 	}
-	opts := ensemble.LoadOptions{ProfileFiles: files, LookupEnv: io.lookupEnv}
+	opts := kinds.Builtin().Load(ensemble.LoadOptions{ProfileFiles: files, LookupEnv: io.lookupEnv})
 	var e *ensemble.Ensemble
 	var err error
 	if data == nil {

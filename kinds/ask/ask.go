@@ -1,0 +1,72 @@
+// Package ask is the ask kind: agents that ask a human a question on the
+// terminal.
+package ask
+
+import (
+	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/graph"
+)
+
+// Kind is the ask kind.
+type Kind struct{}
+
+var _ agent.Kind = Kind{}
+
+// String is "ask".
+func (Kind) String() string { return "ask" }
+
+// Key is ask: the question.
+func (Kind) Key() string { return "ask" }
+
+// Fields: an ask agent has no other field of its own.
+func (Kind) Fields() []string { return nil }
+
+// Spec is what an ask agent has of its own (Agent.Spec).
+type Spec struct {
+	Question string // shown to the human
+}
+
+// SpecOf is a's Spec; an empty one when a has none.
+func SpecOf(a *ensemble.Agent) *Spec {
+	if s, ok := a.Spec.(*Spec); ok {
+		return s
+	}
+	return &Spec{}
+}
+
+// Decode decodes the question, which must not be empty.
+func (Kind) Decode(f *ensemble.Fields, a *ensemble.Agent) {
+	s := &Spec{}
+	if f.Has("ask") {
+		s.Question = f.String("ask")
+		f.Require("ask", s.Question == "")
+	}
+	a.Spec = s
+}
+
+// Question is what a asks.
+func (Kind) Question(a *ensemble.Agent) string { return SpecOf(a).Question }
+
+// KeepsMemory: a simulated user continues its conversation.
+func (Kind) KeepsMemory() bool { return true }
+
+// AsksHuman: the agent waits for a person at the terminal.
+func (Kind) AsksHuman() bool { return true }
+
+// Describe: "ask".
+func (Kind) Describe(*ensemble.Ensemble, *ensemble.Agent) []string { return []string{"ask"} }
+
+// Shape: a yellow parallelogram.
+func (Kind) Shape() graph.Shape {
+	return graph.Shape{
+		Mermaid:      [2]string{"[/", "/]"},
+		MermaidClass: "fill:#fef7e0,stroke:#b08400,color:#1a1a1a",
+		DOT:          `shape=parallelogram, fillcolor="#fef7e0", color="#b08400"`,
+	}
+}
+
+// Runner asks on h's terminal.
+func (Kind) Runner(h *agent.Host) agent.Runner {
+	return &Runner{In: h.In, Out: h.Out, Interactive: h.Interactive}
+}

@@ -1,0 +1,222 @@
+package ask
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/term"
+
+	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/internal/proc"
+	"github.com/ensemble-run/ensemble/runners"
+)
+
+// Runner runs ask (human) agents: it prints the agent's question and the latest
+// output of each of its dependencies, then reads the answer: ONE line from In
+// (the trailing newline dropped). When In is a terminal the line is read
+// with a line editor (arrows, backspace, Home/End, history of earlier
+// answers), the terminal in raw mode until the line is read or the wait
+// ends; Ctrl-C there still interrupts the run. The answer is parsed with
+// runners.ParseOutput, so typing {"approved": true} gives an object and anything
+// else a string; an empty line is the output "".
+//
+// Asks are serialized: two ask agents of one turn take turns at the
+// terminal. The agent's timeout_seconds bounds the wait. When Interactive is
+// false (no terminal: CI, a pipe) every ask
+// fails, telling the user to inject a response with --responses. A cancelled
+// run stops waiting at once; the line then typed answers the next question.
+type Runner struct {
+	In          io.Reader
+	Out         io.Writer // nil discards the prompt
+	Interactive bool
+
+	mu      sync.Mutex
+	read    func() (string, error) // reads one answer; set on the first ask
+	tty     *os.File               // In, when it is a terminal
+	pending chan lineResult        // a read still in flight from a cancelled ask
+}
+
+// askPrompt ends what an ask agent shows.
+const askPrompt = "Your answer (one line): "
+
+var _ agent.Runner = (*Runner)(nil)
+
+type lineResult struct {
+	line string
+	err  error
+}
+
+// Run asks once.
+func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
+	ag := req.Agent
+	in := runners.BaseInputData(req)
+	in["ask"] = SpecOf(ag).Question
+	res := &agent.Result{InputData: in}
+	if !a.Interactive || a.In == nil {
+		res.Err = fmt.Errorf("agent %q asks a human but there is no terminal; inject a response with --responses", ag.Name)
+		return res
+	}
+
+	if ag.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = proc.WithTimeout(ctx, ag.Timeout)
+		defer cancel()
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if ctx.Err() != nil {
+		res.Err = proc.ContextError(ctx, ag.Timeout)
+		return res
+	}
+	out := a.Out
+	if out == nil {
+		out = io.Discard
+	}
+	a.init(out)
+	prompt := FormatAsk(req)
+	if a.tty != nil {
+		prompt = strings.TrimSuffix(prompt, askPrompt) // the line editor shows it
+	}
+	_, _ = io.WriteString(out, prompt)
+
+	line, err := a.readLine(ctx)
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			res.Err = proc.ContextError(ctx, ag.Timeout)
+		case errors.Is(err, io.EOF):
+			res.Err = fmt.Errorf("agent %q asks a human but the input ended before an answer", ag.Name)
+		default:
+			res.Err = fmt.Errorf("agent %q: reading the answer: %w", ag.Name, err)
+		}
+		_, _ = io.WriteString(out, "\n")
+		return res
+	}
+	res.Output, res.Err = runners.ParseOutput(line)
+	return res
+}
+
+// init chooses how answers are read, on the first ask: with the line
+// editor when In is a terminal, else line by line.
+func (a *Runner) init(out io.Writer) {
+	if a.read != nil {
+		return
+	}
+	if f, ok := a.In.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		a.tty = f
+		a.read = lineEditor(struct {
+			io.Reader
+			io.Writer
+		}{interruptReader{f}, out})
+		return
+	}
+	r := bufio.NewReader(a.In)
+	a.read = func() (string, error) {
+		line, err := r.ReadString('\n')
+		if err == io.EOF && line != "" {
+			err = nil // a last line without a newline is an answer
+		}
+		return strings.TrimRight(line, "\r\n"), err
+	}
+}
+
+// lineEditor reads lines from a terminal through rw with x/term's editor.
+func lineEditor(rw io.ReadWriter) func() (string, error) {
+	return term.NewTerminal(rw, askPrompt).ReadLine
+}
+
+// interruptReader sends the process the SIGINT that Ctrl-C would have sent
+// had the terminal not been in raw mode.
+type interruptReader struct{ r io.Reader }
+
+func (i interruptReader) Read(p []byte) (int, error) {
+	n, err := i.r.Read(p)
+	if bytes.IndexByte(p[:n], 3) >= 0 {
+		_ = syscall.Kill(syscall.Getpid(), syscall.SIGINT)
+	}
+	return n, err
+}
+
+// readLine reads one line, or returns when ctx ends; a read left in flight
+// is picked up by the next call. A terminal is in raw mode only while this
+// waits. Called with a.mu held.
+func (a *Runner) readLine(ctx context.Context) (string, error) {
+	if a.tty != nil {
+		if st, err := term.MakeRaw(int(a.tty.Fd())); err == nil {
+			defer term.Restore(int(a.tty.Fd()), st)
+		}
+	}
+	if a.pending == nil {
+		ch := make(chan lineResult, 1)
+		a.pending = ch
+		read := a.read
+		go func() {
+			line, err := read()
+			ch <- lineResult{line, err}
+		}()
+	}
+	select {
+	case r := <-a.pending:
+		a.pending = nil
+		return r.line, r.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// FormatAsk is what an ask agent shows: a header, the question, the latest
+// output of each dependency (strings as they are, other values as indented
+// JSON; dependencies in the agent's declaration order, new ones marked), any
+// request parameters, and a prompt.
+func FormatAsk(req *agent.Request) string {
+	var b strings.Builder
+	ag := req.Agent
+	fmt.Fprintf(&b, "\n── %s asks (turn %d) ──\n", ag.Name, req.Turn)
+	if q := strings.TrimSpace(SpecOf(ag).Question); q != "" {
+		b.WriteString(q)
+		b.WriteString("\n")
+	}
+	for _, name := range req.DependencyOrder() {
+		label := name
+		if slices.Contains(req.Fresh, name) {
+			label += " (new)"
+		}
+		fmt.Fprintf(&b, "\n%s:\n%s\n", label, indent(readable(req.Dependencies[name]), "  "))
+	}
+	if len(req.RequestParameters) > 0 {
+		fmt.Fprintf(&b, "\nrequest parameters:\n%s\n", indent(readable(req.RequestParameters), "  "))
+	}
+	b.WriteString("\n" + askPrompt)
+	return b.String()
+}
+
+func readable(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = prefix + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,27 @@
+// Package llm is the LLM kind: agents with a model_profile, their fields
+// (Kind), and the runner of LLM agents (docs/llm.md) and simulated users
+// (docs/testing.md#the-responses-file).
+//
+// A Runner talks to three providers behind one small Provider interface:
+// openai (Chat Completions through github.com/openai/openai-go/v3, also for
+// any compatible server via base_url), anthropic (the Messages API through
+// github.com/anthropics/anthropic-sdk-go) and ollama (its OpenAI-compatible
+// /v1 endpoint, http://localhost:11434/v1 by default, no key).
+//
+// The LLM kind (package kinds/llm) builds one Runner for a program; package
+// kinds hands it every LLM agent, and its Simulate to the injected runner:
+//
+//	r := kinds.Builtin().Runner(&agent.Host{LookupEnv: lookupEnv}, nil)
+//	inj := runners.Injected(responses, r)
+//	inj.Simulate = r.Simulator()
+//
+// One execution continues the agent's stored conversation (Request.Memory)
+// with one user message, then runs the tool loop: send; run the reply's tool
+// calls concurrently, tool_parallel at a time and at most 128 (arguments
+// validated against the tool's JSON Schema first); append one result per
+// call in the order the model issued them;
+// send again; until a reply has no tool calls or max_steps requests were
+// made. Result.Memory is the whole conversation afterwards; context_window
+// trims only what is sent. See README.md in this folder for every decision
+// taken where the spec is silent.
+package llm

@@ -1,0 +1,412 @@
+package llm
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/state"
+)
+
+// Stop reasons of an execution (docs/llm.md#tools).
+const (
+	StopEndTurn   = "end_turn"
+	StopMaxTokens = "max_tokens"
+	StopMaxSteps  = "max_steps"
+	StopRefusal   = "refusal"
+	StopCancelled = "cancelled"
+	StopError     = "error"
+)
+
+// Options configure a Runner. The zero value is ready for production use.
+type Options struct {
+	// HTTPClient makes the model requests; nil means DefaultHTTPClient().
+	HTTPClient *http.Client
+	// LookupEnv finds API keys (the variables named by api_key_env);
+	// nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// Environ is the base environment of tool scripts, before
+	// runners.ScriptEnv strips every api_key_env variable from it; nil means
+	// os.Environ.
+	Environ func() []string
+	// MaxRetries is how often a transient failure (429, 5xx, network) is
+	// retried by the SDK, with exponential backoff and jitter that honours
+	// Retry-After / retry-after-ms. 0 means DefaultMaxRetries; negative
+	// means no retries.
+	MaxRetries int
+	// MaxRetryDelay (OpenAI-compatible providers only) caps the backoff
+	// between retries, and a Retry-After longer than it is not waited for:
+	// the request fails at once. 0 = the SDK's defaults (8 s backoff cap,
+	// 2 min for Retry-After). The Anthropic SDK caps its backoff at 8 s and
+	// always waits for Retry-After.
+	MaxRetryDelay time.Duration
+	// Stream makes the requests with server-sent events and emits each text
+	// delta as an events.TextDelta (only when the request has an event
+	// sink). Off by default.
+	Stream bool
+	// TokenCounter counts tokens for context_window.max_tokens; nil means
+	// TiktokenCount.
+	TokenCounter TokenCounter
+	// MaxToolOutput caps a tool's stdout; 0 means DefaultMaxToolOutput.
+	MaxToolOutput int64
+	// MaxReply caps the body of one model reply; 0 means MaxReply (10 MiB).
+	MaxReply int64
+}
+
+// Runner runs LLM agents (docs/llm.md) and simulated users (docs/testing.md#the-responses-file). One
+// Runner serves any number of ensembles and concurrent executions.
+type Runner struct {
+	opts          Options
+	lookupEnv     func(string) (string, bool)
+	environ       func() []string
+	httpClient    *http.Client
+	maxRetries    int
+	maxToolOutput int64
+	tokens        *tokenCache
+	memories      *memoryCache
+
+	provMu    sync.Mutex
+	providers map[providerKey]Provider // cleared when it reaches maxProviders
+
+	toolsMu sync.Mutex
+	tools   map[*ensemble.Tool]*compiledTool // cleared when it reaches maxCachedTools
+}
+
+var _ runners.Runner = (*Runner)(nil)
+
+// New returns a Runner.
+func New(opts Options) *Runner {
+	r := &Runner{opts: opts}
+	r.lookupEnv = opts.LookupEnv
+	if r.lookupEnv == nil {
+		r.lookupEnv = os.LookupEnv
+	}
+	r.environ = opts.Environ
+	if r.environ == nil {
+		r.environ = os.Environ
+	}
+	r.httpClient = opts.HTTPClient
+	if r.httpClient == nil {
+		r.httpClient = DefaultHTTPClient()
+	}
+	switch {
+	case opts.MaxRetries == 0:
+		r.maxRetries = DefaultMaxRetries
+	case opts.MaxRetries < 0:
+		r.maxRetries = 0
+	default:
+		r.maxRetries = opts.MaxRetries
+	}
+	r.maxToolOutput = opts.MaxToolOutput
+	if r.maxToolOutput <= 0 {
+		r.maxToolOutput = DefaultMaxToolOutput
+	}
+	count := opts.TokenCounter
+	if count == nil {
+		count = TiktokenCount
+	}
+	r.tokens = newTokenCache(count)
+	r.memories = newMemoryCache()
+	return r
+}
+
+type providerKey struct {
+	profile *ensemble.ModelProfile
+	key     string
+}
+
+// provider returns the provider of profile p, looking up its key first.
+func (r *Runner) provider(p *ensemble.ModelProfile) (Provider, error) {
+	key, baseURL, query, err := resolveProfile(p, r.lookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	k := providerKey{profile: p, key: key}
+	r.provMu.Lock()
+	defer r.provMu.Unlock()
+	if prov, ok := r.providers[k]; ok {
+		return prov, nil
+	}
+	if r.providers == nil || len(r.providers) >= maxProviders {
+		// A long-lived runner (ensemble test) sees many loaded ensembles.
+		r.providers = map[providerKey]Provider{}
+	}
+	prov := newProvider(providerConfig{
+		profile:       p,
+		apiKey:        key,
+		baseURL:       baseURL,
+		query:         query,
+		httpClient:    r.httpClient,
+		maxRetries:    r.maxRetries,
+		maxRetryDelay: r.opts.MaxRetryDelay,
+		maxReply:      cmp.Or(r.opts.MaxReply, MaxReply),
+	})
+	r.providers[k] = prov
+	return prov, nil
+}
+
+// maxProviders bounds the provider cache.
+const maxProviders = 256
+
+// conversation is what one execution talks with: an LLM agent's settings,
+// or a simulated user's.
+type conversation struct {
+	profile      *ensemble.ModelProfile
+	system       string
+	toolNames    []string
+	maxSteps     int
+	toolParallel int // tool calls of one reply run at once
+	outputFormat string
+	window       *ensemble.ContextWindow
+	timeout      time.Duration
+	// prefix is put before the user message of every execution (the ask
+	// text of a simulated user).
+	prefix string
+}
+
+// Run runs one execution of an LLM agent (docs/llm.md): it continues the
+// agent's stored conversation (req.Memory) with one user message, then runs
+// the tool loop until the model answers without tool calls.
+//
+// Outcomes (Result.StopReason):
+//   - end_turn: the reply is the output (parsed per output_format);
+//   - max_tokens: the reply was cut off at the profile's max_tokens; its
+//     tool calls (if any) are not run and the text so far is the output (a
+//     failure when there is no text, or when it is not valid JSON under
+//     output_format json);
+//   - max_steps: max_steps model requests were made and the model still
+//     wants tools: a failure ("max_steps (20) reached"); the calls of that
+//     last reply are not run and get error results;
+//   - refusal: the model refused: a failure carrying its words;
+//   - cancelled: the context ended (run timeout, SIGINT, the agent's
+//     timeout_seconds): a failure; tool calls cut short get error results;
+//   - error: the request failed (after the SDK's retries) or the
+//     configuration is wrong (e.g. a missing key, before any request).
+//
+// Result.Memory is the whole conversation afterwards, failed executions
+// included (so their inputs are not lost); it never ends with tool calls
+// that lack results. Result.InputData lists the messages this execution
+// added (on the first execution, the system prompt first).
+func (r *Runner) Run(ctx context.Context, req *runners.Request) *runners.Result {
+	a := req.Agent
+	if a == nil || req.Ensemble == nil {
+		return &runners.Result{Err: errors.New("llm runner: the request has no agent or ensemble"), StopReason: StopError}
+	}
+	spec := SpecOf(a)
+	prof := req.Ensemble.Models[spec.ModelProfile]
+	if prof == nil {
+		return &runners.Result{Err: fmt.Errorf("unknown model profile %q", spec.ModelProfile), StopReason: StopError}
+	}
+	win := spec.ContextWindow
+	if win == nil {
+		win = prof.ContextWindow
+	}
+	maxSteps := spec.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = ensemble.DefaultMaxSteps
+	}
+	return r.converse(ctx, req, &conversation{
+		profile:      prof,
+		system:       systemPrompt(prof.SystemPrompt, spec.Prompt),
+		toolNames:    spec.Tools,
+		maxSteps:     maxSteps,
+		toolParallel: cmp.Or(spec.ToolParallel, ensemble.DefaultToolParallel),
+		outputFormat: spec.OutputFormat,
+		window:       win,
+		timeout:      a.Timeout,
+	})
+}
+
+// cancelError explains why ctx ended: its cause when one was given (the
+// agent's own timeout_seconds, here or in the engine), wrapped so that a
+// caller that checks errors.Is(err, cause) does not add it again.
+func cancelError(ctx context.Context) error {
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		return fmt.Errorf("cancelled: %w", cause)
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return errors.New("cancelled: deadline exceeded")
+	}
+	return errors.New("cancelled")
+}
+
+func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversation) *runners.Result {
+	res := &runners.Result{Usage: &state.Usage{}}
+	sec := r.secrets(req.Ensemble)
+	fail := func(reason string, err error) *runners.Result {
+		res.StopReason, res.Err = reason, sec.redactError(err)
+		return res
+	}
+	prov, err := r.provider(c.profile)
+	if err != nil {
+		return fail(StopError, err)
+	}
+	ts, err := r.toolSet(req.Ensemble, c.toolNames)
+	if err != nil {
+		return fail(StopError, err)
+	}
+	history, err := r.memories.decode(req.Memory)
+	if err != nil {
+		return fail(StopError, err)
+	}
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, c.timeout, fmt.Errorf("agent timeout of %s", c.timeout))
+		defer cancel()
+	}
+
+	first := len(history) == 0
+	conv := make([]Message, len(history), len(history)+8)
+	copy(conv, history)
+	start := len(conv)
+	text := userMessage(req, first)
+	if c.prefix != "" {
+		text = c.prefix + "\n\n" + text
+	}
+	conv = append(conv, Message{Role: RoleUser, Content: text})
+	defer func() {
+		res.Memory = encodeMemory(conv)
+		r.memories.put(res.Memory, conv)
+		added := conv[start:]
+		if first && c.system != "" {
+			added = append([]Message{{Role: RoleSystem, Content: c.system}}, added...)
+		}
+		res.InputData = added
+	}()
+
+	chat := &ChatRequest{System: c.system, Tools: ts.specs}
+	flush := func() {}
+	if r.opts.Stream && req.Events != nil {
+		chat.OnText, flush = sec.stream(func(delta string) {
+			req.Events.Emit(events.Event{Type: events.TextDelta, Execution: req.Execution, Message: delta})
+		})
+	}
+	var systemTokens int
+	if c.window != nil && c.window.MaxTokens > 0 {
+		systemTokens = r.tokens.count(c.system) + perMessageTokens
+	}
+
+	for step := 1; ; step++ {
+		if ctx.Err() != nil {
+			return fail(StopCancelled, cancelError(ctx))
+		}
+		chat.Messages = trimWindow(conv, c.window, systemTokens, func(i int) int { return r.tokens.message(&conv[i]) })
+		resp, err := prov.Chat(ctx, chat)
+		flush()
+		if err != nil {
+			if ctx.Err() != nil {
+				return fail(StopCancelled, cancelError(ctx))
+			}
+			return fail(StopError, err)
+		}
+		res.Usage.Add(&state.Usage{Requests: 1, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens})
+		sec.redactReply(resp)
+		calls := normalizeCalls(resp.ToolCalls, step, conv)
+		reply := Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: calls}
+
+		switch {
+		case resp.StopReason == replyRefusal:
+			reply.ToolCalls = nil
+			if reply.Content == "" {
+				reply.Content = resp.Refusal
+			}
+			conv = append(conv, reply)
+			return fail(StopRefusal, fmt.Errorf("the model refused: %s", resp.Refusal))
+
+		case resp.StopReason == replyMaxTokens:
+			// A reply cut off at the token limit runs no tools: its calls
+			// may be truncated, and they would have no results.
+			reply.ToolCalls = nil
+			if reply.Content == "" {
+				return fail(StopMaxTokens, fmt.Errorf("the reply was cut off at max_tokens (%s) before any text", maxTokensText(c.profile)))
+			}
+			conv = append(conv, reply)
+			res.StopReason = StopMaxTokens
+			return r.finish(res, c, reply.Content)
+
+		case len(calls) > 0:
+			conv = append(conv, reply)
+			if step >= c.maxSteps {
+				for _, tc := range calls {
+					conv = append(conv, Message{Role: RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, IsError: true,
+						Content: fmt.Sprintf("not run: max_steps (%d) reached", c.maxSteps)})
+				}
+				return fail(StopMaxSteps, fmt.Errorf("max_steps (%d) reached: the model still wanted to call tools", c.maxSteps))
+			}
+			conv = append(conv, r.runTools(ctx, req, ts, calls, c.toolParallel, sec)...)
+			if ctx.Err() != nil {
+				return fail(StopCancelled, cancelError(ctx))
+			}
+
+		default:
+			conv = append(conv, reply)
+			res.StopReason = StopEndTurn
+			return r.finish(res, c, reply.Content)
+		}
+	}
+}
+
+func maxTokensText(p *ensemble.ModelProfile) string {
+	switch {
+	case p.MaxTokens > 0:
+		return fmt.Sprint(p.MaxTokens)
+	case p.Provider == ProviderAnthropic:
+		return fmt.Sprint(DefaultAnthropicMaxTokens)
+	}
+	return "the server's limit"
+}
+
+// finish sets the output from the final reply text.
+func (r *Runner) finish(res *runners.Result, c *conversation, text string) *runners.Result {
+	if c.outputFormat == "json" {
+		// The same parser as injected responses (docs/llm.md#messages-and-memory: a fenced
+		// ```json block is accepted).
+		v, err := runners.ParseJSONReply(text)
+		if err != nil {
+			res.Err = fmt.Errorf("output_format json: %w", err)
+			return res
+		}
+		res.Output = v
+		return res
+	}
+	res.Output, res.Err = runners.ParseOutput(text)
+	return res
+}
+
+// normalizeCalls gives every call an ID that is unique in the conversation
+// (some compatible servers send none, or repeat them), so each result finds
+// its call.
+func normalizeCalls(calls []ToolCall, step int, conv []Message) []ToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	seen := make(map[string]bool, len(calls))
+	for i := range calls {
+		id := calls[i].ID
+		if id == "" || seen[id] || usedID(conv, id) {
+			id = fmt.Sprintf("call_%d_%d_%d", len(conv), step, i+1)
+			calls[i].ID = id
+		}
+		seen[id] = true
+	}
+	return calls
+}
+
+// usedID reports whether an earlier message of the conversation already
+// used id (checked from the end: duplicates come from the same server).
+func usedID(conv []Message, id string) bool {
+	for i := len(conv) - 1; i >= 0 && i >= len(conv)-64; i-- {
+		if conv[i].Role == RoleTool && conv[i].ToolCallID == id {
+			return true
+		}
+	}
+	return false
+}

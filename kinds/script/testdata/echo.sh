@@ -1,0 +1,2 @@
+# Echoes stdin (bash by extension).
+cat

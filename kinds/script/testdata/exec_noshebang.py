@@ -1,0 +1,3 @@
+import json, sys
+json.load(sys.stdin)
+print(json.dumps({"runtime": "python-by-extension"}))

@@ -1,0 +1,6 @@
+# Writes to stdout forever.
+import sys
+
+chunk = "x" * 65536
+while True:
+    sys.stdout.write(chunk)
