@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -230,11 +231,22 @@ func describe(n *yaml.Node) string {
 		case "!!null":
 			return "nothing"
 		case "!!str":
-			return fmt.Sprintf("string %q", n.Value)
+			return fmt.Sprintf("string %q", shorten(n.Value))
 		}
-		return n.Value
+		if v := shorten(n.Value); v == n.Value && !strings.ContainsAny(v, "\n\r\t") {
+			return v // a number, a boolean: as written
+		}
+		return fmt.Sprintf("%q", shorten(n.Value)) // another tag's value, on one line
 	}
 	return "nothing"
+}
+
+// shorten cuts a value quoted in a message to its first 60 characters.
+func shorten(v string) string {
+	if utf8.RuneCountInString(v) <= 60 {
+		return v
+	}
+	return string([]rune(v)[:60]) + "…"
 }
 
 // owner names a mapping's owner at the start of a message.
