@@ -1,12 +1,14 @@
 package ensemble_test
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	. "github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/benchdata"
 )
 
 // cycleFile is an ensemble of n ask agents in one cycle with no entry:
@@ -37,6 +39,19 @@ func BenchmarkLoadCycle8000(b *testing.B) {
 	for b.Loop() {
 		if _, err := LoadBytes("cycle.yaml", data, LoadOptions{Kinds: testKinds, LookupEnv: noEnv}); err == nil {
 			b.Fatal("the cycle was not reported")
+		}
+	}
+}
+
+// BenchmarkLoadDAG loads the 1,000-agent DAG of the performance table, each
+// agent depending on every agent of the level before (50,000 dependencies).
+func BenchmarkLoadDAG(b *testing.B) {
+	var ens, resp bytes.Buffer
+	benchdata.DAG(&ens, &resp, 1000, 50, 0)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := LoadBytes("dag.yaml", ens.Bytes(), LoadOptions{Kinds: testKinds, LookupEnv: noEnv}); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

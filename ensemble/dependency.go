@@ -23,6 +23,10 @@ func (d *decoder) dependencies(f field, a *Agent, agentWhere string) []*Dependen
 		nameNode := resolve(n)
 		switch nameNode.Kind {
 		case yaml.ScalarNode:
+			if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" && n.Value != "" {
+				dep.AgentName = n.Value // the usual case, with no label to build
+				break
+			}
 			f.val, f.name = n, fmt.Sprintf("dependency #%d", i+1)
 			dep.AgentName = d.str(f)
 			d.need(f, dep.AgentName == "")
