@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -165,22 +166,47 @@ func (d *decoder) ensemble(root *yaml.Node, e *Ensemble) {
 }
 
 // document parses data as a single YAML document and returns its root, or nil
-// after reporting a syntax error (in plain words, see syntaxError) or an empty
+// after reporting a syntax error (in plain words, see ParseYAML) or an empty
 // file.
 func (d *decoder) document(data []byte) *yaml.Node {
+	root, err := ParseYAML(d.file, data)
+	switch {
+	case err != nil:
+		for _, e := range err.(*ErrorList).Sorted() {
+			d.errorAt(e.Line, e.Column, "%s", e.Message)
+		}
+	case root == nil:
+		d.errorAt(1, 1, "the file is empty")
+	default:
+		return root
+	}
+	return nil
+}
+
+// ParseYAML parses a file of the project's formats (an ensemble file, a
+// responses file) as one YAML document and returns its root node: nil for
+// an empty file. A syntax error comes back as a *ErrorList holding it in
+// plain words at the FILE:LINE:COL of its cause (a tab used for indentation,
+// a list that is never closed...), with the line for a caret; so does a
+// second document in the file. Every file the project reads goes through
+// it, so that they all report YAML problems alike.
+func ParseYAML(file string, data []byte) (*yaml.Node, error) {
 	docs, err := parse(data)
 	switch {
 	case err != nil:
-		line, col, msg := syntaxError(d.lines, failingLine(data, err.Error()), err)
-		d.errorAt(line, col, "%s", msg)
+		lines := strings.Split(string(data), "\n")
+		line, col, msg := syntaxError(lines, failingLine(data, err.Error()), err)
+		l := ErrorList{{File: file, Line: line, Column: col, Message: msg, Source: sourceLine(lines, line)}}
+		return nil, &l
 	case len(docs) == 0:
-		d.errorAt(1, 1, "the file is empty")
+		return nil, nil
 	case len(docs) > 1:
-		d.errorf(docs[1], "only one YAML document is allowed per file")
-	default:
-		return docs[0]
+		n := docs[1]
+		l := ErrorList{{File: file, Line: n.Line, Column: n.Column, Message: "only one YAML document is allowed per file",
+			Source: sourceLine(strings.Split(string(data), "\n"), n.Line)}}
+		return nil, &l
 	}
-	return nil
+	return docs[0], nil
 }
 
 // parse decodes every YAML document in data and returns their roots.

@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -114,8 +112,6 @@ func LoadResponses(path string) (*Responses, error) {
 	return parseResponses(path, data, true)
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
 // ParseResponses parses a responses file's contents; name is used in error
 // messages. The file is a mapping from agent name to either a list of
 // responses or {simulate: {model_profile, prompt}}. Every problem is
@@ -139,21 +135,15 @@ func parseResponses(name string, data []byte, share bool) (*Responses, error) {
 // parseYAML parses a responses file through a YAML node tree: any YAML,
 // with every error positioned.
 func parseYAML(name string, data []byte, lines *sourceLines) (*Responses, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		e := &ensemble.Error{File: name, Message: strings.TrimPrefix(err.Error(), "yaml: ")}
-		if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
-			e.Line, _ = strconv.Atoi(m[1])
-			e.Column, e.Message, e.Source = 1, m[2], sourceLine(lines, e.Line)
-		}
-		return nil, errorList([]*ensemble.Error{e})
+	root, err := ensemble.ParseYAML(name, data) // YAML errors in plain words, as for ensemble files
+	if err != nil {
+		return nil, err
 	}
 	r := NewResponses()
-	if doc.Kind == 0 || len(doc.Content) == 0 {
+	if root == nil {
 		return r, nil // an empty file injects nothing
 	}
 	p := &respParser{file: name, lines: lines}
-	root := doc.Content[0]
 	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
 		return r, nil
 	}

@@ -85,7 +85,11 @@ func TestParseResponsesErrors(t *testing.T) {
 		name, yaml string
 		want       []string
 	}{
-		{"syntax", "a: [1, 2\nb: c\n", []string{"r.yaml:"}},
+		{"syntax", "a: [1, 2\nb: c\n", []string{`r.yaml:1:4: this list is not closed: "]" is missing`}},
+		// YAML errors read as in ensemble files (ensemble.ParseYAML).
+		{"tab", "writer:\n\t- a\n", []string{"r.yaml:2:1: tab character used for indentation; YAML needs spaces"}},
+		{"bad indentation", "writer:\n  - a\n - b\n", []string{"r.yaml:3:2: bad indentation"}},
+		{"two documents", "writer: [a]\n---\nreviewer: [b]\n", []string{"r.yaml:3:1: only one YAML document is allowed per file"}},
 		{"top level list", "- a\n- b\n", []string{"r.yaml:1:1: a responses file is a mapping"}},
 		{"scalar entry", "writer: hello\n", []string{`r.yaml:1:9: responses for agent "writer" must be a list`}},
 		{"plain object entry", "writer: {a: 1}\n", []string{`r.yaml:1:10: unknown key "a" for agent "writer"`}},
