@@ -54,7 +54,7 @@ func (Kind) Decode(f *ensemble.Fields, a *ensemble.Agent) {
 		case ModeSuspend:
 			s.Mode = m
 		default:
-			f.Bad("ask_mode", "ask_mode must be terminal or suspend, not %q", m)
+			f.Bad("ask_mode", "must be terminal or suspend, not %q", m)
 		}
 	}
 	a.Spec = s

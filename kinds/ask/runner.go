@@ -83,7 +83,7 @@ func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		case SpecOf(ag).Mode == ModeSuspend:
 			res.Err = fmt.Errorf("agent %q waits for an answer (ask_mode: suspend), which needs a durable run: add --state FILE, then answer with ensemble resume FILE --answer %s=...", ag.Name, ag.Name)
 		default:
-			res.Err = fmt.Errorf("agent %q asks a human but there is no terminal; add --state FILE to wait for the answer (ensemble resume FILE --answer %s=...), or inject a response with --responses", ag.Name, ag.Name)
+			res.Err = fmt.Errorf("agent %q asks a human but there is no terminal; add --state FILE to wait for the answer, or inject a response with --responses", ag.Name)
 		}
 		return res
 	}

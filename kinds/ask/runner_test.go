@@ -109,7 +109,7 @@ func TestAskNonInteractive(t *testing.T) {
 		{Interactive: true}, // no reader at all
 	} {
 		res := ask.Run(context.Background(), &agent.Request{Ensemble: e, Agent: e.Agent("x"), Turn: 1, Execution: 1})
-		want := `agent "x" asks a human but there is no terminal; add --state FILE to wait for the answer (ensemble resume FILE --answer x=...), or inject a response with --responses`
+		want := `agent "x" asks a human but there is no terminal; add --state FILE to wait for the answer, or inject a response with --responses`
 		if res.Err == nil || res.Err.Error() != want {
 			t.Errorf("err = %v, want %q", res.Err, want)
 		}
