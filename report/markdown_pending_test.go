@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/events"
 )
 
 func TestMarkdownListsPendingInput(t *testing.T) {
@@ -25,5 +26,16 @@ func TestMarkdownListsPendingInput(t *testing.T) {
 	Summary(&s, res, SummaryOptions{})
 	if !strings.Contains(s.String(), "awaiting_input") || !strings.Contains(s.String(), "--answer AGENT=TEXT") {
 		t.Errorf("summary:\n%s", s.String())
+	}
+}
+
+func TestProgressSaysWhoWaits(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	p := NewProgress(&out, ProgressOptions{})
+	p.Event(events.Event{Type: events.TurnStarted, Turn: 2, Agents: []string{"approver"}})
+	p.Event(events.Event{Type: events.InputRequested, Turn: 2, Agent: "approver", Question: "Publish\nthis?"})
+	if want := "turn 2: approver\n  ? approver waits for an answer: Publish this?\n"; out.String() != want {
+		t.Fatalf("got %q, want %q", out.String(), want)
 	}
 }
