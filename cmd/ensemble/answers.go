@@ -80,8 +80,10 @@ func checkAnswers(e *ensemble.Ensemble, f *state.File, answers map[string]string
 	if len(answers) == 0 {
 		return nil
 	}
+	// A run that was resumed with answers and then interrupted before its
+	// turn committed waits for them still: any run that resume continues.
 	var waiting []string
-	if f.CompletionReason == engine.AwaitingInput {
+	if f.Resumable() {
 		for _, p := range engine.FromFile(e, f, engine.Options{}).PendingInput() {
 			waiting = append(waiting, p.Agent)
 		}

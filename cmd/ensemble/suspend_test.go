@@ -205,3 +205,32 @@ func TestSuspendTextSaysHowToAnswer(t *testing.T) {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", o.code, o.stdout, o.stderr)
 	}
 }
+
+// A JSON state file waits as a database does; a run resumed with its
+// answers and interrupted before its turn committed takes them again.
+func TestSuspendJSONStateFileAndInterruptedResume(t *testing.T) {
+	t.Parallel()
+	file := waitEnsemble(t, "", "reviewer")
+	db := filepath.Join(t.TempDir(), "runs.db")
+	if o := ensembleCmd(t, "", "run", file, "--state", db, "--output", "json"); o.code != 5 {
+		t.Fatalf("run: exit %d %s", o.code, o.stderr)
+	}
+	exp := ensembleCmd(t, "", "state", "export", db)
+	if exp.code != 0 {
+		t.Fatalf("export: %d %s", exp.code, exp.stderr)
+	}
+	// As the run's file would be after a resume cut short by Ctrl-C.
+	js := strings.Replace(exp.stdout, `"completion_reason": "awaiting_input"`, `"completion_reason": "cancelled"`, 1)
+	if js == exp.stdout {
+		t.Fatalf("no completion_reason in the export:\n%s", exp.stdout)
+	}
+	path := filepath.Join(t.TempDir(), "run.json")
+	if err := os.WriteFile(path, []byte(js), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := ensembleCmd(t, "", "resume", path, "--answer", "reviewer=ok", "--output", "json")
+	res := result(t, o)
+	if o.code != 0 || res.FinalState["reviewer"] != "ok" || res.FinalState["publisher"] != "publisher done" {
+		t.Fatalf("exit %d state %v\n%s", o.code, res.FinalState, o.stderr)
+	}
+}

@@ -45,6 +45,9 @@ type Runner struct {
 	// those answers: each is taken once, by the agent's next execution.
 	Suspend bool
 	Answers map[string]string
+	// NoInput: --no-input was given, which Interactive already says; kept
+	// for the message.
+	NoInput bool
 
 	amu      sync.Mutex
 	answered map[string]bool
@@ -76,12 +79,14 @@ func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		res.Output, res.Err = runners.ParseOutput(answer)
 		return res
 	}
-	if SpecOf(ag).Mode == ModeSuspend || !a.Interactive || a.In == nil {
+	if SpecOf(ag).Mode == ModeSuspend || !a.Interactive || a.NoInput || a.In == nil {
 		switch {
 		case a.Suspend:
 			res.Err = fmt.Errorf("agent %q %w", ag.Name, agent.ErrAwaitingInput)
 		case SpecOf(ag).Mode == ModeSuspend:
 			res.Err = fmt.Errorf("agent %q waits for an answer (ask_mode: suspend), which needs a durable run: add --state FILE, then answer with ensemble resume FILE --answer %s=...", ag.Name, ag.Name)
+		case a.NoInput:
+			res.Err = fmt.Errorf("agent %q asks a human but --no-input was given; add --state FILE to wait for the answer, or inject a response with --responses", ag.Name)
 		default:
 			res.Err = fmt.Errorf("agent %q asks a human but there is no terminal; add --state FILE to wait for the answer, or inject a response with --responses", ag.Name)
 		}

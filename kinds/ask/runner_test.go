@@ -275,6 +275,8 @@ func TestAskSuspendsAndTakesAnswers(t *testing.T) {
 		{"no terminal, not durable", &Runner{}, "x", "add --state FILE"},
 		{"suspend mode at a terminal, durable", &Runner{In: strings.NewReader("yes\n"), Interactive: true, Suspend: true}, "s", "waiting"},
 		{"suspend mode, not durable", &Runner{In: strings.NewReader("yes\n"), Interactive: true}, "s", "ask_mode: suspend"},
+		{"--no-input at a terminal, durable", &Runner{In: strings.NewReader("yes\n"), Interactive: true, NoInput: true, Suspend: true}, "x", "waiting"},
+		{"--no-input at a terminal, not durable", &Runner{In: strings.NewReader("yes\n"), Interactive: true, NoInput: true}, "x", "--no-input was given; add --state FILE"},
 		{"a terminal, durable: asks", &Runner{In: strings.NewReader("yes\n"), Interactive: true, Suspend: true}, "x", ""},
 	}
 	for _, c := range cases {
