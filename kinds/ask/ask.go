@@ -69,8 +69,13 @@ func (Kind) KeepsMemory() bool { return true }
 // AsksHuman: the agent waits for a person at the terminal.
 func (Kind) AsksHuman() bool { return true }
 
-// Describe: "ask".
-func (Kind) Describe(*ensemble.Ensemble, *ensemble.Agent) []string { return []string{"ask"} }
+// Describe: "ask", or "ask (suspend)" for ask_mode: suspend.
+func (Kind) Describe(_ *ensemble.Ensemble, a *ensemble.Agent) []string {
+	if SpecOf(a).Mode == ModeSuspend {
+		return []string{"ask (suspend)"}
+	}
+	return []string{"ask"}
+}
 
 // Shape: a yellow parallelogram.
 func (Kind) Shape() graph.Shape {
