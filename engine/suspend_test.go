@@ -88,10 +88,17 @@ func TestSuspendOtherAgentsRunAndTheTurnCommits(t *testing.T) {
 		t.Fatalf("pending %#v, want %#v", res.PendingInput, want)
 	}
 	var requested []events.Event
+	counts := map[events.Type]int{}
 	for _, ev := range log.Events() {
+		counts[ev.Type]++
 		if ev.Type == events.InputRequested {
 			requested = append(requested, ev)
 		}
+	}
+	// The counts still match the result: the waiting agent has no outcome.
+	if counts[events.AgentCompleted]+counts[events.AgentFailed] != len(res.ConversationHistory) ||
+		counts[events.TurnCompleted] != res.TurnCount || counts[events.AgentStarted] != 3 {
+		t.Errorf("event counts %v, records %d, turns %d", counts, len(res.ConversationHistory), res.TurnCount)
 	}
 	if len(requested) != 1 || requested[0].Agent != "approver" || requested[0].Question != "Approve approver?" || requested[0].Turn != 3 ||
 		!reflect.DeepEqual(requested[0].Dependencies, map[string]any{"writer": "a draft"}) {
