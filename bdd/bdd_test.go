@@ -223,6 +223,17 @@ agents:
 	if err := s.thenOutputContains("answerer", "x"); err == nil || !strings.Contains(err.Error(), `agent "answerer" did not run`) {
 		t.Errorf("output of an agent that waits: %v", err)
 	}
+	// An answer is read as any output: one nested too deep fails the
+	// execution, and the agent then has no output.
+	if err := s.answer(context.Background(), "answerer", strings.Repeat("[", 600)+strings.Repeat("]", 600)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.thenOutputContains("answerer", "x"); err == nil || !strings.Contains(err.Error(), "produced no output") {
+		t.Errorf("output of a failed agent: %v", err)
+	}
+	if err := s.thenReason("completed"); err != nil {
+		t.Error(err)
+	}
 	if err := s.whenRuns(context.Background()); err == nil {
 		t.Error("a second run in one scenario was allowed")
 	}
