@@ -8,6 +8,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 
 	"github.com/ensemble-run/ensemble/ensemble"
@@ -66,6 +67,12 @@ type Result struct {
 	// Memory replaces the agent's memory when the turn commits; nil keeps it.
 	Memory json.RawMessage
 }
+
+// ErrAwaitingInput is the error (wrapped in Result.Err) of an execution
+// that asked a person and has no answer yet, in a run an answer can come
+// back to (Host.Suspend): the engine does not record it, and the run ends
+// awaiting_input after its turn (docs/semantics.md#ask-agents-that-wait).
+var ErrAwaitingInput = errors.New("waiting for an answer")
 
 // Runner runs one execution of an agent. It never panics on bad agent
 // behaviour: failures are reported in Result.Err.

@@ -34,6 +34,14 @@ type Host struct {
 	In          io.Reader
 	Out         io.Writer
 	Interactive bool
+	// Suspend is set when the run is durable: a question with no answer
+	// ends the run awaiting input instead of failing
+	// (docs/semantics.md#ask-agents-that-wait). NoInput never asks at the
+	// terminal (--no-input). Answers are the answers given to resume, by
+	// agent: each answers the agent's next question, once.
+	Suspend bool
+	NoInput bool
+	Answers map[string]string
 
 	// Set by the registry that builds the runners, for a kind whose agents
 	// run agents of any kind (a nested ensemble): Kinds are the kinds it

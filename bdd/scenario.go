@@ -88,6 +88,11 @@ type Scenario struct {
 
 	ran    bool
 	result *engine.Result
+	// run is the run of the scenario, with its options, kept for the
+	// answers that resume it (answers.go); answers are those not yet taken.
+	run     *engine.Run
+	runOpts engine.Options
+	answers map[string]string
 
 	step *godog.Step // the step running, for its doc string or table
 
@@ -414,13 +419,15 @@ func (s *Scenario) Run(ctx context.Context) (*engine.Result, error) {
 			return fmt.Errorf("agent %q has no responses in %s and would call the real model; add responses for it", agent, s.respFile)
 		}
 	}
-	r := engine.New(e, input, engine.Options{
+	s.runOpts = engine.Options{
 		Runner:   inj,
 		MaxTurns: s.maxTurns,
 		Timeout:  s.timeout,
 		Parallel: s.parallel,
 		Secrets:  secrets.Of(e.Models, s.lookupEnv), // as in ensemble run: keys never reach the report
-	})
+	}
+	r := engine.New(e, input, s.runOpts)
+	s.run = r
 	if input == "" {
 		// engine.New takes "" as "the file's input"; an explicit empty
 		// input stays empty.
@@ -454,18 +461,13 @@ func (s *Scenario) replaced() map[string]agent.Runner {
 			r[k.String()] = llm
 		}
 		if h, ok := k.(interface{ AsksHuman() bool }); ok && h.AsksHuman() {
-			r[k.String()] = runners.RunnerFunc(noHuman)
+			r[k.String()] = runners.RunnerFunc(s.human) // waits for an answer (answers.go)
 		}
 	}
 	if s.opts.Script != nil {
 		r["script"] = s.opts.Script
 	}
 	return r
-}
-
-func noHuman(_ context.Context, req *runners.Request) *runners.Result {
-	n := req.Agent.Name
-	return &runners.Result{Err: fmt.Errorf("agent %q asks a human, and a test has no terminal: give it a response with Given agent %q responds \"...\"", n, n)}
 }
 
 func noLLM(_ context.Context, req *runners.Request) *runners.Result {

@@ -84,20 +84,26 @@ var stepDefs = []stepDef{
 		`^the parallel limit is (\d+)$`, func(s *Scenario) any { return s.givenParallel }},
 
 	// --- When ---
-	{StepDoc{"When", "When the ensemble runs", "Runs the ensemble to its end with what the Given steps set. Agents with no injected response: scripts run for real, LLM agents and ask agents fail (a test reaches no model and has no terminal)."},
+	{StepDoc{"When", "When the ensemble runs", "Runs the ensemble to its end with what the Given steps set. Agents with no injected response: scripts run for real, LLM agents fail (a test reaches no model), and ask agents wait for an answer (a test has no terminal, and keeps the run for `answers`)."},
 		`^the ensemble runs$`, func(s *Scenario) any { return s.whenRuns }},
+	{StepDoc{"When", `When "reviewer" answers "{\"approved\": true}"`, "Resumes a run that waits for the agent's answer with that answer, read as any output (JSON text is JSON), as `ensemble resume --answer` does; the Then steps then check the resumed run. An agent the run does not wait for fails the step."},
+		`^"([^"]*)" answers "(.*)"$`, func(s *Scenario) any { return s.whenAnswers }},
+	{StepDoc{"When", `When "reviewer" answers:`, "The same, with the answer in the doc string."},
+		`^"([^"]*)" answers:$`, func(s *Scenario) any { return s.whenAnswersDoc }},
 	{StepDoc{"When", `When the ensemble "broken.yaml" is validated`, "Loads the file without failing the scenario when it is invalid, for the validation steps below; a file that does not exist fails the scenario."},
 		`^the ensemble "([^"]*)" is validated$`, func(s *Scenario) any { return s.whenValidated }},
 	{StepDoc{"When", "When this ensemble is validated:", "The same for an ensemble written in the doc string."},
 		`^this ensemble is validated:$`, func(s *Scenario) any { return s.whenInlineValidated }},
 
 	// --- Then: the run ---
-	{StepDoc{"Then", `Then the completion reason is "completed"`, "completed, max_total_turns, timeout or cancelled."},
+	{StepDoc{"Then", `Then the completion reason is "completed"`, "completed, max_total_turns, timeout, cancelled or awaiting_input."},
 		`^the completion reason is "([^"]*)"$`, func(s *Scenario) any { return s.thenReason }},
-	{StepDoc{"Then", "Then the exit code is 1", "The exit code `ensemble run` would have: 0 completed, 1 an execution failed, 3 the turn limit, 4 the timeout, 130 cancelled."},
+	{StepDoc{"Then", "Then the exit code is 1", "The exit code `ensemble run` would have: 0 completed, 1 an execution failed, 3 the turn limit, 4 the timeout, 5 waiting for input, 130 cancelled."},
 		`^the exit code is (\d+)$`, func(s *Scenario) any { return s.thenExitCode }},
 	{StepDoc{"Then", "Then the run failed", "The exit code is not 0: an execution failed (and no on: failure edge handled it), or a limit or the timeout stopped the run."},
 		`^the run failed$`, func(s *Scenario) any { return s.thenRunFailed }},
+	{StepDoc{"Then", `Then the run is waiting for input from "reviewer"`, "The run ended awaiting_input, and the agent is among the questions it waits for (its pending_input)."},
+		`^the run is waiting for input from "([^"]*)"$`, func(s *Scenario) any { return s.thenWaitingFor }},
 	{StepDoc{"Then", "Then the turn count is 4", "Turns completed."},
 		`^the turn count is (\d+)$`, func(s *Scenario) any { return s.thenTurnCount }},
 	{StepDoc{"Then", "Then the run has no errors", "No execution failed."},
@@ -376,9 +382,9 @@ func (s *Scenario) thenReason(want string) error {
 		return err
 	}
 	switch want {
-	case engine.Completed, engine.MaxTotalTurns, engine.Timeout, engine.Cancelled:
+	case engine.Completed, engine.MaxTotalTurns, engine.Timeout, engine.Cancelled, engine.AwaitingInput:
 	default:
-		return fmt.Errorf("%q is not a completion reason: use completed, max_total_turns, timeout or cancelled", want)
+		return fmt.Errorf("%q is not a completion reason: use completed, max_total_turns, timeout, cancelled or awaiting_input", want)
 	}
 	if res.CompletionReason != want {
 		return fmt.Errorf("completion reason is %q, want %q%s", res.CompletionReason, want, s.errorsNote())

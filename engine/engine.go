@@ -67,6 +67,8 @@ type Run struct {
 	// interruptedUsage is what those executions spent: the requests were
 	// made and paid for even though their outputs were discarded.
 	interruptedUsage state.Usage
+	// pendingInput are the questions the run ended waiting for (suspend.go).
+	pendingInput []PendingInput
 }
 
 // New prepares a run of e with the given input ("" takes the file's input).
@@ -189,6 +191,10 @@ func (r *Run) step(parent, runCtx context.Context) string {
 		}
 		return reason
 	}
+	waiting := suspend(&p) // ask agents that wait for an answer (suspend.go)
+	if len(p.ready) == 0 {
+		return r.awaitInput(waiting) // nothing else ran: the turn is not committed
+	}
 	r.committer.commit(turn, &p)
 	r.opts.Events.Emit(events.Event{Type: events.TurnCompleted, Turn: turn, Duration: time.Since(turnStart).Seconds()})
 	if r.opts.AfterTurn != nil {
@@ -196,6 +202,9 @@ func (r *Run) step(parent, runCtx context.Context) string {
 			r.interrupted = append(r.interrupted, RunError{TurnNumber: turn, Message: "saving the state: " + err.Error()})
 			return Cancelled
 		}
+	}
+	if len(waiting) > 0 {
+		return r.awaitInput(waiting)
 	}
 	return ""
 }

@@ -24,6 +24,9 @@ type Result struct {
 	Warnings            []state.Warning `json:"warnings"`
 	Usage               state.Usage     `json:"usage"`
 	DurationSeconds     float64         `json:"duration_seconds"`
+	// PendingInput are the questions an awaiting_input run waits for
+	// (docs/semantics.md#ask-agents-that-wait); absent otherwise.
+	PendingInput []PendingInput `json:"pending_input,omitempty"`
 }
 
 // RunError is one entry of the result's errors: a failed execution, or an
@@ -56,6 +59,8 @@ func (r *Result) ExitCode() int {
 		return ExitTimeout
 	case Cancelled:
 		return ExitCancelled
+	case AwaitingInput:
+		return ExitAwaitingInput
 	}
 	for _, e := range r.Errors {
 		if !e.Handled {
@@ -110,6 +115,12 @@ func (r *Run) finish(reason string) *Result {
 	}
 	res.Errors = append(res.Errors, r.interrupted...)
 	res.Usage.Add(&r.interruptedUsage)
+	if reason == AwaitingInput {
+		res.PendingInput = r.pendingInput
+		if res.PendingInput == nil { // a saved run's (suspend.go)
+			res.PendingInput = r.PendingInput()
+		}
+	}
 	r.opts.Events.Emit(events.Event{Type: events.RunCompleted, Turn: st.TurnCount, Message: reason, Result: res})
 	return res
 }
@@ -188,8 +199,13 @@ func (r *Result) WriteJSON(w io.Writer) error {
 			return err
 		}
 	}
-	if err := put("duration_seconds", r.DurationSeconds, true); err != nil {
+	if err := put("duration_seconds", r.DurationSeconds, len(r.PendingInput) == 0); err != nil {
 		return err
+	}
+	if len(r.PendingInput) > 0 {
+		if err := put("pending_input", r.PendingInput, true); err != nil {
+			return err
+		}
 	}
 	bw.WriteString("}\n")
 	return bw.Flush()

@@ -59,12 +59,15 @@ const (
 	AgentFailed    Type = "agent_failed"
 	Warning        Type = "warning"
 	TurnCompleted  Type = "turn_completed"
+	// InputRequested: an ask agent waits for an answer given to resume
+	// (docs/semantics.md#ask-agents-that-wait); the run then ends.
+	InputRequested Type = "input_requested"
 	RunCompleted   Type = "run_completed"
 )
 
 // Types lists every event type, in the order a run emits them.
 var Types = []Type{RunStarted, Warning, TurnStarted, AgentStarted, ToolCallStarted, ToolCallCompleted, TextDelta,
-	AgentFinished, AgentCompleted, AgentFailed, TurnCompleted, RunCompleted}
+	AgentFinished, AgentCompleted, AgentFailed, TurnCompleted, InputRequested, RunCompleted}
 
 // Event is one event. Fields that do not apply to a type are left empty (and
 // omitted from JSON).
@@ -83,6 +86,9 @@ type Event struct {
 	Message   string    `json:"message,omitempty"` // warnings; text deltas; run_started: the input; run_completed: the reason
 	Duration  float64   `json:"duration_seconds,omitempty"`
 	Result    any       `json:"result,omitempty"` // run_completed: the result object of docs/cli.md#the-result
+	// input_requested: the question and what the answered execution will be given.
+	Question     string         `json:"question,omitempty"`
+	Dependencies map[string]any `json:"dependencies,omitempty"`
 }
 
 // Sink receives events. It must be safe for concurrent use: agents of one

@@ -60,6 +60,7 @@ func Markdown(w io.Writer, res *engine.Result, opts MarkdownOptions) error {
 	m.header()
 	m.turns()
 	m.interrupted()
+	m.pending()
 	m.warnings()
 	m.summary()
 	m.finalState()
@@ -348,6 +349,19 @@ func (m *markdown) interrupted() {
 			who = code(e.AgentName)
 		}
 		m.p("- turn %d, %s: %s\n", e.TurnNumber, who, inline(e.Message))
+	}
+	m.p("\n")
+}
+
+// pending lists what a run that ended awaiting_input waits for
+// (docs/semantics.md#ask-agents-that-wait).
+func (m *markdown) pending() {
+	if len(m.res.PendingInput) == 0 {
+		return
+	}
+	m.p("## Waiting for input\n\nAnswer with `ensemble resume STATE --answer AGENT=TEXT`.\n\n")
+	for _, p := range m.res.PendingInput {
+		m.p("- %s (its answer goes into turn %d): %s\n", code(p.Agent), p.Turn, inline(p.Question))
 	}
 	m.p("\n")
 }

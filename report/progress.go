@@ -143,6 +143,8 @@ func (p *Progress) Event(ev events.Event) {
 	case events.TurnCompleted:
 		p.agents, p.byName = nil, map[string]*agentProgress{}
 		p.clear()
+	case events.InputRequested:
+		p.line("  ? %s waits for an answer: %s", ev.Agent, oneLine(ev.Question))
 	case events.RunCompleted:
 		p.end()
 	}

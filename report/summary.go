@@ -15,6 +15,7 @@ import (
 var endings = map[string]string{
 	engine.MaxTotalTurns: "agents were still ready when the turn limit was reached: raise conversation_limits.max_total_turns or pass --max-turns",
 	engine.Timeout:       "the run's timeout passed and running agents were cancelled: raise conversation_limits.timeout_seconds or pass --timeout",
+	engine.AwaitingInput: "ask agents wait for answers: give them to ensemble resume with --answer AGENT=TEXT",
 }
 
 // SummaryOptions tune a Summary.

@@ -126,6 +126,8 @@ var broken = []struct {
 	{"fan_out bad on_error", "name: x\nagents: [{name: a, script: s.sh, fan_out: {over: \"[1]\", on_error: stop}}]\n", "on_error"},
 	{"fan_out on an ask agent", "name: x\nagents: [{name: a, ask: q, fan_out: {over: \"[1]\"}}]\n", "/agents/0"},
 	{"fan_out with triggers_conversation", "name: x\nagents: [{name: a, script: s.sh, fan_out: {over: \"[1]\"}, conversation: {triggers_conversation: true}}]\n", "triggers_conversation"},
+	{"bad ask_mode", "name: x\nagents: [{name: a, ask: q, ask_mode: wait}]\n", "ask_mode"},
+	{"ask_mode on a script agent", "name: x\nagents: [{name: a, script: s.sh, ask_mode: suspend}]\n", "/agents/0"},
 	{"bad env name", "name: x\nagents: [{name: a, script: s.sh, env: {\"1A\": b}}]\n", "1A"},
 }
 

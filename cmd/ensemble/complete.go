@@ -29,7 +29,7 @@ var completions = map[string]struct {
 	"resume": {
 		enums: map[string][]string{"output": runOutputs},
 		args:  nil, // state files have any name: run.state, run.json
-		files: map[string][]string{"responses": yamlExt, "profiles": yamlExt, "report": {"md"}},
+		files: map[string][]string{"responses": yamlExt, "profiles": yamlExt, "report": {"md"}, "answers": yamlExt},
 	},
 	"validate": {
 		enums: map[string][]string{"output": validateOutputs},

@@ -23,6 +23,7 @@ type resumeFlags struct {
 	sharedFlags
 	force bool
 	runID string // --run-id: which run of a database
+	answerFlags
 }
 
 func newResumeCmd(io *stdio) *cobra.Command {
@@ -43,6 +44,10 @@ STATE is a state database (what run --state writes) or a JSON state file
 being written as a database, a JSON file as JSON. In a database holding
 several runs, --run-id names the run; without it, the one unfinished run.
 
+A run that ended waiting for input (exit 5) goes on with the answers given
+with --answer AGENT=TEXT (repeatable) or --answers FILE.yaml; an answer for an
+agent the run does not wait for is refused.
+
 Resume refuses when the ensemble file, or the responses file, changed since
 the state was saved; --force resumes anyway.`,
 		Args: cobra.ExactArgs(1),
@@ -53,6 +58,7 @@ the state was saved; --force resumes anyway.`,
 	f.sharedFlags.register(cmd, true)
 	cmd.Flags().BoolVar(&f.force, "force", false, "resume even if the ensemble or responses file changed")
 	cmd.Flags().StringVar(&f.runID, "run-id", "", "the run of the state database to resume (default: its one unfinished run)")
+	f.answerFlags.register(cmd)
 	return cmd
 }
 
@@ -73,6 +79,10 @@ type resumeInfo struct {
 // resumeRun continues the run saved in the state file at path: the saved
 // run's files and overrides, but for those given again on the command line.
 func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, changed func(string) bool) error {
+	answers, err := rf.answerFlags.parse()
+	if err != nil {
+		return err
+	}
 	var rs *resumeInfo
 	if isDB, _ := store.IsDatabase(path); isDB {
 		db, run, sf, err := openRun(io, path, rf.runID, true)
@@ -99,6 +109,7 @@ func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, cha
 		sharedFlags: rf.sharedFlags,
 		stateFile:   path,
 		resume:      rs,
+		answers:     answers,
 	}
 	if !changed("max-turns") {
 		f.maxTurns = sf.Options.MaxTurns
@@ -142,6 +153,9 @@ func (rs *resumeInfo) loadError(err error) error {
 func (f *runFlags) durable(io *stdio, e *ensemble.Ensemble, input string, opts engine.Options) (*engine.Run, func(*engine.Result) error, error) {
 	if rs := f.resume; rs != nil {
 		if err := checkResume(io, e, f.responses, rs); err != nil {
+			return nil, nil, err
+		}
+		if err := checkAnswers(e, rs.file, f.answers); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -23,8 +23,9 @@ type stdio struct {
 	err io.Writer
 	// getenv reads the environment; nil means os.LookupEnv.
 	getenv func(string) (string, bool)
-	// errTTY treats stderr as a terminal, whatever it is.
+	// errTTY treats stderr as a terminal, whatever it is; inTTY stdin.
 	errTTY bool
+	inTTY  bool
 	// secrets are the keys of the loaded ensemble's profiles, redacted
 	// from everything written (see stdout); set by load.
 	secrets *secrets.Redactor

@@ -33,11 +33,12 @@ type runFlags struct {
 	inputFile string
 	maxInput  byteSize // --max-input-size: the largest input read from stdin or a file
 	sharedFlags
-	stateFile string      // --state: write the state after every turn
-	runID     string      // --run-id: the run's id in the state database
-	resume    *resumeInfo // set by `ensemble resume`
-	newRunID  string      // the id of the new run in the state database (set by durable)
-	resumeCmd string      // the command that continues the run, once saved ("": from stateFile)
+	stateFile string            // --state: write the state after every turn
+	runID     string            // --run-id: the run's id in the state database
+	resume    *resumeInfo       // set by `ensemble resume`
+	newRunID  string            // the id of the new run in the state database (set by durable)
+	answers   map[string]string // resume --answer: by agent (answers.go)
+	resumeCmd string            // the command that continues the run, once saved ("": from stateFile)
 }
 
 // sharedFlags are the flags that run and resume both take: where agents'
@@ -55,6 +56,7 @@ type sharedFlags struct {
 	liveFlags
 	verbose bool // --verbose: the text summary shows scripts' stderr
 	quiet   bool // -q: no progress, no summary, no notices: only errors
+	noInput bool // --no-input: ask agents never ask at the terminal
 }
 
 // register adds the shared flags to cmd; resume words the help of those
@@ -80,6 +82,7 @@ func (s *sharedFlags) register(cmd *cobra.Command, resume bool) {
 	fl.BoolVar(&s.liveAll, "live-all", false, "with --responses, let every LLM agent without responses call its real model")
 	fl.BoolVar(&s.verbose, "verbose", false, "the text summary also shows what each script printed on stderr (its last 4 KiB)")
 	fl.BoolVarP(&s.quiet, "quiet", "q", false, "print no progress, summary or notice, only errors (--output text still prints the final state)")
+	fl.BoolVar(&s.noInput, "no-input", false, "never ask at the terminal: with --state, ask agents wait for answers given to resume")
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error { return checkLimitFlags(cmd) }
 }
 
@@ -259,7 +262,8 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	if !haveInput {
 		input = e.Input
 	}
-	runner, err := buildRunner(io, e, f.responses, &f.liveFlags, inputSet && f.input == "-", f.stream)
+	runner, err := buildRunner(io, e, f.responses, &f.liveFlags, inputSet && f.input == "-", f.stream,
+		askHost{suspend: f.stateFile != "", noInput: f.noInput, answers: f.answers})
 	if err != nil {
 		return &exitError{code: engine.ExitUsage, err: err}
 	}
@@ -320,7 +324,7 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 // and injected responses (and simulated users) in front of them when
 // --responses is given, with the models of agents it has no entry for
 // guarded by --live and --live-all.
-func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, live *liveFlags, stdinTaken, stream bool) (runners.Runner, error) {
+func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, live *liveFlags, stdinTaken, stream bool, ask askHost) (runners.Runner, error) {
 	if err := live.check(e); err != nil {
 		return nil, err
 	}
@@ -329,7 +333,10 @@ func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, live *li
 		Stream:      stream,
 		In:          io.in,
 		Out:         io.stderr(),
-		Interactive: !stdinTaken && isTerminal(io.in),
+		Interactive: !stdinTaken && (io.inTTY || isTerminal(io.in)),
+		Suspend:     ask.suspend,
+		NoInput:     ask.noInput,
+		Answers:     ask.answers,
 	}, nil)
 	if responsesFile == "" {
 		return r, nil
@@ -345,6 +352,13 @@ func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, live *li
 	inj.Simulate = r.Simulator()
 	inj.Live = live.guard(responsesFile)
 	return inj, nil
+}
+
+// askHost is what ask agents are given: whether the run is durable (a
+// question may wait for resume), --no-input, and resume's answers.
+type askHost struct {
+	suspend, noInput bool
+	answers          map[string]string
 }
 
 // newJSONLines writes one event per line.

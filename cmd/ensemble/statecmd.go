@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -48,6 +49,9 @@ duration_seconds is the time from its start to its last save.`,
 				return err
 			}
 			res := savedResult(sf, run)
+			if sf.CompletionReason == engine.AwaitingInput {
+				res.PendingInput = savedPending(io, sf)
+			}
 			if output == "" {
 				output = "json"
 				if isTerminal(io.out) {
@@ -186,6 +190,17 @@ func savedResult(sf *state.File, run *store.RunInfo) *engine.Result {
 	return res
 }
 
+// savedPending is what a saved run that ended awaiting_input waits for,
+// computed from its ensemble file (docs/semantics.md#ask-agents-that-wait);
+// nil when that file no longer loads.
+func savedPending(io *stdio, sf *state.File) []engine.PendingInput {
+	e, err := loadEnsemble(io, sf.Ensemble.Path, sf.Profiles)
+	if err != nil || engine.CheckState(e, sf) != nil {
+		return nil
+	}
+	return engine.FromFile(e, sf, engine.Options{}).PendingInput()
+}
+
 // printSummary prints the text summary of a saved run.
 func printSummary(io *stdio, res *engine.Result, path string, run *store.RunInfo) error {
 	opts := report.SummaryOptions{Width: io.termWidth(), Resume: resumeCommand(path)}
@@ -194,6 +209,7 @@ func printSummary(io *stdio, res *engine.Result, path string, run *store.RunInfo
 	}
 	if res.CompletionReason != "" {
 		report.Summary(io.stdout(), res, opts)
+		fmt.Fprint(io.stdout(), strings.ReplaceAll(pendingNotice(res, opts.Resume), "ensemble: ", ""))
 		return nil
 	}
 	shown := *res

@@ -94,6 +94,9 @@ func (v *runView) finish(res *engine.Result) error {
 		if v.flags.verbose && !v.flags.quiet {
 			writeStderrTails(v.io.stdout(), res)
 		}
+		if !v.flags.quiet {
+			fmt.Fprint(v.io.stderr(), pendingNotice(res, opts.Resume))
+		}
 	}
 	if v.flags.quiet && v.output == "text" {
 		// -q prints only errors: each failed execution, one line each.

@@ -38,9 +38,10 @@ Feature: Iterative analysis
     And agent "user_clarification" did not run
     And the output of agent "final_synthesis" is "AMER leads Q3."
 
-  Scenario: The human is never asked in a test
+  Scenario: The human is never asked in a test: the run waits for the answer
     Given agent "llm_analyzer" responds "{\"needs_clarification\": true, \"question\": \"Which region?\"}"
     When the ensemble runs
-    Then agent "user_clarification" failed with an error containing "a test has no terminal"
+    Then the run is waiting for input from "user_clarification"
+    And agent "user_clarification" did not run
     And agent "final_synthesis" did not run
-    And the exit code is 1
+    And the exit code is 5

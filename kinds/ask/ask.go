@@ -19,13 +19,19 @@ func (Kind) String() string { return "ask" }
 // Key is ask: the question.
 func (Kind) Key() string { return "ask" }
 
-// Fields: an ask agent has no other field of its own.
-func (Kind) Fields() []string { return nil }
+// Fields: ask_mode.
+func (Kind) Fields() []string { return []string{"ask_mode"} }
 
 // Spec is what an ask agent has of its own (Agent.Spec).
 type Spec struct {
 	Question string // shown to the human
+	// Mode is "" (ask at the terminal when there is one, else wait for an
+	// answer given to resume) or ModeSuspend (always wait).
+	Mode string
 }
+
+// ModeSuspend is ask_mode: suspend (docs/semantics.md#ask-agents-that-wait).
+const ModeSuspend = "suspend"
 
 // SpecOf is a's Spec; an empty one when a has none.
 func SpecOf(a *ensemble.Agent) *Spec {
@@ -42,6 +48,15 @@ func (Kind) Decode(f *ensemble.Fields, a *ensemble.Agent) {
 		s.Question = f.String("ask")
 		f.Require("ask", s.Question == "")
 	}
+	if f.Has("ask_mode") {
+		switch m := f.String("ask_mode"); m {
+		case "terminal":
+		case ModeSuspend:
+			s.Mode = m
+		default:
+			f.Bad("ask_mode", "must be terminal or suspend, not %q", m)
+		}
+	}
 	a.Spec = s
 }
 
@@ -54,8 +69,13 @@ func (Kind) KeepsMemory() bool { return true }
 // AsksHuman: the agent waits for a person at the terminal.
 func (Kind) AsksHuman() bool { return true }
 
-// Describe: "ask".
-func (Kind) Describe(*ensemble.Ensemble, *ensemble.Agent) []string { return []string{"ask"} }
+// Describe: "ask", or "ask (suspend)" for ask_mode: suspend.
+func (Kind) Describe(_ *ensemble.Ensemble, a *ensemble.Agent) []string {
+	if SpecOf(a).Mode == ModeSuspend {
+		return []string{"ask (suspend)"}
+	}
+	return []string{"ask"}
+}
 
 // Shape: a yellow parallelogram.
 func (Kind) Shape() graph.Shape {
@@ -68,5 +88,5 @@ func (Kind) Shape() graph.Shape {
 
 // Runner asks on h's terminal.
 func (Kind) Runner(h *agent.Host) agent.Runner {
-	return &Runner{In: h.In, Out: h.Out, Interactive: h.Interactive}
+	return &Runner{In: h.In, Out: h.Out, Interactive: h.Interactive, NoInput: h.NoInput, Suspend: h.Suspend, Answers: h.Answers}
 }

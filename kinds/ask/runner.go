@@ -39,6 +39,18 @@ type Runner struct {
 	In          io.Reader
 	Out         io.Writer // nil discards the prompt
 	Interactive bool
+	// Suspend: the run is durable, so a question that cannot be asked (no
+	// terminal, ask_mode: suspend) waits for an answer given to resume
+	// (agent.ErrAwaitingInput) instead of failing. Answers, by agent, are
+	// those answers: each is taken once, by the agent's next execution.
+	Suspend bool
+	Answers map[string]string
+	// NoInput: --no-input was given, which Interactive already says; kept
+	// for the message.
+	NoInput bool
+
+	amu      sync.Mutex
+	answered map[string]bool
 
 	mu      sync.Mutex
 	read    func() (string, error) // reads one answer; set on the first ask
@@ -62,8 +74,22 @@ func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	in := runners.BaseInputData(req)
 	in["ask"] = SpecOf(ag).Question
 	res := &agent.Result{InputData: in}
-	if !a.Interactive || a.In == nil {
-		res.Err = fmt.Errorf("agent %q asks a human but there is no terminal; inject a response with --responses", ag.Name)
+	if answer, ok := a.answer(ag.Name); ok {
+		in["answered_on_resume"] = true
+		res.Output, res.Err = runners.ParseOutput(answer)
+		return res
+	}
+	if SpecOf(ag).Mode == ModeSuspend || !a.Interactive || a.NoInput || a.In == nil {
+		switch {
+		case a.Suspend:
+			res.Err = fmt.Errorf("agent %q %w", ag.Name, agent.ErrAwaitingInput)
+		case SpecOf(ag).Mode == ModeSuspend:
+			res.Err = fmt.Errorf("agent %q waits for an answer (ask_mode: suspend), which needs a durable run: add --state FILE, then answer with ensemble resume FILE --answer %s=...", ag.Name, ag.Name)
+		case a.NoInput:
+			res.Err = fmt.Errorf("agent %q asks a human but --no-input was given; add --state FILE to wait for the answer, or inject a response with --responses", ag.Name)
+		default:
+			res.Err = fmt.Errorf("agent %q asks a human but there is no terminal; add --state FILE to wait for the answer, or inject a response with --responses", ag.Name)
+		}
 		return res
 	}
 
@@ -104,6 +130,21 @@ func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	}
 	res.Output, res.Err = runners.ParseOutput(line)
 	return res
+}
+
+// answer takes the answer given for agent, once.
+func (a *Runner) answer(agent string) (string, bool) {
+	a.amu.Lock()
+	defer a.amu.Unlock()
+	s, ok := a.Answers[agent]
+	if !ok || a.answered[agent] {
+		return "", false
+	}
+	if a.answered == nil {
+		a.answered = map[string]bool{}
+	}
+	a.answered[agent] = true
+	return s, true
 }
 
 // init chooses how answers are read, on the first ask: with the line

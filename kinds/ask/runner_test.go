@@ -109,7 +109,7 @@ func TestAskNonInteractive(t *testing.T) {
 		{Interactive: true}, // no reader at all
 	} {
 		res := ask.Run(context.Background(), &agent.Request{Ensemble: e, Agent: e.Agent("x"), Turn: 1, Execution: 1})
-		want := `agent "x" asks a human but there is no terminal; inject a response with --responses`
+		want := `agent "x" asks a human but there is no terminal; add --state FILE to wait for the answer, or inject a response with --responses`
 		if res.Err == nil || res.Err.Error() != want {
 			t.Errorf("err = %v, want %q", res.Err, want)
 		}
@@ -253,4 +253,53 @@ func nested(n int) any {
 		v = []any{v}
 	}
 	return v
+}
+
+// A durable run waits for the answer instead of failing: at no terminal, or
+// always with ask_mode: suspend; answers given to resume are taken once.
+func TestAskSuspendsAndTakesAnswers(t *testing.T) {
+	t.Parallel()
+	suspendMode := askAgent("s", "Sure?")
+	suspendMode.Spec.(*Spec).Mode = ModeSuspend
+	e := testEnsemble(t, askAgent("x", "Approve?"), suspendMode)
+	req := func(name string) *agent.Request {
+		return &agent.Request{Ensemble: e, Agent: e.Agent(name), Turn: 1, Execution: 1}
+	}
+	cases := []struct {
+		name   string
+		runner *Runner
+		agent  string
+		want   string // the error, or "" for an answer read at the terminal
+	}{
+		{"no terminal, durable", &Runner{Suspend: true}, "x", "waiting"},
+		{"no terminal, not durable", &Runner{}, "x", "add --state FILE"},
+		{"suspend mode at a terminal, durable", &Runner{In: strings.NewReader("yes\n"), Interactive: true, Suspend: true}, "s", "waiting"},
+		{"suspend mode, not durable", &Runner{In: strings.NewReader("yes\n"), Interactive: true}, "s", "ask_mode: suspend"},
+		{"--no-input at a terminal, durable", &Runner{In: strings.NewReader("yes\n"), Interactive: true, NoInput: true, Suspend: true}, "x", "waiting"},
+		{"--no-input at a terminal, not durable", &Runner{In: strings.NewReader("yes\n"), Interactive: true, NoInput: true}, "x", "--no-input was given; add --state FILE"},
+		{"a terminal, durable: asks", &Runner{In: strings.NewReader("yes\n"), Interactive: true, Suspend: true}, "x", ""},
+	}
+	for _, c := range cases {
+		res := c.runner.Run(context.Background(), req(c.agent))
+		switch {
+		case c.want == "" && (res.Err != nil || res.Output != "yes"):
+			t.Errorf("%s: %v %v", c.name, res.Output, res.Err)
+		case c.want == "waiting" && !errors.Is(res.Err, agent.ErrAwaitingInput):
+			t.Errorf("%s: err = %v, want ErrAwaitingInput", c.name, res.Err)
+		case c.want != "" && c.want != "waiting" && (res.Err == nil || errors.Is(res.Err, agent.ErrAwaitingInput) || !strings.Contains(res.Err.Error(), c.want)):
+			t.Errorf("%s: err = %v, want %q", c.name, res.Err, c.want)
+		}
+	}
+
+	r := &Runner{Suspend: true, Answers: map[string]string{"x": `{"approved": true}`, "s": "plain"}}
+	res := r.Run(context.Background(), req("x"))
+	if res.Err != nil || !reflect.DeepEqual(res.Output, map[string]any{"approved": true}) || res.InputData.(map[string]any)["answered_on_resume"] != true {
+		t.Fatalf("answered: %#v %v %v", res.Output, res.Err, res.InputData)
+	}
+	if res := r.Run(context.Background(), req("s")); res.Err != nil || res.Output != "plain" {
+		t.Fatalf("answered s: %#v %v", res.Output, res.Err)
+	}
+	if res := r.Run(context.Background(), req("x")); !errors.Is(res.Err, agent.ErrAwaitingInput) {
+		t.Fatalf("an answer is taken once: %v %v", res.Output, res.Err)
+	}
 }

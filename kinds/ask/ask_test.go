@@ -1,0 +1,34 @@
+package ask
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+)
+
+// ask_mode is terminal (the default) or suspend; anything else is an error
+// at the field's position.
+func TestAskModeLoads(t *testing.T) {
+	t.Parallel()
+	load := func(mode string) (*ensemble.Ensemble, error) {
+		y := "name: x\nagents:\n  - name: a\n    ask: \"ok?\"\n"
+		if mode != "" {
+			y += "    ask_mode: " + mode + "\n"
+		}
+		return ensemble.LoadBytes("x.yaml", []byte(y), ensemble.LoadOptions{Kinds: []ensemble.Kind{Kind{}}})
+	}
+	for mode, want := range map[string]string{"": "", "terminal": "", "suspend": ModeSuspend} {
+		e, err := load(mode)
+		if err != nil {
+			t.Fatalf("%q: %v", mode, err)
+		}
+		if got := SpecOf(e.Agent("a")).Mode; got != want {
+			t.Errorf("ask_mode %q: mode %q, want %q", mode, got, want)
+		}
+	}
+	_, err := load("wait")
+	if err == nil || !strings.Contains(err.Error(), `x.yaml:5:15: agent "a": ask_mode must be terminal or suspend, not "wait"`) {
+		t.Errorf("bad ask_mode: %v", err)
+	}
+}
