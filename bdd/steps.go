@@ -376,9 +376,9 @@ func (s *Scenario) thenReason(want string) error {
 		return err
 	}
 	switch want {
-	case engine.Completed, engine.MaxTotalTurns, engine.Timeout, engine.Cancelled:
+	case engine.Completed, engine.MaxTotalTurns, engine.Timeout, engine.Cancelled, engine.BudgetExceeded:
 	default:
-		return fmt.Errorf("%q is not a completion reason: use completed, max_total_turns, timeout or cancelled", want)
+		return fmt.Errorf("%q is not a completion reason: use completed, max_total_turns, timeout, cancelled or budget_exceeded", want)
 	}
 	if res.CompletionReason != want {
 		return fmt.Errorf("completion reason is %q, want %q%s", res.CompletionReason, want, s.errorsNote())

@@ -140,7 +140,7 @@ func (l *Locked) release() {
 // resume` would continue it.
 func (f *File) Resumable() bool {
 	switch f.CompletionReason {
-	case "", "timeout", "cancelled":
+	case "", "timeout", "cancelled", "budget_exceeded":
 		return true
 	}
 	return false
