@@ -80,7 +80,7 @@ func (d *decoder) budget(f field) *Budget {
 		return nil
 	}
 	b := d.budgetFields(m)
-	if b == nil {
+	if b == nil && !m["max_tokens"].ok() && !m["max_requests"].ok() && !m["max_cost"].ok() {
 		d.errorf(resolve(f.val), "%s sets no limit: give max_tokens, max_requests or max_cost", f.nested())
 	}
 	return b
