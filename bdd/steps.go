@@ -92,9 +92,9 @@ var stepDefs = []stepDef{
 		`^this ensemble is validated:$`, func(s *Scenario) any { return s.whenInlineValidated }},
 
 	// --- Then: the run ---
-	{StepDoc{"Then", `Then the completion reason is "completed"`, "completed, max_total_turns, timeout or cancelled."},
+	{StepDoc{"Then", `Then the completion reason is "completed"`, "completed, max_total_turns, timeout, budget_exceeded or cancelled."},
 		`^the completion reason is "([^"]*)"$`, func(s *Scenario) any { return s.thenReason }},
-	{StepDoc{"Then", "Then the exit code is 1", "The exit code `ensemble run` would have: 0 completed, 1 an execution failed, 3 the turn limit, 4 the timeout, 130 cancelled."},
+	{StepDoc{"Then", "Then the exit code is 1", "The exit code `ensemble run` would have: 0 completed, 1 an execution failed, 3 the turn limit, 4 the timeout, 6 a budget, 130 cancelled."},
 		`^the exit code is (\d+)$`, func(s *Scenario) any { return s.thenExitCode }},
 	{StepDoc{"Then", "Then the run failed", "The exit code is not 0: an execution failed (and no on: failure edge handled it), or a limit or the timeout stopped the run."},
 		`^the run failed$`, func(s *Scenario) any { return s.thenRunFailed }},
