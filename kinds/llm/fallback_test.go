@@ -162,3 +162,17 @@ func TestBudgetRefusesInsideToolLoop(t *testing.T) {
 		t.Fatalf("last stored message %+v", msgs[len(msgs)-1])
 	}
 }
+
+func TestFallbackAfterATimeout(t *testing.T) {
+	t.Parallel()
+	// The main server never answers: the profile's timeout_seconds ends
+	// the request, and the backup answers.
+	stuck := newFakeServer(t, func(_ int, _ recorded, _ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	backup := newFakeServer(t, scripted(oaText("in time")))
+	e, a := withFallback(t, stuck.URL, openaiProfile(backup.URL))
+	e.Models["main"].Timeout = 50 * time.Millisecond
+	res := newTestRunner(Options{}).Run(context.Background(), request(e, a, "hi"))
+	if res.Err != nil || res.Output != "in time" || res.ModelProfileUsed != "backup" {
+		t.Fatalf("err %v, output %v, used %q", res.Err, res.Output, res.ModelProfileUsed)
+	}
+}
