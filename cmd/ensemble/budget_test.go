@@ -121,3 +121,56 @@ func TestRetryEventsInJSONL(t *testing.T) {
 		t.Fatalf("counts %v:\n%s", r.counts, o.stdout)
 	}
 }
+
+// TestBudgetInsideAToolLoop: the run's max_requests stops an LLM agent in
+// the middle of its tool loop, before the request that would pass it.
+func TestBudgetInsideAToolLoop(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"m",
+			"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,
+			"tool_calls":[{"id":"call_`+string(rune('0'+n))+`","type":"function","function":{"name":"lookup","arguments":"{}"}}]}}],
+			"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "lookup.sh"), []byte("#!/bin/sh\necho found\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "ensemble.yaml")
+	if err := os.WriteFile(path, []byte(`name: tool-budget
+models:
+  local: {provider: openai, model: m, base_url: "${TEST_LLM_URL}"}
+tools:
+  - name: lookup
+    description: Looks something up.
+    script: lookup.sh
+agents:
+  - name: researcher
+    model_profile: local
+    prompt: Research.
+    tools: [lookup]
+conversation_limits:
+  max_requests: 3
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL + "/v1"}, "run", path, "--output", "jsonl")
+	if o.code != 6 {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+	// The cut turn is not committed: no outcome events, so the stream's
+	// counts are not the result's (parseJSONL's check); count by hand.
+	count := func(ty string) int { return strings.Count(o.stdout, `"type":"`+ty+`"`) }
+	if requests.Load() != 3 || count("tool_call_completed") != 3 || count("budget_exceeded") != 1 || count("agent_failed") != 0 {
+		t.Fatalf("requests %d:\n%s", requests.Load(), o.stdout)
+	}
+	for _, want := range []string{`"completion_reason": "budget_exceeded"`, `max_requests 3 reached (3 made)`, `"usage_by_agent"`} {
+		if !strings.Contains(o.stdout, want) && !strings.Contains(strings.ReplaceAll(o.stdout, `":"`, `": "`), want) {
+			t.Fatalf("the stream lacks %s:\n%s", want, o.stdout)
+		}
+	}
+}
