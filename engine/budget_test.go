@@ -243,3 +243,20 @@ func TestRetryWithinTheAgentTimeout(t *testing.T) {
 		t.Fatalf("%d retry events", n)
 	}
 }
+
+// TestBudgetCountsFanOutInstancesForTheirAgent: the instances of a fan-out
+// spend their agent's budget, whatever their number running at once.
+func TestBudgetCountsFanOutInstancesForTheirAgent(t *testing.T) {
+	t.Parallel()
+	each := fan(agent("each", 1), "[1, 2, 3, 4, 5, 6, 7, 8]")
+	each.Budget = &ensemble.Budget{MaxRequests: 5}
+	run := &spender{n: map[string]int{"each": 1}}
+	var log events.Log
+	res := engine.New(build(each), "", engine.Options{Runner: run, Parallel: 8, Events: log.Sink()}).Run(context.Background())
+	if res.CompletionReason != engine.BudgetExceeded || run.made.Load() != 5 || res.UsageByAgent["each"].Requests != 5 {
+		t.Fatalf("reason %q, made %d, by agent %v", res.CompletionReason, run.made.Load(), res.UsageByAgent)
+	}
+	if ev := eventsOf(&log, events.BudgetExceeded); len(ev) != 1 || ev[0].Agent != "each" {
+		t.Fatalf("budget events %+v", ev)
+	}
+}
