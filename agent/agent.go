@@ -44,6 +44,18 @@ type Request struct {
 	Events events.Sink
 	// Instance is set for an instance of a fan-out agent: its item.
 	Instance *Instance
+	// Budget is what the run lets this execution spend on model requests;
+	// nil allows everything. A runner calls Reserve before every model
+	// request (docs/semantics.md#budgets).
+	Budget Budget
+}
+
+// Budget is the spend a run allows an execution. Reserve is called before
+// each model request: an error refuses the request (the budget is spent,
+// and the run is ending), otherwise done must be called once the request
+// returned, with what it used (nil when it failed). Safe for concurrent use.
+type Budget interface {
+	Reserve() (done func(used *state.Usage), err error)
 }
 
 // Result is the outcome of one execution.
@@ -64,6 +76,9 @@ type Result struct {
 	// StopReason and Usage are set by LLM agents (docs/llm.md#tools).
 	StopReason string
 	Usage      *state.Usage
+	// ModelProfileUsed names the fallback profile that answered the last
+	// request, when it was not the agent's own (docs/llm.md#fallbacks).
+	ModelProfileUsed string
 	// Memory replaces the agent's memory when the turn commits; nil keeps it.
 	Memory json.RawMessage
 }

@@ -96,9 +96,9 @@ var stepDefs = []stepDef{
 		`^this ensemble is validated:$`, func(s *Scenario) any { return s.whenInlineValidated }},
 
 	// --- Then: the run ---
-	{StepDoc{"Then", `Then the completion reason is "completed"`, "completed, max_total_turns, timeout, cancelled or awaiting_input."},
+	{StepDoc{"Then", `Then the completion reason is "completed"`, "completed, max_total_turns, timeout, budget_exceeded, cancelled or awaiting_input."},
 		`^the completion reason is "([^"]*)"$`, func(s *Scenario) any { return s.thenReason }},
-	{StepDoc{"Then", "Then the exit code is 1", "The exit code `ensemble run` would have: 0 completed, 1 an execution failed, 3 the turn limit, 4 the timeout, 5 waiting for input, 130 cancelled."},
+	{StepDoc{"Then", "Then the exit code is 1", "The exit code `ensemble run` would have: 0 completed, 1 an execution failed, 3 the turn limit, 4 the timeout, 5 waiting for input, 6 a budget, 130 cancelled."},
 		`^the exit code is (\d+)$`, func(s *Scenario) any { return s.thenExitCode }},
 	{StepDoc{"Then", "Then the run failed", "The exit code is not 0: an execution failed (and no on: failure edge handled it), or a limit or the timeout stopped the run."},
 		`^the run failed$`, func(s *Scenario) any { return s.thenRunFailed }},
@@ -382,9 +382,9 @@ func (s *Scenario) thenReason(want string) error {
 		return err
 	}
 	switch want {
-	case engine.Completed, engine.MaxTotalTurns, engine.Timeout, engine.Cancelled, engine.AwaitingInput:
+	case engine.Completed, engine.MaxTotalTurns, engine.Timeout, engine.Cancelled, engine.AwaitingInput, engine.BudgetExceeded:
 	default:
-		return fmt.Errorf("%q is not a completion reason: use completed, max_total_turns, timeout, cancelled or awaiting_input", want)
+		return fmt.Errorf("%q is not a completion reason: use completed, max_total_turns, timeout, cancelled, awaiting_input or budget_exceeded", want)
 	}
 	if res.CompletionReason != want {
 		return fmt.Errorf("completion reason is %q, want %q%s", res.CompletionReason, want, s.errorsNote())

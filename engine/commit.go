@@ -121,6 +121,7 @@ func (c *committer) execution(turn int, a *ensemble.Agent, x *execution) {
 		Usage:         res.Usage,
 		Stderr:        res.Stderr,
 	}
+	rec.ModelProfileUsed = res.ModelProfileUsed
 	if res.StopReason != "" {
 		rec.StopReason = &res.StopReason
 	}

@@ -33,6 +33,9 @@ func (r *Run) File(reason string) *state.File {
 		State:            r.st,
 	}
 	f.Options.SetTimeout(r.opts.Timeout)
+	if b := r.opts.Budget; b != nil {
+		f.Options.MaxTokens, f.Options.MaxRequests, f.Options.MaxCost = b.MaxTokens, b.MaxRequests, b.MaxCost
+	}
 	return f
 }
 
@@ -57,6 +60,7 @@ func FromFile(e *ensemble.Ensemble, f *state.File, opts Options) *Run {
 	if opts.Parallel == 0 {
 		opts.Parallel = f.Options.Parallel
 	}
+	opts.Budget = savedBudget(opts.Budget, f.Options)
 	return Resume(e, f.State, opts)
 }
 

@@ -47,6 +47,9 @@ type Options struct {
 	// the engine records it: the state, the result and the events never
 	// hold a key, not even cut short in a preview. nil redacts nothing.
 	Secrets *secrets.Redactor
+	// Budget overrides the caps of conversation_limits: each field that is
+	// set replaces the file's (docs/semantics.md#budgets).
+	Budget *ensemble.Budget
 }
 
 // Run is one run of an ensemble.
@@ -69,6 +72,10 @@ type Run struct {
 	interruptedUsage state.Usage
 	// pendingInput are the questions the run ended waiting for (suspend.go).
 	pendingInput []PendingInput
+	// budget keeps the spend and refuses requests past its caps (budget.go).
+	budget *budget
+	// interruptedByAgent is interruptedUsage per agent.
+	interruptedByAgent map[string]*state.Usage
 }
 
 // New prepares a run of e with the given input ("" takes the file's input).
@@ -84,6 +91,7 @@ func New(e *ensemble.Ensemble, input string, opts Options) *Run {
 func Resume(e *ensemble.Ensemble, st *state.State, opts Options) *Run {
 	r := &Run{ens: e, opts: opts, st: st, res: resolver.New(e)}
 	r.committer = newCommitter(e, st, &r.opts.Events)
+	r.budget = newBudget(e, opts.Budget, st, opts.Events)
 	r.maxTurns = pick(opts.MaxTurns, e.Limits.MaxTotalTurns, ensemble.DefaultMaxTotalTurns)
 	r.parallel = pick(opts.Parallel, e.Limits.ParallelAgentLimit, ensemble.DefaultParallelAgentLimit)
 	r.timeout = time.Duration(pick(int64(opts.Timeout), int64(e.Limits.Timeout), int64(ensemble.DefaultTimeout)))
@@ -171,18 +179,29 @@ func (r *Run) step(parent, runCtx context.Context) string {
 	turnStart := time.Now()
 
 	p := r.plan(runCtx, turn, ready)
-	r.execute(runCtx, p.execs)
-	if reason := stopReason(parent, runCtx); reason != "" {
+	turnCtx, cancelTurn := context.WithCancelCause(runCtx)
+	r.budget.startTurn(turn, cancelTurn)
+	r.execute(turnCtx, p.execs)
+	cancelTurn(nil)
+	reason := stopReason(parent, runCtx)
+	if reason == "" && r.budget.exceeded() != nil {
+		reason = BudgetExceeded
+	}
+	if reason != "" {
 		// The turn was cut short: nothing of it is committed, so a resumed
 		// run plays it again. Its executions are reported, not recorded.
 		why := "the run was interrupted"
-		if reason == Timeout {
+		switch reason {
+		case Timeout:
 			why = "the run reached its timeout"
+		case BudgetExceeded:
+			why = "the run's budget was exceeded (" + r.budget.exceeded().Error() + ")"
 		}
 		for _, x := range p.execs {
 			msg := "stopped before it finished: " + why
 			if x.res != nil {
 				r.interruptedUsage.Add(x.res.Usage)
+				r.addInterruptedUsage(x.req.Agent.Name, x.res.Usage)
 			}
 			if x.res != nil && x.res.Err == nil {
 				msg = "finished, but " + why + " before its turn ended, so its output was discarded"

@@ -88,7 +88,8 @@ func (r *Run) runOne(ctx context.Context, req *runners.Request) (res *runners.Re
 		}
 		r.redact(res)
 	}()
-	return r.opts.Runner.Run(ctx, req)
+	req.Budget = r.budget.forAgent(a.Name)
+	return r.attempts(ctx, req)
 }
 
 // redact removes every key from what an execution returned.

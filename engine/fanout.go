@@ -209,6 +209,7 @@ func (c *committer) fanOut(turn int, a *ensemble.Agent, f *fanPlan, execs []exec
 			Usage:         res.Usage,
 			Stderr:        res.Stderr,
 		}
+		rec.ModelProfileUsed = res.ModelProfileUsed
 		if res.StopReason != "" {
 			rec.StopReason = &res.StopReason
 		}

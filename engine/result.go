@@ -23,7 +23,10 @@ type Result struct {
 	Errors              []RunError      `json:"errors"`
 	Warnings            []state.Warning `json:"warnings"`
 	Usage               state.Usage     `json:"usage"`
-	DurationSeconds     float64         `json:"duration_seconds"`
+	// UsageByAgent is each agent's spend (its fan-out instances' included),
+	// for the agents that made model requests; absent when none did.
+	UsageByAgent    map[string]*state.Usage `json:"usage_by_agent,omitempty"`
+	DurationSeconds float64                 `json:"duration_seconds"`
 	// PendingInput are the questions an awaiting_input run waits for
 	// (docs/semantics.md#ask-agents-that-wait); absent otherwise.
 	PendingInput []PendingInput `json:"pending_input,omitempty"`
@@ -47,6 +50,7 @@ const (
 	ExitUsage     = 2
 	ExitMaxTurns  = 3
 	ExitTimeout   = 4
+	ExitBudget    = 6
 	ExitCancelled = 130
 )
 
@@ -61,6 +65,8 @@ func (r *Result) ExitCode() int {
 		return ExitCancelled
 	case AwaitingInput:
 		return ExitAwaitingInput
+	case BudgetExceeded:
+		return ExitBudget
 	}
 	for _, e := range r.Errors {
 		if !e.Handled {
@@ -121,6 +127,7 @@ func (r *Run) finish(reason string) *Result {
 			res.PendingInput = r.PendingInput()
 		}
 	}
+	res.UsageByAgent = r.usageByAgent()
 	r.opts.Events.Emit(events.Event{Type: events.RunCompleted, Turn: st.TurnCount, Message: reason, Result: res})
 	return res
 }
@@ -196,6 +203,11 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		v   any
 	}{{"errors", errs}, {"warnings", warns}, {"usage", r.Usage}} {
 		if err := put(f.key, f.v, false); err != nil {
+			return err
+		}
+	}
+	if len(r.UsageByAgent) > 0 {
+		if err := put("usage_by_agent", r.UsageByAgent, false); err != nil {
 			return err
 		}
 	}

@@ -20,7 +20,7 @@ func (d *decoder) agentKeys() []string {
 	for _, k := range d.kinds {
 		keys = append(keys, k.Key())
 	}
-	keys = append(keys, "dependencies", "trigger", "conversation", "timeout_seconds", "fan_out")
+	keys = append(keys, "dependencies", "trigger", "conversation", "timeout_seconds", "fan_out", "budget", "retry")
 	for _, k := range d.kinds {
 		keys = append(keys, k.Fields()...)
 	}
@@ -119,6 +119,7 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 	d.fanOutConversation(m["conversation"], a, where)
 	d.stateKey(a, m["name"].val, keyNode, d.agentNodes[a.Name] != n)
 	a.Timeout = d.seconds(m["timeout_seconds"])
+	a.Budget, a.Retry = d.budget(m["budget"]), d.retry(m["retry"])
 	if f := m["trigger"]; f.ok() {
 		a.triggerSet = true
 		switch t := d.str(f); t {

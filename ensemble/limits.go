@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-var limitKeys = []string{"max_total_turns", "max_agent_executions", "timeout_seconds", "parallel_agent_limit"}
+var limitKeys = []string{"max_total_turns", "max_agent_executions", "timeout_seconds", "parallel_agent_limit", "max_tokens", "max_requests", "max_cost"}
 
 // limits decodes conversation_limits (docs/semantics.md#limits), with its defaults.
 func (d *decoder) limits(f field) Limits {
@@ -21,6 +21,7 @@ func (d *decoder) limits(f field) Limits {
 	l.MaxTotalTurns = cmp.Or(d.positive(m["max_total_turns"]), l.MaxTotalTurns)
 	l.Timeout = cmp.Or(d.seconds(m["timeout_seconds"]), l.Timeout)
 	l.ParallelAgentLimit = cmp.Or(d.positive(m["parallel_agent_limit"]), l.ParallelAgentLimit)
+	l.Budget = d.budgetFields(m)
 	if f := m["max_agent_executions"]; f.ok() {
 		per := d.mapping(f.val, f.nested())
 		l.MaxAgentExecutions = make(map[string]int, len(per))

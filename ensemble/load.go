@@ -152,6 +152,7 @@ func (d *decoder) ensemble(root *yaml.Node, e *Ensemble) {
 	e.Description = d.str(fs["description"])
 	e.Input = d.str(fs["input"])
 	maps.Copy(e.Models, d.profiles(fs["models"]))
+	checkFallbacks(e.Models)
 	e.Tools = d.toolList(fs["tools"])
 	e.Agents = d.agents(fs["agents"])
 	e.Limits = d.limits(fs["conversation_limits"])

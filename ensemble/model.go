@@ -11,7 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-var profileKeys = []string{"provider", "model", "base_url", "api_key_env", "temperature", "max_tokens", "system_prompt", "timeout_seconds", "context_window"}
+var profileKeys = []string{"provider", "model", "base_url", "api_key_env", "temperature", "max_tokens", "system_prompt", "timeout_seconds", "context_window", "pricing", "fallback"}
 
 var providers = []string{"openai", "anthropic", "ollama"}
 
@@ -37,7 +37,9 @@ func loadProfiles(path string, lookup func(string) (string, bool), errs *errorSi
 		return nil
 	}
 	d.keyVars = d.keyVarsOf(root, nil)
-	return d.profilesFile(root)
+	models := d.profilesFile(root)
+	checkFallbacks(models)
+	return models
 }
 
 // readProfiles reads and parses a profiles file; root is nil after an error.
@@ -161,6 +163,8 @@ func (d *decoder) profile(pf field) *ModelProfile {
 	p.SystemPrompt, _ = d.expand(m["system_prompt"])
 	p.Timeout = d.seconds(m["timeout_seconds"])
 	p.ContextWindow = d.contextWindow(m["context_window"])
+	p.Pricing = d.pricing(m["pricing"])
+	d.fallbacks(p, m["fallback"])
 	return p
 }
 

@@ -96,6 +96,9 @@ type Limits struct {
 	MaxAgentExecutions map[string]int // per agent; absent = unlimited
 	Timeout            time.Duration  // whole run; default 300s
 	ParallelAgentLimit int            // default 5
+	// Budget caps the run's spend on model requests (max_tokens,
+	// max_requests, max_cost); nil = none (docs/semantics.md#budgets).
+	Budget *Budget
 }
 
 // Agent is one agent of the ensemble.
@@ -118,6 +121,10 @@ type Agent struct {
 	Timeout      time.Duration // per execution; 0 = bounded only by the run
 
 	FanOut *FanOut // fan_out: one execution per item (docs/semantics.md#fan-out)
+	// Budget caps this agent's spend over the run; nil = none.
+	Budget *Budget
+	// Retry tries failed executions again; nil = once (docs/semantics.md#retries).
+	Retry *Retry
 }
 
 // StateKey is where the agent's output lives in the accumulated context.
@@ -166,6 +173,13 @@ type ModelProfile struct {
 	SystemPrompt  string
 	Timeout       time.Duration
 	ContextWindow *ContextWindow
+	// Pricing is what its tokens cost; nil = free (docs/semantics.md#budgets).
+	Pricing *Pricing
+	// Fallback names the profiles a request goes to, in order, when this
+	// one fails with a 5xx, a timeout or a connection error (docs/llm.md#fallbacks).
+	Fallback []string
+
+	checkFallback func(map[string]*ModelProfile) // set while loading
 }
 
 // ContextWindow trims what is sent to a model (docs/llm.md#messages-and-memory).

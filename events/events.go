@@ -63,11 +63,17 @@ const (
 	// (docs/semantics.md#ask-agents-that-wait); the run then ends.
 	InputRequested Type = "input_requested"
 	RunCompleted   Type = "run_completed"
+	// AgentRetry: an attempt of an execution failed and the agent's retry
+	// tries it again (docs/semantics.md#retries): attempt is the failed one.
+	AgentRetry Type = "agent_retry"
+	// BudgetExceeded: a model request was refused because a budget was
+	// spent (docs/semantics.md#budgets); the run ends as budget_exceeded.
+	BudgetExceeded Type = "budget_exceeded"
 )
 
 // Types lists every event type, in the order a run emits them.
 var Types = []Type{RunStarted, Warning, TurnStarted, AgentStarted, ToolCallStarted, ToolCallCompleted, TextDelta,
-	AgentFinished, AgentCompleted, AgentFailed, TurnCompleted, InputRequested, RunCompleted}
+	AgentRetry, BudgetExceeded, AgentFinished, AgentCompleted, AgentFailed, TurnCompleted, InputRequested, RunCompleted}
 
 // Event is one event. Fields that do not apply to a type are left empty (and
 // omitted from JSON).
@@ -85,7 +91,10 @@ type Event struct {
 	Error     string    `json:"error,omitempty"`
 	Message   string    `json:"message,omitempty"` // warnings; text deltas; run_started: the input; run_completed: the reason
 	Duration  float64   `json:"duration_seconds,omitempty"`
-	Result    any       `json:"result,omitempty"` // run_completed: the result object of docs/cli.md#the-result
+	Result    any       `json:"result,omitempty"`  // run_completed: the result object of docs/cli.md#the-result
+	Attempt   int       `json:"attempt,omitempty"` // agent_retry: the attempt that failed (from 1)
+	// Spend is budget_exceeded's spend so far: the run's and the agent's.
+	Spend any `json:"spend,omitempty"`
 	// input_requested: the question and what the answered execution will be given.
 	Question     string         `json:"question,omitempty"`
 	Dependencies map[string]any `json:"dependencies,omitempty"`

@@ -23,6 +23,9 @@ type fakeModel struct {
 	mu       sync.Mutex
 	rules    []*rule
 	requests []fakeRequest
+	// down are the models that fail every request, by model name: a
+	// profile's outage, whatever the system prompt.
+	down map[string]*rule
 }
 
 // rule answers the requests whose system prompt contains match: with the
@@ -93,8 +96,11 @@ func (fm *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 
 	fm.mu.Lock()
 	fm.requests = append(fm.requests, req)
-	var ru *rule
+	ru := fm.down[body.Model]
 	for _, c := range fm.rules {
+		if ru != nil {
+			break
+		}
 		if strings.Contains(req.System, c.match) {
 			ru = c
 			break
@@ -206,6 +212,29 @@ func (fm *fakeModel) register(sc *godog.ScenarioContext) {
 		defer fm.mu.Unlock()
 		r := fm.rule(match)
 		r.status, r.message = status, msg
+		return nil
+	})
+	sc.Step(`^the model "([^"]*)" fails with status (\d+) "(.*)"$`, func(model string, status int, msg string) error {
+		fm.mu.Lock()
+		defer fm.mu.Unlock()
+		if fm.down == nil {
+			fm.down = map[string]*rule{}
+		}
+		fm.down[model] = &rule{status: status, message: msg}
+		return nil
+	})
+	sc.Step(`^the model "([^"]*)" was called (\d+) times?$`, func(model string, want int) error {
+		fm.mu.Lock()
+		got := 0
+		for _, r := range fm.requests {
+			if r.Model == model {
+				got++
+			}
+		}
+		fm.mu.Unlock()
+		if got != want {
+			return fmt.Errorf("the model %q was called %d times, want %d", model, got, want)
+		}
 		return nil
 	})
 	sc.Step(`^the model was called (\d+) times?$`, func(want int) error {

@@ -10,6 +10,7 @@ import (
 	"html"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -117,6 +118,13 @@ func Stats(res *engine.Result, names []string) []*AgentStats {
 		s.Seconds += rec.ExecutionTime
 		s.Usage.Add(rec.Usage)
 	}
+	// The result's spend per agent also counts the executions of a turn
+	// that was cut short (their requests were made).
+	for name, u := range res.UsageByAgent {
+		if u != nil {
+			add(name).Usage = *u
+		}
+	}
 	// Executions counted but not in the history (a resumed run's state is
 	// complete, so this only guards against hand-made results).
 	var rest []string
@@ -134,7 +142,20 @@ func Stats(res *engine.Result, names []string) []*AgentStats {
 
 // usageText is "3 requests, 1200 input tokens, 310 output tokens".
 func usageText(u state.Usage) string {
-	return fmt.Sprintf("%s, %s input tokens, %s output tokens", Count(u.Requests, "request"), thousands(u.InputTokens), thousands(u.OutputTokens))
+	s := fmt.Sprintf("%s, %s input tokens, %s output tokens", Count(u.Requests, "request"), thousands(u.InputTokens), thousands(u.OutputTokens))
+	if u.Cost > 0 {
+		s += ", cost " + costCell(u.Cost)
+	}
+	return s
+}
+
+// costCell is a cost, in the unit of the profiles' pricing: "0.0123", "-"
+// when nothing.
+func costCell(c float64) string {
+	if c <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(c, 'g', 6, 64)
 }
 
 // Count is n and word, in the plural unless n is 1: "1 turn", "2 turns",

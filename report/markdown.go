@@ -415,6 +415,15 @@ func (m *markdown) summary() {
 	}
 	m.p("| **total** | | %d | %d | %s | | %s | %s | %s | %s |\n\n", total.Runs, total.Failures, Seconds(total.Seconds),
 		thousands(total.ToolCalls), thousands(total.Usage.Requests), thousands(total.Usage.InputTokens), thousands(total.Usage.OutputTokens))
+	if total.Usage.Cost > 0 {
+		var parts []string
+		for _, s := range stats {
+			if s.Usage.Cost > 0 {
+				parts = append(parts, code(s.Name)+" "+costCell(s.Usage.Cost))
+			}
+		}
+		m.p("Cost: %s; total %s.\n\n", strings.Join(parts, ", "), costCell(total.Usage.Cost))
+	}
 }
 
 func (m *markdown) finalState() {

@@ -86,6 +86,10 @@ func (p *Progress) Event(ev events.Event) {
 	switch ev.Type {
 	case events.Warning:
 		p.line("  ! %s", ev.Message)
+	case events.AgentRetry:
+		p.line("  ↻ %s: attempt %d failed, trying again: %s", ev.Agent, ev.Attempt, oneLine(ev.Error))
+	case events.BudgetExceeded:
+		p.line("  $ %s", oneLine(ev.Message))
 	case events.TurnStarted:
 		p.turn, p.turnStart = ev.Turn, ev.Time
 		p.agents, p.byName = nil, map[string]*agentProgress{}

@@ -243,3 +243,16 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestProgressShowsRetriesAndBudget(t *testing.T) {
+	var b strings.Builder
+	p := NewProgress(&b, ProgressOptions{})
+	p.Sink()(events.Event{Type: events.AgentRetry, Agent: "fetch", Attempt: 1, Error: "exit\ncode 3"})
+	p.Sink()(events.Event{Type: events.BudgetExceeded, Agent: "writer", Message: "budget exceeded: the run's budget is spent: max_requests 2 reached (2 made)"})
+	p.Close()
+	for _, want := range []string{"↻ fetch: attempt 1 failed, trying again: exit code 3", "$ budget exceeded: the run's budget is spent"} {
+		if !strings.Contains(b.String(), want) {
+			t.Fatalf("progress lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -16,6 +16,8 @@ var endings = map[string]string{
 	engine.MaxTotalTurns: "agents were still ready when the turn limit was reached: raise conversation_limits.max_total_turns or pass --max-turns",
 	engine.Timeout:       "the run's timeout passed and running agents were cancelled: raise conversation_limits.timeout_seconds or pass --timeout",
 	engine.AwaitingInput: "ask agents wait for answers: give them to ensemble resume with --answer AGENT=TEXT",
+	engine.BudgetExceeded: "a model request was refused because a budget was spent, and running agents were cancelled: " +
+		"raise the cap in the file, or resume with --max-cost, --max-tokens or --max-requests",
 }
 
 // SummaryOptions tune a Summary.
@@ -90,6 +92,10 @@ func summaryHead(w io.Writer, res *engine.Result, opts SummaryOptions, width int
 		if llm {
 			header = append(header, "requests", "in tokens", "out tokens")
 		}
+		priced := res.Usage.Cost > 0
+		if priced {
+			header = append(header, "cost")
+		}
 		rows := [][]string{header}
 		for _, s := range stats {
 			row := []string{s.Name, fmt.Sprint(s.Runs), dash(s.Failures)}
@@ -102,6 +108,9 @@ func summaryHead(w io.Writer, res *engine.Result, opts SummaryOptions, width int
 			row = append(row, timeCell(s))
 			if llm {
 				row = append(row, dash(s.Usage.Requests), dash(s.Usage.InputTokens), dash(s.Usage.OutputTokens))
+			}
+			if priced {
+				row = append(row, costCell(s.Usage.Cost))
 			}
 			rows = append(rows, row)
 		}

@@ -21,6 +21,7 @@ func TestSummarySaysWhyARunStoppedEarly(t *testing.T) {
 		{engine.Completed, "", ""},
 		{engine.MaxTotalTurns, "", "pass --max-turns"},
 		{engine.Timeout, "", "pass --timeout"},
+		{engine.BudgetExceeded, "", "resume with --max-cost, --max-tokens or --max-requests"},
 		{engine.Cancelled, "", "a run started with --state FILE can be continued with: ensemble resume FILE"},
 		{engine.Cancelled, "ensemble resume 'my run.json'", "the run goes on with: ensemble resume 'my run.json'"},
 	} {
@@ -125,5 +126,37 @@ func TestSummaryHandledFailure(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// TestSpendPerAgent: with pricing, the summary has a cost column and the
+// report a cost line, per agent and in total, counting the spend of a turn
+// that was cut short (usage_by_agent) as well as the records'.
+func TestSpendPerAgent(t *testing.T) {
+	t.Parallel()
+	stop := "end_turn"
+	res := &engine.Result{Ensemble: "e", CompletionReason: engine.BudgetExceeded, TurnCount: 1,
+		AgentExecutionCount: map[string]int{"writer": 1},
+		ConversationHistory: []*state.Record{{TurnNumber: 1, AgentName: "writer", Execution: 1, StopReason: &stop,
+			Usage: &state.Usage{Requests: 2, InputTokens: 100, OutputTokens: 50, Cost: 0.25}}},
+		Usage: state.Usage{Requests: 3, InputTokens: 150, OutputTokens: 60, Cost: 0.375},
+		UsageByAgent: map[string]*state.Usage{
+			"writer": {Requests: 2, InputTokens: 100, OutputTokens: 50, Cost: 0.25},
+			"editor": {Requests: 1, InputTokens: 50, OutputTokens: 10, Cost: 0.125},
+		},
+	}
+	var b strings.Builder
+	Summary(&b, res, SummaryOptions{Agents: []string{"writer", "editor"}})
+	for _, want := range []string{"cost", "0.25", "0.125", "usage: 3 requests, 150 input tokens, 60 output tokens, cost 0.375"} {
+		if !strings.Contains(b.String(), want) {
+			t.Fatalf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := Markdown(&b, res, MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "Cost: `writer` 0.25, `editor` 0.125; total 0.375.") {
+		t.Fatalf("report:\n%s", b.String())
 	}
 }

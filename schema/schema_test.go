@@ -129,6 +129,14 @@ var broken = []struct {
 	{"bad ask_mode", "name: x\nagents: [{name: a, ask: q, ask_mode: wait}]\n", "ask_mode"},
 	{"ask_mode on a script agent", "name: x\nagents: [{name: a, script: s.sh, ask_mode: suspend}]\n", "/agents/0"},
 	{"bad env name", "name: x\nagents: [{name: a, script: s.sh, env: {\"1A\": b}}]\n", "1A"},
+	{"empty budget", "name: x\nagents: [{name: a, script: s.sh, budget: {}}]\n", "budget"},
+	{"budget typo", "name: x\nagents: [{name: a, script: s.sh, budget: {max_dollars: 1}}]\n", "max_dollars"},
+	{"max_cost 0", "name: x\nagents: [{name: a, ask: q}]\nconversation_limits: {max_cost: 0}\n", "max_cost"},
+	{"retry without attempts", "name: x\nagents: [{name: a, script: s.sh, retry: {backoff: 1s}}]\n", "/agents/0/retry"},
+	{"retry with a bad backoff", "name: x\nagents: [{name: a, script: s.sh, retry: {attempts: 2, backoff: soon}}]\n", "backoff"},
+	{"pricing without output", "models: {m: {provider: ollama, model: l, pricing: {input_per_million: 1}}}\nname: x\nagents: [{name: a, model_profile: m}]\n", "pricing"},
+	{"negative pricing", "models: {m: {provider: ollama, model: l, pricing: {input_per_million: -1, output_per_million: 1}}}\nname: x\nagents: [{name: a, model_profile: m}]\n", "input_per_million"},
+	{"fallback twice", "models: {m: {provider: ollama, model: l, fallback: [n, n]}, n: {provider: ollama, model: k}}\nname: x\nagents: [{name: a, model_profile: m}]\n", "fallback"},
 }
 
 func TestBrokenFiles(t *testing.T) {

@@ -3,6 +3,7 @@ package state
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 )
 
@@ -62,7 +63,7 @@ func (s *State) consistent() error {
 		if r.ExecutionTime < 0 {
 			return fmt.Errorf("%s.execution_time is negative", at)
 		}
-		if u := r.Usage; u != nil && (u.Requests < 0 || u.InputTokens < 0 || u.OutputTokens < 0) {
+		if u := r.Usage; u != nil && (u.Requests < 0 || u.InputTokens < 0 || u.OutputTokens < 0 || !(u.Cost >= 0) || math.IsInf(u.Cost, 0)) {
 			return fmt.Errorf("%s.usage holds a negative count", at)
 		}
 		if r.Error == nil || r.OutputData != nil {

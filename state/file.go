@@ -69,6 +69,10 @@ type Options struct {
 	MaxTurns       int     `json:"max_turns,omitempty"`
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
 	Parallel       int     `json:"parallel,omitempty"`
+	// The budget caps given on the command line (docs/semantics.md#budgets).
+	MaxTokens   int     `json:"max_tokens,omitempty"`
+	MaxRequests int     `json:"max_requests,omitempty"`
+	MaxCost     float64 `json:"max_cost,omitempty"`
 }
 
 // Timeout is TimeoutSeconds as a duration.
@@ -276,6 +280,7 @@ func (f *File) check() error {
 	case f.Responses != nil && (f.Responses.Path == "" || !hexHash.MatchString(f.Responses.SHA256)):
 		return errors.New(`"responses" needs a path and a sha256`)
 	case f.Options.MaxTurns < 0 || f.Options.Parallel < 0 || f.Options.TimeoutSeconds < 0 ||
+		f.Options.MaxTokens < 0 || f.Options.MaxRequests < 0 || f.Options.MaxCost < 0 || math.IsNaN(f.Options.MaxCost) ||
 		math.IsNaN(f.Options.TimeoutSeconds) || f.Options.TimeoutSeconds > math.MaxInt64/float64(time.Second):
 		return errors.New(`"options" holds a negative or impossible limit`)
 	case f.State == nil:

@@ -140,7 +140,7 @@ func (l *Locked) release() {
 // resume` would continue it.
 func (f *File) Resumable() bool {
 	switch f.CompletionReason {
-	case "", "timeout", "cancelled", "awaiting_input":
+	case "", "timeout", "cancelled", "awaiting_input", "budget_exceeded":
 		return true
 	}
 	return false

@@ -98,10 +98,23 @@ func (r *Record) AppendIndent(dst []byte, prefix, indent string) ([]byte, error)
 			dst = append(dst, '"', ':', ' ')
 			dst = strconv.AppendInt(dst, int64(kv.v), 10)
 		}
+		if u.Cost != 0 {
+			dst = append(dst, ',', '\n')
+			dst = append(dst, prefix...)
+			dst = append(dst, indent...)
+			dst = append(dst, indent...)
+			dst = append(dst, `"cost": `...)
+			value(u.Cost)
+		}
 		dst = append(dst, '\n')
 		dst = append(dst, prefix...)
 		dst = append(dst, indent...)
 		dst = append(dst, '}')
+	}
+	if r.ModelProfileUsed != "" {
+		dst = append(dst, ',')
+		field("model_profile_used")
+		dst = jsonw.AppendString(dst, r.ModelProfileUsed)
 	}
 	if len(r.Handles) > 0 {
 		dst = append(dst, ',')

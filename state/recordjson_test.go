@@ -15,15 +15,16 @@ func TestRecordAppendIndentMatchesEncodingJSON(t *testing.T) {
 	errMsg, stop, instance := "it <failed> & \"said\"\n", "end_turn", 4
 	full := &Record{
 		TurnNumber: 12, AgentName: "writer<1>", Execution: 3, Instance: &instance, Of: "writer<1>",
-		InputData:     map[string]any{"dependencies": map[string]any{"a": &OutputRef{AgentName: "a", Execution: 2}, "b": "short"}, "turn": 12.0, "list": []any{1.5, nil, true}},
-		OutputData:    map[string]any{"text": "héllo\u2028", "n": 1e-7},
-		Error:         &errMsg,
-		Stderr:        "warn\tline",
-		ExecutionTime: 0.000012374,
-		Timestamp:     time.Date(2026, 11, 23, 15, 44, 34, 589667350, time.UTC),
-		StopReason:    &stop,
-		Usage:         &Usage{Requests: 2, InputTokens: 300, OutputTokens: 40},
-		Handles:       []ExecutionRef{{AgentName: "fetch", Execution: 2}, {AgentName: "b\"x", Execution: 1}},
+		InputData:        map[string]any{"dependencies": map[string]any{"a": &OutputRef{AgentName: "a", Execution: 2}, "b": "short"}, "turn": 12.0, "list": []any{1.5, nil, true}},
+		OutputData:       map[string]any{"text": "héllo\u2028", "n": 1e-7},
+		Error:            &errMsg,
+		Stderr:           "warn\tline",
+		ExecutionTime:    0.000012374,
+		Timestamp:        time.Date(2026, 11, 23, 15, 44, 34, 589667350, time.UTC),
+		StopReason:       &stop,
+		Usage:            &Usage{Requests: 2, InputTokens: 300, OutputTokens: 40, Cost: 0.00123},
+		ModelProfileUsed: "backup",
+		Handles:          []ExecutionRef{{AgentName: "fetch", Execution: 2}, {AgentName: "b\"x", Execution: 1}},
 	}
 	v := reflect.ValueOf(full).Elem()
 	for i := range v.NumField() {

@@ -58,6 +58,9 @@ type Usage struct {
 	Requests     int `json:"requests"`
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
+	// Cost is what the tokens cost at the answering profiles' pricing
+	// (docs/semantics.md#budgets); 0, and absent, without pricing.
+	Cost float64 `json:"cost,omitempty"`
 }
 
 // Add sums o into u. Counts come from model servers: a negative one counts
@@ -69,7 +72,13 @@ func (u *Usage) Add(o *Usage) {
 	u.Requests = addCount(u.Requests, o.Requests)
 	u.InputTokens = addCount(u.InputTokens, o.InputTokens)
 	u.OutputTokens = addCount(u.OutputTokens, o.OutputTokens)
+	if o.Cost > 0 && !math.IsInf(o.Cost, 0) {
+		u.Cost += o.Cost
+	}
 }
+
+// Tokens is the input and output tokens together.
+func (u *Usage) Tokens() int { return addCount(u.InputTokens, u.OutputTokens) }
 
 func addCount(a, b int) int {
 	a, b = max(a, 0), max(b, 0)
@@ -96,6 +105,10 @@ type Record struct {
 	Timestamp     time.Time `json:"timestamp"`
 	StopReason    *string   `json:"stop_reason"`
 	Usage         *Usage    `json:"usage"`
+	// ModelProfileUsed names the profile that answered an LLM execution's
+	// last request when it is a fallback of the agent's own
+	// (docs/llm.md#fallbacks); "" otherwise.
+	ModelProfileUsed string `json:"model_profile_used,omitempty"`
 	// Handles are the failed executions delivered to this one through
 	// failure edges, when it succeeded: they count as handled
 	// (docs/semantics.md#edges-that-fire-on-failure).
@@ -167,7 +180,11 @@ func (s *State) conditionValue(r *Record) any {
 		stop = *r.StopReason
 	}
 	if r.Usage != nil {
-		usage = map[string]any{"requests": r.Usage.Requests, "input_tokens": r.Usage.InputTokens, "output_tokens": r.Usage.OutputTokens}
+		u := map[string]any{"requests": r.Usage.Requests, "input_tokens": r.Usage.InputTokens, "output_tokens": r.Usage.OutputTokens}
+		if r.Usage.Cost > 0 {
+			u["cost"] = r.Usage.Cost
+		}
+		usage = u
 	}
 	m := map[string]any{
 		"turn_number":    r.TurnNumber,
@@ -185,6 +202,9 @@ func (s *State) conditionValue(r *Record) any {
 	}
 	if r.Of != "" {
 		m["instance"], m["of"] = *r.Instance, r.Of
+	}
+	if r.ModelProfileUsed != "" {
+		m["model_profile_used"] = r.ModelProfileUsed
 	}
 	return m
 }

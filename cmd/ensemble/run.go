@@ -51,8 +51,11 @@ type sharedFlags struct {
 	maxTurns  int
 	timeout   time.Duration
 	parallel  int
-	stream    bool   // --stream: LLM agents stream, text deltas become events
-	report    string // --report: write a Markdown transcript to this file
+	// budget caps (docs/semantics.md#budgets): --max-tokens, --max-requests, --max-cost
+	maxTokens, maxRequests int
+	maxCost                float64
+	stream                 bool   // --stream: LLM agents stream, text deltas become events
+	report                 string // --report: write a Markdown transcript to this file
 	liveFlags
 	verbose bool // --verbose: the text summary shows scripts' stderr
 	quiet   bool // -q: no progress, no summary, no notices: only errors
@@ -76,6 +79,9 @@ func (s *sharedFlags) register(cmd *cobra.Command, resume bool) {
 	fl.IntVar(&s.maxTurns, "max-turns", 0, maxTurns)
 	fl.DurationVar(&s.timeout, "timeout", 0, "override the run's timeout (e.g. 90s, 10m)")
 	fl.IntVar(&s.parallel, "parallel", 0, "override conversation_limits.parallel_agent_limit")
+	fl.IntVar(&s.maxTokens, "max-tokens", 0, "override conversation_limits.max_tokens, the run's token budget (e.g. to continue a run that spent it)")
+	fl.IntVar(&s.maxRequests, "max-requests", 0, "override conversation_limits.max_requests, the run's budget of model requests")
+	fl.Float64Var(&s.maxCost, "max-cost", 0, "override conversation_limits.max_cost, the run's budget in the unit of the profiles' pricing")
 	fl.BoolVar(&s.stream, "stream", false, "stream LLM replies: text shows as it comes (--output text), text_delta events (--output jsonl)")
 	fl.StringVar(&s.report, "report", "", "write a Markdown transcript of the run to `FILE.md` when it ends")
 	fl.StringArrayVar(&s.live, "live", nil, "with --responses, let LLM `AGENT` call its real model though it has no responses (repeatable)")
@@ -95,10 +101,13 @@ const minDuration = time.Millisecond
 // override"; and durations under minDuration.
 func checkLimitFlags(cmd *cobra.Command) error {
 	fl := cmd.Flags()
-	for _, name := range []string{"max-turns", "parallel"} {
+	for _, name := range []string{"max-turns", "parallel", "max-tokens", "max-requests"} {
 		if n, err := fl.GetInt(name); err == nil && fl.Changed(name) && n < 1 {
 			return usageErr("--%s must be at least 1, got %d", name, n)
 		}
+	}
+	if c, err := fl.GetFloat64("max-cost"); err == nil && fl.Changed("max-cost") && !(c > 0) {
+		return usageErr("--max-cost must be more than 0, got %g", c)
 	}
 	var err error
 	fl.Visit(func(f *pflag.Flag) {
@@ -284,6 +293,7 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 		MaxTurns: f.maxTurns,
 		Timeout:  f.timeout,
 		Parallel: f.parallel,
+		Budget:   f.budget(),
 		Events:   view.sink,
 		Secrets:  io.secrets,
 	})
@@ -370,4 +380,13 @@ func newJSONLines(w io.Writer) events.Sink {
 		defer mu.Unlock()
 		_ = enc.Encode(ev)
 	}
+}
+
+// budget is the budget caps given on the command line; nil when none.
+func (s *sharedFlags) budget() *ensemble.Budget {
+	b := &ensemble.Budget{MaxTokens: s.maxTokens, MaxRequests: s.maxRequests, MaxCost: s.maxCost}
+	if b.Empty() {
+		return nil
+	}
+	return b
 }

@@ -207,6 +207,10 @@ func newTransport() *http.Transport {
 type providerError struct {
 	msg        string
 	underlying error
+	// status is the HTTP status of an error response; 0 otherwise.
+	status int
+	// unreachable is a connection error or a timeout: no answer came.
+	unreachable bool
 }
 
 func (e *providerError) Error() string { return e.msg }
@@ -228,7 +232,7 @@ func apiError(provider string, status int, kind, detail string) error {
 	if detail != "" {
 		msg += ": " + detail
 	}
-	return &providerError{msg: msg}
+	return &providerError{msg: msg, status: status}
 }
 
 // wrapTransportError describes an error without a provider message
@@ -242,7 +246,10 @@ func wrapTransportError(provider string, err error) error {
 	case errors.Is(err, context.DeadlineExceeded):
 		msg = "request timed out (timeout_seconds): " + msg
 	}
-	return &providerError{msg: provider + ": " + msg, underlying: err}
+	var netErr net.Error
+	unreachable := tooLarge == nil && (errors.As(err, &netErr) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF))
+	return &providerError{msg: provider + ": " + msg, underlying: err, unreachable: unreachable}
 }
 
 // MaxReply caps the body of one model reply (streamed or not), like the

@@ -245,8 +245,8 @@ func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversa
 		res.StopReason, res.Err = reason, sec.redactError(err)
 		return res
 	}
-	prov, err := r.provider(c.profile)
-	if err != nil {
+	route := r.newRoute(req.Ensemble, c.profile, req.Budget)
+	if _, err := r.provider(c.profile); err != nil {
 		return fail(StopError, err)
 	}
 	ts, err := r.toolSet(req.Ensemble, c.toolNames)
@@ -299,15 +299,16 @@ func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversa
 			return fail(StopCancelled, cancelError(ctx))
 		}
 		chat.Messages = trimWindow(conv, c.window, systemTokens, func(i int) int { return r.tokens.message(&conv[i]) })
-		resp, err := prov.Chat(ctx, chat)
+		resp, used, err := route.chat(ctx, chat)
 		flush()
+		res.ModelProfileUsed = route.used
 		if err != nil {
 			if ctx.Err() != nil {
 				return fail(StopCancelled, cancelError(ctx))
 			}
 			return fail(StopError, err)
 		}
-		res.Usage.Add(&state.Usage{Requests: 1, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens})
+		res.Usage.Add(used)
 		sec.redactReply(resp)
 		calls := normalizeCalls(resp.ToolCalls, step, conv)
 		reply := Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: calls}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ensemble-run/ensemble/state"
+)
+
+// TestBudgetExceededThenResumeWithAHigherCap: a durable run stops with exit
+// code 6 when its budget is spent, shows the spend, and resume --max-requests
+// lets it finish.
+func TestBudgetExceededThenResumeWithAHigherCap(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"m",
+			"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"fine"}}],
+			"usage":{"prompt_tokens":1000,"completion_tokens":500,"total_tokens":1500}}`)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ensemble.yaml")
+	if err := os.WriteFile(path, []byte(`name: budget-cli
+models:
+  local:
+    provider: openai
+    model: test-model
+    base_url: ${TEST_LLM_URL}
+    pricing: {input_per_million: 2, output_per_million: 8}
+agents:
+  - name: draft
+    model_profile: local
+    prompt: Draft.
+  - name: polish
+    model_profile: local
+    prompt: Polish.
+    dependencies: [draft]
+conversation_limits:
+  max_requests: 1
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"TEST_LLM_URL": srv.URL + "/v1"}
+	db := filepath.Join(dir, "run.db")
+	o := ensembleEnv(t, env, "run", path, "--state", db, "--output", "json")
+	if o.code != 6 {
+		t.Fatalf("exit %d, want 6: %s", o.code, o.stderr)
+	}
+	var res struct {
+		CompletionReason string                  `json:"completion_reason"`
+		TurnCount        int                     `json:"turn_count"`
+		Usage            state.Usage             `json:"usage"`
+		UsageByAgent     map[string]*state.Usage `json:"usage_by_agent"`
+		Errors           []struct{ AgentName, Message string }
+	}
+	if err := json.Unmarshal([]byte(o.stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.CompletionReason != "budget_exceeded" || res.TurnCount != 1 || requests.Load() != 1 {
+		t.Fatalf("reason %q, turns %d, requests %d", res.CompletionReason, res.TurnCount, requests.Load())
+	}
+	// 1000 input tokens at 2 per million, 500 output at 8: 0.006.
+	if res.Usage.Cost != 0.006 || res.UsageByAgent["draft"].Cost != 0.006 || res.UsageByAgent["polish"] != nil {
+		t.Fatalf("usage %+v, by agent %v", res.Usage, res.UsageByAgent)
+	}
+	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Message, "max_requests 1 reached") {
+		t.Fatalf("errors %+v", res.Errors)
+	}
+
+	// The state shows it; resume without a higher cap stops again, with it
+	// the run finishes.
+	if o := ensembleEnv(t, env, "state", "show", db, "--output", "text"); !strings.Contains(o.stdout, "budget_exceeded") || !strings.Contains(o.stdout, "cost") {
+		t.Fatalf("state show:\n%s%s", o.stdout, o.stderr)
+	}
+	if o := ensembleEnv(t, env, "resume", db, "--output", "json"); o.code != 6 {
+		t.Fatalf("resume without a higher cap: exit %d: %s", o.code, o.stderr)
+	}
+	if o := ensembleEnv(t, env, "resume", db, "--max-requests", "0"); o.code != 2 {
+		t.Fatalf("--max-requests 0: exit %d", o.code)
+	}
+	o = ensembleEnv(t, env, "resume", db, "--max-requests", "5", "--output", "text")
+	if o.code != 0 {
+		t.Fatalf("resume --max-requests 5: exit %d: %s", o.code, o.stderr)
+	}
+	for _, want := range []string{"cost", "polish", "usage: 2 requests"} {
+		if !strings.Contains(o.stdout+o.stderr, want) {
+			t.Fatalf("the summary lacks %q:\n%s", want, o.stdout+o.stderr)
+		}
+	}
+}
+
+// TestRetryEventsInJSONL: a script that fails once is tried again, and the
+// stream shows the failed attempt.
+func TestRetryEventsInJSONL(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	script := "#!/bin/sh\nif [ ! -f tried ]; then touch tried; echo 'not yet' >&2; exit 3; fi\necho ok\n"
+	if err := os.WriteFile(filepath.Join(dir, "flaky.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "ensemble.yaml")
+	if err := os.WriteFile(path, []byte("name: retry-cli\nagents:\n  - name: flaky\n    script: flaky.sh\n    retry: {attempts: 3, backoff: 1ms}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := ensembleCmd(t, "", "run", path, "--output", "jsonl")
+	if o.code != 0 {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+	r := parseJSONL(t, o.stdout)
+	if r.counts["agent_retry"] != 1 || r.counts["agent_completed"] != 1 || !strings.Contains(o.stdout, `"attempt":1`) || !strings.Contains(o.stdout, "exited with code 3") {
+		t.Fatalf("counts %v:\n%s", r.counts, o.stdout)
+	}
+}
+
+// TestBudgetInsideAToolLoop: the run's max_requests stops an LLM agent in
+// the middle of its tool loop, before the request that would pass it.
+func TestBudgetInsideAToolLoop(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"m",
+			"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,
+			"tool_calls":[{"id":"call_`+string(rune('0'+n))+`","type":"function","function":{"name":"lookup","arguments":"{}"}}]}}],
+			"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "lookup.sh"), []byte("#!/bin/sh\necho found\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "ensemble.yaml")
+	if err := os.WriteFile(path, []byte(`name: tool-budget
+models:
+  local: {provider: openai, model: m, base_url: "${TEST_LLM_URL}"}
+tools:
+  - name: lookup
+    description: Looks something up.
+    script: lookup.sh
+agents:
+  - name: researcher
+    model_profile: local
+    prompt: Research.
+    tools: [lookup]
+conversation_limits:
+  max_requests: 3
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL + "/v1"}, "run", path, "--output", "jsonl")
+	if o.code != 6 {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+	// The cut turn is not committed: no outcome events, so the stream's
+	// counts are not the result's (parseJSONL's check); count by hand.
+	count := func(ty string) int { return strings.Count(o.stdout, `"type":"`+ty+`"`) }
+	if requests.Load() != 3 || count("tool_call_completed") != 3 || count("budget_exceeded") != 1 || count("agent_failed") != 0 {
+		t.Fatalf("requests %d:\n%s", requests.Load(), o.stdout)
+	}
+	for _, want := range []string{`"completion_reason": "budget_exceeded"`, `max_requests 3 reached (3 made)`, `"usage_by_agent"`} {
+		if !strings.Contains(o.stdout, want) && !strings.Contains(strings.ReplaceAll(o.stdout, `":"`, `": "`), want) {
+			t.Fatalf("the stream lacks %s:\n%s", want, o.stdout)
+		}
+	}
+}
