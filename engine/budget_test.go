@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	agentpkg "github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
@@ -258,5 +259,22 @@ func TestBudgetCountsFanOutInstancesForTheirAgent(t *testing.T) {
 	}
 	if ev := eventsOf(&log, events.BudgetExceeded); len(ev) != 1 || ev[0].Agent != "each" {
 		t.Fatalf("budget events %+v", ev)
+	}
+}
+
+// TestRetryNeverRepeatsAQuestionThatWaits: an execution that waits for a
+// person's answer is not a failure to try again, even with retry set.
+func TestRetryNeverRepeatsAQuestionThatWaits(t *testing.T) {
+	t.Parallel()
+	a := agent("approve", 1)
+	a.Retry = &ensemble.Retry{Attempts: 3, Backoff: time.Millisecond}
+	var calls atomic.Int32
+	var log events.Log
+	res := engine.New(build(a), "", engine.Options{Events: log.Sink(), Runner: runners.RunnerFunc(func(context.Context, *runners.Request) *runners.Result {
+		calls.Add(1)
+		return &runners.Result{Err: fmt.Errorf("asking: %w", agentpkg.ErrAwaitingInput)}
+	})}).Run(context.Background())
+	if res.CompletionReason != engine.AwaitingInput || calls.Load() != 1 || len(eventsOf(&log, events.AgentRetry)) != 0 {
+		t.Fatalf("completion %q after %d calls, %d retry events", res.CompletionReason, calls.Load(), len(eventsOf(&log, events.AgentRetry)))
 	}
 }

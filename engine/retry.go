@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
@@ -16,7 +17,7 @@ import (
 // attempt and twice as long before each next one (docs/semantics.md#retries). ctx
 // carries the agent's timeout, which bounds every attempt and wait
 // together. An execution cancelled (by the timeout, the run or a budget) is
-// not tried again. Each attempt that fails and is followed by another is
+// not tried again, nor one that waits for a person's answer. Each attempt that fails and is followed by another is
 // an agent_retry event. The result is the last attempt's, with the usage
 // of every attempt: the requests of the failed ones were made.
 func (r *Run) attempts(ctx context.Context, req *runners.Request) *runners.Result {
@@ -33,7 +34,7 @@ func (r *Run) attempts(ctx context.Context, req *runners.Request) *runners.Resul
 			spent.Add(res.Usage)
 			spentAny = true
 		}
-		if res.Err == nil || attempt >= rt.Attempts || ctx.Err() != nil || isBudget(res.Err) {
+		if res.Err == nil || attempt >= rt.Attempts || ctx.Err() != nil || isBudget(res.Err) || errors.Is(res.Err, agent.ErrAwaitingInput) {
 			if spentAny {
 				u := spent
 				res.Usage = &u
