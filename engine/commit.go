@@ -97,6 +97,27 @@ func (c *committer) commit(turn int, p *plan) {
 	st.TurnCount = turn
 }
 
+// newRecord is the history record of execution x, named name (an agent
+// or an instance), before its output or error is set.
+func newRecord(turn int, name string, execution int, x *execution) *state.Record {
+	res := x.res
+	rec := &state.Record{
+		TurnNumber:       turn,
+		AgentName:        name,
+		Execution:        execution,
+		InputData:        byReference(res.InputData, x.req.Dependencies, x.refs),
+		ExecutionTime:    x.took.Seconds(),
+		Timestamp:        x.started.UTC(),
+		Usage:            res.Usage,
+		Stderr:           res.Stderr,
+		ModelProfileUsed: res.ModelProfileUsed,
+	}
+	if res.StopReason != "" {
+		rec.StopReason = &res.StopReason
+	}
+	return rec
+}
+
 // agent folds the executions of one agent into the state. Today a ready
 // agent is one execution, recorded as it is; each execution leaves one
 // history record, which is how the resolver learns what ran.
@@ -111,20 +132,7 @@ func (c *committer) agent(turn int, a *ensemble.Agent, execs []execution) {
 func (c *committer) execution(turn int, a *ensemble.Agent, x *execution) {
 	st, res := c.st, x.res
 	st.AgentExecutionCount[a.Name]++
-	rec := &state.Record{
-		TurnNumber:    turn,
-		AgentName:     a.Name,
-		Execution:     x.req.Execution,
-		InputData:     byReference(res.InputData, x.req.Dependencies, x.refs),
-		ExecutionTime: x.took.Seconds(),
-		Timestamp:     x.started.UTC(),
-		Usage:         res.Usage,
-		Stderr:        res.Stderr,
-	}
-	rec.ModelProfileUsed = res.ModelProfileUsed
-	if res.StopReason != "" {
-		rec.StopReason = &res.StopReason
-	}
+	rec := newRecord(turn, a.Name, x.req.Execution, x)
 	if res.Memory != nil {
 		st.Memory[a.Name] = res.Memory
 	}

@@ -197,22 +197,8 @@ func (c *committer) fanOut(turn int, a *ensemble.Agent, f *fanPlan, execs []exec
 		x := &execs[i]
 		res, in := x.res, x.req.Instance
 		idx := in.Index
-		rec := &state.Record{
-			TurnNumber:    turn,
-			AgentName:     in.Name,
-			Instance:      &idx,
-			Of:            a.Name,
-			Execution:     n,
-			InputData:     byReference(res.InputData, x.req.Dependencies, x.refs),
-			ExecutionTime: x.took.Seconds(),
-			Timestamp:     x.started.UTC(),
-			Usage:         res.Usage,
-			Stderr:        res.Stderr,
-		}
-		rec.ModelProfileUsed = res.ModelProfileUsed
-		if res.StopReason != "" {
-			rec.StopReason = &res.StopReason
-		}
+		rec := newRecord(turn, in.Name, n, x)
+		rec.Instance, rec.Of = &idx, a.Name
 		ev := events.Event{Turn: turn, Agent: in.Name, Execution: n, Duration: rec.ExecutionTime}
 		if res.Err != nil {
 			msg := res.Err.Error()
