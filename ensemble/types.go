@@ -118,6 +118,9 @@ type Agent struct {
 	Timeout      time.Duration // per execution; 0 = bounded only by the run
 
 	FanOut *FanOut // fan_out: one execution per item (docs/semantics.md#fan-out)
+	// OutputSchema is output_schema: the JSON Schema its outputs must
+	// satisfy (docs/format.md#output-schemas); nil when absent.
+	OutputSchema *OutputSchema
 }
 
 // StateKey is where the agent's output lives in the accumulated context.
