@@ -137,31 +137,45 @@ func (d *decoder) outputSchema(f field, where string) *OutputSchema {
 			return nil
 		}
 	}
-	raw, err := json.Marshal(s.Doc)
+	sch, err := compileSchema(s.Doc, "urn:ensemble:output:"+strings.ReplaceAll(where, " ", "-"))
 	if err != nil {
-		d.bad(f, "cannot be encoded as JSON: %v", err)
-		return nil
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		d.bad(f, "is not valid JSON: %v", err)
-		return nil
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
-	url := "urn:ensemble:output:" + strings.ReplaceAll(where, " ", "-")
-	if err := c.AddResource(url, inst); err != nil {
-		d.bad(f, "is not a valid JSON Schema: %s", oneLine(err.Error()))
-		return nil
-	}
-	sch, err := c.Compile(url)
-	if err != nil {
-		d.bad(f, "is not a valid JSON Schema: %s", oneLine(err.Error()))
+		d.bad(f, "%s", err)
 		return nil
 	}
 	s.schema = sch
 	return s
+}
+
+// CompileOutputSchema compiles doc (JSON values) as an output_schema, for
+// ensembles built by hand; the loader compiles the file's.
+func CompileOutputSchema(doc map[string]any) (*OutputSchema, error) {
+	sch, err := compileSchema(doc, "urn:ensemble:output")
+	if err != nil {
+		return nil, err
+	}
+	return &OutputSchema{Doc: doc, schema: sch}, nil
+}
+
+func compileSchema(doc map[string]any, url string) (*jsonschema.Schema, error) {
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("cannot be encoded as JSON: %v", err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("is not valid JSON: %v", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
+	if err := c.AddResource(url, inst); err != nil {
+		return nil, fmt.Errorf("is not a valid JSON Schema: %s", oneLine(err.Error()))
+	}
+	sch, err := c.Compile(url)
+	if err != nil {
+		return nil, fmt.Errorf("is not a valid JSON Schema: %s", oneLine(err.Error()))
+	}
+	return sch, nil
 }
 
 // schemaFile reads the schema file of output_schema: {$ref: FILE}.

@@ -24,3 +24,12 @@ func decodeRepairs(f *ensemble.Fields, format string) int {
 	}
 	return n
 }
+
+// OutputRepairs is how many repair turns a's replies get when they fail its
+// output_schema (also the injected responses it takes as repairs).
+func (Kind) OutputRepairs(a *ensemble.Agent) int {
+	if a.OutputSchema == nil {
+		return 0
+	}
+	return SpecOf(a).OutputRepairs
+}
