@@ -118,6 +118,9 @@ type Program struct {
 	// (context.x.a, context.x?.a.b), in source order: one for each member
 	// access with a constant name below a context key.
 	ContextFields []ContextField
+	// OutputFields are the fields of output a select reads (output.a.b is
+	// [a b]), in source order, each at its last field.
+	OutputFields []ContextField
 	// UsesHistory is whether the condition names history: the environment
 	// of one that does not may leave Env.History nil (building the view of
 	// a long history costs; docs/performance.md).
@@ -221,7 +224,9 @@ func compile(src, what string, checkEnv any, extra ...expr.Option) (*Program, er
 	ast.Walk(new(checked.Node()), keys)
 	slices.SortStableFunc(keys.found, func(a, b ContextKey) int { return cmp.Or(a.Line-b.Line, a.Column-b.Column) })
 	slices.SortStableFunc(keys.fields, func(a, b ContextField) int { return cmp.Or(a.Line-b.Line, a.Column-b.Column) })
-	return &Program{Source: src, ContextKeys: keys.found, ContextFields: keys.fields, UsesHistory: keys.history, prog: prog}, nil
+	slices.SortStableFunc(keys.output, func(a, b ContextField) int { return cmp.Or(a.Line-b.Line, a.Column-b.Column) })
+	return &Program{Source: src, ContextKeys: keys.found, ContextFields: keys.fields, OutputFields: keys.output,
+		UsesHistory: keys.history, prog: prog}, nil
 }
 
 // Select is a dependency's select: an expression over the dependency's
@@ -283,12 +288,14 @@ type contextKeys struct {
 	src     string
 	found   []ContextKey
 	fields  []ContextField
+	output  []ContextField
 	history bool
 }
 
-// contextPath is the path of constant names from context down to m
-// (context.x.a is [x a]); nil when m is not such a chain.
-func contextPath(m *ast.MemberNode) []string {
+// memberPath is the path of constant names from the identifier root down
+// to m (context.x.a is [x a] for root context); nil when m is not such a
+// chain.
+func memberPath(m *ast.MemberNode, root string) []string {
 	var rev []string
 	var n ast.Node = m
 	for {
@@ -305,7 +312,7 @@ func contextPath(m *ast.MemberNode) []string {
 			rev = append(rev, key.Value)
 			n = x.Node
 		case *ast.IdentifierNode:
-			if x.Value != "context" {
+			if x.Value != root {
 				return nil
 			}
 			slices.Reverse(rev)
@@ -324,9 +331,13 @@ func (c *contextKeys) Visit(node *ast.Node) {
 	if !ok {
 		return
 	}
-	if path := contextPath(m); len(path) > 1 {
+	if path := memberPath(m, "context"); len(path) > 1 {
 		line, col := position(c.src, m.Property.Location().From)
 		c.fields = append(c.fields, ContextField{Path: path, Line: line, Column: col})
+	}
+	if path := memberPath(m, "output"); len(path) > 0 {
+		line, col := position(c.src, m.Property.Location().From)
+		c.output = append(c.output, ContextField{Path: path, Line: line, Column: col})
 	}
 	id, ok := m.Node.(*ast.IdentifierNode)
 	if !ok || id.Value != "context" {

@@ -248,15 +248,19 @@ func (d *decoder) agentOutputSchema(f field, a *Agent, where string) *OutputSche
 // A fan-out agent's output is a list of its instances' outputs, so its
 // schema (of one instance's output) does not describe context.<key>.
 func (d *decoder) contextFields(agents []*Agent) {
-	byKey := map[string]*Agent{}
+	byKey, byName := map[string]*Agent{}, map[string]*Agent{}
 	for _, a := range agents {
 		if a.OutputSchema != nil && a.FanOut == nil {
 			byKey[a.StateKey()] = a
+			if byName[a.Name] == nil {
+				byName[a.Name] = a
+			}
 		}
 	}
 	if len(byKey) == 0 {
 		return
 	}
+	d.selectFields(byName)
 	for _, c := range d.conds {
 		for _, cf := range c.p.ContextFields {
 			a := byKey[cf.Path[0]]
@@ -267,12 +271,44 @@ func (d *decoder) contextFields(agents []*Agent) {
 			if name == "" || at != len(cf.Path)-2 {
 				continue // allowed, or reported at its own (shorter) path
 			}
-			where := fmt.Sprintf("column %d of the %s", cf.Column, c.what)
-			if cf.Line > 1 {
-				where = fmt.Sprintf("line %d, %s", cf.Line, where)
-			}
 			d.bad(c.f, "reads context.%s, but the output_schema of agent %q has no property %q%s (%s)",
-				strings.Join(cf.Path, "."), a.Name, name, suggest(name, known), where)
+				strings.Join(cf.Path, "."), a.Name, name, suggest(name, known), exprAt(cf.Line, cf.Column, c.what))
 		}
 	}
+}
+
+// selectRef is a compiled select and its field.
+type selectRef struct {
+	f   field
+	dep *Dependency
+}
+
+// selectFields checks the fields a select reads below output against the
+// output_schema of the dependency's agent (edges on: failure deliver a
+// failure, not an output, and are left alone).
+func (d *decoder) selectFields(byName map[string]*Agent) {
+	for _, s := range d.selects {
+		a := byName[s.dep.AgentName]
+		if a == nil || a.OutputSchema == nil || a.FanOut != nil || s.dep.OnFailure || s.dep.SelectProgram == nil {
+			continue
+		}
+		for _, of := range s.dep.SelectProgram.OutputFields {
+			at, name, known := a.OutputSchema.Field(of.Path)
+			if name == "" || at != len(of.Path)-1 {
+				continue
+			}
+			d.bad(s.f, "reads output.%s, but the output_schema of agent %q has no property %q%s (%s)",
+				strings.Join(of.Path, "."), a.Name, name, suggest(name, known), exprAt(of.Line, of.Column, "select"))
+		}
+	}
+}
+
+// exprAt is where in an expression a problem is: `column 3 of the
+// condition`, or `line 2, column 3 of the select`.
+func exprAt(line, col int, what string) string {
+	at := fmt.Sprintf("column %d of the %s", col, what)
+	if line > 1 {
+		at = fmt.Sprintf("line %d, %s", line, at)
+	}
+	return at
 }
