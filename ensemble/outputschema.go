@@ -92,6 +92,10 @@ func (s *OutputSchema) Field(path []string) (at int, unknown string, known []str
 		}
 		next, ok := props[name]
 		if !ok {
+			required, _ := node["required"].([]any)
+			if slices.Contains(required, any(name)) {
+				return 0, "", nil // required but not described: allowed
+			}
 			return i, name, slices.Sorted(maps.Keys(props))
 		}
 		if node, ok = next.(map[string]any); !ok {

@@ -70,3 +70,35 @@ func TestOutputSchemaErrors(t *testing.T) {
 		`48:17: dependency "reviewer" of agent "picker": select reads output.notes.scor, but the output_schema of agent "reviewer" has no property "scor"; did you mean "score"? (column 48 of the select)`,
 	)
 }
+
+// OutputSchema.Field follows the properties a schema lists, and stops where
+// the schema allows other properties.
+func TestOutputSchemaField(t *testing.T) {
+	t.Parallel()
+	s, err := CompileOutputSchema(map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"a":    map[string]any{"type": "object", "properties": map[string]any{"b": map[string]any{}}},
+			"open": map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{}}, "additionalProperties": true},
+			"any":  map[string]any{"anyOf": []any{map[string]any{"type": "object"}}, "properties": map[string]any{"x": map[string]any{}}},
+			"list": map[string]any{"type": "array"},
+		},
+		"required": []any{"a", "undescribed"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		path    string
+		at      int
+		unknown string
+	}{
+		{"a", 0, ""}, {"a.b", 0, ""}, {"a.c", 1, "c"}, {"z", 0, "z"}, {"undescribed.q", 0, ""},
+		{"open.anything", 0, ""}, {"any.anything", 0, ""}, {"list.x", 0, ""}, {"a.b.deeper", 0, ""},
+	} {
+		at, unknown, _ := s.Field(strings.Split(tt.path, "."))
+		if at != tt.at || unknown != tt.unknown {
+			t.Errorf("Field(%s) = %d %q, want %d %q", tt.path, at, unknown, tt.at, tt.unknown)
+		}
+	}
+}
