@@ -360,15 +360,14 @@ func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversa
 
 		default:
 			conv = append(conv, reply)
-			if c.schema != nil && repairs < c.repairs {
-				if _, err := c.parseReply(reply.Content); err != nil {
-					repairs++ // a repair turn: docs/llm.md#output-schemas
-					conv = append(conv, Message{Role: RoleUser, Content: repairMessage(err)})
-					continue
-				}
+			out, err := c.parseReply(reply.Content)
+			if err != nil && c.schema != nil && repairs < c.repairs {
+				repairs++ // a repair turn: docs/llm.md#output-schemas
+				conv = append(conv, Message{Role: RoleUser, Content: repairMessage(err)})
+				continue
 			}
-			res.StopReason = StopEndTurn
-			return r.finish(res, c, reply.Content)
+			res.StopReason, res.Output, res.Err = StopEndTurn, out, err
+			return res
 		}
 	}
 }
