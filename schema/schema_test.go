@@ -127,6 +127,11 @@ var broken = []struct {
 	{"fan_out on an ask agent", "name: x\nagents: [{name: a, ask: q, fan_out: {over: \"[1]\"}}]\n", "/agents/0"},
 	{"fan_out with triggers_conversation", "name: x\nagents: [{name: a, script: s.sh, fan_out: {over: \"[1]\"}, conversation: {triggers_conversation: true}}]\n", "triggers_conversation"},
 	{"bad env name", "name: x\nagents: [{name: a, script: s.sh, env: {\"1A\": b}}]\n", "1A"},
+	{"output_schema on an ask agent", "name: x\nagents: [{name: a, ask: q, output_schema: {type: string}}]\n", "/agents/0"},
+	{"output_schema not a mapping", "name: x\nagents: [{name: a, script: s.sh, output_schema: [1]}]\n", "output_schema"},
+	{"output_repairs without output_schema", "models: {m: {provider: ollama, model: l}}\nname: x\nagents: [{name: a, model_profile: m, output_repairs: 2}]\n", "/agents/0"},
+	{"output_repairs on a script agent", "name: x\nagents: [{name: a, script: s.sh, output_schema: {type: object}, output_repairs: 2}]\n", "/agents/0"},
+	{"negative output_repairs", "models: {m: {provider: ollama, model: l}}\nname: x\nagents: [{name: a, model_profile: m, output_schema: {type: object}, output_repairs: -1}]\n", "output_repairs"},
 }
 
 func TestBrokenFiles(t *testing.T) {
