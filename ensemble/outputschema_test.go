@@ -68,6 +68,7 @@ func TestOutputSchemaErrors(t *testing.T) {
 		`39:20: dependency "writer" of agent "publish": condition reads context.writer.titel, but the output_schema of agent "writer" has no property "titel"; did you mean "title"? (line 2, column 19 of the condition)`,
 		`43:13: fan_out of agent "publish": over reads context.reviewer.notes.scores, but the output_schema of agent "reviewer" has no property "scores"; did you mean "score"? (column 24 of the fan_out.over)`,
 		`48:17: dependency "reviewer" of agent "picker": select reads output.notes.scor, but the output_schema of agent "reviewer" has no property "scor"; did you mean "score"? (column 48 of the select)`,
+		`54:20: agent "outside": output_schema $ref "../outputschema.go" is outside the ensemble file's folder`,
 	)
 }
 
