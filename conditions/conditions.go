@@ -114,6 +114,13 @@ type Program struct {
 	// ContextKeys are the top-level keys of context the condition names
 	// (context.x, context?.x, context["x"]), in source order.
 	ContextKeys []ContextKey
+	// ContextFields are the fields of context keys the condition reads
+	// (context.x.a, context.x?.a.b), in source order: one for each member
+	// access with a constant name below a context key.
+	ContextFields []ContextField
+	// OutputFields are the fields of output a select reads (output.a.b is
+	// [a b]), in source order, each at its last field.
+	OutputFields []ContextField
 	// UsesHistory is whether the condition names history: the environment
 	// of one that does not may leave Env.History nil (building the view of
 	// a long history costs; docs/performance.md).
@@ -125,6 +132,14 @@ type Program struct {
 // column of its source.
 type ContextKey struct {
 	Name         string
+	Line, Column int
+}
+
+// ContextField is a member access below a context key: Path is the key then
+// the fields (context.x.a.b is [x a b]), and Line and Column are those of
+// its last field in the source.
+type ContextField struct {
+	Path         []string
 	Line, Column int
 }
 
@@ -208,7 +223,10 @@ func compile(src, what string, checkEnv any, extra ...expr.Option) (*Program, er
 	keys := &contextKeys{src: src}
 	ast.Walk(new(checked.Node()), keys)
 	slices.SortStableFunc(keys.found, func(a, b ContextKey) int { return cmp.Or(a.Line-b.Line, a.Column-b.Column) })
-	return &Program{Source: src, ContextKeys: keys.found, UsesHistory: keys.history, prog: prog}, nil
+	slices.SortStableFunc(keys.fields, func(a, b ContextField) int { return cmp.Or(a.Line-b.Line, a.Column-b.Column) })
+	slices.SortStableFunc(keys.output, func(a, b ContextField) int { return cmp.Or(a.Line-b.Line, a.Column-b.Column) })
+	return &Program{Source: src, ContextKeys: keys.found, ContextFields: keys.fields, OutputFields: keys.output,
+		UsesHistory: keys.history, prog: prog}, nil
 }
 
 // Select is a dependency's select: an expression over the dependency's
@@ -269,7 +287,40 @@ func (s *Select) EvalContext(ctx context.Context, env *Env, output any) (result 
 type contextKeys struct {
 	src     string
 	found   []ContextKey
+	fields  []ContextField
+	output  []ContextField
 	history bool
+}
+
+// memberPath is the path of constant names from the identifier root down
+// to m (context.x.a is [x a] for root context); nil when m is not such a
+// chain.
+func memberPath(m *ast.MemberNode, root string) []string {
+	var rev []string
+	var n ast.Node = m
+	for {
+		if c, ok := n.(*ast.ChainNode); ok {
+			n = c.Node
+			continue
+		}
+		switch x := n.(type) {
+		case *ast.MemberNode:
+			key, ok := x.Property.(*ast.StringNode)
+			if !ok {
+				return nil
+			}
+			rev = append(rev, key.Value)
+			n = x.Node
+		case *ast.IdentifierNode:
+			if x.Value != root {
+				return nil
+			}
+			slices.Reverse(rev)
+			return rev
+		default:
+			return nil
+		}
+	}
 }
 
 func (c *contextKeys) Visit(node *ast.Node) {
@@ -279,6 +330,14 @@ func (c *contextKeys) Visit(node *ast.Node) {
 	m, ok := (*node).(*ast.MemberNode)
 	if !ok {
 		return
+	}
+	if path := memberPath(m, "context"); len(path) > 1 {
+		line, col := position(c.src, m.Property.Location().From)
+		c.fields = append(c.fields, ContextField{Path: path, Line: line, Column: col})
+	}
+	if path := memberPath(m, "output"); len(path) > 0 {
+		line, col := position(c.src, m.Property.Location().From)
+		c.output = append(c.output, ContextField{Path: path, Line: line, Column: col})
 	}
 	id, ok := m.Node.(*ast.IdentifierNode)
 	if !ok || id.Value != "context" {

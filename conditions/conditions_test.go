@@ -537,3 +537,24 @@ func MustCompileSelect(t *testing.T, src string) *Select {
 	}
 	return s
 }
+
+// A condition lists the fields it reads below context keys, and a select
+// those it reads below output, each at its last field.
+func TestContextAndOutputFields(t *testing.T) {
+	t.Parallel()
+	p := MustCompile(`context.r?.a.b == 1 && context["s"].c != nil && len(context.t.items[0]) > 0 && context.u != nil`)
+	got := fmt.Sprint(p.ContextFields)
+	if want := "[{[r a] 1 12} {[r a b] 1 14} {[s c] 1 37} {[t items] 1 63}]"; got != want {
+		t.Errorf("ContextFields %s, want %s", got, want)
+	}
+	s, err := CompileSelect(`{"x": output.a.b, "y": output?.c, "z": context.k.f}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(s.OutputFields), "[{[a] 1 14} {[a b] 1 16} {[c] 1 32}]"; got != want {
+		t.Errorf("OutputFields %s, want %s", got, want)
+	}
+	if got, want := fmt.Sprint(s.ContextFields), "[{[k f] 1 50}]"; got != want {
+		t.Errorf("select ContextFields %s, want %s", got, want)
+	}
+}

@@ -20,7 +20,7 @@ func (d *decoder) agentKeys() []string {
 	for _, k := range d.kinds {
 		keys = append(keys, k.Key())
 	}
-	keys = append(keys, "dependencies", "trigger", "conversation", "timeout_seconds", "fan_out", "budget", "retry")
+	keys = append(keys, "dependencies", "trigger", "conversation", "timeout_seconds", "fan_out", "budget", "retry", "output_schema")
 	for _, k := range d.kinds {
 		keys = append(keys, k.Fields()...)
 	}
@@ -47,6 +47,7 @@ func (d *decoder) agents(f field) []*Agent {
 		}
 	}
 	d.contextKeys()
+	d.contextFields(agents)
 	return agents
 }
 
@@ -104,6 +105,7 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 			}
 		}
 	}
+	a.OutputSchema = d.agentOutputSchema(m["output_schema"], a, where)
 	// An agent of no clear kind has the fields of every kind checked.
 	fs := &Fields{d: d, m: m, where: where}
 	for _, k := range d.kinds {

@@ -36,8 +36,9 @@ type decoder struct {
 	agentNodes map[string]*yaml.Node // first agent of each name
 	badDeps    map[*Dependency]bool  // dependencies already reported (unknown agent, itself): left out of the run check
 	stateKeys  map[string]stateKeyUse
-	conds      []condRef // compiled conditions, checked against the state keys
-	kinds      []Kind    // LoadOptions.Kinds
+	conds      []condRef   // compiled conditions, checked against the state keys
+	selects    []selectRef // compiled selects, checked against output schemas
+	kinds      []Kind      // LoadOptions.Kinds
 }
 
 func newDecoder(file string, data []byte, lookup func(string) (string, bool), errs *errorSink) *decoder {

@@ -113,6 +113,7 @@ func (d *decoder) selectExpr(f field, dep *Dependency) {
 	}
 	dep.SelectProgram = s
 	d.conds = append(d.conds, condRef{f, &s.Program, "select"})
+	d.selects = append(d.selects, selectRef{f, dep})
 }
 
 // condRef is a compiled condition and its field.

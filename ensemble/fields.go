@@ -30,6 +30,20 @@ func (f *Fields) Bool(key string) bool { return f.d.boolean(f.m[key]) }
 // Positive decodes an integer of at least 1.
 func (f *Fields) Positive(key string) int { return f.d.positive(f.m[key]) }
 
+// Count decodes an integer of at least 0; ok is false when the field is
+// absent or bad.
+func (f *Fields) Count(key string) (n int, ok bool) {
+	fd := f.m[key]
+	if !f.d.scalar(fd, "an integer", &n, "!!int") {
+		return 0, false
+	}
+	if n < 0 {
+		f.d.bad(fd, "must be at least 0, got %d", n)
+		return 0, false
+	}
+	return n, true
+}
+
 // Strings decodes a list of strings.
 func (f *Fields) Strings(key string) []string { return f.d.strings(f.m[key]) }
 

@@ -125,6 +125,9 @@ type Agent struct {
 	Budget *Budget
 	// Retry tries failed executions again; nil = once (docs/semantics.md#retries).
 	Retry *Retry
+	// OutputSchema is output_schema: the JSON Schema its outputs must
+	// satisfy (docs/format.md#output-schemas); nil when absent.
+	OutputSchema *OutputSchema
 }
 
 // StateKey is where the agent's output lives in the accumulated context.

@@ -3,6 +3,7 @@ package runners
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
@@ -41,6 +42,9 @@ type InjectedRunner struct {
 	// model. Script and ask agents are not guarded. Nil: every agent
 	// without an entry goes to Next.
 	Live func(agent string) error
+
+	mu      sync.Mutex
+	repairs map[string]int // responses taken as repairs, by entry (its agent)
 }
 
 var _ Runner = (*InjectedRunner)(nil)
@@ -77,31 +81,92 @@ func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
 		return ir.Simulate(ctx, req, s.ModelProfile, s.Prompt)
 	}
 
+	// Responses taken as repairs by earlier executions shift this one's
+	// (docs/testing.md#the-responses-file).
+	n += ir.repairsTaken(req, ent)
 	res := &Result{InputData: injectedInputData(req, n)}
-	if n > len(ent.Values) {
-		res.Err = exhausted(req, ent, n)
-		return res
+	for repairs := 0; ; repairs++ {
+		if n > len(ent.Values) {
+			res.Err = exhausted(req, ent, n)
+			return res
+		}
+		res.Output, res.Err = injectedOutput(a, ent.Values[n-1], n)
+		if res.Err == nil || a.OutputSchema == nil || repairs >= ir.maxRepairs(req) {
+			return res
+		}
+		// A response that fails the output_schema is answered with a
+		// repair turn, as a model's reply would be: the next response is the
+		// corrected reply.
+		n++
+		ir.takeRepair(ent)
+		res.InputData = injectedInputData(req, n)
 	}
-	switch v := ent.Values[n-1].(type) {
+}
+
+// injectedOutput is the output of injected response v (number n) of agent a:
+// text is parsed as a reply would be, any other value is the output itself;
+// either must satisfy a's output_schema.
+func injectedOutput(a *ensemble.Agent, v any, n int) (any, error) {
+	var out any
+	switch v := v.(type) {
 	case string:
 		if j, ok := a.Kind.(jsonReplies); ok && j.JSONReply(a) {
-			out, err := ParseJSONReply(v)
+			o, err := ParseJSONReply(v)
 			if err != nil {
-				res.Err = fmt.Errorf("agent %q: injected response %d: output_format is json, but %w", a.Name, n, err)
-				return res
+				if a.OutputSchema != nil {
+					return nil, fmt.Errorf("agent %q: injected response %d: output_schema needs JSON, but %w", a.Name, n, err)
+				}
+				return nil, fmt.Errorf("agent %q: injected response %d: output_format is json, but %w", a.Name, n, err)
 			}
-			res.Output = out
-		} else if res.Output, res.Err = ParseOutput(v); res.Err != nil {
-			res.Err = fmt.Errorf("agent %q: injected response %d: %w", a.Name, n, res.Err)
+			out = o
+		} else {
+			o, err := ParseOutput(v)
+			if err != nil {
+				return nil, fmt.Errorf("agent %q: injected response %d: %w", a.Name, n, err)
+			}
+			out = o
 		}
 	default:
 		if valueDepth(v) > MaxOutputDepth {
-			res.Err = fmt.Errorf("agent %q: injected response %d: %w", a.Name, n, ErrTooDeep)
-			return res
+			return nil, fmt.Errorf("agent %q: injected response %d: %w", a.Name, n, ErrTooDeep)
 		}
-		res.Output = jsonvalue.Copy(v)
+		out = jsonvalue.Copy(v)
 	}
-	return res
+	if err := CheckSchema(a, out); err != nil {
+		return nil, fmt.Errorf("agent %q: injected response %d: %w", a.Name, n, err)
+	}
+	return out, nil
+}
+
+// maxRepairs is how many repair turns an execution's injected responses
+// get: the kind's output_repairs, none for a fan-out instance (its
+// responses are numbered across instances that run at once).
+func (ir *InjectedRunner) maxRepairs(req *Request) int {
+	r, ok := req.Agent.Kind.(outputRepairs)
+	if !ok || req.Instance != nil {
+		return 0
+	}
+	return r.OutputRepairs(req.Agent)
+}
+
+// repairsTaken is how many responses of ent earlier executions took as
+// repairs.
+func (ir *InjectedRunner) repairsTaken(req *Request, ent *ResponseEntry) int {
+	if req.Instance != nil {
+		return 0
+	}
+	ir.mu.Lock()
+	defer ir.mu.Unlock()
+	return ir.repairs[ent.Agent]
+}
+
+func (ir *InjectedRunner) takeRepair(ent *ResponseEntry) {
+	ir.mu.Lock()
+	defer ir.mu.Unlock()
+	if ir.repairs == nil {
+		ir.repairs = map[string]int{}
+	}
+	ir.repairs[ent.Agent]++
 }
 
 // What the injected runner asks of an agent's kind.
@@ -110,6 +175,9 @@ type (
 	guarded interface{ Guarded() bool }
 	// jsonReplies kinds say whether a's reply text must be JSON.
 	jsonReplies interface{ JSONReply(a *ensemble.Agent) bool }
+	// outputRepairs kinds give a reply that fails the output_schema
+	// repair turns.
+	outputRepairs interface{ OutputRepairs(a *ensemble.Agent) int }
 	// inputData kinds give more input data than BaseInputData.
 	inputData interface {
 		InputData(req *Request) map[string]any

@@ -137,6 +137,11 @@ var broken = []struct {
 	{"pricing without output", "models: {m: {provider: ollama, model: l, pricing: {input_per_million: 1}}}\nname: x\nagents: [{name: a, model_profile: m}]\n", "pricing"},
 	{"negative pricing", "models: {m: {provider: ollama, model: l, pricing: {input_per_million: -1, output_per_million: 1}}}\nname: x\nagents: [{name: a, model_profile: m}]\n", "input_per_million"},
 	{"fallback twice", "models: {m: {provider: ollama, model: l, fallback: [n, n]}, n: {provider: ollama, model: k}}\nname: x\nagents: [{name: a, model_profile: m}]\n", "fallback"},
+	{"output_schema on an ask agent", "name: x\nagents: [{name: a, ask: q, output_schema: {type: string}}]\n", "/agents/0"},
+	{"output_schema not a mapping", "name: x\nagents: [{name: a, script: s.sh, output_schema: [1]}]\n", "output_schema"},
+	{"output_repairs without output_schema", "models: {m: {provider: ollama, model: l}}\nname: x\nagents: [{name: a, model_profile: m, output_repairs: 2}]\n", "/agents/0"},
+	{"output_repairs on a script agent", "name: x\nagents: [{name: a, script: s.sh, output_schema: {type: object}, output_repairs: 2}]\n", "/agents/0"},
+	{"negative output_repairs", "models: {m: {provider: ollama, model: l}}\nname: x\nagents: [{name: a, model_profile: m, output_schema: {type: object}, output_repairs: -1}]\n", "output_repairs"},
 }
 
 func TestBrokenFiles(t *testing.T) {

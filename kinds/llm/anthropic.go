@@ -67,6 +67,7 @@ func (p *anthropicProvider) params(req *ChatRequest) anthropic.MessageNewParams 
 		}
 		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: &tp})
 	}
+	outputTool(&params, req.Output, req.Tools)
 	return params
 }
 
@@ -198,6 +199,9 @@ func (p *anthropicProvider) Chat(ctx context.Context, req *ChatRequest) (*ChatRe
 		} else {
 			out.StopReason = replyEndTurn
 		}
+	}
+	if usesOutputTool(req.Output, req.Tools) {
+		outputReply(out)
 	}
 	return out, nil
 }

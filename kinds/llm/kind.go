@@ -23,7 +23,7 @@ func (Kind) Key() string { return "model_profile" }
 
 // Fields are the LLM agent's own fields.
 func (Kind) Fields() []string {
-	return []string{"prompt", "output_format", "tools", "max_steps", "tool_parallel", "context_window"}
+	return []string{"prompt", "output_format", "tools", "max_steps", "tool_parallel", "context_window", "output_repairs"}
 }
 
 var outputFormats = []string{"text", "json"}
@@ -37,6 +37,9 @@ type Spec struct {
 	MaxSteps      int      // model requests per execution; default 20
 	ToolParallel  int      // tool calls of one reply run at once; default 8
 	ContextWindow *ensemble.ContextWindow
+	// OutputRepairs is how many repair turns a reply that fails the
+	// agent's output_schema gets (docs/llm.md#output-schemas); default 1.
+	OutputRepairs int
 }
 
 // SpecOf is a's Spec; an empty one when a has none.
@@ -65,6 +68,7 @@ func (Kind) Decode(f *ensemble.Fields, a *ensemble.Agent) {
 	s.MaxSteps = f.Positive("max_steps")
 	s.ToolParallel = f.Positive("tool_parallel")
 	s.ContextWindow = f.ContextWindow("context_window")
+	s.OutputRepairs = decodeRepairs(f, s.OutputFormat)
 	if a.Kind == (Kind{}) {
 		s.OutputFormat = cmp.Or(s.OutputFormat, "text")
 		s.MaxSteps = cmp.Or(s.MaxSteps, ensemble.DefaultMaxSteps)
@@ -80,7 +84,10 @@ func (Kind) Tools(a *ensemble.Agent) []string { return SpecOf(a).Tools }
 func (Kind) Guarded() bool { return true }
 
 // JSONReply: an agent with output_format: json must reply with JSON.
-func (Kind) JSONReply(a *ensemble.Agent) bool { return SpecOf(a).OutputFormat == "json" }
+// An output_schema implies it (docs/llm.md#output-schemas).
+func (Kind) JSONReply(a *ensemble.Agent) bool {
+	return SpecOf(a).OutputFormat == "json" || a.OutputSchema != nil
+}
 
 // KeepsMemory: an LLM agent continues its conversation.
 func (Kind) KeepsMemory() bool { return true }

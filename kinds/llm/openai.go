@@ -174,6 +174,7 @@ func (p *openaiProvider) params(req *ChatRequest) openai.ChatCompletionNewParams
 		}
 		params.Tools = append(params.Tools, openai.ChatCompletionFunctionTool(fd))
 	}
+	p.responseFormat(&params, req.Output)
 	return params
 }
 

@@ -31,6 +31,9 @@ type ChatRequest struct {
 	System   string
 	Messages []Message
 	Tools    []ToolSpec
+	// Output, when set, asks for the provider's native structured output
+	// (docs/llm.md#output-schemas).
+	Output *OutputSpec
 	// OnText, when set, asks for a streamed response; it receives the text
 	// as it arrives.
 	OnText func(delta string)

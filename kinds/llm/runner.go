@@ -170,6 +170,11 @@ type conversation struct {
 	// prefix is put before the user message of every execution (the ask
 	// text of a simulated user).
 	prefix string
+	// agent, schema and repairs: the agent's output_schema and how many
+	// repair turns a reply that fails it gets (docs/llm.md#output-schemas).
+	agent   *ensemble.Agent
+	schema  *ensemble.OutputSchema
+	repairs int
 }
 
 // Run runs one execution of an LLM agent (docs/llm.md): it continues the
@@ -222,6 +227,9 @@ func (r *Runner) Run(ctx context.Context, req *runners.Request) *runners.Result 
 		outputFormat: spec.OutputFormat,
 		window:       win,
 		timeout:      a.Timeout,
+		agent:        a,
+		schema:       a.OutputSchema,
+		repairs:      spec.OutputRepairs,
 	})
 }
 
@@ -283,6 +291,10 @@ func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversa
 	}()
 
 	chat := &ChatRequest{System: c.system, Tools: ts.specs}
+	repairs := 0
+	if c.agent != nil {
+		chat.Output = outputSpec(c.agent)
+	}
 	flush := func() {}
 	if r.opts.Stream && req.Events != nil {
 		chat.OnText, flush = sec.stream(func(delta string) {
@@ -349,8 +361,14 @@ func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversa
 
 		default:
 			conv = append(conv, reply)
-			res.StopReason = StopEndTurn
-			return r.finish(res, c, reply.Content)
+			out, err := c.parseReply(reply.Content)
+			if err != nil && c.schema != nil && repairs < c.repairs {
+				repairs++ // a repair turn: docs/llm.md#output-schemas
+				conv = append(conv, Message{Role: RoleUser, Content: repairMessage(err)})
+				continue
+			}
+			res.StopReason, res.Output, res.Err = StopEndTurn, out, err
+			return res
 		}
 	}
 }
@@ -367,18 +385,7 @@ func maxTokensText(p *ensemble.ModelProfile) string {
 
 // finish sets the output from the final reply text.
 func (r *Runner) finish(res *runners.Result, c *conversation, text string) *runners.Result {
-	if c.outputFormat == "json" {
-		// The same parser as injected responses (docs/llm.md#messages-and-memory: a fenced
-		// ```json block is accepted).
-		v, err := runners.ParseJSONReply(text)
-		if err != nil {
-			res.Err = fmt.Errorf("output_format json: %w", err)
-			return res
-		}
-		res.Output = v
-		return res
-	}
-	res.Output, res.Err = runners.ParseOutput(text)
+	res.Output, res.Err = c.parseReply(text)
 	return res
 }
 

@@ -114,6 +114,12 @@ func (s *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		res.Err = err
 		return res
 	}
+	// docs/format.md#output-schemas: an output that fails the schema fails
+	// the execution.
+	if err := runners.CheckSchema(a, output); err != nil {
+		res.Err = err
+		return res
+	}
 	res.Output = output
 	return res
 }

@@ -545,3 +545,49 @@ func TestScriptStderrIsKeptOnSuccess(t *testing.T) {
 		})
 	}
 }
+
+// An output that fails the agent's output_schema fails the execution with
+// the validation errors (docs/format.md#output-schemas); one that satisfies
+// it is the output.
+func TestScriptOutputSchema(t *testing.T) {
+	t.Parallel()
+	schema, err := ensemble.CompileOutputSchema(map[string]any{
+		"type":     "object",
+		"required": []any{"count"},
+		"properties": map[string]any{
+			"count": map[string]any{"type": "integer", "minimum": 3.0},
+			"items": map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		mode    string
+		wantErr string // "" = success
+	}{
+		{mode: "success_no_data"},
+		{mode: "data", wantErr: "the output does not match output_schema: at '/count': minimum: got 2, want 3"},
+		{mode: "number", wantErr: "the output does not match output_schema: at '/': got number, want object"},
+		{mode: "fail", wantErr: "the data source is down"}, // a failure stays the script's
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			a := scriptAgent("m", "modes.py", map[string]any{"mode": tt.mode})
+			a.OutputSchema = schema
+			e := testEnsemble(t, a)
+			res := (&Runner{}).Run(context.Background(), scriptRequest(e, "m"))
+			switch {
+			case tt.wantErr == "" && res.Err != nil:
+				t.Fatal(res.Err)
+			case tt.wantErr != "" && (res.Err == nil || res.Err.Error() != tt.wantErr):
+				t.Fatalf("err = %v, want %q", res.Err, tt.wantErr)
+			}
+			var se *runners.SchemaError
+			if tt.mode != "fail" && tt.wantErr != "" && !errors.As(res.Err, &se) {
+				t.Errorf("err is %T, want a *runners.SchemaError", res.Err)
+			}
+		})
+	}
+}
