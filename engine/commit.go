@@ -120,6 +120,8 @@ func (c *committer) execution(turn int, a *ensemble.Agent, x *execution) {
 		Timestamp:     x.started.UTC(),
 		Usage:         res.Usage,
 		Stderr:        res.Stderr,
+		Child:         res.Child,
+		Iterations:    res.Iterations,
 	}
 	if res.StopReason != "" {
 		rec.StopReason = &res.StopReason

@@ -37,6 +37,10 @@ type decoder struct {
 	stateKeys  map[string]stateKeyUse
 	conds      []condRef // compiled conditions, checked against the state keys
 	kinds      []Kind    // LoadOptions.Kinds
+	// nest is shared by the files of a load whose ensembles include
+	// ensembles (nested.go); parentTools are the tools a child inherits.
+	nest        *nesting
+	parentTools []*Tool
 }
 
 func newDecoder(file string, data []byte, lookup func(string) (string, bool), errs *errorSink) *decoder {

@@ -1,8 +1,10 @@
 package runners
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
@@ -41,6 +43,9 @@ type InjectedRunner struct {
 	// model. Script and ask agents are not guarded. Nil: every agent
 	// without an entry goes to Next.
 	Live func(agent string) error
+
+	mu    sync.Mutex
+	taken map[string]int // responses taken by path (pathEntry)
 }
 
 var _ Runner = (*InjectedRunner)(nil)
@@ -57,7 +62,7 @@ func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
 	ent, n := ir.injectedEntry(req)
 	if ent == nil {
 		if g, ok := a.Kind.(guarded); ir.Live != nil && ok && g.Guarded() {
-			if err := ir.Live(a.Name); err != nil {
+			if err := ir.Live(cmp.Or(req.Path, a.Name)); err != nil {
 				return &Result{InputData: injectedInputData(req, 0), Err: err}
 			}
 		}

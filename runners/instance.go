@@ -2,6 +2,7 @@ package runners
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ensemble-run/ensemble/ensemble"
 )
@@ -12,6 +13,9 @@ import (
 // execution; otherwise the agent's entry gives its instances their
 // responses in order, across instances and executions (Instance.Seq).
 func (ir *InjectedRunner) injectedEntry(req *Request) (*ResponseEntry, int) {
+	if req.Path != "" {
+		return ir.pathEntry(req.Path)
+	}
 	if in := req.Instance; in != nil {
 		if ent := ir.Responses.Entry(in.Name); ent != nil {
 			return ent, max(req.Execution, 1)
@@ -47,6 +51,9 @@ func notAnInstance(e *ensemble.Ensemble, name string) string {
 // entry ent had no response n.
 func exhausted(req *Request, ent *ResponseEntry, n int) error {
 	a, have := req.Agent.Name, len(ent.Values)
+	if req.Path != "" {
+		return fmt.Errorf("agent %q: injected responses exhausted after %d (its execution %d in the run has none)", req.Path, have, n)
+	}
 	if in := req.Instance; in != nil {
 		if ent.Agent == in.Name {
 			return fmt.Errorf("agent %q: injected responses exhausted after %d (execution %d has none)", in.Name, have, n)
@@ -54,4 +61,56 @@ func exhausted(req *Request, ent *ResponseEntry, n int) error {
 		return fmt.Errorf("agent %q: injected responses exhausted after %d (%s, its instance %d in the run, has none)", a, have, in.Name, n)
 	}
 	return fmt.Errorf("agent %q: injected responses exhausted after %d (execution %d has none)", a, have, n)
+}
+
+// pathEntry is the entry of an agent of a child ensemble, named by its path
+// (`review_round/critic`), and the number of the response it takes: its
+// responses are taken in order across every execution of the child in this
+// run (docs/testing.md#the-responses-file). nil when it has no entry.
+func (ir *InjectedRunner) pathEntry(path string) (*ResponseEntry, int) {
+	ent := ir.Responses.Entry(path)
+	if ent == nil {
+		return nil, 0
+	}
+	ir.mu.Lock()
+	defer ir.mu.Unlock()
+	if ir.taken == nil {
+		ir.taken = map[string]int{}
+	}
+	ir.taken[path]++
+	return ent, ir.taken[path]
+}
+
+// nests kinds run child ensembles: the files an agent may run.
+type nests interface {
+	Children(a *ensemble.Agent) []*ensemble.Ensemble
+}
+
+// validPath reports whether name is the path of an agent of a child
+// ensemble (`review_round/critic`, as deep as they nest).
+func validPath(e *ensemble.Ensemble, name string) bool {
+	parts := strings.Split(name, "/")
+	if len(parts) < 2 {
+		return false
+	}
+	es := []*ensemble.Ensemble{e}
+	for i, part := range parts {
+		var next []*ensemble.Ensemble
+		found := false
+		for _, x := range es {
+			a := x.Agent(part)
+			if a == nil {
+				continue
+			}
+			found = true
+			if n, ok := a.Kind.(nests); ok && i < len(parts)-1 {
+				next = append(next, n.Children(a)...)
+			}
+		}
+		if !found {
+			return false
+		}
+		es = next
+	}
+	return true
 }

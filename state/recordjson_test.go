@@ -24,6 +24,9 @@ func TestRecordAppendIndentMatchesEncodingJSON(t *testing.T) {
 		StopReason:    &stop,
 		Usage:         &Usage{Requests: 2, InputTokens: 300, OutputTokens: 40},
 		Handles:       []ExecutionRef{{AgentName: "fetch", Execution: 2}, {AgentName: "b\"x", Execution: 1}},
+		Child: &Child{Ensemble: "review", CompletionReason: "completed", TurnCount: 2,
+			ConversationHistory: []*Record{{AgentName: "critic<2>", OutputData: "ok", Timestamp: time.Unix(5, 0).UTC()}}},
+		Iterations: 3,
 	}
 	v := reflect.ValueOf(full).Elem()
 	for i := range v.NumField() {

@@ -100,6 +100,19 @@ type Record struct {
 	// failure edges, when it succeeded: they count as handled
 	// (docs/semantics.md#edges-that-fire-on-failure).
 	Handles []ExecutionRef `json:"handles,omitempty"`
+	// Child is what an agent that runs a child ensemble ran
+	// (docs/semantics.md#ensembles-of-ensembles): its last run, when it
+	// loops; Iterations is how many runs a loop made.
+	Child      *Child `json:"child,omitempty"`
+	Iterations int    `json:"iterations,omitempty"`
+}
+
+// Child is the run of a child ensemble inside one execution of its agent.
+type Child struct {
+	Ensemble            string    `json:"ensemble"` // the child's name
+	CompletionReason    string    `json:"completion_reason"`
+	TurnCount           int       `json:"turn_count"`
+	ConversationHistory []*Record `json:"conversation_history"`
 }
 
 // New returns the state of a run that has not started.

@@ -1,0 +1,93 @@
+package ensemble_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	format "github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/kinds"
+	nested "github.com/ensemble-run/ensemble/kinds/ensemble"
+)
+
+func load(t *testing.T, path string) (*format.Ensemble, error) {
+	t.Helper()
+	return format.Load(path, kinds.Builtin().Load(format.LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }}))
+}
+
+// TestLoadChild: the child is loaded with the parent, and inherits its
+// model profiles.
+func TestLoadChild(t *testing.T) {
+	t.Parallel()
+	e, err := load(t, "testdata/parent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := nested.SpecOf(e.Agent("review_round"))
+	if s.Child == nil || s.Child.Name != "review" || s.Output != "verdict" {
+		t.Fatalf("spec %+v", s)
+	}
+	if s.Child.Models["fast"] == nil {
+		t.Errorf("the child does not inherit the parent's model profiles: %v", s.Child.Models)
+	}
+	d, err := load(t, "testdata/dispatch.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := nested.SpecOf(d.Agent("handle"))
+	if len(ds.Cases) != 2 || ds.Cases[0].Key != "bug" || ds.Cases[1].Child.Name != "feature" {
+		t.Errorf("cases %+v", ds.Cases)
+	}
+}
+
+// TestLoadErrors: the child's problems carry the child's position; cycles,
+// unknown outputs, missing files and bad loops and dispatches are load
+// errors.
+func TestLoadErrors(t *testing.T) {
+	t.Parallel()
+	_, err := load(t, "testdata/bad/parent.yaml")
+	var list *format.ErrorList
+	if !errors.As(err, &list) {
+		t.Fatalf("err %v", err)
+	}
+	want := []string{
+		`testdata/bad/child.yaml:5:22: agent "x": timeout_seconds must be at least 0.001 seconds (1ms), got -1`,
+		`testdata/bad/parent.yaml:5:13: agent "a": output names no agent of ../flows/bug.yaml: "nobody"`,
+		`testdata/bad/parent.yaml:9:15: agent "c": ensemble "missing.yaml": cannot read: no such file or directory`,
+		`testdata/bad/parent.yaml:12:19: loop of agent "d": until does not compile`,
+		`testdata/bad/parent.yaml:12:48: loop of agent "d": max_iterations must be at least 1, got 0`,
+		`testdata/bad/parent.yaml:12:65: loop of agent "d": on_exhausted must be fail or succeed, got "maybe"`,
+		`testdata/bad/parent.yaml:14:36: dispatch of agent "e": cases must not be empty`,
+		`testdata/bad/self.yaml:4:15: agent "again": ensemble "parent.yaml" includes a file that includes it: parent.yaml → self.yaml → parent.yaml`,
+	}
+	got := list.Error()
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("missing %s", w)
+		}
+	}
+	if len(*list) != len(want) {
+		t.Errorf("errors:\n%s", got)
+	}
+}
+
+// TestNestingDepth: a file nested more than 5 deep is an error.
+func TestNestingDepth(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for i := range 7 {
+		body := "name: l" + string(rune('0'+i)) + "\nagents:\n  - name: a\n    ensemble: l" + string(rune('1'+i)) + ".yaml\n"
+		if i == 6 {
+			body = "name: l6\nagents:\n  - name: a\n    ask: why\n"
+		}
+		writeFile(t, dir+"/l"+string(rune('0'+i))+".yaml", body)
+	}
+	_, err := load(t, dir+"/l0.yaml")
+	if err == nil || !strings.Contains(err.Error(), `l5.yaml:4:15: agent "a": ensemble "l6.yaml" would nest ensembles 6 deep; at most 5 levels are allowed`) {
+		t.Errorf("err %v", err)
+	}
+	writeFile(t, dir+"/l5.yaml", "name: l5\nagents:\n  - name: a\n    ask: why\n")
+	if _, err := load(t, dir+"/l0.yaml"); err != nil {
+		t.Errorf("5 levels: %v", err)
+	}
+}
