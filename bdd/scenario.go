@@ -12,6 +12,7 @@
 package bdd
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -357,6 +358,9 @@ func (s *Scenario) agent(name string) (*ensemble.Agent, error) {
 	if a, ok := instanceAgent(e, name); ok { // name[i] of a fan-out agent
 		return a, nil
 	}
+	if a := runners.AgentAt(e, name); a != nil { // a child ensemble's agent, by path
+		return a, nil
+	}
 	return nil, unknownAgent(e, name)
 }
 
@@ -464,7 +468,7 @@ func (s *Scenario) replaced() map[string]agent.Runner {
 }
 
 func noHuman(_ context.Context, req *runners.Request) *runners.Result {
-	n := req.Agent.Name
+	n := cmp.Or(req.Path, req.Agent.Name)
 	return &runners.Result{Err: fmt.Errorf("agent %q asks a human, and a test has no terminal: give it a response with Given agent %q responds \"...\"", n, n)}
 }
 

@@ -89,28 +89,30 @@ type nests interface {
 // validPath reports whether name is the path of an agent of a child
 // ensemble (`review_round/critic`, as deep as they nest).
 func validPath(e *ensemble.Ensemble, name string) bool {
-	parts := strings.Split(name, "/")
-	if len(parts) < 2 {
-		return false
-	}
+	return strings.Contains(name, "/") && AgentAt(e, name) != nil
+}
+
+// AgentAt is the agent a path names: an agent of e, or through agents that
+// run child ensembles (`review_round/critic`) an agent of a child; nil when
+// there is none. A dispatch's cases are searched in order.
+func AgentAt(e *ensemble.Ensemble, path string) *ensemble.Agent {
+	parts := strings.Split(path, "/")
 	es := []*ensemble.Ensemble{e}
 	for i, part := range parts {
 		var next []*ensemble.Ensemble
-		found := false
 		for _, x := range es {
 			a := x.Agent(part)
 			if a == nil {
 				continue
 			}
-			found = true
-			if n, ok := a.Kind.(nests); ok && i < len(parts)-1 {
+			if i == len(parts)-1 {
+				return a
+			}
+			if n, ok := a.Kind.(nests); ok {
 				next = append(next, n.Children(a)...)
 			}
 		}
-		if !found {
-			return false
-		}
 		es = next
 	}
-	return true
+	return nil
 }

@@ -199,5 +199,14 @@ func (s *State) conditionValue(r *Record) any {
 	if r.Of != "" {
 		m["instance"], m["of"] = *r.Instance, r.Of
 	}
+	if r.Child != nil { // a child ensemble's run, as its JSON reads
+		var child any
+		if b, err := json.Marshal(r.Child); err == nil && json.Unmarshal(b, &child) == nil {
+			m["child"] = child
+		}
+	}
+	if r.Iterations != 0 {
+		m["iterations"] = r.Iterations
+	}
 	return m
 }
