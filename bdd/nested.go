@@ -1,6 +1,7 @@
 package bdd
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/ensemble-run/ensemble/engine"
@@ -9,8 +10,8 @@ import (
 
 // Steps name the agents of child ensembles by path, `review_round/critic`
 // (docs/testing.md): their executions are the records kept in their parent
-// agents' records, every execution of the child (each iteration of a
-// loop's last one) in the run's order.
+// agents' records, every execution of the child (every iteration of a
+// loop) in the run's order.
 
 func isPath(name string) bool { return strings.Contains(name, "/") }
 
@@ -24,7 +25,9 @@ func pathRecords(recs []*state.Record, path, prefix string) []*state.Record {
 			out = append(out, r)
 		}
 		if r.Child != nil && strings.HasPrefix(path, name+"/") {
-			out = append(out, pathRecords(r.Child.ConversationHistory, path, name+"/")...)
+			for _, c := range append(slices.Clone(r.Child.Earlier), r.Child) {
+				out = append(out, pathRecords(c.ConversationHistory, path, name+"/")...)
+			}
 		}
 	}
 	return out

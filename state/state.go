@@ -113,6 +113,9 @@ type Child struct {
 	CompletionReason    string    `json:"completion_reason"`
 	TurnCount           int       `json:"turn_count"`
 	ConversationHistory []*Record `json:"conversation_history"`
+	// Earlier are a loop's earlier iterations, in order (this one is the
+	// last).
+	Earlier []*Child `json:"earlier_iterations,omitempty"`
 }
 
 // New returns the state of a run that has not started.

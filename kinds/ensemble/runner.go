@@ -61,6 +61,10 @@ func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	}
 	for i := 1; ; i++ {
 		out, final, rec, err := r.runChild(ctx, req, child, file, s.Output, input, &usage)
+		if res.Child != nil { // a loop keeps every iteration, the last one on top
+			rec.Earlier = append(res.Child.Earlier, res.Child)
+			res.Child.Earlier = nil
+		}
 		res.Child = rec
 		if s.Loop != nil {
 			res.Iterations = i
