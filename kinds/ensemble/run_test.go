@@ -1,6 +1,7 @@
 package ensemble_test
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	format "github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/kinds"
+	"github.com/ensemble-run/ensemble/report"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -283,5 +285,30 @@ func TestInterruptedChildResumes(t *testing.T) {
 	}
 	if _ = format.MaxNesting; res.ConversationHistory[1].Child.TurnCount != 2 {
 		t.Errorf("child %+v", res.ConversationHistory[1].Child)
+	}
+}
+
+// TestReportNestsTheChild: the Markdown report writes a child's executions
+// under its agent, named by path, with the child's ending.
+func TestReportNestsTheChild(t *testing.T) {
+	t.Parallel()
+	e, err := load(t, "testdata/loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(map[string][]any{"build_loop/check": {map[string]any{"tests_pass": false}, map[string]any{"tests_pass": true}}})
+	res := engine.New(e, "go", engine.Options{Runner: runner(f, nil)}).Run(context.Background())
+	var b bytes.Buffer
+	if err := report.Markdown(&b, res, report.MarkdownOptions{Ensemble: e}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"> **Child ensemble `build`, iteration 1 of 2**: `completed` after 2 turns",
+		"> **Child ensemble `build`, iteration 2 of 2**: `completed` after 2 turns",
+		"### ✓ `build_loop/check` #1\n\nscript · ",
+	} {
+		if strings.Count(b.String(), want) < 1 {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
 	}
 }
