@@ -312,3 +312,36 @@ func TestReportNestsTheChild(t *testing.T) {
 		}
 	}
 }
+
+// TestGrandchildPaths: a child of a child is named by its whole path, in
+// injected responses and in events.
+func TestGrandchildPaths(t *testing.T) {
+	t.Parallel()
+	resp := runners.NewResponses()
+	resp.Add("outer/review_round/critic", "deep")
+	e, err := load(t, "testdata/deep.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := resp.Validate(e); err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(map[string][]any{"outer/review_round/verdict": {"ok"}})
+	res, evs := run(t, context.Background(), "testdata/deep.yaml", "in", f, resp)
+	if len(res.Errors) != 0 {
+		t.Fatal(failures(res))
+	}
+	inner := res.ConversationHistory[0].Child.ConversationHistory[1]
+	if inner.AgentName != "review_round" || inner.Child.ConversationHistory[0].OutputData != "deep" || inner.OutputData != "ok" {
+		t.Errorf("inner record %+v", inner)
+	}
+	var paths []string
+	for _, ev := range evs {
+		if ev.Type == events.AgentStarted {
+			paths = append(paths, ev.Agent)
+		}
+	}
+	if got, want := strings.Join(paths, " "), "outer outer/draft outer/review_round outer/review_round/critic outer/review_round/verdict"; got != want {
+		t.Errorf("started %s, want %s", got, want)
+	}
+}
