@@ -2,9 +2,11 @@ package runners
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/state"
 )
 
 // injectedEntry is the injected entry an execution takes its response from,
@@ -79,6 +81,39 @@ func (ir *InjectedRunner) pathEntry(path string) (*ResponseEntry, int) {
 	}
 	ir.taken[path]++
 	return ent, ir.taken[path]
+}
+
+// Resume counts, for a run resumed from a state, the executions of child
+// ensembles' agents its completed turns recorded (history: the state's), so
+// that their responses by path go on where they were.
+func (ir *InjectedRunner) Resume(history []*state.Record) {
+	ir.mu.Lock()
+	defer ir.mu.Unlock()
+	if ir.taken == nil {
+		ir.taken = map[string]int{}
+	}
+	var walk func(recs []*state.Record, prefix string)
+	walk = func(recs []*state.Record, prefix string) {
+		for _, r := range recs {
+			if prefix != "" && !isFanOutRecord(r) {
+				ir.taken[prefix+r.AgentName]++
+			}
+			if c := r.Child; c != nil {
+				for _, run := range append(slices.Clone(c.Earlier), c) {
+					walk(run.ConversationHistory, prefix+r.AgentName+"/")
+				}
+			}
+		}
+	}
+	walk(history, "")
+}
+
+// isFanOutRecord reports whether r is a fan-out agent's own record, made of
+// its instances' (which ran) rather than of a run of its own.
+func isFanOutRecord(r *state.Record) bool {
+	m, ok := r.InputData.(map[string]any)
+	_, fan := m["fan_out"]
+	return ok && fan
 }
 
 // nests kinds run child ensembles: the files an agent may run.
