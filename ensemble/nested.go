@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -103,6 +104,12 @@ func (d *decoder) include(f field) *Ensemble {
 	}
 	if e, ok := n.loaded[abs]; ok {
 		return e
+	}
+	if info, err := os.Stat(path); err == nil && !info.Mode().IsRegular() {
+		// A folder, a device or a pipe (/dev/stdin) would fail or block.
+		d.bad(f, "%q is not a regular file", rel)
+		n.loaded[abs] = nil
+		return nil
 	}
 	data, err := ReadFile(path)
 	if err != nil {

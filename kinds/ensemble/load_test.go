@@ -2,6 +2,7 @@ package ensemble_test
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -90,4 +91,55 @@ func TestNestingDepth(t *testing.T) {
 	if _, err := load(t, dir+"/l0.yaml"); err != nil {
 		t.Errorf("5 levels: %v", err)
 	}
+}
+
+// TestInheritance: a child uses its parent's tools and profiles unless it
+// declares its own of the same name; a child that is not a regular file is
+// an error.
+func TestInheritance(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, dir+"/tool.sh", "#!/bin/sh\necho 1\n")
+	if err := os.Chmod(dir+"/tool.sh", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir+"/parent.yaml", `name: p
+models:
+  fast: {provider: openai, model: parent-model, base_url: "http://127.0.0.1:1/v1"}
+  slow: {provider: openai, model: parent-slow, base_url: "http://127.0.0.1:1/v1"}
+tools:
+  - {name: count, script: tool.sh}
+agents:
+  - {name: c, ensemble: child.yaml}
+  - {name: dev, ensemble: /dev/null}
+`)
+	writeFile(t, dir+"/child.yaml", `name: c
+models:
+  slow: {provider: openai, model: child-slow, base_url: "http://127.0.0.1:1/v1"}
+agents:
+  - {name: a, model_profile: fast, tools: [count]}
+  - {name: b, model_profile: slow}
+`)
+	_, err := load(t, dir+"/parent.yaml")
+	if err == nil || !strings.Contains(err.Error(), `parent.yaml:9:27: agent "dev": ensemble "/dev/null" is not a regular file`) || strings.Count(err.Error(), "\n") != 0 {
+		t.Fatalf("err %v", err)
+	}
+	writeFile(t, dir+"/parent.yaml", strings.Replace(mustRead(t, dir+"/parent.yaml"), "  - {name: dev, ensemble: /dev/null}\n", "", 1))
+	e, err := load(t, dir+"/parent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := nested.SpecOf(e.Agent("c")).Child
+	if c.Models["fast"].Model != "parent-model" || c.Models["slow"].Model != "child-slow" || c.Tool("count") == nil {
+		t.Errorf("child models %v, tools %v", c.Models, c.Tools)
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
