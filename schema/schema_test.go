@@ -127,6 +127,12 @@ var broken = []struct {
 	{"fan_out on an ask agent", "name: x\nagents: [{name: a, ask: q, fan_out: {over: \"[1]\"}}]\n", "/agents/0"},
 	{"fan_out with triggers_conversation", "name: x\nagents: [{name: a, script: s.sh, fan_out: {over: \"[1]\"}, conversation: {triggers_conversation: true}}]\n", "triggers_conversation"},
 	{"bad env name", "name: x\nagents: [{name: a, script: s.sh, env: {\"1A\": b}}]\n", "1A"},
+	{"output on a script agent", "name: x\nagents: [{name: a, script: s.sh, output: b}]\n", "/agents/0"},
+	{"prompt on an ensemble agent", "name: x\nagents: [{name: a, ensemble: c.yaml, prompt: hi}]\n", "/agents/0"},
+	{"loop without until", "name: x\nagents: [{name: a, ensemble: c.yaml, loop: {max_iterations: 2}}]\n", "/agents/0/loop"},
+	{"loop bad on_exhausted", "name: x\nagents: [{name: a, ensemble: c.yaml, loop: {until: \"true\", max_iterations: 2, on_exhausted: retry}}]\n", "on_exhausted"},
+	{"dispatch without cases", "name: x\nagents: [{name: a, dispatch: {on: input}}]\n", "/agents/0/dispatch"},
+	{"ensemble and dispatch", "name: x\nagents: [{name: a, ensemble: c.yaml, dispatch: {on: input, cases: {a: c.yaml}}}]\n", "/agents/0"},
 }
 
 func TestBrokenFiles(t *testing.T) {
