@@ -44,6 +44,10 @@ type Request struct {
 	Events events.Sink
 	// Instance is set for an instance of a fan-out agent: its item.
 	Instance *Instance
+	// Path is set for an agent of a child ensemble: its place from the top
+	// file's agents, `review_round/critic` (docs/semantics.md#ensembles-of-ensembles),
+	// which injected responses and events name it by; "" at the top.
+	Path string
 	// Budget is what the run lets this execution spend on model requests;
 	// nil allows everything. A runner calls Reserve before every model
 	// request (docs/semantics.md#budgets).
@@ -81,6 +85,39 @@ type Result struct {
 	ModelProfileUsed string
 	// Memory replaces the agent's memory when the turn commits; nil keeps it.
 	Memory json.RawMessage
+	// Child and Iterations are set by an agent that runs a child ensemble:
+	// what the child ran, kept in the execution's record
+	// (docs/semantics.md#ensembles-of-ensembles).
+	Child      *state.Child
+	Iterations int
+}
+
+// Name is how injected responses and events name the agent of req: its
+// Path in a child ensemble, else its instance's name or its own.
+func (r *Request) Name() string {
+	switch {
+	case r.Path != "":
+		return r.Path
+	case r.Instance != nil:
+		return r.Instance.Name
+	}
+	return r.Agent.Name
+}
+
+type runnerKey struct{}
+
+// WithRunner returns ctx carrying r, the runner of the run an execution
+// belongs to: a kind whose agents run a child ensemble runs the child's
+// agents with it, so that whatever wraps the kinds' runners (injected
+// responses) wraps the child's agents too.
+func WithRunner(ctx context.Context, r Runner) context.Context {
+	return context.WithValue(ctx, runnerKey{}, r)
+}
+
+// RunnerOf is the runner WithRunner put in ctx, or nil.
+func RunnerOf(ctx context.Context) Runner {
+	r, _ := ctx.Value(runnerKey{}).(Runner)
+	return r
 }
 
 // ErrAwaitingInput is the error (wrapped in Result.Err) of an execution

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/runners"
 )
 
@@ -24,6 +25,9 @@ import (
 // scenario, once, else it waits for one.
 func (s *Scenario) human(_ context.Context, req *runners.Request) *runners.Result {
 	in := runners.BaseInputData(req)
+	if req.Path != "" { // in a child ensemble, which cannot wait
+		return &runners.Result{InputData: in, Err: ask.InChild(req.Path)}
+	}
 	if answer, ok := s.answers[req.Agent.Name]; ok {
 		delete(s.answers, req.Agent.Name)
 		in["answered_on_resume"] = true

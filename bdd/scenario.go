@@ -362,6 +362,9 @@ func (s *Scenario) agent(name string) (*ensemble.Agent, error) {
 	if a, ok := instanceAgent(e, name); ok { // name[i] of a fan-out agent
 		return a, nil
 	}
+	if a := runners.AgentAt(e, name); a != nil { // a child ensemble's agent, by path
+		return a, nil
+	}
 	return nil, unknownAgent(e, name)
 }
 

@@ -553,6 +553,9 @@ func (s *Scenario) executions(name string) (int, error) {
 	if n, ok := s.instanceRuns(name); ok {
 		return n, nil
 	}
+	if isPath(name) {
+		return len(pathRecords(res.ConversationHistory, name, "")), nil
+	}
 	return res.AgentExecutionCount[name], nil
 }
 
@@ -736,6 +739,9 @@ func (s *Scenario) records(name string) ([]*state.Record, error) {
 	if _, err := s.executions(name); err != nil {
 		return nil, err
 	}
+	if isPath(name) {
+		return pathRecords(s.result.ConversationHistory, name, ""), nil
+	}
 	var out []*state.Record
 	for _, r := range s.result.ConversationHistory {
 		if r.AgentName == name {
@@ -751,7 +757,7 @@ func (s *Scenario) thenFailedWith(name, sub string) error {
 		return err
 	}
 	var msgs []string
-	for _, e := range s.result.Errors {
+	for _, e := range s.errorsOf(name) {
 		if e.AgentName != name {
 			continue
 		}
@@ -774,7 +780,7 @@ func (s *Scenario) thenDidNotFail(name string) error {
 	if _, err := s.executions(name); err != nil {
 		return err
 	}
-	for _, e := range s.result.Errors {
+	for _, e := range s.errorsOf(name) {
 		if e.AgentName == name {
 			return fmt.Errorf("agent %q failed in turn %d: %s", name, e.TurnNumber, cut(e.Message, 400))
 		}

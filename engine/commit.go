@@ -111,6 +111,8 @@ func newRecord(turn int, name string, execution int, x *execution) *state.Record
 		Usage:            res.Usage,
 		Stderr:           res.Stderr,
 		ModelProfileUsed: res.ModelProfileUsed,
+		Child:            res.Child,
+		Iterations:       res.Iterations,
 	}
 	if res.StopReason != "" {
 		rec.StopReason = &res.StopReason

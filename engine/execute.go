@@ -7,8 +7,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/state"
 )
 
 // execute runs a turn's executions concurrently, at most r.parallel at once.
@@ -56,7 +59,7 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 			defer func() { <-sem }()
 			x.admitted()
 			x.started = time.Now()
-			x.res = r.runOne(ctx, x.req)
+			x.res = r.runOne(withSlot(ctx, sem), x.req)
 			x.took = time.Since(x.started)
 			r.finished(x)
 		}()
@@ -88,8 +91,58 @@ func (r *Run) runOne(ctx context.Context, req *runners.Request) (res *runners.Re
 		}
 		r.redact(res)
 	}()
+	ctx = context.WithValue(agent.WithRunner(ctx, r.opts.Runner), secretsKey{}, r.opts.Secrets)
 	req.Budget = r.budget.forAgent(a.Name)
 	return r.attempts(ctx, req)
+}
+
+type secretsKey struct{}
+
+// SecretsOf is the redactor of the run whose execution runs under ctx
+// (Options.Secrets), which the run of a child ensemble shares; nil when none.
+func SecretsOf(ctx context.Context) *secrets.Redactor {
+	s, _ := ctx.Value(secretsKey{}).(*secrets.Redactor)
+	return s
+}
+
+// redactChild redacts the records of a child ensemble's run, kept in its
+// agent's record (docs/semantics.md#ensembles-of-ensembles).
+func redactChild(sec *secrets.Redactor, c *state.Child) {
+	if c == nil {
+		return
+	}
+	for _, rec := range c.ConversationHistory {
+		rec.InputData, rec.OutputData, rec.Stderr = sec.Value(rec.InputData), sec.Value(rec.OutputData), sec.String(rec.Stderr)
+		if rec.Error != nil {
+			msg := sec.String(*rec.Error)
+			rec.Error = &msg
+		}
+		redactChild(sec, rec.Child)
+	}
+}
+
+type slotKey struct{}
+
+// withSlot returns ctx carrying the semaphore whose slot the execution
+// holds, for ReleaseSlot.
+func withSlot(ctx context.Context, sem chan struct{}) context.Context {
+	return context.WithValue(ctx, slotKey{}, sem)
+}
+
+// ReleaseSlot gives back the parallel slot (parallel_agent_limit) that the
+// execution running under ctx holds, and returns the function that takes
+// it back, which must be called before the runner returns. An agent that
+// runs a child ensemble releases its slot while it waits on the child's
+// agents (docs/semantics.md#ensembles-of-ensembles): nested children never
+// hold every slot of their parent while waiting. Outside an execution it
+// does nothing.
+func ReleaseSlot(ctx context.Context) (reacquire func()) {
+	sem, ok := ctx.Value(slotKey{}).(chan struct{})
+	if !ok {
+		return func() {}
+	}
+	<-sem
+	return func() { sem <- struct{}{} }
 }
 
 // redact removes every key from what an execution returned.
@@ -100,6 +153,7 @@ func (r *Run) redact(res *runners.Result) {
 	}
 	res.Output, res.InputData = sec.Value(res.Output), sec.Value(res.InputData)
 	res.Err, res.Stderr = sec.Error(res.Err), sec.String(res.Stderr)
+	redactChild(sec, res.Child)
 	// Memory (an LLM agent's conversation) is not scanned here: it grows
 	// with the agent's executions, and everything in it is redacted already:
 	// replies and tool results by the LLM runner, the inputs it was given

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ensemble-run/ensemble/conditions"
@@ -150,7 +151,10 @@ func (r *Run) agentSink(turn int, agent string) events.Sink {
 		return nil
 	}
 	return func(e events.Event) {
-		e.Turn, e.Agent = turn, agent
+		e.Turn = turn
+		if !strings.HasPrefix(e.Agent, agent+"/") { // a child ensemble's agent keeps its path
+			e.Agent = agent
+		}
 		r.opts.Events.Emit(e)
 	}
 }

@@ -39,6 +39,10 @@ type decoder struct {
 	conds      []condRef   // compiled conditions, checked against the state keys
 	selects    []selectRef // compiled selects, checked against output schemas
 	kinds      []Kind      // LoadOptions.Kinds
+	// nest is shared by the files of a load whose ensembles include
+	// ensembles (nested.go); parentTools are the tools a child inherits.
+	nest        *nesting
+	parentTools []*Tool
 }
 
 func newDecoder(file string, data []byte, lookup func(string) (string, bool), errs *errorSink) *decoder {

@@ -112,9 +112,9 @@ func TestLoadErrors(t *testing.T) {
 			`2:9: agents must not be empty`,
 		}},
 		{"kinds.yaml", []string{
-			`5:5: agent "none": script, model_profile and ask are mutually exclusive; exactly one is required, found none`,
-			`8:5: agent "two": script, model_profile and ask are mutually exclusive; found script and model_profile`,
-			`12:5: agent "three": script, model_profile and ask are mutually exclusive; found script, model_profile and ask`,
+			`5:5: agent "none": script, model_profile, ask, ensemble and dispatch are mutually exclusive; exactly one is required, found none`,
+			`8:5: agent "two": script, model_profile, ask, ensemble and dispatch are mutually exclusive; found script and model_profile`,
+			`12:5: agent "three": script, model_profile, ask, ensemble and dispatch are mutually exclusive; found script, model_profile and ask`,
 			`14:10: agent "empty": ask must not be empty`,
 			// The misspelled kind is the cause: no "found none" besides.
 			`16:5: unknown key "scirpt" in agent "misspelled"; did you mean "script"?`,
@@ -261,7 +261,7 @@ func TestLoadErrors(t *testing.T) {
 			`11:20: agent "writer": unknown model_profile "fats"; did you mean "fast"?`,
 			`12:13: agent "writer": unknown tool "serch"; did you mean "search"?`,
 			`13:5: unknown key "dependecies" in agent "writer"; did you mean "dependencies"?`,
-			`16:5: agent "reviewer": script, model_profile and ask are mutually exclusive; found script and ask`,
+			`16:5: agent "reviewer": script, model_profile, ask, ensemble and dispatch are mutually exclusive; found script and ask`,
 			`19:20: dependency "writer" of agent "reviewer": condition does not compile`,
 			`20:25: dependency "writer" of agent "reviewer": max_executions must be at least 1, got 0`,
 			`21:11: duplicate agent name "writer" (first declared on line 10)`,

@@ -44,7 +44,7 @@ func (d *decoder) toolList(f field) []*Tool {
 		t.Timeout = d.seconds(m["timeout_seconds"])
 		tools = append(tools, t)
 	}
-	return tools
+	return d.inheritTools(tools)
 }
 
 // object decodes a mapping of free-form values (JSON Schema, parameters).

@@ -35,6 +35,13 @@
 // agent_failed always equals the number of history records of the result
 // (of its turns after run_started's turn, for a resumed run: the earlier
 // ones were reported by the invocation that ran them).
+//
+// The agents of a child ensemble (docs/semantics.md#ensembles-of-ensembles)
+// emit their agent, tool and text events, and warnings, into the parent's
+// stream, named by path (review_round/critic) and stamped with the parent's
+// turn; the child's run and turn events are not forwarded. Their
+// agent_completed and agent_failed events count the records kept under
+// their parent's record (child.conversation_history).
 package events
 
 import "time"

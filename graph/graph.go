@@ -33,9 +33,9 @@ var Formats = []string{"mermaid", "dot"}
 func Write(w io.Writer, e *ensemble.Ensemble, format string) error {
 	switch format {
 	case "mermaid", "":
-		return Mermaid(w, e)
+		return mermaid(w, e, DefaultDepth)
 	case "dot":
-		return DOT(w, e)
+		return dot(w, e, DefaultDepth)
 	}
 	return fmt.Errorf("unknown graph format %q: use mermaid or dot", format)
 }
@@ -174,7 +174,9 @@ func shape(k ensemble.Kind) Shape {
 // generated (a1, a2, ...: agent names such as "end" or "o-x" would confuse
 // Mermaid's parser); labels are quoted, with every character that Mermaid
 // or HTML would read written as an entity.
-func Mermaid(w io.Writer, e *ensemble.Ensemble) error {
+func Mermaid(w io.Writer, e *ensemble.Ensemble) error { return mermaid(w, e, DefaultDepth) }
+
+func mermaid(w io.Writer, e *ensemble.Ensemble, depth int) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	p("---\ntitle: %s\n---\n", e.Name) // names are [a-z0-9_-]+
@@ -214,6 +216,7 @@ func Mermaid(w io.Writer, e *ensemble.Ensemble) error {
 			link++
 		}
 	}
+	nested := mermaidChildren(p, e, ids, depth, &link, &failureLinks)
 	if len(failureLinks) > 0 {
 		p("    linkStyle %s stroke:#c5221f,color:#c5221f\n", strings.Join(failureLinks, ","))
 	}
@@ -230,6 +233,7 @@ func Mermaid(w io.Writer, e *ensemble.Ensemble) error {
 				of = append(of, ids[a.Name])
 			}
 		}
+		of = append(of, nested[k]...)
 		if len(of) > 0 {
 			p("    class %s %s\n", strings.Join(of, ","), k)
 		}
@@ -280,7 +284,9 @@ func mermaidText(lines []string) string {
 // with \n. A back edge (one that closes a cycle) has constraint=false: it
 // does not rank its ends, so it curves beside the forward edge between the
 // same agents instead of lying on it.
-func DOT(w io.Writer, e *ensemble.Ensemble) error {
+func DOT(w io.Writer, e *ensemble.Ensemble) error { return dot(w, e, DefaultDepth) }
+
+func dot(w io.Writer, e *ensemble.Ensemble, depth int) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	p("digraph %s {\n", dotString(e.Name))
@@ -312,6 +318,7 @@ func DOT(w io.Writer, e *ensemble.Ensemble) error {
 			p(";\n")
 		}
 	}
+	dotChildren(p, e, depth)
 	p("}\n")
 	return bw.Flush()
 }

@@ -67,7 +67,7 @@ func TestANewKind(t *testing.T) {
 	want := []string{
 		path + `:3:32: agent "a": times must be at least 1, got 0`,
 		path + `:4:29: agent "b": times is only for echo agents, not script agents`,
-		path + `:5:5: agent "c": script, model_profile, ask and echo are mutually exclusive; exactly one is required, found none`,
+		path + `:5:5: agent "c": script, model_profile, ask, ensemble, dispatch and echo are mutually exclusive; exactly one is required, found none`,
 	}
 	if got := strings.Split(list.Error(), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -11,6 +11,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/kinds/ask"
+	nested "github.com/ensemble-run/ensemble/kinds/ensemble"
 	"github.com/ensemble-run/ensemble/kinds/llm"
 	"github.com/ensemble-run/ensemble/kinds/script"
 )
@@ -22,6 +23,8 @@ func Builtin() *Registry {
 	r.Register(script.Kind{})
 	r.Register(llm.Kind{})
 	r.Register(ask.Kind{})
+	r.Register(nested.Kind{})
+	r.Register(nested.Dispatch{})
 	return r
 }
 

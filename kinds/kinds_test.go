@@ -92,9 +92,11 @@ func TestBuiltinKindsAnswer(t *testing.T) {
 		}
 	)
 	want := map[string][]bool{ // guarded, json, memory, human, question, tools, input data
-		"script": {false, false, false, false, false, false, true},
-		"llm":    {true, true, true, false, false, true, false},
-		"ask":    {false, false, true, true, true, false, false},
+		"script":   {false, false, false, false, false, false, true},
+		"llm":      {true, true, true, false, false, true, false},
+		"ask":      {false, false, true, true, true, false, false},
+		"ensemble": {false, false, false, false, false, false, false},
+		"dispatch": {false, false, false, false, false, false, false},
 	}
 	for _, k := range Builtin().Kinds() {
 		_, g := k.(guarded)
@@ -137,7 +139,7 @@ func TestHostForNestedRuns(t *testing.T) {
 	r := Builtin()
 	r.Register(hostKind{got: &got})
 	d := r.Runner(&agent.Host{Stream: true}, nil)
-	if got == nil || !got.Stream || got.Dispatch != agent.Runner(d) || len(got.Kinds) != 4 || got.Kinds[3].String() != "host" {
+	if got == nil || !got.Stream || got.Dispatch != agent.Runner(d) || len(got.Kinds) != 6 || got.Kinds[5].String() != "host" {
 		t.Fatalf("host %+v", got)
 	}
 	res := got.Dispatch.Run(context.Background(), &agent.Request{Agent: &ensemble.Agent{Name: "n", Kind: hostKind{}}})

@@ -14,6 +14,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
+	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -72,6 +73,10 @@ type markdown struct {
 	res   *engine.Result
 	opts  MarkdownOptions
 	calls map[execKey][]*toolCall
+	// prefix and turn are set while a child ensemble's records are
+	// written (nested.go): the path of their agents and the parent's turn.
+	prefix string
+	turn   int
 }
 
 func (m *markdown) p(format string, args ...any) { fmt.Fprintf(m.w, format, args...) }
@@ -215,7 +220,7 @@ func (m *markdown) started() time.Time {
 
 func (m *markdown) kind(agent string) string {
 	if e := m.opts.Ensemble; e != nil {
-		if a := e.Agent(agent); a != nil && a.Kind != nil {
+		if a := runners.AgentAt(e, agent); a != nil && a.Kind != nil {
 			return a.Kind.String()
 		}
 	}
@@ -238,9 +243,9 @@ func (m *markdown) execution(rec *state.Record) {
 	if rec.Error != nil {
 		mark = "✗"
 	}
-	m.p("### %s %s #%d\n\n", mark, code(rec.AgentName), rec.Execution)
+	m.p("### %s %s #%d\n\n", mark, code(m.prefix+rec.AgentName), rec.Execution)
 	facts := []string{}
-	if k := m.kind(cmp.Or(rec.Of, rec.AgentName)); k != "" {
+	if k := m.kind(m.prefix + cmp.Or(rec.Of, rec.AgentName)); k != "" {
 		facts = append(facts, k)
 	}
 	if f := instanceFacts(rec); f != "" {
@@ -258,9 +263,10 @@ func (m *markdown) execution(rec *state.Record) {
 	}
 	m.p("%s\n\n", strings.Join(facts, " · "))
 	m.details("Input", "json", indentJSON(rec.InputData))
-	for i, c := range m.calls[execKey{rec.TurnNumber, rec.AgentName, rec.Execution}] {
+	for i, c := range m.calls[execKey{cmp.Or(m.turn, rec.TurnNumber), m.prefix + rec.AgentName, rec.Execution}] {
 		m.toolCall(i+1, c)
 	}
+	m.child(rec)
 	if rec.Error != nil {
 		m.p("**Error**\n\n%s\n", fence("text", *rec.Error))
 	}

@@ -1,6 +1,7 @@
 package runners
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync"
@@ -45,6 +46,7 @@ type InjectedRunner struct {
 
 	mu      sync.Mutex
 	repairs map[string]int // responses taken as repairs, by entry (its agent)
+	taken   map[string]int // responses taken by path (pathEntry)
 }
 
 var _ Runner = (*InjectedRunner)(nil)
@@ -61,7 +63,7 @@ func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
 	ent, n := ir.injectedEntry(req)
 	if ent == nil {
 		if g, ok := a.Kind.(guarded); ir.Live != nil && ok && g.Guarded() {
-			if err := ir.Live(a.Name); err != nil {
+			if err := ir.Live(cmp.Or(req.Path, a.Name)); err != nil {
 				return &Result{InputData: injectedInputData(req, 0), Err: err}
 			}
 		}

@@ -2,8 +2,11 @@ package runners
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/state"
 )
 
 // injectedEntry is the injected entry an execution takes its response from,
@@ -12,6 +15,9 @@ import (
 // execution; otherwise the agent's entry gives its instances their
 // responses in order, across instances and executions (Instance.Seq).
 func (ir *InjectedRunner) injectedEntry(req *Request) (*ResponseEntry, int) {
+	if req.Path != "" {
+		return ir.pathEntry(req.Path)
+	}
 	if in := req.Instance; in != nil {
 		if ent := ir.Responses.Entry(in.Name); ent != nil {
 			return ent, max(req.Execution, 1)
@@ -47,6 +53,9 @@ func notAnInstance(e *ensemble.Ensemble, name string) string {
 // entry ent had no response n.
 func exhausted(req *Request, ent *ResponseEntry, n int) error {
 	a, have := req.Agent.Name, len(ent.Values)
+	if req.Path != "" {
+		return fmt.Errorf("agent %q: injected responses exhausted after %d (its execution %d in the run has none)", req.Path, have, n)
+	}
 	if in := req.Instance; in != nil {
 		if ent.Agent == in.Name {
 			return fmt.Errorf("agent %q: injected responses exhausted after %d (execution %d has none)", in.Name, have, n)
@@ -54,4 +63,91 @@ func exhausted(req *Request, ent *ResponseEntry, n int) error {
 		return fmt.Errorf("agent %q: injected responses exhausted after %d (%s, its instance %d in the run, has none)", a, have, in.Name, n)
 	}
 	return fmt.Errorf("agent %q: injected responses exhausted after %d (execution %d has none)", a, have, n)
+}
+
+// pathEntry is the entry of an agent of a child ensemble, named by its path
+// (`review_round/critic`), and the number of the response it takes: its
+// responses are taken in order across every execution of the child in this
+// run (docs/testing.md#the-responses-file). nil when it has no entry.
+func (ir *InjectedRunner) pathEntry(path string) (*ResponseEntry, int) {
+	ent := ir.Responses.Entry(path)
+	if ent == nil {
+		return nil, 0
+	}
+	ir.mu.Lock()
+	defer ir.mu.Unlock()
+	if ir.taken == nil {
+		ir.taken = map[string]int{}
+	}
+	ir.taken[path]++
+	return ent, ir.taken[path]
+}
+
+// Resume counts, for a run resumed from a state, the executions of child
+// ensembles' agents its completed turns recorded (history: the state's), so
+// that their responses by path go on where they were.
+func (ir *InjectedRunner) Resume(history []*state.Record) {
+	ir.mu.Lock()
+	defer ir.mu.Unlock()
+	if ir.taken == nil {
+		ir.taken = map[string]int{}
+	}
+	var walk func(recs []*state.Record, prefix string)
+	walk = func(recs []*state.Record, prefix string) {
+		for _, r := range recs {
+			if prefix != "" && !isFanOutRecord(r) {
+				ir.taken[prefix+r.AgentName]++
+			}
+			if c := r.Child; c != nil {
+				for _, run := range append(slices.Clone(c.Earlier), c) {
+					walk(run.ConversationHistory, prefix+r.AgentName+"/")
+				}
+			}
+		}
+	}
+	walk(history, "")
+}
+
+// isFanOutRecord reports whether r is a fan-out agent's own record, made of
+// its instances' (which ran) rather than of a run of its own.
+func isFanOutRecord(r *state.Record) bool {
+	m, ok := r.InputData.(map[string]any)
+	_, fan := m["fan_out"]
+	return ok && fan
+}
+
+// nests kinds run child ensembles: the files an agent may run.
+type nests interface {
+	Children(a *ensemble.Agent) []*ensemble.Ensemble
+}
+
+// validPath reports whether name is the path of an agent of a child
+// ensemble (`review_round/critic`, as deep as they nest).
+func validPath(e *ensemble.Ensemble, name string) bool {
+	return strings.Contains(name, "/") && AgentAt(e, name) != nil
+}
+
+// AgentAt is the agent a path names: an agent of e, or through agents that
+// run child ensembles (`review_round/critic`) an agent of a child; nil when
+// there is none. A dispatch's cases are searched in order.
+func AgentAt(e *ensemble.Ensemble, path string) *ensemble.Agent {
+	parts := strings.Split(path, "/")
+	es := []*ensemble.Ensemble{e}
+	for i, part := range parts {
+		var next []*ensemble.Ensemble
+		for _, x := range es {
+			a := x.Agent(part)
+			if a == nil {
+				continue
+			}
+			if i == len(parts)-1 {
+				return a
+			}
+			if n, ok := a.Kind.(nests); ok {
+				next = append(next, n.Children(a)...)
+			}
+		}
+		es = next
+	}
+	return nil
 }

@@ -537,7 +537,7 @@ func (r *Responses) Validate(e *ensemble.Ensemble) error {
 			}
 			errs = append(errs, err)
 		}
-		if e.Agent(name) == nil && !validInstance(e, name) {
+		if e.Agent(name) == nil && !validInstance(e, name) && !validPath(e, name) {
 			if msg := notAnInstance(e, name); msg != "" {
 				at(ent.Pos, ent.src, "%s", msg)
 				continue

@@ -142,6 +142,12 @@ var broken = []struct {
 	{"output_repairs without output_schema", "models: {m: {provider: ollama, model: l}}\nname: x\nagents: [{name: a, model_profile: m, output_repairs: 2}]\n", "/agents/0"},
 	{"output_repairs on a script agent", "name: x\nagents: [{name: a, script: s.sh, output_schema: {type: object}, output_repairs: 2}]\n", "/agents/0"},
 	{"negative output_repairs", "models: {m: {provider: ollama, model: l}}\nname: x\nagents: [{name: a, model_profile: m, output_schema: {type: object}, output_repairs: -1}]\n", "output_repairs"},
+	{"output on a script agent", "name: x\nagents: [{name: a, script: s.sh, output: b}]\n", "/agents/0"},
+	{"prompt on an ensemble agent", "name: x\nagents: [{name: a, ensemble: c.yaml, prompt: hi}]\n", "/agents/0"},
+	{"loop without until", "name: x\nagents: [{name: a, ensemble: c.yaml, loop: {max_iterations: 2}}]\n", "/agents/0/loop"},
+	{"loop bad on_exhausted", "name: x\nagents: [{name: a, ensemble: c.yaml, loop: {until: \"true\", max_iterations: 2, on_exhausted: retry}}]\n", "on_exhausted"},
+	{"dispatch without cases", "name: x\nagents: [{name: a, dispatch: {on: input}}]\n", "/agents/0/dispatch"},
+	{"ensemble and dispatch", "name: x\nagents: [{name: a, ensemble: c.yaml, dispatch: {on: input, cases: {a: c.yaml}}}]\n", "/agents/0"},
 }
 
 func TestBrokenFiles(t *testing.T) {

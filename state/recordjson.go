@@ -1,6 +1,7 @@
 package state
 
 import (
+	"encoding/json"
 	"strconv"
 	"time"
 
@@ -145,6 +146,20 @@ func (r *Record) AppendIndent(dst []byte, prefix, indent string) ([]byte, error)
 		dst = append(dst, prefix...)
 		dst = append(dst, indent...)
 		dst = append(dst, ']')
+	}
+	if r.Child != nil {
+		dst = append(dst, ',')
+		field("child")
+		b, cerr := json.MarshalIndent(r.Child, prefix+indent, indent)
+		if cerr != nil && err == nil {
+			err = cerr
+		}
+		dst = append(dst, b...)
+	}
+	if r.Iterations != 0 {
+		dst = append(dst, ',')
+		field("iterations")
+		dst = strconv.AppendInt(dst, int64(r.Iterations), 10)
 	}
 	dst = append(dst, '\n')
 	dst = append(dst, prefix...)

@@ -25,6 +25,9 @@ func TestRecordAppendIndentMatchesEncodingJSON(t *testing.T) {
 		Usage:            &Usage{Requests: 2, InputTokens: 300, OutputTokens: 40, Cost: 0.00123},
 		ModelProfileUsed: "backup",
 		Handles:          []ExecutionRef{{AgentName: "fetch", Execution: 2}, {AgentName: "b\"x", Execution: 1}},
+		Child: &Child{Ensemble: "review", CompletionReason: "completed", TurnCount: 2,
+			ConversationHistory: []*Record{{AgentName: "critic<2>", OutputData: "ok", Timestamp: time.Unix(5, 0).UTC()}}},
+		Iterations: 3,
 	}
 	v := reflect.ValueOf(full).Elem()
 	for i := range v.NumField() {

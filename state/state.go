@@ -113,6 +113,22 @@ type Record struct {
 	// failure edges, when it succeeded: they count as handled
 	// (docs/semantics.md#edges-that-fire-on-failure).
 	Handles []ExecutionRef `json:"handles,omitempty"`
+	// Child is what an agent that runs a child ensemble ran
+	// (docs/semantics.md#ensembles-of-ensembles): its last run, when it
+	// loops; Iterations is how many runs a loop made.
+	Child      *Child `json:"child,omitempty"`
+	Iterations int    `json:"iterations,omitempty"`
+}
+
+// Child is the run of a child ensemble inside one execution of its agent.
+type Child struct {
+	Ensemble            string    `json:"ensemble"` // the child's name
+	CompletionReason    string    `json:"completion_reason"`
+	TurnCount           int       `json:"turn_count"`
+	ConversationHistory []*Record `json:"conversation_history"`
+	// Earlier are a loop's earlier iterations, in order (this one is the
+	// last).
+	Earlier []*Child `json:"earlier_iterations,omitempty"`
 }
 
 // New returns the state of a run that has not started.
@@ -205,6 +221,15 @@ func (s *State) conditionValue(r *Record) any {
 	}
 	if r.ModelProfileUsed != "" {
 		m["model_profile_used"] = r.ModelProfileUsed
+	}
+	if r.Child != nil { // a child ensemble's run, as its JSON reads
+		var child any
+		if b, err := json.Marshal(r.Child); err == nil && json.Unmarshal(b, &child) == nil {
+			m["child"] = child
+		}
+	}
+	if r.Iterations != 0 {
+		m["iterations"] = r.Iterations
 	}
 	return m
 }

@@ -13,6 +13,7 @@ import (
 func newGraphCmd(io *stdio) *cobra.Command {
 	var format string
 	var profiles []string
+	var depth int
 	cmd := &cobra.Command{
 		Use:   "graph FILE",
 		Short: "Print the dependency graph as Mermaid (default) or Graphviz DOT",
@@ -23,7 +24,9 @@ Markdown file on GitHub, or mermaid.live), or with --format dot a Graphviz graph
 Edges go from a dependency to the agent that depends on it. Required edges are
 solid, optional ones (requires_all: false) dashed; conditions and max_executions
 label the edges. Script agents are boxes, LLM agents rounded boxes, ask agents
-parallelograms.`,
+parallelograms, ensemble agents double-sided boxes and dispatch agents hexagons;
+the child ensembles they run are drawn beside them as subgraphs (clusters in
+DOT), --depth levels deep.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(graph.Formats, format) {
@@ -36,10 +39,14 @@ parallelograms.`,
 			for _, w := range graph.Warnings(e, format) {
 				fmt.Fprintf(io.err, "ensemble: warning: %s\n", w)
 			}
-			return graph.Write(io.stdout(), e, format)
+			if depth < 0 {
+				return usageErr("--depth must be at least 0, got %d", depth)
+			}
+			return graph.WriteDepth(io.stdout(), e, format, depth)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "mermaid", "mermaid|dot")
+	cmd.Flags().IntVar(&depth, "depth", graph.DefaultDepth, "levels of child ensembles to draw (0: none)")
 	cmd.Flags().StringArrayVar(&profiles, "profiles", nil, "model profiles `FILE` (repeatable)")
 	return cmd
 }

@@ -190,7 +190,7 @@ func parseJSONL(t *testing.T, stdout string) *jsonlRun {
 		if rec["turn_number"].(float64) <= from {
 			continue
 		}
-		history++
+		history += 1 + childRecords(rec) // a child ensemble's agents report their events too
 		msgs, _ := rec["input_data"].([]any)
 		for _, m := range msgs {
 			if m, _ := m.(map[string]any); m["role"] == "tool" {
@@ -226,7 +226,7 @@ func parseJSONL(t *testing.T, stdout string) *jsonlRun {
 
 func TestJSONLinesCountsMatchTheResult(t *testing.T) {
 	t.Parallel()
-	for _, ex := range []string{"iterative-analysis", "writer-reviewer", "runaway-loop", "local-ollama"} {
+	for _, ex := range []string{"iterative-analysis", "writer-reviewer", "runaway-loop", "local-ollama", "build-loop", "routing"} {
 		t.Run(ex, func(t *testing.T) {
 			t.Parallel()
 			dir := "../../examples/" + ex + "/"
@@ -369,4 +369,26 @@ func TestReportPathIsCheckedBeforeRunning(t *testing.T) {
 	if o.code != 2 || !strings.Contains(o.stderr, "--report") || o.stdout != "" {
 		t.Fatalf("exit %d, stdout %q, stderr %q", o.code, o.stdout, o.stderr)
 	}
+}
+
+// childRecords counts the records of the child ensembles run by the
+// execution of rec, every loop iteration and every level.
+func childRecords(rec map[string]any) int {
+	child, _ := rec["child"].(map[string]any)
+	if child == nil {
+		return 0
+	}
+	runs := []map[string]any{child}
+	earlier, _ := child["earlier_iterations"].([]any)
+	for _, e := range earlier {
+		runs = append(runs, e.(map[string]any))
+	}
+	n := 0
+	for _, run := range runs {
+		recs, _ := run["conversation_history"].([]any)
+		for _, r := range recs {
+			n += 1 + childRecords(r.(map[string]any))
+		}
+	}
+	return n
 }

@@ -300,6 +300,9 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	if err != nil {
 		return err
 	}
+	if inj, ok := runner.(*runners.InjectedRunner); ok && f.resume != nil {
+		inj.Resume(r.State().History) // responses by path go on where they were
+	}
 	if rs := f.resume; rs != nil && output == "text" && !f.quiet {
 		done, what := rs.file.State.TurnCount, rs.path
 		if rs.run != nil {

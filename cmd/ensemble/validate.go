@@ -69,7 +69,7 @@ printed as FILE:LINE:COL: warning: message and do not fail the check;
 				for _, w := range e.Warnings {
 					io.printWarning(w)
 				}
-				fmt.Fprintf(io.out, "%s: ok\n", displayName(path))
+				fmt.Fprintf(io.out, "%s: ok%s\n", displayName(path), treeNote(e))
 			}
 			if failed {
 				return &exitError{code: engine.ExitUsage}
@@ -134,6 +134,7 @@ func ensembleFiles(args []string) ([]string, error) {
 		if len(paths) == n {
 			return nil, usageErr("%s: no ensemble file in this directory (a .yaml or .yml file with an \"agents\" key)", arg)
 		}
+		paths = append(paths[:n], withoutIncluded(paths[n:])...)
 	}
 	return paths, nil
 }

@@ -1,5 +1,5 @@
 Feature: The schema classifies agents and rejects ambiguous ones
-  An agent's kind is the one of script, model_profile and ask that it has;
+  An agent's kind is the one of script, model_profile, ask, ensemble and dispatch that it has;
   having two is rejected at load time, with a message about mutual
   exclusivity, before anything runs.
 
@@ -12,7 +12,7 @@ Feature: The schema classifies agents and rejects ambiguous ones
 
   Scenario: An agent with both script and model_profile is rejected
     When the ensemble "schema/dual.yaml" is validated
-    Then the ensemble is invalid with an error containing "dual.yaml:10:5: agent \"confused\": script, model_profile and ask are mutually exclusive; found script and model_profile"
+    Then the ensemble is invalid with an error containing "dual.yaml:10:5: agent \"confused\": script, model_profile, ask, ensemble and dispatch are mutually exclusive; found script and model_profile"
 
   Scenario Outline: Any other combination, or none, is rejected the same way
     When this ensemble is validated:
@@ -23,7 +23,7 @@ Feature: The schema classifies agents and rejects ambiguous ones
       agents:
         - {name: odd, <fields>}
       """
-    Then the ensemble is invalid with an error containing "agent \"odd\": script, model_profile and ask are mutually exclusive; <message>"
+    Then the ensemble is invalid with an error containing "agent \"odd\": script, model_profile, ask, ensemble and dispatch are mutually exclusive; <message>"
 
     Examples:
       | fields                                                                   | message                                   |

@@ -1,9 +1,12 @@
 package ask
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 )
 
@@ -30,5 +33,22 @@ func TestAskModeLoads(t *testing.T) {
 	_, err := load("wait")
 	if err == nil || !strings.Contains(err.Error(), `x.yaml:5:15: agent "a": ask_mode must be terminal or suspend, not "wait"`) {
 		t.Errorf("bad ask_mode: %v", err)
+	}
+}
+
+// An ask agent of a child ensemble never waits (the child's run is not
+// saved): with no terminal it fails, naming its path, even when the run is
+// durable; answers given to resume are not for it.
+func TestAskInAChildNeverWaits(t *testing.T) {
+	t.Parallel()
+	a := &ensemble.Agent{Name: "verdict", Kind: Kind{}, Spec: &Spec{Question: "Decide"}}
+	r := &Runner{Suspend: true, Answers: map[string]string{"verdict": "yes"}}
+	res := r.Run(context.Background(), &agent.Request{Agent: a, Path: "review_round/verdict"})
+	if res.Err == nil || errors.Is(res.Err, agent.ErrAwaitingInput) || !strings.Contains(res.Err.Error(), `agent "review_round/verdict" asks a person inside a child ensemble`) {
+		t.Fatalf("err %v, output %v", res.Err, res.Output)
+	}
+	res = r.Run(context.Background(), &agent.Request{Agent: a})
+	if res.Err != nil || res.Output != "yes" {
+		t.Fatalf("at the top: err %v, output %v", res.Err, res.Output)
 	}
 }

@@ -68,13 +68,25 @@ type lineResult struct {
 	err  error
 }
 
+// InChild is the error of an ask agent at path, in a child ensemble, that
+// has no answer: a child's run is not saved, so an answer given to resume
+// has no way back into it (docs/semantics.md#ensembles-of-ensembles).
+func InChild(path string) error {
+	return fmt.Errorf("agent %q asks a person inside a child ensemble, whose run cannot wait for an answer: "+
+		"give it a response (%q in a responses file, or Given agent %q responds \"...\" in a test)", path, path, path)
+}
+
 // Run asks once.
 func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	ag := req.Agent
 	in := runners.BaseInputData(req)
 	in["ask"] = SpecOf(ag).Question
 	res := &agent.Result{InputData: in}
-	if answer, ok := a.answer(ag.Name); ok {
+	if req.Path != "" && (SpecOf(ag).Mode == ModeSuspend || !a.Interactive || a.NoInput || a.In == nil) {
+		res.Err = InChild(req.Path)
+		return res
+	}
+	if answer, ok := a.answer(ag.Name); ok && req.Path == "" {
 		in["answered_on_resume"] = true
 		res.Output, res.Err = runners.ParseOutput(answer)
 		return res

@@ -1,0 +1,49 @@
+package bdd
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/state"
+)
+
+// Steps name the agents of child ensembles by path, `review_round/critic`
+// (docs/testing.md): their executions are the records kept in their parent
+// agents' records, every execution of the child (every iteration of a
+// loop) in the run's order.
+
+func isPath(name string) bool { return strings.Contains(name, "/") }
+
+// pathRecords are the records of the agent at path among recs, whose
+// agents' paths start with prefix.
+func pathRecords(recs []*state.Record, path, prefix string) []*state.Record {
+	var out []*state.Record
+	for _, r := range recs {
+		name := prefix + r.AgentName
+		if name == path {
+			out = append(out, r)
+		}
+		if r.Child != nil && strings.HasPrefix(path, name+"/") {
+			for _, c := range append(slices.Clone(r.Child.Earlier), r.Child) {
+				out = append(out, pathRecords(c.ConversationHistory, path, name+"/")...)
+			}
+		}
+	}
+	return out
+}
+
+// errorsOf are the run's errors, and for a path the failed executions of
+// the agent it names, as errors of that name.
+func (s *Scenario) errorsOf(name string) []engine.RunError {
+	if !isPath(name) {
+		return s.result.Errors
+	}
+	var out []engine.RunError
+	for _, r := range pathRecords(s.result.ConversationHistory, name, "") {
+		if r.Error != nil {
+			out = append(out, engine.RunError{TurnNumber: r.TurnNumber, AgentName: name, Message: *r.Error})
+		}
+	}
+	return out
+}

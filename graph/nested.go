@@ -1,0 +1,160 @@
+package graph
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+)
+
+// Nester kinds run child ensembles (docs/semantics.md#ensembles-of-ensembles):
+// the files an agent may run, drawn as subgraphs (Mermaid) or clusters (DOT)
+// beside it.
+type Nester interface {
+	Children(a *ensemble.Agent) []*ensemble.Ensemble
+}
+
+// DefaultDepth is how many levels of child ensembles a drawing shows unless
+// told otherwise.
+const DefaultDepth = 1
+
+// WriteDepth is Write drawing depth levels of child ensembles (0: none).
+func WriteDepth(w io.Writer, e *ensemble.Ensemble, format string, depth int) error {
+	switch format {
+	case "mermaid", "":
+		return mermaid(w, e, depth)
+	case "dot":
+		return dot(w, e, depth)
+	}
+	return Write(w, e, format)
+}
+
+// child is one child ensemble to draw: the agent running it (its node id),
+// the prefix of its agents' ids, and how deep it is.
+type child struct {
+	parentID string
+	prefix   string
+	e        *ensemble.Ensemble
+	depth    int
+}
+
+// childrenOf are the child ensembles of e's agents, ids prefixed with
+// prefix; id maps an agent of e to its node id.
+func childrenOf(e *ensemble.Ensemble, id func(string) string, prefix string, depth int) []child {
+	var out []child
+	if depth < 1 {
+		return nil
+	}
+	for _, a := range e.Agents {
+		n, ok := a.Kind.(Nester)
+		if !ok {
+			continue
+		}
+		kids := n.Children(a)
+		for _, c := range kids {
+			p := prefix + a.Name + "/"
+			if len(kids) > 1 { // a dispatch's cases
+				p += c.Name + "/"
+			}
+			out = append(out, child{parentID: id(a.Name), prefix: p, e: c, depth: depth})
+		}
+	}
+	return out
+}
+
+// mermaidChildren writes the subgraphs of the children of e's agents, down
+// to depth levels, and returns the ids of their nodes by kind; link counts
+// the links written, failure collects the failure edges' numbers.
+func mermaidChildren(p func(string, ...any), e *ensemble.Ensemble, ids map[string]string, depth int, link *int, failure *[]string) map[ensemble.Kind][]string {
+	classes := map[ensemble.Kind][]string{}
+	var walk func(c child)
+	n := 0
+	walk = func(c child) {
+		n++
+		sub := fmt.Sprintf("c%d", n)
+		cid := map[string]string{}
+		for i, a := range c.e.Agents {
+			cid[a.Name] = fmt.Sprintf("%s_%d", sub, i+1)
+		}
+		p("    subgraph %s[\"%s\"]\n", sub, mermaidText([]string{strings.TrimSuffix(c.prefix, "/") + ": " + c.e.Name}))
+		for _, a := range c.e.Agents {
+			s := shape(a.Kind).Mermaid
+			p("        %s%s\"%s\"%s\n", cid[a.Name], s[0], mermaidText(nodeLines(c.e, a)), s[1])
+			classes[a.Kind] = append(classes[a.Kind], cid[a.Name])
+		}
+		p("    end\n")
+		p("    %s -.- %s\n", c.parentID, sub)
+		*link++
+		for _, a := range c.e.Agents {
+			for _, d := range a.Dependencies {
+				arrow := "-->"
+				if !d.RequiresAll {
+					arrow = "-.->"
+				}
+				label := ""
+				if lines := edgeLines(d); len(lines) > 0 {
+					label = "|\"" + mermaidText(lines) + "\"|"
+				}
+				p("    %s %s%s %s\n", cid[d.AgentName], arrow, label, cid[a.Name])
+				if d.OnFailure {
+					*failure = append(*failure, fmt.Sprint(*link))
+				}
+				*link++
+			}
+		}
+		if c.depth > 1 {
+			for _, g := range childrenOf(c.e, func(s string) string { return cid[s] }, c.prefix, c.depth-1) {
+				walk(g)
+			}
+		}
+	}
+	for _, c := range childrenOf(e, func(s string) string { return ids[s] }, "", depth) {
+		walk(c)
+	}
+	return classes
+}
+
+// dotChildren writes the clusters of the children of e's agents, down to
+// depth levels: node ids are paths (review_round/critic), and a dotted line
+// joins an agent to the first agent of each child it runs.
+func dotChildren(p func(string, ...any), e *ensemble.Ensemble, depth int) {
+	n := 0
+	var walk func(c child, indent string)
+	walk = func(c child, indent string) {
+		n++
+		p("%ssubgraph %s {\n", indent, dotString(fmt.Sprintf("cluster_%d", n)))
+		p("%s  label=%s;\n%s  style=dashed;\n%s  color=\"#3b5b92\";\n", indent, dotString(strings.TrimSuffix(c.prefix, "/")+": "+c.e.Name), indent, indent)
+		for _, a := range c.e.Agents {
+			p("%s  %s [label=%s, class=%s, %s];\n", indent, dotString(c.prefix+a.Name), dotLabel(nodeLines(c.e, a)), dotString(kindName(a.Kind)), dotNodeShape(a))
+		}
+		for _, a := range c.e.Agents {
+			for _, d := range a.Dependencies {
+				var attrs []string
+				if lines := edgeLines(d); len(lines) > 0 {
+					attrs = append(attrs, "label="+dotLabel(lines))
+				}
+				if !d.RequiresAll {
+					attrs = append(attrs, "style=dashed")
+				}
+				p("%s  %s -> %s", indent, dotString(c.prefix+d.AgentName), dotString(c.prefix+a.Name))
+				if len(attrs) > 0 {
+					p(" [%s]", strings.Join(attrs, ", "))
+				}
+				p(";\n")
+			}
+		}
+		if c.depth > 1 {
+			for _, g := range childrenOf(c.e, func(s string) string { return c.prefix + s }, c.prefix, c.depth-1) {
+				walk(g, indent+"  ")
+			}
+		}
+		p("%s}\n", indent)
+		if len(c.e.Agents) > 0 {
+			p("%s%s -> %s [style=dotted, arrowhead=none];\n", indent, dotString(c.parentID), dotString(c.prefix+c.e.Agents[0].Name))
+		}
+	}
+	for _, c := range childrenOf(e, func(s string) string { return s }, "", depth) {
+		walk(c, "  ")
+	}
+}

@@ -1,0 +1,233 @@
+// Package ensemble is the kind of agent that runs a child ensemble
+// (docs/semantics.md#ensembles-of-ensembles): `ensemble: FILE`, optionally
+// looped until a condition holds, and `dispatch:`, which chooses the child
+// file at run time. Each execution runs the child from a fresh state with
+// the registry's runner, as a run of its own inside the parent's execution.
+package ensemble
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/conditions"
+	format "github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/graph"
+)
+
+// Kind is `ensemble: FILE`, with its own fields output and loop.
+type Kind struct{}
+
+// Dispatch is `dispatch: {on, cases, default}`.
+type Dispatch struct{}
+
+var (
+	_ agent.Kind = Kind{}
+	_ agent.Kind = Dispatch{}
+)
+
+// Spec is what an ensemble or dispatch agent has of its own (Agent.Spec).
+type Spec struct {
+	// File is the child's path as written; Child the loaded child (nil in
+	// a file that failed to load). For dispatch, Cases and Default.
+	File  string
+	Child *format.Ensemble
+	// Output is the child agent whose output is the execution's; "" is the
+	// child's whole final state.
+	Output string
+	Loop   *Loop
+
+	On      string // dispatch: the expression yielding the key
+	on      *conditions.Select
+	Cases   []*Case
+	Default *Case
+}
+
+// Loop is an ensemble agent's loop: block.
+type Loop struct {
+	Until         string
+	until         *conditions.Select
+	MaxIterations int
+	Carry         string
+	carry         *conditions.Select
+	// Succeed is on_exhausted: succeed.
+	Succeed bool
+}
+
+// Case is one child file a dispatch may run.
+type Case struct {
+	Key   string // "" for the default
+	File  string
+	Child *format.Ensemble
+}
+
+// SpecOf is a's Spec; an empty one when a has none.
+func SpecOf(a *format.Agent) *Spec {
+	if s, ok := a.Spec.(*Spec); ok {
+		return s
+	}
+	return &Spec{}
+}
+
+// String is "ensemble".
+func (Kind) String() string { return "ensemble" }
+
+// Key is ensemble: the child's file.
+func (Kind) Key() string { return "ensemble" }
+
+// Fields are output and loop.
+func (Kind) Fields() []string { return []string{"output", "loop"} }
+
+// Decode loads the child with the parent and checks output and loop.
+func (Kind) Decode(f *format.Fields, a *format.Agent) {
+	s := &Spec{}
+	a.Spec = s
+	if f.Has("ensemble") {
+		s.File = f.String("ensemble")
+		s.Child = f.Ensemble("ensemble")
+	}
+	if f.Has("output") {
+		s.Output = f.String("output")
+		f.Require("output", s.Output == "")
+		if s.Child != nil && s.Output != "" && s.Child.Agent(s.Output) == nil {
+			f.Bad("output", "names no agent of %s: %q%s", s.File, s.Output, format.Suggest(s.Output, s.Child.AgentNames()))
+		}
+	}
+	if lf := f.Mapping("loop", "until", "max_iterations", "carry", "on_exhausted"); lf != nil {
+		l := &Loop{}
+		l.Until, l.until = expr(lf, "until")
+		l.MaxIterations = lf.Positive("max_iterations")
+		lf.Require("max_iterations", false)
+		if lf.Has("carry") {
+			l.Carry, l.carry = expr(lf, "carry")
+		}
+		switch v := lf.String("on_exhausted"); v {
+		case "", "fail":
+		case "succeed":
+			l.Succeed = true
+		default:
+			lf.Bad("on_exhausted", "must be fail or succeed, got %q", v)
+		}
+		s.Loop = l
+	}
+}
+
+// expr decodes and compiles a required expression.
+func expr(f *format.Fields, key string) (string, *conditions.Select) {
+	src := f.String(key)
+	f.Require(key, strings.TrimSpace(src) == "")
+	if strings.TrimSpace(src) == "" {
+		return src, nil
+	}
+	p, err := conditions.CompileSelect(src)
+	if err != nil {
+		f.Bad(key, "does not compile: %v", err)
+		return src, nil
+	}
+	return src, p
+}
+
+// String is "dispatch".
+func (Dispatch) String() string { return "dispatch" }
+
+// Key is dispatch: the block.
+func (Dispatch) Key() string { return "dispatch" }
+
+// Fields: none besides the block.
+func (Dispatch) Fields() []string { return nil }
+
+// Decode compiles on and loads every case's file with the parent.
+func (Dispatch) Decode(f *format.Fields, a *format.Agent) {
+	s := &Spec{}
+	a.Spec = s
+	df := f.Mapping("dispatch", "on", "cases", "default")
+	if df == nil {
+		return
+	}
+	s.On, s.on = expr(df, "on")
+	df.Require("cases", false)
+	if cf := df.Mapping("cases"); cf != nil {
+		keys := cf.Keys()
+		if len(keys) == 0 {
+			df.Require("cases", true)
+		}
+		for _, k := range keys {
+			s.Cases = append(s.Cases, &Case{Key: k, File: cf.String(k), Child: cf.Ensemble(k)})
+		}
+	}
+	if df.Has("default") {
+		s.Default = &Case{File: df.String("default"), Child: df.Ensemble("default")}
+	}
+}
+
+// Children are the files an agent of either kind may run: for the
+// injected responses' paths and the drawing's clusters.
+func (Kind) Children(a *format.Agent) []*format.Ensemble { return SpecOf(a).children() }
+
+// Children are the files a dispatch may run.
+func (Dispatch) Children(a *format.Agent) []*format.Ensemble { return SpecOf(a).children() }
+
+func (s *Spec) children() []*format.Ensemble {
+	var out []*format.Ensemble
+	if s.Child != nil {
+		out = append(out, s.Child)
+	}
+	for _, c := range append(s.Cases, s.Default) {
+		if c != nil && c.Child != nil {
+			out = append(out, c.Child)
+		}
+	}
+	return out
+}
+
+// Describe: "ensemble: FILE", the output and the loop.
+func (Kind) Describe(_ *format.Ensemble, a *format.Agent) []string {
+	s := SpecOf(a)
+	lines := []string{"ensemble: " + s.File}
+	if s.Output != "" {
+		lines = append(lines, "output: "+s.Output)
+	}
+	if l := s.Loop; l != nil {
+		lines = append(lines, fmt.Sprintf("loop ≤ %d until %s", l.MaxIterations, l.Until))
+	}
+	return lines
+}
+
+// Describe: "dispatch on EXPR" and the cases.
+func (Dispatch) Describe(_ *format.Ensemble, a *format.Agent) []string {
+	s := SpecOf(a)
+	lines := []string{"dispatch on " + s.On}
+	for _, c := range s.Cases {
+		lines = append(lines, c.Key+": "+filepath.ToSlash(c.File))
+	}
+	if s.Default != nil {
+		lines = append(lines, "default: "+filepath.ToSlash(s.Default.File))
+	}
+	return lines
+}
+
+var subroutine = graph.Shape{
+	Mermaid:      [2]string{"[[", "]]"},
+	MermaidClass: "fill:#eef3fb,stroke:#3b5b92,color:#1a1a1a",
+	DOT:          `shape=box, peripheries=2, fillcolor="#eef3fb", color="#3b5b92"`,
+}
+
+// Shape: a box with double sides (a subroutine).
+func (Kind) Shape() graph.Shape { return subroutine }
+
+// Shape: a hexagon.
+func (Dispatch) Shape() graph.Shape {
+	return graph.Shape{
+		Mermaid:      [2]string{"{{", "}}"},
+		MermaidClass: "fill:#eef3fb,stroke:#3b5b92,color:#1a1a1a",
+		DOT:          `shape=hexagon, fillcolor="#eef3fb", color="#3b5b92"`,
+	}
+}
+
+// Runner runs the child with h's dispatching runner (or the runner of the
+// parent's run, which wraps it: injected responses).
+func (Kind) Runner(h *agent.Host) agent.Runner { return &Runner{Host: h} }
+
+// Runner is the same as Kind's: the spec says which file to run.
+func (Dispatch) Runner(h *agent.Host) agent.Runner { return &Runner{Host: h} }

@@ -1,0 +1,369 @@
+package ensemble_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/engine"
+	format "github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/kinds"
+	"github.com/ensemble-run/ensemble/report"
+	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/state"
+)
+
+// fake plays script and llm agents by path (Request.Name): each call gets
+// the next of its outputs; a function is called instead. It counts calls.
+type fake struct {
+	mu    sync.Mutex
+	plays map[string][]any
+	calls map[string]int
+}
+
+func newFake(plays map[string][]any) *fake { return &fake{plays: plays, calls: map[string]int{}} }
+
+func (f *fake) Run(ctx context.Context, req *agent.Request) *agent.Result {
+	f.mu.Lock()
+	name := req.Name()
+	n := f.calls[name]
+	f.calls[name]++
+	list := f.plays[name]
+	f.mu.Unlock()
+	res := &agent.Result{InputData: map[string]any{"input": req.Input}}
+	if len(list) == 0 {
+		res.Output = name
+		return res
+	}
+	v := list[min(n, len(list)-1)]
+	if fn, ok := v.(func(context.Context, *agent.Request) *agent.Result); ok {
+		return fn(ctx, req)
+	}
+	res.Output = v
+	if req.Agent.Kind.String() == "llm" {
+		res.Usage = &state.Usage{Requests: 1, InputTokens: 10, OutputTokens: 2}
+	}
+	return res
+}
+
+func (f *fake) count(name string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[name]
+}
+
+// run loads path and runs it with f for scripts and models, and with
+// responses injected when given; it returns the result and the events.
+func run(t *testing.T, ctx context.Context, path, input string, f *fake, resp *runners.Responses) (*engine.Result, []events.Event) {
+	t.Helper()
+	e, err := load(t, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log events.Log
+	return engine.New(e, input, engine.Options{Runner: runner(f, resp), Events: log.Sink()}).Run(ctx), log.Events()
+}
+
+func runner(f *fake, resp *runners.Responses) agent.Runner {
+	reg := kinds.Builtin()
+	d := reg.Runner(&agent.Host{}, map[string]agent.Runner{"script": f, "llm": f})
+	if resp != nil {
+		return runners.Injected(resp, d)
+	}
+	return d
+}
+
+func failures(res *engine.Result) string {
+	var b strings.Builder
+	for _, e := range res.Errors {
+		b.WriteString(e.AgentName + ": " + e.Message + "\n")
+	}
+	return b.String()
+}
+
+// TestChildRuns: the child runs from a fresh state with the parent's input
+// and fresh dependency outputs; its output agent's output is the agent's;
+// its usage rolls up, its events carry paths, its history is in the record.
+func TestChildRuns(t *testing.T) {
+	t.Parallel()
+	f := newFake(map[string][]any{"draft": {"a draft"}, "review_round/critic": {"looks fine"}, "review_round/verdict": {map[string]any{"ok": true}}})
+	res, evs := run(t, context.Background(), "testdata/parent.yaml", "write a poem", f, nil)
+	if res.CompletionReason != engine.Completed || len(res.Errors) != 0 {
+		t.Fatalf("%s %s", res.CompletionReason, failures(res))
+	}
+	if got := res.FinalState["review_round"]; got.(map[string]any)["ok"] != true {
+		t.Errorf("output %v", got)
+	}
+	rec := res.ConversationHistory[1]
+	if rec.AgentName != "review_round" || rec.Child == nil || rec.Child.CompletionReason != "completed" || rec.Child.TurnCount != 2 || len(rec.Child.ConversationHistory) != 2 {
+		t.Fatalf("record %+v child %+v", rec, rec.Child)
+	}
+	if in := rec.Child.ConversationHistory[0].InputData.(map[string]any)["input"]; in != "Input:\nwrite a poem\n\nOutput of draft:\na draft" {
+		t.Errorf("child input %q", in)
+	}
+	if res.Usage.Requests != 1 || rec.Usage == nil || rec.Usage.InputTokens != 10 {
+		t.Errorf("usage %+v, record %+v", res.Usage, rec.Usage)
+	}
+	var paths []string
+	for _, ev := range evs {
+		if ev.Type == events.AgentCompleted {
+			paths = append(paths, ev.Agent)
+		}
+		if ev.Type == events.RunStarted && ev.Turn != 0 {
+			t.Errorf("a child's run_started reached the parent's stream")
+		}
+	}
+	if got := strings.Join(paths, " "); got != "draft review_round/critic review_round/verdict review_round" {
+		t.Errorf("completed events %s", got)
+	}
+}
+
+// TestInjectedByPath: responses address child agents by path, taken in
+// order across the child's executions.
+func TestInjectedByPath(t *testing.T) {
+	t.Parallel()
+	resp := runners.NewResponses()
+	resp.Add("build_loop/coder", "one")
+	resp.Add("build_loop/coder", "two")
+	resp.Add("build_loop/check", map[string]any{"tests_pass": false, "next_input": "fix it"})
+	resp.Add("build_loop/check", map[string]any{"tests_pass": true})
+	e, err := load(t, "testdata/loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := resp.Validate(e); err != nil {
+		t.Fatal(err)
+	}
+	bad := runners.NewResponses()
+	bad.Add("build_loop/nobody", "x")
+	if err := bad.Validate(e); err == nil || !strings.Contains(err.Error(), `unknown agent "build_loop/nobody"`) {
+		t.Errorf("validate: %v", err)
+	}
+	res, _ := run(t, context.Background(), "testdata/loop.yaml", "build it", newFake(nil), resp)
+	if len(res.Errors) != 0 {
+		t.Fatal(failures(res))
+	}
+	rec := res.ConversationHistory[0]
+	if rec.Iterations != 2 || rec.Child.ConversationHistory[0].OutputData != "two" {
+		t.Errorf("iterations %d, child %+v", rec.Iterations, rec.Child.ConversationHistory[0])
+	}
+	if in := rec.Child.ConversationHistory[0].InputData.(map[string]any)["input"]; in != "fix it" {
+		t.Errorf("carried input %v", in)
+	}
+}
+
+// TestChildFails: a child that fails, times out or is stopped fails the
+// execution with its completion reason.
+func TestChildFails(t *testing.T) {
+	t.Parallel()
+	fail := func(_ context.Context, req *agent.Request) *agent.Result {
+		return &agent.Result{Err: errorString("it broke")}
+	}
+	block := func(ctx context.Context, req *agent.Request) *agent.Result {
+		<-ctx.Done()
+		return &agent.Result{Err: ctx.Err()}
+	}
+	for _, c := range []struct {
+		name, file string
+		plays      map[string][]any
+		want       string
+	}{
+		{"failure", "testdata/parent.yaml", map[string][]any{"review_round/verdict": {fail}},
+			`agent "review_round": the child ensemble rounds/review.yaml completed with a failure (verdict: it broke)`},
+		{"its own timeout", "testdata/timeout.yaml", map[string][]any{"slow/wait": {block}},
+			`agent "slow": the child ensemble rounds/slow.yaml ended timeout`},
+		{"the agent's timeout", "testdata/timeout.yaml", map[string][]any{"bounded/wait": {block}},
+			`agent "bounded": the child ensemble rounds/forever.yaml ended cancelled`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			res, _ := run(t, context.Background(), c.file, "", newFake(c.plays), nil)
+			if !strings.Contains(failures(res), c.want) {
+				t.Errorf("errors:\n%s\nwant %s", failures(res), c.want)
+			}
+		})
+	}
+}
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+// TestLoop: a loop that exhausts fails, unless on_exhausted: succeed.
+func TestLoop(t *testing.T) {
+	t.Parallel()
+	never := map[string][]any{"build_loop/check": {map[string]any{"tests_pass": false, "next_input": "again"}}}
+	f := newFake(never)
+	res, _ := run(t, context.Background(), "testdata/loop.yaml", "go", f, nil)
+	if want := `agent "build_loop": loop exhausted: until (output.tests_pass == true) was still false after 3 iterations`; !strings.Contains(failures(res), want) {
+		t.Errorf("errors %s", failures(res))
+	}
+	if f.count("build_loop/coder") != 3 || res.ConversationHistory[0].Iterations != 3 {
+		t.Errorf("coder ran %d times", f.count("build_loop/coder"))
+	}
+	res, _ = run(t, context.Background(), "testdata/loop-succeed.yaml", "go", newFake(never), nil)
+	if len(res.Errors) != 0 || res.FinalState["build_loop"].(map[string]any)["tests_pass"] != false {
+		t.Errorf("on_exhausted succeed: %s %v", failures(res), res.FinalState)
+	}
+}
+
+// TestDispatch: the case named by on runs; no case and no default fails.
+func TestDispatch(t *testing.T) {
+	t.Parallel()
+	res, _ := run(t, context.Background(), "testdata/dispatch.yaml", "", newFake(map[string][]any{"router": {map[string]any{"route": "feature"}}}), nil)
+	if len(res.Errors) != 0 || res.FinalState["handle"].(map[string]any)["spec"] != "handle/spec" {
+		t.Errorf("%s %v", failures(res), res.FinalState)
+	}
+	res, _ = run(t, context.Background(), "testdata/dispatch.yaml", "", newFake(map[string][]any{"router": {map[string]any{"route": "question"}}}), nil)
+	if want := `agent "handle": dispatch on (context.router.route) gave "question", which is none of the cases (bug, feature), and there is no default`; !strings.Contains(failures(res), want) {
+		t.Errorf("errors %s", failures(res))
+	}
+}
+
+// TestSlotReleased: with parallel_agent_limit 1, an agent running a child
+// gives its slot back while the child waits on its agents: two children
+// that wait on each other both run.
+func TestSlotReleased(t *testing.T) {
+	t.Parallel()
+	ch := map[string]chan struct{}{"one/wait": make(chan struct{}), "two/wait": make(chan struct{})}
+	meet := func(ctx context.Context, req *agent.Request) *agent.Result {
+		other := "one/wait"
+		if req.Name() == other {
+			other = "two/wait"
+		}
+		close(ch[req.Name()])
+		select {
+		case <-ch[other]:
+			return &agent.Result{Output: "met"}
+		case <-ctx.Done():
+			return &agent.Result{Err: ctx.Err()}
+		}
+	}
+	f := newFake(map[string][]any{"one/wait": {meet}, "two/wait": {meet}})
+	res, _ := run(t, context.Background(), "testdata/slots.yaml", "", f, nil)
+	if len(res.Errors) != 0 || res.FinalState["one"] != "met" || res.FinalState["two"] != "met" {
+		t.Errorf("%s %v", failures(res), res.FinalState)
+	}
+}
+
+// TestInterruptedChildResumes: SIGINT inside a child commits nothing of the
+// turn; the resumed run re-runs the child from its start.
+func TestInterruptedChildResumes(t *testing.T) {
+	t.Parallel()
+	e, err := load(t, "testdata/parent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := newFake(map[string][]any{"review_round/verdict": {func(c context.Context, _ *agent.Request) *agent.Result {
+		cancel() // SIGINT while the child runs
+		<-c.Done()
+		return &agent.Result{Err: c.Err()}
+	}, "fine"}})
+	r := engine.New(e, "in", engine.Options{Runner: runner(f, nil)})
+	for reason := ""; reason == ""; {
+		reason = r.Step(ctx)
+		if reason != "" && reason != engine.Cancelled {
+			t.Fatalf("reason %s", reason)
+		}
+	}
+	st := r.State()
+	if st.TurnCount != 1 || st.AgentExecutionCount["review_round"] != 0 {
+		t.Fatalf("state after the interruption: turns %d, executions %v", st.TurnCount, st.AgentExecutionCount)
+	}
+	res := engine.Resume(e, st, engine.Options{Runner: runner(f, nil)}).Run(context.Background())
+	if len(res.Errors) != 0 || res.FinalState["review_round"] != "fine" {
+		t.Fatalf("%s %v", failures(res), res.FinalState)
+	}
+	if f.count("review_round/critic") != 2 {
+		t.Errorf("the child's first agent ran %d times, want 2 (again from its start)", f.count("review_round/critic"))
+	}
+	if _ = format.MaxNesting; res.ConversationHistory[1].Child.TurnCount != 2 {
+		t.Errorf("child %+v", res.ConversationHistory[1].Child)
+	}
+}
+
+// TestReportNestsTheChild: the Markdown report writes a child's executions
+// under its agent, named by path, with the child's ending.
+func TestReportNestsTheChild(t *testing.T) {
+	t.Parallel()
+	e, err := load(t, "testdata/loop.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(map[string][]any{"build_loop/check": {map[string]any{"tests_pass": false}, map[string]any{"tests_pass": true}}})
+	res := engine.New(e, "go", engine.Options{Runner: runner(f, nil)}).Run(context.Background())
+	var b bytes.Buffer
+	if err := report.Markdown(&b, res, report.MarkdownOptions{Ensemble: e}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"> **Child ensemble `build`, iteration 1 of 2**: `completed` after 2 turns",
+		"> **Child ensemble `build`, iteration 2 of 2**: `completed` after 2 turns",
+		"### ✓ `build_loop/check` #1\n\nscript · ",
+	} {
+		if strings.Count(b.String(), want) < 1 {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+}
+
+// TestGrandchildPaths: a child of a child is named by its whole path, in
+// injected responses and in events.
+func TestGrandchildPaths(t *testing.T) {
+	t.Parallel()
+	resp := runners.NewResponses()
+	resp.Add("outer/review_round/critic", "deep")
+	e, err := load(t, "testdata/deep.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := resp.Validate(e); err != nil {
+		t.Fatal(err)
+	}
+	f := newFake(map[string][]any{"outer/review_round/verdict": {"ok"}})
+	res, evs := run(t, context.Background(), "testdata/deep.yaml", "in", f, resp)
+	if len(res.Errors) != 0 {
+		t.Fatal(failures(res))
+	}
+	inner := res.ConversationHistory[0].Child.ConversationHistory[1]
+	if inner.AgentName != "review_round" || inner.Child.ConversationHistory[0].OutputData != "deep" || inner.OutputData != "ok" {
+		t.Errorf("inner record %+v", inner)
+	}
+	var paths []string
+	for _, ev := range evs {
+		if ev.Type == events.AgentStarted {
+			paths = append(paths, ev.Agent)
+		}
+	}
+	if got, want := strings.Join(paths, " "), "outer outer/draft outer/review_round outer/review_round/critic outer/review_round/verdict"; got != want {
+		t.Errorf("started %s, want %s", got, want)
+	}
+}
+
+// An ensemble agent's output_schema holds the output its child ends with.
+func TestChildOutputSchema(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		verdict any
+		wantErr string
+	}{
+		{map[string]any{"ok": true}, ""},
+		{map[string]any{"ok": "yes"}, "the output does not match output_schema: at '/ok'"},
+	} {
+		f := newFake(map[string][]any{"draft": {"a draft"}, "review_round/critic": {"fine"}, "review_round/verdict": {tc.verdict}})
+		res, _ := run(t, context.Background(), "testdata/schema.yaml", "go", f, nil)
+		got := ""
+		for _, e := range res.Errors {
+			got += e.Message
+		}
+		if tc.wantErr == "" && got != "" || tc.wantErr != "" && !strings.Contains(got, tc.wantErr) {
+			t.Errorf("verdict %v: errors %q, want %q", tc.verdict, got, tc.wantErr)
+		}
+	}
+}

@@ -1,0 +1,291 @@
+package ensemble
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/conditions"
+	"github.com/ensemble-run/ensemble/engine"
+	format "github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/jsonvalue"
+	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/state"
+)
+
+// Runner runs ensemble and dispatch agents: each execution runs the child
+// ensemble (once, or as a loop's iterations) from a fresh state, as a run of
+// its own bounded by the execution's context (the parent's timeout and
+// cancellation, the agent's timeout_seconds), and under the child's own
+// conversation_limits.
+type Runner struct {
+	Host *agent.Host
+}
+
+var _ agent.Runner = (*Runner)(nil)
+
+// Run runs the child.
+func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
+	s := SpecOf(req.Agent)
+	input := childInput(req)
+	in := runners.BaseInputData(req)
+	res := &agent.Result{InputData: in}
+	defer func() {
+		// docs/format.md#output-schemas: the output the execution ends with
+		// (the last iteration's, for a loop) must satisfy the agent's schema.
+		if res.Err == nil {
+			res.Err = runners.CheckSchema(req.Agent, res.Output)
+		}
+	}()
+	child, file := s.Child, s.File
+	if s.on != nil || s.Cases != nil {
+		c, key, err := s.choose(ctx, req)
+		in["dispatch"] = key
+		if err != nil {
+			res.Err = fmt.Errorf("agent %q: %w", req.Agent.Name, err)
+			return res
+		}
+		child, file = c.Child, c.File
+	}
+	in["ensemble"], in["child_input"] = file, input
+	if child == nil {
+		res.Err = fmt.Errorf("agent %q: the child ensemble %s was not loaded", req.Agent.Name, file)
+		return res
+	}
+	var usage state.Usage
+	defer func() {
+		if usage != (state.Usage{}) {
+			res.Usage = &usage
+		}
+	}()
+	max := 1
+	if s.Loop != nil {
+		max = s.Loop.MaxIterations
+	}
+	for i := 1; ; i++ {
+		out, final, rec, err := r.runChild(ctx, req, child, file, s.Output, input, &usage)
+		if res.Child != nil { // a loop keeps every iteration, the last one on top
+			rec.Earlier = append(res.Child.Earlier, res.Child)
+			res.Child.Earlier = nil
+		}
+		res.Child = rec
+		if s.Loop != nil {
+			res.Iterations = i
+		}
+		if err != nil {
+			if s.Loop != nil {
+				err = fmt.Errorf("iteration %d: %w", i, err)
+			}
+			res.Err = fmt.Errorf("agent %q: %w", req.Agent.Name, err)
+			return res
+		}
+		res.Output = out
+		if s.Loop == nil {
+			return res
+		}
+		done, err := s.Loop.done(ctx, out, final, rec, input)
+		if err != nil {
+			res.Err = fmt.Errorf("agent %q: iteration %d: %w", req.Agent.Name, i, err)
+			return res
+		}
+		if done {
+			return res
+		}
+		if i >= max {
+			if !s.Loop.Succeed {
+				res.Err = fmt.Errorf("agent %q: loop exhausted: until (%s) was still false after %d iterations", req.Agent.Name, s.Loop.Until, max)
+			}
+			return res
+		}
+		if s.Loop.carry != nil {
+			v, err := s.Loop.carry.EvalContext(ctx, env(final, rec, input), out)
+			if err != nil {
+				res.Err = fmt.Errorf("agent %q: iteration %d: carry (%s): %w", req.Agent.Name, i, s.Loop.Carry, err)
+				return res
+			}
+			input = text(v)
+		}
+	}
+}
+
+// runChild runs child once from a fresh state and returns its output.
+func (r *Runner) runChild(ctx context.Context, req *agent.Request, child *format.Ensemble, file, output, input string, usage *state.Usage) (out any, final map[string]any, rec *state.Child, err error) {
+	// The child's agents are run by the runner that runs this agent (the
+	// run's, which injected responses wrap), named by their path.
+	next := agent.RunnerOf(ctx)
+	if p, ok := next.(*pathRunner); ok {
+		next = p.next
+	}
+	if next == nil {
+		next = r.Host.Dispatch
+	}
+	if next == nil {
+		return nil, nil, nil, errors.New("no runner is configured for the child's agents")
+	}
+	local := req.Agent.Name
+	if req.Instance != nil {
+		local = req.Instance.Name
+	}
+	opts := engine.Options{Runner: &pathRunner{prefix: req.Name() + "/", next: next}, Secrets: engine.SecretsOf(ctx)}
+	if req.Events != nil {
+		opts.Events = func(ev events.Event) {
+			switch ev.Type {
+			case events.RunStarted, events.RunCompleted, events.TurnStarted, events.TurnCompleted:
+				return // the child's own framing: the parent's turn frames it
+			}
+			if ev.Agent != "" {
+				ev.Agent = local + "/" + ev.Agent
+			} else {
+				ev.Agent = local
+			}
+			req.Events(ev)
+		}
+	}
+	// The child waits on its own agents: the parent's slot is free meanwhile
+	// (docs/semantics.md#ensembles-of-ensembles).
+	reacquire := engine.ReleaseSlot(ctx)
+	res := engine.New(child, input, opts).Run(ctx)
+	reacquire()
+	usage.Add(&res.Usage)
+	rec = &state.Child{Ensemble: child.Name, CompletionReason: res.CompletionReason, TurnCount: res.TurnCount,
+		ConversationHistory: res.ConversationHistory}
+	if res.CompletionReason != engine.Completed || res.ExitCode() != engine.ExitOK {
+		msg := fmt.Sprintf("the child ensemble %s ended %s", file, res.CompletionReason)
+		for _, e := range res.Errors {
+			if !e.Handled {
+				msg += fmt.Sprintf(" (%s: %s)", e.AgentName, e.Message)
+				break
+			}
+		}
+		if res.CompletionReason == engine.Completed {
+			msg = fmt.Sprintf("the child ensemble %s completed with a failure", file) + strings.TrimPrefix(msg, fmt.Sprintf("the child ensemble %s ended completed", file))
+		}
+		return nil, res.FinalState, rec, errors.New(msg)
+	}
+	if output == "" {
+		return maps.Clone(res.FinalState), res.FinalState, rec, nil
+	}
+	out, ok := res.FinalState[child.Agent(output).StateKey()]
+	if !ok {
+		return nil, res.FinalState, rec, fmt.Errorf("the child ensemble %s completed, but its agent %q has no output", file, output)
+	}
+	return out, res.FinalState, rec, nil
+}
+
+// pathRunner runs a child's agents with the parent run's runner, each
+// request carrying the agent's path.
+type pathRunner struct {
+	prefix string // the parent agent's path and "/"
+	next   agent.Runner
+}
+
+func (p *pathRunner) Run(ctx context.Context, req *agent.Request) *agent.Result {
+	cp := *req
+	name := req.Agent.Name
+	if req.Instance != nil {
+		name = req.Instance.Name
+	}
+	cp.Path = p.prefix + name
+	return p.next.Run(ctx, &cp)
+}
+
+// choose evaluates a dispatch's on and picks its case.
+func (s *Spec) choose(ctx context.Context, req *agent.Request) (*Case, string, error) {
+	if s.on == nil {
+		return nil, "", errors.New("dispatch has no on expression")
+	}
+	v, err := s.on.EvalContext(ctx, &conditions.Env{Context: req.Context, Input: req.Input, TurnCount: req.Turn - 1}, nil)
+	if err != nil {
+		return nil, "", fmt.Errorf("dispatch on (%s): %w", s.On, err)
+	}
+	key := text(v)
+	for _, c := range s.Cases {
+		if c.Key == key {
+			return c, key, nil
+		}
+	}
+	if s.Default != nil {
+		return s.Default, key, nil
+	}
+	keys := make([]string, len(s.Cases))
+	for i, c := range s.Cases {
+		keys[i] = c.Key
+	}
+	return nil, key, fmt.Errorf("dispatch on (%s) gave %q, which is none of the cases (%s), and there is no default", s.On, key, strings.Join(keys, ", "))
+}
+
+// done evaluates until over an iteration's output.
+func (l *Loop) done(ctx context.Context, out any, final map[string]any, rec *state.Child, input string) (bool, error) {
+	if l.until == nil {
+		return false, errors.New("loop has no until expression")
+	}
+	v, err := l.until.EvalContext(ctx, env(final, rec, input), out)
+	if err != nil {
+		return false, fmt.Errorf("until (%s): %w", l.Until, err)
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf("until (%s) must give true or false, got %s", l.Until, text(v))
+	}
+	return b, nil
+}
+
+// env is what until and carry see besides output: the iteration's final
+// state as context, its turns, and its input.
+func env(final map[string]any, rec *state.Child, input string) *conditions.Env {
+	e := &conditions.Env{Input: input, Context: final}
+	if rec != nil {
+		e.TurnCount = rec.TurnCount
+	}
+	return e
+}
+
+// text is a value as a child's input or a case's key: a string as it is,
+// anything else as compact JSON.
+func text(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return jsonvalue.Text(v)
+}
+
+// childInput is what the child gets as its input: what an LLM agent's first
+// user message would hold. The run's input alone is passed as it is; with
+// dependency outputs (the fresh ones), request parameters or a fan-out item,
+// each part is labelled as in docs/llm.md#messages-and-memory.
+func childInput(req *agent.Request) string {
+	var fresh []string
+	for _, n := range req.Fresh {
+		if _, ok := req.Dependencies[n]; ok {
+			fresh = append(fresh, n)
+		}
+	}
+	if req.Instance == nil && len(fresh) == 0 && len(req.RequestParameters) == 0 {
+		return req.Input
+	}
+	var b strings.Builder
+	section := func(label, body string) {
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(label)
+		b.WriteString(":\n")
+		b.WriteString(body)
+	}
+	if in := req.Instance; in != nil {
+		section(fmt.Sprintf("Item %d of %d", in.Index+1, in.Count), text(in.Item))
+	} else if strings.TrimSpace(req.Input) != "" {
+		section("Input", req.Input)
+	}
+	for _, name := range fresh {
+		section("Output of "+name, text(req.Dependencies[name]))
+	}
+	if len(req.RequestParameters) > 0 {
+		section("Request parameters", text(req.RequestParameters))
+	}
+	return b.String()
+}
