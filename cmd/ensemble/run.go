@@ -106,8 +106,9 @@ func checkLimitFlags(cmd *cobra.Command) error {
 			return usageErr("--%s must be at least 1, got %d", name, n)
 		}
 	}
-	if c, err := fl.GetFloat64("max-cost"); err == nil && fl.Changed("max-cost") && !(c > 0) {
-		return usageErr("--max-cost must be more than 0, got %g", c)
+	// An infinite cap is no cap, and a state file (JSON) cannot hold it.
+	if c, err := fl.GetFloat64("max-cost"); err == nil && fl.Changed("max-cost") && (!(c > 0) || math.IsInf(c, 0)) {
+		return usageErr("--max-cost must be a finite number more than 0, got %g", c)
 	}
 	var err error
 	fl.Visit(func(f *pflag.Flag) {
