@@ -117,7 +117,12 @@ func pendingNotice(res *engine.Result, resume string) string {
 		fmt.Fprintf(&b, "ensemble: %s waits for an answer: %s\n", p.Agent, oneLine(p.Question))
 	}
 	if resume != "" && len(res.PendingInput) > 0 {
-		fmt.Fprintf(&b, "ensemble: answer with: %s --answer %s='...'\n", resume, res.PendingInput[0].Agent)
+		// Every agent that waits: answering only some makes the run wait again.
+		fmt.Fprintf(&b, "ensemble: answer with: %s", resume)
+		for _, p := range res.PendingInput {
+			fmt.Fprintf(&b, " --answer %s='...'", p.Agent)
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }
