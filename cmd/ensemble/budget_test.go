@@ -174,3 +174,16 @@ conversation_limits:
 		}
 	}
 }
+
+// resume's help names the budget flags among the overrides it keeps, and
+// says how a run stopped by its budget goes on.
+func TestResumeHelpNamesBudgetFlags(t *testing.T) {
+	t.Parallel()
+	o := ensembleCmd(t, "", "resume", "--help")
+	help := strings.Join(strings.Fields(o.stdout), " ")
+	for _, want := range []string{"--parallel, --max-tokens, --max-requests, --max-cost) as it was started with", "A run stopped by its budget (exit 6) goes on when resumed with a higher cap"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("resume --help does not say %q:\n%s", want, o.stdout)
+		}
+	}
+}
