@@ -187,3 +187,17 @@ func TestResumeHelpNamesBudgetFlags(t *testing.T) {
 		}
 	}
 }
+
+// --max-cost with no priced profile would protect nothing: run says so.
+func TestMaxCostWithoutPricingWarns(t *testing.T) {
+	t.Parallel()
+	ex := "../../examples/writer-reviewer/"
+	const warn = "warning: --max-cost is never reached: no model profile has pricing"
+	o := ensembleCmd(t, "", "run", ex+"ensemble.yaml", "--responses", ex+"responses.yaml", "--max-cost", "1")
+	if o.code != 0 || !strings.Contains(o.stderr, warn) {
+		t.Fatalf("exit %d, stderr %q", o.code, o.stderr)
+	}
+	if o := ensembleCmd(t, "", "run", ex+"ensemble.yaml", "--responses", ex+"responses.yaml", "--max-cost", "1", "-q"); strings.Contains(o.stderr, warn) {
+		t.Fatalf("-q: stderr %q", o.stderr)
+	}
+}

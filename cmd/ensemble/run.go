@@ -301,6 +301,9 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	if err != nil {
 		return err
 	}
+	if f.maxCost > 0 && !f.quiet && !anyPriced(e) {
+		fmt.Fprintln(io.stderr(), "ensemble: warning: --max-cost is never reached: no model profile has pricing, so requests cost 0")
+	}
 	if rs := f.resume; rs != nil && output == "text" && !f.quiet {
 		done, what := rs.file.State.TurnCount, rs.path
 		if rs.run != nil {
@@ -381,6 +384,18 @@ func newJSONLines(w io.Writer) events.Sink {
 		defer mu.Unlock()
 		_ = enc.Encode(ev)
 	}
+}
+
+// anyPriced reports whether a model profile has pricing: without one,
+// every request costs 0 and a max_cost is never reached
+// (docs/semantics.md#budgets).
+func anyPriced(e *ensemble.Ensemble) bool {
+	for _, m := range e.Models {
+		if m != nil && m.Pricing != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // budget is the budget caps given on the command line; nil when none.
