@@ -341,3 +341,35 @@ func TestCitedSectionsExist(t *testing.T) {
 		}
 	}
 }
+
+// The README's short list of exit codes names every code of cli.md's table.
+func TestReadmeNamesEveryExitCode(t *testing.T) {
+	t.Parallel()
+	cli, err := os.ReadFile(filepath.Join(root, "docs", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(cli), "### Exit codes\n")
+	if !ok {
+		t.Fatal("docs/cli.md has no '### Exit codes' section")
+	}
+	table, _, _ = strings.Cut(table, "\n#")
+	codes := regexp.MustCompile(`(?m)^\| (\d+) \|`).FindAllStringSubmatch(table, -1)
+	if len(codes) < 5 {
+		t.Fatalf("docs/cli.md's exit code table: found %d codes", len(codes))
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, line, ok := strings.Cut(string(readme), "Exit codes: ")
+	if !ok {
+		t.Fatal("README.md has no 'Exit codes: ' line")
+	}
+	line, _, _ = strings.Cut(line, "\n\n")
+	for _, c := range codes {
+		if !regexp.MustCompile(`(^|[\s,])` + c[1] + ` `).MatchString(line) {
+			t.Errorf("README.md's exit codes do not name %s, which docs/cli.md's table has", c[1])
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/ensemble-run/ensemble/agent"
@@ -55,8 +56,17 @@ func (r *Run) attempts(ctx context.Context, req *runners.Request) *runners.Resul
 			return res
 		case <-t.C:
 		}
-		wait *= 2
+		wait = nextRetryWait(wait)
 	}
+}
+
+// nextRetryWait doubles a retry's wait, stopping at the longest duration
+// rather than overflowing into a negative one (which would not wait at all).
+func nextRetryWait(w time.Duration) time.Duration {
+	if w > math.MaxInt64/2 {
+		return math.MaxInt64
+	}
+	return 2 * w
 }
 
 // safeRun runs one attempt; a runner that panics or returns nothing fails it.

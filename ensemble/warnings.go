@@ -11,7 +11,8 @@ import (
 // `ensemble validate` prints them, and `validate --strict` counts them as
 // errors (docs/format.md#warnings).
 //
-// The one warning today is the stale-input trap of a join inside a loop: an
+// Warned of: a max_cost no priced profile can reach, trigger: all that
+// cannot work, and the stale-input trap of a join inside a loop: an
 // agent with two or more required dependencies that run in the same cycle,
 // and the default trigger (any). It runs as soon as one of them has a new
 // output, and pairs that output with the others' previous ones. trigger: all
@@ -69,6 +70,36 @@ func (d *decoder) warnings(e *Ensemble) []*Error {
 			warn(a, "agent %q joins %s, which run in the same loop: it runs as soon as one of them has a new output, "+
 				"paired with the others' previous ones; %s; trigger: any keeps this and silences the warning",
 				a.Name, enumerate(quote(names)), advice)
+		}
+	}
+	return append(out, d.unpricedCostWarnings(e)...)
+}
+
+// unpricedCostWarnings warn of a max_cost that can never be reached: cost
+// comes from the profiles' pricing, and a profile without one costs 0
+// (docs/semantics.md#budgets), so a cap with no priced profile anywhere
+// (the file's and the profiles files') protects nothing.
+func (d *decoder) unpricedCostWarnings(e *Ensemble) []*Error {
+	for _, m := range e.Models {
+		if m != nil && m.Pricing != nil {
+			return nil
+		}
+	}
+	const why = "but no model profile has pricing: requests cost 0, so the cap is never reached; give the profiles pricing: {input_per_million, output_per_million}"
+	var out []*Error
+	at := func(line, col int, msg string) {
+		w := &Error{File: d.file, Line: line, Column: col, Message: msg}
+		if line >= 1 && line <= len(d.lines) {
+			w.Source = strings.TrimRight(d.lines[line-1], "\r")
+		}
+		out = append(out, w)
+	}
+	if b := e.Limits.Budget; b != nil && b.MaxCost > 0 {
+		at(0, 0, "conversation_limits sets max_cost "+why)
+	}
+	for _, a := range e.Agents {
+		if a.Budget != nil && a.Budget.MaxCost > 0 {
+			at(a.Pos.Line, a.Pos.Column, fmt.Sprintf("agent %q has a budget with max_cost %s", a.Name, why))
 		}
 	}
 	return out

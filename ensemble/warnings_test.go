@@ -100,3 +100,43 @@ func TestTriggerMustBeAnyOrAll(t *testing.T) {
 	_, err := LoadBytes("t.yaml", []byte("name: t\nagents:\n  - name: a\n    ask: q\n    trigger: every\n"), LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 	checkErrors(t, err, "t.yaml", `5:14: agent "a": trigger must be any or all, got "every"`)
 }
+
+// A max_cost with no priced profile can never be reached: cost comes from
+// pricing, and an unpriced profile costs 0.
+func TestMaxCostWithoutPricingWarns(t *testing.T) {
+	t.Parallel()
+	const src = `name: spend
+models:
+  m: {provider: openai, model: gpt-4o, api_key_env: K%s}
+agents:
+  - name: a
+    model_profile: m
+    prompt: p
+    budget: {max_cost: 1}
+conversation_limits:
+  max_cost: 2
+`
+	env := func(string) (string, bool) { return "x", true }
+	for name, c := range map[string]struct {
+		pricing string
+		want    []string
+	}{
+		"no pricing": {"", []string{
+			"spend.yaml: conversation_limits sets max_cost but no model profile has pricing",
+			`spend.yaml:5:5: agent "a" has a budget with max_cost but no model profile has pricing`}},
+		"priced": {", pricing: {input_per_million: 1, output_per_million: 2}", nil},
+	} {
+		e, err := LoadBytes("spend.yaml", []byte(strings.Replace(src, "%s", c.pricing, 1)), LoadOptions{Kinds: testKinds, LookupEnv: env})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(e.Warnings) != len(c.want) {
+			t.Fatalf("%s: warnings %v, want %d", name, e.Warnings, len(c.want))
+		}
+		for i, w := range c.want {
+			if !strings.HasPrefix(e.Warnings[i].Error(), w) {
+				t.Errorf("%s: warning %q, want %q…", name, e.Warnings[i].Error(), w)
+			}
+		}
+	}
+}

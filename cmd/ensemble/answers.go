@@ -40,23 +40,8 @@ func (a *answerFlags) parse() (map[string]string, error) {
 		if err != nil {
 			return nil, usageErr("--answers: %v", err)
 		}
-		var m map[string]any
-		if err := yaml.Unmarshal(data, &m); err != nil {
-			return nil, usageErr("--answers %s: %v", a.answers, err)
-		}
-		if m == nil {
-			return nil, usageErr("--answers %s: no answer in it: map each agent to its answer (approver: yes)", a.answers)
-		}
-		for name, v := range m {
-			s, ok := v.(string)
-			if !ok { // a YAML value is the output itself: give it as JSON
-				b, err := json.Marshal(v)
-				if err != nil {
-					return nil, usageErr("--answers %s: the answer of %q: %v", a.answers, name, err)
-				}
-				s = string(b)
-			}
-			out[name] = s
+		if err := readAnswers(a.answers, data, out); err != nil {
+			return nil, err
 		}
 	}
 	for _, kv := range a.answer {
@@ -73,6 +58,51 @@ func (a *answerFlags) parse() (map[string]string, error) {
 		return nil, nil
 	}
 	return out, nil
+}
+
+// readAnswers reads an answers file into out: one YAML document mapping
+// agents to answers, read like the project's other YAML files (errors at
+// FILE:LINE:COL in plain words, a second document refused). A string is the
+// answer's text; any other YAML value is the output itself, given as JSON.
+func readAnswers(file string, data []byte, out map[string]string) error {
+	root, err := ensemble.ParseYAML(file, data)
+	if err != nil {
+		return usageErr("--answers: %v", err)
+	}
+	if root == nil || root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
+		return usageErr("--answers %s: no answer in it: map each agent to its answer (approver: yes)", file)
+	}
+	at := func(n *yaml.Node, format string, args ...any) error {
+		return usageErr("--answers: %s:%d:%d: %s", file, n.Line, n.Column, fmt.Sprintf(format, args...))
+	}
+	if root.Kind != yaml.MappingNode {
+		return at(root, "an answers file maps each agent to its answer (approver: yes)")
+	}
+	lines := map[string]int{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" && k.ShortTag() != "!!int" {
+			return at(k, "expected an agent name")
+		}
+		if first, dup := lines[k.Value]; dup {
+			return at(k, "agent %q is answered twice (first at line %d)", k.Value, first)
+		}
+		lines[k.Value] = k.Line
+		var x any
+		if err := v.Decode(&x); err != nil {
+			return at(v, "the answer of %q: %v", k.Value, err)
+		}
+		s, ok := x.(string)
+		if !ok { // a YAML value is the output itself: give it as JSON
+			b, err := json.Marshal(x)
+			if err != nil {
+				return at(v, "the answer of %q: %v", k.Value, err)
+			}
+			s = string(b)
+		}
+		out[k.Value] = s
+	}
+	return nil
 }
 
 // checkAnswers refuses answers for agents the saved run does not wait for.
@@ -117,7 +147,12 @@ func pendingNotice(res *engine.Result, resume string) string {
 		fmt.Fprintf(&b, "ensemble: %s waits for an answer: %s\n", p.Agent, oneLine(p.Question))
 	}
 	if resume != "" && len(res.PendingInput) > 0 {
-		fmt.Fprintf(&b, "ensemble: answer with: %s --answer %s='...'\n", resume, res.PendingInput[0].Agent)
+		// Every agent that waits: answering only some makes the run wait again.
+		fmt.Fprintf(&b, "ensemble: answer with: %s", resume)
+		for _, p := range res.PendingInput {
+			fmt.Fprintf(&b, " --answer %s='...'", p.Agent)
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }

@@ -174,3 +174,30 @@ conversation_limits:
 		}
 	}
 }
+
+// resume's help names the budget flags among the overrides it keeps, and
+// says how a run stopped by its budget goes on.
+func TestResumeHelpNamesBudgetFlags(t *testing.T) {
+	t.Parallel()
+	o := ensembleCmd(t, "", "resume", "--help")
+	help := strings.Join(strings.Fields(o.stdout), " ")
+	for _, want := range []string{"--parallel, --max-tokens, --max-requests, --max-cost) as it was started with", "A run stopped by its budget (exit 6) goes on when resumed with a higher cap"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("resume --help does not say %q:\n%s", want, o.stdout)
+		}
+	}
+}
+
+// --max-cost with no priced profile would protect nothing: run says so.
+func TestMaxCostWithoutPricingWarns(t *testing.T) {
+	t.Parallel()
+	ex := "../../examples/writer-reviewer/"
+	const warn = "warning: --max-cost is never reached: no model profile has pricing"
+	o := ensembleCmd(t, "", "run", ex+"ensemble.yaml", "--responses", ex+"responses.yaml", "--max-cost", "1")
+	if o.code != 0 || !strings.Contains(o.stderr, warn) {
+		t.Fatalf("exit %d, stderr %q", o.code, o.stderr)
+	}
+	if o := ensembleCmd(t, "", "run", ex+"ensemble.yaml", "--responses", ex+"responses.yaml", "--max-cost", "1", "-q"); strings.Contains(o.stderr, warn) {
+		t.Fatalf("-q: stderr %q", o.stderr)
+	}
+}

@@ -34,8 +34,9 @@ func newResumeCmd(io *stdio) *cobra.Command {
 		Long: `Continue a run saved with "ensemble run --state STATE" from its last completed turn.
 
 The run goes on with the same ensemble file, input, injected responses, profiles
-files and overrides (--max-turns, --timeout, --parallel) as it was started with;
-flags given here override them. A turn that was interrupted runs again; a
+files and overrides (--max-turns, --timeout, --parallel, --max-tokens,
+--max-requests, --max-cost) as it was started with; flags given here override
+them, and are kept for later resumes. A turn that was interrupted runs again; a
 completed turn never does. The state keeps being written to STATE. --output,
 --stream and --report work as for run.
 
@@ -46,7 +47,9 @@ several runs, --run-id names the run; without it, the one unfinished run.
 
 A run that ended waiting for input (exit 5) goes on with the answers given
 with --answer AGENT=TEXT (repeatable) or --answers FILE.yaml; an answer for an
-agent the run does not wait for is refused.
+agent the run does not wait for is refused. A run stopped by its budget (exit
+6) goes on when resumed with a higher cap (--max-cost, --max-tokens,
+--max-requests).
 
 Resume refuses when the ensemble file, or the responses file, changed since
 the state was saved; --force resumes anyway.`,

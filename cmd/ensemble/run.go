@@ -106,8 +106,9 @@ func checkLimitFlags(cmd *cobra.Command) error {
 			return usageErr("--%s must be at least 1, got %d", name, n)
 		}
 	}
-	if c, err := fl.GetFloat64("max-cost"); err == nil && fl.Changed("max-cost") && !(c > 0) {
-		return usageErr("--max-cost must be more than 0, got %g", c)
+	// An infinite cap is no cap, and a state file (JSON) cannot hold it.
+	if c, err := fl.GetFloat64("max-cost"); err == nil && fl.Changed("max-cost") && (!(c > 0) || math.IsInf(c, 0)) {
+		return usageErr("--max-cost must be a finite number more than 0, got %g", c)
 	}
 	var err error
 	fl.Visit(func(f *pflag.Flag) {
@@ -303,6 +304,9 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	if inj, ok := runner.(*runners.InjectedRunner); ok && f.resume != nil {
 		inj.Resume(r.State().History) // responses by path go on where they were
 	}
+	if f.maxCost > 0 && !f.quiet && !anyPriced(e) {
+		fmt.Fprintln(io.stderr(), "ensemble: warning: --max-cost is never reached: no model profile has pricing, so requests cost 0")
+	}
 	if rs := f.resume; rs != nil && output == "text" && !f.quiet {
 		done, what := rs.file.State.TurnCount, rs.path
 		if rs.run != nil {
@@ -383,6 +387,18 @@ func newJSONLines(w io.Writer) events.Sink {
 		defer mu.Unlock()
 		_ = enc.Encode(ev)
 	}
+}
+
+// anyPriced reports whether a model profile has pricing: without one,
+// every request costs 0 and a max_cost is never reached
+// (docs/semantics.md#budgets).
+func anyPriced(e *ensemble.Ensemble) bool {
+	for _, m := range e.Models {
+		if m != nil && m.Pricing != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // budget is the budget caps given on the command line; nil when none.

@@ -147,7 +147,7 @@ func TestSuspendResumeWithAnswers(t *testing.T) {
 	// state show says what is pending.
 	show := ensembleCmd(t, "", "state", "show", db, "--output", "text")
 	if show.code != 0 || !strings.Contains(show.stdout, "legal waits for an answer: Approve as legal?") ||
-		!strings.Contains(show.stdout, "editor waits for an answer") || !strings.Contains(show.stdout, "--answer legal=") {
+		!strings.Contains(show.stdout, "editor waits for an answer") || !strings.Contains(show.stdout, "--answer legal='...' --answer editor='...'\n") {
 		t.Fatalf("state show: %d\n%s\n%s", show.code, show.stdout, show.stderr)
 	}
 	if res := result(t, ensembleCmd(t, "", "state", "show", db, "--output", "json")); len(res.PendingInput) != 2 {
