@@ -77,13 +77,14 @@ conversation_limits:
 		t.Fatalf("errors %+v", res.Errors)
 	}
 
-	// The state shows it; resume without a higher cap stops again, with it
-	// the run finishes.
+	// The state shows it; resume without a higher cap is refused before
+	// anything runs (its stopped turn would pay again and stop again), with
+	// one the run finishes.
 	if o := ensembleEnv(t, env, "state", "show", db, "--output", "text"); !strings.Contains(o.stdout, "budget_exceeded") || !strings.Contains(o.stdout, "cost") {
 		t.Fatalf("state show:\n%s%s", o.stdout, o.stderr)
 	}
-	if o := ensembleEnv(t, env, "resume", db, "--output", "json"); o.code != 6 {
-		t.Fatalf("resume without a higher cap: exit %d: %s", o.code, o.stderr)
+	if o := ensembleEnv(t, env, "resume", db, "--output", "json"); o.code != 2 || !strings.Contains(o.stderr, "raise the run's cap with --max-cost, --max-tokens or --max-requests") || requests.Load() != 1 {
+		t.Fatalf("resume without a higher cap: exit %d, %d requests: %s", o.code, requests.Load(), o.stderr)
 	}
 	if o := ensembleEnv(t, env, "resume", db, "--max-requests", "0"); o.code != 2 {
 		t.Fatalf("--max-requests 0: exit %d", o.code)

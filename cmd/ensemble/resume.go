@@ -108,6 +108,13 @@ func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, cha
 		rs = &resumeInfo{path: path, file: sf, force: rf.force}
 	}
 	sf := rs.file
+	if sf.CompletionReason == engine.BudgetExceeded && !rf.force &&
+		!changed("max-cost") && !changed("max-tokens") && !changed("max-requests") {
+		// Its stopped turn would run again and stop at the same cap, paying
+		// again for the requests it makes before it (docs/semantics.md#budgets).
+		return usageErr("%s: the run stopped because a budget was spent; resuming as it is would replay the stopped turn and stop again: "+
+			"raise the run's cap with --max-cost, --max-tokens or --max-requests, or raise the file's limits and resume with --force", path)
+	}
 	f := runFlags{
 		sharedFlags: rf.sharedFlags,
 		stateFile:   path,
