@@ -367,3 +367,24 @@ func TestWarningsShowTheSourceOnATerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestRunSaysTheFilesWarnings: run prints the file's warnings on stderr
+// before it starts, as validate does; -q leaves them out.
+func TestRunSaysTheFilesWarnings(t *testing.T) {
+	t.Parallel()
+	const want = `testdata/trigger-all-warning.yaml:6:5: warning: agent "b" has trigger: all but no required dependency: it has no effect`
+	for _, quiet := range []bool{false, true} {
+		var errb strings.Builder
+		std := &stdio{in: strings.NewReader(""), out: io.Discard, err: &errb}
+		args := []string{"run", "testdata/trigger-all-warning.yaml", "--output", "json", "--responses", "testdata/trigger-all-warning.responses.yaml"}
+		if quiet {
+			args = append(args, "-q")
+		}
+		if code := run(context.Background(), args, std); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		if got := strings.Contains(errb.String(), want); got == quiet {
+			t.Errorf("quiet %v: stderr %q", quiet, errb.String())
+		}
+	}
+}

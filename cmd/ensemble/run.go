@@ -265,6 +265,13 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 		}
 		return &exitError{code: engine.ExitUsage, err: err}
 	}
+	if !f.quiet {
+		// What validate warns about (docs/format.md#warnings), said once
+		// before the run, as a compiler does; -q leaves it to validate.
+		for _, w := range e.Warnings {
+			io.printWarning(w)
+		}
+	}
 	input, haveInput, err := f.readInput(io, inputSet)
 	if err != nil {
 		return err
