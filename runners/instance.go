@@ -152,11 +152,11 @@ func AgentAt(e *ensemble.Ensemble, path string) *ensemble.Agent {
 	return nil
 }
 
-// suggestAgent is the did-you-mean for an unknown name in responses: among
+// SuggestAgent is the did-you-mean for an unknown name in responses: among
 // the top-level names, or for a path among every child agent's path. A path
 // with one level too many (a dispatch's case key, `route/billing/answer`)
 // suggests the path without it.
-func suggestAgent(e *ensemble.Ensemble, name string) string {
+func SuggestAgent(e *ensemble.Ensemble, name string) string {
 	if !strings.Contains(name, "/") {
 		return ensemble.Suggest(name, e.AgentNames())
 	}
