@@ -915,3 +915,16 @@ func TestHandledErrorsAndLoadWarnings(t *testing.T) {
 		t.Errorf("no warnings: %v", err)
 	}
 }
+
+// TestUnknownPathStepSuggests: a step naming a mistyped child path says
+// which path was meant.
+func TestUnknownPathStepSuggests(t *testing.T) {
+	t.Parallel()
+	s := NewScenario("../examples/routing", Options{})
+	if err := s.givenEnsemble("ensemble.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.givenResponds("route/specialst", "x"); err == nil || !strings.Contains(err.Error(), `did you mean "route/specialist"?`) {
+		t.Errorf("a mistyped path: %v", err)
+	}
+}

@@ -373,7 +373,7 @@ func unknownAgent(e *ensemble.Ensemble, name string) error {
 	for i, a := range e.Agents {
 		names[i] = a.Name
 	}
-	return fmt.Errorf("the ensemble %q has no agent %q (its agents: %s)", e.Name, name, strings.Join(names, ", "))
+	return fmt.Errorf("the ensemble %q has no agent %q (its agents: %s)%s", e.Name, name, strings.Join(names, ", "), runners.SuggestAgent(e, name))
 }
 
 // checkResponses checks that every agent given responses exists.

@@ -151,3 +151,45 @@ func AgentAt(e *ensemble.Ensemble, path string) *ensemble.Agent {
 	}
 	return nil
 }
+
+// SuggestAgent is the did-you-mean for an unknown name in responses: among
+// the top-level names, or for a path among every child agent's path. A path
+// with one level too many (a dispatch's case key, `route/billing/answer`)
+// suggests the path without it.
+func SuggestAgent(e *ensemble.Ensemble, name string) string {
+	if !strings.Contains(name, "/") {
+		return ensemble.Suggest(name, e.AgentNames())
+	}
+	parts := strings.Split(name, "/")
+	for i := 1; i < len(parts)-1; i++ {
+		p := strings.Join(append(slices.Clone(parts[:i]), parts[i+1:]...), "/")
+		if AgentAt(e, p) != nil {
+			return fmt.Sprintf("; did you mean %q?", p)
+		}
+	}
+	return ensemble.Suggest(name, agentPaths(e, ""))
+}
+
+// agentPaths lists the agents of e and of its child ensembles by path, each
+// once, in file order.
+func agentPaths(e *ensemble.Ensemble, prefix string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, a := range e.Agents {
+		add := func(p string) {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+		add(prefix + a.Name)
+		if n, ok := a.Kind.(nests); ok {
+			for _, c := range n.Children(a) {
+				for _, p := range agentPaths(c, prefix+a.Name+"/") {
+					add(p)
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,6 +1,9 @@
 package runners
 
 import (
+	"strings"
+
+	"github.com/ensemble-run/ensemble/ensemble"
 	"testing"
 
 	"github.com/ensemble-run/ensemble/state"
@@ -36,3 +39,39 @@ func TestResumeCountsPaths(t *testing.T) {
 		t.Errorf("taken %v", ir.taken)
 	}
 }
+
+// TestUnknownPathSuggests: a mistyped path in responses gets a did-you-mean
+// among the child agents' paths, as a mistyped top-level name does; a path
+// that names a dispatch's case key as a level suggests the path without it.
+func TestUnknownPathSuggests(t *testing.T) {
+	t.Parallel()
+	child := func(name string) *ensemble.Ensemble {
+		c := &ensemble.Ensemble{Name: name, Agents: []*ensemble.Agent{{Name: "specialist"}, {Name: "answer"}}}
+		c.Index()
+		return c
+	}
+	e := &ensemble.Ensemble{Name: "routing", Agents: []*ensemble.Agent{
+		{Name: "classifier"},
+		{Name: "route", Kind: nestKind{children: []*ensemble.Ensemble{child("billing"), child("technical")}}},
+	}}
+	e.Index()
+	for name, want := range map[string]string{
+		"route/specialst":          `did you mean "route/specialist"?`,
+		"rout/answer":              `did you mean "route/answer"?`,
+		"route/billing/specialist": `did you mean "route/specialist"?`,
+	} {
+		r := NewResponses()
+		r.Add(name, "x")
+		if err := r.Validate(e); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want %s", name, err, want)
+		}
+	}
+}
+
+// nestKind stands in for a kind that runs child ensembles.
+type nestKind struct {
+	testKind
+	children []*ensemble.Ensemble
+}
+
+func (k nestKind) Children(*ensemble.Agent) []*ensemble.Ensemble { return k.children }

@@ -542,7 +542,7 @@ func (r *Responses) Validate(e *ensemble.Ensemble) error {
 				at(ent.Pos, ent.src, "%s", msg)
 				continue
 			}
-			at(ent.Pos, ent.src, "unknown agent %q in responses%s", name, ensemble.Suggest(name, e.AgentNames()))
+			at(ent.Pos, ent.src, "unknown agent %q in responses%s", name, SuggestAgent(e, name))
 			continue
 		}
 		if s := ent.Simulate; s != nil {
