@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/ensemble-run/ensemble/agent"
@@ -35,6 +36,9 @@ type budget struct {
 	turn   int
 	cancel context.CancelCauseFunc // the current turn's
 	hit    error                   // why a request was refused; nil while none was
+	// parent is the budget of the execution a child ensemble's run belongs
+	// to (Options.Parent); nil at the top.
+	parent agent.Budget
 }
 
 // spend is what was spent, and the requests in flight.
@@ -47,6 +51,14 @@ type spend struct {
 type errBudget struct{ msg string }
 
 func (e *errBudget) Error() string { return e.msg }
+
+// Is makes every budget refusal ErrBudgetExceeded.
+func (e *errBudget) Is(target error) bool { return target == ErrBudgetExceeded }
+
+// ErrBudgetExceeded matches (errors.Is) every refusal of a model request by
+// a budget, and the failure of an execution whose child ensemble a budget
+// stopped: such a failure is never retried.
+var ErrBudgetExceeded = errors.New("budget exceeded")
 
 // newBudget makes the run's budget: the file's caps, each replaced by the
 // override's when it sets one, and the spend of the state's history.
@@ -136,7 +148,7 @@ func formatCost(c float64) string { return fmt.Sprintf("%.6g", c) }
 
 // forAgent is the agent.Budget of one execution of the named agent.
 func (b *budget) forAgent(name string) agent.Budget {
-	if b.run == nil && b.agents[name] == nil {
+	if b.run == nil && b.agents[name] == nil && b.parent == nil {
 		return nil
 	}
 	return agentBudget{b: b, name: name}
@@ -166,6 +178,14 @@ func (ab agentBudget) Reserve() (func(*state.Usage), error) {
 	} else if w := over(b.agents[ab.name], s); w != "" {
 		why = fmt.Sprintf("agent %q's budget is spent: %s", ab.name, w)
 	}
+	var parentDone func(*state.Usage)
+	if why == "" && b.parent != nil {
+		done, err := b.parent.Reserve() // the parent's caps bind a child's run
+		if err != nil {
+			why = "the parent's budget: " + strings.TrimPrefix(err.Error(), "budget exceeded: ")
+		}
+		parentDone = done
+	}
 	if why != "" {
 		b.hit = &errBudget{msg: "budget exceeded: " + why}
 		b.events.Emit(events.Event{Type: events.BudgetExceeded, Turn: b.turn, Agent: ab.name, Message: b.hit.Error(),
@@ -188,15 +208,15 @@ func (ab agentBudget) Reserve() (func(*state.Usage), error) {
 				b.total.used.Add(u)
 				s.used.Add(u)
 			}
+			if parentDone != nil {
+				parentDone(u)
+			}
 		})
 	}, nil
 }
 
 // isBudget reports whether err is a budget's refusal.
-func isBudget(err error) bool {
-	var eb *errBudget
-	return errors.As(err, &eb)
-}
+func isBudget(err error) bool { return errors.Is(err, ErrBudgetExceeded) }
 
 // usageByAgent is each agent's spend over the run, the executions of an
 // interrupted turn included (their requests were made): the agents that

@@ -12,6 +12,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/secrets"
@@ -50,6 +51,12 @@ type Options struct {
 	// Budget overrides the caps of conversation_limits: each field that is
 	// set replaces the file's (docs/semantics.md#budgets).
 	Budget *ensemble.Budget
+	// Parent is the budget of the execution this run belongs to (a child
+	// ensemble's run, docs/semantics.md#ensembles-of-ensembles): each model
+	// request of the run reserves there too, so the parent's caps and its
+	// agent's budget bind the child, and a refusal there stops the child
+	// as its own would. nil for a top-level run.
+	Parent agent.Budget
 }
 
 // Run is one run of an ensemble.
@@ -92,6 +99,7 @@ func Resume(e *ensemble.Ensemble, st *state.State, opts Options) *Run {
 	r := &Run{ens: e, opts: opts, st: st, res: resolver.New(e)}
 	r.committer = newCommitter(e, st, &r.opts.Events)
 	r.budget = newBudget(e, opts.Budget, st, opts.Events)
+	r.budget.parent = opts.Parent
 	r.maxTurns = pick(opts.MaxTurns, e.Limits.MaxTotalTurns, ensemble.DefaultMaxTotalTurns)
 	r.parallel = pick(opts.Parallel, e.Limits.ParallelAgentLimit, ensemble.DefaultParallelAgentLimit)
 	r.timeout = time.Duration(pick(int64(opts.Timeout), int64(e.Limits.Timeout), int64(ensemble.DefaultTimeout)))

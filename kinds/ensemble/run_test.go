@@ -3,8 +3,10 @@ package ensemble_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ensemble-run/ensemble/agent"
@@ -365,5 +367,31 @@ func TestChildOutputSchema(t *testing.T) {
 		if tc.wantErr == "" && got != "" || tc.wantErr != "" && !strings.Contains(got, tc.wantErr) {
 			t.Errorf("verdict %v: errors %q, want %q", tc.verdict, got, tc.wantErr)
 		}
+	}
+}
+
+// The parent's budget binds a child's model requests as they are made: a
+// loop of children stops at the parent's max_requests, the run ends
+// budget_exceeded, and the failure is a budget's (never retried).
+func TestParentBudgetBindsTheChild(t *testing.T) {
+	t.Parallel()
+	var made atomic.Int32
+	reserve := func(_ context.Context, req *agent.Request) *agent.Result {
+		if req.Budget == nil {
+			return &agent.Result{Err: errors.New("no budget reached the child's agent")}
+		}
+		done, err := req.Budget.Reserve()
+		if err != nil {
+			return &agent.Result{Err: err}
+		}
+		made.Add(1)
+		u := &state.Usage{Requests: 1}
+		done(u)
+		return &agent.Result{Output: "ok", Usage: u}
+	}
+	f := newFake(map[string][]any{"rounds/ask_model": {reserve}})
+	res, _ := run(t, context.Background(), "testdata/budget/parent.yaml", "go", f, nil)
+	if res.CompletionReason != engine.BudgetExceeded || res.ExitCode() != engine.ExitBudget || made.Load() != 3 {
+		t.Fatalf("completion %q exit %d after %d requests: %s", res.CompletionReason, res.ExitCode(), made.Load(), failures(res))
 	}
 }

@@ -130,7 +130,9 @@ func (r *Runner) runChild(ctx context.Context, req *agent.Request, child *format
 	if req.Instance != nil {
 		local = req.Instance.Name
 	}
-	opts := engine.Options{Runner: &pathRunner{prefix: req.Name() + "/", next: next}, Secrets: engine.SecretsOf(ctx)}
+	// The parent's budget (its run's caps, this agent's budget) binds the
+	// child's model requests as they are made.
+	opts := engine.Options{Runner: &pathRunner{prefix: req.Name() + "/", next: next}, Secrets: engine.SecretsOf(ctx), Parent: req.Budget}
 	if req.Events != nil {
 		opts.Events = func(ev events.Event) {
 			switch ev.Type {
@@ -163,6 +165,11 @@ func (r *Runner) runChild(ctx context.Context, req *agent.Request, child *format
 		}
 		if res.CompletionReason == engine.Completed {
 			msg = fmt.Sprintf("the child ensemble %s completed with a failure", file) + strings.TrimPrefix(msg, fmt.Sprintf("the child ensemble %s ended completed", file))
+		}
+		if res.CompletionReason == engine.BudgetExceeded {
+			// Never retried; the parent's run ends budget_exceeded too when
+			// its own budget refused (docs/semantics.md#budgets).
+			return nil, res.FinalState, rec, fmt.Errorf("%s: %w", msg, engine.ErrBudgetExceeded)
 		}
 		return nil, res.FinalState, rec, errors.New(msg)
 	}
