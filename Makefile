@@ -76,7 +76,7 @@ test-go:
 	$(GO) test $(TRIM) -vet=all -count=1 ./...
 
 fuzz-build:
-	$(NICE) $(GO) test $(TRIM) -vet=off -c -o /dev/null -fuzz '^FuzzLoadBytes$$' ./ensemble
+	$(NICE) $(GO) test $(TRIM) -vet=off -c -o /dev/null -fuzz '^FuzzLoadBytes$$' ./ensemble/fuzz
 	$(NICE) $(GO) test $(TRIM) -vet=off -c -o /dev/null -fuzz '^FuzzCompileEval$$' ./conditions
 
 # The fuzz targets of the loader and of conditions, briefly, by a number of
@@ -85,11 +85,11 @@ fuzz-build:
 # a worker is mid-input as the time runs out (a race fixed in Go 1.27; it
 # hit CI on this busy 2-core machine), while a count has no deadline to
 # race. A longer search: `make fuzz FUZZ_LOAD=5m FUZZ_COND=5m`, or
-# `go test ./ensemble -run '^$$' -fuzz FuzzLoadBytes -fuzztime 5m`.
+# `go test ./ensemble/fuzz -run '^$$' -fuzz FuzzLoadBytes -fuzztime 5m`.
 FUZZ_LOAD ?= 3000x
 FUZZ_COND ?= 20000x
 fuzz:
-	$(GO) test $(TRIM) -vet=off -run '^$$' -fuzz '^FuzzLoadBytes$$' -fuzztime $(FUZZ_LOAD) ./ensemble
+	$(GO) test $(TRIM) -vet=off -run '^$$' -fuzz '^FuzzLoadBytes$$' -fuzztime $(FUZZ_LOAD) ./ensemble/fuzz
 	$(GO) test $(TRIM) -vet=off -run '^$$' -fuzz '^FuzzCompileEval$$' -fuzztime $(FUZZ_COND) ./conditions
 
 # The race detector needs cgo, so a C compiler. make test has vetted
