@@ -172,17 +172,40 @@ func Open(path string, create bool, sync Sync) (*DB, error) {
 	}
 	dsn := "file:" + (&url.URL{Path: file}).EscapedPath() +
 		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + string(sync) + ")"
-	conn, err := (&sqlite.Driver{}).Open(dsn)
-	if err != nil {
-		lock.Close()
-		return nil, &Error{Path: path, Err: explain(err)}
+	// Processes opening a new database at once race to create it and to
+	// turn on WAL; SQLite answers some of those races SQLITE_BUSY at once,
+	// without its busy timeout (to avoid a deadlock): try again a while.
+	deadline := time.Now().Add(openWait)
+	for {
+		conn, err := (&sqlite.Driver{}).Open(dsn)
+		if err != nil {
+			err = explain(err)
+		} else {
+			db := &DB{path: path, file: file, conn: conn, lock: lock, ctx: context.Background()}
+			if err = db.init(create); err == nil { // init's errors are explained
+				return db, nil
+			}
+			conn.Close()
+		}
+		if !isBusy(err) || time.Now().After(deadline) {
+			lock.Close()
+			return nil, &Error{Path: path, Err: err}
+		}
+		time.Sleep(openWait / 200)
 	}
-	db := &DB{path: path, file: file, conn: conn, lock: lock, ctx: context.Background()}
-	if err := db.init(create); err != nil {
-		db.Close()
-		return nil, &Error{Path: path, Err: err}
+}
+
+// openWait is how long Open tries again while the database is busy.
+const openWait = 10 * time.Second
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
 	}
-	return db, nil
+	c := se.Code() & 0xff
+	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
 }
 
 // Close closes the database, releasing the locks of its runs.
@@ -242,9 +265,9 @@ func explain(err error) error {
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {
 		case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_FORMAT:
-			return fmt.Errorf("the database is corrupt or truncated (%v)", err)
+			return fmt.Errorf("the database is corrupt or truncated (%w)", err)
 		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-			return fmt.Errorf("the database is busy: another process holds it too long (%v)", err)
+			return fmt.Errorf("the database is busy: another process holds it too long (%w)", err)
 		}
 	}
 	return err
