@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
@@ -224,7 +222,7 @@ func (r *Runner) runTool(ctx context.Context, req *runners.Request, ts *toolSet,
 		var ve *jsonschema.ValidationError
 		msg := err.Error()
 		if errors.As(err, &ve) {
-			msg = validationMessage(ve)
+			msg = ensemble.ValidationMessage(ve)
 		}
 		return "", toolErrorf("invalid arguments for tool %q: %s", c.Name, msg)
 	}
@@ -264,26 +262,3 @@ func (r *Runner) runTool(ctx context.Context, req *runners.Request, ts *toolSet,
 	return strings.TrimRight(out, "\r\n"), nil
 }
 
-var enPrinter = message.NewPrinter(language.English)
-
-// validationMessage flattens a schema validation error into one line per
-// failing location, e.g. `at '/region': got number, want string`.
-func validationMessage(ve *jsonschema.ValidationError) string {
-	var leaves []string
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			loc := "/" + strings.Join(e.InstanceLocation, "/")
-			leaves = append(leaves, fmt.Sprintf("at '%s': %s", loc, e.ErrorKind.LocalizedString(enPrinter)))
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	if len(leaves) == 0 {
-		return ve.Error()
-	}
-	return strings.Join(leaves, "; ")
-}
