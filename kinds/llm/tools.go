@@ -261,4 +261,3 @@ func (r *Runner) runTool(ctx context.Context, req *runners.Request, ts *toolSet,
 	out := strings.ToValidUTF8(string(res.Stdout), "\uFFFD")
 	return strings.TrimRight(out, "\r\n"), nil
 }
-
