@@ -199,23 +199,7 @@ func mermaid(w io.Writer, e *ensemble.Ensemble, depth int) error {
 	}
 	var failureLinks []string // Mermaid numbers links in the order they are written
 	link := 0
-	for _, a := range e.Agents {
-		for _, d := range a.Dependencies {
-			arrow := "-->"
-			if !d.RequiresAll {
-				arrow = "-.->"
-			}
-			label := ""
-			if lines := edgeLines(d); len(lines) > 0 {
-				label = "|\"" + mermaidText(lines) + "\"|"
-			}
-			p("    %s %s%s %s\n", ids[d.AgentName], arrow, label, ids[a.Name])
-			if d.OnFailure {
-				failureLinks = append(failureLinks, fmt.Sprint(link))
-			}
-			link++
-		}
-	}
+	mermaidEdges(p, e, ids, &link, &failureLinks)
 	nested := mermaidChildren(p, e, ids, depth, &link, &failureLinks)
 	if len(failureLinks) > 0 {
 		p("    linkStyle %s stroke:#c5221f,color:#c5221f\n", strings.Join(failureLinks, ","))
@@ -379,4 +363,27 @@ func dotLabel(lines []string) string {
 		quoted[i] = q[1 : len(q)-1]
 	}
 	return `"` + strings.Join(quoted, `\n`) + `"`
+}
+
+// mermaidEdges writes e's dependencies as links between the node ids of
+// ids, counting them in *link (Mermaid numbers links in order) and adding
+// the numbers of failure edges to *failure.
+func mermaidEdges(p func(string, ...any), e *ensemble.Ensemble, ids map[string]string, link *int, failure *[]string) {
+	for _, a := range e.Agents {
+		for _, d := range a.Dependencies {
+			arrow := "-->"
+			if !d.RequiresAll {
+				arrow = "-.->"
+			}
+			label := ""
+			if lines := edgeLines(d); len(lines) > 0 {
+				label = "|\"" + mermaidText(lines) + "\"|"
+			}
+			p("    %s %s%s %s\n", ids[d.AgentName], arrow, label, ids[a.Name])
+			if d.OnFailure {
+				*failure = append(*failure, fmt.Sprint(*link))
+			}
+			*link++
+		}
+	}
 }

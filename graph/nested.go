@@ -86,23 +86,7 @@ func mermaidChildren(p func(string, ...any), e *ensemble.Ensemble, ids map[strin
 		p("    end\n")
 		p("    %s -.- %s\n", c.parentID, sub)
 		*link++
-		for _, a := range c.e.Agents {
-			for _, d := range a.Dependencies {
-				arrow := "-->"
-				if !d.RequiresAll {
-					arrow = "-.->"
-				}
-				label := ""
-				if lines := edgeLines(d); len(lines) > 0 {
-					label = "|\"" + mermaidText(lines) + "\"|"
-				}
-				p("    %s %s%s %s\n", cid[d.AgentName], arrow, label, cid[a.Name])
-				if d.OnFailure {
-					*failure = append(*failure, fmt.Sprint(*link))
-				}
-				*link++
-			}
-		}
+		mermaidEdges(p, c.e, cid, link, failure)
 		if c.depth > 1 {
 			for _, g := range childrenOf(c.e, func(s string) string { return cid[s] }, c.prefix, c.depth-1) {
 				walk(g)
