@@ -107,7 +107,7 @@ func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 				res.Err = fmt.Errorf("agent %q: iteration %d: carry (%s): %w", req.Agent.Name, i, s.Loop.Carry, err)
 				return res
 			}
-			input = text(v)
+			input = jsonvalue.Text(v)
 		}
 	}
 }
@@ -209,7 +209,7 @@ func (s *Spec) choose(ctx context.Context, req *agent.Request) (*Case, string, e
 	if err != nil {
 		return nil, "", fmt.Errorf("dispatch on (%s): %w", s.On, err)
 	}
-	key := text(v)
+	key := jsonvalue.Text(v)
 	for _, c := range s.Cases {
 		if c.Key == key {
 			return c, key, nil
@@ -236,7 +236,7 @@ func (l *Loop) done(ctx context.Context, out any, final map[string]any, rec *sta
 	}
 	b, ok := v.(bool)
 	if !ok {
-		return false, fmt.Errorf("until (%s) must give true or false, got %s", l.Until, text(v))
+		return false, fmt.Errorf("until (%s) must give true or false, got %s", l.Until, jsonvalue.Text(v))
 	}
 	return b, nil
 }
@@ -249,15 +249,6 @@ func env(final map[string]any, rec *state.Child, input string) *conditions.Env {
 		e.TurnCount = rec.TurnCount
 	}
 	return e
-}
-
-// text is a value as a child's input or a case's key: a string as it is,
-// anything else as compact JSON.
-func text(v any) string {
-	if s, ok := v.(string); ok {
-		return s
-	}
-	return jsonvalue.Text(v)
 }
 
 // childInput is what the child gets as its input: what an LLM agent's first
@@ -274,25 +265,5 @@ func childInput(req *agent.Request) string {
 	if req.Instance == nil && len(fresh) == 0 && len(req.RequestParameters) == 0 {
 		return req.Input
 	}
-	var b strings.Builder
-	section := func(label, body string) {
-		if b.Len() > 0 {
-			b.WriteString("\n\n")
-		}
-		b.WriteString(label)
-		b.WriteString(":\n")
-		b.WriteString(body)
-	}
-	if in := req.Instance; in != nil {
-		section(fmt.Sprintf("Item %d of %d", in.Index+1, in.Count), text(in.Item))
-	} else if strings.TrimSpace(req.Input) != "" {
-		section("Input", req.Input)
-	}
-	for _, name := range fresh {
-		section("Output of "+name, text(req.Dependencies[name]))
-	}
-	if len(req.RequestParameters) > 0 {
-		section("Request parameters", text(req.RequestParameters))
-	}
-	return b.String()
+	return runners.Labelled(req, true, fresh)
 }

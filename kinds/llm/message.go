@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 	"github.com/ensemble-run/ensemble/runners"
 )
 
@@ -115,35 +114,13 @@ func systemPrompt(parts ...string) string {
 //	Request parameters:
 //	{"focus":"EMEA"}
 func userMessage(req *runners.Request, first bool) string {
-	var b strings.Builder
-	section := func(label, body string) {
-		if b.Len() > 0 {
-			b.WriteString("\n\n")
-		}
-		b.WriteString(label)
-		b.WriteString(":\n")
-		b.WriteString(body)
+	if m := runners.Labelled(req, first, depOrder(req, first)); m != "" {
+		return m
 	}
-	if in := req.Instance; in != nil {
-		// A fan-out instance: its item instead of the run's input
-		// (docs/semantics.md#fan-out).
-		section(fmt.Sprintf("Item %d of %d", in.Index+1, in.Count), formatValue(in.Item))
-	} else if first && strings.TrimSpace(req.Input) != "" {
-		section("Input", req.Input)
+	if first {
+		return "(no input)"
 	}
-	for _, name := range depOrder(req, first) {
-		section("Output of "+name, formatValue(req.Dependencies[name]))
-	}
-	if len(req.RequestParameters) > 0 {
-		section("Request parameters", formatValue(req.RequestParameters))
-	}
-	if b.Len() == 0 {
-		if first {
-			return "(no input)"
-		}
-		return "(no new input)"
-	}
-	return b.String()
+	return "(no new input)"
 }
 
 // depOrder lists the dependencies to show: every satisfied one on the first
@@ -159,12 +136,6 @@ func depOrder(req *runners.Request, first bool) []string {
 		return out
 	}
 	return req.DependencyOrder()
-}
-
-// formatValue renders an output for a prompt: strings as they are, anything
-// else as compact JSON (no HTML escaping).
-func formatValue(v any) string {
-	return jsonvalue.Text(v)
 }
 
 // memoryCache remembers the conversations this runner encoded, by a hash of
