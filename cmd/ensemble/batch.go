@@ -54,9 +54,10 @@ With --state DB, every run is saved in the state database DB after every
 turn, and the batch with it: "ensemble batch --resume DB" finishes what is
 unfinished and completes the output.
 
-Exit 0 when every run completed without a failure; otherwise the exit code
-the runs that did not share (see "ensemble run --help"), or 1 when they
-differ; 130 when interrupted, 2 when nothing ran.`,
+Exit 0 when every run completed without a failure. Otherwise the exit code
+of the runs that did not, when they all ended with the same one (3 when
+every one of them stopped at max_total_turns), else 1; 130 when
+interrupted, 2 when nothing ran.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if f.resume != "" {
 				if len(args) > 0 {
@@ -191,6 +192,8 @@ func startBatch(ctx context.Context, io *stdio, path string, f *batchFlags) erro
 	if f.maxCost > 0 && !f.quiet && !anyPriced(e) {
 		fmt.Fprintln(io.stderr(), "ensemble: warning: --max-cost is never reached: no model profile has pricing, so requests cost 0")
 	}
+	// The local engine runs each input; another engine would be another
+	// runOneFunc here, the rest of the batch unchanged.
 	b := &batchRun{inputs: inputs, runOne: lb.runOne, concurrency: f.concurrency}
 	resume := ""
 	if f.stateFile != "" {

@@ -113,7 +113,7 @@ func (b *batchRun) run(ctx context.Context) *batchStats {
 	st := &batchStats{inputs: len(b.inputs), reasons: map[string]int{}, codes: map[int]int{}}
 	todo := make(chan *batchInput)
 	results := make(chan *batchOutcome, b.concurrency)
-	var running, finished atomic.Int64
+	var running, finished, failed atomic.Int64
 	var wg sync.WaitGroup
 	for range min(b.concurrency, len(b.inputs)) {
 		wg.Add(1)
@@ -144,7 +144,7 @@ func (b *batchRun) run(ctx context.Context) *batchStats {
 
 	stopProgress := func() {}
 	if b.progress != nil {
-		stopProgress = b.showProgress(st.inputs, &running, &finished, start)
+		stopProgress = b.showProgress(st.inputs, &running, &finished, &failed, start)
 	}
 	bw := bufio.NewWriterSize(b.out, 64<<10)
 	pending := maps.Clone(b.done)
@@ -168,6 +168,9 @@ func (b *batchRun) run(ctx context.Context) *batchStats {
 			}
 			st.add(&o.meta)
 			finished.Add(1)
+			if o.meta.Code != 0 {
+				failed.Add(1)
+			}
 			next++
 		}
 		if !writeErr {
@@ -252,12 +255,12 @@ func resultLine(id []byte, res *engine.Result) ([]byte, error) {
 
 // showProgress redraws a status line on w until the returned function is
 // called, which takes it down.
-func (b *batchRun) showProgress(total int, running, finished *atomic.Int64, start time.Time) func() {
+func (b *batchRun) showProgress(total int, running, finished, failed *atomic.Int64, start time.Time) func() {
 	w := b.progress
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	draw := func() {
-		fmt.Fprintf(w, "\r\x1b[Kbatch: %d/%d done, %d running, %s", finished.Load(), total, running.Load(),
+		fmt.Fprintf(w, "\r\x1b[Kbatch: %d/%d done (%d failed), %d running, %s", finished.Load(), total, failed.Load(), running.Load(),
 			report.Seconds(time.Since(start).Seconds()))
 	}
 	go func() {
