@@ -237,10 +237,14 @@ func (b *batchRun) one(ctx context.Context, in *batchInput) *batchOutcome {
 // resultLine is {"id": ID, "result": RESULT} on one line, the result as
 // run --output json prints it, compact.
 func resultLine(id []byte, res *engine.Result) ([]byte, error) {
-	var full bytes.Buffer
-	if err := res.WriteJSON(&full); err != nil {
+	jb := jsonBufs.Get().(*jsonBuf)
+	defer jsonBufs.Put(jb)
+	jb.full.Reset()
+	if err := res.WriteJSON(jb.w); err != nil {
+		jb.w.Reset(&jb.full)
 		return nil, err
 	}
+	full := &jb.full
 	var line bytes.Buffer
 	line.Grow(full.Len() + len(id) + 24)
 	line.WriteString(`{"id":`)
@@ -252,6 +256,19 @@ func resultLine(id []byte, res *engine.Result) ([]byte, error) {
 	line.WriteString("}\n")
 	return line.Bytes(), nil
 }
+
+// jsonBuf is where a result is written before it is made compact: a
+// result line's buffers, reused from one line to the next.
+type jsonBuf struct {
+	full bytes.Buffer
+	w    *bufio.Writer // into full
+}
+
+var jsonBufs = sync.Pool{New: func() any {
+	jb := &jsonBuf{}
+	jb.w = bufio.NewWriterSize(&jb.full, 16<<10)
+	return jb
+}}
 
 // showProgress redraws a status line on w until the returned function is
 // called, which takes it down.
