@@ -133,6 +133,9 @@ func (b *batchRun) run(ctx context.Context) *batchStats {
 			if b.done[in.idx] != nil {
 				continue
 			}
+			if ctx.Err() != nil { // not a run started only to be cancelled
+				return
+			}
 			select {
 			case todo <- in:
 			case <-ctx.Done():
