@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -506,5 +507,53 @@ func TestBatchKilledAndResumed(t *testing.T) {
 	r = ensembleCmd(t, "", "state", "list", db)
 	if n := strings.Count(r.stdout, "completed"); n != 4 {
 		t.Errorf("state list:\n%s", r.stdout)
+	}
+}
+
+// A run that ended but whose line was never saved (the process was killed
+// in between) is not run again when the batch is resumed: its line is made
+// from the saved run.
+func TestBatchResumeRunEndedWithoutItsLine(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	batchFiles(t, dir, map[string]string{"ensemble.yaml": batchScriptEnsemble, "step.sh": batchScript, "in.jsonl": "\"a\"\n\"b\"\n\"c\"\n"})
+	db, out := filepath.Join(dir, "runs.db"), filepath.Join(dir, "out.jsonl")
+	r := ensembleCmd(t, "", "batch", filepath.Join(dir, "ensemble.yaml"), "--inputs", filepath.Join(dir, "in.jsonl"), "--out", out, "--state", db)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	want, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := ensembleCmd(t, "", "state", "list", db, "--output", "json").stdout
+	conn, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`DELETE FROM batch_lines WHERE idx >= 1`, `UPDATE batches SET status = ''`} {
+		if _, err := conn.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close()
+	first := bytes.SplitAfter(want, []byte("\n"))[0]
+	if err := os.WriteFile(out, first, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = ensembleCmd(t, "", "batch", "--resume", db)
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := strings.Join(comparableLines(t, got), "\n"), strings.Join(comparableLines(t, want), "\n"); g != w {
+		t.Errorf("resumed output\n%s\nwant\n%s", g, w)
+	}
+	// Nothing ran again: the runs are as they were.
+	if l := ensembleCmd(t, "", "state", "list", db, "--output", "json"); l.stdout != before {
+		t.Errorf("runs:\n%s\nwere\n%s", l.stdout, before)
 	}
 }
