@@ -38,7 +38,7 @@ const defaultConcurrency = 4
 func newBatchCmd(io *stdio) *cobra.Command {
 	var f batchFlags
 	cmd := &cobra.Command{
-		Use:   "batch FILE --inputs INPUTS.jsonl [--out RESULTS.jsonl]",
+		Use:   "batch FILE --inputs INPUTS.jsonl [--out RESULTS.jsonl] | batch --resume DB",
 		Short: "Run an ensemble once per input line",
 		Long: `Run the ensemble FILE once per line of INPUTS.jsonl, --concurrency runs at a
 time, in this process. A line is a JSON string (the input) or an object
