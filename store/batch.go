@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -30,6 +31,10 @@ CREATE TABLE IF NOT EXISTS batch_lines (
 	PRIMARY KEY (batch, idx)
 ) WITHOUT ROWID;
 `
+
+// ErrBatchExists is wrapped by the error for a batch id the database holds
+// already.
+var ErrBatchExists = errors.New("it holds a batch with that id already")
 
 // BatchInfo describes a batch of the database.
 type BatchInfo struct {
@@ -68,7 +73,7 @@ func (db *DB) CreateBatch(id string, spec []byte) (*BatchInfo, error) {
 		if rows, err := db.query(`SELECT 1 FROM batches WHERE id = ?`, id); err != nil {
 			return err
 		} else if len(rows) > 0 {
-			return fmt.Errorf("it holds a batch %s already", id)
+			return fmt.Errorf("%w: %s", ErrBatchExists, id)
 		}
 		if err := db.exec(`INSERT INTO batches (id, spec, started_at) VALUES (?, ?, ?)`, id, string(spec), now.Format(timeFormat)); err != nil {
 			return err

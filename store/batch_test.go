@@ -25,7 +25,7 @@ func TestBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.CreateBatch("nightly", []byte(`{}`)); err == nil {
+	if _, err := db.CreateBatch("nightly", []byte(`{}`)); !errors.Is(err, store.ErrBatchExists) {
 		t.Error("a second batch with the same id was made")
 	}
 	for idx, line := range map[int]string{2: "two\n", 0: "zero\n"} {

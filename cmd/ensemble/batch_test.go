@@ -424,6 +424,11 @@ func TestBatchStateCancelAndResume(t *testing.T) {
 	if g, w := strings.Join(comparableLines(t, got), "\n"), strings.Join(comparableLines(t, want), "\n"); g != w {
 		t.Errorf("resumed output\n%s\nwant\n%s", g, w)
 	}
+	// Its id is taken.
+	if r := ensembleCmd(t, "", "batch", ens, "--inputs", in, "--state", db, "--batch-id", strings.Split(strings.TrimPrefix(r.stderr, "ensemble: resuming batch "), " ")[0]); r.code != 2 ||
+		!strings.Contains(r.stderr, "holds a batch") || !strings.Contains(r.stderr, "ensemble batch --resume ") {
+		t.Errorf("a batch id taken: exit %d\n%s", r.code, r.stderr)
+	}
 	// The batch is done: resuming it again needs its id, and writes the
 	// same lines.
 	if r := ensembleCmd(t, "", "batch", "--resume", db); r.code != 2 || !strings.Contains(r.stderr, "no unfinished batch") {

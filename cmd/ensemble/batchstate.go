@@ -46,6 +46,10 @@ func (l *localBatch) create(io *stdio, path, id string, spec *batchSpec) error {
 	}
 	if err != nil {
 		db.Close()
+		if errors.Is(err, store.ErrBatchExists) {
+			return usageErr("--state %s holds a batch %s already; finish it with\n  ensemble batch --resume %s --batch-id %s\nor start a new one with another --batch-id",
+				path, id, shellQuote(path), shellQuote(id))
+		}
 		return usageErr("--state: %v", err)
 	}
 	l.db, l.runs = db, map[string]*store.RunInfo{}
