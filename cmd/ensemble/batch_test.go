@@ -26,6 +26,7 @@ func TestParseInputs(t *testing.T) {
 		err        string   // a part of the error
 	}{
 		{"strings", "\"a\"\n\"b\"\n", []string{"1\ta", "2\tb"}, ""},
+		{"a byte order mark", "\ufeff\"a\"\n", []string{"1\ta"}, ""},
 		{"objects and blank lines", "{\"id\": \"x\", \"input\": \"one\"}\n\n  \n{\"input\": \"two\"}\r\n{\"id\": 7, \"input\": \"three\"}", []string{"\"x\"\tone", "4\ttwo", "7\tthree"}, ""},
 		{"input not a string", `{"id": "j", "input": {"b": [1, 2], "a": null}}`, []string{"\"j\"\t{\"b\":[1,2],\"a\":null}"}, ""},
 		{"malformed", "\"a\"\n{\"input\": \"b\"\n", nil, "in.jsonl:2: not valid JSON"},
@@ -560,5 +561,31 @@ func TestBatchResumeRunEndedWithoutItsLine(t *testing.T) {
 	// Nothing ran again: the runs are as they were.
 	if l := ensembleCmd(t, "", "state", "list", db, "--output", "json"); l.stdout != before {
 		t.Errorf("runs:\n%s\nwere\n%s", l.stdout, before)
+	}
+}
+
+// A resumed batch refuses to go on when its inputs (or ensemble, or
+// responses) changed, unless --force; the inputs may come from standard
+// input when the batch is not durable.
+func TestBatchResumeRefusesChangedFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	batchFiles(t, dir, map[string]string{"ensemble.yaml": batchScriptEnsemble, "step.sh": batchScript, "in.jsonl": "\"a\"\n"})
+	ens, in, db := filepath.Join(dir, "ensemble.yaml"), filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "runs.db")
+	if r := ensembleCmd(t, "", "batch", ens, "--inputs", in, "--state", db, "--batch-id", "nightly", "-q"); r.code != 0 || r.stderr != "" {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	batchFiles(t, dir, map[string]string{"in.jsonl": "\"b\"\n"})
+	if r := ensembleCmd(t, "", "batch", "--resume", db, "--batch-id", "nightly"); r.code != 2 ||
+		!strings.Contains(r.stderr, "the inputs file "+in+" changed since the batch started") || !strings.Contains(r.stderr, "--force") {
+		t.Errorf("changed inputs: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := ensembleCmd(t, "", "batch", "--resume", db, "--batch-id", "nightly", "--force", "--out", "-"); r.code != 0 ||
+		!strings.Contains(r.stderr, "resuming anyway (--force)") || strings.Count(r.stdout, "\n") != 1 {
+		t.Errorf("--force: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := ensembleCmd(t, "\"x\"\n{\"id\": \"y\", \"input\": \"y\"}\n", "batch", ens, "--inputs", "-"); r.code != 0 ||
+		!strings.Contains(r.stdout, `{"id":1,"result":{"ensemble":"echo","input":"x",`) || !strings.Contains(r.stdout, `{"id":"y","result":`) {
+		t.Errorf("--inputs -: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 }

@@ -33,6 +33,7 @@ func parseInputs(name string, data []byte) ([]*batchInput, error) {
 	fail := func(line int, format string, args ...any) {
 		errs = append(errs, fmt.Sprintf("%s:%d: %s", name, line, fmt.Sprintf(format, args...)))
 	}
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a byte order mark some editors write
 	for n := 1; len(data) > 0; n++ {
 		var text []byte
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
