@@ -219,7 +219,8 @@ func startBatch(ctx context.Context, io *stdio, path string, f *batchFlags) erro
 	return finishBatch(ctx, io, b, lb, closeOut, resume, f.quiet)
 }
 
-// finishBatch runs b, closes the output, and prints the summary.
+// finishBatch runs b, closes the output, marks a durable batch done, and
+// prints the summary. lb is nil when another engine runs the inputs.
 func finishBatch(ctx context.Context, io *stdio, b *batchRun, lb *localBatch, closeOut func() error, resume string, quiet bool) error {
 	if !quiet && io.errIsTerminal() {
 		b.progress = io.stderr()
@@ -228,7 +229,7 @@ func finishBatch(ctx context.Context, io *stdio, b *batchRun, lb *localBatch, cl
 	if err := closeOut(); err != nil {
 		st.errs = append(st.errs, fmt.Sprintf("writing the output: %v", err))
 	}
-	if lb.db != nil && !st.interrupted && len(st.errs) == 0 {
+	if lb != nil && lb.db != nil && !st.interrupted && len(st.errs) == 0 {
 		if err := lb.db.FinishBatch(lb.batch, "done"); err != nil {
 			st.errs = append(st.errs, err.Error())
 		}
