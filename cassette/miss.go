@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -14,8 +15,11 @@ type MissError struct {
 
 func (e *MissError) Error() string { return e.msg }
 
-// hint ends every miss.
-const hint = "record again with --record DIR, or add what is missing with --replay DIR --record-missing"
+// hint ends every miss: what to do about it.
+func (f *file) hint() string {
+	dir := filepath.Dir(f.path)
+	return fmt.Sprintf("record again with --record %s, or add what is missing with --replay %s --record-missing", dir, dir)
+}
 
 // part is one comparable part of a request, named for the message.
 type part struct {
@@ -79,9 +83,9 @@ func (f *file) miss(req *Request, n int) error {
 	what := fmt.Sprintf("model request %d of agent %q", n+1, f.Agent)
 	if len(f.Exchanges) == 0 {
 		if _, err := os.Stat(f.path); err != nil {
-			return &MissError{fmt.Sprintf("replay: %s is not recorded: there is no %s; %s", what, f.path, hint)}
+			return &MissError{fmt.Sprintf("replay: %s is not recorded: there is no %s; %s", what, f.path, f.hint())}
 		}
-		return &MissError{fmt.Sprintf("replay: %s is not recorded: %s has no model exchanges; %s", what, f.path, hint)}
+		return &MissError{fmt.Sprintf("replay: %s is not recorded: %s has no model exchanges; %s", what, f.path, f.hint())}
 	}
 	now := parts(req)
 	best, bestPrefix, bestEqual := 0, -1, -1
@@ -119,7 +123,7 @@ func (f *file) miss(req *Request, n int) error {
 	default:
 		fmt.Fprintf(&b, "it differs from the closest recorded request (exchange %d) in a detail of its messages\n", best+1)
 	}
-	b.WriteString(hint)
+	b.WriteString(f.hint())
 	return &MissError{b.String()}
 }
 
@@ -127,11 +131,11 @@ func (f *file) miss(req *Request, n int) error {
 func (f *file) answerMiss(question string) error {
 	what := fmt.Sprintf("the answer of agent %q to its question", f.Agent)
 	if len(f.Answers) == 0 {
-		return &MissError{fmt.Sprintf("replay: %s is not recorded in %s; %s", what, f.path, hint)}
+		return &MissError{fmt.Sprintf("replay: %s is not recorded in %s; %s", what, f.path, f.hint())}
 	}
 	closest := f.Answers[min(len(f.ansUsed), len(f.Answers)-1)].Question
 	return &MissError{fmt.Sprintf("replay: %s is not in %s; the question differs from the closest recorded one:\n%s%s",
-		what, f.path, Diff(normalText(closest), normalText(question)), hint)}
+		what, f.path, Diff(normalText(closest), normalText(question)), f.hint())}
 }
 
 func abs(n int) int {
@@ -232,8 +236,10 @@ func Diff(a, b string) string {
 		}
 		skipped = false
 		out.WriteByte(o.op)
-		out.WriteByte(' ')
-		out.WriteString(o.text)
+		if o.text != "" || o.op != ' ' {
+			out.WriteByte(' ')
+			out.WriteString(o.text)
+		}
 		out.WriteByte('\n')
 	}
 	if out.Len() == 0 {
