@@ -200,3 +200,36 @@ func TestReplayMiss(t *testing.T) {
 	res = newTestRunner(Options{}).Run(openCassette(t, dir, cassette.Replay, false), other)
 	mustContain(t, res.Err.Error(), `model request 1 of agent "loop/critic" is not recorded: there is no `+filepath.Join(dir, "loop.critic.yaml"))
 }
+
+// TestRecordMissingNeedsAKeyOnlyForAMiss: --record-missing serves what it
+// has without a key, and records what it lacks.
+func TestRecordMissingNeedsAKeyOnlyForAMiss(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(t, scripted(oaText("first"), oaText("second")))
+	e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{})
+	dir := t.TempDir()
+	if res := newTestRunner(Options{}).Run(openCassette(t, dir, cassette.Record, false), request(e, a, "one")); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	res := newTestRunner(Options{LookupEnv: noKey}).Run(openCassette(t, dir, cassette.RecordMissing, false), request(e, a, "one"))
+	if res.Err != nil || res.Output != "first" {
+		t.Fatalf("%v %v", res.Output, res.Err)
+	}
+	res = newTestRunner(Options{LookupEnv: noKey}).Run(openCassette(t, dir, cassette.RecordMissing, false), request(e, a, "two"))
+	if res.Err == nil || !strings.Contains(res.Err.Error(), "TEST_OPENAI_KEY is not set") {
+		t.Fatalf("a miss without a key: %v", res.Err)
+	}
+	res = newTestRunner(Options{}).Run(openCassette(t, dir, cassette.RecordMissing, false), request(e, a, "two"))
+	if res.Err != nil || res.Output != "second" {
+		t.Fatalf("%v %v", res.Output, res.Err)
+	}
+	for _, in := range []string{"one", "two"} {
+		res = newTestRunner(Options{LookupEnv: noKey}).Run(openCassette(t, dir, cassette.Replay, false), request(e, a, in))
+		if res.Err != nil {
+			t.Fatalf("%s: %v", in, res.Err)
+		}
+	}
+	if n := len(srv.requests()); n != 2 {
+		t.Fatalf("%d requests, want 2", n)
+	}
+}

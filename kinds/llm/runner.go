@@ -259,7 +259,7 @@ func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversa
 	if cas != nil {
 		route.rec = &recorder{cas: cas, agent: req.Name(), sec: sec}
 	}
-	if cas == nil || cas.Live() { // a replay needs no key
+	if cas == nil || cas.Mode() == cassette.Record { // a replay needs a key only for a miss it records
 		if _, err := r.provider(c.profile); err != nil {
 			return fail(StopError, err)
 		}
