@@ -233,3 +233,25 @@ func TestRecordMissingNeedsAKeyOnlyForAMiss(t *testing.T) {
 		t.Fatalf("%d requests, want 2", n)
 	}
 }
+
+// TestReplayWithOutputSchema: a schema sent as Anthropic's output tool,
+// and a repair turn, replay from the recording.
+func TestReplayWithOutputSchema(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(t, scripted(
+		anReply("tool_use", 10, 5, anToolUse("toolu_1", "ensemble_output", map[string]any{"approved": "yes"})),
+		anReply("tool_use", 12, 5, anToolUse("toolu_2", "ensemble_output", map[string]any{"approved": true}))))
+	e, a := newEnsemble(t, anthropicProfile(srv.URL), schemaAgent(t, approvalDoc(), 1))
+	dir := t.TempDir()
+	live := newTestRunner(Options{}).Run(openCassette(t, dir, cassette.Record, false), request(e, a, "approve?"))
+	if live.Err != nil {
+		t.Fatal(live.Err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "analyst.yaml"))
+	mustContain(t, string(b), "output:\n        name: analyst")
+	srv.Close()
+	res := newTestRunner(Options{LookupEnv: noKey}).Run(openCassette(t, dir, cassette.Replay, false), request(e, a, "approve?"))
+	if res.Err != nil || toJSON(res.Output) != `{"approved":true}` || string(res.Memory) != string(live.Memory) {
+		t.Fatalf("%v %v", res.Output, res.Err)
+	}
+}
