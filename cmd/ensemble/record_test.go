@@ -269,3 +269,31 @@ func TestRecordingFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordedAnswersReplayWithoutATerminal: what a person typed is
+// recorded, and a replay answers with it where there is no terminal.
+func TestRecordedAnswersReplayWithoutATerminal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ensemble.yaml")
+	ens := "name: asks\ninput: a draft\nagents:\n  - name: approver\n    ask: Publish it?\n"
+	if err := os.WriteFile(path, []byte(ens), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec := filepath.Join(dir, "recording")
+	o := runTTY(t, true, "yes, ship it\n", "run", path, "--record", rec, "--output", "json")
+	if o.code != 0 {
+		t.Fatalf("record: exit %d: %s", o.code, o.stderr)
+	}
+	o = runTTY(t, false, "", "run", path, "--replay", rec, "--output", "json")
+	if o.code != 0 || result(t, o).FinalState["approver"] != "yes, ship it" {
+		t.Fatalf("replay: exit %d: %s\n%s", o.code, o.stderr, o.stdout)
+	}
+	if err := os.WriteFile(path, []byte(strings.Replace(ens, "Publish it?", "Publish it now?", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o = runTTY(t, false, "", "run", path, "--replay", rec, "--output", "json")
+	if o.code != 1 || !strings.Contains(o.stdout, `- Publish it?\n+ Publish it now?`) {
+		t.Fatalf("a changed question: exit %d:\n%s", o.code, o.stdout)
+	}
+}
