@@ -139,17 +139,24 @@ func FileName(path string) string {
 	return b.String() + ".yaml"
 }
 
-// file returns the agent's file, loading it on first use (not for Record,
-// which starts every agent's file afresh). Called with c.mu held.
+// file returns the agent's file, loading it on first use (Record starts
+// every agent's file afresh, but checks that what it replaces is a
+// recording). Called with c.mu held.
 func (c *Cassette) file(agent string) (*file, error) {
 	if f, ok := c.files[agent]; ok {
 		return f, nil
 	}
 	f := &file{path: filepath.Join(c.opts.Dir, FileName(agent)), Agent: agent}
-	if c.opts.Mode != Record {
-		if err := f.load(); err != nil {
-			return nil, err
+	if err := f.load(); err != nil {
+		if c.opts.Mode == Record {
+			// Never overwrite what is not a recording (an ensemble file in
+			// the same folder).
+			return nil, fmt.Errorf("%w; record into a folder of its own", err)
 		}
+		return nil, err
+	}
+	if c.opts.Mode == Record {
+		f.Exchanges, f.Tools, f.Answers = nil, nil, nil // recorded afresh
 	}
 	f.index()
 	c.files[agent] = f

@@ -141,3 +141,36 @@ func TestDiff(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordOverwritesOnlyRecordings: a file in the folder that is not a
+// recording (an ensemble file) is never replaced.
+func TestRecordOverwritesOnlyRecordings(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ens := filepath.Join(dir, "ensemble.yaml")
+	if err := os.WriteFile(ens, []byte("name: x\nagents: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(Options{Dir: dir, Mode: Record})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &Request{Provider: "openai", Model: "m"}
+	err = c.Record("ensemble", req, &Response{Text: "x"}, nil)
+	if err == nil || !strings.Contains(err.Error(), "record into a folder of its own") {
+		t.Fatalf("err %v", err)
+	}
+	if b, _ := os.ReadFile(ens); string(b) != "name: x\nagents: []\n" {
+		t.Fatalf("the ensemble file was replaced: %s", b)
+	}
+	// A recording is replaced.
+	for range 2 {
+		c, _ := Open(Options{Dir: dir, Mode: Record})
+		if err := c.Record("a", req, &Response{Text: "x"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "a.yaml")); strings.Count(string(b), "request:") != 1 {
+		t.Fatalf("recorded twice:\n%s", b)
+	}
+}
