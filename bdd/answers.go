@@ -87,6 +87,10 @@ func (s *Scenario) answer(ctx context.Context, name, text string) error {
 	s.answers = map[string]string{name: text}
 	r := engine.FromFile(s.ens, s.run.File(res.CompletionReason), s.runOpts)
 	s.run = r
-	s.result = r.Run(ctx)
+	res, err := runWithMCP(ctx, s.ens, r)
+	if err != nil {
+		return err
+	}
+	s.result = res
 	return nil
 }
