@@ -74,7 +74,7 @@ type noArgs struct{}
 //   - env {name}: the variable's value in the server's environment, or
 //     "<unset>";
 //   - block: answers only when the call is cancelled;
-//   - meet {name, after}: answers NAME, but only once a call named AFTER
+//   - meet {name, after}: answers "met NAME", but only once a call named AFTER
 //     has arrived (30 s at most, then "alone"): calls that overlap.
 func NewServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "ensemble-test", Version: "1"}, nil)
@@ -135,7 +135,7 @@ func NewServer() *mcp.Server {
 					return nil, nil, ctx.Err()
 				}
 			}
-			return text(a.Name), nil, nil
+			return text("met " + a.Name), nil, nil
 		})
 	return s
 }
