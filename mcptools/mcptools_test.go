@@ -177,3 +177,58 @@ func TestNoMCPToolsStartsNothing(t *testing.T) {
 	}
 	s.Close()
 }
+
+// TestChildEnsemblesShareTheParentsServer: a child's agent naming a server
+// it inherits uses the parent's, started once; a tool the server lacks in
+// the child is found at start too.
+func TestChildEnsemblesShareTheParentsServer(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmd, env := mcptest.Command(t)
+	server, _ := json.Marshal(map[string]any{"command": cmd, "env": env})
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("parent.yaml", `name: parent
+models: {m: {provider: ollama, model: x}}
+mcp_servers: {t: `+string(server)+`}
+agents:
+  - {name: a, model_profile: m, tools: [t.echo]}
+  - {name: kid, ensemble: child.yaml, dependencies: [a]}
+`)
+	write("child.yaml", "name: child\nagents:\n  - {name: b, model_profile: m, tools: [t.fail, t.nope]}\n")
+	e, err := ensemble.Load(filepath.Join(dir, "parent.yaml"), kinds.Builtin().Load(ensemble.LoadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = mcptools.Start(t.Context(), e, mcptools.Options{})
+	if err == nil || !strings.Contains(err.Error(), `agent "b": MCP server "t" has no tool "nope"`) {
+		t.Fatalf("got %v", err)
+	}
+	write("child.yaml", "name: child\nagents:\n  - {name: b, model_profile: m, tools: [t.fail]}\n")
+	e, err = ensemble.Load(filepath.Join(dir, "parent.yaml"), kinds.Builtin().Load(ensemble.LoadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := mcptools.Start(t.Context(), e, mcptools.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var child *ensemble.Ensemble
+	for _, a := range e.Agents {
+		if c, ok := a.Kind.(interface {
+			Children(*ensemble.Agent) []*ensemble.Ensemble
+		}); ok {
+			child = c.Children(a)[0]
+		}
+	}
+	if text, isErr := call(t, s, child, "t.fail", `{}`); text != "it broke" || !isErr {
+		t.Errorf("child's call: %q %v", text, isErr)
+	}
+	if mcptools.PID(s, child.MCPServer("t")) != mcptools.PID(s, e.MCPServer("t")) {
+		t.Error("the child has a server of its own")
+	}
+}
