@@ -5,11 +5,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ensemble-run/ensemble/internal/mcptest"
 )
 
 // TestMCPExampleCallsItsServer runs examples/mcp-tools for real against a
@@ -120,5 +124,81 @@ func TestMCPServe(t *testing.T) {
 	out, isErr = call("hello-scripts", map[string]any{"input": "  "}) // greet.py fails
 	if !isErr || out["completion_reason"] != "completed" {
 		t.Errorf("a failed run: %v %v", isErr, out)
+	}
+}
+
+// TestMCPToolInAChildEnsemble: a child ensemble's agent calls a tool of a
+// server it inherits from its parent, through the run's servers.
+func TestMCPToolInAChildEnsemble(t *testing.T) {
+	t.Parallel()
+	var (
+		mu      sync.Mutex
+		results []string
+		n       int
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Messages []map[string]any `json:"messages"`
+		}
+		raw, _ := io.ReadAll(r.Body)
+		json.Unmarshal(raw, &body)
+		mu.Lock()
+		first := n == 0
+		n++
+		for _, m := range body.Messages {
+			if m["role"] == "tool" {
+				results = append(results, m["content"].(string))
+			}
+		}
+		mu.Unlock()
+		msg, finish := `{"role":"assistant","content":"done"}`, "stop"
+		if first {
+			msg, finish = `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"t__echo","arguments":"{\"text\":\"from the child\"}"}}]}`, "tool_calls"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"`+finish+`","message":`+msg+`}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	cmd, env := mcptest.Command(t)
+	server, _ := json.Marshal(map[string]any{"command": cmd, "env": env})
+	os.WriteFile(filepath.Join(dir, "parent.yaml"), []byte(`name: parent
+models: {m: {provider: ollama, model: x, base_url: "${TEST_LLM_URL}"}}
+mcp_servers: {t: `+string(server)+`}
+agents:
+  - {name: kid, ensemble: child.yaml}
+`), 0o644)
+	os.WriteFile(filepath.Join(dir, "child.yaml"), []byte("name: child\nagents:\n  - {name: b, model_profile: m, prompt: Go., tools: [t.echo]}\n"), 0o644)
+	o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL + "/v1"}, "run", filepath.Join(dir, "parent.yaml"), "--output", "json")
+	if o.code != 0 {
+		t.Fatalf("exit %d: %s\n%s", o.code, o.stderr, o.stdout)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(results, "|") != "echo: from the child" {
+		t.Errorf("tool results %q", results)
+	}
+}
+
+// TestMCPUnknownToolStopsTheRun: a tool the server lacks ends the command
+// with exit 2 before any model request, naming the server and its tools.
+func TestMCPUnknownToolStopsTheRun(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Error("a model request was made")
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	cmd, env := mcptest.Command(t)
+	server, _ := json.Marshal(map[string]any{"command": cmd, "env": env})
+	os.WriteFile(filepath.Join(dir, "e.yaml"), []byte(`name: e
+models: {m: {provider: ollama, model: x, base_url: "${TEST_LLM_URL}"}}
+mcp_servers: {t: `+string(server)+`}
+agents:
+  - {name: b, model_profile: m, tools: [t.ecko]}
+`), 0o644)
+	o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL + "/v1"}, "run", filepath.Join(dir, "e.yaml"), "--output", "json")
+	if o.code != 2 || !strings.Contains(o.stderr, `agent "b": MCP server "t" has no tool "ecko"; its tools: block, echo, env, fail, meet; did you mean "echo"?`) {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
 	}
 }
