@@ -94,6 +94,8 @@ func (s *Scenario) answer(ctx context.Context, name, text string) error {
 	if err != nil {
 		return err
 	}
-	s.result = r.Run(ctx)
+	if s.result, err = runWithMCP(ctx, s.ens, r); err != nil {
+		return err
+	}
 	return nil
 }

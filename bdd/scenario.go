@@ -29,6 +29,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/kinds"
+	"github.com/ensemble-run/ensemble/mcptools"
 	"github.com/ensemble-run/ensemble/runners"
 )
 
@@ -444,9 +445,24 @@ func (s *Scenario) Run(ctx context.Context) (*engine.Result, error) {
 		// input stays empty.
 		r.State().Input = ""
 	}
-	s.result = r.Run(ctx)
+	res, err := runWithMCP(ctx, e, r)
+	if err != nil {
+		return nil, err
+	}
+	s.result = res
 	s.ran = true
 	return s.result, nil
+}
+
+// runWithMCP runs r with the MCP servers its agents name, started for the
+// run and ended with it, as ensemble run does (docs/llm.md#mcp-tools).
+func runWithMCP(ctx context.Context, e *ensemble.Ensemble, r *engine.Run) (*engine.Result, error) {
+	servers, err := mcptools.Start(ctx, e, mcptools.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer servers.Close()
+	return r.Run(mcptools.NewContext(ctx, servers)), nil
 }
 
 // kinds are the kinds of agent the scenarios know: Options.Kinds, or the

@@ -161,6 +161,8 @@ func (d *decoder) agentTools(f field, names []string, where string) {
 		n := resolve(f.val).Content[i]
 		switch {
 		case resolve(n).Kind != yaml.ScalarNode: // reported by strings
+		case strings.Contains(name, "."):
+			d.mcpTool(n, name, where)
 		case d.tools[name] == nil:
 			d.errorf(n, "%s: unknown tool %q%s", where, name, suggest(name, slices.Sorted(maps.Keys(d.tools))))
 		case seen[name]:

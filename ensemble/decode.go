@@ -43,6 +43,10 @@ type decoder struct {
 	// ensembles (nested.go); parentTools are the tools a child inherits.
 	nest        *nesting
 	parentTools []*Tool
+	// mcp are the file's MCP servers (its own and its parent's);
+	// parentMCP are those a child inherits.
+	mcp       map[string]*MCPServer
+	parentMCP map[string]*MCPServer
 }
 
 func newDecoder(file string, data []byte, lookup func(string) (string, bool), errs *errorSink) *decoder {

@@ -132,7 +132,7 @@ func LoadBytes(path string, data []byte, opts LoadOptions) (*Ensemble, error) {
 	return e, nil // indexed by d.ensemble, for the run check
 }
 
-var topKeys = []string{"version", "name", "description", "input", "models", "tools", "agents", "conversation_limits"}
+var topKeys = []string{"version", "name", "description", "input", "models", "mcp_servers", "tools", "agents", "conversation_limits"}
 
 func (d *decoder) ensemble(root *yaml.Node, e *Ensemble) {
 	fs := d.mapping(root, "", topKeys...)
@@ -153,6 +153,7 @@ func (d *decoder) ensemble(root *yaml.Node, e *Ensemble) {
 	e.Input = d.str(fs["input"])
 	maps.Copy(e.Models, d.profiles(fs["models"]))
 	checkFallbacks(e.Models)
+	e.MCPServers = d.mcpServers(fs["mcp_servers"])
 	e.Tools = d.toolList(fs["tools"])
 	e.Agents = d.agents(fs["agents"])
 	e.Limits = d.limits(fs["conversation_limits"])

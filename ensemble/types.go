@@ -56,7 +56,10 @@ type Ensemble struct {
 
 	Models map[string]*ModelProfile // file profiles merged with --profiles / $ENSEMBLE_PROFILES
 	Tools  []*Tool
-	Agents []*Agent // in file order; Agent.Index is the position here
+	// MCPServers are the servers of MCP tools by name, the file's own and
+	// those inherited from its parent (docs/format.md#mcp-servers).
+	MCPServers map[string]*MCPServer
+	Agents     []*Agent // in file order; Agent.Index is the position here
 	// Kinds are the kinds of agent the file was loaded with
 	// (LoadOptions.Kinds), in their order.
 	Kinds []Kind

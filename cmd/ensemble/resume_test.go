@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ensemble-run/ensemble/internal/mcptest"
 	"github.com/ensemble-run/ensemble/internal/startup"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
@@ -31,6 +32,7 @@ const asCLI = "ENSEMBLE_TEST_AS_CLI"
 
 func TestMain(m *testing.M) {
 	startup.Restore()
+	mcptest.Main() // the test binary is also the tests' stdio MCP server
 	if os.Getenv(asCLI) == "1" {
 		main() // exits
 	}

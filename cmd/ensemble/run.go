@@ -22,6 +22,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/kinds"
+	"github.com/ensemble-run/ensemble/mcptools"
 	"github.com/ensemble-run/ensemble/report"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/store"
@@ -295,6 +296,14 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	if inj, ok := runner.(*runners.InjectedRunner); ok && cas != nil && !cas.Live() {
 		inj.Live = nil // agents without responses replay: no real model is called
 	}
+	// The MCP servers the agents name start with the run and end with it
+	// (docs/llm.md#mcp-tools); a tool they do not have stops the run here.
+	servers, err := mcptools.Start(ctx, e, mcptools.Options{})
+	if err != nil {
+		return &exitError{code: engine.ExitUsage, err: err}
+	}
+	defer servers.Close()
+	ctx = mcptools.NewContext(ctx, servers)
 	output := f.output
 	if output == "" {
 		output = "json"

@@ -474,3 +474,8 @@ func (t *tailBuffer) String() string {
 	}
 	return s
 }
+
+// KillGroup kills the process group led by pid with SIGKILL: a process
+// started with Setpgid and whatever it started. os.ErrProcessDone when the
+// group is gone.
+func KillGroup(pid int) error { return killGroup(pid) }

@@ -78,7 +78,7 @@ type Runner struct {
 	providers map[providerKey]Provider // cleared when it reaches maxProviders
 
 	toolsMu sync.Mutex
-	tools   map[*ensemble.Tool]*compiledTool // cleared when it reaches maxCachedTools
+	tools   map[any]*compiledTool // by *ensemble.Tool or *mcptools.Tool; cleared when it reaches maxCachedTools
 }
 
 var _ runners.Runner = (*Runner)(nil)
@@ -264,7 +264,7 @@ func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversa
 			return fail(StopError, err)
 		}
 	}
-	ts, err := r.toolSet(req.Ensemble, c.toolNames)
+	ts, err := r.toolSet(ctx, req.Ensemble, c.toolNames)
 	if err != nil {
 		return fail(StopError, err)
 	}

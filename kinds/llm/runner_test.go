@@ -768,11 +768,11 @@ func TestSchemaCompiledOncePerTool(t *testing.T) {
 	srv := newFakeServer(t, scripted(oaText("x")))
 	e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{}, echoTool)
 	r := newTestRunner(Options{})
-	ts1, err := r.toolSet(e, SpecOf(a).Tools)
+	ts1, err := r.toolSet(t.Context(), e, SpecOf(a).Tools)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts2, _ := r.toolSet(e, SpecOf(a).Tools)
+	ts2, _ := r.toolSet(t.Context(), e, SpecOf(a).Tools)
 	if ts1.byName["echo"] != ts2.byName["echo"] || ts1.byName["echo"].schema == nil {
 		t.Errorf("schema compiled twice")
 	}
@@ -820,7 +820,7 @@ func TestCachesAreBounded(t *testing.T) {
 	r := newTestRunner(Options{})
 	for range maxCachedTools + 10 {
 		tool := *echoTool
-		if ct, err := r.compiledTool(&tool); err != nil || ct.schema == nil {
+		if ct, err := r.compiledTool(&tool, nil); err != nil || ct.schema == nil {
 			t.Fatal(err)
 		}
 	}

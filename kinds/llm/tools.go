@@ -16,6 +16,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/proc"
+	"github.com/ensemble-run/ensemble/mcptools"
 	"github.com/ensemble-run/ensemble/runners"
 )
 
@@ -27,22 +28,27 @@ const DefaultMaxToolOutput int64 = 1 << 20
 // once per loaded ensemble).
 type compiledTool struct {
 	once   sync.Once
-	tool   *ensemble.Tool
+	tool   *ensemble.Tool // a script tool, or
+	mcp    *mcptools.Tool // a tool of an MCP server
 	spec   ToolSpec
 	schema *jsonschema.Schema
 	err    error
 }
 
-func (r *Runner) compiledTool(t *ensemble.Tool) (*compiledTool, error) {
+func (r *Runner) compiledTool(t *ensemble.Tool, m *mcptools.Tool) (*compiledTool, error) {
+	var key any = t
+	if m != nil {
+		key = m
+	}
 	r.toolsMu.Lock()
-	ct := r.tools[t]
+	ct := r.tools[key]
 	if ct == nil {
 		if r.tools == nil || len(r.tools) >= maxCachedTools {
 			// A long-lived runner (ensemble test) sees many loaded ensembles.
-			r.tools = map[*ensemble.Tool]*compiledTool{}
+			r.tools = map[any]*compiledTool{}
 		}
-		ct = &compiledTool{tool: t}
-		r.tools[t] = ct
+		ct = &compiledTool{tool: t, mcp: m}
+		r.tools[key] = ct
 	}
 	r.toolsMu.Unlock()
 	ct.once.Do(func() { ct.err = ct.compile() })
@@ -58,6 +64,9 @@ const maxCachedTools = 1024
 // inside the schema (nothing is ever fetched).
 func (ct *compiledTool) compile() error {
 	t := ct.tool
+	if ct.mcp != nil { // the same checks, under the name the model calls it by
+		t = &ensemble.Tool{Name: ct.mcp.ModelName, Description: ct.mcp.Description, Parameters: ct.mcp.InputSchema}
+	}
 	schema := t.Parameters
 	if schema == nil {
 		schema = map[string]any{"type": "object", "properties": map[string]any{}}
@@ -103,12 +112,20 @@ type toolSet struct {
 	specs  []ToolSpec
 }
 
-func (r *Runner) toolSet(ens *ensemble.Ensemble, names []string) (*toolSet, error) {
+// toolSet compiles the tools an agent names: tools of the file's tools:
+// list, and SERVER.TOOL or SERVER.* of the run's MCP servers (in ctx).
+func (r *Runner) toolSet(ctx context.Context, ens *ensemble.Ensemble, names []string) (*toolSet, error) {
 	if len(names) == 0 {
 		return &toolSet{}, nil
 	}
 	ts := &toolSet{byName: make(map[string]*compiledTool, len(names))}
 	for _, n := range names {
+		if _, _, ok := ensemble.SplitMCPTool(n); ok {
+			if err := r.addMCPTools(ctx, ts, ens, n); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		var t *ensemble.Tool
 		if ens != nil {
 			t = ens.Tool(n)
@@ -116,17 +133,51 @@ func (r *Runner) toolSet(ens *ensemble.Ensemble, names []string) (*toolSet, erro
 		if t == nil {
 			return nil, fmt.Errorf("unknown tool %q", n)
 		}
-		ct, err := r.compiledTool(t)
+		ct, err := r.compiledTool(t, nil)
 		if err != nil {
 			return nil, err
 		}
-		if _, dup := ts.byName[n]; dup {
-			continue
+		if err := ts.add(n, ct); err != nil {
+			return nil, err
 		}
-		ts.byName[n] = ct
-		ts.specs = append(ts.specs, ct.spec)
 	}
 	return ts, nil
+}
+
+// add adds a tool under the name the model calls it by; the same tool twice
+// is kept once, two tools under one name are an error.
+func (ts *toolSet) add(name string, ct *compiledTool) error {
+	switch first, dup := ts.byName[name]; {
+	case dup && first == ct:
+		return nil
+	case dup:
+		return fmt.Errorf("two tools are called %q: a tool of the file and a tool of an MCP server (SERVER__TOOL), or two MCP tools whose names differ only in characters a model API refuses", name)
+	}
+	ts.byName[name] = ct
+	ts.specs = append(ts.specs, ct.spec)
+	return nil
+}
+
+// addMCPTools adds the tools of the run's MCP servers that name, SERVER.TOOL
+// or SERVER.*, stands for (docs/llm.md#mcp-tools).
+func (r *Runner) addMCPTools(ctx context.Context, ts *toolSet, ens *ensemble.Ensemble, name string) error {
+	if ens == nil {
+		return fmt.Errorf("unknown tool %q", name)
+	}
+	tools, err := mcptools.FromContext(ctx).Tools(ens, name)
+	if err != nil {
+		return err
+	}
+	for _, t := range tools {
+		ct, err := r.compiledTool(nil, t)
+		if err != nil {
+			return err
+		}
+		if err := ts.add(t.ModelName, ct); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // MaxToolCallsPerReply caps the tool calls of one reply that are run; the
@@ -229,6 +280,9 @@ func (r *Runner) runTool(ctx context.Context, req *runners.Request, ts *toolSet,
 	if err := ctx.Err(); err != nil {
 		return "", toolErrorf("tool %q was not run: cancelled", c.Name)
 	}
+	if ct.mcp != nil {
+		return r.callMCP(ctx, ct.mcp, c.Name, args)
+	}
 
 	path := ct.tool.ScriptPath
 	if path == "" {
@@ -260,4 +314,35 @@ func (r *Runner) runTool(ctx context.Context, req *runners.Request, ts *toolSet,
 	}
 	out := strings.ToValidUTF8(string(res.Stdout), "\uFFFD")
 	return strings.TrimRight(out, "\r\n"), nil
+}
+
+// callMCP calls a tool of an MCP server under its server's timeout_seconds:
+// the server's error results, a timeout and a failed call are error results
+// for the model, as a script tool's are; so is a result larger than the
+// output cap of tool scripts.
+func (r *Runner) callMCP(ctx context.Context, t *mcptools.Tool, name, args string) (string, error) {
+	callCtx, cancel := ctx, context.CancelFunc(func() {})
+	if t.Server.Timeout > 0 {
+		callCtx, cancel = context.WithTimeout(ctx, t.Server.Timeout)
+	}
+	defer cancel()
+	text, isError, err := t.Call(callCtx, json.RawMessage(args))
+	switch {
+	case err != nil && ctx.Err() == nil && callCtx.Err() != nil:
+		return "", toolErrorf("tool %q timed out after %s", name, t.Server.Timeout)
+	case err != nil && ctx.Err() != nil:
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+			return "", toolErrorf("tool %q was stopped: %v", name, cause)
+		}
+		return "", toolErrorf("tool %q was cancelled", name)
+	case err != nil:
+		return "", toolErrorf("tool %q failed: MCP server %q: %v", name, t.Server.Name, err)
+	case int64(len(text)) > r.maxToolOutput:
+		return "", toolErrorf("tool %q returned more than %d bytes", name, r.maxToolOutput)
+	}
+	text = strings.TrimRight(strings.ToValidUTF8(text, "\uFFFD"), "\r\n")
+	if isError {
+		return "", toolErrorf("%s", text)
+	}
+	return text, nil
 }

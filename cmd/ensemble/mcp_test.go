@@ -1,0 +1,204 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ensemble-run/ensemble/internal/mcptest"
+)
+
+// TestMCPExampleCallsItsServer runs examples/mcp-tools for real against a
+// fake model that calls the glossary server's tools: the results the model
+// gets back are the server's, and a wrong term is an error result it sees.
+func TestMCPExampleCallsItsServer(t *testing.T) {
+	t.Parallel()
+	var (
+		mu   sync.Mutex
+		reqs []map[string]any
+	)
+	replies := []string{
+		`{"role":"assistant","content":null,"tool_calls":[
+			{"id":"c1","type":"function","function":{"name":"glossary__list_terms","arguments":"{}"}},
+			{"id":"c2","type":"function","function":{"name":"glossary__define","arguments":"{\"term\":\"quorum\"}"}},
+			{"id":"c3","type":"function","function":{"name":"glossary__define","arguments":"{\"term\":\"paxos\"}"}}]}`,
+		`{"role":"assistant","content":"{\"term\":\"quorum\",\"definition\":\"The smallest number of replicas that must agree for a decision to count.\"}"}`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body map[string]any
+		raw, _ := io.ReadAll(r.Body)
+		json.Unmarshal(raw, &body)
+		mu.Lock()
+		n := min(len(reqs), len(replies)-1)
+		reqs = append(reqs, body)
+		mu.Unlock()
+		finish := "stop"
+		if n == 0 {
+			finish = "tool_calls"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"`+finish+`","message":`+replies[n]+`}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`)
+	}))
+	defer srv.Close()
+	o := ensembleEnv(t, map[string]string{"MODEL_BASE_URL": srv.URL + "/v1"}, "run", "../../examples/mcp-tools/ensemble.yaml", "--output", "json")
+	if o.code != 0 {
+		t.Fatalf("exit %d: %s\n%s", o.code, o.stderr, o.stdout)
+	}
+	if !strings.Contains(o.stdout, `"publish": "**quorum**: The smallest number`) {
+		t.Errorf("result: %s", o.stdout)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	var results []string
+	for _, m := range reqs[1]["messages"].([]any) {
+		if m := m.(map[string]any); m["role"] == "tool" {
+			results = append(results, m["content"].(string))
+		}
+	}
+	want := []string{"backpressure, idempotent, quorum",
+		"The smallest number of replicas that must agree for a decision to count.",
+		"Error: no entry for 'paxos'; known terms: backpressure, idempotent, quorum"}
+	if strings.Join(results, "\n") != strings.Join(want, "\n") {
+		t.Errorf("tool results:\n%s\nwant:\n%s", strings.Join(results, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestMCPServe drives `ensemble mcp serve examples --responses` (the real
+// binary, over stdio) with the SDK's client: every example is a tool, and a
+// call runs it and returns its result JSON.
+func TestMCPServe(t *testing.T) {
+	t.Parallel()
+	cmd := cliCommand(t, []string{"ENSEMBLE_PROFILES="}, "mcp", "serve", "../../examples", "--responses")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	session, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	defer session.Close()
+	var names []string
+	for tool, err := range session.Tools(t.Context(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+	}
+	for _, want := range []string{"hello-scripts", "iterative-analysis", "mcp-tools", "local-ollama"} {
+		if !strings.Contains(","+strings.Join(names, ",")+",", ","+want+",") {
+			t.Errorf("tools %v lack %s", names, want)
+		}
+	}
+	call := func(name string, args map[string]any) (map[string]any, bool) {
+		t.Helper()
+		res, err := session.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		var out map[string]any
+		if err := json.Unmarshal([]byte(text), &out); err != nil {
+			t.Fatalf("%s: not JSON: %v\n%s", name, err, text)
+		}
+		return out, res.IsError
+	}
+	out, isErr := call("hello-scripts", map[string]any{"input": "mcp"})
+	if isErr || out["completion_reason"] != "completed" || out["final_state"].(map[string]any)["shouter"] != "HELLO, MCP!" {
+		t.Errorf("hello-scripts: %v %v", isErr, out)
+	}
+	out, isErr = call("mcp-tools", nil) // injected reply, real MCP server and script
+	if isErr || !strings.HasPrefix(out["final_state"].(map[string]any)["publish"].(string), "**quorum**") {
+		t.Errorf("mcp-tools: %v %v", isErr, out)
+	}
+	out, isErr = call("hello-scripts", map[string]any{"input": "  "}) // greet.py fails
+	if !isErr || out["completion_reason"] != "completed" {
+		t.Errorf("a failed run: %v %v", isErr, out)
+	}
+}
+
+// TestMCPToolInAChildEnsemble: a child ensemble's agent calls a tool of a
+// server it inherits from its parent, through the run's servers.
+func TestMCPToolInAChildEnsemble(t *testing.T) {
+	t.Parallel()
+	var (
+		mu      sync.Mutex
+		results []string
+		n       int
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Messages []map[string]any `json:"messages"`
+		}
+		raw, _ := io.ReadAll(r.Body)
+		json.Unmarshal(raw, &body)
+		mu.Lock()
+		first := n == 0
+		n++
+		for _, m := range body.Messages {
+			if m["role"] == "tool" {
+				results = append(results, m["content"].(string))
+			}
+		}
+		mu.Unlock()
+		msg, finish := `{"role":"assistant","content":"done"}`, "stop"
+		if first {
+			msg, finish = `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"t__echo","arguments":"{\"text\":\"from the child\"}"}}]}`, "tool_calls"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"`+finish+`","message":`+msg+`}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	cmd, env := mcptest.Command(t)
+	server, _ := json.Marshal(map[string]any{"command": cmd, "env": env})
+	os.WriteFile(filepath.Join(dir, "parent.yaml"), []byte(`name: parent
+models: {m: {provider: ollama, model: x, base_url: "${TEST_LLM_URL}"}}
+mcp_servers: {t: `+string(server)+`}
+agents:
+  - {name: kid, ensemble: child.yaml}
+`), 0o644)
+	os.WriteFile(filepath.Join(dir, "child.yaml"), []byte("name: child\nagents:\n  - {name: b, model_profile: m, prompt: Go., tools: [t.echo]}\n"), 0o644)
+	o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL + "/v1"}, "run", filepath.Join(dir, "parent.yaml"), "--output", "json")
+	if o.code != 0 {
+		t.Fatalf("exit %d: %s\n%s", o.code, o.stderr, o.stdout)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(results, "|") != "echo: from the child" {
+		t.Errorf("tool results %q", results)
+	}
+}
+
+// TestMCPUnknownToolStopsTheRun: a tool the server lacks ends the command
+// with exit 2 before any model request, naming the server and its tools.
+func TestMCPUnknownToolStopsTheRun(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Error("a model request was made")
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	cmd, env := mcptest.Command(t)
+	server, _ := json.Marshal(map[string]any{"command": cmd, "env": env})
+	os.WriteFile(filepath.Join(dir, "e.yaml"), []byte(`name: e
+models: {m: {provider: ollama, model: x, base_url: "${TEST_LLM_URL}"}}
+mcp_servers: {t: `+string(server)+`}
+agents:
+  - {name: b, model_profile: m, tools: [t.ecko]}
+`), 0o644)
+	o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL + "/v1"}, "run", filepath.Join(dir, "e.yaml"), "--output", "json")
+	if o.code != 2 || !strings.Contains(o.stderr, `agent "b": MCP server "t" has no tool "ecko"; its tools: block, echo, env, fail, meet; did you mean "echo"?`) {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+}

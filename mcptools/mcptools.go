@@ -1,0 +1,379 @@
+// Package mcptools is the MCP servers of one run (docs/llm.md#mcp-tools):
+// Start starts every server the run's LLM agents name (a command in its own
+// process group, or a streamable HTTP server by URL), lists their tools and
+// checks the agents' tool names against them before any model request;
+// the LLM kind finds them in the run's context (FromContext) and calls
+// their tools through its tool loop; Close ends them with the run.
+package mcptools
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/proc"
+	"github.com/ensemble-run/ensemble/runners"
+)
+
+// Options tune Start.
+type Options struct {
+	// Environ is the base environment of the servers' commands, before
+	// every api_key_env variable is taken out; nil means os.Environ.
+	Environ func() []string
+	// HTTPClient reaches the servers given by URL; nil means
+	// http.DefaultClient.
+	HTTPClient *http.Client
+	// StartTimeout bounds starting one server and listing its tools; 0
+	// means DefaultStartTimeout.
+	StartTimeout time.Duration
+}
+
+// DefaultStartTimeout bounds the start of one server: a command that
+// installs a package first may take a while.
+const DefaultStartTimeout = 2 * time.Minute
+
+// ProtocolVersion is the MCP version the client asks for: the one today's
+// servers speak.
+const ProtocolVersion = "2025-11-25"
+
+// Servers are the MCP servers of one run. The zero value has none.
+type Servers struct {
+	opts   Options
+	mu     sync.Mutex
+	byDecl map[*ensemble.MCPServer]*server
+}
+
+// server is one started server.
+type server struct {
+	decl    *ensemble.MCPServer
+	session *mcp.ClientSession
+	cmd     *exec.Cmd // nil for a URL
+	stderr  *tail
+	tools   []*Tool // in the order the server lists them
+	byName  map[string]*Tool
+}
+
+// Tool is a tool of a started server.
+type Tool struct {
+	Server *ensemble.MCPServer
+	// Name is the tool's name on its server; ModelName is the name the
+	// model calls it by: SERVER__TOOL, limited to what model APIs accept.
+	Name, ModelName string
+	Description     string
+	// InputSchema is the JSON Schema of its arguments, as plain JSON values.
+	InputSchema map[string]any
+	s           *server
+}
+
+type toolLister interface {
+	Tools(a *ensemble.Agent) []string
+}
+
+type childrenLister interface {
+	Children(a *ensemble.Agent) []*ensemble.Ensemble
+}
+
+// Start starts every MCP server that an agent of e or of its child
+// ensembles names in its tools, lists the servers' tools and checks that
+// each SERVER.TOOL an agent names exists. Every problem is reported in the
+// error; on an error, the servers already started are closed. A file whose
+// agents name no MCP tool starts nothing.
+func Start(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Servers, error) {
+	s := &Servers{opts: opts, byDecl: map[*ensemble.MCPServer]*server{}}
+	type use struct {
+		ens   *ensemble.Ensemble
+		agent *ensemble.Agent
+		name  string
+	}
+	var uses []use
+	seen := map[*ensemble.Ensemble]bool{}
+	var walk func(*ensemble.Ensemble)
+	walk = func(e *ensemble.Ensemble) {
+		if e == nil || seen[e] {
+			return
+		}
+		seen[e] = true
+		for _, a := range e.Agents {
+			if tl, ok := a.Kind.(toolLister); ok {
+				for _, n := range tl.Tools(a) {
+					if _, _, ok := ensemble.SplitMCPTool(n); ok {
+						uses = append(uses, use{e, a, n})
+					}
+				}
+			}
+			if cl, ok := a.Kind.(childrenLister); ok {
+				for _, c := range cl.Children(a) {
+					walk(c)
+				}
+			}
+		}
+	}
+	walk(e)
+	var errs []error
+	failed := map[*ensemble.MCPServer]bool{}
+	for _, u := range uses {
+		name, _, _ := ensemble.SplitMCPTool(u.name)
+		decl := u.ens.MCPServer(name)
+		if decl == nil || failed[decl] || s.byDecl[decl] != nil {
+			continue
+		}
+		srv, err := s.start(ctx, u.ens, decl)
+		if err != nil {
+			failed[decl] = true
+			errs = append(errs, err)
+			continue
+		}
+		s.byDecl[decl] = srv
+	}
+	for _, u := range uses {
+		if _, err := s.Tools(u.ens, u.name); err != nil && !errors.Is(err, errNotStarted) {
+			errs = append(errs, fmt.Errorf("agent %q: %w", u.agent.Name, err))
+		}
+	}
+	if len(errs) > 0 {
+		s.Close()
+		return nil, errors.Join(errs...)
+	}
+	return s, nil
+}
+
+var errNotStarted = errors.New("MCP server not started")
+
+// start starts one server and lists its tools.
+func (s *Servers) start(ctx context.Context, ens *ensemble.Ensemble, decl *ensemble.MCPServer) (*server, error) {
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(s.opts.StartTimeout, DefaultStartTimeout))
+	defer cancel()
+	srv := &server{decl: decl, byName: map[string]*Tool{}}
+	var transport mcp.Transport
+	if decl.URL != "" {
+		transport = &mcp.StreamableClientTransport{Endpoint: decl.URL, HTTPClient: s.opts.HTTPClient}
+	} else {
+		environ := s.opts.Environ
+		if environ == nil {
+			environ = os.Environ
+		}
+		cmd := exec.Command(decl.Command[0], decl.Command[1:]...)
+		cmd.Dir = decl.Dir
+		cmd.Env = runners.ScriptEnv(environ(), ens, decl.Env)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		srv.stderr = &tail{max: 4 << 10}
+		cmd.Stderr = srv.stderr
+		cmd.WaitDelay = 2 * time.Second // a grandchild holding stderr open
+		srv.cmd = cmd
+		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "ensemble", Version: "1"}, nil)
+	session, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	if err != nil {
+		srv.kill()
+		return nil, fmt.Errorf("MCP server %q: cannot connect: %v%s", decl.Name, cause(ctx, err), srv.stderrTail())
+	}
+	srv.session = session
+	for t, err := range session.Tools(ctx, nil) {
+		if err != nil {
+			srv.close()
+			return nil, fmt.Errorf("MCP server %q: cannot list its tools: %v%s", decl.Name, cause(ctx, err), srv.stderrTail())
+		}
+		tool := &Tool{Server: decl, Name: t.Name, Description: t.Description, s: srv}
+		tool.ModelName = modelName(decl.Name, t.Name)
+		if t.InputSchema != nil {
+			raw, err := json.Marshal(t.InputSchema)
+			if err == nil {
+				err = json.Unmarshal(raw, &tool.InputSchema)
+			}
+			if err != nil {
+				srv.close()
+				return nil, fmt.Errorf("MCP server %q: tool %q: its input schema is not a JSON object: %v", decl.Name, t.Name, err)
+			}
+		}
+		if tool.InputSchema == nil {
+			tool.InputSchema = map[string]any{"type": "object", "properties": map[string]any{}}
+		}
+		if _, dup := srv.byName[t.Name]; !dup {
+			srv.byName[t.Name] = tool
+			srv.tools = append(srv.tools, tool)
+		}
+	}
+	return srv, nil
+}
+
+func cause(ctx context.Context, err error) error {
+	if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("no answer in time: %w", err)
+	}
+	return err
+}
+
+var invalidModelChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+
+// modelName is the name the model calls a server's tool by: SERVER__TOOL
+// with any character a model API refuses replaced by _, cut to 64
+// characters.
+func modelName(server, tool string) string {
+	n := server + "__" + invalidModelChars.ReplaceAllString(tool, "_")
+	if len(n) > 64 {
+		n = n[:64]
+	}
+	return n
+}
+
+// Tools returns the tools that an agent of ens names with name, SERVER.TOOL
+// or SERVER.* (every tool of the server, in its order). A tool the server
+// does not have is an error naming the server and the tools it has.
+func (s *Servers) Tools(ens *ensemble.Ensemble, name string) ([]*Tool, error) {
+	srvName, toolName, _ := ensemble.SplitMCPTool(name)
+	decl := ens.MCPServer(srvName)
+	if decl == nil {
+		return nil, fmt.Errorf("tool %q: unknown MCP server %q", name, srvName)
+	}
+	var srv *server
+	if s != nil {
+		s.mu.Lock()
+		srv = s.byDecl[decl]
+		s.mu.Unlock()
+	}
+	if srv == nil {
+		return nil, fmt.Errorf("tool %q: %w %q for this run", name, errNotStarted, srvName)
+	}
+	if toolName == "*" {
+		return srv.tools, nil
+	}
+	if t := srv.byName[toolName]; t != nil {
+		return []*Tool{t}, nil
+	}
+	names := make([]string, len(srv.tools))
+	for i, t := range srv.tools {
+		names[i] = t.Name
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("MCP server %q has no tool %q: it has no tools", srvName, toolName)
+	}
+	return nil, fmt.Errorf("MCP server %q has no tool %q; its tools: %s%s", srvName, toolName,
+		strings.Join(names, ", "), ensemble.Suggest(toolName, names))
+}
+
+// Call calls the tool with args, a JSON object. The result is the text of
+// its content (each text part in order; other parts as JSON); isError is
+// the server's verdict on the call. err is a failure to call it at all
+// (the server is gone, the context ended).
+func (t *Tool) Call(ctx context.Context, args json.RawMessage) (text string, isError bool, err error) {
+	res, err := t.s.session.CallTool(ctx, &mcp.CallToolParams{Name: t.Name, Arguments: args})
+	if err != nil {
+		return "", false, err
+	}
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+			continue
+		}
+		raw, err := json.Marshal(c)
+		if err != nil {
+			return "", false, err
+		}
+		parts = append(parts, string(raw))
+	}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		raw, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return "", false, err
+		}
+		parts = append(parts, string(raw))
+	}
+	return strings.Join(parts, "\n"), res.IsError, nil
+}
+
+// Close ends every server: a session is closed (a command's stdin is
+// closed, as the protocol asks), then a command's whole process group is
+// killed. Safe to call more than once, and on nil.
+func (s *Servers) Close() error {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	servers := slices.Collect(maps.Values(s.byDecl))
+	s.byDecl = map[*ensemble.MCPServer]*server{}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, srv := range servers {
+		wg.Go(srv.close)
+	}
+	wg.Wait()
+	return nil
+}
+
+func (srv *server) close() {
+	if srv.session != nil {
+		_ = srv.session.Close()
+	}
+	srv.kill()
+}
+
+// kill kills a command's process group (what the server started too).
+func (srv *server) kill() {
+	if srv.cmd != nil && srv.cmd.Process != nil {
+		_ = proc.KillGroup(srv.cmd.Process.Pid)
+	}
+}
+
+func (srv *server) stderrTail() string {
+	if srv.stderr == nil {
+		return ""
+	}
+	if t := strings.TrimSpace(srv.stderr.String()); t != "" {
+		return ": " + t
+	}
+	return ""
+}
+
+type ctxKey struct{}
+
+// NewContext returns ctx carrying s: the LLM kind finds a run's servers there.
+func NewContext(ctx context.Context, s *Servers) context.Context {
+	return context.WithValue(ctx, ctxKey{}, s)
+}
+
+// FromContext returns the servers ctx carries, or nil.
+func FromContext(ctx context.Context) *Servers {
+	s, _ := ctx.Value(ctxKey{}).(*Servers)
+	return s
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf bytes.Buffer
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf.Write(p)
+	if over := t.buf.Len() - t.max; over > 0 {
+		t.buf.Next(over)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf.String()
+}

@@ -1,0 +1,234 @@
+package mcptools_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/mcptest"
+	"github.com/ensemble-run/ensemble/kinds"
+	"github.com/ensemble-run/ensemble/mcptools"
+)
+
+func TestMain(m *testing.M) {
+	mcptest.Main()
+	os.Exit(m.Run())
+}
+
+// load writes an ensemble whose agent lists tools, with one MCP server
+// "t": the test binary over stdio, or the in-process server over HTTP.
+func load(t *testing.T, overHTTP bool, tools ...string) *ensemble.Ensemble {
+	t.Helper()
+	server := map[string]any{}
+	if overHTTP {
+		server["url"] = mcptest.HTTP(t)
+	} else {
+		cmd, env := mcptest.Command(t)
+		env["SECRET_KEY"] = "from-the-file"
+		server["command"], server["env"] = cmd, env
+	}
+	doc := map[string]any{
+		"name":        "m",
+		"models":      map[string]any{"m": map[string]any{"provider": "openai", "model": "x", "api_key_env": "SECRET_KEY"}},
+		"mcp_servers": map[string]any{"t": server},
+		"agents":      []any{map[string]any{"name": "a", "model_profile": "m", "tools": tools}},
+	}
+	if len(tools) == 0 {
+		delete(doc["agents"].([]any)[0].(map[string]any), "tools")
+	}
+	raw, _ := json.Marshal(doc)
+	path := filepath.Join(t.TempDir(), "e.yaml")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := ensemble.Load(path, kinds.Builtin().Load(ensemble.LoadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func call(t *testing.T, s *mcptools.Servers, e *ensemble.Ensemble, name, args string) (string, bool) {
+	t.Helper()
+	tools, err := s.Tools(e, name)
+	if err != nil || len(tools) != 1 {
+		t.Fatalf("%s: %v %v", name, tools, err)
+	}
+	text, isError, err := tools[0].Call(t.Context(), json.RawMessage(args))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text, isError
+}
+
+func TestStdioAndHTTP(t *testing.T) {
+	t.Parallel()
+	for _, overHTTP := range []bool{false, true} {
+		name := "stdio"
+		if overHTTP {
+			name = "http"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := load(t, overHTTP, "t.*")
+			s, err := mcptools.Start(t.Context(), e, mcptools.Options{
+				Environ: func() []string { return []string{"SECRET_KEY=sk-never", "VISIBLE=yes", "PATH=" + os.Getenv("PATH")} },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			all, err := s.Tools(e, "t.*")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tl := range all {
+				names = append(names, tl.ModelName)
+			}
+			if got := strings.Join(names, ","); !strings.Contains(got, "t__echo") || !strings.Contains(got, "t__fail") {
+				t.Fatalf("tools %s", got)
+			}
+			if text, isErr := call(t, s, e, "t.echo", `{"text":"hi"}`); text != "echo: hi" || isErr {
+				t.Errorf("echo: %q %v", text, isErr)
+			}
+			if text, isErr := call(t, s, e, "t.fail", `{}`); text != "it broke" || !isErr {
+				t.Errorf("fail: %q %v", text, isErr)
+			}
+			if !overHTTP {
+				// The server's env: API keys are never passed, even when
+				// the file sets them; the rest of the environment is.
+				if text, _ := call(t, s, e, "t.env", `{"name":"SECRET_KEY"}`); text != "<unset>" {
+					t.Errorf("SECRET_KEY reached the server: %q", text)
+				}
+				if text, _ := call(t, s, e, "t.env", `{"name":"VISIBLE"}`); text != "yes" {
+					t.Errorf("VISIBLE: %q", text)
+				}
+			}
+		})
+	}
+}
+
+func TestUnknownToolFailsAtStart(t *testing.T) {
+	t.Parallel()
+	e := load(t, true, "t.echo", "t.eccho")
+	_, err := mcptools.Start(t.Context(), e, mcptools.Options{})
+	if err == nil {
+		t.Fatal("started")
+	}
+	for _, want := range []string{`agent "a"`, `MCP server "t" has no tool "eccho"`, "its tools: ", "echo, ", `did you mean "echo"?`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err, want)
+		}
+	}
+}
+
+func TestServerThatCannotStart(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "e.yaml")
+	os.WriteFile(path, []byte(`name: m
+models: {m: {provider: ollama, model: x}}
+mcp_servers: {gone: {command: ["/nonexistent/server"]}, unused: {command: ["/nonexistent/other"]}}
+agents: [{name: a, model_profile: m, tools: [gone.x]}]
+`), 0o644)
+	e, err := ensemble.Load(path, kinds.Builtin().Load(ensemble.LoadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = mcptools.Start(t.Context(), e, mcptools.Options{})
+	if err == nil || !strings.Contains(err.Error(), `MCP server "gone": cannot connect`) || strings.Contains(err.Error(), "unused") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// TestCloseKillsTheProcessGroup: the server's process is gone once the run
+// ends.
+func TestCloseKillsTheProcessGroup(t *testing.T) {
+	t.Parallel()
+	e := load(t, false, "t.echo")
+	s, err := mcptools.Start(t.Context(), e, mcptools.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := mcptools.PID(s, e.MCPServer("t"))
+	if pid <= 0 {
+		t.Fatalf("pid %d", pid)
+	}
+	s.Close()
+	if err := syscall.Kill(-pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("process group %d still there: %v", pid, err)
+	}
+	if _, err := s.Tools(e, "t.echo"); err == nil {
+		t.Error("tools after Close")
+	}
+}
+
+func TestNoMCPToolsStartsNothing(t *testing.T) {
+	t.Parallel()
+	s, err := mcptools.Start(context.Background(), load(t, false), mcptools.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+}
+
+// TestChildEnsemblesShareTheParentsServer: a child's agent naming a server
+// it inherits uses the parent's, started once; a tool the server lacks in
+// the child is found at start too.
+func TestChildEnsemblesShareTheParentsServer(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmd, env := mcptest.Command(t)
+	server, _ := json.Marshal(map[string]any{"command": cmd, "env": env})
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("parent.yaml", `name: parent
+models: {m: {provider: ollama, model: x}}
+mcp_servers: {t: `+string(server)+`}
+agents:
+  - {name: a, model_profile: m, tools: [t.echo]}
+  - {name: kid, ensemble: child.yaml, dependencies: [a]}
+`)
+	write("child.yaml", "name: child\nagents:\n  - {name: b, model_profile: m, tools: [t.fail, t.nope]}\n")
+	e, err := ensemble.Load(filepath.Join(dir, "parent.yaml"), kinds.Builtin().Load(ensemble.LoadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = mcptools.Start(t.Context(), e, mcptools.Options{})
+	if err == nil || !strings.Contains(err.Error(), `agent "b": MCP server "t" has no tool "nope"`) {
+		t.Fatalf("got %v", err)
+	}
+	write("child.yaml", "name: child\nagents:\n  - {name: b, model_profile: m, tools: [t.fail]}\n")
+	e, err = ensemble.Load(filepath.Join(dir, "parent.yaml"), kinds.Builtin().Load(ensemble.LoadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := mcptools.Start(t.Context(), e, mcptools.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var child *ensemble.Ensemble
+	for _, a := range e.Agents {
+		if c, ok := a.Kind.(interface {
+			Children(*ensemble.Agent) []*ensemble.Ensemble
+		}); ok {
+			child = c.Children(a)[0]
+		}
+	}
+	if text, isErr := call(t, s, child, "t.fail", `{}`); text != "it broke" || !isErr {
+		t.Errorf("child's call: %q %v", text, isErr)
+	}
+	if mcptools.PID(s, child.MCPServer("t")) != mcptools.PID(s, e.MCPServer("t")) {
+		t.Error("the child has a server of its own")
+	}
+}
