@@ -22,6 +22,8 @@ type route struct {
 	// used names the profile that answered the last request when it is a
 	// fallback; "" while the agent's own answers.
 	used string
+	// sec redacts what a span records (trace.go).
+	sec *secrets
 }
 
 func (r *Runner) newRoute(ens *ensemble.Ensemble, p *ensemble.ModelProfile, b agent.Budget) *route {
@@ -57,7 +59,11 @@ func (rt *route) chat(ctx context.Context, req *ChatRequest) (*ChatResponse, *st
 				return nil, nil, errors.Join(append(errs, err)...)
 			}
 		}
-		resp, err := prov.Chat(ctx, req)
+		cctx, span, tr := startChat(ctx, p, req, rt.sec)
+		resp, err := prov.Chat(cctx, req)
+		if span != nil {
+			endChat(span, tr, resp, err, rt.sec)
+		}
 		if err != nil {
 			done(nil)
 			if rt.at > 0 {

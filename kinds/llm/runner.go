@@ -254,6 +254,7 @@ func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversa
 		return res
 	}
 	route := r.newRoute(req.Ensemble, c.profile, req.Budget)
+	route.sec = sec
 	if _, err := r.provider(c.profile); err != nil {
 		return fail(StopError, err)
 	}
