@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -278,5 +282,303 @@ func writeFile(t *testing.T, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// traceKey is the model's key in the tracing tests: never in a span.
+const traceKey = "sk-trace-secret-0123456789"
+
+// tracedToolRun runs an LLM agent whose fake model (Chat Completions) asks
+// for two tool calls, one of a tool it does not have, and then answers; a
+// child ensemble runs after it. It returns the received run span.
+func tracedToolRun(t *testing.T, capture bool) (*span, *otlpReceiver) {
+	t.Helper()
+	rc := newOTLPReceiver(t)
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		msg := map[string]any{"role": "assistant", "content": "EMEA leads."}
+		finish := "stop"
+		if !strings.Contains(string(raw), `"role":"tool"`) {
+			msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
+				map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": "lookup", "arguments": `{"region":"EMEA ` + traceKey + `"}`}},
+				map[string]any{"id": "call_2", "type": "function", "function": map[string]any{"name": "nope", "arguments": `{}`}},
+			}}
+			finish = "tool_calls"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"id": "c1", "object": "chat.completion", "created": 1, "model": "fake-model",
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+			"usage":   map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})
+	}))
+	t.Cleanup(model.Close)
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"ensemble.yaml": `name: traced
+input: Which region leads?
+models:
+  fake:
+    provider: openai
+    model: fake-model
+    base_url: ${FAKE_MODEL_URL}
+    api_key_env: FAKE_KEY
+    max_tokens: 500
+tools:
+  - name: lookup
+    description: Sales of one region
+    parameters: {type: object, properties: {region: {type: string}}, required: [region]}
+    script: lookup.sh
+agents:
+  - name: analyst
+    model_profile: fake
+    prompt: Find the leading region.
+    tools: [lookup]
+  - name: round
+    ensemble: child.yaml
+    dependencies: [analyst]
+`,
+		"child.yaml": "name: child\nagents:\n  - name: inner\n    script: inner.sh\n",
+		"inner.sh":   "#!/bin/sh\necho '{\"done\": true}'\n",
+		"lookup.sh":  "#!/bin/sh\necho \"sales of $(cat)\"\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{"FAKE_MODEL_URL": model.URL + "/v1", "FAKE_KEY": traceKey, "PATH": os.Getenv("PATH"),
+		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": rc.srv.URL + "/v1/traces"}
+	if capture {
+		env["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
+	}
+	o := ensembleEnv(t, env, "run", filepath.Join(dir, "ensemble.yaml"), "--output", "json")
+	if o.code != 0 {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+	roots := rc.roots(t)
+	if len(roots) != 1 {
+		t.Fatalf("%d roots", len(roots))
+	}
+	return roots[0], rc
+}
+
+// TestTraceOfModelRequestsAndToolCalls: model requests and tool calls are
+// spans under their execution, with the GenAI conventions' attributes; a
+// child ensemble's run nests under its agent's execution; no content is
+// recorded unless asked for, and then without the key.
+func TestTraceOfModelRequestsAndToolCalls(t *testing.T) {
+	t.Parallel()
+	run, rc := tracedToolRun(t, false)
+	want := `run traced
+  turn 1
+    invoke_agent analyst
+      chat fake-model
+      chat fake-model
+      execute_tool lookup
+      execute_tool nope !
+  turn 2
+    invoke_agent round
+      run child
+        turn 1
+          invoke_agent inner
+`
+	if got := run.tree(); got != want {
+		t.Fatalf("span tree:\n%s\nwant:\n%s", got, want)
+	}
+	chats := run.find("chat ")
+	for k, v := range map[string]any{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "fake-model",
+		"gen_ai.usage.input_tokens": int64(100), "gen_ai.usage.output_tokens": int64(20), "gen_ai.request.max_tokens": int64(500)} {
+		for _, c := range chats {
+			if c.attrs[k] != v {
+				t.Errorf("chat span: %s = %v, want %v", k, c.attrs[k], v)
+			}
+		}
+	}
+	if chats[0].kind != tracepb.Span_SPAN_KIND_CLIENT {
+		t.Errorf("chat span kind %v", chats[0].kind)
+	}
+	reasons := []string{fmt.Sprint(chats[0].attrs["gen_ai.response.finish_reasons"]), fmt.Sprint(chats[1].attrs["gen_ai.response.finish_reasons"])}
+	slices.Sort(reasons)
+	if reasons[0] != "[stop]" || reasons[1] != "[tool_call]" {
+		t.Errorf("finish reasons %v", reasons)
+	}
+	x := run.find("invoke_agent analyst")[0]
+	if x.attrs["gen_ai.usage.input_tokens"] != int64(200) || x.attrs["ensemble.usage.requests"] != int64(2) {
+		t.Errorf("execution usage %v", x.attrs)
+	}
+	tool := run.find("execute_tool lookup")[0]
+	if tool.attrs["gen_ai.operation.name"] != "execute_tool" || tool.attrs["gen_ai.tool.name"] != "lookup" || tool.attrs["gen_ai.tool.call.id"] != "call_1" {
+		t.Errorf("tool span %v", tool.attrs)
+	}
+	if bad := run.find("execute_tool nope")[0]; !strings.Contains(bad.status, `unknown tool "nope"`) {
+		t.Errorf("failed tool status %q", bad.status)
+	}
+	if inner := run.find("invoke_agent inner")[0]; inner.attrs["ensemble.agent.path"] != "round/inner" || inner.attrs["ensemble.name"] != "child" {
+		t.Errorf("child execution %v", inner.attrs)
+	}
+	for _, s := range rc.spans {
+		for k, v := range s.attrs {
+			if strings.Contains(k, "messages") || strings.Contains(k, "arguments") || strings.Contains(k, "result") || k == "ensemble.output" {
+				t.Errorf("span %q records %s without the capture variable", s.name, k)
+			}
+			if strings.Contains(fmt.Sprint(v), traceKey) {
+				t.Errorf("span %q: %s holds the key", s.name, k)
+			}
+		}
+	}
+
+	// With the capture variable: prompts, replies, tool arguments and
+	// results, outputs; the key redacted from all of them.
+	run, rc = tracedToolRun(t, true)
+	chats = run.find("chat ")
+	var all strings.Builder
+	for _, s := range rc.spans {
+		fmt.Fprintln(&all, s.attrs)
+	}
+	for _, want := range []string{"Find the leading region.", "Which region leads?", `"type":"tool_call"`, "EMEA leads.", "sales of", `"finish_reason":"stop"`} {
+		if !strings.Contains(all.String(), want) {
+			t.Errorf("captured content lacks %q:\n%s", want, all.String())
+		}
+	}
+	if strings.Contains(all.String(), traceKey) {
+		t.Errorf("a span holds the key:\n%s", all.String())
+	}
+	tool = run.find("execute_tool lookup")[0]
+	if args, _ := tool.attrs["gen_ai.tool.call.arguments"].(string); !strings.Contains(args, "EMEA") {
+		t.Errorf("tool arguments %q", args)
+	}
+	if out, _ := run.find("invoke_agent analyst")[0].attrs["ensemble.output"].(string); out != `"EMEA leads."` {
+		t.Errorf("execution output %q", out)
+	}
+}
+
+// TestTraceStandardVariables: OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES
+// and OTEL_EXPORTER_OTLP_HEADERS reach the collector (the SDK reads them
+// from the process's environment, hence t.Setenv and no t.Parallel).
+func TestTraceStandardVariables(t *testing.T) {
+	t.Setenv("OTEL_SERVICE_NAME", "nightly-analysis")
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment.name=ci")
+	t.Setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-collector-token=t0ken")
+	rc := newOTLPReceiver(t)
+	dir := "../../examples/hello-scripts/"
+	o := ensembleEnv(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": rc.srv.URL + "/", "PATH": os.Getenv("PATH")},
+		"run", dir+"ensemble.yaml", "--responses", dir+"responses.yaml", "--output", "json")
+	if o.code != 0 {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+	roots := rc.roots(t)
+	if len(roots) != 1 {
+		t.Fatalf("%d roots", len(roots))
+	}
+	res := roots[0].resource
+	if res["service.name"] != "nightly-analysis" || res["deployment.environment.name"] != "ci" || res["service.version"] == nil {
+		t.Errorf("resource %v", res)
+	}
+	if h := rc.headers[0].Get("X-Collector-Token"); h != "t0ken" {
+		t.Errorf("header %q", h)
+	}
+}
+
+// TestTraceConfigurationErrors: what cannot be honoured is a usage error
+// before the run; OTEL_SDK_DISABLED and OTEL_TRACES_EXPORTER=none turn
+// tracing off.
+func TestTraceConfigurationErrors(t *testing.T) {
+	t.Parallel()
+	dir := "../../examples/hello-scripts/"
+	args := []string{"run", dir + "ensemble.yaml", "--responses", dir + "responses.yaml", "--output", "json"}
+	for _, tc := range []struct {
+		env  map[string]string
+		flag string
+		want string
+	}{
+		{env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"},
+			want: "tracing: traces are exported over OTLP/HTTP only, not gRPC"},
+		{env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc"}, flag: "http://127.0.0.1:1", want: "not gRPC"},
+		{flag: "localhost:4318", want: `tracing: --otel: want an http:// or https:// URL such as http://localhost:4318, got "localhost:4318"`},
+		{env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "ftp://x"}, want: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: want an http"},
+		{env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_TRACES_EXPORTER": "zipkin"},
+			want: "OTEL_TRACES_EXPORTER=zipkin: only otlp (or none) is supported"},
+	} {
+		a := args
+		if tc.flag != "" {
+			a = append(slices.Clone(args), "--otel", tc.flag)
+		}
+		o := ensembleEnv(t, tc.env, a...)
+		if o.code != 2 || !strings.Contains(o.stderr, tc.want) || o.stdout != "" {
+			t.Errorf("%v %s: exit %d, stderr %q; want exit 2 and %q", tc.env, tc.flag, o.code, o.stderr, tc.want)
+		}
+	}
+	// Off: nothing is sent, though an endpoint is set.
+	rc := newOTLPReceiver(t)
+	for _, env := range []map[string]string{{"OTEL_SDK_DISABLED": "true"}, {"OTEL_TRACES_EXPORTER": "none"}} {
+		env["OTEL_EXPORTER_OTLP_ENDPOINT"] = rc.srv.URL
+		if o := ensembleEnv(t, env, args...); o.code != 0 {
+			t.Fatalf("%v: exit %d: %s", env, o.code, o.stderr)
+		}
+	}
+	if len(rc.spans) != 0 {
+		t.Errorf("%d spans sent while tracing was off", len(rc.spans))
+	}
+}
+
+// TestTraceOfEnsembleTest: ensemble test --otel traces each scenario's run.
+func TestTraceOfEnsembleTest(t *testing.T) {
+	t.Parallel()
+	rc := newOTLPReceiver(t)
+	o := ensembleCmd(t, "", "test", "--otel", rc.srv.URL, "../../examples/iterative-analysis")
+	if o.code != 0 {
+		t.Fatalf("exit %d: %s%s", o.code, o.stdout, o.stderr)
+	}
+	roots := rc.roots(t)
+	if len(roots) == 0 {
+		t.Fatal("no trace")
+	}
+	for _, r := range roots {
+		if r.name != "run iterative-analysis" || len(r.find("turn ")) == 0 {
+			t.Errorf("root %q:\n%s", r.name, r.tree())
+		}
+	}
+}
+
+// TestTraceFlushedOnCtrlC: a run cancelled mid-turn (SIGINT) still exports
+// its spans before the command returns, the run's with an error status.
+func TestTraceFlushedOnCtrlC(t *testing.T) {
+	t.Parallel()
+	rc := newOTLPReceiver(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "ensemble.yaml"), "name: blocking\nagents:\n  - name: wait\n    script: wait.sh\n")
+	writeFile(t, filepath.Join(dir, "wait.sh"), "#!/bin/sh\ntouch \"$(dirname \"$0\")/started\"\nsleep 60\n")
+	os.Chmod(filepath.Join(dir, "wait.sh"), 0o755)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for {
+			if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+				cancel()
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"run", filepath.Join(dir, "ensemble.yaml"), "--output", "json", "--otel", rc.srv.URL},
+		&stdio{in: strings.NewReader(""), out: &out, err: &errb, getenv: func(k string) (string, bool) {
+			if k == "PATH" {
+				return os.LookupEnv(k)
+			}
+			return "", false
+		}})
+	if code != 130 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	roots := rc.roots(t)
+	if len(roots) != 1 {
+		t.Fatalf("%d roots", len(roots))
+	}
+	want := "run blocking !\n  turn 1 !\n    invoke_agent wait !\n"
+	if got := roots[0].tree(); got != want || roots[0].attrs["ensemble.completion_reason"] != "cancelled" {
+		t.Fatalf("tree:\n%s\nwant:\n%s%v", got, want, roots[0].attrs)
 	}
 }
