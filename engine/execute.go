@@ -43,6 +43,9 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 			// Failed when it was planned: reported as run, never started.
 			r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: x.req.Turn, Agent: eventName(x.req), Execution: x.req.Execution})
 			x.started, x.res = time.Now(), &runners.Result{Err: x.failed}
+			if r.span != nil {
+				r.traceFailedPlan(ctx, x)
+			}
 			r.finished(x)
 			continue
 		}

@@ -2,11 +2,13 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/internal/tracing"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
@@ -121,5 +123,27 @@ func (r *Run) endExecution(span trace.Span, res *runners.Result) {
 	if r.tr.Content && res.Err == nil {
 		span.SetAttributes(tracing.Output.String(r.tr.JSON(res.Output)))
 	}
+	if errors.Is(res.Err, agent.ErrAwaitingInput) {
+		// Not a failure: the run waits (docs/semantics.md#ask-agents-that-wait).
+		span.SetAttributes(attribute.Bool("ensemble.awaiting_input", true))
+		span.End()
+		return
+	}
 	tracing.End(span, res.Err)
+}
+
+// traceRetry records a failed attempt that is tried again as an event of
+// the execution's span.
+func (r *Run) traceRetry(ctx context.Context, attempt int, err error) {
+	trace.SpanFromContext(ctx).AddEvent("retry", trace.WithAttributes(
+		attribute.Int("ensemble.attempt", attempt),
+		attribute.String("exception.message", r.opts.Secrets.Error(err).Error()),
+	))
+}
+
+// traceFailedPlan makes the span of an execution that failed when it was
+// planned (it never ran).
+func (r *Run) traceFailedPlan(ctx context.Context, x *execution) {
+	_, span := r.startExecution(ctx, x.req)
+	tracing.End(span, r.opts.Secrets.Error(x.failed))
 }

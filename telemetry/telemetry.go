@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -55,6 +57,10 @@ type Config struct {
 // Tracing is the SDK set up for one command.
 type Tracing struct {
 	tp *sdktrace.TracerProvider
+
+	mu       sync.Mutex
+	failures int   // exports that failed while the command ran
+	first    error // the first of them
 	// Content is OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true:
 	// prompts, replies, tool arguments and results, inputs and outputs are
 	// recorded in the spans (redacted of every key).
@@ -120,7 +126,40 @@ func Setup(ctx context.Context, cfg Config) (*Tracing, error) {
 		return nil, fmt.Errorf("the trace resource: %w", err)
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	return &Tracing{tp: tp, Content: strings.EqualFold(env(EnvCaptureContent), "true"), Endpoint: endpoint}, nil
+	t := &Tracing{tp: tp, Content: strings.EqualFold(env(EnvCaptureContent), "true"), Endpoint: endpoint}
+	catchErrors(t)
+	return t, nil
+}
+
+// The SDK reports a failed export in the background to the process's one
+// error handler, which by default logs it on stderr at once, over the
+// progress display and once per batch. Here the failures are counted by
+// every Tracing set up and not yet shut down (one, but in tests), and
+// Shutdown reports them once.
+var (
+	handlerOnce sync.Once
+	activeMu    sync.Mutex
+	active      = map[*Tracing]bool{}
+)
+
+func catchErrors(t *Tracing) {
+	handlerOnce.Do(func() {
+		otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+			activeMu.Lock()
+			defer activeMu.Unlock()
+			for t := range active {
+				t.mu.Lock()
+				if t.failures == 0 {
+					t.first = err
+				}
+				t.failures++
+				t.mu.Unlock()
+			}
+		}))
+	})
+	activeMu.Lock()
+	active[t] = true
+	activeMu.Unlock()
 }
 
 // endpointOf is the URL spans are posted to: --otel, else the traces
@@ -160,5 +199,17 @@ func (t *Tracing) Shutdown() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), FlushTimeout)
 	defer cancel()
-	return t.tp.Shutdown(ctx)
+	err := t.tp.Shutdown(ctx)
+	activeMu.Lock()
+	delete(active, t)
+	activeMu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case err != nil && t.failures > 0:
+		return fmt.Errorf("%w (and %d export(s) failed before: %v)", err, t.failures, t.first)
+	case t.failures > 0:
+		return fmt.Errorf("%d export(s) failed: %w", t.failures, t.first)
+	}
+	return err
 }

@@ -40,6 +40,7 @@ type span struct {
 	resource                  map[string]any
 	errored                   bool
 	status                    string
+	events                    []string
 	children                  []*span
 }
 
@@ -71,6 +72,7 @@ func newOTLPReceiver(t *testing.T) *otlpReceiver {
 						name: s.Name, traceID: hex.EncodeToString(s.TraceId), id: hex.EncodeToString(s.SpanId),
 						parent: hex.EncodeToString(s.ParentSpanId), kind: s.Kind, attrs: attrMap(s.Attributes), resource: res,
 						errored: s.GetStatus().GetCode() == tracepb.Status_STATUS_CODE_ERROR, status: s.GetStatus().GetMessage(),
+						events: eventNames(s.Events),
 					})
 				}
 			}
@@ -82,6 +84,14 @@ func newOTLPReceiver(t *testing.T) *otlpReceiver {
 	}))
 	t.Cleanup(rc.srv.Close)
 	return rc
+}
+
+func eventNames(evs []*tracepb.Span_Event) []string {
+	var names []string
+	for _, e := range evs {
+		names = append(names, e.Name)
+	}
+	return names
 }
 
 func attrMap(kvs []*commonpb.KeyValue) map[string]any {
@@ -580,5 +590,64 @@ func TestTraceFlushedOnCtrlC(t *testing.T) {
 	want := "run blocking !\n  turn 1 !\n    invoke_agent wait !\n"
 	if got := roots[0].tree(); got != want || roots[0].attrs["ensemble.completion_reason"] != "cancelled" {
 		t.Fatalf("tree:\n%s\nwant:\n%s%v", got, want, roots[0].attrs)
+	}
+}
+
+// TestTraceCollectorRefuses: a collector that refuses the spans costs a
+// warning on stderr, not the run's result or its exit code.
+func TestTraceCollectorRefuses(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no room", http.StatusBadRequest)
+	}))
+	defer srv.Close()
+	dir := "../../examples/hello-scripts/"
+	o := ensembleEnv(t, map[string]string{"PATH": os.Getenv("PATH")},
+		"run", dir+"ensemble.yaml", "--responses", dir+"responses.yaml", "--output", "json", "--otel", srv.URL)
+	if o.code != 0 || !strings.Contains(o.stdout, `"completion_reason": "completed"`) {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+	want := "ensemble: warning: traces were not all exported to " + srv.URL + "/v1/traces: "
+	if strings.Count(o.stderr, "\n") != 1 || !strings.HasPrefix(o.stderr, want) || !strings.Contains(o.stderr, "400") {
+		t.Fatalf("stderr %q, want one line starting %q", o.stderr, want)
+	}
+}
+
+// TestTraceOfARunThatWaits: an ask agent that waits for an answer is not a
+// failure, nor is its run (exit 5); a retried execution records its failed
+// attempts as events.
+func TestTraceOfARunThatWaits(t *testing.T) {
+	t.Parallel()
+	rc := newOTLPReceiver(t)
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "ensemble.yaml"), `name: waits
+agents:
+  - name: flaky
+    script: flaky.sh
+    retry: {attempts: 2, backoff: 1ms}
+  - name: approve
+    ask: Ship it?
+    dependencies: [flaky]
+`)
+	writeFile(t, filepath.Join(dir, "flaky.sh"), "#!/bin/sh\nd=$(dirname \"$0\")\nif [ -e \"$d/tried\" ]; then echo '{\"ok\": true}'; else touch \"$d/tried\"; exit 1; fi\n")
+	os.Chmod(filepath.Join(dir, "flaky.sh"), 0o755)
+	o := ensembleEnv(t, map[string]string{"PATH": os.Getenv("PATH")},
+		"run", filepath.Join(dir, "ensemble.yaml"), "--output", "json", "--state", filepath.Join(dir, "run.db"), "--no-input", "--otel", rc.srv.URL)
+	if o.code != 5 {
+		t.Fatalf("exit %d: %s", o.code, o.stderr)
+	}
+	roots := rc.roots(t)
+	if len(roots) != 1 {
+		t.Fatalf("%d roots", len(roots))
+	}
+	want := "run waits\n  turn 1\n    invoke_agent flaky\n  turn 2\n    invoke_agent approve\n"
+	if got := roots[0].tree(); got != want || roots[0].attrs["ensemble.completion_reason"] != "awaiting_input" {
+		t.Fatalf("tree:\n%s\nwant:\n%s%v", got, want, roots[0].attrs)
+	}
+	if a := roots[0].find("invoke_agent approve")[0]; a.attrs["ensemble.awaiting_input"] != true {
+		t.Errorf("approve %v", a.attrs)
+	}
+	if f := roots[0].find("invoke_agent flaky")[0]; len(f.events) != 1 || f.events[0] != "retry" {
+		t.Errorf("flaky's events %v", f.events)
 	}
 }
