@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/cucumber/godog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
@@ -60,6 +61,10 @@ type Options struct {
 	// instead of reaching LLM (a real model costs money), whether or not the
 	// scenario has a responses file.
 	GuardModels bool
+	// Tracer, when set, traces every scenario's run (docs/tracing.md), with
+	// its content when TraceContent is set.
+	Tracer       trace.Tracer
+	TraceContent bool
 }
 
 // Scenario is the state of one scenario. Register returns it, so that a
@@ -437,6 +442,9 @@ func (s *Scenario) Run(ctx context.Context) (*engine.Result, error) {
 		Timeout:  s.timeout,
 		Parallel: s.parallel,
 		Secrets:  secrets.Of(e.Models, s.lookupEnv), // as in ensemble run: keys never reach the report
+
+		Tracer:       s.opts.Tracer,
+		TraceContent: s.opts.TraceContent,
 	}
 	r := engine.New(e, input, s.runOpts)
 	s.run = r

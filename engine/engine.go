@@ -12,10 +12,13 @@ import (
 	"context"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/secrets"
+	"github.com/ensemble-run/ensemble/internal/tracing"
 	"github.com/ensemble-run/ensemble/resolver"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
@@ -57,6 +60,17 @@ type Options struct {
 	// agent's budget bind the child, and a refusal there stops the child
 	// as its own would. nil for a top-level run.
 	Parent agent.Budget
+	// Tracer, when set, makes spans of the run, its turns, its executions
+	// and, through the context, of what the kinds do in them
+	// (docs/tracing.md). nil traces nothing, unless the context the run is
+	// started with carries its parent's tracer (a child ensemble).
+	Tracer trace.Tracer
+	// TraceContent records the run's input, the executions' outputs and
+	// what the kinds exchange with models and tools in the spans, redacted
+	// of Secrets.
+	TraceContent bool
+	// RunID is the run's id (in a state database), recorded in its spans.
+	RunID string
 }
 
 // Run is one run of an ensemble.
@@ -83,6 +97,10 @@ type Run struct {
 	budget *budget
 	// interruptedByAgent is interruptedUsage per agent.
 	interruptedByAgent map[string]*state.Usage
+	// tr and span: the tracer and the run's span, nil when tracing is off
+	// (trace.go).
+	tr   *tracing.Tracer
+	span trace.Span
 }
 
 // New prepares a run of e with the given input ("" takes the file's input).
@@ -103,6 +121,9 @@ func Resume(e *ensemble.Ensemble, st *state.State, opts Options) *Run {
 	r.maxTurns = pick(opts.MaxTurns, e.Limits.MaxTotalTurns, ensemble.DefaultMaxTotalTurns)
 	r.parallel = pick(opts.Parallel, e.Limits.ParallelAgentLimit, ensemble.DefaultParallelAgentLimit)
 	r.timeout = time.Duration(pick(int64(opts.Timeout), int64(e.Limits.Timeout), int64(ensemble.DefaultTimeout)))
+	if opts.Tracer != nil {
+		r.tr = &tracing.Tracer{Tracer: opts.Tracer, Content: opts.TraceContent, Secrets: opts.Secrets}
+	}
 	return r
 }
 
@@ -121,7 +142,7 @@ func (r *Run) State() *state.State { return r.st }
 // Run drives the run to its end and returns the result. The run timeout
 // starts now; a cancelled ctx ends the run as "cancelled".
 func (r *Run) Run(ctx context.Context) *Result {
-	r.start()
+	r.start(ctx)
 	runCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	reason := ""
@@ -135,7 +156,7 @@ func (r *Run) Run(ctx context.Context) *Result {
 // ended (nothing was ready, or a limit was hit) and "" when another turn may
 // follow. Each Step is bounded by what is left of the run's timeout.
 func (r *Run) Step(ctx context.Context) string {
-	r.start()
+	r.start(ctx)
 	left := r.timeout - time.Since(r.started)
 	runCtx, cancel := context.WithTimeout(ctx, left)
 	defer cancel()
@@ -145,9 +166,10 @@ func (r *Run) Step(ctx context.Context) string {
 // Result builds the result of the run so far with the given reason.
 func (r *Run) Result(reason string) *Result { return r.finish(reason) }
 
-func (r *Run) start() {
+func (r *Run) start(ctx context.Context) {
 	if r.started.IsZero() {
 		r.started = time.Now()
+		r.startTrace(ctx)
 		// Turn is the turns already completed: 0 for a new run, the saved
 		// turn count for a resumed one (whose events start after it).
 		r.opts.Events.Emit(events.Event{Type: events.RunStarted, Turn: r.st.TurnCount, Message: r.st.Input})
@@ -185,6 +207,15 @@ func (r *Run) step(parent, runCtx context.Context) string {
 		r.opts.Events.Emit(events.Event{Type: events.TurnStarted, Turn: turn, Agents: names})
 	}
 	turnStart := time.Now()
+	var turnSpan trace.Span
+	if r.span != nil {
+		names := make([]string, len(ready))
+		for i, rd := range ready {
+			names[i] = rd.Agent.Name
+		}
+		runCtx, turnSpan = r.startTurn(runCtx, turn, names)
+		defer turnSpan.End()
+	}
 
 	p := r.plan(runCtx, turn, ready)
 	turnCtx, cancelTurn := context.WithCancelCause(runCtx)
@@ -215,6 +246,9 @@ func (r *Run) step(parent, runCtx context.Context) string {
 				msg = "finished, but " + why + " before its turn ended, so its output was discarded"
 			}
 			r.interrupted = append(r.interrupted, RunError{TurnNumber: turn, AgentName: eventName(x.req), Message: msg})
+		}
+		if turnSpan != nil {
+			tracing.Fail(turnSpan, "not committed: "+why)
 		}
 		return reason
 	}

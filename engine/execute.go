@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/secrets"
@@ -41,6 +43,9 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 			// Failed when it was planned: reported as run, never started.
 			r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: x.req.Turn, Agent: eventName(x.req), Execution: x.req.Execution})
 			x.started, x.res = time.Now(), &runners.Result{Err: x.failed}
+			if r.span != nil {
+				r.traceFailedPlan(ctx, x)
+			}
 			r.finished(x)
 			continue
 		}
@@ -72,6 +77,13 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 func (r *Run) runOne(ctx context.Context, req *runners.Request) (res *runners.Result) {
 	a := req.Agent
 	r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: req.Turn, Agent: eventName(req), Execution: req.Execution})
+	if r.span != nil {
+		// Deferred first, so that it ends the span last: with the result
+		// the deferred function below settles (docs/tracing.md).
+		var span trace.Span
+		ctx, span = r.startExecution(ctx, req)
+		defer func() { r.endExecution(span, res) }()
+	}
 	if a.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, a.Timeout, fmt.Errorf("agent timeout of %s", a.Timeout))

@@ -128,6 +128,7 @@ func (r *Run) finish(reason string) *Result {
 		}
 	}
 	res.UsageByAgent = r.usageByAgent()
+	r.endTrace(res)
 	r.opts.Events.Emit(events.Event{Type: events.RunCompleted, Turn: st.TurnCount, Message: reason, Result: res})
 	return res
 }

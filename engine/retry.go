@@ -47,6 +47,9 @@ func (r *Run) attempts(ctx context.Context, req *runners.Request) *runners.Resul
 		}
 		r.opts.Events.Emit(events.Event{Type: events.AgentRetry, Turn: req.Turn, Agent: eventName(req), Execution: req.Execution,
 			Attempt: attempt, Error: r.opts.Secrets.Error(res.Err).Error()})
+		if r.span != nil {
+			r.traceRetry(ctx, attempt, res.Err)
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

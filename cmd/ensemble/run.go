@@ -63,6 +63,8 @@ type sharedFlags struct {
 	verbose bool // --verbose: the text summary shows scripts' stderr
 	quiet   bool // -q: no progress, no summary, no notices: only errors
 	noInput bool // --no-input: ask agents never ask at the terminal
+
+	otel string // --otel: export traces to this OTLP/HTTP endpoint (tracing.go)
 }
 
 // register adds the shared flags to cmd; resume words the help of those
@@ -92,6 +94,7 @@ func (s *sharedFlags) register(cmd *cobra.Command, resume bool) {
 	fl.BoolVar(&s.verbose, "verbose", false, "the text summary also shows what each script printed on stderr (its last 4 KiB)")
 	fl.BoolVarP(&s.quiet, "quiet", "q", false, "print no progress, summary or notice, only errors (--output text still prints the final state)")
 	fl.BoolVar(&s.noInput, "no-input", false, "never ask at the terminal: with --state, ask agents wait for answers given to resume")
+	fl.StringVar(&s.otel, "otel", "", "export OpenTelemetry traces to the OTLP/HTTP collector at `URL` (default: $OTEL_EXPORTER_OTLP_ENDPOINT)")
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error { return checkLimitFlags(cmd) }
 }
 
@@ -311,12 +314,17 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 			output = "text"
 		}
 	}
+	tracing, err := startTracing(ctx, io, f.otel)
+	if err != nil {
+		return err
+	}
+	defer tracing.stop()
 	view, err := newRunView(io, e, output, f)
 	if err != nil {
 		return err
 	}
 	defer view.close()
-	r, saveFinal, err := f.durable(io, e, input, engine.Options{
+	r, saveFinal, err := f.durable(io, e, input, tracing.options(engine.Options{
 		Runner:   runner,
 		MaxTurns: f.maxTurns,
 		Timeout:  f.timeout,
@@ -324,7 +332,7 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 		Budget:   f.budget(),
 		Events:   view.sink,
 		Secrets:  io.secrets,
-	})
+	}))
 	if err != nil {
 		return err
 	}

@@ -70,6 +70,7 @@ func (f *runFlags) durableDB(io *stdio, e *ensemble.Ensemble, input string, opts
 	}
 	if rs := f.resume; rs != nil {
 		db = rs.db // resumeRun closes it
+		opts.RunID = rs.run.ID
 		r = engine.FromFile(e, rs.file, opts)
 		if w, err = db.Continue(rs.run, file(), stateKeys(e)); err != nil {
 			return nil, nil, usageErr("%v", err)
@@ -86,6 +87,7 @@ func (f *runFlags) durableDB(io *stdio, e *ensemble.Ensemble, input string, opts
 		if id == "" {
 			id = store.NewID()
 		}
+		opts.RunID = id
 		r = engine.New(e, input, opts)
 		w, err = db.Create(id, file(), stateKeys(e))
 		var exists *store.ExistsError

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/bdd"
+	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/kinds"
 )
 
@@ -20,6 +21,7 @@ type testFlags struct {
 	profiles  []string
 	noColor   bool
 	listSteps bool
+	otel      string // --otel (tracing.go)
 }
 
 func newTestCmd(io *stdio) *cobra.Command {
@@ -47,6 +49,7 @@ error, an unknown format, a tag expression that is not godog's: @a && ~@b,
 	fl.StringArrayVar(&f.profiles, "profiles", nil, "model profiles `FILE` for every ensemble (repeatable)")
 	fl.BoolVar(&f.noColor, "no-color", false, "no ANSI colours (also when NO_COLOR is set or the output is not a terminal)")
 	fl.BoolVar(&f.listSteps, "list-steps", false, "list the built-in steps and exit")
+	fl.StringVar(&f.otel, "otel", "", "export OpenTelemetry traces of the scenarios' runs to the OTLP/HTTP collector at `URL` (default: $OTEL_EXPORTER_OTLP_ENDPOINT)")
 	return cmd
 }
 
@@ -74,6 +77,12 @@ func runTests(cmd *cobra.Command, io *stdio, paths []string, f *testFlags) error
 	// Agents without an injected response run for real: LLM agents talk
 	// to their provider, as with `ensemble run`.
 	live := kinds.Builtin().Runner(&agent.Host{LookupEnv: io.lookupEnv}, nil)
+	tracing, err := startTracing(cmd.Context(), io, f.otel)
+	if err != nil {
+		return err
+	}
+	defer tracing.stop()
+	traced := tracing.options(engine.Options{})
 	code, err := bdd.Run(bdd.RunOptions{
 		Options: bdd.Options{
 			LookupEnv:    io.lookupEnv,
@@ -81,6 +90,8 @@ func runTests(cmd *cobra.Command, io *stdio, paths []string, f *testFlags) error
 			LLM:          live,
 			Simulate:     live.Simulator(),
 			GuardModels:  true,
+			Tracer:       traced.Tracer,
+			TraceContent: traced.TraceContent,
 		},
 		Paths:    paths,
 		Format:   f.format,

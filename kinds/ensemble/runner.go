@@ -7,12 +7,15 @@ import (
 	"maps"
 	"strings"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/engine"
 	format "github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
+	"github.com/ensemble-run/ensemble/internal/tracing"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -197,6 +200,9 @@ func (p *pathRunner) Run(ctx context.Context, req *agent.Request) *agent.Result 
 		name = req.Instance.Name
 	}
 	cp.Path = p.prefix + name
+	if span := trace.SpanFromContext(ctx); span.IsRecording() { // docs/tracing.md
+		span.SetAttributes(tracing.AgentPath.String(cp.Path))
+	}
 	return p.next.Run(ctx, &cp)
 }
 

@@ -24,6 +24,8 @@ type route struct {
 	used string
 	// rec records or replays the requests when the run has a recording.
 	rec *recorder
+	// sec redacts what a span records (trace.go).
+	sec *secrets
 }
 
 func (r *Runner) newRoute(ens *ensemble.Ensemble, p *ensemble.ModelProfile, b agent.Budget) *route {
@@ -67,17 +69,24 @@ func (rt *route) chat(ctx context.Context, req *ChatRequest) (*ChatResponse, *st
 				return nil, nil, errors.Join(append(errs, err)...)
 			}
 		}
+		cctx, span, tr := startChat(ctx, p, req, rt.sec)
 		var resp *ChatResponse
 		if rec != nil {
 			if resp, err = replayedResponse(rec); err == nil && req.OnText != nil && resp.Text != "" {
 				req.OnText(resp.Text)
 			}
 		} else {
-			resp, err = prov.Chat(ctx, req)
+			resp, err = prov.Chat(cctx, req)
 			if rerr := rt.rec.record(ctx, recorded, resp, err); rerr != nil {
+				if span != nil {
+					endChat(span, tr, resp, rerr, rt.sec)
+				}
 				done(nil)
 				return nil, nil, errors.Join(append(errs, rerr)...)
 			}
+		}
+		if span != nil {
+			endChat(span, tr, resp, err, rt.sec)
 		}
 		if err != nil {
 			done(nil)

@@ -255,6 +255,7 @@ func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversa
 		return res
 	}
 	route := r.newRoute(req.Ensemble, c.profile, req.Budget)
+	route.sec = sec
 	cas := cassette.From(ctx)
 	if cas != nil {
 		route.rec = &recorder{cas: cas, agent: req.Name(), sec: sec}

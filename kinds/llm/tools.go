@@ -220,8 +220,12 @@ func (r *Runner) callTool(ctx context.Context, req *runners.Request, ts *toolSet
 	req.Events.Emit(events.Event{Type: events.ToolCallStarted, Execution: req.Execution,
 		Tool: c.Name, ToolID: c.ID, Arguments: c.Arguments})
 	start := time.Now()
+	ctx, span, tr := startTool(ctx, c)
 	content, err := r.recordedTool(ctx, req, ts, c, sec)
 	m := Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: sec.redact(content)}
+	if span != nil {
+		defer endTool(span, tr, c, &m, sec)
+	}
 	ev := events.Event{Type: events.ToolCallCompleted, Execution: req.Execution,
 		Tool: c.Name, ToolID: c.ID, Arguments: c.Arguments, Duration: time.Since(start).Seconds()}
 	if err != nil {
