@@ -318,7 +318,7 @@ type localBatch struct {
 func newLocalBatch(io *stdio, e *ensemble.Ensemble, s *sharedFlags) (*localBatch, error) {
 	// Ask agents never ask at the terminal: runs go on at once; their
 	// answers come from --responses.
-	runner, err := buildRunner(io, e, s.responses, &s.liveFlags, true, false, askHost{})
+	runner, err := buildRunner(io, e, s.responses, &s.liveFlags, true, false, askHost{batch: true})
 	if err != nil {
 		return nil, &exitError{code: engine.ExitUsage, err: err}
 	}

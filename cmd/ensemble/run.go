@@ -372,6 +372,7 @@ func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, live *li
 		Suspend:     ask.suspend,
 		NoInput:     ask.noInput,
 		Answers:     ask.answers,
+		Batch:       ask.batch,
 	}, nil)
 	if responsesFile == "" {
 		return r, nil
@@ -394,6 +395,7 @@ func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, live *li
 type askHost struct {
 	suspend, noInput bool
 	answers          map[string]string
+	batch            bool // a run of ensemble batch: never asks
 }
 
 // newJSONLines writes one event per line.
