@@ -206,7 +206,7 @@ func (c *Cassette) Record(agent string, req *Request, resp *Response, redact fun
 	}
 	f.Exchanges = append(f.Exchanges, x)
 	f.addHash(len(f.Exchanges) - 1)
-	return f.save()
+	return f.add(kindExchanges, sections{Exchanges: []Exchange{x}})
 }
 
 // Tool is the recorded result of agent's call of tool with args, if the
@@ -242,7 +242,7 @@ func (c *Cassette) RecordTool(agent string, res ToolResult, redact func(string) 
 		return err
 	}
 	f.Tools = append(f.Tools, res)
-	return f.save()
+	return f.add(kindTools, sections{Tools: []ToolResult{res}})
 }
 
 // Answer is the recorded answer of agent to question. ok is false when the
@@ -278,8 +278,9 @@ func (c *Cassette) RecordAnswer(agent, question, answer string) error {
 	if err != nil {
 		return err
 	}
-	f.Answers = append(f.Answers, Answer{Question: question, Answer: answer})
-	return f.save()
+	a := Answer{Question: question, Answer: answer}
+	f.Answers = append(f.Answers, a)
+	return f.add(kindAnswers, sections{Answers: []Answer{a}})
 }
 
 func apply(redact func(string) string, s string) string {
