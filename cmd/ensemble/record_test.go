@@ -261,7 +261,10 @@ func TestRecordingFlags(t *testing.T) {
 		{[]string{"--record", "a", "--replay", "b"}, "--record and --replay are mutually exclusive"},
 		{[]string{"--record-missing"}, "--record-missing needs --replay DIR"},
 		{[]string{"--record-tools"}, "--record-tools needs --record DIR or --record-missing"},
-		{[]string{"--replay", "/nonexistent-recording"}, "recording: stat /nonexistent-recording: no such file or directory"},
+		{[]string{"--replay", "/nonexistent-recording"}, "--replay /nonexistent-recording: the recording folder does not exist"},
+		{[]string{"--replay", path}, "--replay " + path + ": not a folder"},
+		{[]string{"--record", path}, "--record " + path + ": not a folder"},
+		{[]string{"--replay", path + "/x", "--record-missing"}, "--replay " + path + "/x: not a folder"},
 	} {
 		o := ensembleEnv(t, nil, append([]string{"run", path}, tc.args...)...)
 		if o.code != 2 || !strings.Contains(o.stderr, tc.want) {
