@@ -148,8 +148,9 @@ func TestTornAppend(t *testing.T) {
 				t.Fatalf("the append changed what was before it")
 			}
 			// Every cut of the appended bytes: the write stopped there,
-			// over the end line it was replacing.
-			for cut := start + 1; cut < len(after); cut++ {
+			// over the end line it was replacing. (Cut after its end line's
+			// "# end", the entry is whole.)
+			for cut := start + 1; cut < len(after)-1; cut++ {
 				torn := after[:cut]
 				if cut < len(before) {
 					torn = append(torn[:cut:cut], before[cut:]...)
@@ -160,5 +161,36 @@ func TestTornAppend(t *testing.T) {
 				sameEntries(t, loaded(t, dir), want)
 			}
 		})
+	}
+}
+
+// TestEditedEnd: a file whose end line an editor kept, but without its
+// newline or with blank lines after it, is whole.
+func TestEditedEnd(t *testing.T) {
+	t.Parallel()
+	for _, edit := range []func(string) string{
+		func(s string) string { return strings.TrimSuffix(s, "\n") },
+		func(s string) string { return s + "\n\n" },
+		func(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") },
+	} {
+		dir := t.TempDir()
+		c, err := Open(Options{Dir: dir, Mode: Record, Tools: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range appendCases[1].steps {
+			if err := s.record(c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		path := filepath.Join(dir, "a.yaml")
+		b, _ := os.ReadFile(path)
+		if err := os.WriteFile(path, []byte(edit(string(b))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got := loaded(t, dir)
+		if len(got.Exchanges) != 3 || len(got.Tools) != 3 {
+			t.Fatalf("%d exchanges, %d tool results, want 3 and 3", len(got.Exchanges), len(got.Tools))
+		}
 	}
 }

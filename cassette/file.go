@@ -196,7 +196,9 @@ func (f *file) load() error {
 	if err != nil {
 		return fmt.Errorf("recording: %w", err)
 	}
-	if bytes.Contains(b[:min(len(b), 512)], []byte(appendedLine)) && !bytes.HasSuffix(b, []byte("\n"+endLine)) {
+	// (An editor that drops the last newline, or adds blank lines, leaves
+	// the end line.)
+	if bytes.Contains(b[:min(len(b), 512)], []byte(appendedLine)) && !bytes.HasSuffix(bytes.TrimRight(b, " \t\r\n"), []byte("\n# end")) {
 		b = cutTorn(b)
 	}
 	var in file
