@@ -34,6 +34,7 @@ func TestParseInputs(t *testing.T) {
 		{"unknown key", `{"id": 1, "inputs": "x"}`, nil, `in.jsonl:1: unknown key "inputs"`},
 		{"no input", `{"id": 1}`, nil, `in.jsonl:1: no "input"`},
 		{"id of another type", `{"id": [1], "input": "x"}`, nil, "in.jsonl:1: the id must be a string or a number, got [1]"},
+		{"an empty id", "\"a\"\n{\"id\": \"\", \"input\": \"x\"}\n", nil, `in.jsonl:2: the id is empty: give it a text, or leave "id" out to use the line number`},
 		{"duplicate ids", "{\"id\": \"a\", \"input\": \"x\"}\n\"y\"\n{\"id\": \"a\", \"input\": \"z\"}\n", nil, `in.jsonl:3: the id "a" is the id of line 1 too`},
 		{"an id that is another line's number", "{\"id\": 2, \"input\": \"x\"}\n\"y\"\n", nil, "in.jsonl:2: the id 2 is the id of line 1 too"},
 		{"a string id equal to a number", "{\"id\": \"1\", \"input\": \"x\"}\n{\"id\": 1, \"input\": \"y\"}\n", nil, "in.jsonl:2: the id 1 is the id of line 1 too"},
