@@ -300,3 +300,36 @@ func TestRecordedAnswersReplayWithoutATerminal(t *testing.T) {
 		t.Fatalf("a changed question: exit %d:\n%s", o.code, o.stdout)
 	}
 }
+
+// TestRecordingWithStateWarns: ensemble resume neither records nor
+// replays, so a durable run with --record or --replay is warned, before it
+// runs, that its resumed part would call the real models; -q keeps quiet.
+func TestRecordingWithStateWarns(t *testing.T) {
+	t.Parallel()
+	dir, path := writeRecordingEnsemble(t)
+	rec := filepath.Join(dir, "rec")
+	if err := os.Mkdir(rec, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const warning = "warning: ensemble resume neither records nor replays"
+	for i, tc := range []struct {
+		args []string
+		warn bool
+	}{
+		{[]string{"--replay", rec, "--state", "s.db"}, true},
+		{[]string{"--record", rec, "--state", "s.db"}, true},
+		{[]string{"--replay", rec, "--state", "s.db", "-q"}, false},
+		{[]string{"--replay", rec}, false},
+	} {
+		args := append([]string{"run", path, "--max-turns", "1"}, tc.args...)
+		for k, a := range args {
+			if a == "s.db" {
+				args[k] = filepath.Join(dir, fmt.Sprintf("s%d.db", i))
+			}
+		}
+		o := ensembleEnv(t, nil, args...)
+		if got := strings.Contains(o.stderr, warning); got != tc.warn {
+			t.Errorf("%v: warned %v, want %v\n%s", tc.args, got, tc.warn, o.stderr)
+		}
+	}
+}
