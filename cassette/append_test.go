@@ -194,3 +194,28 @@ func TestEditedEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestMissNamesTheParameter: a request that differs in a parameter (not
+// the model) is not said to differ in its model.
+func TestMissNamesTheParameter(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	rec, err := Open(Options{Dir: dir, Mode: Record})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request{Provider: "openai", Model: "m", Messages: []Message{{Role: "user", Content: "hi"}}}
+	if err := rec.Record("a", &req, &Response{Text: "ok"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	play, err := Open(Options{Dir: dir, Mode: Replay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	temp := 0.5
+	req.Temperature = &temp
+	_, err = play.Replayed("a", &req)
+	if want := "the model or a parameter differs from the closest recorded request's (exchange 1):\n- openai m\n+ openai m, temperature 0.5\n"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("%v, want %q", err, want)
+	}
+}

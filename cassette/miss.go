@@ -38,7 +38,7 @@ func parts(r *Request) []part {
 		head += fmt.Sprintf(", temperature %g", *r.Temperature)
 	}
 	ps := []part{
-		{"the model", head},
+		{"the model or a parameter", head},
 		{"the system prompt", normalText(r.System)},
 		{"the tools", jsonLines(r.Tools)},
 		{"the output schema", jsonLines(r.Output)},
