@@ -42,6 +42,9 @@ type Host struct {
 	Suspend bool
 	NoInput bool
 	Answers map[string]string
+	// Batch: the run is one of a batch (ensemble batch), whose runs never
+	// ask at the terminal nor wait for an answer (docs/cli.md#ensemble-batch).
+	Batch bool
 
 	// Set by the registry that builds the runners, for a kind whose agents
 	// run agents of any kind (a nested ensemble): Kinds are the kinds it

@@ -2,7 +2,9 @@ package bdd
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 
 	"github.com/ensemble-run/ensemble/cassette"
@@ -14,7 +16,13 @@ import (
 // request it lacks fails the agent with the difference.
 func (s *Scenario) givenRecording(dir string) error {
 	path := s.Resolve(dir)
-	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("the recording %s does not exist (%s: a folder relative to the feature file)", quote(dir), path)
+	case err != nil:
+		return fmt.Errorf("the recording %s: %w", quote(dir), err)
+	case !st.IsDir():
 		return fmt.Errorf("the recording %s is not a folder", quote(dir))
 	}
 	s.recording = path

@@ -45,7 +45,8 @@ func BenchmarkReplayed(b *testing.B) {
 }
 
 // BenchmarkRecord is the cost of recording one exchange of that size into
-// a file that already holds 20 (the file is rewritten whole).
+// a file that already holds 20 (it is appended: the cost does not grow
+// with the file).
 func BenchmarkRecord(b *testing.B) {
 	dir := b.TempDir()
 	rec, err := Open(Options{Dir: dir, Mode: Record})
@@ -58,12 +59,38 @@ func BenchmarkRecord(b *testing.B) {
 		}
 	}
 	req := benchRequest(99)
-	f := rec.files["a"]
 	b.ReportAllocs()
 	for b.Loop() {
-		f.Exchanges = f.Exchanges[:20]
 		if err := rec.Record("a", req, &Response{Text: "ok"}, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkRecordConversation records a conversation of n exchanges of
+// that size into one agent's file, from the start: ns/exchange stays flat
+// as n grows when an exchange costs its own size, and grows with n when
+// each one rewrites the file.
+func BenchmarkRecordConversation(b *testing.B) {
+	for _, n := range []int{10, 40, 160} {
+		b.Run(fmt.Sprintf("exchanges=%d", n), func(b *testing.B) {
+			reqs := make([]*Request, n)
+			for i := range reqs {
+				reqs[i] = benchRequest(i)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				rec, err := Open(Options{Dir: b.TempDir(), Mode: Record})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, req := range reqs {
+					if err := rec.Record("a", req, &Response{Text: "ok"}, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/exchange")
+		})
 	}
 }

@@ -14,10 +14,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Mode is what a Cassette does.
@@ -51,23 +53,26 @@ type Cassette struct {
 }
 
 // Open opens the recording folder: created for Record, required to exist
-// otherwise.
+// otherwise. Its errors start with the folder.
 func Open(opts Options) (*Cassette, error) {
 	if opts.Dir == "" {
 		return nil, errors.New("recording: no folder given")
 	}
 	switch opts.Mode {
 	case Record:
-		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-			return nil, fmt.Errorf("recording: %w", err)
+		if err := os.MkdirAll(opts.Dir, 0o755); errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("%s: not a folder", opts.Dir)
+		} else if err != nil {
+			return nil, dirError(opts.Dir, err)
 		}
 	case Replay, RecordMissing:
 		st, err := os.Stat(opts.Dir)
-		if err != nil {
-			return nil, fmt.Errorf("recording: %w", err)
-		}
-		if !st.IsDir() {
-			return nil, fmt.Errorf("recording: %s is not a folder", opts.Dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: the recording folder does not exist", opts.Dir)
+		} else if errors.Is(err, syscall.ENOTDIR) || err == nil && !st.IsDir() {
+			return nil, fmt.Errorf("%s: not a folder", opts.Dir)
+		} else if err != nil {
+			return nil, dirError(opts.Dir, err)
 		}
 		if opts.Mode == RecordMissing {
 			if err := checkWritable(opts.Dir); err != nil {
@@ -80,10 +85,20 @@ func Open(opts Options) (*Cassette, error) {
 	return &Cassette{opts: opts, files: map[string]*file{}}, nil
 }
 
+// dirError is err about the recording folder dir, which it starts with
+// (a caller names the flag that gave it): "DIR: mkdir: permission denied".
+func dirError(dir string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %s: %w", dir, pe.Op, pe.Err)
+	}
+	return fmt.Errorf("%s: %w", dir, err)
+}
+
 func checkWritable(dir string) error {
 	f, err := os.CreateTemp(dir, ".ensemble-check-*")
 	if err != nil {
-		return fmt.Errorf("recording: %w", err)
+		return dirError(dir, err)
 	}
 	name := f.Name()
 	f.Close()
@@ -206,7 +221,7 @@ func (c *Cassette) Record(agent string, req *Request, resp *Response, redact fun
 	}
 	f.Exchanges = append(f.Exchanges, x)
 	f.addHash(len(f.Exchanges) - 1)
-	return f.save()
+	return f.add(kindExchanges, sections{Exchanges: []Exchange{x}})
 }
 
 // Tool is the recorded result of agent's call of tool with args, if the
@@ -242,7 +257,7 @@ func (c *Cassette) RecordTool(agent string, res ToolResult, redact func(string) 
 		return err
 	}
 	f.Tools = append(f.Tools, res)
-	return f.save()
+	return f.add(kindTools, sections{Tools: []ToolResult{res}})
 }
 
 // Answer is the recorded answer of agent to question. ok is false when the
@@ -278,8 +293,9 @@ func (c *Cassette) RecordAnswer(agent, question, answer string) error {
 	if err != nil {
 		return err
 	}
-	f.Answers = append(f.Answers, Answer{Question: question, Answer: answer})
-	return f.save()
+	a := Answer{Question: question, Answer: answer}
+	f.Answers = append(f.Answers, a)
+	return f.add(kindAnswers, sections{Answers: []Answer{a}})
 }
 
 func apply(redact func(string) string, s string) string {

@@ -135,6 +135,8 @@ func TestDiff(t *testing.T) {
 		{"x\n1\n2\n3\n4\n5\n6\ny", "X\n1\n2\n3\n4\n5\n6\nY", "- x\n+ X\n  1\n  2\n  …\n  5\n  6\n- y\n+ Y\n"},
 		{"", "new", "+ new\n"},
 		{"same", "same", "  (the same text)\n"},
+		{"a\n\nb", "a\n\nB", "  a\n\n- b\n+ B\n"},   // a blank line has no trailing space
+		{"a\n\nb", "a\nx\nb", "  a\n-\n+ x\n  b\n"}, // nor a removed blank line
 	} {
 		if got := Diff(tc.a, tc.b); got != tc.want {
 			t.Errorf("Diff(%q, %q) =\n%s\nwant\n%s", tc.a, tc.b, got, tc.want)

@@ -153,11 +153,40 @@ type file struct {
 	toolsUsed map[string]int
 	ansUsed   map[string]int
 	served    int // requests asked of the file so far
+
+	// What this process wrote: after the first write (the file whole),
+	// entries are appended (add). size is the file's length, the end
+	// comment included, and last the section the file ends in.
+	written bool
+	size    int64
+	last    string
 }
 
-// header starts every file.
-const header = "# An ensemble recording: the model exchanges, tool results and human answers of one agent.\n" +
-	"# Requests are matched by a hash of their content; edit with care, or record again.\n"
+// sections is what a document of a file after its first holds: one or more
+// sections, each continuing the first document's. An appended entry is one.
+type sections struct {
+	Exchanges []Exchange   `yaml:"exchanges,omitempty"`
+	Tools     []ToolResult `yaml:"tool_results,omitempty"`
+	Answers   []Answer     `yaml:"answers,omitempty"`
+}
+
+// The sections of a file, as their keys.
+const (
+	kindExchanges = "exchanges"
+	kindTools     = "tool_results"
+	kindAnswers   = "answers"
+)
+
+// header starts every file. Its last line marks a file written by
+// appending, whose whole last entry is followed by endLine: one that is
+// not was cut short (a run killed while writing it) and is dropped.
+const (
+	header = "# An ensemble recording: the model exchanges, tool results and human answers of one agent.\n" +
+		"# Requests are matched by a hash of their content; edit with care, or record again.\n" +
+		appendedLine
+	appendedLine = "# Entries are appended as they happen; the file ends with the line \"# end\" when its last one is whole.\n"
+	endLine      = "# end\n"
+)
 
 func (f *file) load() error {
 	b, err := os.ReadFile(f.path)
@@ -166,6 +195,11 @@ func (f *file) load() error {
 	}
 	if err != nil {
 		return fmt.Errorf("recording: %w", err)
+	}
+	// (An editor that drops the last newline, or adds blank lines, leaves
+	// the end line.)
+	if bytes.Contains(b[:min(len(b), 512)], []byte(appendedLine)) && !bytes.HasSuffix(bytes.TrimRight(b, " \t\r\n"), []byte("\n# end")) {
+		b = cutTorn(b)
 	}
 	var in file
 	dec := yaml.NewDecoder(bytes.NewReader(b))
@@ -178,8 +212,39 @@ func (f *file) load() error {
 	if in.Version != Version {
 		return fmt.Errorf("recording: %s: version %d, want %d", f.path, in.Version, Version)
 	}
+	// Appended documents continue the sections.
+	for {
+		var p sections
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return fmt.Errorf("recording: %s: %w", f.path, err)
+		}
+		in.Exchanges = append(in.Exchanges, p.Exchanges...)
+		in.Tools = append(in.Tools, p.Tools...)
+		in.Answers = append(in.Answers, p.Answers...)
+	}
 	f.Exchanges, f.Tools, f.Answers = in.Exchanges, in.Tools, in.Answers
 	return nil
+}
+
+// cutTorn is b without its last entry, which a killed run left
+// incomplete: b up to the line where that append began. The append wrote
+// over the end line from its start, with an entry ("  - …", at the
+// section's indentation) or a new document ("---"); only such a line, or
+// the end line partly overwritten by one, starts with "-", or with two
+// spaces and no third: the lines of whole entries are indented deeper.
+func cutTorn(b []byte) []byte {
+	for i := len(b) - 1; i > 0; i-- {
+		if b[i-1] != '\n' {
+			continue
+		}
+		rest := b[i:]
+		if rest[0] == '-' || len(rest) > 2 && rest[0] == ' ' && rest[1] == ' ' && rest[2] != ' ' {
+			return b[:i]
+		}
+	}
+	return b
 }
 
 func (f *file) index() {
@@ -254,6 +319,7 @@ func (f *file) save() error {
 	if err := enc.Close(); err != nil {
 		return fmt.Errorf("recording: %w", err)
 	}
+	buf.WriteString(endLine)
 	tmp, err := os.CreateTemp(filepath.Dir(f.path), ".ensemble-recording-*")
 	if err != nil {
 		return fmt.Errorf("recording: %w", err)
@@ -275,6 +341,60 @@ func (f *file) save() error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("recording: %w", err)
 	}
+	f.written, f.size = true, int64(buf.Len())
+	switch {
+	case len(f.Answers) > 0:
+		f.last = kindAnswers
+	case len(f.Tools) > 0:
+		f.last = kindTools
+	case len(f.Exchanges) > 0:
+		f.last = kindExchanges
+	default:
+		f.last = ""
+	}
+	return nil
+}
+
+// add writes p, one new entry of section kind, already added to f: the
+// file whole on the first write of the run, appended after that, so that
+// writing an entry costs its size, not the file's. The append replaces
+// the end line and writes it again after the entry; a run killed in the
+// middle leaves no end line, and the next load drops the cut entry. An
+// entry of the section the file ends in continues it; one of another
+// section starts a new YAML document with that section.
+func (f *file) add(kind string, p sections) error {
+	if !f.written {
+		return f.save()
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&p); err != nil {
+		return fmt.Errorf("recording: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("recording: %w", err)
+	}
+	entry := buf.Bytes()
+	if kind == f.last {
+		entry = entry[bytes.IndexByte(entry, '\n')+1:] // the section's key
+	} else {
+		entry = append([]byte("---\n"), entry...)
+	}
+	entry = append(entry, endLine...)
+	out, err := os.OpenFile(f.path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("recording: %w", err)
+	}
+	at := f.size - int64(len(endLine))
+	_, err = out.WriteAt(entry, at)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("recording: %w", err)
+	}
+	f.size, f.last = at+int64(len(entry)), kind
 	return nil
 }
 

@@ -38,7 +38,7 @@ func parts(r *Request) []part {
 		head += fmt.Sprintf(", temperature %g", *r.Temperature)
 	}
 	ps := []part{
-		{"the model", head},
+		{"the model or a parameter", head},
 		{"the system prompt", normalText(r.System)},
 		{"the tools", jsonLines(r.Tools)},
 		{"the output schema", jsonLines(r.Output)},
@@ -154,7 +154,7 @@ const maxDiffLines = 400
 
 // Diff is a line diff from a to b: unchanged lines start with "  ", removed
 // ones with "- ", added ones with "+ ", and only the lines near a change
-// are shown. Every line ends with "\n".
+// are shown. Every line ends with "\n", and none with a space.
 func Diff(a, b string) string {
 	al, bl := splitLines(a), splitLines(b)
 	// The common start and end.
@@ -235,10 +235,15 @@ func Diff(a, b string) string {
 			out.WriteString("  …\n")
 		}
 		skipped = false
-		out.WriteByte(o.op)
-		if o.text != "" || o.op != ' ' {
+		// A blank line has no trailing space: an unchanged one is empty,
+		// a removed or added one its sign alone.
+		switch {
+		case o.text != "":
+			out.WriteByte(o.op)
 			out.WriteByte(' ')
 			out.WriteString(o.text)
+		case o.op != ' ':
+			out.WriteByte(o.op)
 		}
 		out.WriteByte('\n')
 	}

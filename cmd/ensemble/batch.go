@@ -170,8 +170,45 @@ func readInputs(io *stdio, path string) ([]*batchInput, []byte, error) {
 	return inputs, data, nil
 }
 
+// batchFile is a file a batch reads, named for a message.
+type batchFile struct{ what, path string }
+
+// checkOutput refuses an output file that is one the batch reads (the
+// inputs, the ensemble, the state database…), by any path to it: opening
+// it would overwrite it before anything ran.
+func checkOutput(out string, files []batchFile) error {
+	if out == "-" {
+		return nil
+	}
+	outAbs, _ := filepath.Abs(out)
+	ost, oerr := os.Stat(out)
+	for _, f := range files {
+		if f.path == "" || f.path == "-" {
+			continue
+		}
+		same := false
+		if abs, err := filepath.Abs(f.path); err == nil && abs == outAbs {
+			same = true
+		} else if st, err := os.Stat(f.path); err == nil && oerr == nil && os.SameFile(st, ost) {
+			same = true
+		}
+		if same {
+			return usageErr("--out %s is %s: the results would overwrite it; give them a file of their own", out, f.what)
+		}
+	}
+	return nil
+}
+
 // startBatch is `ensemble batch FILE`.
 func startBatch(ctx context.Context, io *stdio, path string, f *batchFlags) error {
+	read := []batchFile{{"the ensemble file", path}, {"the --inputs file", f.inputs},
+		{"the --state database", f.stateFile}, {"the --responses file", f.responses}}
+	for _, p := range f.profiles {
+		read = append(read, batchFile{"a --profiles file", p})
+	}
+	if err := checkOutput(f.out, read); err != nil {
+		return err
+	}
 	e, err := loadEnsemble(io, path, f.profiles)
 	if err != nil {
 		return &exitError{code: engine.ExitUsage, err: err}
@@ -318,7 +355,7 @@ type localBatch struct {
 func newLocalBatch(io *stdio, e *ensemble.Ensemble, s *sharedFlags) (*localBatch, error) {
 	// Ask agents never ask at the terminal: runs go on at once; their
 	// answers come from --responses.
-	runner, err := buildRunner(io, e, s.responses, &s.liveFlags, true, false, askHost{})
+	runner, err := buildRunner(io, e, s.responses, &s.liveFlags, true, false, askHost{batch: true})
 	if err != nil {
 		return nil, &exitError{code: engine.ExitUsage, err: err}
 	}

@@ -34,6 +34,7 @@ func TestParseInputs(t *testing.T) {
 		{"unknown key", `{"id": 1, "inputs": "x"}`, nil, `in.jsonl:1: unknown key "inputs"`},
 		{"no input", `{"id": 1}`, nil, `in.jsonl:1: no "input"`},
 		{"id of another type", `{"id": [1], "input": "x"}`, nil, "in.jsonl:1: the id must be a string or a number, got [1]"},
+		{"an empty id", "\"a\"\n{\"id\": \"\", \"input\": \"x\"}\n", nil, `in.jsonl:2: the id is empty: give it a text, or leave "id" out to use the line number`},
 		{"duplicate ids", "{\"id\": \"a\", \"input\": \"x\"}\n\"y\"\n{\"id\": \"a\", \"input\": \"z\"}\n", nil, `in.jsonl:3: the id "a" is the id of line 1 too`},
 		{"an id that is another line's number", "{\"id\": 2, \"input\": \"x\"}\n\"y\"\n", nil, "in.jsonl:2: the id 2 is the id of line 1 too"},
 		{"a string id equal to a number", "{\"id\": \"1\", \"input\": \"x\"}\n{\"id\": 1, \"input\": \"y\"}\n", nil, "in.jsonl:2: the id 1 is the id of line 1 too"},
@@ -588,4 +589,68 @@ func TestBatchResumeRefusesChangedFiles(t *testing.T) {
 		!strings.Contains(r.stdout, `{"id":1,"result":{"ensemble":"echo","input":"x",`) || !strings.Contains(r.stdout, `{"id":"y","result":`) {
 		t.Errorf("--inputs -: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+}
+
+// TestBatchOutputIsNotAnInput: --out naming a file the batch reads (the
+// inputs, the ensemble, the state database, the responses), even by another
+// path, is refused before anything is written: it would be overwritten.
+func TestBatchOutputIsNotAnInput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	batchFiles(t, dir, map[string]string{"ensemble.yaml": batchScriptEnsemble, "step.sh": batchScript,
+		"in.jsonl": "\"a\"\n\"b\"\n", "responses.yaml": "{}\n"})
+	if err := os.Symlink(filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "link.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	ens, in, db := filepath.Join(dir, "ensemble.yaml"), filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "runs.db")
+	batch := []string{"batch", ens, "--inputs", in}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append(batch, "--out", in), "is the --inputs file"},
+		{append(batch, "--out", filepath.Join(dir, "link.jsonl")), "is the --inputs file"},
+		{append(batch, "--out", filepath.Join(dir, ".", "ensemble.yaml")), "is the ensemble file"},
+		{append(batch, "--out", db, "--state", db), "is the --state database"},
+		{append(batch, "--out", filepath.Join(dir, "responses.yaml"), "--responses", filepath.Join(dir, "responses.yaml")), "is the --responses file"},
+	} {
+		r := ensembleCmd(t, "", c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d, want 2 and %q\n%s", c.args[4:], r.code, c.want, r.stderr)
+		}
+		if b, err := os.ReadFile(in); err != nil || string(b) != "\"a\"\n\"b\"\n" {
+			t.Fatalf("%v: the inputs are now %q (%v)", c.args[4:], b, err)
+		}
+		if b, _ := os.ReadFile(ens); string(b) != batchScriptEnsemble {
+			t.Fatalf("%v: the ensemble file was overwritten", c.args[4:])
+		}
+		if _, err := os.Stat(db); err == nil {
+			t.Fatalf("%v: the database was made", c.args[4:])
+		}
+	}
+	// A resumed batch too: its output may be named again, not as its inputs.
+	if r := ensembleCmd(t, "", append(batch, "--state", db, "--out", filepath.Join(dir, "out.jsonl"), "-q")...); r.code != 0 {
+		t.Fatalf("batch: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, out := range []string{in, db} {
+		r := ensembleCmd(t, "", "batch", "--resume", db, "--batch-id", batchIDIn(t, db), "--out", out)
+		if r.code != 2 || !strings.Contains(r.stderr, "the results would overwrite it") {
+			t.Errorf("--resume --out %s: exit %d\n%s", out, r.code, r.stderr)
+		}
+	}
+	if b, err := os.ReadFile(in); err != nil || string(b) != "\"a\"\n\"b\"\n" {
+		t.Fatalf("resume: the inputs are now %q (%v)", b, err)
+	}
+}
+
+// batchIDIn is the one batch of the database at db.
+func batchIDIn(t *testing.T, db string) string {
+	t.Helper()
+	r := ensembleCmd(t, "", "batch", "--resume", db)
+	_, rest, ok := strings.Cut(r.stderr, "\n  ")
+	id, _, _ := strings.Cut(rest, " ")
+	if !ok || id == "" {
+		t.Fatalf("no batch in %s: %s", db, r.stderr)
+	}
+	return id
 }

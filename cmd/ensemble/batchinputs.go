@@ -108,6 +108,9 @@ func parseInputLine(text []byte) (*batchInput, error) {
 		default:
 			return nil, fmt.Errorf("the id must be a string or a number, got %s", raw)
 		}
+		if string(raw) == `""` {
+			return nil, errors.New(`the id is empty: give it a text, or leave "id" out to use the line number`)
+		}
 		var b bytes.Buffer
 		if err := json.Compact(&b, raw); err != nil {
 			return nil, err

@@ -251,6 +251,17 @@ func resumeBatch(ctx context.Context, io *stdio, f *batchFlags, changed func(str
 	if changed("out") {
 		out = f.out
 	}
+	read := []batchFile{{"the batch's ensemble file", spec.Ensemble.Path}, {"the batch's inputs file", spec.Inputs.Path},
+		{"the state database", path}}
+	if spec.Responses != nil {
+		read = append(read, batchFile{"the batch's responses file", spec.Responses.Path})
+	}
+	for _, p := range spec.Profiles {
+		read = append(read, batchFile{"a profiles file of the batch", p})
+	}
+	if err := checkOutput(out, read); err != nil {
+		return err
+	}
 	written := 0
 	if out != "-" {
 		if written, err = keepWritten(out, inputs, done); err != nil {

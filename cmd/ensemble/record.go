@@ -32,13 +32,21 @@ func (r *recordFlags) open() (*cassette.Cassette, error) {
 	case r.tools && r.record == "" && !r.missing:
 		return nil, fmt.Errorf("--record-tools needs --record DIR or --record-missing")
 	case r.record != "":
-		return cassette.Open(cassette.Options{Dir: r.record, Mode: cassette.Record, Tools: r.tools})
+		c, err := cassette.Open(cassette.Options{Dir: r.record, Mode: cassette.Record, Tools: r.tools})
+		if err != nil {
+			return nil, fmt.Errorf("--record %w", err)
+		}
+		return c, nil
 	case r.replay != "":
 		mode := cassette.Replay
 		if r.missing {
 			mode = cassette.RecordMissing
 		}
-		return cassette.Open(cassette.Options{Dir: r.replay, Mode: mode, Tools: r.tools})
+		c, err := cassette.Open(cassette.Options{Dir: r.replay, Mode: mode, Tools: r.tools})
+		if err != nil {
+			return nil, fmt.Errorf("--replay %w", err)
+		}
+		return c, nil
 	}
 	return nil, nil
 }

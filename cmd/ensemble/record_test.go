@@ -261,7 +261,10 @@ func TestRecordingFlags(t *testing.T) {
 		{[]string{"--record", "a", "--replay", "b"}, "--record and --replay are mutually exclusive"},
 		{[]string{"--record-missing"}, "--record-missing needs --replay DIR"},
 		{[]string{"--record-tools"}, "--record-tools needs --record DIR or --record-missing"},
-		{[]string{"--replay", "/nonexistent-recording"}, "recording: stat /nonexistent-recording: no such file or directory"},
+		{[]string{"--replay", "/nonexistent-recording"}, "--replay /nonexistent-recording: the recording folder does not exist"},
+		{[]string{"--replay", path}, "--replay " + path + ": not a folder"},
+		{[]string{"--record", path}, "--record " + path + ": not a folder"},
+		{[]string{"--replay", path + "/x", "--record-missing"}, "--replay " + path + "/x: not a folder"},
 	} {
 		o := ensembleEnv(t, nil, append([]string{"run", path}, tc.args...)...)
 		if o.code != 2 || !strings.Contains(o.stderr, tc.want) {
@@ -295,5 +298,38 @@ func TestRecordedAnswersReplayWithoutATerminal(t *testing.T) {
 	o = runTTY(t, false, "", "run", path, "--replay", rec, "--output", "json")
 	if o.code != 1 || !strings.Contains(o.stdout, `- Publish it?\n+ Publish it now?`) {
 		t.Fatalf("a changed question: exit %d:\n%s", o.code, o.stdout)
+	}
+}
+
+// TestRecordingWithStateWarns: ensemble resume neither records nor
+// replays, so a durable run with --record or --replay is warned, before it
+// runs, that its resumed part would call the real models; -q keeps quiet.
+func TestRecordingWithStateWarns(t *testing.T) {
+	t.Parallel()
+	dir, path := writeRecordingEnsemble(t)
+	rec := filepath.Join(dir, "rec")
+	if err := os.Mkdir(rec, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const warning = "warning: ensemble resume neither records nor replays"
+	for i, tc := range []struct {
+		args []string
+		warn bool
+	}{
+		{[]string{"--replay", rec, "--state", "s.db"}, true},
+		{[]string{"--record", rec, "--state", "s.db"}, true},
+		{[]string{"--replay", rec, "--state", "s.db", "-q"}, false},
+		{[]string{"--replay", rec}, false},
+	} {
+		args := append([]string{"run", path, "--max-turns", "1"}, tc.args...)
+		for k, a := range args {
+			if a == "s.db" {
+				args[k] = filepath.Join(dir, fmt.Sprintf("s%d.db", i))
+			}
+		}
+		o := ensembleEnv(t, nil, args...)
+		if got := strings.Contains(o.stderr, warning); got != tc.warn {
+			t.Errorf("%v: warned %v, want %v\n%s", tc.args, got, tc.warn, o.stderr)
+		}
 	}
 }

@@ -296,6 +296,11 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 		return &exitError{code: engine.ExitUsage, err: err}
 	}
 	ctx = cassette.With(ctx, cas)
+	if cas != nil && f.stateFile != "" && !f.quiet {
+		// docs/recording.md#tools-people-and-simulated-users
+		fmt.Fprintln(io.stderr(), "ensemble: warning: ensemble resume neither records nor replays: "+
+			"if this run stops and is resumed, the rest of it calls the real models")
+	}
 	if inj, ok := runner.(*runners.InjectedRunner); ok && cas != nil && !cas.Live() {
 		inj.Live = nil // agents without responses replay: no real model is called
 	}
@@ -389,6 +394,7 @@ func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, live *li
 		Suspend:     ask.suspend,
 		NoInput:     ask.noInput,
 		Answers:     ask.answers,
+		Batch:       ask.batch,
 	}, nil)
 	if responsesFile == "" {
 		return r, nil
@@ -411,6 +417,7 @@ func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, live *li
 type askHost struct {
 	suspend, noInput bool
 	answers          map[string]string
+	batch            bool // a run of ensemble batch: never asks
 }
 
 // newJSONLines writes one event per line.

@@ -88,5 +88,5 @@ func (Kind) Shape() graph.Shape {
 
 // Runner asks on h's terminal.
 func (Kind) Runner(h *agent.Host) agent.Runner {
-	return &Runner{In: h.In, Out: h.Out, Interactive: h.Interactive, NoInput: h.NoInput, Suspend: h.Suspend, Answers: h.Answers}
+	return &Runner{In: h.In, Out: h.Out, Interactive: h.Interactive, NoInput: h.NoInput, Batch: h.Batch, Suspend: h.Suspend, Answers: h.Answers}
 }

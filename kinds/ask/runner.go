@@ -49,6 +49,9 @@ type Runner struct {
 	// NoInput: --no-input was given, which Interactive already says; kept
 	// for the message.
 	NoInput bool
+	// Batch: the run is one of a batch, where every question without a
+	// response fails (neither --state nor a terminal helps there).
+	Batch bool
 
 	amu      sync.Mutex
 	answered map[string]bool
@@ -98,6 +101,8 @@ func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	}
 	if SpecOf(ag).Mode == ModeSuspend || !a.Interactive || a.NoInput || a.In == nil {
 		switch {
+		case a.Batch:
+			res.Err = fmt.Errorf("agent %q asks a person, and the runs of a batch never ask (nor wait, even with --state): inject its answer with --responses", ag.Name)
 		case a.Suspend:
 			res.Err = fmt.Errorf("agent %q %w", ag.Name, agent.ErrAwaitingInput)
 		case SpecOf(ag).Mode == ModeSuspend:

@@ -277,6 +277,8 @@ func TestAskSuspendsAndTakesAnswers(t *testing.T) {
 		{"suspend mode, not durable", &Runner{In: strings.NewReader("yes\n"), Interactive: true}, "s", "ask_mode: suspend"},
 		{"--no-input at a terminal, durable", &Runner{In: strings.NewReader("yes\n"), Interactive: true, NoInput: true, Suspend: true}, "x", "waiting"},
 		{"--no-input at a terminal, not durable", &Runner{In: strings.NewReader("yes\n"), Interactive: true, NoInput: true}, "x", "--no-input was given; add --state FILE"},
+		{"a batch: no terminal", &Runner{Batch: true}, "x", "batch never ask (nor wait, even with --state): inject its answer with --responses"},
+		{"a batch, suspend mode", &Runner{Batch: true}, "s", "batch never ask"},
 		{"a terminal, durable: asks", &Runner{In: strings.NewReader("yes\n"), Interactive: true, Suspend: true}, "x", ""},
 	}
 	for _, c := range cases {
