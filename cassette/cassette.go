@@ -43,6 +43,9 @@ type Options struct {
 	// Tools records tool results too (Record, RecordMissing); recorded tool
 	// results are served in every mode.
 	Tools bool
+	// Continue, with Record, keeps what the folder's files hold and adds
+	// to them: a resumed run goes on recording where it stopped.
+	Continue bool
 }
 
 // Cassette is a recording folder in use by a run. Safe for concurrent use.
@@ -170,7 +173,7 @@ func (c *Cassette) file(agent string) (*file, error) {
 		}
 		return nil, err
 	}
-	if c.opts.Mode == Record {
+	if c.opts.Mode == Record && !c.opts.Continue {
 		f.Exchanges, f.Tools, f.Answers = nil, nil, nil // recorded afresh
 	}
 	f.index()

@@ -176,3 +176,41 @@ func TestRecordOverwritesOnlyRecordings(t *testing.T) {
 		t.Fatalf("recorded twice:\n%s", b)
 	}
 }
+
+// TestRecordContinue: a recording reopened with Continue (a resumed run)
+// adds to the agent's file; reopened without, it starts the file afresh.
+func TestRecordContinue(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		cont bool
+		want string
+	}{{true, "first second"}, {false, "second"}} {
+		dir := t.TempDir()
+		record := func(text string, cont bool) {
+			rec, err := Open(Options{Dir: dir, Mode: Record, Continue: cont})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := &Request{Provider: "openai", Model: "m", Messages: []Message{{Role: "user", Content: text}}}
+			if err := rec.Record("a", req, &Response{Text: text}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		record("first", false)
+		record("second", tc.cont)
+		play, err := Open(Options{Dir: dir, Mode: Replay})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, text := range []string{"first", "second"} {
+			req := &Request{Provider: "openai", Model: "m", Messages: []Message{{Role: "user", Content: text}}}
+			if resp, err := play.Replayed("a", req); err == nil {
+				got = append(got, resp.Text)
+			}
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("Continue %v: replays %v, want %s", tc.cont, got, tc.want)
+		}
+	}
+}

@@ -73,6 +73,16 @@ type Options struct {
 	MaxTokens   int     `json:"max_tokens,omitempty"`
 	MaxRequests int     `json:"max_requests,omitempty"`
 	MaxCost     float64 `json:"max_cost,omitempty"`
+	// Recording is the recording the run was started with (--record or
+	// --replay), so that a resumed run records or replays as it did.
+	Recording *Recording `json:"recording,omitempty"`
+}
+
+// Recording is a run's recording folder (docs/recording.md).
+type Recording struct {
+	Dir   string `json:"dir"`  // absolute
+	Mode  string `json:"mode"` // record, replay or record-missing
+	Tools bool   `json:"tools,omitempty"`
 }
 
 // Timeout is TimeoutSeconds as a duration.

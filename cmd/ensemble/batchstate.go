@@ -59,7 +59,7 @@ func (l *localBatch) create(io *stdio, path, id string, spec *batchSpec) error {
 // file is the state file of run r, as the database keeps it.
 func (l *localBatch) file(r *engine.Run) *state.File {
 	sf := r.File("")
-	sf.Responses, sf.Profiles = l.extra.Responses, l.extra.Profiles
+	withRefs(sf, l.extra)
 	return sf
 }
 

@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/pflag"
 
 	"github.com/ensemble-run/ensemble/cassette"
+	"github.com/ensemble-run/ensemble/state"
 )
 
 // recordFlags are --record, --replay, --record-missing and --record-tools
@@ -13,6 +15,9 @@ import (
 type recordFlags struct {
 	record, replay string
 	missing, tools bool
+	// resumed: the flags are a resumed run's saved recording, which a
+	// recording run adds to instead of starting afresh.
+	resumed bool
 }
 
 func (r *recordFlags) register(fl *pflag.FlagSet) {
@@ -32,7 +37,7 @@ func (r *recordFlags) open() (*cassette.Cassette, error) {
 	case r.tools && r.record == "" && !r.missing:
 		return nil, fmt.Errorf("--record-tools needs --record DIR or --record-missing")
 	case r.record != "":
-		c, err := cassette.Open(cassette.Options{Dir: r.record, Mode: cassette.Record, Tools: r.tools})
+		c, err := cassette.Open(cassette.Options{Dir: r.record, Mode: cassette.Record, Tools: r.tools, Continue: r.resumed})
 		if err != nil {
 			return nil, fmt.Errorf("--record %w", err)
 		}
@@ -49,4 +54,40 @@ func (r *recordFlags) open() (*cassette.Cassette, error) {
 		return c, nil
 	}
 	return nil, nil
+}
+
+// saved is the recording as a durable run keeps it (nil: none), so that
+// ensemble resume records or replays as the run did.
+func (r *recordFlags) saved() (*state.Recording, error) {
+	dir, mode := r.record, "record"
+	switch {
+	case r.replay != "" && r.missing:
+		dir, mode = r.replay, "record-missing"
+	case r.replay != "":
+		dir, mode = r.replay, "replay"
+	case dir == "":
+		return nil, nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--%s: %w", map[bool]string{true: "record", false: "replay"}[mode == "record"], err)
+	}
+	return &state.Recording{Dir: abs, Mode: mode, Tools: r.tools}, nil
+}
+
+// resumeFrom sets the flags of a resumed run from the recording it was
+// started with.
+func (r *recordFlags) resumeFrom(s *state.Recording) {
+	if s == nil {
+		return
+	}
+	*r = recordFlags{tools: s.Tools, resumed: true}
+	switch s.Mode {
+	case "record":
+		r.record = s.Dir
+	case "record-missing":
+		r.replay, r.missing = s.Dir, true
+	default:
+		r.replay = s.Dir
+	}
 }

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/ensemble-run/ensemble/engine"
 )
 
 // recordingServer is an OpenAI-compatible server whose replies follow the
@@ -301,35 +303,53 @@ func TestRecordedAnswersReplayWithoutATerminal(t *testing.T) {
 	}
 }
 
-// TestRecordingWithStateWarns: ensemble resume neither records nor
-// replays, so a durable run with --record or --replay is warned, before it
-// runs, that its resumed part would call the real models; -q keeps quiet.
-func TestRecordingWithStateWarns(t *testing.T) {
+// TestResumeKeepsTheRecording: a durable run keeps its recording folder
+// and mode, so that ensemble resume goes on recording into the same files
+// (adding to what the first part recorded) or goes on replaying (never
+// calling a model).
+func TestResumeKeepsTheRecording(t *testing.T) {
 	t.Parallel()
+	srv, calls := recordingServer(t)
 	dir, path := writeRecordingEnsemble(t)
-	rec := filepath.Join(dir, "rec")
-	if err := os.Mkdir(rec, 0o755); err != nil {
-		t.Fatal(err)
+	rec := filepath.Join(dir, "recording")
+	env := map[string]string{"TEST_LLM_URL": srv.URL + "/v1", "TEST_LLM_KEY": "sk-test"}
+	sim := filepath.Join(dir, "sim.yaml")
+	db := filepath.Join(dir, "runs.db")
+
+	// Recorded in two parts: two turns, then the rest by resume.
+	o := ensembleEnv(t, env, "run", path, "--responses", sim, "--live-all", "--record", rec, "--record-tools",
+		"--state", db, "--max-turns", "2", "--output", "json")
+	if o.code != engine.ExitMaxTurns || o.stderr != "" {
+		t.Fatalf("first part: exit %d: %s", o.code, o.stderr)
 	}
-	const warning = "warning: ensemble resume neither records nor replays"
-	for i, tc := range []struct {
-		args []string
-		warn bool
-	}{
-		{[]string{"--replay", rec, "--state", "s.db"}, true},
-		{[]string{"--record", rec, "--state", "s.db"}, true},
-		{[]string{"--replay", rec, "--state", "s.db", "-q"}, false},
-		{[]string{"--replay", rec}, false},
-	} {
-		args := append([]string{"run", path, "--max-turns", "1"}, tc.args...)
-		for k, a := range args {
-			if a == "s.db" {
-				args[k] = filepath.Join(dir, fmt.Sprintf("s%d.db", i))
-			}
-		}
-		o := ensembleEnv(t, nil, args...)
-		if got := strings.Contains(o.stderr, warning); got != tc.warn {
-			t.Errorf("%v: warned %v, want %v\n%s", tc.args, got, tc.warn, o.stderr)
-		}
+	first := calls.Load()
+	o = ensembleEnv(t, env, "resume", db, "--live-all", "--max-turns", "10", "--output", "json")
+	if o.code != 0 {
+		t.Fatalf("resume: exit %d: %s", o.code, o.stderr)
+	}
+	if calls.Load() != 6 || first == 0 || first == 6 {
+		t.Fatalf("%d requests in the first part, %d in all, want 6 in all", first, calls.Load())
+	}
+
+	// The recording holds both parts: a whole run replays from it alone.
+	srv.Close()
+	o = ensembleEnv(t, nil, "run", path, "--responses", sim, "--replay", rec, "--output", "json")
+	if o.code != 0 {
+		t.Fatalf("replaying the run recorded in two parts: exit %d: %s", o.code, o.stdout+o.stderr)
+	}
+
+	// Replayed in two parts: the resumed part replays too (the server is
+	// gone: a request sent to it would fail the run).
+	db2 := filepath.Join(dir, "replayed.db")
+	o = ensembleEnv(t, nil, "run", path, "--responses", sim, "--replay", rec, "--state", db2, "--max-turns", "2", "--output", "json")
+	if o.code != engine.ExitMaxTurns {
+		t.Fatalf("replayed first part: exit %d: %s", o.code, o.stderr)
+	}
+	o = ensembleEnv(t, nil, "resume", db2, "--max-turns", "10", "--output", "json")
+	if o.code != 0 || !strings.Contains(o.stdout, `"completion_reason": "completed"`) {
+		t.Fatalf("replayed resume: exit %d: %s", o.code, o.stdout+o.stderr)
+	}
+	if calls.Load() != 6 {
+		t.Fatal("the replay reached the server")
 	}
 }

@@ -137,6 +137,7 @@ func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, cha
 		f.responses = sf.Responses.Path
 		f.resume.checkResponses = true
 	}
+	f.recording.resumeFrom(sf.Options.Recording)
 	return runEnsemble(ctx, io, sf.Ensemble.Path, &f, false)
 }
 
@@ -195,7 +196,7 @@ func (f *runFlags) durable(io *stdio, e *ensemble.Ensemble, input string, opts e
 	var r *engine.Run
 	save := func(reason string) error {
 		sf := r.File(reason)
-		sf.Responses, sf.Profiles = extra.Responses, extra.Profiles
+		withRefs(sf, extra)
 		return lk.Save(sf)
 	}
 	opts.AfterTurn = func(*state.State) error { return save("") }
@@ -260,6 +261,11 @@ func (f *runFlags) stateRefs() (*state.File, error) {
 		}
 		sf.Responses = &state.FileRef{Path: abs, SHA256: sum}
 	}
+	rec, err := f.recording.saved()
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	sf.Options.Recording = rec
 	for _, p := range f.profiles {
 		abs, err := filepath.Abs(p)
 		if err != nil {
@@ -268,6 +274,13 @@ func (f *runFlags) stateRefs() (*state.File, error) {
 		sf.Profiles = append(sf.Profiles, abs)
 	}
 	return &sf, nil
+}
+
+// withRefs adds to sf, a run's state file, what the command line gave
+// beside the ensemble (extra, from stateRefs).
+func withRefs(sf, extra *state.File) {
+	sf.Responses, sf.Profiles = extra.Responses, extra.Profiles
+	sf.Options.Recording = extra.Options.Recording
 }
 
 // checkResume refuses to continue a run whose state does not fit its

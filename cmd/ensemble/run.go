@@ -296,11 +296,6 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 		return &exitError{code: engine.ExitUsage, err: err}
 	}
 	ctx = cassette.With(ctx, cas)
-	if cas != nil && f.stateFile != "" && !f.quiet {
-		// docs/recording.md#tools-people-and-simulated-users
-		fmt.Fprintln(io.stderr(), "ensemble: warning: ensemble resume neither records nor replays: "+
-			"if this run stops and is resumed, the rest of it calls the real models")
-	}
 	if inj, ok := runner.(*runners.InjectedRunner); ok && cas != nil && !cas.Live() {
 		inj.Live = nil // agents without responses replay: no real model is called
 	}

@@ -65,7 +65,7 @@ func (f *runFlags) durableDB(io *stdio, e *ensemble.Ensemble, input string, opts
 	)
 	file := func() *state.File {
 		sf := r.File("")
-		sf.Responses, sf.Profiles = extra.Responses, extra.Profiles
+		withRefs(sf, extra)
 		return sf
 	}
 	if rs := f.resume; rs != nil {
