@@ -6,11 +6,9 @@
 package temporal_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -22,6 +20,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/temporaltest"
 
+	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/temporalengine"
 )
 
@@ -159,5 +158,11 @@ func types(out *temporalengine.RunOutput) []string {
 	return s
 }
 
-var _ = bytes.NewReader
-var _ = os.Getenv
+type eventsEvent = events.Event
+
+// temporaltestServer is a server for a benchmark, stopped when it ends.
+func temporaltestServer(b *testing.B) *temporaltest.TestServer {
+	ts := temporaltest.NewServer()
+	b.Cleanup(ts.Stop)
+	return ts
+}

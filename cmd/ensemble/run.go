@@ -39,6 +39,7 @@ type runFlags struct {
 	newRunID  string            // the id of the new run in the state database (set by durable)
 	answers   map[string]string // resume --answer: by agent (answers.go)
 	resumeCmd string            // the command that continues the run, once saved ("": from stateFile)
+	temporal  temporalFlags     // --temporal: the run is a workflow (temporal.go)
 }
 
 // sharedFlags are the flags that run and resume both take: where agents'
@@ -137,6 +138,7 @@ func newRunCmd(io *stdio) *cobra.Command {
 	fl.StringVar(&f.stateFile, "state", "", "save the run in the state database `FILE` after every turn (continue it with ensemble resume FILE)")
 	fl.StringVar(&f.runID, "run-id", "", "with --state, the run's `ID` in the database (default: a new one, printed with --output text)")
 	f.sharedFlags.register(cmd, false)
+	f.temporal.register(cmd, false)
 	return cmd
 }
 
@@ -296,6 +298,9 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 		return err
 	}
 	defer view.close()
+	if f.temporal.addr != "" {
+		return runTemporal(ctx, io, e, path, input, f, view, output)
+	}
 	r, saveFinal, err := f.durable(io, e, input, engine.Options{
 		Runner:   runner,
 		MaxTurns: f.maxTurns,
