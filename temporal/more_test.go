@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"go.temporal.io/server/temporaltest"
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/runners"
@@ -262,4 +264,19 @@ func BenchmarkRuns(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*runs), "ns/run")
 	})
+}
+
+// TestLargePayloadsByReference sends every payload over 256 bytes through
+// files: the run ends as a local one.
+func TestLargePayloadsByReference(t *testing.T) {
+	dir := t.TempDir()
+	blobs := &temporalengine.Blobs{Dir: dir, Limit: 256}
+	ts := temporaltest.NewServer(temporaltest.WithT(t), temporaltest.WithBaseClientOptions(client.Options{DataConverter: blobs.DataConverter()}))
+	c, queue := ts.GetDefaultClient(), "blobs"
+	startWorker(ts, queue, &temporalengine.Env{})
+	in := example(t, "iterative-analysis")
+	sameResult(t, runLocal(t, in), runTemporal(t, c, queue, in))
+	if files, _ := os.ReadDir(dir); len(files) == 0 {
+		t.Error("no payload went by reference")
+	}
 }

@@ -25,6 +25,7 @@ import (
 // temporalFlags say which Temporal cluster, namespace and task queue.
 type temporalFlags struct {
 	addr, namespace, queue string
+	blobs                  string // --blobs: where large payloads go by reference
 }
 
 func (t *temporalFlags) register(cmd *cobra.Command, required bool) {
@@ -36,13 +37,18 @@ func (t *temporalFlags) register(cmd *cobra.Command, required bool) {
 	fl.StringVar(&t.addr, "temporal", "", what)
 	fl.StringVar(&t.namespace, "namespace", temporalengine.DefaultNamespace, "with --temporal, the Temporal `NAMESPACE`")
 	fl.StringVar(&t.queue, "task-queue", temporalengine.DefaultTaskQueue, "with --temporal, the task `QUEUE` the workers poll")
+	fl.StringVar(&t.blobs, "blobs", "", "with --temporal, send payloads over 512 KiB by reference through files in `DIR`, which every worker and client shares")
 	if required {
 		_ = cmd.MarkFlagRequired("temporal")
 	}
 }
 
 func (t *temporalFlags) dial() (client.Client, error) {
-	c, err := client.Dial(client.Options{HostPort: t.addr, Namespace: t.namespace, Logger: quietLogger{}})
+	opts := client.Options{HostPort: t.addr, Namespace: t.namespace, Logger: quietLogger{}}
+	if t.blobs != "" {
+		opts.DataConverter = (&temporalengine.Blobs{Dir: t.blobs}).DataConverter()
+	}
+	c, err := client.Dial(opts)
 	if err != nil {
 		return nil, &exitError{code: engine.ExitUsage, err: fmt.Errorf("--temporal %s: %w", t.addr, err)}
 	}
