@@ -147,8 +147,8 @@ func (f *runFlags) check(inputSet bool) error {
 		return usageErr("--input and --input-file are mutually exclusive")
 	}
 	if f.runID != "" && f.resume == nil {
-		if f.stateFile == "" {
-			return usageErr("--run-id needs --state")
+		if f.stateFile == "" && f.temporal.addr == "" {
+			return usageErr("--run-id needs --state (or --temporal)")
 		}
 		if err := store.CheckID(f.runID); err != nil {
 			return usageErr("--run-id: %v", err)

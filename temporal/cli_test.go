@@ -1,0 +1,104 @@
+package temporal_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/temporalengine"
+)
+
+// TestCLI drives the real binary: `ensemble worker` against the in-process
+// server, `run --temporal` printing the result a local run prints, and a
+// run that waits for `ensemble answer`, seen by `state show --temporal`.
+func TestCLI(t *testing.T) {
+	ts, _, queue := server(t)
+	bin := filepath.Join(t.TempDir(), "ensemble")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/ensemble")
+	build.Dir = ".." // in the main module, with its own dependencies
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	addr := []string{"--temporal", ts.GetFrontendHostPort(), "--namespace", ts.GetDefaultNamespace(), "--task-queue", queue}
+	w := exec.Command(bin, append([]string{"worker"}, addr...)...)
+	w.Stderr = os.Stderr
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = w.Process.Signal(syscall.SIGTERM)
+		_ = w.Wait()
+	})
+	ensemble := func(args ...string) (string, int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, bin, args...)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatalf("ensemble %s: %v", strings.Join(args, " "), err)
+		}
+		if errb.Len() > 0 {
+			t.Logf("ensemble %s: stderr: %s", args[0], errb.String())
+		}
+		return out.String(), cmd.ProcessState.ExitCode()
+	}
+	for _, name := range []string{"hello-scripts", "runaway-loop"} {
+		in := example(t, name)
+		local, lcode := ensemble("run", in.Path, "--responses", in.Responses, "--output", "json")
+		remote, rcode := ensemble(append([]string{"run", in.Path, "--responses", in.Responses, "--output", "json"}, addr...)...)
+		if lcode != rcode {
+			t.Errorf("%s: exit code %d locally, %d on Temporal", name, lcode, rcode)
+		}
+		sameResult(t, &temporalengine.RunOutput{Result: []byte(local)}, &temporalengine.RunOutput{Result: []byte(remote)})
+	}
+
+	// A run that waits for an answer.
+	in := example(t, "approval")
+	done := make(chan int, 1)
+	var res string
+	go func() {
+		out, code := ensemble(append([]string{"run", in.Path, "--run-id", "cli-approval", "--output", "json"}, addr...)...)
+		res = out
+		done <- code
+	}()
+	deadline := time.Now().Add(waitFor)
+	for {
+		select {
+		case code := <-done:
+			t.Fatalf("the run ended (exit %d) before it waited for its answer:\n%s", code, res)
+		default:
+		}
+		out, _ := ensemble(append([]string{"state", "show", "cli-approval", "--output", "json"}, addr...)...)
+		var r engine.Result
+		if json.Unmarshal([]byte(out), &r) == nil && r.CompletionReason == engine.AwaitingInput {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run never waited for its answer; state show says:\n%s", out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if _, code := ensemble(append([]string{"answer", "cli-approval", "approver", `{"approved": true}`}, addr...)...); code != 0 {
+		t.Fatalf("answer: exit %d", code)
+	}
+	if code := <-done; code != 0 {
+		t.Errorf("the answered run: exit %d\n%s", code, res)
+	}
+	var r engine.Result
+	if err := json.Unmarshal([]byte(res), &r); err != nil || r.CompletionReason != engine.Completed || r.AgentExecutionCount["publisher"] != 1 {
+		t.Errorf("the answered run did not complete with the publisher:\n%s", res)
+	}
+}
