@@ -23,10 +23,13 @@ import (
 
 // human answers for the agents that ask a person: the answer given to the
 // scenario, once, else it waits for one.
-func (s *Scenario) human(_ context.Context, req *runners.Request) *runners.Result {
+func (s *Scenario) human(ctx context.Context, req *runners.Request) *runners.Result {
 	in := runners.BaseInputData(req)
 	if req.Path != "" { // in a child ensemble, which cannot wait
 		return &runners.Result{InputData: in, Err: ask.InChild(req.Path)}
+	}
+	if out, ok, err := ask.Recorded(ctx, req); err != nil || ok {
+		return &runners.Result{Output: out, InputData: in, Err: err}
 	}
 	if answer, ok := s.answers[req.Agent.Name]; ok {
 		delete(s.answers, req.Agent.Name)
@@ -87,6 +90,10 @@ func (s *Scenario) answer(ctx context.Context, name, text string) error {
 	s.answers = map[string]string{name: text}
 	r := engine.FromFile(s.ens, s.run.File(res.CompletionReason), s.runOpts)
 	s.run = r
+	ctx, err := s.withRecording(ctx)
+	if err != nil {
+		return err
+	}
 	s.result = r.Run(ctx)
 	return nil
 }

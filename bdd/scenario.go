@@ -82,6 +82,7 @@ type Scenario struct {
 	input     *string
 	responses *runners.Responses
 	respFile  string // the last responses file given: its LLM agents run offline
+	recording string // the recording folder given (recording.go): its LLM agents replay
 	maxTurns  int
 	parallel  int
 	timeout   time.Duration
@@ -412,9 +413,16 @@ func (s *Scenario) Run(ctx context.Context) (*engine.Result, error) {
 	if s.input != nil {
 		input = *s.input
 	}
-	inj := runners.Injected(s.responses, s.kinds().Runner(&agent.Host{LookupEnv: s.opts.LookupEnv}, s.replaced()))
+	d := s.kinds().Runner(&agent.Host{LookupEnv: s.opts.LookupEnv}, s.replaced())
+	inj := runners.Injected(s.responses, d)
 	inj.Simulate = s.opts.Simulate
-	if s.opts.GuardModels {
+	if s.recording != "" { // the kinds' own runners replay, offline
+		inj.Simulate = d.Simulator()
+	}
+	if ctx, err = s.withRecording(ctx); err != nil {
+		return nil, err
+	}
+	if s.opts.GuardModels && s.recording == "" {
 		inj.Live = func(agent string) error {
 			if s.respFile == "" {
 				return fmt.Errorf(`agent %q has no injected response and would call the real model; give it one: Given agent %q responds "..."`, agent, agent)
@@ -460,7 +468,7 @@ func (s *Scenario) replaced() map[string]agent.Runner {
 	}
 	r := map[string]agent.Runner{}
 	for _, k := range s.kinds().Kinds() {
-		if g, ok := k.(interface{ Guarded() bool }); ok && g.Guarded() {
+		if g, ok := k.(interface{ Guarded() bool }); ok && g.Guarded() && s.recording == "" {
 			r[k.String()] = llm
 		}
 		if h, ok := k.(interface{ AsksHuman() bool }); ok && h.AsksHuman() {

@@ -189,7 +189,7 @@ func TestRetry(t *testing.T) {
 		wantExecutions int
 	}{
 		{"succeeds on the third", 2, 3, "", []int{1, 2}, 3, 1},
-		{"gives up", 5, 2, "attempt 2 failed", []int{1}, 2, 1},
+		{"gives up", 5, 2, "attempt 2 failed (after 2 attempts)", []int{1}, 2, 1},
 		{"no retry needed", 0, 3, "", nil, 1, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -137,8 +137,14 @@ func (r *Run) finish(reason string) *Result {
 // the size of its largest record, not a copy of the whole result
 // (docs/performance.md). Lists that are nil are written as [] (a result
 // always has its lists).
+//
+// A *bufio.Writer is written through as it is (and flushed), so that a
+// program printing many results reuses one buffer.
 func (r *Result) WriteJSON(w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
+	bw, ok := w.(*bufio.Writer)
+	if !ok {
+		bw = bufio.NewWriterSize(w, 64<<10)
+	}
 	var buf []byte
 	put := func(key string, v any, last bool) error {
 		var err error

@@ -36,6 +36,9 @@ func (r *Run) attempts(ctx context.Context, req *runners.Request) *runners.Resul
 			spentAny = true
 		}
 		if res.Err == nil || attempt >= rt.Attempts || ctx.Err() != nil || isBudget(res.Err) || errors.Is(res.Err, agent.ErrAwaitingInput) {
+			if res.Err != nil && attempt > 1 && attempt >= rt.Attempts && ctx.Err() == nil {
+				res.Err = fmt.Errorf("%w (after %d attempts)", res.Err, attempt)
+			}
 			if spentAny {
 				u := spent
 				res.Usage = &u

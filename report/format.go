@@ -149,6 +149,10 @@ func usageText(u state.Usage) string {
 	return s
 }
 
+// UsageText is u as the summary says it: "3 requests, 1,200 input tokens,
+// 310 output tokens" (and the cost when priced).
+func UsageText(u state.Usage) string { return usageText(u) }
+
 // costCell is a cost, in the unit of the profiles' pricing: "0.0123", "-"
 // when nothing.
 func costCell(c float64) string {

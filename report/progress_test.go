@@ -214,7 +214,11 @@ func TestStartTicksAndStopCleans(t *testing.T) {
 	p.Event(events.Event{Type: events.TurnStarted, Time: time.Now(), Turn: 1, Agents: []string{"a"}})
 	p.Event(events.Event{Type: events.AgentStarted, Time: time.Now(), Turn: 1, Agent: "a"})
 	stop := p.Start()
-	time.Sleep(60 * time.Millisecond)
+	// At least two draws before stopping (however slow the machine), then
+	// the clearing one.
+	for deadline := time.Now().Add(30 * time.Second); strings.Count(out.String(), clearLine) < 2 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	stop()
 	s := out.String()
 	if strings.Count(s, clearLine) < 3 || !strings.HasSuffix(s, clearLine) {

@@ -343,10 +343,17 @@ func (r *RunInfo) Resumable() bool {
 }
 
 // Runs lists the runs of the database in the order they were created.
-func (db *DB) Runs() ([]*RunInfo, error) {
+func (db *DB) Runs() ([]*RunInfo, error) { return db.runs("") }
+
+// runs lists the runs the SQL condition where (on id, "?" its one
+// argument) selects, or every run.
+func (db *DB) runs(where string, args ...any) ([]*RunInfo, error) {
+	if where != "" {
+		where = "WHERE " + where
+	}
 	rows, err := db.query(`SELECT seq, id, ensemble, started_at,
 		max(saved_at, coalesce((SELECT saved_at FROM turns WHERE run = seq ORDER BY turn DESC LIMIT 1), '')), completion_reason,
-		coalesce((SELECT max(turn) FROM turns WHERE run = seq), base) FROM runs ORDER BY seq`)
+		coalesce((SELECT max(turn) FROM turns WHERE run = seq), base) FROM runs `+where+` ORDER BY seq`, args...)
 	if err != nil {
 		return nil, &Error{Path: db.path, Err: err}
 	}
@@ -365,8 +372,9 @@ func (db *DB) Runs() ([]*RunInfo, error) {
 }
 
 // Run returns the run with the given id, or an error wrapping ErrNoRun.
+// It reads that run only: a batch asks for each of its thousands.
 func (db *DB) Run(id string) (*RunInfo, error) {
-	runs, err := db.Runs()
+	runs, err := db.runs("id = ?", id)
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,10 @@ var completions = map[string]struct {
 		args:  nil, // state files have any name: run.state, run.json
 		files: map[string][]string{"responses": yamlExt, "profiles": yamlExt, "report": {"md"}, "answers": yamlExt},
 	},
+	"batch": {
+		args:  yamlExt,
+		files: map[string][]string{"inputs": {"jsonl"}, "out": {"jsonl"}, "responses": yamlExt, "profiles": yamlExt, "state": nil, "resume": nil},
+	},
 	"validate": {
 		enums: map[string][]string{"output": validateOutputs},
 		args:  yamlExt,

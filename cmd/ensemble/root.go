@@ -148,7 +148,7 @@ func newRootCmd(io *stdio) *cobra.Command {
 		return &exitError{code: engine.ExitUsage, err: fmt.Errorf("%w\nSee '%s --help'.", err, c.CommandPath())}
 	})
 	root.AddCommand(newRunCmd(io), newValidateCmd(io), newResumeCmd(io), newTestCmd(io), newGraphCmd(io), newSchemaCmd(io))
-	root.AddCommand(newInitCmd(io), newStateCmd(io))
+	root.AddCommand(newInitCmd(io), newStateCmd(io), newBatchCmd(io))
 	root.AddCommand(newWorkerCmd(io), newAnswerCmd(io)) // the Temporal engine (temporal.go)
 	addCompletions(root)
 	return root

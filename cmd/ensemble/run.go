@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/cassette"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
@@ -40,6 +41,7 @@ type runFlags struct {
 	answers   map[string]string // resume --answer: by agent (answers.go)
 	resumeCmd string            // the command that continues the run, once saved ("": from stateFile)
 	temporal  temporalFlags     // --temporal: the run is a workflow (temporal.go)
+	recording recordFlags       // --record, --replay (record.go)
 }
 
 // sharedFlags are the flags that run and resume both take: where agents'
@@ -139,6 +141,7 @@ func newRunCmd(io *stdio) *cobra.Command {
 	fl.StringVar(&f.runID, "run-id", "", "with --state, the run's `ID` in the database (default: a new one, printed with --output text)")
 	f.sharedFlags.register(cmd, false)
 	f.temporal.register(cmd, false)
+	f.recording.register(fl)
 	return cmd
 }
 
@@ -285,6 +288,14 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 		askHost{suspend: f.stateFile != "", noInput: f.noInput, answers: f.answers})
 	if err != nil {
 		return &exitError{code: engine.ExitUsage, err: err}
+	}
+	cas, err := f.recording.open()
+	if err != nil {
+		return &exitError{code: engine.ExitUsage, err: err}
+	}
+	ctx = cassette.With(ctx, cas)
+	if inj, ok := runner.(*runners.InjectedRunner); ok && cas != nil && !cas.Live() {
+		inj.Live = nil // agents without responses replay: no real model is called
 	}
 	output := f.output
 	if output == "" {

@@ -22,6 +22,26 @@ Feature: A local model checked by a script
       {"ok": true}
       """
 
+  Scenario: The recorded model answers, offline
+    The folder recording/ was made with ensemble run --record against a
+    model: its exchanges are replayed, and the tool runs for real.
+    Given the recording "recording"
+    When the ensemble runs
+    Then the completion reason is "completed"
+    And the run has no errors
+    And agent "inventory_assistant" ran 2 times
+    And the output of agent "inventory_assistant" is:
+      """
+      {"warehouse": "south", "count": 40, "summary": "South has the most blue widgets: 40."}
+      """
+
+  Scenario: A request the recording lacks fails with the difference
+    Given the recording "recording"
+    And the input "Which warehouse has the most red widgets?"
+    When the ensemble runs
+    Then agent "inventory_assistant" failed with an error containing "message 1 (user) differs"
+    And agent "inventory_assistant" failed with an error containing "+ Which warehouse has the most red widgets?"
+
   Scenario: A right first answer is accepted at once
     Given agent "inventory_assistant" responds:
       """

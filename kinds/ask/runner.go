@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/cassette"
 	"github.com/ensemble-run/ensemble/internal/proc"
 	"github.com/ensemble-run/ensemble/runners"
 )
@@ -82,6 +83,10 @@ func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	in := runners.BaseInputData(req)
 	in["ask"] = SpecOf(ag).Question
 	res := &agent.Result{InputData: in}
+	if out, ok, err := Recorded(ctx, req); err != nil || ok {
+		res.Output, res.Err = out, err
+		return res
+	}
 	if req.Path != "" && (SpecOf(ag).Mode == ModeSuspend || !a.Interactive || a.NoInput || a.In == nil) {
 		res.Err = InChild(req.Path)
 		return res
@@ -140,8 +145,42 @@ func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		_, _ = io.WriteString(out, "\n")
 		return res
 	}
+	if cas := cassette.From(ctx); cas != nil {
+		if err := cas.RecordAnswer(req.Name(), recordedQuestion(req), line); err != nil {
+			res.Err = err
+			return res
+		}
+	}
 	res.Output, res.Err = runners.ParseOutput(line)
 	return res
+}
+
+// Recorded is the answer the run's recording has for req
+// (docs/recording.md): ok is false when the question is to be asked (no
+// recording, recording, or a miss with --record-missing); a miss in a
+// replay is an error that shows how the question differs from the
+// recorded one.
+func Recorded(ctx context.Context, req *agent.Request) (out any, ok bool, err error) {
+	cas := cassette.From(ctx)
+	if cas == nil {
+		return nil, false, nil
+	}
+	answer, ok, err := cas.Answer(req.Name(), recordedQuestion(req))
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	out, err = runners.ParseOutput(answer)
+	return out, true, err
+}
+
+// recordedQuestion is what an answer is recorded against: what the agent
+// shows, without its header (which holds the turn) and prompt.
+func recordedQuestion(req *agent.Request) string {
+	q := strings.TrimSuffix(FormatAsk(req), askPrompt)
+	if _, rest, ok := strings.Cut(strings.TrimPrefix(q, "\n"), "\n"); ok {
+		q = rest
+	}
+	return strings.TrimSpace(q)
 }
 
 // answer takes the answer given for agent, once.

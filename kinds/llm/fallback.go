@@ -22,6 +22,8 @@ type route struct {
 	// used names the profile that answered the last request when it is a
 	// fallback; "" while the agent's own answers.
 	used string
+	// rec records or replays the requests when the run has a recording.
+	rec *recorder
 }
 
 func (r *Runner) newRoute(ens *ensemble.Ensemble, p *ensemble.ModelProfile, b agent.Budget) *route {
@@ -43,13 +45,21 @@ func (rt *route) chat(ctx context.Context, req *ChatRequest) (*ChatResponse, *st
 	var errs []error
 	for ; rt.at < len(rt.profiles); rt.at++ {
 		p := rt.profiles[rt.at]
-		prov, err := rt.r.provider(p)
+		// A recording answers first (docs/recording.md); a miss fails
+		// without falling back.
+		recorded, rec, err := rt.rec.replay(p, req)
 		if err != nil {
-			if len(errs) == 0 {
-				return nil, nil, err
+			return nil, nil, errors.Join(append(errs, err)...)
+		}
+		var prov Provider
+		if rec == nil {
+			if prov, err = rt.r.provider(p); err != nil {
+				if len(errs) == 0 {
+					return nil, nil, err
+				}
+				errs = append(errs, fmt.Errorf("fallback %q: %w", p.Name, err))
+				continue
 			}
-			errs = append(errs, fmt.Errorf("fallback %q: %w", p.Name, err))
-			continue
 		}
 		done := func(*state.Usage) {}
 		if rt.budget != nil {
@@ -57,7 +67,18 @@ func (rt *route) chat(ctx context.Context, req *ChatRequest) (*ChatResponse, *st
 				return nil, nil, errors.Join(append(errs, err)...)
 			}
 		}
-		resp, err := prov.Chat(ctx, req)
+		var resp *ChatResponse
+		if rec != nil {
+			if resp, err = replayedResponse(rec); err == nil && req.OnText != nil && resp.Text != "" {
+				req.OnText(resp.Text)
+			}
+		} else {
+			resp, err = prov.Chat(ctx, req)
+			if rerr := rt.rec.record(ctx, recorded, resp, err); rerr != nil {
+				done(nil)
+				return nil, nil, errors.Join(append(errs, rerr)...)
+			}
+		}
 		if err != nil {
 			done(nil)
 			if rt.at > 0 {

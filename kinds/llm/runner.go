@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ensemble-run/ensemble/cassette"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/runners"
@@ -254,8 +255,14 @@ func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversa
 		return res
 	}
 	route := r.newRoute(req.Ensemble, c.profile, req.Budget)
-	if _, err := r.provider(c.profile); err != nil {
-		return fail(StopError, err)
+	cas := cassette.From(ctx)
+	if cas != nil {
+		route.rec = &recorder{cas: cas, agent: req.Name(), sec: sec}
+	}
+	if cas == nil || cas.Mode() == cassette.Record { // a replay needs a key only for a miss it records
+		if _, err := r.provider(c.profile); err != nil {
+			return fail(StopError, err)
+		}
 	}
 	ts, err := r.toolSet(req.Ensemble, c.toolNames)
 	if err != nil {

@@ -169,7 +169,7 @@ func (r *Runner) callTool(ctx context.Context, req *runners.Request, ts *toolSet
 	req.Events.Emit(events.Event{Type: events.ToolCallStarted, Execution: req.Execution,
 		Tool: c.Name, ToolID: c.ID, Arguments: c.Arguments})
 	start := time.Now()
-	content, err := r.runTool(ctx, req, ts, c)
+	content, err := r.recordedTool(ctx, req, ts, c, sec)
 	m := Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: sec.redact(content)}
 	ev := events.Event{Type: events.ToolCallCompleted, Execution: req.Execution,
 		Tool: c.Name, ToolID: c.ID, Arguments: c.Arguments, Duration: time.Since(start).Seconds()}

@@ -338,7 +338,8 @@ func readPid(t *testing.T, path string) int {
 	t.Helper()
 	var b []byte
 	var err error
-	for range 100 {
+	// Generous: a script can take seconds to start on a busy machine.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
 		if b, err = os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) > 0 {
 			break
 		}
@@ -353,7 +354,7 @@ func readPid(t *testing.T, path string) int {
 
 func assertGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !processGone(pid) {
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -368,7 +369,7 @@ func TestScriptTimeoutKillsProcessGroup(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	a := scriptAgent("hang", "hang.sh", nil)
 	SpecOf(a).Env = map[string]string{"PIDFILE": pidFile}
-	a.Timeout = time.Second
+	a.Timeout = 3 * time.Second // long enough to write the pid file on a busy machine
 	e := testEnsemble(t, a)
 	start := time.Now()
 	res := (&Runner{}).Run(context.Background(), scriptRequest(e, "hang"))
@@ -381,7 +382,7 @@ func TestScriptTimeoutKillsProcessGroup(t *testing.T) {
 	if !errors.As(res.Err, &te) || !errors.Is(res.Err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want a timeout", res.Err)
 	}
-	if msg := res.Err.Error(); !strings.Contains(msg, "timeout") || !strings.Contains(msg, "1s") {
+	if msg := res.Err.Error(); !strings.Contains(msg, "timeout") || !strings.Contains(msg, "3s") {
 		t.Errorf("message %q lacks timeout and the duration", msg)
 	}
 	assertGone(t, readPid(t, pidFile))
@@ -417,7 +418,8 @@ func TestScriptRunDeadlineIsATimeout(t *testing.T) {
 	a := scriptAgent("hang", "hang.sh", nil)
 	SpecOf(a).Env = map[string]string{"PIDFILE": pidFile}
 	e := testEnsemble(t, a)
-	ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)
+	// Long enough for the script to write its pid file on a busy machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	res := (&Runner{}).Run(ctx, scriptRequest(e, "hang"))
 	if !errors.Is(res.Err, context.DeadlineExceeded) || !strings.Contains(res.Err.Error(), "timeout") {

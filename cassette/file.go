@@ -1,0 +1,333 @@
+package cassette
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Version is the version of the file format.
+const Version = 1
+
+// Request is one model request in provider-neutral form: what its hash is
+// computed from (docs/recording.md#what-a-request-is-matched-by).
+type Request struct {
+	Provider    string    `yaml:"provider" json:"provider"`
+	Model       string    `yaml:"model" json:"model"`
+	MaxTokens   int       `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
+	Temperature *float64  `yaml:"temperature,omitempty" json:"temperature,omitempty"`
+	System      string    `yaml:"system,omitempty" json:"system,omitempty"`
+	Tools       []Tool    `yaml:"tools,omitempty" json:"tools,omitempty"`
+	Output      *Output   `yaml:"output,omitempty" json:"output,omitempty"`
+	Messages    []Message `yaml:"messages" json:"messages"`
+}
+
+// Message is one message of a request.
+type Message struct {
+	Role      string     `yaml:"role" json:"role"`
+	Content   string     `yaml:"content,omitempty" json:"content,omitempty"`
+	ToolCalls []ToolCall `yaml:"tool_calls,omitempty" json:"tool_calls,omitempty"`
+	// ToolCallID is kept in the file but not hashed: IDs are the server's.
+	ToolCallID string `yaml:"tool_call_id,omitempty" json:"-"`
+	ToolName   string `yaml:"tool_name,omitempty" json:"tool_name,omitempty"`
+	IsError    bool   `yaml:"is_error,omitempty" json:"is_error,omitempty"`
+}
+
+// ToolCall is one tool call of an assistant message or of a response.
+type ToolCall struct {
+	ID        string `yaml:"id,omitempty" json:"-"`
+	Name      string `yaml:"name" json:"name"`
+	Arguments string `yaml:"arguments" json:"arguments"`
+}
+
+// Tool is a tool offered to the model.
+type Tool struct {
+	Name        string         `yaml:"name" json:"name"`
+	Description string         `yaml:"description,omitempty" json:"description,omitempty"`
+	Schema      map[string]any `yaml:"schema,omitempty" json:"schema,omitempty"`
+}
+
+// Output is the structured output asked for.
+type Output struct {
+	Name   string `yaml:"name" json:"name"`
+	Schema any    `yaml:"schema" json:"schema"`
+	Strict bool   `yaml:"strict,omitempty" json:"strict,omitempty"`
+}
+
+// Response is the model's reply, or the error the request ended with.
+type Response struct {
+	Text         string     `yaml:"text,omitempty"`
+	ToolCalls    []ToolCall `yaml:"tool_calls,omitempty"`
+	StopReason   string     `yaml:"stop_reason,omitempty"`
+	Refusal      string     `yaml:"refusal,omitempty"`
+	InputTokens  int        `yaml:"input_tokens,omitempty"`
+	OutputTokens int        `yaml:"output_tokens,omitempty"`
+	Error        *Error     `yaml:"error,omitempty"`
+}
+
+// Error is a request that failed with an answer from the server (an HTTP
+// error) or without one.
+type Error struct {
+	Message     string `yaml:"message"`
+	Status      int    `yaml:"status,omitempty"`
+	Unreachable bool   `yaml:"unreachable,omitempty"`
+}
+
+// Exchange is one recorded model request and its response.
+type Exchange struct {
+	Request  Request  `yaml:"request"`
+	Response Response `yaml:"response"`
+}
+
+// ToolResult is one recorded tool call and its result.
+type ToolResult struct {
+	Tool      string `yaml:"tool"`
+	Arguments string `yaml:"arguments"`
+	Result    string `yaml:"result"`
+	IsError   bool   `yaml:"is_error,omitempty"`
+}
+
+// Answer is one recorded human answer.
+type Answer struct {
+	Question string `yaml:"question"`
+	Answer   string `yaml:"answer"`
+}
+
+func (x *Exchange) redact(redact func(string) string) {
+	if redact == nil {
+		return
+	}
+	q := &x.Request
+	q.System = redact(q.System)
+	msgs := make([]Message, len(q.Messages))
+	for i, m := range q.Messages {
+		m.Content = redact(m.Content)
+		m.ToolCalls = redactCalls(m.ToolCalls, redact)
+		msgs[i] = m
+	}
+	q.Messages = msgs
+	r := &x.Response
+	r.Text, r.Refusal = redact(r.Text), redact(r.Refusal)
+	r.ToolCalls = redactCalls(r.ToolCalls, redact)
+	if r.Error != nil {
+		e := *r.Error
+		e.Message = redact(e.Message)
+		r.Error = &e
+	}
+}
+
+func redactCalls(calls []ToolCall, redact func(string) string) []ToolCall {
+	if len(calls) == 0 {
+		return calls
+	}
+	out := make([]ToolCall, len(calls))
+	for i, c := range calls {
+		c.Arguments = redact(c.Arguments)
+		out[i] = c
+	}
+	return out
+}
+
+// file is one agent's recording.
+type file struct {
+	path      string
+	Version   int          `yaml:"version"`
+	Agent     string       `yaml:"agent"`
+	Exchanges []Exchange   `yaml:"exchanges,omitempty"`
+	Tools     []ToolResult `yaml:"tool_results,omitempty"`
+	Answers   []Answer     `yaml:"answers,omitempty"`
+
+	hashes    []string         // of Exchanges
+	byHash    map[string][]int // exchange indexes by request hash
+	used      map[string]int   // how many of a hash's exchanges were served
+	toolsUsed map[string]int
+	ansUsed   map[string]int
+	served    int // requests asked of the file so far
+}
+
+// header starts every file.
+const header = "# An ensemble recording: the model exchanges, tool results and human answers of one agent.\n" +
+	"# Requests are matched by a hash of their content; edit with care, or record again.\n"
+
+func (f *file) load() error {
+	b, err := os.ReadFile(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("recording: %w", err)
+	}
+	var in file
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&in); errors.Is(err, io.EOF) {
+		return nil // an empty file
+	} else if err != nil {
+		return fmt.Errorf("recording: %s: %w", f.path, err)
+	}
+	if in.Version != Version {
+		return fmt.Errorf("recording: %s: version %d, want %d", f.path, in.Version, Version)
+	}
+	f.Exchanges, f.Tools, f.Answers = in.Exchanges, in.Tools, in.Answers
+	return nil
+}
+
+func (f *file) index() {
+	f.byHash, f.used = map[string][]int{}, map[string]int{}
+	f.toolsUsed, f.ansUsed = map[string]int{}, map[string]int{}
+	f.hashes = f.hashes[:0]
+	for i := range f.Exchanges {
+		f.addHash(i)
+	}
+}
+
+func (f *file) addHash(i int) {
+	h := hashOf(&f.Exchanges[i].Request)
+	f.hashes = append(f.hashes, h)
+	f.byHash[h] = append(f.byHash[h], i)
+}
+
+// take is the next exchange recorded for hash h, or nil.
+func (f *file) take(h string) *Exchange {
+	idx := f.byHash[h]
+	if len(idx) == 0 {
+		return nil
+	}
+	n := f.used[h]
+	f.used[h] = n + 1
+	return &f.Exchanges[idx[min(n, len(idx)-1)]]
+}
+
+func (f *file) takeTool(tool, args string) *ToolResult {
+	key := tool + "\x00" + args
+	var match []int
+	for i := range f.Tools {
+		if f.Tools[i].Tool == tool && canonicalJSON(f.Tools[i].Arguments) == args {
+			match = append(match, i)
+		}
+	}
+	if len(match) == 0 {
+		return nil
+	}
+	n := f.toolsUsed[key]
+	f.toolsUsed[key] = n + 1
+	return &f.Tools[match[min(n, len(match)-1)]]
+}
+
+func (f *file) takeAnswer(question string) *Answer {
+	question = normalText(question)
+	var match []int
+	for i := range f.Answers {
+		if normalText(f.Answers[i].Question) == question {
+			match = append(match, i)
+		}
+	}
+	if len(match) == 0 {
+		return nil
+	}
+	n := f.ansUsed[question]
+	f.ansUsed[question] = n + 1
+	return &f.Answers[match[min(n, len(match)-1)]]
+}
+
+// save writes the file whole, through a temporary file and a rename, so
+// that a run killed mid-write leaves the previous version.
+func (f *file) save() error {
+	f.Version = Version
+	var buf bytes.Buffer
+	buf.WriteString(header)
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(f); err != nil {
+		return fmt.Errorf("recording: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("recording: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(f.path), ".ensemble-recording-*")
+	if err != nil {
+		return fmt.Errorf("recording: %w", err)
+	}
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("recording: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("recording: %w", err)
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("recording: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), f.path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("recording: %w", err)
+	}
+	return nil
+}
+
+// hashOf is the hash of the normalised request: its JSON with object keys
+// sorted, tool call IDs left out, tool call arguments as compact JSON with
+// sorted keys (when they are JSON) and line endings as \n.
+func hashOf(r *Request) string {
+	n := *r
+	n.System = normalText(n.System)
+	n.Messages = make([]Message, len(r.Messages))
+	for i, m := range r.Messages {
+		m.Content = normalText(m.Content)
+		if len(m.ToolCalls) > 0 {
+			calls := make([]ToolCall, len(m.ToolCalls))
+			for j, c := range m.ToolCalls {
+				c.Arguments = canonicalJSON(c.Arguments)
+				calls[j] = c
+			}
+			m.ToolCalls = calls
+		}
+		n.Messages[i] = m
+	}
+	b, err := json.Marshal(&n)
+	if err != nil {
+		// A schema JSON cannot carry: hash what can be printed.
+		b = fmt.Appendf(nil, "%#v", n)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// normalText has \n line endings.
+func normalText(s string) string {
+	if !strings.Contains(s, "\r") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+}
+
+// canonicalJSON is s as compact JSON with sorted keys when it is JSON, s
+// trimmed otherwise ("" is {}: servers send either for no arguments).
+func canonicalJSON(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "{}"
+	}
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return s
+	}
+	return string(b)
+}

@@ -1,0 +1,591 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/store"
+)
+
+func TestParseInputs(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, data string
+		want       []string // id TAB input, in order
+		err        string   // a part of the error
+	}{
+		{"strings", "\"a\"\n\"b\"\n", []string{"1\ta", "2\tb"}, ""},
+		{"a byte order mark", "\ufeff\"a\"\n", []string{"1\ta"}, ""},
+		{"objects and blank lines", "{\"id\": \"x\", \"input\": \"one\"}\n\n  \n{\"input\": \"two\"}\r\n{\"id\": 7, \"input\": \"three\"}", []string{"\"x\"\tone", "4\ttwo", "7\tthree"}, ""},
+		{"input not a string", `{"id": "j", "input": {"b": [1, 2], "a": null}}`, []string{"\"j\"\t{\"b\":[1,2],\"a\":null}"}, ""},
+		{"malformed", "\"a\"\n{\"input\": \"b\"\n", nil, "in.jsonl:2: not valid JSON"},
+		{"a number", "\"a\"\n42\n", nil, "in.jsonl:2: a line is a JSON string"},
+		{"unknown key", `{"id": 1, "inputs": "x"}`, nil, `in.jsonl:1: unknown key "inputs"`},
+		{"no input", `{"id": 1}`, nil, `in.jsonl:1: no "input"`},
+		{"id of another type", `{"id": [1], "input": "x"}`, nil, "in.jsonl:1: the id must be a string or a number, got [1]"},
+		{"duplicate ids", "{\"id\": \"a\", \"input\": \"x\"}\n\"y\"\n{\"id\": \"a\", \"input\": \"z\"}\n", nil, `in.jsonl:3: the id "a" is the id of line 1 too`},
+		{"an id that is another line's number", "{\"id\": 2, \"input\": \"x\"}\n\"y\"\n", nil, "in.jsonl:2: the id 2 is the id of line 1 too"},
+		{"a string id equal to a number", "{\"id\": \"1\", \"input\": \"x\"}\n{\"id\": 1, \"input\": \"y\"}\n", nil, "in.jsonl:2: the id 1 is the id of line 1 too"},
+		{"empty", "\n\n", nil, "in.jsonl: no inputs"},
+		{"every problem", "1\n2\n\"ok\"\n3\n", nil, "in.jsonl:1: a line is a JSON string (the input) or an object {\"id\": …, \"input\": …}\nin.jsonl:2: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := parseInputs("in.jsonl", []byte(c.data))
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, want one with %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lines []string
+			for i, in := range got {
+				if in.idx != i {
+					t.Errorf("input %d has idx %d", i, in.idx)
+				}
+				lines = append(lines, string(in.id)+"\t"+in.input)
+			}
+			if strings.Join(lines, "\n") != strings.Join(c.want, "\n") {
+				t.Errorf("got\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(c.want, "\n"))
+			}
+		})
+	}
+}
+
+// signalWriter records what is written and says when each write happened.
+type signalWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	writes chan struct{}
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	select {
+	case w.writes <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (w *signalWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// Inputs that finish out of order are written in input order, each line as
+// soon as every line before it is: the runs here end last first, except
+// the first, which ends while the others still run.
+func TestBatchWritesInInputOrder(t *testing.T) {
+	t.Parallel()
+	inputs, err := parseInputs("in", []byte("\"a\"\n{\"id\": \"b\", \"input\": \"b\"}\n\"c\"\n\"d\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make([]chan struct{}, len(inputs))
+	for i := range release {
+		release[i] = make(chan struct{})
+	}
+	started := make(chan int, len(inputs))
+	runOne := func(ctx context.Context, in *batchInput) (*engine.Result, error) {
+		started <- in.idx
+		<-release[in.idx]
+		reason := engine.Completed
+		if in.input == "c" {
+			reason = engine.MaxTotalTurns
+		}
+		return &engine.Result{Ensemble: "e", Input: in.input, CompletionReason: reason}, nil
+	}
+	out := &signalWriter{writes: make(chan struct{}, 1)}
+	b := &batchRun{inputs: inputs, runOne: runOne, concurrency: len(inputs), out: out}
+	var st *batchStats
+	done := make(chan struct{})
+	go func() { defer close(done); st = b.run(context.Background()) }()
+	for range inputs {
+		<-started // every run is going
+	}
+	close(release[0])
+	<-out.writes // the first line comes while the others run
+	if got := strings.Count(out.String(), "\n"); got != 1 || !strings.HasPrefix(out.String(), `{"id":1,"result":{"ensemble":"e","input":"a",`) {
+		t.Fatalf("after the first run: %q", out.String())
+	}
+	for i := len(inputs) - 1; i >= 1; i-- {
+		close(release[i])
+	}
+	<-done
+	var ids []string
+	for _, line := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		var l struct {
+			ID     json.RawMessage `json:"id"`
+			Result struct {
+				Input string `json:"input"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		ids = append(ids, string(l.ID)+"="+l.Result.Input)
+	}
+	if got := strings.Join(ids, " "); got != `1=a "b"=b 3=c 4=d` {
+		t.Errorf("lines %s", got)
+	}
+	if st.done != 4 || st.failed != 1 || st.reasons[engine.MaxTotalTurns] != 1 || st.exitCode() != engine.ExitMaxTurns {
+		t.Errorf("stats %+v, exit %d", st, st.exitCode())
+	}
+}
+
+func TestBatchExitCode(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		codes       map[int]int
+		errs        []string
+		interrupted bool
+		want        int
+	}{
+		{map[int]int{}, nil, false, 0},
+		{map[int]int{4: 2}, nil, false, 4},
+		{map[int]int{1: 1}, nil, false, 1},
+		{map[int]int{3: 1, 4: 1}, nil, false, 1},
+		{map[int]int{}, []string{"disk full"}, false, 1},
+		{map[int]int{3: 1}, nil, true, 130},
+	} {
+		st := &batchStats{codes: c.codes, errs: c.errs, interrupted: c.interrupted}
+		if got := st.exitCode(); got != c.want {
+			t.Errorf("%+v: exit %d, want %d", c, got, c.want)
+		}
+	}
+}
+
+// noProfilesEnv is the environment without $ENSEMBLE_PROFILES.
+func noProfilesEnv(k string) (string, bool) {
+	if k == "ENSEMBLE_PROFILES" {
+		return "", false
+	}
+	return os.LookupEnv(k)
+}
+
+// batchFiles writes the files of a batch into dir.
+func batchFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Each run takes the injected responses from the first: three inputs
+// through an ensemble whose agents have one response each all complete.
+func TestBatchInjectedResponsesPerRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	args := writeBatchFiles(t, dir, 3)
+	r := ensembleCmd(t, "", args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "results.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines: %s", len(lines), data)
+	}
+	for i, line := range lines {
+		var l struct {
+			ID     string        `json:"id"`
+			Result engine.Result `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf("doc-%d", i); l.ID != want || l.Result.CompletionReason != "completed" || len(l.Result.Errors) != 0 ||
+			l.Result.FinalState["report"] != "All fine." || l.Result.Input != fmt.Sprintf("document %d", i) {
+			t.Errorf("line %d: %s", i, line)
+		}
+	}
+	for _, want := range []string{"ensemble: batch of 3 inputs in ", ": 3 completed, 0 failed\n", "by completion reason: completed 3\n", "usage: 0 requests"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("summary without %q:\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stderr, "\r") {
+		t.Errorf("a progress line off a terminal:\n%q", r.stderr)
+	}
+	// On a terminal, the progress line is taken down before the summary;
+	// -q prints neither.
+	var errb bytes.Buffer
+	std := &stdio{in: strings.NewReader(""), out: &bytes.Buffer{}, err: &errb, errTTY: true, getenv: noProfilesEnv}
+	if code := run(context.Background(), args, std); code != 0 || !strings.Contains(errb.String(), "\r\x1b[Kensemble: batch of 3 inputs") {
+		t.Errorf("on a terminal: exit %d\n%q", code, errb.String())
+	}
+	errb.Reset()
+	if code := run(context.Background(), append(args, "-q"), std); code != 0 || errb.Len() != 0 {
+		t.Errorf("-q: exit %d\n%q", code, errb.String())
+	}
+}
+
+// batchScript fails for the input "fail", and for the input "block" waits
+// while a file "block" is beside it, after making "started" (a script that
+// outlives a killed process ends when the test removes "block").
+const batchScript = `#!/bin/sh
+in=$(cat)
+dir=$(dirname "$0")
+case "$in" in
+*'"input":"fail"'*) echo "failing on purpose" >&2; exit 3 ;;
+*'"input":"block"'*) if [ -e "$dir/block" ]; then touch "$dir/started"; fi; while [ -e "$dir/block" ]; do sleep 0.05; done ;;
+esac
+printf '{"echo": %s}\n' "$(printf '%s' "$in" | sed 's/.*"input":\("[^"]*"\).*/\1/')"
+`
+
+const batchScriptEnsemble = `name: echo
+agents:
+  - name: first
+    script: step.sh
+  - name: second
+    script: step.sh
+    dependencies: [first]
+`
+
+func TestBatchExitCodesAndErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	batchFiles(t, dir, map[string]string{"ensemble.yaml": batchScriptEnsemble, "step.sh": batchScript,
+		"ok.jsonl": "\"a\"\n\"b\"\n", "fail.jsonl": "\"a\"\n\"fail\"\n\"b\"\n",
+		"dup.jsonl": "{\"id\": \"x\", \"input\": \"a\"}\n{\"id\": \"x\", \"input\": \"b\"}\n",
+		"bad.jsonl": "\"a\"\n{\"input\":\n"})
+	ens := filepath.Join(dir, "ensemble.yaml")
+	batch := func(inputs string, extra ...string) outcome {
+		return ensembleCmd(t, "", append([]string{"batch", ens, "--inputs", filepath.Join(dir, inputs)}, extra...)...)
+	}
+	if r := batch("ok.jsonl"); r.code != 0 || strings.Count(r.stdout, "\n") != 2 || !strings.Contains(r.stdout, `"final_state":{"first":{"echo":"a"},"second":{"echo":"a"}}`) {
+		t.Errorf("ok: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r := batch("fail.jsonl")
+	if r.code != 1 || strings.Count(r.stdout, "\n") != 3 || !strings.Contains(r.stderr, ": 2 completed, 1 failed") ||
+		!strings.Contains(r.stderr, "completed 3 (1 with a failed execution)") {
+		t.Errorf("a failing input: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	// Every run stopped by --max-turns: their one exit code is the batch's.
+	if r := batch("ok.jsonl", "--max-turns", "1"); r.code != engine.ExitMaxTurns || !strings.Contains(r.stderr, "max_total_turns 2") {
+		t.Errorf("--max-turns 1: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, c := range []struct{ inputs, want string }{
+		{"dup.jsonl", `dup.jsonl:2: the id "x" is the id of line 1 too`},
+		{"bad.jsonl", "bad.jsonl:2: not valid JSON"},
+	} {
+		out := filepath.Join(dir, c.inputs+".out")
+		r := batch(c.inputs, "--out", out)
+		if _, err := os.Stat(out); r.code != 2 || !strings.Contains(r.stderr, c.want) || err == nil {
+			t.Errorf("%s: exit %d, output %v\n%s", c.inputs, r.code, err, r.stderr)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"batch", ens}, "--inputs FILE is required"},
+		{[]string{"batch", ens, "--inputs", "x", "--concurrency", "0"}, "--concurrency must be at least 1"},
+		{[]string{"batch", ens, "--inputs", "-", "--state", filepath.Join(dir, "s.db")}, "--state needs --inputs FILE"},
+		{[]string{"batch", "--resume", filepath.Join(dir, "s.db"), ens}, "--resume takes no ensemble file"},
+		{[]string{"batch", "--resume", filepath.Join(dir, "s.db"), "--max-turns", "3"}, "--max-turns: a resumed batch goes on"},
+		{[]string{"batch", ens, "--inputs", "x", "--batch-id", "b"}, "--batch-id needs --state"},
+	} {
+		if r := ensembleCmd(t, "", c.args...); r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: exit %d\n%s", c.args, r.code, r.stderr)
+		}
+	}
+}
+
+// comparableLines are the lines of a batch's output without what depends
+// on the clock.
+func comparableLines(t *testing.T, data []byte) []string {
+	t.Helper()
+	var out []string
+	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		var l map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		out = append(out, string(l["id"])+" "+comparableResult(t, l["result"]))
+	}
+	return out
+}
+
+// waitFor waits until ok, for up to a minute.
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !ok(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited a minute for %s", what)
+		}
+	}
+}
+
+// savedLines is how many lines the batch of the database at path has saved.
+func savedLines(path string) int {
+	db, err := store.Open(path, false, store.SyncNormal)
+	if err != nil {
+		return 0
+	}
+	defer db.Close()
+	bs, err := db.Batches()
+	if err != nil || len(bs) != 1 {
+		return 0
+	}
+	return bs[0].Lines
+}
+
+// A batch with --state cancelled mid-way (Ctrl-C, in process) keeps the
+// lines of the inputs before the run it stopped; batch --resume finishes
+// that run and the others and ends with the lines an uninterrupted batch
+// writes, the first ones untouched.
+func TestBatchStateCancelAndResume(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	batchFiles(t, dir, map[string]string{"ensemble.yaml": batchScriptEnsemble, "step.sh": batchScript,
+		"in.jsonl": "\"a\"\n{\"id\": \"b\", \"input\": \"b\"}\n\"block\"\n\"c\"\n\"d\"\n\"e\"\n"})
+	ens, in := filepath.Join(dir, "ensemble.yaml"), filepath.Join(dir, "in.jsonl")
+	ref := filepath.Join(dir, "reference.jsonl")
+	if r := ensembleCmd(t, "", "batch", ens, "--inputs", in, "--out", ref); r.code != 0 {
+		t.Fatalf("reference: exit %d\n%s", r.code, r.stderr)
+	}
+	want, err := os.ReadFile(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	batchFiles(t, dir, map[string]string{"block": ""})
+	db, out := filepath.Join(dir, "runs.db"), filepath.Join(dir, "out.jsonl")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var errb bytes.Buffer
+	code := make(chan int, 1)
+	go func() {
+		std := &stdio{in: strings.NewReader(""), out: &bytes.Buffer{}, err: &errb, getenv: noProfilesEnv}
+		code <- run(ctx, []string{"batch", ens, "--inputs", in, "--out", out, "--state", db, "--concurrency", "2"}, std)
+	}()
+	// The blocked run has started, and the 4 others have ended.
+	waitFor(t, "the blocked run", func() bool { _, err := os.Stat(filepath.Join(dir, "started")); return err == nil })
+	waitFor(t, "the other runs", func() bool { return savedLines(db) == 5 })
+	cancel()
+	if c := <-code; c != engine.ExitCancelled {
+		t.Fatalf("cancelled batch: exit %d\n%s", c, errb.String())
+	}
+	for _, w := range []string{"interrupted after", "5 of 6 done (0 failed), 2 lines written", "the rest goes on with: ensemble batch --resume "} {
+		if !strings.Contains(errb.String(), w) {
+			t.Errorf("summary without %q:\n%s", w, errb.String())
+		}
+	}
+	first, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := comparableLines(t, first), comparableLines(t, want); len(g) != 2 || strings.Join(g, "\n") != strings.Join(w[:2], "\n") {
+		t.Fatalf("the output of the cancelled batch:\n%s", first)
+	}
+	// A line cut short, as a killed process may leave, is written again.
+	f, err := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"id":3,"res`)
+	f.Close()
+
+	os.Remove(filepath.Join(dir, "block"))
+	r := ensembleCmd(t, "", "batch", "--resume", db)
+	if r.code != 0 || !strings.Contains(r.stderr, "resuming batch ") || !strings.Contains(r.stderr, ": 5 of 6 inputs done") {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(got, first) {
+		t.Errorf("the lines written before were changed:\n%s\nthen\n%s", first, got)
+	}
+	if g, w := strings.Join(comparableLines(t, got), "\n"), strings.Join(comparableLines(t, want), "\n"); g != w {
+		t.Errorf("resumed output\n%s\nwant\n%s", g, w)
+	}
+	// Its id is taken.
+	if r := ensembleCmd(t, "", "batch", ens, "--inputs", in, "--state", db, "--batch-id", strings.Split(strings.TrimPrefix(r.stderr, "ensemble: resuming batch "), " ")[0]); r.code != 2 ||
+		!strings.Contains(r.stderr, "holds a batch") || !strings.Contains(r.stderr, "ensemble batch --resume ") {
+		t.Errorf("a batch id taken: exit %d\n%s", r.code, r.stderr)
+	}
+	// The batch is done: resuming it again needs its id, and writes the
+	// same lines.
+	if r := ensembleCmd(t, "", "batch", "--resume", db); r.code != 2 || !strings.Contains(r.stderr, "no unfinished batch") {
+		t.Errorf("resuming a finished batch: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// Ctrl-C (SIGINT to the binary) stops a batch cleanly: the running runs
+// are stopped, no other starts, the lines before them are written, and the
+// exit code is 130.
+func TestBatchInterruptedBySIGINT(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	batchFiles(t, dir, map[string]string{"ensemble.yaml": batchScriptEnsemble, "step.sh": batchScript, "block": "",
+		"in.jsonl": "\"a\"\n\"block\"\n\"c\"\n"})
+	out := filepath.Join(dir, "out.jsonl")
+	cmd := cliCommand(t, []string{"ENSEMBLE_PROFILES="}, "batch", filepath.Join(dir, "ensemble.yaml"), "--inputs", filepath.Join(dir, "in.jsonl"),
+		"--out", out, "--concurrency", "1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the blocked run", func() bool { _, err := os.Stat(filepath.Join(dir, "started")); return err == nil })
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if c := exitCode(t, err); c != engine.ExitCancelled {
+		t.Fatalf("exit %d\n%s", c, stderr.String())
+	}
+	data, _ := os.ReadFile(out)
+	if lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], `{"id":1,"result":`) {
+		t.Errorf("output:\n%s", data)
+	}
+	if !strings.Contains(stderr.String(), "interrupted after") || !strings.Contains(stderr.String(), "1 of 3 done") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+}
+
+// A batch killed with SIGKILL while a run is in its turn, and resumed,
+// ends with the lines of an uninterrupted batch.
+func TestBatchKilledAndResumed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	batchFiles(t, dir, map[string]string{"ensemble.yaml": batchScriptEnsemble, "step.sh": batchScript,
+		"in.jsonl": "\"a\"\n\"block\"\n\"c\"\n\"d\"\n"})
+	ens, in := filepath.Join(dir, "ensemble.yaml"), filepath.Join(dir, "in.jsonl")
+	ref := filepath.Join(dir, "reference.jsonl")
+	if r := ensembleCmd(t, "", "batch", ens, "--inputs", in, "--out", ref); r.code != 0 {
+		t.Fatalf("reference: exit %d\n%s", r.code, r.stderr)
+	}
+	want, err := os.ReadFile(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batchFiles(t, dir, map[string]string{"block": ""})
+	defer os.Remove(filepath.Join(dir, "block")) // ends the script the killed process leaves
+	db, out := filepath.Join(dir, "runs.db"), filepath.Join(dir, "out.jsonl")
+	cmd := cliCommand(t, []string{"ENSEMBLE_PROFILES="}, "batch", ens, "--inputs", in, "--out", out, "--state", db, "--concurrency", "2")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the blocked run", func() bool { _, err := os.Stat(filepath.Join(dir, "started")); return err == nil })
+	waitFor(t, "the other runs", func() bool { return savedLines(db) == 3 })
+	cmd.Process.Kill()
+	cmd.Wait()
+	os.Remove(filepath.Join(dir, "block"))
+	r := ensembleCmd(t, "", "batch", "--resume", db, "-q")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := strings.Join(comparableLines(t, got), "\n"), strings.Join(comparableLines(t, want), "\n"); g != w {
+		t.Errorf("resumed output\n%s\nwant\n%s", g, w)
+	}
+	// The blocked run was continued, not started again: one run per input.
+	r = ensembleCmd(t, "", "state", "list", db)
+	if n := strings.Count(r.stdout, "completed"); n != 4 {
+		t.Errorf("state list:\n%s", r.stdout)
+	}
+}
+
+// A run that ended but whose line was never saved (the process was killed
+// in between) is not run again when the batch is resumed: its line is made
+// from the saved run.
+func TestBatchResumeRunEndedWithoutItsLine(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	batchFiles(t, dir, map[string]string{"ensemble.yaml": batchScriptEnsemble, "step.sh": batchScript, "in.jsonl": "\"a\"\n\"b\"\n\"c\"\n"})
+	db, out := filepath.Join(dir, "runs.db"), filepath.Join(dir, "out.jsonl")
+	r := ensembleCmd(t, "", "batch", filepath.Join(dir, "ensemble.yaml"), "--inputs", filepath.Join(dir, "in.jsonl"), "--out", out, "--state", db)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	want, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := ensembleCmd(t, "", "state", "list", db, "--output", "json").stdout
+	conn, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`DELETE FROM batch_lines WHERE idx >= 1`, `UPDATE batches SET status = ''`} {
+		if _, err := conn.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn.Close()
+	first := bytes.SplitAfter(want, []byte("\n"))[0]
+	if err := os.WriteFile(out, first, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = ensembleCmd(t, "", "batch", "--resume", db)
+	if r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s", r.code, r.stderr)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := strings.Join(comparableLines(t, got), "\n"), strings.Join(comparableLines(t, want), "\n"); g != w {
+		t.Errorf("resumed output\n%s\nwant\n%s", g, w)
+	}
+	// Nothing ran again: the runs are as they were.
+	if l := ensembleCmd(t, "", "state", "list", db, "--output", "json"); l.stdout != before {
+		t.Errorf("runs:\n%s\nwere\n%s", l.stdout, before)
+	}
+}
+
+// A resumed batch refuses to go on when its inputs (or ensemble, or
+// responses) changed, unless --force; the inputs may come from standard
+// input when the batch is not durable.
+func TestBatchResumeRefusesChangedFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	batchFiles(t, dir, map[string]string{"ensemble.yaml": batchScriptEnsemble, "step.sh": batchScript, "in.jsonl": "\"a\"\n"})
+	ens, in, db := filepath.Join(dir, "ensemble.yaml"), filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "runs.db")
+	if r := ensembleCmd(t, "", "batch", ens, "--inputs", in, "--state", db, "--batch-id", "nightly", "-q"); r.code != 0 || r.stderr != "" {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	batchFiles(t, dir, map[string]string{"in.jsonl": "\"b\"\n"})
+	if r := ensembleCmd(t, "", "batch", "--resume", db, "--batch-id", "nightly"); r.code != 2 ||
+		!strings.Contains(r.stderr, "the inputs file "+in+" changed since the batch started") || !strings.Contains(r.stderr, "--force") {
+		t.Errorf("changed inputs: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := ensembleCmd(t, "", "batch", "--resume", db, "--batch-id", "nightly", "--force", "--out", "-"); r.code != 0 ||
+		!strings.Contains(r.stderr, "resuming anyway (--force)") || strings.Count(r.stdout, "\n") != 1 {
+		t.Errorf("--force: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if r := ensembleCmd(t, "\"x\"\n{\"id\": \"y\", \"input\": \"y\"}\n", "batch", ens, "--inputs", "-"); r.code != 0 ||
+		!strings.Contains(r.stdout, `{"id":1,"result":{"ensemble":"echo","input":"x",`) || !strings.Contains(r.stdout, `{"id":"y","result":`) {
+		t.Errorf("--inputs -: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}

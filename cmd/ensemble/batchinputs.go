@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// batchInput is one input of a batch (docs/cli.md#ensemble-batch).
+type batchInput struct {
+	idx   int    // its position among the inputs, from 0
+	line  int    // its line in the inputs file, from 1
+	id    []byte // its id, compact JSON: as given, or the line number
+	input string // the run's input
+}
+
+// maxInputErrors is how many problems of an inputs file are reported.
+const maxInputErrors = 10
+
+// parseInputs reads the inputs of a batch, one JSON value a line: a string
+// (the input), or an object {"id": …, "input": …}. Blank lines are
+// skipped. An id is a string or a number (compared as text); without one,
+// the line number is the id. An input that is not a string is given to the
+// run as its compact JSON text. Every problem names its line; nothing is
+// run when there is one.
+func parseInputs(name string, data []byte) ([]*batchInput, error) {
+	var out []*batchInput
+	var errs []string
+	seen := map[string]int{} // id as text → its line
+	fail := func(line int, format string, args ...any) {
+		errs = append(errs, fmt.Sprintf("%s:%d: %s", name, line, fmt.Sprintf(format, args...)))
+	}
+	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a byte order mark some editors write
+	for n := 1; len(data) > 0; n++ {
+		var text []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			text, data = data[:i], data[i+1:]
+		} else {
+			text, data = data, nil
+		}
+		text = bytes.TrimSpace(text)
+		if len(text) == 0 {
+			continue
+		}
+		in, err := parseInputLine(text)
+		if err != nil {
+			fail(n, "%v", err)
+			continue
+		}
+		in.line, in.idx = n, len(out)
+		if in.id == nil {
+			in.id = strconv.AppendInt(nil, int64(n), 10)
+		}
+		key := idText(in.id)
+		if first, ok := seen[key]; ok {
+			fail(n, "the id %s is the id of line %d too: ids must differ", in.id, first)
+			continue
+		}
+		seen[key] = n
+		out = append(out, in)
+	}
+	if len(errs) > 0 {
+		if len(errs) > maxInputErrors {
+			errs = append(errs[:maxInputErrors], fmt.Sprintf("(and %d more problems)", len(errs)-maxInputErrors))
+		}
+		return nil, errors.New(strings.Join(errs, "\n"))
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no inputs (one JSON string or {\"id\": …, \"input\": …} object a line)", name)
+	}
+	return out, nil
+}
+
+// parseInputLine reads one line of an inputs file.
+func parseInputLine(text []byte) (*batchInput, error) {
+	if !json.Valid(text) {
+		var v any
+		err := json.Unmarshal(text, &v)
+		return nil, fmt.Errorf("not valid JSON: %v", err)
+	}
+	switch text[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(text, &s); err != nil {
+			return nil, err
+		}
+		return &batchInput{input: s}, nil
+	case '{':
+	default:
+		return nil, errors.New(`a line is a JSON string (the input) or an object {"id": …, "input": …}`)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(text, &obj); err != nil {
+		return nil, err
+	}
+	for k := range obj {
+		if k != "id" && k != "input" {
+			return nil, fmt.Errorf(`unknown key %q: an input line has "id" and "input"`, k)
+		}
+	}
+	in := &batchInput{}
+	if raw, ok := obj["id"]; ok {
+		switch raw[0] {
+		case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		default:
+			return nil, fmt.Errorf("the id must be a string or a number, got %s", raw)
+		}
+		var b bytes.Buffer
+		if err := json.Compact(&b, raw); err != nil {
+			return nil, err
+		}
+		in.id = b.Bytes()
+	}
+	raw, ok := obj["input"]
+	if !ok || string(raw) == "null" {
+		return nil, errors.New(`no "input"`)
+	}
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &in.input); err != nil {
+			return nil, err
+		}
+		return in, nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, err
+	}
+	in.input = b.String()
+	return in, nil
+}
+
+// idText is an id as the text it is compared by: a string's value, a
+// number's digits.
+func idText(id []byte) string {
+	if len(id) > 0 && id[0] == '"' {
+		var s string
+		if json.Unmarshal(id, &s) == nil {
+			return s
+		}
+	}
+	return string(id)
+}
