@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -63,6 +64,28 @@ func TestCLI(t *testing.T) {
 			t.Errorf("%s: exit code %d locally, %d on Temporal", name, lcode, rcode)
 		}
 		sameResult(t, &temporalengine.RunOutput{Result: []byte(local)}, &temporalengine.RunOutput{Result: []byte(remote)})
+	}
+
+	// A batch: the same lines as a local batch, in input order.
+	three, _ := filepath.Abs(filepath.Join("testdata", "three.yaml"))
+	resp, _ := filepath.Abs(filepath.Join("testdata", "three.responses.yaml"))
+	inputs := filepath.Join(t.TempDir(), "inputs.jsonl")
+	if err := os.WriteFile(inputs, []byte("\"a\"\n{\"id\": \"b\", \"input\": \"b\"}\n\"c\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	localLines, lcode := ensemble("batch", three, "--inputs", inputs, "--responses", resp, "-q")
+	remoteLines, rcode := ensemble(append([]string{"batch", three, "--inputs", inputs, "--responses", resp, "-q"}, addr...)...)
+	if lcode != 0 || rcode != 0 {
+		t.Errorf("batch: exit code %d locally, %d on Temporal", lcode, rcode)
+	}
+	ll, rl := strings.Split(strings.TrimSpace(localLines), "\n"), strings.Split(strings.TrimSpace(remoteLines), "\n")
+	if len(ll) != 3 || len(rl) != 3 {
+		t.Fatalf("batch: %d lines locally, %d on Temporal, want 3:\n%s\n%s", len(ll), len(rl), localLines, remoteLines)
+	}
+	for i := range ll {
+		if !reflect.DeepEqual(comparable(t, []byte(ll[i])), comparable(t, []byte(rl[i]))) {
+			t.Errorf("batch line %d differs:\nlocal:    %s\ntemporal: %s", i+1, ll[i], rl[i])
+		}
 	}
 
 	// A run that waits for an answer.

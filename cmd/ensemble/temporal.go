@@ -93,23 +93,9 @@ func runTemporal(ctx context.Context, io *stdio, e *ensemble.Ensemble, path, inp
 	if f.stateFile != "" {
 		return usageErr("--state and --temporal: a run on Temporal is durable already")
 	}
-	abs := func(p string) string {
-		if p == "" {
-			return ""
-		}
-		a, err := filepath.Abs(p)
-		if err != nil {
-			return p
-		}
-		return a
-	}
-	in, err := temporalengine.NewInput(abs(path), input)
+	in, err := temporalInput(path, input, &f.sharedFlags)
 	if err != nil {
-		return &exitError{code: engine.ExitUsage, err: err}
-	}
-	in.Responses, in.MaxTurns, in.Timeout, in.Parallel = abs(f.responses), f.maxTurns, f.timeout, f.parallel
-	for _, p := range f.profiles {
-		in.Profiles = append(in.Profiles, abs(p))
+		return err
 	}
 	c, err := f.temporal.dial()
 	if err != nil {
@@ -199,3 +185,76 @@ func (quietLogger) Debug(string, ...any) {}
 func (quietLogger) Info(string, ...any)  {}
 func (quietLogger) Warn(string, ...any)  {}
 func (quietLogger) Error(string, ...any) {}
+
+// temporalBatch is `ensemble batch FILE --temporal`: each input is a run on
+// Temporal (a workflow whose id is the batch's id and the input's
+// position), --concurrency of them at a time; the lines, summary and exit
+// code are a local batch's.
+func temporalBatch(ctx context.Context, io *stdio, e *ensemble.Ensemble, path string, f *batchFlags, b *batchRun) error {
+	if f.stateFile != "" {
+		return usageErr("--state and --temporal: runs on Temporal are durable already")
+	}
+	base, err := temporalInput(path, "", &f.sharedFlags)
+	if err != nil {
+		return err
+	}
+	c, err := f.temporal.dial()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	batch := fmt.Sprintf("%s-batch-%d", e.Name, time.Now().UnixNano())
+	if !f.quiet {
+		fmt.Fprintf(io.stderr(), "ensemble: batch %s on %s\n", batch, f.temporal.addr)
+	}
+	b.runOne = func(ctx context.Context, in *batchInput) (*engine.Result, error) {
+		ri := base
+		ri.Input = in.input
+		if ri.Input == "" {
+			ri.Input = e.Input
+		}
+		run, err := temporalengine.Start(ctx, c, f.temporal.queue, fmt.Sprintf("%s-%d", batch, in.idx+1), ri)
+		if err != nil {
+			return nil, err
+		}
+		out, err := temporalengine.Wait(ctx, c, run, nil)
+		if err != nil {
+			return nil, err
+		}
+		var res engine.Result
+		if err := json.Unmarshal(out.Result, &res); err != nil {
+			return nil, err
+		}
+		return &res, nil
+	}
+	out, closeOut, err := openOutput(io, f.out, false)
+	if err != nil {
+		return err
+	}
+	b.out = out
+	return finishBatch(ctx, io, b, nil, closeOut, "", f.quiet)
+}
+
+// temporalInput is the input of a run of the file at path with the shared
+// flags' overrides, its files named by absolute paths, as the workers see
+// them.
+func temporalInput(path, input string, s *sharedFlags) (temporalengine.RunInput, error) {
+	abs := func(p string) string {
+		if p == "" {
+			return ""
+		}
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	in, err := temporalengine.NewInput(abs(path), input)
+	if err != nil {
+		return in, &exitError{code: engine.ExitUsage, err: err}
+	}
+	in.Responses, in.MaxTurns, in.Timeout, in.Parallel = abs(s.responses), s.maxTurns, s.timeout, s.parallel
+	for _, p := range s.profiles {
+		in.Profiles = append(in.Profiles, abs(p))
+	}
+	return in, nil
+}
