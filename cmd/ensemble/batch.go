@@ -108,7 +108,7 @@ interrupted, 2 when nothing ran.`,
 		}
 		if f.resume != "" {
 			for _, name := range []string{"inputs", "state", "responses", "profiles", "max-turns", "timeout", "parallel",
-				"max-tokens", "max-requests", "max-cost", "live", "live-all"} {
+				"max-tokens", "max-requests", "max-cost", "live", "live-all", "temporal"} {
 				if cmd.Flags().Changed(name) {
 					return usageErr("--%s: a resumed batch goes on with what it was started with (only --concurrency, --out, --batch-id, --force and -q are taken)", name)
 				}
