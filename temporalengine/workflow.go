@@ -41,8 +41,12 @@ func (w *Workflows) Run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 	var log []events.Event
 	done := false
 	ex := &executor{ctx: ctx, in: &in, answers: answers}
+	// No Secrets here: what the workflow holds must not depend on the
+	// environment of the worker that replays it. Each activity redacts what
+	// its execution returns with its own worker's keys, and the client
+	// redacts the input before it starts the run.
 	opts := engine.Options{
-		MaxTurns: in.MaxTurns, Timeout: in.Timeout, Parallel: in.Parallel, Secrets: f.sec,
+		MaxTurns: in.MaxTurns, Timeout: in.Timeout, Parallel: in.Parallel,
 		Executor: ex,
 		Clock:    func() time.Time { return workflow.Now(ctx) },
 		// The run started when its first workflow run did, not when this
@@ -105,6 +109,12 @@ func (w *Workflows) Run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 				answerCh.Receive(ctx, &a)
 				answers[a.Agent] = a.Text
 			}
+			// Go on as a resumed local run does: from the state, with a
+			// fresh timeout (the wait, days maybe, is not the run's time).
+			begun = workflow.Now(ctx)
+			opts.Started = begun
+			r = engine.FromFile(e, r.File(""), opts)
+			ex.deadline = begun.Add(r.Timeout())
 			reason = ""
 			continue
 		}

@@ -93,7 +93,9 @@ func runTemporal(ctx context.Context, io *stdio, e *ensemble.Ensemble, path, inp
 	if f.stateFile != "" {
 		return usageErr("--state and --temporal: a run on Temporal is durable already")
 	}
-	in, err := temporalInput(path, input, &f.sharedFlags)
+	// The workflow redacts nothing (its state must not depend on a
+	// worker's keys): the input leaves here redacted, as a local run's is.
+	in, err := temporalInput(path, io.secrets.String(input), &f.sharedFlags)
 	if err != nil {
 		return err
 	}
@@ -209,10 +211,7 @@ func temporalBatch(ctx context.Context, io *stdio, e *ensemble.Ensemble, path st
 	}
 	b.runOne = func(ctx context.Context, in *batchInput) (*engine.Result, error) {
 		ri := base
-		ri.Input = in.input
-		if ri.Input == "" {
-			ri.Input = e.Input
-		}
+		ri.Input = io.secrets.String(in.input) // as a local run redacts it
 		run, err := temporalengine.Start(ctx, c, f.temporal.queue, fmt.Sprintf("%s-%d", batch, in.idx+1), ri)
 		if err != nil {
 			return nil, err
