@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -64,6 +66,33 @@ func TestCLI(t *testing.T) {
 			t.Errorf("%s: exit code %d locally, %d on Temporal", name, lcode, rcode)
 		}
 		sameResult(t, &temporalengine.RunOutput{Result: []byte(local)}, &temporalengine.RunOutput{Result: []byte(remote)})
+	}
+
+	// The events, as --output jsonl prints them: the same ones, the last
+	// (run_completed) with the same result.
+	{
+		in := example(t, "writer-reviewer")
+		local, _ := ensemble("run", in.Path, "--responses", in.Responses, "--output", "jsonl")
+		remote, _ := ensemble(append([]string{"run", in.Path, "--responses", in.Responses, "--output", "jsonl"}, addr...)...)
+		kinds := func(out string) ([]string, any) {
+			var ks []string
+			var last any
+			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+				var ev map[string]any
+				if err := json.Unmarshal([]byte(line), &ev); err != nil {
+					t.Fatalf("jsonl: %v: %s", err, line)
+				}
+				ks = append(ks, fmt.Sprint(ev["type"], ":", ev["agent"]))
+				last = strip(ev["result"])
+			}
+			slices.Sort(ks)
+			return ks, last
+		}
+		lk, lr := kinds(local)
+		rk, rr := kinds(remote)
+		if !reflect.DeepEqual(lk, rk) || !reflect.DeepEqual(lr, rr) {
+			t.Errorf("jsonl events differ\nlocal:\n%s\ntemporal:\n%s", local, remote)
+		}
 	}
 
 	// A batch: the same lines as a local batch, in input order.

@@ -2,6 +2,7 @@ package temporalengine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -49,6 +51,9 @@ func Wait(ctx context.Context, c client.Client, run client.WorkflowRun, sink eve
 	emit := func(from int, evs []events.Event) {
 		for i, ev := range evs {
 			if from+i >= next {
+				if ev.Type == events.RunCompleted {
+					ev.Result = asResult(ev.Result)
+				}
 				sink(ev)
 				next = from + i + 1
 			}
@@ -105,4 +110,18 @@ func QueryState(ctx context.Context, c client.Client, id string) (*state.File, e
 		return nil, err
 	}
 	return state.Parse(data)
+}
+
+// asResult is the result a run_completed event carries, as the local
+// engine gives it (an *engine.Result), from the JSON it came back as.
+func asResult(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var res engine.Result
+	if json.Unmarshal(b, &res) != nil {
+		return v
+	}
+	return &res
 }
