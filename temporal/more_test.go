@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
@@ -278,5 +279,38 @@ func TestLargePayloadsByReference(t *testing.T) {
 	sameResult(t, runLocal(t, in), runTemporal(t, c, queue, in))
 	if files, _ := os.ReadDir(dir); len(files) == 0 {
 		t.Error("no payload went by reference")
+	}
+}
+
+// blocker's "second" runs until it is cancelled.
+type blocker struct{}
+
+func (blocker) Run(ctx context.Context, req *runners.Request) *runners.Result {
+	if req.Agent.Name == "second" {
+		<-ctx.Done()
+		return &runners.Result{Err: ctx.Err()}
+	}
+	return &runners.Result{Output: req.Agent.Name}
+}
+
+// TestRunTimeout: a run whose execution outlasts the run's timeout ends
+// timeout, its turn not committed, as locally.
+func TestRunTimeout(t *testing.T) {
+	ts, c, queue := server(t)
+	startWorker(ts, queue, &temporalengine.Env{Runner: blocker{}})
+	in := threeInput(t)
+	in.Timeout = 2 * time.Second
+	local, err := temporalengine.RunLocal(context.Background(), &temporalengine.Env{Runner: blocker{}}, in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote := runTemporal(t, c, queue, in)
+	sameResult(t, local, remote)
+	var res engine.Result
+	if err := json.Unmarshal(remote.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.CompletionReason != engine.Timeout || res.TurnCount != 1 {
+		t.Errorf("got %s after %d turns, want timeout after 1", res.CompletionReason, res.TurnCount)
 	}
 }
