@@ -18,7 +18,7 @@ NICE    := $(if $(shell command -v nice),nice -n 10)
 PYLINK  := $(CURDIR)/bin/python
 export PATH := $(PYLINK):$(PATH)
 
-.PHONY: all build run test test-go fuzz-build test-race fuzz prereqs prereqs-race python-link vet gofmt-check bench fmt clean
+.PHONY: all build run test test-go fuzz-build test-race test-temporal fuzz prereqs prereqs-race python-link vet gofmt-check bench fmt clean
 
 all: build
 
@@ -96,6 +96,17 @@ fuzz:
 # everything already: -vet=off spares vetting every dependency again.
 test-race: prereqs-race python-link
 	CGO_ENABLED=1 $(GO) test $(TRIM) -race -vet=off -count=1 ./...
+
+# The Temporal engine against a real Temporal server started in the test
+# process (docs/temporal.md). The tests are a module of their own,
+# temporal/, so that the main module and the CLI never carry the server,
+# which needs a newer toolchain than the main module (the go command fetches
+# it). Its first build compiles the server: minutes on an empty cache.
+# No -trimpath: the build cache is then the one a plain `go test` in
+# temporal/ fills, and the server is compiled once for both.
+TEMPORAL_TOOLCHAIN ?= go1.26.10
+test-temporal: python-link
+	cd temporal && PATH="$(CURDIR)/bin/python:$$PATH" GOTOOLCHAIN=$(TEMPORAL_TOOLCHAIN) $(GO) test -vet=all -count=1 ./...
 
 # Speed and memory targets are benchmarks, never timed unit tests.
 bench:

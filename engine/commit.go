@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ensemble-run/ensemble/engine/consume"
 	"github.com/ensemble-run/ensemble/ensemble"
@@ -32,6 +33,8 @@ type committer struct {
 	// instances counts, per fan-out agent, its recorded instances
 	// (fanout.go); built on first use.
 	instances map[string]int
+	// now is the run's clock (Run.now).
+	now func() time.Time
 }
 
 func newCommitter(e *ensemble.Ensemble, st *state.State, sink *events.Sink) *committer {

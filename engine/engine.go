@@ -71,6 +71,26 @@ type Options struct {
 	TraceContent bool
 	// RunID is the run's id (in a state database), recorded in its spans.
 	RunID string
+	// Executor, when set, runs each turn's executions instead of this
+	// process's goroutines: a durable engine runs each as an activity of
+	// its workflow (docs/temporal.md). nil runs them here.
+	Executor Executor
+	// Clock, when set, is the time that decides the run's timeout and the
+	// durations it reports, instead of the system clock: a workflow's clock,
+	// which replays the same. The run's timeout is then checked between
+	// turns and after each turn's executions, not by a deadline.
+	Clock func() time.Time
+	// Started is when the run started, on Clock, for a run continued from
+	// its state by a durable engine; zero starts it at its first Step.
+	Started time.Time
+}
+
+// Executor runs a turn's executions (docs/development.md#how-a-turn-flows)
+// somewhere else than in the run's goroutines. Execute returns one result per
+// request, in order, once all have returned; nil for one that never started.
+// A request's Budget is nil: the executor's runs are not capped mid-turn.
+type Executor interface {
+	Execute(ctx context.Context, reqs []*runners.Request, parallel int) []*runners.Result
 }
 
 // Run is one run of an ensemble.
@@ -116,6 +136,7 @@ func New(e *ensemble.Ensemble, input string, opts Options) *Run {
 func Resume(e *ensemble.Ensemble, st *state.State, opts Options) *Run {
 	r := &Run{ens: e, opts: opts, st: st, res: resolver.New(e)}
 	r.committer = newCommitter(e, st, &r.opts.Events)
+	r.committer.now = r.now
 	r.budget = newBudget(e, opts.Budget, st, opts.Events)
 	r.budget.parent = opts.Parent
 	r.maxTurns = pick(opts.MaxTurns, e.Limits.MaxTotalTurns, ensemble.DefaultMaxTotalTurns)
@@ -136,6 +157,9 @@ func pick[T int | int64](vs ...T) T {
 	return 0
 }
 
+// Timeout is the run's timeout: Options.Timeout, the ensemble's, or the default.
+func (r *Run) Timeout() time.Duration { return r.timeout }
+
 // State is the run's state; read it only between turns.
 func (r *Run) State() *state.State { return r.st }
 
@@ -143,6 +167,13 @@ func (r *Run) State() *state.State { return r.st }
 // starts now; a cancelled ctx ends the run as "cancelled".
 func (r *Run) Run(ctx context.Context) *Result {
 	r.start(ctx)
+	if r.opts.Clock != nil {
+		reason := ""
+		for reason == "" {
+			reason = r.step(ctx, ctx)
+		}
+		return r.finish(reason)
+	}
 	runCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	reason := ""
@@ -157,6 +188,9 @@ func (r *Run) Run(ctx context.Context) *Result {
 // follow. Each Step is bounded by what is left of the run's timeout.
 func (r *Run) Step(ctx context.Context) string {
 	r.start(ctx)
+	if r.opts.Clock != nil {
+		return r.step(ctx, ctx)
+	}
 	left := r.timeout - time.Since(r.started)
 	runCtx, cancel := context.WithTimeout(ctx, left)
 	defer cancel()
@@ -168,7 +202,10 @@ func (r *Run) Result(reason string) *Result { return r.finish(reason) }
 
 func (r *Run) start(ctx context.Context) {
 	if r.started.IsZero() {
-		r.started = time.Now()
+		r.started = r.now()
+		if !r.opts.Started.IsZero() {
+			r.started = r.opts.Started
+		}
 		r.startTrace(ctx)
 		// Turn is the turns already completed: 0 for a new run, the saved
 		// turn count for a resumed one (whose events start after it).
@@ -179,14 +216,14 @@ func (r *Run) start(ctx context.Context) {
 // step runs one turn; parent is the caller's context (its cancellation means
 // SIGINT), runCtx adds the run's deadline.
 func (r *Run) step(parent, runCtx context.Context) string {
-	if reason := stopReason(parent, runCtx); reason != "" {
+	if reason := r.stopReason(parent, runCtx); reason != "" {
 		return reason
 	}
 	st := r.st
 	ready, warns, err := r.res.Ready(runCtx, st)
 	if err != nil {
 		// Interrupted while evaluating conditions: runCtx is done.
-		if reason := stopReason(parent, runCtx); reason != "" {
+		if reason := r.stopReason(parent, runCtx); reason != "" {
 			return reason
 		}
 		return Cancelled
@@ -206,7 +243,7 @@ func (r *Run) step(parent, runCtx context.Context) string {
 		}
 		r.opts.Events.Emit(events.Event{Type: events.TurnStarted, Turn: turn, Agents: names})
 	}
-	turnStart := time.Now()
+	turnStart := r.now()
 	var turnSpan trace.Span
 	if r.span != nil {
 		names := make([]string, len(ready))
@@ -222,7 +259,7 @@ func (r *Run) step(parent, runCtx context.Context) string {
 	r.budget.startTurn(turn, cancelTurn)
 	r.execute(turnCtx, p.execs)
 	cancelTurn(nil)
-	reason := stopReason(parent, runCtx)
+	reason := r.stopReason(parent, runCtx)
 	if reason == "" && r.budget.exceeded() != nil {
 		reason = BudgetExceeded
 	}
@@ -257,7 +294,7 @@ func (r *Run) step(parent, runCtx context.Context) string {
 		return r.awaitInput(waiting) // nothing else ran: the turn is not committed
 	}
 	r.committer.commit(turn, &p)
-	r.opts.Events.Emit(events.Event{Type: events.TurnCompleted, Turn: turn, Duration: time.Since(turnStart).Seconds()})
+	r.opts.Events.Emit(events.Event{Type: events.TurnCompleted, Turn: turn, Duration: r.now().Sub(turnStart).Seconds()})
 	if r.opts.AfterTurn != nil {
 		if err := r.opts.AfterTurn(st); err != nil {
 			r.interrupted = append(r.interrupted, RunError{TurnNumber: turn, Message: "saving the state: " + err.Error()})
@@ -278,4 +315,22 @@ func stopReason(parent, runCtx context.Context) string {
 		return Timeout
 	}
 	return ""
+}
+
+// stopReason is stopReason, plus the run's timeout on its Clock when it has
+// one (then runCtx carries no deadline).
+func (r *Run) stopReason(parent, runCtx context.Context) string {
+	reason := stopReason(parent, runCtx)
+	if reason == "" && r.opts.Clock != nil && r.opts.Clock().Sub(r.started) >= r.timeout {
+		return Timeout
+	}
+	return reason
+}
+
+// now is the run's clock: Options.Clock, or the system's.
+func (r *Run) now() time.Time {
+	if r.opts.Clock != nil {
+		return r.opts.Clock()
+	}
+	return time.Now()
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/runners"
@@ -21,6 +22,10 @@ import (
 // carries its request, and gets its result, start and duration. An
 // execution that has not started when ctx is done keeps a nil result.
 func (r *Run) execute(ctx context.Context, execs []execution) {
+	if r.opts.Executor != nil {
+		r.executeWith(ctx, execs)
+		return
+	}
 	if len(execs) == 1 && execs[0].failed == nil {
 		// One execution (every turn of a loop): run it here, without a
 		// goroutine, a semaphore or a fresh stack to grow.
@@ -70,6 +75,50 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 		}()
 	}
 	wg.Wait()
+}
+
+// executeWith runs a turn's executions through Options.Executor: each
+// request as planned, with no budget (the executor's runs are not capped
+// mid-turn); what each returns is redacted as runOne's is. A fan-out's
+// instances are given in item order, all at once, under the run's parallel
+// limit.
+func (r *Run) executeWith(ctx context.Context, execs []execution) {
+	var reqs []*runners.Request
+	var run []*execution
+	now := r.now()
+	for i := range execs {
+		x := &execs[i]
+		r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: x.req.Turn, Agent: eventName(x.req), Execution: x.req.Execution})
+		x.started = now
+		if x.failed != nil {
+			x.res = &runners.Result{Err: x.failed}
+			r.finished(x)
+			continue
+		}
+		reqs, run = append(reqs, x.req), append(run, x)
+	}
+	if len(reqs) == 0 {
+		return
+	}
+	results := r.opts.Executor.Execute(ctx, reqs, r.parallel)
+	end := r.now()
+	for i, x := range run {
+		if i >= len(results) || results[i] == nil {
+			continue
+		}
+		x.res, x.took = results[i], end.Sub(x.started)
+		r.redact(x.res)
+		r.finished(x)
+	}
+}
+
+// Execute runs one execution as a run's executor does: under the agent's
+// timeout and retries, a panic failing it, what it returns redacted with
+// opts.Secrets; with no budget. A durable engine's activity calls it with the
+// request its workflow planned (docs/temporal.md).
+func Execute(ctx context.Context, e *ensemble.Ensemble, opts Options, req *runners.Request) *runners.Result {
+	r := New(e, req.Input, opts)
+	return r.runOne(ctx, req)
 }
 
 // runOne runs one execution under the agent's own timeout. A runner that

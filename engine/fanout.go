@@ -220,7 +220,8 @@ func (c *committer) fanOut(turn int, a *ensemble.Agent, f *fanPlan, execs []exec
 		}
 	}
 	if started.IsZero() {
-		started, ended = time.Now(), time.Now()
+		started = c.now()
+		ended = started
 	}
 
 	st.AgentExecutionCount[a.Name]++

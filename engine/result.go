@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/jsonw"
@@ -89,7 +88,7 @@ func (r *Run) finish(reason string) *Result {
 		ConversationHistory: st.History,
 		Errors:              []RunError{},
 		Warnings:            st.Warnings,
-		DurationSeconds:     time.Since(r.started).Seconds(),
+		DurationSeconds:     r.now().Sub(r.started).Seconds(),
 	}
 	if res.ConversationHistory == nil {
 		res.ConversationHistory = []*state.Record{}

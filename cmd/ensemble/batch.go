@@ -30,6 +30,7 @@ type batchFlags struct {
 	resume      string // --resume DB
 	batchID     string
 	force       bool
+	temporal    temporalFlags // --temporal: each input is a workflow (temporal.go)
 }
 
 // defaultConcurrency is how many runs of a batch go at once by default.
@@ -97,6 +98,7 @@ interrupted, 2 when nothing ran.`,
 	fl.StringArrayVar(&s.live, "live", nil, "with --responses, let LLM `AGENT` call its real model though it has no responses (repeatable)")
 	fl.BoolVar(&s.liveAll, "live-all", false, "with --responses, let every LLM agent without responses call its real model")
 	fl.BoolVarP(&s.quiet, "quiet", "q", false, "no progress and no summary, only errors")
+	f.temporal.register(cmd, false)
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
 		if err := checkLimitFlags(cmd); err != nil {
 			return err
@@ -106,7 +108,7 @@ interrupted, 2 when nothing ran.`,
 		}
 		if f.resume != "" {
 			for _, name := range []string{"inputs", "state", "responses", "profiles", "max-turns", "timeout", "parallel",
-				"max-tokens", "max-requests", "max-cost", "live", "live-all"} {
+				"max-tokens", "max-requests", "max-cost", "live", "live-all", "temporal"} {
 				if cmd.Flags().Changed(name) {
 					return usageErr("--%s: a resumed batch goes on with what it was started with (only --concurrency, --out, --batch-id, --force and -q are taken)", name)
 				}
@@ -232,6 +234,9 @@ func startBatch(ctx context.Context, io *stdio, path string, f *batchFlags) erro
 	// The local engine runs each input; another engine would be another
 	// runOneFunc here, the rest of the batch unchanged.
 	b := &batchRun{inputs: inputs, runOne: lb.runOne, concurrency: f.concurrency}
+	if f.temporal.addr != "" {
+		return temporalBatch(ctx, io, e, path, f, b)
+	}
 	resume := ""
 	if f.stateFile != "" {
 		spec, err := f.spec(e, data)

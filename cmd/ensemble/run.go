@@ -41,6 +41,7 @@ type runFlags struct {
 	newRunID  string            // the id of the new run in the state database (set by durable)
 	answers   map[string]string // resume --answer: by agent (answers.go)
 	resumeCmd string            // the command that continues the run, once saved ("": from stateFile)
+	temporal  temporalFlags     // --temporal: the run is a workflow (temporal.go)
 	recording recordFlags       // --record, --replay (record.go)
 }
 
@@ -143,6 +144,7 @@ func newRunCmd(io *stdio) *cobra.Command {
 	fl.StringVar(&f.stateFile, "state", "", "save the run in the state database `FILE` after every turn (continue it with ensemble resume FILE)")
 	fl.StringVar(&f.runID, "run-id", "", "with --state, the run's `ID` in the database (default: a new one, printed with --output text)")
 	f.sharedFlags.register(cmd, false)
+	f.temporal.register(cmd, false)
 	f.recording.register(fl)
 	return cmd
 }
@@ -152,8 +154,8 @@ func (f *runFlags) check(inputSet bool) error {
 		return usageErr("--input and --input-file are mutually exclusive")
 	}
 	if f.runID != "" && f.resume == nil {
-		if f.stateFile == "" {
-			return usageErr("--run-id needs --state")
+		if f.stateFile == "" && f.temporal.addr == "" {
+			return usageErr("--run-id needs --state (or --temporal)")
 		}
 		if err := store.CheckID(f.runID); err != nil {
 			return usageErr("--run-id: %v", err)
@@ -324,6 +326,9 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 		return err
 	}
 	defer view.close()
+	if f.temporal.addr != "" {
+		return runTemporal(ctx, io, e, path, input, f, view, output)
+	}
 	r, saveFinal, err := f.durable(io, e, input, tracing.options(engine.Options{
 		Runner:   runner,
 		MaxTurns: f.maxTurns,

@@ -32,6 +32,7 @@ file). Nothing runs, and nothing is written to the file.`,
 
 func newStateShowCmd(io *stdio) *cobra.Command {
 	var runID, output string
+	var t temporalFlags
 	cmd := &cobra.Command{
 		Use:   "show FILE",
 		Short: "Print the result of a saved run, as the run printed it",
@@ -43,6 +44,9 @@ duration_seconds is the time from its start to its last save.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "" && output != "json" && output != "text" {
 				return usageErr("--output must be json or text, got %q", output)
+			}
+			if t.addr != "" { // args[0] is a run's id (temporal.go)
+				return showTemporal(cmd.Context(), io, &t, args[0], output)
 			}
 			sf, run, err := loadSaved(io, args[0], runID)
 			if err != nil {
@@ -65,6 +69,7 @@ duration_seconds is the time from its start to its last save.`,
 		},
 	}
 	cmd.Flags().StringVar(&runID, "run-id", "", "the run of the database (default: its one run)")
+	t.register(cmd, false)
 	cmd.Flags().StringVar(&output, "output", "", "json|text (default text on a terminal, json otherwise)")
 	return cmd
 }

@@ -113,7 +113,7 @@ func TestRunIDAndSyncFlags(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{runArgs("--run-id", "x"), "--run-id needs --state"},
+		{runArgs("--run-id", "x"), "--run-id needs --state (or --temporal)"},
 		{runArgs("--run-id", "a b", "--state", filepath.Join(dir, "x.db")), "a run id is 1 to 100 letters"},
 	} {
 		if o := ensembleCmd(t, "", tc.args...); o.code != 2 || !strings.Contains(o.stderr, tc.msg) {

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/temporalengine"
+)
+
+// The Temporal engine on the command line (docs/temporal.md): `ensemble
+// worker`, `run --temporal`, `answer` and `state show --temporal`.
+
+// temporalFlags say which Temporal cluster, namespace and task queue.
+type temporalFlags struct {
+	addr, namespace, queue string
+	blobs                  string // --blobs: where large payloads go by reference
+}
+
+func (t *temporalFlags) register(cmd *cobra.Command, required bool) {
+	fl := cmd.Flags()
+	what := "run on the Temporal cluster at `HOST:PORT` (its workers run the agents)"
+	if required {
+		what = "the Temporal cluster's frontend, `HOST:PORT`"
+	}
+	fl.StringVar(&t.addr, "temporal", "", what)
+	fl.StringVar(&t.namespace, "namespace", temporalengine.DefaultNamespace, "with --temporal, the Temporal `NAMESPACE`")
+	fl.StringVar(&t.queue, "task-queue", temporalengine.DefaultTaskQueue, "with --temporal, the task `QUEUE` the workers poll")
+	fl.StringVar(&t.blobs, "blobs", "", "with --temporal, send payloads over 512 KiB by reference through files in `DIR`, which every worker and client shares")
+	if required {
+		_ = cmd.MarkFlagRequired("temporal")
+	}
+}
+
+func (t *temporalFlags) dial() (client.Client, error) {
+	opts := client.Options{HostPort: t.addr, Namespace: t.namespace, Logger: quietLogger{}}
+	if t.blobs != "" {
+		opts.DataConverter = (&temporalengine.Blobs{Dir: t.blobs}).DataConverter()
+	}
+	c, err := client.Dial(opts)
+	if err != nil {
+		return nil, &exitError{code: engine.ExitUsage, err: fmt.Errorf("--temporal %s: %w", t.addr, err)}
+	}
+	return c, nil
+}
+
+func newWorkerCmd(io *stdio) *cobra.Command {
+	var t temporalFlags
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Run ensembles' workflows and agents for a Temporal cluster",
+		Long: `Poll a Temporal task queue and run what it is given: the turn loops of the
+runs started with run --temporal, and their agents' executions. Every worker
+must see the ensemble files (and scripts, responses and profiles files) at the
+paths the runs were started with, with the same contents. Stops on SIGINT or
+SIGTERM, after its running executions are handed back.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := t.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			w := worker.New(c, t.queue, worker.Options{})
+			temporalengine.Register(w, &temporalengine.Env{LookupEnv: io.lookupEnv})
+			fmt.Fprintf(io.stderr(), "ensemble: worker polling task queue %q of %s (namespace %s)\n", t.queue, t.addr, t.namespace)
+			stop := make(chan any)
+			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer cancel()
+			go func() { <-ctx.Done(); close(stop) }()
+			return w.Run(stop)
+		},
+	}
+	t.register(cmd, true)
+	return cmd
+}
+
+// runTemporal is `ensemble run FILE --temporal`: the run is a workflow, its
+// events come back as it goes, and its result and exit code are a local
+// run's.
+func runTemporal(ctx context.Context, io *stdio, e *ensemble.Ensemble, path, input string, f *runFlags, view *runView, output string) error {
+	if f.stateFile != "" {
+		return usageErr("--state and --temporal: a run on Temporal is durable already")
+	}
+	// The workflow redacts nothing (its state must not depend on a
+	// worker's keys): the input leaves here redacted, as a local run's is.
+	in, err := temporalInput(path, io.secrets.String(input), &f.sharedFlags)
+	if err != nil {
+		return err
+	}
+	c, err := f.temporal.dial()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	id := f.runID
+	if id == "" {
+		id = fmt.Sprintf("%s-%d", e.Name, time.Now().UnixNano())
+	}
+	run, err := temporalengine.Start(ctx, c, f.temporal.queue, id, in)
+	if err != nil {
+		return fmt.Errorf("starting the run on %s: %w", f.temporal.addr, err)
+	}
+	if output == "text" && !f.quiet {
+		fmt.Fprintf(io.stderr(), "ensemble: run %s on %s (answer with: ensemble answer --temporal %s %s AGENT TEXT)\n", id, f.temporal.addr, f.temporal.addr, id)
+	}
+	stop := view.start()
+	out, err := temporalengine.Wait(ctx, c, run, view.sink)
+	stop()
+	if err != nil {
+		return fmt.Errorf("run %s: %w", id, err)
+	}
+	var res engine.Result
+	if err := json.Unmarshal(out.Result, &res); err != nil {
+		return fmt.Errorf("run %s: its result: %w", id, err)
+	}
+	if output == "json" {
+		if _, err := io.stdout().Write(out.Result); err != nil {
+			return fmt.Errorf("writing the result: %w", err)
+		}
+	}
+	if err := view.finish(&res); err != nil {
+		return err
+	}
+	if out.ExitCode != 0 {
+		return &exitError{code: out.ExitCode}
+	}
+	return nil
+}
+
+func newAnswerCmd(io *stdio) *cobra.Command {
+	var t temporalFlags
+	cmd := &cobra.Command{
+		Use:   "answer RUN_ID AGENT TEXT",
+		Short: "Answer the question of an ask agent a run on Temporal waits for",
+		Long: `Send the answer of AGENT's next execution to the run RUN_ID on Temporal (a
+signal): the run goes on at once. TEXT is read as any output is (JSON text is
+JSON).`,
+		Args: cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := t.dial()
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			return temporalengine.SendAnswer(cmd.Context(), c, args[0], args[1], args[2])
+		},
+	}
+	t.register(cmd, true)
+	return cmd
+}
+
+// showTemporal is `ensemble state show --temporal ADDR RUN_ID`: the run's
+// result as of its last committed turn, read by a query.
+func showTemporal(ctx context.Context, io *stdio, t *temporalFlags, id, output string) error {
+	c, err := t.dial()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	sf, err := temporalengine.QueryState(ctx, c, id)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", id, err)
+	}
+	res := savedResult(sf, nil)
+	if output == "text" {
+		return printSummary(io, res, id, nil)
+	}
+	return res.WriteJSON(io.stdout())
+}
+
+// quietLogger keeps the Temporal client's log lines off the terminal.
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(string, ...any) {}
+
+// temporalBatch is `ensemble batch FILE --temporal`: each input is a run on
+// Temporal (a workflow whose id is the batch's id and the input's
+// position), --concurrency of them at a time; the lines, summary and exit
+// code are a local batch's.
+func temporalBatch(ctx context.Context, io *stdio, e *ensemble.Ensemble, path string, f *batchFlags, b *batchRun) error {
+	if f.stateFile != "" {
+		return usageErr("--state and --temporal: runs on Temporal are durable already")
+	}
+	base, err := temporalInput(path, "", &f.sharedFlags)
+	if err != nil {
+		return err
+	}
+	c, err := f.temporal.dial()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	batch := fmt.Sprintf("%s-batch-%d", e.Name, time.Now().UnixNano())
+	if !f.quiet {
+		fmt.Fprintf(io.stderr(), "ensemble: batch %s on %s\n", batch, f.temporal.addr)
+	}
+	b.runOne = func(ctx context.Context, in *batchInput) (*engine.Result, error) {
+		ri := base
+		ri.Input = io.secrets.String(in.input) // as a local run redacts it
+		run, err := temporalengine.Start(ctx, c, f.temporal.queue, fmt.Sprintf("%s-%d", batch, in.idx+1), ri)
+		if err != nil {
+			return nil, err
+		}
+		out, err := temporalengine.Wait(ctx, c, run, nil)
+		if err != nil {
+			return nil, err
+		}
+		var res engine.Result
+		if err := json.Unmarshal(out.Result, &res); err != nil {
+			return nil, err
+		}
+		return &res, nil
+	}
+	out, closeOut, err := openOutput(io, f.out, false)
+	if err != nil {
+		return err
+	}
+	b.out = out
+	return finishBatch(ctx, io, b, nil, closeOut, "", f.quiet)
+}
+
+// temporalInput is the input of a run of the file at path with the shared
+// flags' overrides, its files named by absolute paths, as the workers see
+// them.
+func temporalInput(path, input string, s *sharedFlags) (temporalengine.RunInput, error) {
+	abs := func(p string) string {
+		if p == "" {
+			return ""
+		}
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	in, err := temporalengine.NewInput(abs(path), input)
+	if err != nil {
+		return in, &exitError{code: engine.ExitUsage, err: err}
+	}
+	in.Responses, in.MaxTurns, in.Timeout, in.Parallel = abs(s.responses), s.maxTurns, s.timeout, s.parallel
+	for _, p := range s.profiles {
+		in.Profiles = append(in.Profiles, abs(p))
+	}
+	return in, nil
+}

@@ -1,0 +1,224 @@
+package temporalengine
+
+import (
+	"bytes"
+	"context"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/state"
+)
+
+// Workflows are the workflows a worker registers: one, the run of an
+// ensemble.
+type Workflows struct{ Env *Env }
+
+// activityMargin is what an activity's timeouts leave beyond the agent's
+// own timeout, for the worker to report the result.
+const activityMargin = time.Minute
+
+// Run is the turn loop of docs/development.md#how-a-turn-flows in a
+// workflow: the engine plays each turn with the workflow's clock, and runs
+// the turn's executions as activities. The run's events are kept for
+// EventsQuery, its state answers StateQuery, answers arrive by AnswerSignal,
+// and every TurnsPerRun turns the run continues as new with its state.
+func (w *Workflows) Run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
+	f, err := w.Env.load(in.Path, in.SHA256, in.Profiles)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "ensemble_file", err)
+	}
+	e := f.e
+	begun := workflow.Now(ctx).Add(-in.Elapsed)
+	answers := in.Answers
+	if answers == nil {
+		answers = map[string]string{}
+	}
+	var log []events.Event
+	done := false
+	ex := &executor{ctx: ctx, in: &in, answers: answers}
+	// No Secrets here: what the workflow holds must not depend on the
+	// environment of the worker that replays it. Each activity redacts what
+	// its execution returns with its own worker's keys, and the client
+	// redacts the input before it starts the run.
+	opts := engine.Options{
+		MaxTurns: in.MaxTurns, Timeout: in.Timeout, Parallel: in.Parallel,
+		Executor: ex,
+		Clock:    func() time.Time { return workflow.Now(ctx) },
+		// The run started when its first workflow run did, not when this
+		// one (after a continue-as-new) did.
+		Started: begun,
+		Events:  func(ev events.Event) { log = append(log, ev) },
+	}
+	var r *engine.Run
+	if len(in.State) > 0 {
+		sf, err := state.Parse(in.State)
+		if err != nil {
+			return nil, temporal.NewNonRetryableApplicationError("the continued state: "+err.Error(), "state", err)
+		}
+		r = engine.FromFile(e, sf, opts)
+	} else {
+		r = engine.New(e, in.Input, opts)
+	}
+	ex.deadline = begun.Add(r.Timeout())
+	reason := ""
+	if err := workflow.SetQueryHandler(ctx, StateQuery, func() ([]byte, error) {
+		return state.Marshal(r.File(reason))
+	}); err != nil {
+		return nil, err
+	}
+	if err := workflow.SetQueryHandler(ctx, EventsQuery, func(from int) (EventsPage, error) {
+		i := max(from-in.EventBase, 0)
+		if i > len(log) {
+			i = len(log)
+		}
+		return EventsPage{From: in.EventBase + i, Events: log[i:], Done: done}, nil
+	}); err != nil {
+		return nil, err
+	}
+	answerCh := workflow.GetSignalChannel(ctx, AnswerSignal)
+	take := func() {
+		var a Answer
+		for answerCh.ReceiveAsync(&a) {
+			answers[a.Agent] = a.Text
+		}
+	}
+	bg := context.Background()
+	turns := 0
+	for {
+		take()
+		reason = r.Step(bg)
+		if reason == engine.AwaitingInput {
+			// Wait for an answer to any of the questions, then play the
+			// turn again: an agent still unanswered waits again.
+			pending := r.PendingInput()
+			answered := func() bool {
+				for _, p := range pending {
+					if _, ok := answers[p.Agent]; ok {
+						return true
+					}
+				}
+				return false
+			}
+			for !answered() {
+				var a Answer
+				answerCh.Receive(ctx, &a)
+				answers[a.Agent] = a.Text
+			}
+			// Go on as a resumed local run does: from the state, with a
+			// fresh timeout (the wait, days maybe, is not the run's time).
+			begun = workflow.Now(ctx)
+			opts.Started = begun
+			r = engine.FromFile(e, r.File(""), opts)
+			ex.deadline = begun.Add(r.Timeout())
+			reason = ""
+			continue
+		}
+		if reason != "" {
+			break
+		}
+		turns++
+		per := in.TurnsPerRun
+		if per <= 0 {
+			per = DefaultTurnsPerRun
+		}
+		if turns >= per {
+			take()
+			data, err := state.Marshal(r.File(""))
+			if err != nil {
+				return nil, err
+			}
+			next := in
+			next.State, next.Elapsed, next.Answers = data, workflow.Now(ctx).Sub(begun), answers
+			next.EventBase = in.EventBase + len(log)
+			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
+		}
+	}
+	res := r.Result(reason)
+	done = true
+	var buf bytes.Buffer
+	if err := res.WriteJSON(&buf); err != nil {
+		return nil, err
+	}
+	return &RunOutput{Result: buf.Bytes(), ExitCode: res.ExitCode(), Events: log, EventBase: in.EventBase}, nil
+}
+
+// executor runs a turn's executions as activities, at most parallel at
+// once, in the order planned; the run's deadline cancels those still
+// running.
+type executor struct {
+	ctx      workflow.Context
+	in       *RunInput
+	answers  map[string]string
+	deadline time.Time
+}
+
+func (x *executor) Execute(_ context.Context, reqs []*runners.Request, parallel int) []*runners.Result {
+	ctx, cancel := workflow.WithCancel(x.ctx)
+	defer cancel()
+	results := make([]*runners.Result, len(reqs))
+	left := x.deadline.Sub(workflow.Now(ctx))
+	if left <= 0 {
+		return results
+	}
+	sel := workflow.NewSelector(ctx)
+	timedOut := false
+	sel.AddFuture(workflow.NewTimer(ctx, left), func(workflow.Future) { timedOut = true })
+	running, next, finished := 0, 0, 0
+	start := func(i int) {
+		req := reqs[i]
+		in := ExecInput{
+			Path: x.in.Path, SHA256: x.in.SHA256, Responses: x.in.Responses, Profiles: x.in.Profiles,
+			Agent: req.Agent.Name, Input: req.Input, Turn: req.Turn, Execution: req.Execution,
+			Dependencies: req.Dependencies, Fresh: req.Fresh, Context: req.Context,
+			RequestParameters: req.RequestParameters, Memory: req.Memory, Instance: req.Instance,
+		}
+		if a, ok := x.answers[req.Agent.Name]; ok && req.Instance == nil {
+			in.Answer = &a
+		}
+		close := left + activityMargin
+		if t := req.Agent.Timeout; t > 0 && t+activityMargin < close {
+			close = t + activityMargin
+		}
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			ScheduleToCloseTimeout: left + activityMargin,
+			StartToCloseTimeout:    close,
+			HeartbeatTimeout:       heartbeatTimeout,
+			RetryPolicy:            &temporal.RetryPolicy{InitialInterval: time.Second, MaximumInterval: 30 * time.Second},
+		})
+		running++
+		sel.AddFuture(workflow.ExecuteActivity(actx, ActivityName, in), func(f workflow.Future) {
+			running--
+			finished++
+			var out ExecOutput
+			if err := f.Get(ctx, &out); err != nil {
+				results[i] = &runners.Result{Err: err}
+				return
+			}
+			if req.Events != nil {
+				for _, ev := range out.Events {
+					req.Events(ev)
+				}
+			}
+			results[i] = fromOutput(req, &out)
+			if in.Answer != nil && !out.AwaitingInput {
+				delete(x.answers, req.Agent.Name) // taken, once
+			}
+		})
+	}
+	if parallel <= 0 {
+		parallel = len(reqs)
+	}
+	for finished < len(reqs) && !timedOut {
+		for next < len(reqs) && running < parallel {
+			start(next)
+			next++
+		}
+		sel.Select(ctx)
+	}
+	return results
+}
