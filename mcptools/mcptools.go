@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -160,7 +161,10 @@ func (s *Servers) start(ctx context.Context, ens *ensemble.Ensemble, decl *ensem
 	ctx, cancel := context.WithTimeout(ctx, cmp.Or(s.opts.StartTimeout, DefaultStartTimeout))
 	defer cancel()
 	srv := &server{decl: decl, byName: map[string]*Tool{}}
-	var transport mcp.Transport
+	var (
+		transport mcp.Transport
+		stderrW   *os.File // closed once Connect has started the command
+	)
 	if decl.URL != "" {
 		transport = &mcp.StreamableClientTransport{Endpoint: decl.URL, HTTPClient: s.opts.HTTPClient}
 	} else {
@@ -172,23 +176,34 @@ func (s *Servers) start(ctx context.Context, ens *ensemble.Ensemble, decl *ensem
 		cmd.Dir = decl.Dir
 		cmd.Env = runners.ScriptEnv(environ(), ens, decl.Env)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		srv.stderr = &tail{max: 4 << 10}
-		cmd.Stderr = srv.stderr
-		cmd.WaitDelay = 2 * time.Second // a grandchild holding stderr open
+		// stderr through a pipe of our own, read to its end: a call that
+		// fails because the server died can then wait for its last words.
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("MCP server %q: %v", decl.Name, err)
+		}
+		srv.stderr = &tail{max: 4 << 10, done: make(chan struct{})}
+		go srv.stderr.readFrom(r)
+		cmd.Stderr = w
+		stderrW = w
+		cmd.WaitDelay = 2 * time.Second
 		srv.cmd = cmd
 		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "ensemble", Version: "1"}, nil)
 	session, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	if stderrW != nil {
+		stderrW.Close()
+	}
 	if err != nil {
 		srv.kill()
-		return nil, fmt.Errorf("MCP server %q: cannot connect: %v%s", decl.Name, cause(ctx, err), srv.stderrTail())
+		return nil, fmt.Errorf("MCP server %q: cannot connect: %v%s", decl.Name, cause(ctx, err), srv.stderrTail(": "))
 	}
 	srv.session = session
 	for t, err := range session.Tools(ctx, nil) {
 		if err != nil {
 			srv.close()
-			return nil, fmt.Errorf("MCP server %q: cannot list its tools: %v%s", decl.Name, cause(ctx, err), srv.stderrTail())
+			return nil, fmt.Errorf("MCP server %q: cannot list its tools: %v%s", decl.Name, cause(ctx, err), srv.stderrTail(": "))
 		}
 		tool := &Tool{Server: decl, Name: t.Name, Description: t.Description, s: srv}
 		tool.ModelName = modelName(decl.Name, t.Name)
@@ -275,6 +290,10 @@ func (s *Servers) Tools(ens *ensemble.Ensemble, name string) ([]*Tool, error) {
 func (t *Tool) Call(ctx context.Context, args json.RawMessage) (text string, isError bool, err error) {
 	res, err := t.s.session.CallTool(ctx, &mcp.CallToolParams{Name: t.Name, Arguments: args})
 	if err != nil {
+		if ctx.Err() == nil {
+			// The server failed or died: what it said on stderr tells why.
+			return "", false, fmt.Errorf("%w%s", err, t.s.stderrTail("; its stderr ends with: "))
+		}
 		return "", false, err
 	}
 	var parts []string
@@ -332,12 +351,19 @@ func (srv *server) kill() {
 	}
 }
 
-func (srv *server) stderrTail() string {
+// stderrTail is the end of a command's stderr for an error, prefixed by
+// sep: once the command has closed it (it exited), or after 2 seconds (a
+// grandchild holding it open).
+func (srv *server) stderrTail(sep string) string {
 	if srv.stderr == nil {
 		return ""
 	}
+	select {
+	case <-srv.stderr.done:
+	case <-time.After(2 * time.Second):
+	}
 	if t := strings.TrimSpace(srv.stderr.String()); t != "" {
-		return ": " + t
+		return sep + t
 	}
 	return ""
 }
@@ -357,9 +383,17 @@ func FromContext(ctx context.Context) *Servers {
 
 // tail keeps the last max bytes written to it.
 type tail struct {
-	mu  sync.Mutex
-	max int
-	buf bytes.Buffer
+	mu   sync.Mutex
+	max  int
+	buf  bytes.Buffer
+	done chan struct{} // closed once readFrom has read to the end
+}
+
+// readFrom copies r into t until r ends, then closes r and t.done.
+func (t *tail) readFrom(r *os.File) {
+	defer close(t.done)
+	defer r.Close()
+	_, _ = io.Copy(t, r)
 }
 
 func (t *tail) Write(p []byte) (int, error) {

@@ -232,3 +232,25 @@ agents:
 		t.Error("the child has a server of its own")
 	}
 }
+
+// A server that dies during a call: the call's error says what it last
+// wrote on stderr, and so do the calls after it.
+func TestServerThatDiesSaysWhy(t *testing.T) {
+	t.Parallel()
+	e := load(t, false, "t.exit", "t.echo")
+	s, err := mcptools.Start(t.Context(), e, mcptools.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct{ name, args string }{{"t.exit", `{"text":"out of disk space"}`}, {"t.echo", `{"text":"hi"}`}} {
+		tools, err := s.Tools(e, c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = tools[0].Call(t.Context(), json.RawMessage(c.args))
+		if err == nil || !strings.Contains(err.Error(), "its stderr ends with: out of disk space") {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}

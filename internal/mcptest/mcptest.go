@@ -6,6 +6,7 @@ package mcptest
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,7 +27,16 @@ func Main() {
 	if os.Getenv(EnvVar) != "stdio" {
 		return
 	}
-	if err := NewServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	s := NewServer()
+	// Over stdio only (in process it would end the tests): exit {text}
+	// writes TEXT to stderr and ends the server with status 3.
+	mcp.AddTool(s, &mcp.Tool{Name: "exit", Description: "Ends the server."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+			fmt.Fprintln(os.Stderr, a.Text)
+			os.Exit(3)
+			return nil, nil, nil
+		})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		os.Exit(1)
 	}
 	os.Exit(0)
