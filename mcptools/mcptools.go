@@ -103,6 +103,12 @@ func Start(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Servers, e
 		name  string
 	}
 	var uses []use
+	type named struct {
+		ens   *ensemble.Ensemble
+		agent *ensemble.Agent
+		tools []string
+	}
+	var agents []named // the agents that name an MCP tool, with all their tools
 	seen := map[*ensemble.Ensemble]bool{}
 	var walk func(*ensemble.Ensemble)
 	walk = func(e *ensemble.Ensemble) {
@@ -112,10 +118,15 @@ func Start(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Servers, e
 		seen[e] = true
 		for _, a := range e.Agents {
 			if tl, ok := a.Kind.(toolLister); ok {
-				for _, n := range tl.Tools(a) {
+				names, mcp := tl.Tools(a), false
+				for _, n := range names {
 					if _, _, ok := ensemble.SplitMCPTool(n); ok {
 						uses = append(uses, use{e, a, n})
+						mcp = true
 					}
+				}
+				if mcp {
+					agents = append(agents, named{e, a, names})
 				}
 			}
 			if cl, ok := a.Kind.(childrenLister); ok {
@@ -147,11 +158,54 @@ func Start(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Servers, e
 			errs = append(errs, fmt.Errorf("agent %q: %w", u.agent.Name, err))
 		}
 	}
+	if len(errs) == 0 {
+		for _, n := range agents {
+			if err := s.sameModelName(n.ens, n.tools); err != nil {
+				errs = append(errs, fmt.Errorf("agent %q: %w", n.agent.Name, err))
+			}
+		}
+	}
 	if len(errs) > 0 {
 		s.Close()
 		return nil, errors.Join(errs...)
 	}
 	return s, nil
+}
+
+// sameModelName reports two different tools among names (the tools of one
+// agent) that the model would call by one name: a tool of the file and an
+// MCP tool SERVER__TOOL, or two MCP tools whose names differ only in
+// characters a model API refuses.
+func (s *Servers) sameModelName(ens *ensemble.Ensemble, names []string) error {
+	type origin struct {
+		name string // as the agent's tools or the server list it
+		tool *Tool  // nil for a tool of the file
+	}
+	byModel := map[string]origin{}
+	var errs []error
+	add := func(model string, o origin) {
+		first, dup := byModel[model]
+		switch {
+		case !dup:
+			byModel[model] = o
+		case first.tool != o.tool || (o.tool == nil && first.name != o.name):
+			errs = append(errs, fmt.Errorf("tools %q and %q are both called %q by the model: list the tools one by one to leave one out", first.name, o.name, model))
+		}
+	}
+	for _, n := range names {
+		if _, _, ok := ensemble.SplitMCPTool(n); !ok {
+			add(n, origin{name: n})
+			continue
+		}
+		tools, err := s.Tools(ens, n)
+		if err != nil {
+			continue // reported already
+		}
+		for _, t := range tools {
+			add(t.ModelName, origin{name: t.Server.Name + "." + t.Name, tool: t})
+		}
+	}
+	return errors.Join(errs...)
 }
 
 var errNotStarted = errors.New("MCP server not started")

@@ -254,3 +254,41 @@ func TestServerThatDiesSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// A tool of the file that the model would call by the name of an MCP tool
+// (t__echo) stops the run at start, naming both tools, instead of failing
+// each execution of the agent.
+func TestSameModelNameFailsAtStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tool.sh"), []byte("#!/bin/sh\ncat\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd, env := mcptest.Command(t)
+	server, _ := json.Marshal(map[string]any{"command": cmd, "env": env})
+	path := filepath.Join(dir, "e.yaml")
+	os.WriteFile(path, []byte(`name: e
+models: {m: {provider: ollama, model: x}}
+mcp_servers: {t: `+string(server)+`}
+tools:
+  - {name: t__echo, script: tool.sh}
+agents:
+  - {name: a, model_profile: m, tools: [t__echo, t.*]}
+  - {name: b, model_profile: m, tools: [t__echo, t.fail]}
+`), 0o644)
+	e, err := ensemble.Load(path, kinds.Builtin().Load(ensemble.LoadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := mcptools.Start(t.Context(), e, mcptools.Options{})
+	if err == nil {
+		s.Close()
+		t.Fatal("started")
+	}
+	if want := `agent "a": tools "t__echo" and "t.echo" are both called "t__echo" by the model`; !strings.Contains(err.Error(), want) {
+		t.Errorf("%v\nlacks %s", err, want)
+	}
+	if strings.Contains(err.Error(), `agent "b"`) {
+		t.Errorf("agent b has no two tools of one name: %v", err)
+	}
+}
