@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,11 +26,18 @@ func TestMain(m *testing.M) {
 // "t": the test binary over stdio, or the in-process server over HTTP.
 func load(t *testing.T, overHTTP bool, tools ...string) *ensemble.Ensemble {
 	t.Helper()
+	return loadEnv(t, overHTTP, nil, tools...)
+}
+
+// loadEnv is load with more variables in a stdio server's env.
+func loadEnv(t *testing.T, overHTTP bool, more map[string]string, tools ...string) *ensemble.Ensemble {
+	t.Helper()
 	server := map[string]any{}
 	if overHTTP {
 		server["url"] = mcptest.HTTP(t)
 	} else {
 		cmd, env := mcptest.Command(t)
+		maps.Copy(env, more)
 		env["SECRET_KEY"] = "from-the-file"
 		server["command"], server["env"] = cmd, env
 	}
@@ -237,7 +245,7 @@ agents:
 // wrote on stderr, and so do the calls after it.
 func TestServerThatDiesSaysWhy(t *testing.T) {
 	t.Parallel()
-	e := load(t, false, "t.exit", "t.echo")
+	e := loadEnv(t, false, map[string]string{mcptest.ExitVar: "1"}, "t.exit", "t.echo")
 	s, err := mcptools.Start(t.Context(), e, mcptools.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -198,7 +198,7 @@ agents:
   - {name: b, model_profile: m, tools: [t.ecko]}
 `), 0o644)
 	o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL + "/v1"}, "run", filepath.Join(dir, "e.yaml"), "--output", "json")
-	if o.code != 2 || !strings.Contains(o.stderr, `agent "b": MCP server "t" has no tool "ecko"; its tools: block, echo, env, exit, fail, meet; did you mean "echo"?`) {
+	if o.code != 2 || !strings.Contains(o.stderr, `agent "b": MCP server "t" has no tool "ecko"; its tools: block, echo, env, fail, meet; did you mean "echo"?`) {
 		t.Fatalf("exit %d: %s", o.code, o.stderr)
 	}
 }
