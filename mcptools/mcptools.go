@@ -251,13 +251,13 @@ func (s *Servers) start(ctx context.Context, ens *ensemble.Ensemble, decl *ensem
 	}
 	if err != nil {
 		srv.kill()
-		return nil, fmt.Errorf("MCP server %q: cannot connect: %v%s", decl.Name, cause(ctx, err), srv.stderrTail(": "))
+		return nil, fmt.Errorf("%s: MCP server %q: cannot connect: %v%s", where(decl), decl.Name, cause(ctx, err), srv.stderrTail(": "))
 	}
 	srv.session = session
 	for t, err := range session.Tools(ctx, nil) {
 		if err != nil {
 			srv.close()
-			return nil, fmt.Errorf("MCP server %q: cannot list its tools: %v%s", decl.Name, cause(ctx, err), srv.stderrTail(": "))
+			return nil, fmt.Errorf("%s: MCP server %q: cannot list its tools: %v%s", where(decl), decl.Name, cause(ctx, err), srv.stderrTail(": "))
 		}
 		tool := &Tool{Server: decl, Name: t.Name, Description: t.Description, s: srv}
 		tool.ModelName = modelName(decl.Name, t.Name)
@@ -268,7 +268,7 @@ func (s *Servers) start(ctx context.Context, ens *ensemble.Ensemble, decl *ensem
 			}
 			if err != nil {
 				srv.close()
-				return nil, fmt.Errorf("MCP server %q: tool %q: its input schema is not a JSON object: %v", decl.Name, t.Name, err)
+				return nil, fmt.Errorf("%s: MCP server %q: tool %q: its input schema is not a JSON object: %v", where(decl), decl.Name, t.Name, err)
 			}
 		}
 		if tool.InputSchema == nil {
@@ -280,6 +280,11 @@ func (s *Servers) start(ctx context.Context, ens *ensemble.Ensemble, decl *ensem
 		}
 	}
 	return srv, nil
+}
+
+// where is FILE:LINE of a server's declaration, for the errors of its start.
+func where(decl *ensemble.MCPServer) string {
+	return fmt.Sprintf("%s:%d", decl.File, decl.Pos.Line)
 }
 
 func cause(ctx context.Context, err error) error {

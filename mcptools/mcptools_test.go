@@ -150,7 +150,7 @@ agents: [{name: a, model_profile: m, tools: [gone.x]}]
 		t.Fatal(err)
 	}
 	_, err = mcptools.Start(t.Context(), e, mcptools.Options{})
-	if err == nil || !strings.Contains(err.Error(), `MCP server "gone": cannot connect`) || strings.Contains(err.Error(), "unused") {
+	if err == nil || !strings.Contains(err.Error(), path+`:3: MCP server "gone": cannot connect`) || strings.Contains(err.Error(), "unused") {
 		t.Fatalf("got %v", err)
 	}
 }
