@@ -140,12 +140,21 @@ func Start(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Servers, e
 	var errs []error
 	failed := map[*ensemble.MCPServer]bool{}
 	for _, u := range uses {
+		if ctx.Err() != nil {
+			// Interrupted (Ctrl-C): say so, not that each server failed.
+			s.Close()
+			return nil, fmt.Errorf("MCP servers not started: %w", context.Cause(ctx))
+		}
 		name, _, _ := ensemble.SplitMCPTool(u.name)
 		decl := u.ens.MCPServer(name)
 		if decl == nil || failed[decl] || s.byDecl[decl] != nil {
 			continue
 		}
 		srv, err := s.start(ctx, u.ens, decl)
+		if err != nil && ctx.Err() != nil {
+			s.Close()
+			return nil, fmt.Errorf("MCP server %q not started: %w", decl.Name, context.Cause(ctx))
+		}
 		if err != nil {
 			failed[decl] = true
 			errs = append(errs, err)

@@ -300,3 +300,20 @@ agents:
 		t.Errorf("agent b has no two tools of one name: %v", err)
 	}
 }
+
+// A start interrupted (Ctrl-C) is reported as such, not as a server that
+// failed: callers tell it from a broken server with errors.Is.
+func TestStartInterrupted(t *testing.T) {
+	t.Parallel()
+	e := load(t, false, "t.echo")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	s, err := mcptools.Start(ctx, e, mcptools.Options{})
+	if err == nil {
+		s.Close()
+		t.Fatal("started")
+	}
+	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "cannot connect") {
+		t.Errorf("got %v", err)
+	}
+}
