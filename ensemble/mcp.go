@@ -15,6 +15,7 @@ import (
 // command started for the run and spoken to over its stdin and stdout, or
 // the URL of a streamable HTTP server. Exactly one of Command and URL is set.
 type MCPServer struct {
+	File    string // the file that declares it, as the load was given it
 	Pos     Pos
 	Name    string
 	Command []string          // the program and its arguments; run in Dir
@@ -55,7 +56,7 @@ func (d *decoder) mcpServers(f field) map[string]*MCPServer {
 			if sm == nil {
 				continue
 			}
-			s := &MCPServer{Pos: pos(fd.key), Name: name, Dir: d.dir}
+			s := &MCPServer{File: d.file, Pos: pos(fd.key), Name: name, Dir: d.dir}
 			if c := sm["command"]; c.ok() {
 				s.Command = d.strings(c)
 				d.need(c, len(s.Command) == 0)

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"os"
@@ -102,6 +103,12 @@ func Start(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Servers, e
 		name  string
 	}
 	var uses []use
+	type named struct {
+		ens   *ensemble.Ensemble
+		agent *ensemble.Agent
+		tools []string
+	}
+	var agents []named // the agents that name an MCP tool, with all their tools
 	seen := map[*ensemble.Ensemble]bool{}
 	var walk func(*ensemble.Ensemble)
 	walk = func(e *ensemble.Ensemble) {
@@ -111,10 +118,15 @@ func Start(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Servers, e
 		seen[e] = true
 		for _, a := range e.Agents {
 			if tl, ok := a.Kind.(toolLister); ok {
-				for _, n := range tl.Tools(a) {
+				names, mcp := tl.Tools(a), false
+				for _, n := range names {
 					if _, _, ok := ensemble.SplitMCPTool(n); ok {
 						uses = append(uses, use{e, a, n})
+						mcp = true
 					}
+				}
+				if mcp {
+					agents = append(agents, named{e, a, names})
 				}
 			}
 			if cl, ok := a.Kind.(childrenLister); ok {
@@ -128,12 +140,21 @@ func Start(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Servers, e
 	var errs []error
 	failed := map[*ensemble.MCPServer]bool{}
 	for _, u := range uses {
+		if ctx.Err() != nil {
+			// Interrupted (Ctrl-C): say so, not that each server failed.
+			s.Close()
+			return nil, fmt.Errorf("MCP servers not started: %w", context.Cause(ctx))
+		}
 		name, _, _ := ensemble.SplitMCPTool(u.name)
 		decl := u.ens.MCPServer(name)
 		if decl == nil || failed[decl] || s.byDecl[decl] != nil {
 			continue
 		}
 		srv, err := s.start(ctx, u.ens, decl)
+		if err != nil && ctx.Err() != nil {
+			s.Close()
+			return nil, fmt.Errorf("MCP server %q not started: %w", decl.Name, context.Cause(ctx))
+		}
 		if err != nil {
 			failed[decl] = true
 			errs = append(errs, err)
@@ -146,11 +167,54 @@ func Start(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Servers, e
 			errs = append(errs, fmt.Errorf("agent %q: %w", u.agent.Name, err))
 		}
 	}
+	if len(errs) == 0 {
+		for _, n := range agents {
+			if err := s.sameModelName(n.ens, n.tools); err != nil {
+				errs = append(errs, fmt.Errorf("agent %q: %w", n.agent.Name, err))
+			}
+		}
+	}
 	if len(errs) > 0 {
 		s.Close()
 		return nil, errors.Join(errs...)
 	}
 	return s, nil
+}
+
+// sameModelName reports two different tools among names (the tools of one
+// agent) that the model would call by one name: a tool of the file and an
+// MCP tool SERVER__TOOL, or two MCP tools whose names differ only in
+// characters a model API refuses.
+func (s *Servers) sameModelName(ens *ensemble.Ensemble, names []string) error {
+	type origin struct {
+		name string // as the agent's tools or the server list it
+		tool *Tool  // nil for a tool of the file
+	}
+	byModel := map[string]origin{}
+	var errs []error
+	add := func(model string, o origin) {
+		first, dup := byModel[model]
+		switch {
+		case !dup:
+			byModel[model] = o
+		case first.tool != o.tool || (o.tool == nil && first.name != o.name):
+			errs = append(errs, fmt.Errorf("tools %q and %q are both called %q by the model: list the tools one by one to leave one out", first.name, o.name, model))
+		}
+	}
+	for _, n := range names {
+		if _, _, ok := ensemble.SplitMCPTool(n); !ok {
+			add(n, origin{name: n})
+			continue
+		}
+		tools, err := s.Tools(ens, n)
+		if err != nil {
+			continue // reported already
+		}
+		for _, t := range tools {
+			add(t.ModelName, origin{name: t.Server.Name + "." + t.Name, tool: t})
+		}
+	}
+	return errors.Join(errs...)
 }
 
 var errNotStarted = errors.New("MCP server not started")
@@ -160,7 +224,10 @@ func (s *Servers) start(ctx context.Context, ens *ensemble.Ensemble, decl *ensem
 	ctx, cancel := context.WithTimeout(ctx, cmp.Or(s.opts.StartTimeout, DefaultStartTimeout))
 	defer cancel()
 	srv := &server{decl: decl, byName: map[string]*Tool{}}
-	var transport mcp.Transport
+	var (
+		transport mcp.Transport
+		stderrW   *os.File // closed once Connect has started the command
+	)
 	if decl.URL != "" {
 		transport = &mcp.StreamableClientTransport{Endpoint: decl.URL, HTTPClient: s.opts.HTTPClient}
 	} else {
@@ -172,23 +239,34 @@ func (s *Servers) start(ctx context.Context, ens *ensemble.Ensemble, decl *ensem
 		cmd.Dir = decl.Dir
 		cmd.Env = runners.ScriptEnv(environ(), ens, decl.Env)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		srv.stderr = &tail{max: 4 << 10}
-		cmd.Stderr = srv.stderr
-		cmd.WaitDelay = 2 * time.Second // a grandchild holding stderr open
+		// stderr through a pipe of our own, read to its end: a call that
+		// fails because the server died can then wait for its last words.
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("MCP server %q: %v", decl.Name, err)
+		}
+		srv.stderr = &tail{max: 4 << 10, done: make(chan struct{})}
+		go srv.stderr.readFrom(r)
+		cmd.Stderr = w
+		stderrW = w
+		cmd.WaitDelay = 2 * time.Second
 		srv.cmd = cmd
 		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "ensemble", Version: "1"}, nil)
 	session, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	if stderrW != nil {
+		stderrW.Close()
+	}
 	if err != nil {
 		srv.kill()
-		return nil, fmt.Errorf("MCP server %q: cannot connect: %v%s", decl.Name, cause(ctx, err), srv.stderrTail())
+		return nil, fmt.Errorf("%s: MCP server %q: cannot connect: %v%s", where(decl), decl.Name, cause(ctx, err), srv.stderrTail(": "))
 	}
 	srv.session = session
 	for t, err := range session.Tools(ctx, nil) {
 		if err != nil {
 			srv.close()
-			return nil, fmt.Errorf("MCP server %q: cannot list its tools: %v%s", decl.Name, cause(ctx, err), srv.stderrTail())
+			return nil, fmt.Errorf("%s: MCP server %q: cannot list its tools: %v%s", where(decl), decl.Name, cause(ctx, err), srv.stderrTail(": "))
 		}
 		tool := &Tool{Server: decl, Name: t.Name, Description: t.Description, s: srv}
 		tool.ModelName = modelName(decl.Name, t.Name)
@@ -199,7 +277,7 @@ func (s *Servers) start(ctx context.Context, ens *ensemble.Ensemble, decl *ensem
 			}
 			if err != nil {
 				srv.close()
-				return nil, fmt.Errorf("MCP server %q: tool %q: its input schema is not a JSON object: %v", decl.Name, t.Name, err)
+				return nil, fmt.Errorf("%s: MCP server %q: tool %q: its input schema is not a JSON object: %v", where(decl), decl.Name, t.Name, err)
 			}
 		}
 		if tool.InputSchema == nil {
@@ -211,6 +289,11 @@ func (s *Servers) start(ctx context.Context, ens *ensemble.Ensemble, decl *ensem
 		}
 	}
 	return srv, nil
+}
+
+// where is FILE:LINE of a server's declaration, for the errors of its start.
+func where(decl *ensemble.MCPServer) string {
+	return fmt.Sprintf("%s:%d", decl.File, decl.Pos.Line)
 }
 
 func cause(ctx context.Context, err error) error {
@@ -275,6 +358,10 @@ func (s *Servers) Tools(ens *ensemble.Ensemble, name string) ([]*Tool, error) {
 func (t *Tool) Call(ctx context.Context, args json.RawMessage) (text string, isError bool, err error) {
 	res, err := t.s.session.CallTool(ctx, &mcp.CallToolParams{Name: t.Name, Arguments: args})
 	if err != nil {
+		if ctx.Err() == nil {
+			// The server failed or died: what it said on stderr tells why.
+			return "", false, fmt.Errorf("%w%s", err, t.s.stderrTail("; its stderr ends with: "))
+		}
 		return "", false, err
 	}
 	var parts []string
@@ -332,12 +419,19 @@ func (srv *server) kill() {
 	}
 }
 
-func (srv *server) stderrTail() string {
+// stderrTail is the end of a command's stderr for an error, prefixed by
+// sep: once the command has closed it (it exited), or after 2 seconds (a
+// grandchild holding it open).
+func (srv *server) stderrTail(sep string) string {
 	if srv.stderr == nil {
 		return ""
 	}
+	select {
+	case <-srv.stderr.done:
+	case <-time.After(2 * time.Second):
+	}
 	if t := strings.TrimSpace(srv.stderr.String()); t != "" {
-		return ": " + t
+		return sep + t
 	}
 	return ""
 }
@@ -357,9 +451,17 @@ func FromContext(ctx context.Context) *Servers {
 
 // tail keeps the last max bytes written to it.
 type tail struct {
-	mu  sync.Mutex
-	max int
-	buf bytes.Buffer
+	mu   sync.Mutex
+	max  int
+	buf  bytes.Buffer
+	done chan struct{} // closed once readFrom has read to the end
+}
+
+// readFrom copies r into t until r ends, then closes r and t.done.
+func (t *tail) readFrom(r *os.File) {
+	defer close(t.done)
+	defer r.Close()
+	_, _ = io.Copy(t, r)
 }
 
 func (t *tail) Write(p []byte) (int, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,11 +26,18 @@ func TestMain(m *testing.M) {
 // "t": the test binary over stdio, or the in-process server over HTTP.
 func load(t *testing.T, overHTTP bool, tools ...string) *ensemble.Ensemble {
 	t.Helper()
+	return loadEnv(t, overHTTP, nil, tools...)
+}
+
+// loadEnv is load with more variables in a stdio server's env.
+func loadEnv(t *testing.T, overHTTP bool, more map[string]string, tools ...string) *ensemble.Ensemble {
+	t.Helper()
 	server := map[string]any{}
 	if overHTTP {
 		server["url"] = mcptest.HTTP(t)
 	} else {
 		cmd, env := mcptest.Command(t)
+		maps.Copy(env, more)
 		env["SECRET_KEY"] = "from-the-file"
 		server["command"], server["env"] = cmd, env
 	}
@@ -142,7 +150,7 @@ agents: [{name: a, model_profile: m, tools: [gone.x]}]
 		t.Fatal(err)
 	}
 	_, err = mcptools.Start(t.Context(), e, mcptools.Options{})
-	if err == nil || !strings.Contains(err.Error(), `MCP server "gone": cannot connect`) || strings.Contains(err.Error(), "unused") {
+	if err == nil || !strings.Contains(err.Error(), path+`:3: MCP server "gone": cannot connect`) || strings.Contains(err.Error(), "unused") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -230,5 +238,82 @@ agents:
 	}
 	if mcptools.PID(s, child.MCPServer("t")) != mcptools.PID(s, e.MCPServer("t")) {
 		t.Error("the child has a server of its own")
+	}
+}
+
+// A server that dies during a call: the call's error says what it last
+// wrote on stderr, and so do the calls after it.
+func TestServerThatDiesSaysWhy(t *testing.T) {
+	t.Parallel()
+	e := loadEnv(t, false, map[string]string{mcptest.ExitVar: "1"}, "t.exit", "t.echo")
+	s, err := mcptools.Start(t.Context(), e, mcptools.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct{ name, args string }{{"t.exit", `{"text":"out of disk space"}`}, {"t.echo", `{"text":"hi"}`}} {
+		tools, err := s.Tools(e, c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = tools[0].Call(t.Context(), json.RawMessage(c.args))
+		if err == nil || !strings.Contains(err.Error(), "its stderr ends with: out of disk space") {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}
+
+// A tool of the file that the model would call by the name of an MCP tool
+// (t__echo) stops the run at start, naming both tools, instead of failing
+// each execution of the agent.
+func TestSameModelNameFailsAtStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "tool.sh"), []byte("#!/bin/sh\ncat\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd, env := mcptest.Command(t)
+	server, _ := json.Marshal(map[string]any{"command": cmd, "env": env})
+	path := filepath.Join(dir, "e.yaml")
+	os.WriteFile(path, []byte(`name: e
+models: {m: {provider: ollama, model: x}}
+mcp_servers: {t: `+string(server)+`}
+tools:
+  - {name: t__echo, script: tool.sh}
+agents:
+  - {name: a, model_profile: m, tools: [t__echo, t.*]}
+  - {name: b, model_profile: m, tools: [t__echo, t.fail]}
+`), 0o644)
+	e, err := ensemble.Load(path, kinds.Builtin().Load(ensemble.LoadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := mcptools.Start(t.Context(), e, mcptools.Options{})
+	if err == nil {
+		s.Close()
+		t.Fatal("started")
+	}
+	if want := `agent "a": tools "t__echo" and "t.echo" are both called "t__echo" by the model`; !strings.Contains(err.Error(), want) {
+		t.Errorf("%v\nlacks %s", err, want)
+	}
+	if strings.Contains(err.Error(), `agent "b"`) {
+		t.Errorf("agent b has no two tools of one name: %v", err)
+	}
+}
+
+// A start interrupted (Ctrl-C) is reported as such, not as a server that
+// failed: callers tell it from a broken server with errors.Is.
+func TestStartInterrupted(t *testing.T) {
+	t.Parallel()
+	e := load(t, false, "t.echo")
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	s, err := mcptools.Start(ctx, e, mcptools.Options{})
+	if err == nil {
+		s.Close()
+		t.Fatal("started")
+	}
+	if !errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "cannot connect") {
+		t.Errorf("got %v", err)
 	}
 }

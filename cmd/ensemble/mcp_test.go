@@ -202,3 +202,41 @@ agents:
 		t.Fatalf("exit %d: %s", o.code, o.stderr)
 	}
 }
+
+// TestMCPServeReportsABrokenFile: a YAML file with a syntax error is
+// reported on stderr with its line, not skipped silently as if it were no
+// ensemble; the other ensembles are served.
+func TestMCPServeReportsABrokenFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("good.yaml", "version: 1\nname: good\nagents:\n  - name: e\n    script: echo.sh\n")
+	write("echo.sh", "#!/bin/sh\ncat\n")
+	write("broken.yaml", "version: 1\nname: broken\nagents: [ {name: x, script: a.sh}\n")
+	cmd := cliCommand(t, []string{"ENSEMBLE_PROFILES="}, "mcp", "serve", dir)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	session, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	var names []string
+	for tool, err := range session.Tools(t.Context(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+	}
+	session.Close()
+	if strings.Join(names, ",") != "good" {
+		t.Errorf("tools %v", names)
+	}
+	if got := stderr.String(); !strings.Contains(got, "skipping "+filepath.Join(dir, "broken.yaml")) || !strings.Contains(got, "broken.yaml:") {
+		t.Errorf("stderr: %s", got)
+	}
+}

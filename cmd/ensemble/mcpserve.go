@@ -55,7 +55,8 @@ those injected responses, and its LLM agents without an entry fail instead of
 calling their model, like run --responses.
 
 YAML files that are not ensembles (no top-level agents and name) are skipped;
-an ensemble that fails to load is skipped with its errors on stderr.`,
+a file that is not valid YAML and an ensemble that fails to load are
+skipped with their errors on stderr.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return serveMCP(cmd.Context(), io, args[0], &f, &mcp.IOTransport{
@@ -166,7 +167,10 @@ func looksLikeEnsemble(path string) bool {
 		return false
 	}
 	root, err := ensemble.ParseYAML(path, data)
-	if err != nil || root == nil || len(root.Content)%2 != 0 {
+	if err != nil {
+		return true // a typo in an ensemble: loading it reports where
+	}
+	if root == nil || len(root.Content)%2 != 0 {
 		return false
 	}
 	var name, agents bool

@@ -304,6 +304,9 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	// The MCP servers the agents name start with the run and end with it
 	// (docs/llm.md#mcp-tools); a tool they do not have stops the run here.
 	servers, err := mcptools.Start(ctx, e, mcptools.Options{})
+	if err != nil && ctx.Err() != nil { // Ctrl-C while a server starts
+		return &exitError{code: engine.ExitCancelled, err: fmt.Errorf("interrupted: %w", err)}
+	}
 	if err != nil {
 		return &exitError{code: engine.ExitUsage, err: err}
 	}

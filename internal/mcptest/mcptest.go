@@ -6,6 +6,7 @@ package mcptest
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -26,10 +27,29 @@ func Main() {
 	if os.Getenv(EnvVar) != "stdio" {
 		return
 	}
-	if err := NewServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	s := NewServer()
+	// With ExitVar set, over stdio only (in process it would end the
+	// tests): exit {text} writes TEXT to stderr and ends the server with
+	// status 3.
+	if os.Getenv(ExitVar) != "" {
+		addExit(s)
+	}
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// ExitVar set to anything in a stdio server's env gives it the tool exit.
+const ExitVar = "ENSEMBLE_TEST_MCP_EXIT"
+
+func addExit(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "exit", Description: "Ends the server."},
+		func(_ context.Context, _ *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+			fmt.Fprintln(os.Stderr, a.Text)
+			os.Exit(3)
+			return nil, nil, nil
+		})
 }
 
 // Command is the command of a stdio server: the test binary itself, with
