@@ -314,3 +314,44 @@ func TestRunTimeout(t *testing.T) {
 		t.Errorf("got %s after %d turns, want timeout after 1", res.CompletionReason, res.TurnCount)
 	}
 }
+
+// TestFanOutMaxParallel: a fan-out's instances run at most max_parallel at
+// once on Temporal too. Each instance holds a lock directory while it runs
+// and fails if another holds it, so with max_parallel 1 under a parallel
+// limit of 4, any overlap fails the run.
+func TestFanOutMaxParallel(t *testing.T) {
+	ts, c, queue := server(t)
+	startWorker(ts, queue, &temporalengine.Env{})
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"ensemble.yaml": `name: fan-limit
+conversation_limits: {parallel_agent_limit: 4}
+agents:
+  - name: split
+    script: split.sh
+  - name: work
+    script: work.sh
+    fan_out: {over: "context.split.items", max_parallel: 1}
+    dependencies: [split]
+`,
+		"split.sh": "#!/bin/sh\ncat >/dev/null\necho '{\"items\": [1, 2, 3, 4, 5]}'\n",
+		"work.sh":  "#!/bin/sh\ncat >/dev/null\nmkdir lock || { echo 'another instance is running' >&2; exit 1; }\nsleep 0.3\nrmdir lock\necho '{\"done\": true}'\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in, err := temporalengine.NewInput(filepath.Join(dir, "ensemble.yaml"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, remote := runLocal(t, in), runTemporal(t, c, queue, in)
+	sameResult(t, local, remote)
+	var res engine.Result
+	if err := json.Unmarshal(remote.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) != 0 || res.AgentExecutionCount["work"] != 1 {
+		t.Fatalf("errors %+v, executions %v", res.Errors, res.AgentExecutionCount)
+	}
+}

@@ -168,9 +168,21 @@ func (x *executor) Execute(_ context.Context, reqs []*runners.Request, parallel 
 	sel := workflow.NewSelector(ctx)
 	timedOut := false
 	sel.AddFuture(workflow.NewTimer(ctx, left), func(workflow.Future) { timedOut = true })
-	running, next, finished := 0, 0, 0
+	running, finished := 0, 0
+	// A fan-out's instances run at most its max_parallel at once, and
+	// start in item order (docs/semantics.md#fan-out), as in a local run.
+	fanRunning := map[string]int{}
+	fanLimit := func(req *runners.Request) int {
+		if req.Instance == nil || req.Agent.FanOut == nil {
+			return 0
+		}
+		return req.Agent.FanOut.MaxParallel
+	}
 	start := func(i int) {
 		req := reqs[i]
+		if fanLimit(req) > 0 {
+			fanRunning[req.Agent.Name]++
+		}
 		in := ExecInput{
 			Path: x.in.Path, SHA256: x.in.SHA256, Responses: x.in.Responses, Profiles: x.in.Profiles,
 			Agent: req.Agent.Name, Input: req.Input, Turn: req.Turn, Execution: req.Execution,
@@ -194,6 +206,9 @@ func (x *executor) Execute(_ context.Context, reqs []*runners.Request, parallel 
 		sel.AddFuture(workflow.ExecuteActivity(actx, ActivityName, in), func(f workflow.Future) {
 			running--
 			finished++
+			if fanLimit(req) > 0 {
+				fanRunning[req.Agent.Name]--
+			}
 			var out ExecOutput
 			if err := f.Get(ctx, &out); err != nil {
 				results[i] = &runners.Result{Err: err}
@@ -213,10 +228,22 @@ func (x *executor) Execute(_ context.Context, reqs []*runners.Request, parallel 
 	if parallel <= 0 {
 		parallel = len(reqs)
 	}
+	started, lo := make([]bool, len(reqs)), 0
 	for finished < len(reqs) && !timedOut {
-		for next < len(reqs) && running < parallel {
-			start(next)
-			next++
+		// Start what may start, in order: an instance whose fan-out is at
+		// its max_parallel waits, and the requests after it may go first.
+		for lo < len(reqs) && started[lo] {
+			lo++
+		}
+		for i := lo; i < len(reqs) && running < parallel; i++ {
+			if started[i] {
+				continue
+			}
+			if l := fanLimit(reqs[i]); l > 0 && fanRunning[reqs[i].Agent.Name] >= l {
+				continue
+			}
+			started[i] = true
+			start(i)
 		}
 		sel.Select(ctx)
 	}
