@@ -143,11 +143,22 @@ func TestCLI(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	// A mistyped agent, or one that is no ask agent, is refused (exit 2)
+	// and leaves the run waiting.
+	for _, name := range []string{"aprover", "publisher"} {
+		if out, code := ensemble(append([]string{"answer", "cli-approval", name, "yes"}, addr...)...); code != 2 {
+			t.Fatalf("answer for %q: exit %d, want 2\n%s", name, code, out)
+		}
+	}
 	if _, code := ensemble(append([]string{"answer", "cli-approval", "approver", `{"approved": true}`}, addr...)...); code != 0 {
 		t.Fatalf("answer: exit %d", code)
 	}
 	if code := <-done; code != 0 {
 		t.Errorf("the answered run: exit %d\n%s", code, res)
+	}
+	// The run has ended: a late answer is refused.
+	if out, code := ensemble(append([]string{"answer", "cli-approval", "approver", "yes"}, addr...)...); code != 2 {
+		t.Errorf("an answer after the end: exit %d, want 2\n%s", code, out)
 	}
 	var r engine.Result
 	if err := json.Unmarshal([]byte(res), &r); err != nil || r.CompletionReason != engine.Completed || r.AgentExecutionCount["publisher"] != 1 {

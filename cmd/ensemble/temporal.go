@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -154,11 +156,44 @@ JSON).`,
 				return err
 			}
 			defer c.Close()
+			if err := checkTemporalAnswer(cmd.Context(), io, c, args[0], args[1]); err != nil {
+				return err
+			}
 			return temporalengine.SendAnswer(cmd.Context(), c, args[0], args[1], args[2])
 		},
 	}
 	t.register(cmd, true)
 	return cmd
+}
+
+// checkTemporalAnswer refuses, as a usage error, an answer that no
+// execution could take: for a run that has ended, or for an agent its
+// ensemble does not have as an ask agent. An answer may come before the
+// run asks (it is kept for the agent's next execution), so an ask agent
+// that is not waiting yet is not refused.
+func checkTemporalAnswer(ctx context.Context, io *stdio, c client.Client, id, agentName string) error {
+	sf, err := temporalengine.QueryState(ctx, c, id)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", id, err)
+	}
+	if r := sf.CompletionReason; r != "" && r != engine.AwaitingInput {
+		return usageErr("run %s has ended (%s): nothing waits for an answer", id, r)
+	}
+	e, err := loadEnsemble(io, sf.Ensemble.Path, sf.Profiles)
+	if err != nil {
+		return nil // the workers' copy of the file decides
+	}
+	var asks []string
+	for _, a := range e.Agents {
+		if h, ok := a.Kind.(interface{ AsksHuman() bool }); ok && h.AsksHuman() {
+			asks = append(asks, a.Name)
+		}
+	}
+	if !slices.Contains(asks, agentName) {
+		return usageErr("run %s: %q is not an ask agent of %s (its ask agents: %s)%s", id, agentName, sf.Ensemble.Path,
+			strings.Join(asks, ", "), ensemble.Suggest(agentName, asks))
+	}
+	return nil
 }
 
 // showTemporal is `ensemble state show --temporal ADDR RUN_ID`: the run's
