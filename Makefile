@@ -72,8 +72,12 @@ test: prereqs gofmt-check python-link
 	@$(MAKE) --no-print-directory -j2 test-go fuzz-build
 	@$(MAKE) --no-print-directory fuzz
 
+# -tags notemporal: the everyday tests build ensemble without the Temporal
+# engine, whose SDK costs a couple of minutes of CPU to compile on an empty
+# build cache; test-temporal builds and tests it (cmd/ensemble/temporal.go).
+NOTEMPORAL = -tags notemporal
 test-go:
-	$(GO) test $(TRIM) -vet=all -count=1 ./...
+	$(GO) test $(TRIM) $(NOTEMPORAL) -vet=all -count=1 ./...
 
 fuzz-build:
 	$(NICE) $(GO) test $(TRIM) -vet=off -c -o /dev/null -fuzz '^FuzzLoadBytes$$' ./ensemble/fuzz
@@ -95,7 +99,7 @@ fuzz:
 # The race detector needs cgo, so a C compiler. make test has vetted
 # everything already: -vet=off spares vetting every dependency again.
 test-race: prereqs-race python-link
-	CGO_ENABLED=1 $(GO) test $(TRIM) -race -vet=off -count=1 ./...
+	CGO_ENABLED=1 $(GO) test $(TRIM) $(NOTEMPORAL) -race -vet=off -count=1 ./...
 
 # The Temporal engine against a real Temporal server started in the test
 # process (docs/temporal.md). The tests are a module of their own,
@@ -106,6 +110,7 @@ test-race: prereqs-race python-link
 # temporal/ fills, and the server is compiled once for both.
 TEMPORAL_TOOLCHAIN ?= go1.26.10
 test-temporal: python-link
+	$(GO) vet ./cmd/ensemble ./temporalengine
 	cd temporal && PATH="$(CURDIR)/bin/python:$$PATH" GOTOOLCHAIN=$(TEMPORAL_TOOLCHAIN) $(GO) test -vet=all -count=1 ./...
 
 # Speed and memory targets are benchmarks, never timed unit tests.

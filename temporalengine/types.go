@@ -1,3 +1,5 @@
+//go:build !notemporal
+
 // Package temporalengine runs ensembles as Temporal workflows
 // (docs/temporal.md): the workflow is the engine's turn loop, fed the
 // workflow's clock, and each agent execution is an activity, which any

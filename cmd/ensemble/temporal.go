@@ -1,3 +1,5 @@
+//go:build !notemporal
+
 package main
 
 import (
@@ -22,28 +24,13 @@ import (
 )
 
 // The Temporal engine on the command line (docs/temporal.md): `ensemble
-// worker`, `run --temporal`, `answer` and `state show --temporal`.
+// worker`, `run --temporal`, `answer` and `state show --temporal`. `make
+// test` builds without it (-tags notemporal, temporal_off.go), to spare
+// compiling the Temporal SDK; `make test-temporal` tests it.
 
-// temporalFlags say which Temporal cluster, namespace and task queue.
-type temporalFlags struct {
-	addr, namespace, queue string
-	blobs                  string // --blobs: where large payloads go by reference
-}
-
-func (t *temporalFlags) register(cmd *cobra.Command, required bool) {
-	fl := cmd.Flags()
-	what := "run on the Temporal cluster at `HOST:PORT` (its workers run the agents)"
-	if required {
-		what = "the Temporal cluster's frontend, `HOST:PORT`"
-	}
-	fl.StringVar(&t.addr, "temporal", "", what)
-	fl.StringVar(&t.namespace, "namespace", temporalengine.DefaultNamespace, "with --temporal, the Temporal `NAMESPACE`")
-	fl.StringVar(&t.queue, "task-queue", temporalengine.DefaultTaskQueue, "with --temporal, the task `QUEUE` the workers poll")
-	fl.StringVar(&t.blobs, "blobs", "", "with --temporal, send payloads over 512 KiB by reference through files in `DIR`, which every worker and client shares")
-	if required {
-		_ = cmd.MarkFlagRequired("temporal")
-	}
-}
+// The flags' defaults are temporalengine's: a map literal with a duplicate
+// constant key does not compile, so this fails to build if they differ.
+var _ = map[bool]int{false: 0, defaultNamespace == temporalengine.DefaultNamespace && defaultTaskQueue == temporalengine.DefaultTaskQueue: 1}
 
 func (t *temporalFlags) dial() (client.Client, error) {
 	opts := client.Options{HostPort: t.addr, Namespace: t.namespace, Logger: quietLogger{}}

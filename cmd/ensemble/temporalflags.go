@@ -1,0 +1,35 @@
+package main
+
+import "github.com/spf13/cobra"
+
+// The flags of the Temporal engine, in every build: a build without it
+// (-tags notemporal, see temporal_off.go) takes them and says it has no
+// engine for them.
+
+// The defaults of temporalengine.DefaultNamespace and DefaultTaskQueue
+// (temporal.go checks, at compile time, that they are the same).
+const (
+	defaultNamespace = "default"
+	defaultTaskQueue = "ensemble"
+)
+
+// temporalFlags say which Temporal cluster, namespace and task queue.
+type temporalFlags struct {
+	addr, namespace, queue string
+	blobs                  string // --blobs: where large payloads go by reference
+}
+
+func (t *temporalFlags) register(cmd *cobra.Command, required bool) {
+	fl := cmd.Flags()
+	what := "run on the Temporal cluster at `HOST:PORT` (its workers run the agents)"
+	if required {
+		what = "the Temporal cluster's frontend, `HOST:PORT`"
+	}
+	fl.StringVar(&t.addr, "temporal", "", what)
+	fl.StringVar(&t.namespace, "namespace", defaultNamespace, "with --temporal, the Temporal `NAMESPACE`")
+	fl.StringVar(&t.queue, "task-queue", defaultTaskQueue, "with --temporal, the task `QUEUE` the workers poll")
+	fl.StringVar(&t.blobs, "blobs", "", "with --temporal, send payloads over 512 KiB by reference through files in `DIR`, which every worker and client shares")
+	if required {
+		_ = cmd.MarkFlagRequired("temporal")
+	}
+}
