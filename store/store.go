@@ -222,15 +222,14 @@ func (db *DB) Path() string { return db.path }
 // existing one. Without create, an SQLite database with no tables is not a
 // state database: it is never turned into one.
 func (db *DB) init(create bool) error {
-	rows, err := db.query(`PRAGMA application_id`)
+	// One statement, so one snapshot: read apart, the two could straddle
+	// another process's creating the database, whose tables would then
+	// seem to lack their application id.
+	rows, err := db.query(`SELECT count(*), (SELECT application_id FROM pragma_application_id) FROM sqlite_schema`)
 	if err != nil {
 		return err
 	}
-	app := rows[0][0].(int64)
-	rows, err = db.query(`SELECT count(*) FROM sqlite_schema`)
-	if err != nil {
-		return err
-	}
+	app := rows[0][1].(int64)
 	if rows[0][0].(int64) == 0 && app == 0 {
 		if !create {
 			return ErrNoSchema

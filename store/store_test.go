@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ensemble-run/ensemble/conditions"
@@ -361,5 +362,33 @@ func TestDamagedDatabase(t *testing.T) {
 				t.Fatalf("got %v, want an error naming the file and %q", err, tc.msg)
 			}
 		})
+	}
+}
+
+// TestOpenedAtOnceWhileCreated: processes that open a new database at the
+// same moment all find a state database, whichever of them creates it (one
+// of them used to read the new tables without their application id and
+// call the file a foreign database).
+func TestOpenedAtOnceWhileCreated(t *testing.T) {
+	t.Parallel()
+	for round := range 30 {
+		path := filepath.Join(t.TempDir(), "runs.db")
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		for i := range errs {
+			wg.Go(func() {
+				db, err := store.Open(path, true, "")
+				if err == nil {
+					db.Close()
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
 	}
 }
