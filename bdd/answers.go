@@ -31,8 +31,12 @@ func (s *Scenario) human(ctx context.Context, req *runners.Request) *runners.Res
 	if out, ok, err := ask.Recorded(ctx, req); err != nil || ok {
 		return &runners.Result{Output: out, InputData: in, Err: err}
 	}
-	if answer, ok := s.answers[req.Agent.Name]; ok {
-		delete(s.answers, req.Agent.Name)
+	// Ask agents of one turn run at once: the answers are taken under a lock.
+	s.answersMu.Lock()
+	answer, ok := s.answers[req.Agent.Name]
+	delete(s.answers, req.Agent.Name)
+	s.answersMu.Unlock()
+	if ok {
 		in["answered_on_resume"] = true
 		out, err := runners.ParseOutput(answer)
 		return &runners.Result{Output: out, InputData: in, Err: err}
@@ -87,7 +91,9 @@ func (s *Scenario) answer(ctx context.Context, name, text string) error {
 		}
 		return fmt.Errorf("agent %q is not waiting for input (%s)", name, why)
 	}
+	s.answersMu.Lock()
 	s.answers = map[string]string{name: text}
+	s.answersMu.Unlock()
 	r := engine.FromFile(s.ens, s.run.File(res.CompletionReason), s.runOpts)
 	s.run = r
 	ctx, err := s.withRecording(ctx)

@@ -20,6 +20,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cucumber/godog"
@@ -97,9 +98,10 @@ type Scenario struct {
 	result *engine.Result
 	// run is the run of the scenario, with its options, kept for the
 	// answers that resume it (answers.go); answers are those not yet taken.
-	run     *engine.Run
-	runOpts engine.Options
-	answers map[string]string
+	run       *engine.Run
+	runOpts   engine.Options
+	answers   map[string]string
+	answersMu sync.Mutex
 
 	step *godog.Step // the step running, for its doc string or table
 
