@@ -121,12 +121,11 @@ func wrapErr(db *DB, err error) error {
 }
 
 // LockBatch makes this process the one that runs the batch until the
-// database is closed: another process that tries fails with ErrLocked.
+// database is closed: another process that tries fails with ErrLocked. As
+// Lock, it tries again a moment: a batch that just ended may still share
+// its lock with a script it was starting.
 func (db *DB) LockBatch(b *BatchInfo) error {
-	if err := lockRange(db.lock, 1<<41+b.seq); err != nil {
-		return &Error{Path: db.path, Err: fmt.Errorf("batch %s: %w", b.ID, err)}
-	}
-	return nil
+	return db.lockWaiting(1<<41+b.seq, "batch "+b.ID)
 }
 
 // SaveBatchLine saves the line of input idx of the batch, in a transaction

@@ -398,16 +398,22 @@ func (db *DB) Run(id string) (*RunInfo, error) {
 // until it executes its program), so the lock outlives the killed process
 // by a moment.
 func (db *DB) Lock(r *RunInfo) error {
+	return db.lockWaiting(lockOffset(r.seq), "run "+r.ID)
+}
+
+// lockWaiting takes the lock byte at off (see Lock), trying again for up to
+// lockWait while it is held; what names the holder in the error.
+func (db *DB) lockWaiting(off int64, what string) error {
 	deadline := time.Now().Add(lockWait)
 	for {
-		err := lockRange(db.lock, lockOffset(r.seq))
+		err := lockRange(db.lock, off)
 		switch {
 		case err == nil:
 			return nil
 		case !errors.Is(err, ErrLocked):
 			return &Error{Path: db.path, Err: err}
 		case time.Now().After(deadline):
-			return &Error{Path: db.path, Err: fmt.Errorf("run %s: %w", r.ID, err)}
+			return &Error{Path: db.path, Err: fmt.Errorf("%s: %w", what, err)}
 		}
 		time.Sleep(lockWait / 20)
 	}
