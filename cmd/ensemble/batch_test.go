@@ -355,16 +355,13 @@ func savedLines(path string) int {
 	return bs[0].Lines
 }
 
-// A batch with --state cancelled mid-way (Ctrl-C, in process) keeps the
-// lines of the inputs before the run it stopped; batch --resume finishes
-// that run and the others and ends with the lines an uninterrupted batch
-// writes, the first ones untouched.
-func TestBatchStateCancelAndResume(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	batchFiles(t, dir, map[string]string{"ensemble.yaml": batchScriptEnsemble, "step.sh": batchScript,
-		"in.jsonl": "\"a\"\n{\"id\": \"b\", \"input\": \"b\"}\n\"block\"\n\"c\"\n\"d\"\n\"e\"\n"})
-	ens, in := filepath.Join(dir, "ensemble.yaml"), filepath.Join(dir, "in.jsonl")
+// batchReference writes the script ensemble and the inputs into dir, and
+// returns their paths and the output of an uninterrupted batch of them, to
+// compare a resumed batch's with.
+func batchReference(t *testing.T, dir, inputs string) (ens, in string, want []byte) {
+	t.Helper()
+	batchFiles(t, dir, map[string]string{"ensemble.yaml": batchScriptEnsemble, "step.sh": batchScript, "in.jsonl": inputs})
+	ens, in = filepath.Join(dir, "ensemble.yaml"), filepath.Join(dir, "in.jsonl")
 	ref := filepath.Join(dir, "reference.jsonl")
 	if r := ensembleCmd(t, "", "batch", ens, "--inputs", in, "--out", ref); r.code != 0 {
 		t.Fatalf("reference: exit %d\n%s", r.code, r.stderr)
@@ -373,6 +370,17 @@ func TestBatchStateCancelAndResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ens, in, want
+}
+
+// A batch with --state cancelled mid-way (Ctrl-C, in process) keeps the
+// lines of the inputs before the run it stopped; batch --resume finishes
+// that run and the others and ends with the lines an uninterrupted batch
+// writes, the first ones untouched.
+func TestBatchStateCancelAndResume(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ens, in, want := batchReference(t, dir, "\"a\"\n{\"id\": \"b\", \"input\": \"b\"}\n\"block\"\n\"c\"\n\"d\"\n\"e\"\n")
 
 	batchFiles(t, dir, map[string]string{"block": ""})
 	db, out := filepath.Join(dir, "runs.db"), filepath.Join(dir, "out.jsonl")
@@ -476,17 +484,7 @@ func TestBatchInterruptedBySIGINT(t *testing.T) {
 func TestBatchKilledAndResumed(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	batchFiles(t, dir, map[string]string{"ensemble.yaml": batchScriptEnsemble, "step.sh": batchScript,
-		"in.jsonl": "\"a\"\n\"block\"\n\"c\"\n\"d\"\n"})
-	ens, in := filepath.Join(dir, "ensemble.yaml"), filepath.Join(dir, "in.jsonl")
-	ref := filepath.Join(dir, "reference.jsonl")
-	if r := ensembleCmd(t, "", "batch", ens, "--inputs", in, "--out", ref); r.code != 0 {
-		t.Fatalf("reference: exit %d\n%s", r.code, r.stderr)
-	}
-	want, err := os.ReadFile(ref)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ens, in, want := batchReference(t, dir, "\"a\"\n\"block\"\n\"c\"\n\"d\"\n")
 	batchFiles(t, dir, map[string]string{"block": ""})
 	defer os.Remove(filepath.Join(dir, "block")) // ends the script the killed process leaves
 	db, out := filepath.Join(dir, "runs.db"), filepath.Join(dir, "out.jsonl")
