@@ -213,19 +213,11 @@ func (f *fastParser) value(depth int) (any, bool) {
 				return nil, false
 			}
 			out[key] = v
-			f.spaces()
-			if f.i >= len(f.s) {
+			if end, ok := f.after('}'); !ok {
 				return nil, false
-			}
-			if f.s[f.i] == '}' {
-				f.i++
+			} else if end {
 				return out, true
 			}
-			if f.s[f.i] != ',' {
-				return nil, false
-			}
-			f.i++
-			f.spaces()
 		}
 	case c == '[':
 		f.i++
@@ -241,19 +233,11 @@ func (f *fastParser) value(depth int) (any, bool) {
 				return nil, false
 			}
 			out = append(out, v)
-			f.spaces()
-			if f.i >= len(f.s) {
+			if end, ok := f.after(']'); !ok {
 				return nil, false
-			}
-			if f.s[f.i] == ']' {
-				f.i++
+			} else if end {
 				return out, true
 			}
-			if f.s[f.i] != ',' {
-				return nil, false
-			}
-			f.i++
-			f.spaces()
 		}
 	case c == '"':
 		return f.double()
@@ -444,4 +428,23 @@ func (f *fastParser) single() (string, bool) {
 	}
 	f.i = i + 1
 	return string(out), true
+}
+
+// after reads what follows an element of a flow mapping or sequence: its
+// closing bracket (end), or a comma and the spaces after it; anything else
+// is not ok.
+func (f *fastParser) after(closing byte) (end, ok bool) {
+	f.spaces()
+	switch {
+	case f.i >= len(f.s):
+		return false, false
+	case f.s[f.i] == closing:
+		f.i++
+		return true, true
+	case f.s[f.i] != ',':
+		return false, false
+	}
+	f.i++
+	f.spaces()
+	return false, true
 }
