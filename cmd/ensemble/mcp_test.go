@@ -160,15 +160,14 @@ func TestMCPToolInAChildEnsemble(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
-	cmd, env := mcptest.Command(t)
-	server, _ := json.Marshal(map[string]any{"command": cmd, "env": env})
-	os.WriteFile(filepath.Join(dir, "parent.yaml"), []byte(`name: parent
+	server := testMCPServer(t)
+	writeFile(t, filepath.Join(dir, "parent.yaml"), `name: parent
 models: {m: {provider: ollama, model: x, base_url: "${TEST_LLM_URL}"}}
-mcp_servers: {t: `+string(server)+`}
+mcp_servers: {t: `+server+`}
 agents:
   - {name: kid, ensemble: child.yaml}
-`), 0o644)
-	os.WriteFile(filepath.Join(dir, "child.yaml"), []byte("name: child\nagents:\n  - {name: b, model_profile: m, prompt: Go., tools: [t.echo]}\n"), 0o644)
+`)
+	writeFile(t, filepath.Join(dir, "child.yaml"), "name: child\nagents:\n  - {name: b, model_profile: m, prompt: Go., tools: [t.echo]}\n")
 	o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL + "/v1"}, "run", filepath.Join(dir, "parent.yaml"), "--output", "json")
 	if o.code != 0 {
 		t.Fatalf("exit %d: %s\n%s", o.code, o.stderr, o.stdout)
@@ -189,14 +188,13 @@ func TestMCPUnknownToolStopsTheRun(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir := t.TempDir()
-	cmd, env := mcptest.Command(t)
-	server, _ := json.Marshal(map[string]any{"command": cmd, "env": env})
-	os.WriteFile(filepath.Join(dir, "e.yaml"), []byte(`name: e
+	server := testMCPServer(t)
+	writeFile(t, filepath.Join(dir, "e.yaml"), `name: e
 models: {m: {provider: ollama, model: x, base_url: "${TEST_LLM_URL}"}}
-mcp_servers: {t: `+string(server)+`}
+mcp_servers: {t: `+server+`}
 agents:
   - {name: b, model_profile: m, tools: [t.ecko]}
-`), 0o644)
+`)
 	o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL + "/v1"}, "run", filepath.Join(dir, "e.yaml"), "--output", "json")
 	if o.code != 2 || !strings.Contains(o.stderr, `agent "b": MCP server "t" has no tool "ecko"; its tools: block, echo, env, fail, meet; did you mean "echo"?`) {
 		t.Fatalf("exit %d: %s", o.code, o.stderr)
@@ -239,4 +237,16 @@ func TestMCPServeReportsABrokenFile(t *testing.T) {
 	if got := stderr.String(); !strings.Contains(got, "skipping "+filepath.Join(dir, "broken.yaml")) || !strings.Contains(got, "broken.yaml:") {
 		t.Errorf("stderr: %s", got)
 	}
+}
+
+// testMCPServer is the test MCP server, as a stdio server of mcp_servers
+// (flow-style YAML, which JSON is).
+func testMCPServer(t *testing.T) string {
+	t.Helper()
+	cmd, env := mcptest.Command(t)
+	server, err := json.Marshal(map[string]any{"command": cmd, "env": env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(server)
 }
