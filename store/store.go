@@ -36,9 +36,14 @@ const Header = "SQLite format 3\x00"
 
 // applicationID marks a database as an ensemble state database (PRAGMA
 // application_id, "ens1"); schemaVersion is PRAGMA user_version.
+// Version 1 kept turns in a table without rowid keyed by (run, turn):
+// SQLite then rebalanced three leaf pages at nearly every insert, and a
+// turn wrote four pages to the WAL. Version 2 keys a turn by one integer,
+// run<<32 | turn, so a turn appends to the last leaf page: one page. A
+// database of version 1 is still read and written, in its own layout.
 const (
 	applicationID = 0x656e7331
-	schemaVersion = 1
+	schemaVersion = 2
 )
 
 // The schema. A run is a row of runs with the state it started from
@@ -60,6 +65,7 @@ CREATE TABLE runs (
 	snapshot          TEXT NOT NULL        -- JSON state.State
 );
 CREATE TABLE turns (
+	key      INTEGER PRIMARY KEY, -- run << 32 | turn: the run's turns in order, appended
 	run      INTEGER NOT NULL,
 	turn     INTEGER NOT NULL,
 	records  TEXT NOT NULL, -- JSON list of the turn's history records
@@ -68,9 +74,8 @@ CREATE TABLE turns (
 	edges    TEXT,          -- JSON {target: {dependency: {triggered, consumed}}} of the agents that ran
 	memory   TEXT,          -- JSON {agent: memory} of the agents whose memory changed
 	pending  TEXT,          -- JSON list of the pending agent requests after the turn, or NULL: none
-	saved_at TEXT NOT NULL, -- RFC 3339, UTC
-	PRIMARY KEY (run, turn)
-) WITHOUT ROWID;
+	saved_at TEXT NOT NULL  -- RFC 3339, UTC
+);
 CREATE TABLE warnings (
 	run     INTEGER NOT NULL,
 	idx     INTEGER NOT NULL,
@@ -127,7 +132,30 @@ type DB struct {
 	conn driver.Conn
 	lock *os.File // the database file, opened for the runs' locks
 	ctx  context.Context
+	// version is the schema's (PRAGMA user_version): 1 or 2.
+	version int64
 }
+
+// turnsOf is the SQL condition that selects the turns of the run whose
+// seq is the SQL expression seq, and turnOrder the order of its turns: by
+// the key in version 2, by (run, turn) in version 1.
+func (db *DB) turnsOf(seq string) string {
+	if db.version == 1 {
+		return "run = " + seq
+	}
+	return "key BETWEEN (" + seq + ") << 32 AND ((" + seq + ") << 32) + 4294967295"
+}
+
+func (db *DB) turnOrder() string {
+	if db.version == 1 {
+		return "turn"
+	}
+	return "key"
+}
+
+// maxTurn is the highest turn a run can have: its number is the low 32
+// bits of the key.
+const maxTurn = 1<<32 - 1
 
 // Open opens the state database at path. With create, a missing (or empty)
 // file becomes a new database, with mode 0600 (it holds conversations);
@@ -241,6 +269,7 @@ func (db *DB) init(create bool) error {
 			if err != nil || rows[0][0].(int64) > 0 {
 				return err
 			}
+			db.version = schemaVersion
 			return db.exec(schema + fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d;", applicationID, schemaVersion))
 		})
 	}
@@ -251,8 +280,9 @@ func (db *DB) init(create bool) error {
 	if err != nil {
 		return err
 	}
-	if v := rows[0][0].(int64); v != schemaVersion {
-		return fmt.Errorf("%w %d: this ensemble reads version %d (was it written by another release?)", state.ErrUnknownVersion, v, schemaVersion)
+	db.version = rows[0][0].(int64)
+	if db.version != 1 && db.version != schemaVersion {
+		return fmt.Errorf("%w %d: this ensemble reads versions 1 to %d (was it written by another release?)", state.ErrUnknownVersion, db.version, schemaVersion)
 	}
 	return nil
 }
@@ -351,8 +381,8 @@ func (db *DB) runs(where string, args ...any) ([]*RunInfo, error) {
 		where = "WHERE " + where
 	}
 	rows, err := db.query(`SELECT seq, id, ensemble, started_at,
-		max(saved_at, coalesce((SELECT saved_at FROM turns WHERE run = seq ORDER BY turn DESC LIMIT 1), '')), completion_reason,
-		coalesce((SELECT max(turn) FROM turns WHERE run = seq), base) FROM runs `+where+` ORDER BY seq`, args...)
+		max(saved_at, coalesce((SELECT saved_at FROM turns WHERE `+db.turnsOf("seq")+` ORDER BY `+db.turnOrder()+` DESC LIMIT 1), '')), completion_reason,
+		coalesce((SELECT turn FROM turns WHERE `+db.turnsOf("seq")+` ORDER BY `+db.turnOrder()+` DESC LIMIT 1), base) FROM runs `+where+` ORDER BY seq`, args...)
 	if err != nil {
 		return nil, &Error{Path: db.path, Err: err}
 	}
@@ -490,7 +520,7 @@ func (db *DB) load(r *RunInfo) (*state.File, error) {
 	f.State = &st
 	fillMaps(&st)
 
-	turns, err := db.query(`SELECT turn, records, counts, context, edges, memory, pending FROM turns WHERE run = ? ORDER BY turn`, r.seq)
+	turns, err := db.query(`SELECT turn, records, counts, context, edges, memory, pending FROM turns WHERE `+db.turnsOf("?1")+` ORDER BY `+db.turnOrder(), r.seq)
 	if err != nil {
 		return nil, err
 	}

@@ -79,7 +79,11 @@ func (db *DB) start(r *RunInfo, f *state.File, stateKey func(string) string) (*W
 	}
 	w.begin = prep("BEGIN IMMEDIATE")
 	w.commit = prep("COMMIT")
-	w.insertTurn = prep(`INSERT INTO turns (run, turn, records, counts, context, edges, memory, pending, saved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if db.version == 1 {
+		w.insertTurn = prep(`INSERT INTO turns (run, turn, records, counts, context, edges, memory, pending, saved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	} else {
+		w.insertTurn = prep(`INSERT INTO turns (key, run, turn, records, counts, context, edges, memory, pending, saved_at) VALUES ((?1 << 32) | ?2, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)`)
+	}
 	w.insertWarning = prep(`INSERT INTO warnings (run, idx, warning) VALUES (?, ?, ?)`)
 	if err != nil {
 		w.Close()
@@ -124,7 +128,7 @@ func (db *DB) Create(id string, f *state.File, stateKey func(string) string) (*W
 				return nil, &ExistsError{Path: db.path, Run: old}
 			}
 			err := db.tx(func() error {
-				for _, q := range []string{`DELETE FROM turns WHERE run = ?`, `DELETE FROM warnings WHERE run = ?`} {
+				for _, q := range []string{`DELETE FROM turns WHERE ` + db.turnsOf("?1"), `DELETE FROM warnings WHERE run = ?`} {
 					if err := db.exec(q, old.seq); err != nil {
 						return err
 					}
@@ -389,6 +393,9 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 			}
 			memory[a] = m
 		}
+	}
+	if st.TurnCount > maxTurn {
+		return nil, fmt.Errorf("turn %d: a run holds at most %d turns", st.TurnCount, maxTurn)
 	}
 	vals := []any{w.run.seq, int64(st.TurnCount), records, nil, nil, nil, nil, nil, time.Now().UTC().Format(timeFormat)}
 	vals[3] = encodeCounts(w.tmp[:0], counts)
