@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ensemble-run/ensemble/internal/scc"
 )
 
 // Warnings are problems that do not stop a file from loading:
@@ -144,8 +146,6 @@ func triggerAllWarnings(e *Ensemble, a *Agent, comp []int, warn func(*Agent, str
 // components numbers the strongly connected components of the dependency
 // graph that hold a cycle (two agents or more, or an agent depending on
 // itself): comp[i] is the component of agent i, -1 when it is in no cycle.
-// Tarjan's algorithm, iterative so that a long chain cannot overflow the
-// stack.
 func components(e *Ensemble) []int {
 	n := len(e.Agents)
 	// succ[i]: the agents that depend on agent i (edges dependency → agent).
@@ -161,66 +161,5 @@ func components(e *Ensemble) []int {
 			}
 		}
 	}
-	index, low, comp := make([]int, n), make([]int, n), make([]int, n)
-	onStack := make([]bool, n)
-	for i := range index {
-		index[i], comp[i] = -1, -1
-	}
-	var stack []int
-	next, nComp := 0, 0
-	type frame struct{ v, edge int }
-	for root := range n {
-		if index[root] >= 0 {
-			continue
-		}
-		calls := []frame{{root, 0}}
-		index[root], low[root] = next, next
-		next++
-		stack = append(stack, root)
-		onStack[root] = true
-		for len(calls) > 0 {
-			f := &calls[len(calls)-1]
-			if f.edge < len(succ[f.v]) {
-				w := succ[f.v][f.edge]
-				f.edge++
-				switch {
-				case index[w] < 0:
-					index[w], low[w] = next, next
-					next++
-					stack = append(stack, w)
-					onStack[w] = true
-					calls = append(calls, frame{w, 0})
-				case onStack[w]:
-					low[f.v] = min(low[f.v], index[w])
-				}
-				continue
-			}
-			v := f.v
-			calls = calls[:len(calls)-1]
-			if len(calls) > 0 {
-				p := calls[len(calls)-1].v
-				low[p] = min(low[p], low[v])
-			}
-			if low[v] != index[v] {
-				continue
-			}
-			start := len(stack) - 1
-			for stack[start] != v {
-				start--
-			}
-			members := stack[start:]
-			stack = stack[:start]
-			cyclic := len(members) > 1 || self[v]
-			for _, m := range members {
-				onStack[m] = false
-				if cyclic {
-					comp[m] = nComp
-				}
-			}
-			if cyclic {
-				nComp++
-			}
-		}
-	}
-	return comp
+	return scc.Cyclic(succ, self)
 }

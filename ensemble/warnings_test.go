@@ -140,3 +140,17 @@ conversation_limits:
 		}
 	}
 }
+
+func TestSuggest(t *testing.T) {
+	t.Parallel()
+	known := []string{"name", "agents", "dependencies", "env", "max_turns"}
+	for in, want := range map[string]string{
+		"agnets": "agents", "dependecies": "dependencies", "Name": "name", "max_turn": "max_turns",
+		"xyz": "", "environment": "", "ev": "env",
+	} {
+		got := Suggest(in, known)
+		if (want == "" && got != "") || (want != "" && got != `; did you mean "`+want+`"?`) {
+			t.Errorf("Suggest(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

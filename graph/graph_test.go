@@ -211,24 +211,23 @@ func TestBackEdges(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := loadYAML(t, "name: g\nagents: "+tt.agents+"\n")
-			back := BackEdges(e)
-			var got []string
-			for _, a := range e.Agents {
-				for _, d := range a.Dependencies {
-					if back[d] {
-						got = append(got, d.AgentName+"->"+a.Name)
-					}
-				}
-			}
-			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
-				t.Errorf("back edges %v, want %v", got, tt.want)
-			}
 			var b bytes.Buffer
 			if err := DOT(&b, e); err != nil {
 				t.Fatal(err)
 			}
-			if n := strings.Count(b.String(), "constraint=false"); n != len(tt.want) {
-				t.Errorf("%d edges with constraint=false, want %d:\n%s", n, len(tt.want), b.String())
+			// A back edge is drawn without constraining the layout.
+			var got []string
+			for _, line := range strings.Split(b.String(), "\n") {
+				var from, to string
+				if strings.Contains(line, "constraint=false") {
+					if _, err := fmt.Sscanf(strings.TrimSpace(line), "%q -> %q", &from, &to); err != nil {
+						t.Fatalf("%q: %v", line, err)
+					}
+					got = append(got, from+"->"+to)
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("back edges %v, want %v:\n%s", got, tt.want, b.String())
 			}
 		})
 	}
@@ -270,5 +269,37 @@ agents:
 	}
 	if !strings.Contains(d.String(), `[label="select output.topics"]`) {
 		t.Errorf("dot lacks the select:\n%s", d.String())
+	}
+}
+
+// Labels are escaped for each format: Mermaid's entities for quotes, '#',
+// backslashes, HTML and markdown-string characters, lines joined with
+// <br/>; DOT's
+// backslashes before quotes and backslashes, lines joined with \n.
+func TestEscapeLabels(t *testing.T) {
+	t.Parallel()
+	e := loadYAML(t, `name: g
+agents:
+  - {name: a, ask: q}
+  - name: b
+    ask: q
+    dependencies:
+      - agent_name: a
+        condition: |
+          context.a.x != "a \"b\" #1 <c> & d|e `+"`f`"+` \\d"
+        max_executions: 2
+`)
+	var m, d bytes.Buffer
+	if err := Mermaid(&m, e); err != nil {
+		t.Fatal(err)
+	}
+	if err := DOT(&d, e); err != nil {
+		t.Fatal(err)
+	}
+	if want := `#quot;a #92;#quot;b#92;#quot; #35;1 #lt;c#gt; #amp; d#124;e #96;f#96; #92;#92;d#quot;<br/>max_executions 2`; !strings.Contains(m.String(), want) {
+		t.Errorf("mermaid: no %s in\n%s", want, m.String())
+	}
+	if want := `\"a \\\"b\\\" #1 <c> & d|e ` + "`f`" + ` \\\\d\"\nmax_executions 2"`; !strings.Contains(d.String(), want) {
+		t.Errorf("dot: no %s in\n%s", want, d.String())
 	}
 }

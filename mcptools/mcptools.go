@@ -386,6 +386,18 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage) (text string, isE
 	return strings.Join(parts, "\n"), res.IsError, nil
 }
 
+// PID is the process of the started command server declared by d (its
+// process group's id too), 0 when there is none: an HTTP server, or one
+// not started.
+func (s *Servers) PID(d *ensemble.MCPServer) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if srv := s.byDecl[d]; srv != nil && srv.cmd != nil && srv.cmd.Process != nil {
+		return srv.cmd.Process.Pid
+	}
+	return 0
+}
+
 // Close ends every server: a session is closed (a command's stdin is
 // closed, as the protocol asks), then a command's whole process group is
 // killed. Safe to call more than once, and on nil.

@@ -164,7 +164,7 @@ func TestCloseKillsTheProcessGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := mcptools.PID(s, e.MCPServer("t"))
+	pid := s.PID(e.MCPServer("t"))
 	if pid <= 0 {
 		t.Fatalf("pid %d", pid)
 	}
@@ -236,7 +236,7 @@ agents:
 	if text, isErr := call(t, s, child, "t.fail", `{}`); text != "it broke" || !isErr {
 		t.Errorf("child's call: %q %v", text, isErr)
 	}
-	if mcptools.PID(s, child.MCPServer("t")) != mcptools.PID(s, e.MCPServer("t")) {
+	if s.PID(child.MCPServer("t")) != s.PID(e.MCPServer("t")) {
 		t.Error("the child has a server of its own")
 	}
 }
