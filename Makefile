@@ -6,9 +6,6 @@ EXAMPLE := examples/iterative-analysis
 # compiled packages in the build cache: a flag that differs would compile
 # every dependency again (the SDKs are most of a cold build).
 TRIM    := -trimpath
-# Low priority for the work that only fills idle time (fuzz-build), where
-# nice(1) exists.
-NICE    := $(if $(shell command -v nice),nice -n 10)
 # The tests start python3 hundreds of times (the examples' scripts). A
 # version manager's shim first on PATH (pyenv, asdf) is a shell script that
 # starts a dozen processes to pick the interpreter, each time: here that
@@ -18,7 +15,7 @@ NICE    := $(if $(shell command -v nice),nice -n 10)
 PYLINK  := $(CURDIR)/bin/python
 export PATH := $(PYLINK):$(PATH)
 
-.PHONY: all build run test test-go fuzz-build test-race test-temporal fuzz prereqs prereqs-race python-link vet gofmt-check bench fmt clean
+.PHONY: all build run test test-go test-race test-temporal fuzz prereqs prereqs-race python-link vet gofmt-check bench fmt clean
 
 all: build
 
@@ -51,26 +48,20 @@ vet: gofmt-check
 	$(GO) vet $(TRIM) ./...
 
 # gofmt, then go vet and every test (every example runs in cmd/ensemble's
-# tests, its .feature files through `ensemble test`), then the fuzz
-# targets. No C compiler is needed:
-# without one, go builds without cgo. Cold (empty build cache) this is
-# mostly compiling, so it is arranged to keep both cores of a small machine
-# busy without compiling anything twice (docs/performance.md, "Test suite
-# time"):
-# - test-go is `go vet` and `go test` in one go command: -vet=all runs every
-#   analyzer of `go vet`, on the same packages and test files, and one
-#   action graph schedules the analyzers, the compiles and the test runs
-#   together (the SDKs take minutes to compile; meanwhile the other core
-#   vets and tests what does not need them).
-# - fuzz-build compiles the fuzz targets' coverage-instrumented packages
-#   (every dependency again, the standard library too: other packages than
-#   test-go's, so nothing is compiled twice), at low priority: it takes the
-#   time test-go leaves idle, and `make fuzz` then finds them built.
-# A failure stops make: test-go's own output names the package and the
-# check (a vet diagnostic, a test), and make names the target.
+# tests, its .feature files through `ensemble test`; the fuzz targets run
+# their seed corpora as tests). No C compiler is needed: without one, go
+# builds without cgo. test-go is `go vet` and `go test` in one go command:
+# -vet=all runs every analyzer of `go vet`, on the same packages and test
+# files, and one action graph schedules the analyzers, the compiles and the
+# test runs together (the SDKs take minutes to compile on an empty build
+# cache; meanwhile the other core vets and tests what does not need them).
+# The fuzzing itself is `make fuzz`, which CI runs after this (.ci/run):
+# it compiles every dependency again with coverage instrumentation, the
+# standard library too, which made a cold make test a fifth longer
+# (docs/performance.md, "Test suite time"). A failure stops make: test-go's
+# own output names the package and the check (a vet diagnostic, a test).
 test: prereqs gofmt-check python-link
-	@$(MAKE) --no-print-directory -j2 test-go fuzz-build
-	@$(MAKE) --no-print-directory fuzz
+	@$(MAKE) --no-print-directory test-go
 
 # -tags notemporal: the everyday tests build ensemble without the Temporal
 # engine, whose SDK costs a couple of minutes of CPU to compile on an empty
@@ -84,10 +75,6 @@ NOTEMPORAL = -tags notemporal
 TESTLD  = -ldflags='-s -w'
 test-go:
 	$(GO) test $(TRIM) $(NOTEMPORAL) $(TESTLD) -vet=all -count=1 ./...
-
-fuzz-build:
-	$(NICE) $(GO) test $(TRIM) -vet=off -c -o /dev/null -fuzz '^FuzzLoadBytes$$' ./ensemble/fuzz
-	$(NICE) $(GO) test $(TRIM) -vet=off -c -o /dev/null -fuzz '^FuzzCompileEval$$' ./conditions
 
 # The fuzz targets of the loader and of conditions, briefly, by a number of
 # inputs rather than a duration: with a duration, Go 1.26's fuzzing
