@@ -169,12 +169,12 @@ func (r *Run) Run(ctx context.Context) *Result {
 	r.start(ctx)
 	if r.opts.Clock != nil {
 		reason := ""
-		for reason == "" {
-			reason = r.step(ctx, ctx)
+		for vctx := r.withValues(ctx); reason == ""; {
+			reason = r.step(ctx, vctx)
 		}
 		return r.finish(reason)
 	}
-	runCtx, cancel := context.WithTimeout(ctx, r.timeout)
+	runCtx, cancel := context.WithTimeout(r.withValues(ctx), r.timeout)
 	defer cancel()
 	reason := ""
 	for reason == "" {
@@ -189,10 +189,10 @@ func (r *Run) Run(ctx context.Context) *Result {
 func (r *Run) Step(ctx context.Context) string {
 	r.start(ctx)
 	if r.opts.Clock != nil {
-		return r.step(ctx, ctx)
+		return r.step(ctx, r.withValues(ctx))
 	}
 	left := r.timeout - time.Since(r.started)
-	runCtx, cancel := context.WithTimeout(ctx, left)
+	runCtx, cancel := context.WithTimeout(r.withValues(ctx), left)
 	defer cancel()
 	return r.step(ctx, runCtx)
 }
@@ -255,10 +255,17 @@ func (r *Run) step(parent, runCtx context.Context) string {
 	}
 
 	p := r.plan(runCtx, turn, ready)
-	turnCtx, cancelTurn := context.WithCancelCause(runCtx)
+	turnCtx, cancelTurn := runCtx, context.CancelCauseFunc(nil)
+	if r.budget.active() {
+		// A spent budget cancels the turn's executions: the turn has a
+		// context of its own (a run without a budget does without).
+		turnCtx, cancelTurn = context.WithCancelCause(runCtx)
+	}
 	r.budget.startTurn(turn, cancelTurn)
 	r.execute(turnCtx, p.execs)
-	cancelTurn(nil)
+	if cancelTurn != nil {
+		cancelTurn(nil)
+	}
 	reason := r.stopReason(parent, runCtx)
 	if reason == "" && r.budget.exceeded() != nil {
 		reason = BudgetExceeded

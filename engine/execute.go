@@ -118,7 +118,7 @@ func (r *Run) executeWith(ctx context.Context, execs []execution) {
 // request its workflow planned (docs/temporal.md).
 func Execute(ctx context.Context, e *ensemble.Ensemble, opts Options, req *runners.Request) *runners.Result {
 	r := New(e, req.Input, opts)
-	return r.runOne(ctx, req)
+	return r.runOne(r.withValues(ctx), req)
 }
 
 // runOne runs one execution under the agent's own timeout. A runner that
@@ -152,12 +152,18 @@ func (r *Run) runOne(ctx context.Context, req *runners.Request) (res *runners.Re
 		}
 		r.redact(res)
 	}()
-	ctx = context.WithValue(agent.WithRunner(ctx, r.opts.Runner), secretsKey{}, r.opts.Secrets)
 	req.Budget = r.budget.forAgent(a.Name)
 	return r.attempts(ctx, req)
 }
 
 type secretsKey struct{}
+
+// withValues is ctx carrying what an execution's runner finds in it: the
+// run's runner (agent.RunnerOf, for child ensembles) and its redactor
+// (SecretsOf). Added once per run, under every turn's context.
+func (r *Run) withValues(ctx context.Context) context.Context {
+	return context.WithValue(agent.WithRunner(ctx, r.opts.Runner), secretsKey{}, r.opts.Secrets)
+}
 
 // SecretsOf is the redactor of the run whose execution runs under ctx
 // (Options.Secrets), which the run of a child ensemble shares; nil when none.

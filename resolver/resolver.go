@@ -129,19 +129,30 @@ type scan struct {
 	s        *state.State
 	requests map[string][]state.AgentRequest
 	env      *conditions.Env
+	envBuf   conditions.Env // what env points to
 	scratch  []edge
 	warnings []Warning
 }
 
 func newScan(ctx context.Context, s *state.State) *scan {
-	sc := &scan{ctx: ctx, s: s}
+	sc := &scan{}
+	sc.reset(ctx, s)
+	return sc
+}
+
+// reset readies sc for a resolution of s, keeping its scratch space and
+// the memory of its requests map: a Resolver's turns reuse one scan.
+func (sc *scan) reset(ctx context.Context, s *state.State) {
+	sc.ctx, sc.s, sc.env, sc.warnings = ctx, s, nil, nil
+	clear(sc.requests) // the lists already handed out in a Ready stay theirs
 	if len(s.Pending) > 0 {
-		sc.requests = make(map[string][]state.AgentRequest, len(s.Pending))
+		if sc.requests == nil {
+			sc.requests = make(map[string][]state.AgentRequest, len(s.Pending))
+		}
 		for _, q := range s.Pending {
 			sc.requests[q.Target] = append(sc.requests[q.Target], q)
 		}
 	}
-	return sc
 }
 
 // agent applies the rules to one agent, in the order of
@@ -275,7 +286,8 @@ func (sc *scan) conditions(a *ensemble.Agent, edges []edge, viaDeps, requested b
 // returned only when the scan's context is done.
 func (sc *scan) holds(a *ensemble.Agent, d *ensemble.Dependency) (bool, error) {
 	if sc.env == nil {
-		sc.env = envOf(sc.s)
+		sc.envBuf = envOf(sc.s)
+		sc.env = &sc.envBuf
 	}
 	if d.Program.UsesHistory && sc.env.History == nil {
 		sc.env.History = sc.s.HistoryValues()
@@ -353,6 +365,7 @@ type Resolver struct {
 	list       []int   // the agents with candidate set
 	seen       int     // records of the history already accounted for
 	started    bool
+	sc         scan // reused from turn to turn
 }
 
 // New returns a Resolver for runs of e; e must be indexed (as Load does).
@@ -406,7 +419,8 @@ func (x *Resolver) Ready(ctx context.Context, s *state.State) (ready []Ready, wa
 		}
 	}
 	slices.Sort(x.list) // file order
-	sc := newScan(ctx, s)
+	sc := &x.sc
+	sc.reset(ctx, s)
 	kept := x.list[:0]
 	for _, i := range x.list {
 		r, ok, live, err := sc.agent(e, e.Agents[i])
@@ -446,8 +460,8 @@ func withinLimits(e *ensemble.Ensemble, s *state.State, a *ensemble.Agent) bool 
 
 // envOf is the conditions' environment; History is added by the first
 // condition that names it.
-func envOf(s *state.State) *conditions.Env {
-	return &conditions.Env{
+func envOf(s *state.State) conditions.Env {
+	return conditions.Env{
 		Context:    s.AccumulatedContext,
 		TurnCount:  s.TurnCount,
 		Executions: s.AgentExecutionCount,
