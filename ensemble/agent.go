@@ -60,7 +60,7 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 		return nil
 	}
 	for _, k := range dependencyKeys {
-		if f := m[k]; f.ok() {
+		if f := m.get(k); f.ok() {
 			example := "agent_name: X, " + k + ": ..."
 			if k == "agent_name" {
 				example = "agent_name: X, ..."
@@ -68,21 +68,21 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 			d.errorf(f.key, "unknown key %q in %s: it belongs to a dependency: dependencies: [{%s}]", k, where, example)
 		}
 	}
-	a := &Agent{Pos: pos(n), Name: d.str(m["name"])}
-	d.need(m["name"], a.Name == "")
+	a := &Agent{Pos: pos(n), Name: d.str(m.get("name"))}
+	d.need(m.get("name"), a.Name == "")
 	switch first := d.agentNodes[a.Name]; {
 	case a.Name == "":
 	case !namePattern.MatchString(a.Name):
-		d.bad(m["name"], "%q is invalid: use only a-z, 0-9, _ and -", a.Name)
+		d.bad(m.get("name"), "%q is invalid: use only a-z, 0-9, _ and -", a.Name)
 	case first != n:
-		d.errorf(m["name"].val, "duplicate agent name %q (first declared on line %d)", a.Name, first.Line)
+		d.errorf(m.get("name").val, "duplicate agent name %q (first declared on line %d)", a.Name, first.Line)
 	}
 
 	var keys, found []string
 	var kinds []Kind
 	for _, k := range d.kinds {
 		keys = append(keys, k.Key())
-		if m[k.Key()].ok() {
+		if m.get(k.Key()).ok() {
 			found = append(found, k.Key())
 			kinds = append(kinds, k)
 		}
@@ -96,16 +96,16 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 	case 1:
 		a.Kind = kinds[0]
 	default:
-		d.errorf(m[found[1]].key, "%s: %s are mutually exclusive; found %s", where, enumerate(keys), enumerate(found))
+		d.errorf(m.get(found[1]).key, "%s: %s are mutually exclusive; found %s", where, enumerate(keys), enumerate(found))
 	}
 	for _, k := range d.kinds {
 		for _, key := range k.Fields() {
-			if a.Kind != nil && a.Kind != k && m[key].ok() {
-				d.errorf(m[key].key, "%s: %s is only for %s agents, not %s agents", where, key, k, a.Kind)
+			if a.Kind != nil && a.Kind != k && m.get(key).ok() {
+				d.errorf(m.get(key).key, "%s: %s is only for %s agents, not %s agents", where, key, k, a.Kind)
 			}
 		}
 	}
-	a.OutputSchema = d.agentOutputSchema(m["output_schema"], a, where)
+	a.OutputSchema = d.agentOutputSchema(m.get("output_schema"), a, where)
 	// An agent of no clear kind has the fields of every kind checked.
 	fs := &Fields{d: d, m: m, where: where}
 	for _, k := range d.kinds {
@@ -114,15 +114,15 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 		}
 	}
 
-	a.Dependencies = d.dependencies(m["dependencies"], a, where)
-	a.FanOut = d.fanOut(m["fan_out"], a, where)
+	a.Dependencies = d.dependencies(m.get("dependencies"), a, where)
+	a.FanOut = d.fanOut(m.get("fan_out"), a, where)
 	var keyNode *yaml.Node
-	a.Conversation, keyNode = d.conversation(m["conversation"])
-	d.fanOutConversation(m["conversation"], a, where)
-	d.stateKey(a, m["name"].val, keyNode, d.agentNodes[a.Name] != n)
-	a.Timeout = d.seconds(m["timeout_seconds"])
-	a.Budget, a.Retry = d.budget(m["budget"]), d.retry(m["retry"])
-	if f := m["trigger"]; f.ok() {
+	a.Conversation, keyNode = d.conversation(m.get("conversation"))
+	d.fanOutConversation(m.get("conversation"), a, where)
+	d.stateKey(a, m.get("name").val, keyNode, d.agentNodes[a.Name] != n)
+	a.Timeout = d.seconds(m.get("timeout_seconds"))
+	a.Budget, a.Retry = d.budget(m.get("budget")), d.retry(m.get("retry"))
+	if f := m.get("trigger"); f.ok() {
 		a.triggerSet = true
 		switch t := d.str(f); t {
 		case "all":
@@ -183,13 +183,13 @@ func (d *decoder) conversation(f field) (Conversation, *yaml.Node) {
 	if m == nil {
 		return c, nil
 	}
-	c.MaxTurns = cmp.Or(d.positive(m["max_turns"]), DefaultMaxTurns)
-	c.StateKey = d.str(m["state_key"])
-	if m["state_key"].ok() {
-		d.need(m["state_key"], c.StateKey == "")
+	c.MaxTurns = cmp.Or(d.positive(m.get("max_turns")), DefaultMaxTurns)
+	c.StateKey = d.str(m.get("state_key"))
+	if m.get("state_key").ok() {
+		d.need(m.get("state_key"), c.StateKey == "")
 	}
-	c.TriggersConversation = d.boolean(m["triggers_conversation"])
-	return c, m["state_key"].val
+	c.TriggersConversation = d.boolean(m.get("triggers_conversation"))
+	return c, m.get("state_key").val
 }
 
 // stateKey checks that no earlier agent stores its output under a's state
@@ -234,8 +234,8 @@ func (d *decoder) env(f field) map[string]string {
 	if m == nil {
 		return nil
 	}
-	env := make(map[string]string, len(m))
-	for name, v := range m {
+	env := make(map[string]string, len(m.all()))
+	for name, v := range m.all() {
 		if !envNamePattern.MatchString(name) {
 			d.errorf(v.key, "%s: %q is not a valid environment variable name", f.nested(), name)
 		}

@@ -55,8 +55,8 @@ var (
 // budgetFields decodes max_tokens, max_requests and max_cost from m (an
 // agent's budget: block, or conversation_limits).
 func (d *decoder) budgetFields(m fields) *Budget {
-	b := &Budget{MaxTokens: d.positive(m["max_tokens"]), MaxRequests: d.positive(m["max_requests"])}
-	if f := m["max_cost"]; f.ok() {
+	b := &Budget{MaxTokens: d.positive(m.get("max_tokens")), MaxRequests: d.positive(m.get("max_requests"))}
+	if f := m.get("max_cost"); f.ok() {
 		if x, ok := d.number(f); ok {
 			if x <= 0 {
 				d.bad(f, "must be more than 0, got %s", f.val.Value)
@@ -80,7 +80,7 @@ func (d *decoder) budget(f field) *Budget {
 		return nil
 	}
 	b := d.budgetFields(m)
-	if b == nil && !m["max_tokens"].ok() && !m["max_requests"].ok() && !m["max_cost"].ok() {
+	if b == nil && !m.get("max_tokens").ok() && !m.get("max_requests").ok() && !m.get("max_cost").ok() {
 		d.errorf(resolve(f.val), "%s sets no limit: give max_tokens, max_requests or max_cost", f.nested())
 	}
 	return b
@@ -97,10 +97,10 @@ func (d *decoder) pricing(f field) *Pricing {
 	}
 	p := &Pricing{}
 	for _, k := range pricingKeys {
-		d.need(m[k], false)
-		x, ok := d.number(m[k])
+		d.need(m.get(k), false)
+		x, ok := d.number(m.get(k))
 		if ok && x < 0 {
-			d.bad(m[k], "must not be negative, got %s", m[k].val.Value)
+			d.bad(m.get(k), "must not be negative, got %s", m.get(k).val.Value)
 		}
 		if k == "input_per_million" {
 			p.InputPerMillion = x
@@ -121,9 +121,9 @@ func (d *decoder) retry(f field) *Retry {
 	if m == nil {
 		return nil
 	}
-	r := &Retry{Attempts: d.positive(m["attempts"]), Backoff: time.Second}
-	d.need(m["attempts"], false)
-	if f := m["backoff"]; f.ok() {
+	r := &Retry{Attempts: d.positive(m.get("attempts")), Backoff: time.Second}
+	d.need(m.get("attempts"), false)
+	if f := m.get("backoff"); f.ok() {
 		v := resolve(f.val)
 		if v.Kind == yaml.ScalarNode && (v.ShortTag() == "!!int" || v.ShortTag() == "!!float") {
 			r.Backoff = d.seconds(f)

@@ -119,8 +119,37 @@ func (d *decoder) need(f field, empty bool) {
 	}
 }
 
-// fields is a decoded mapping, by key.
-type fields map[string]field
+// fields is a decoded mapping: its keys as fields. A key the mapping does
+// not have is a field that is not ok() but knows its name and mapping, for
+// messages (`agent "x": name is required`). Only the keys present are
+// stored: an agent may take dozens of keys and set a few, and a map of
+// every known key per agent was a fifth of loading 20,000 agents.
+type fields = *fieldSet
+
+type fieldSet struct {
+	present map[string]field
+	where   string
+	parent  *yaml.Node
+}
+
+// get is the field of key k (not ok() on a nil set: no mapping).
+func (f *fieldSet) get(k string) field {
+	if f == nil {
+		return field{name: k}
+	}
+	if fd, ok := f.present[k]; ok {
+		return fd
+	}
+	return field{where: f.where, name: k, parent: f.parent}
+}
+
+// all is the keys present, by key (nil on a nil set).
+func (f *fieldSet) all() map[string]field {
+	if f == nil {
+		return nil
+	}
+	return f.present
+}
 
 // mapping checks that n is a mapping whose keys are all known (any key when
 // known is empty), reporting wrong kinds, unknown keys (suggesting the closest
@@ -134,14 +163,13 @@ func (d *decoder) mapping(n *yaml.Node, where string, known ...string) fields {
 		d.errorf(n, "%s must be a mapping, got %s", owner(where), describe(n))
 		return nil
 	}
-	f := fields{}
-	for _, k := range known {
-		f[k] = field{where: where, name: k, parent: n}
-	}
-	d.collect(n, where, known, f, map[*yaml.Node]bool{n: true}, false)
+	f := &fieldSet{present: make(map[string]field, len(n.Content)/2), where: where, parent: n}
+	d.collect(n, where, known, f, nil, false)
 	return f
 }
 
+// collect reads the keys of n into f, then those of the mappings n merges;
+// seen holds the mappings merged already (nil until n merges one).
 func (d *decoder) collect(n *yaml.Node, where string, known []string, f fields, seen map[*yaml.Node]bool, merged bool) {
 	var merges []*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -151,12 +179,12 @@ func (d *decoder) collect(n *yaml.Node, where string, known []string, f fields, 
 			d.errorf(k, "%s: keys must be plain names, got %s", owner(where), describe(k))
 		case k.ShortTag() == "!!merge":
 			merges = append(merges, v)
-		case f[k.Value].ok():
+		case f.get(k.Value).ok():
 			if !merged {
-				d.errorf(k, "%s: key %q repeated (first on line %d)", owner(where), k.Value, f[k.Value].key.Line)
+				d.errorf(k, "%s: key %q repeated (first on line %d)", owner(where), k.Value, f.get(k.Value).key.Line)
 			}
 		case len(known) == 0 || slices.Contains(known, k.Value):
-			f[k.Value] = field{where, k.Value, n, k, v}
+			f.present[k.Value] = field{where, k.Value, n, k, v}
 		case where == "" && strings.HasPrefix(k.Value, "x-"):
 		case d.errs.full():
 			d.errorAt(k.Line, k.Column, "unknown key") // only counted: spare the suggestion
@@ -165,6 +193,9 @@ func (d *decoder) collect(n *yaml.Node, where string, known []string, f fields, 
 		default:
 			d.errorf(k, "unknown key %q in %s%s", k.Value, where, suggest(k.Value, known))
 		}
+	}
+	if len(merges) > 0 && seen == nil {
+		seen = map[*yaml.Node]bool{n: true}
 	}
 	for _, m := range merges {
 		m = resolve(m)
@@ -214,7 +245,7 @@ func (d *decoder) peek(n *yaml.Node, key string) string {
 	quiet.errs = new(errorSink)
 	// No list of known keys: every key is collected, none is "unknown", so
 	// nothing is spent on suggestions for errors nobody sees.
-	return quiet.str(quiet.mapping(n, "")[key])
+	return quiet.str(quiet.mapping(n, "").get(key))
 }
 
 func pos(n *yaml.Node) Pos { return Pos{Line: n.Line, Column: n.Column} }

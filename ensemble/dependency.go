@@ -33,14 +33,14 @@ func (d *decoder) dependencies(f field, a *Agent, agentWhere string) []*Dependen
 		case yaml.MappingNode:
 			where := d.itemName("dependency", n, "agent_name", i) + " of " + agentWhere
 			m := d.mapping(n, where, dependencyKeys...)
-			dep.AgentName = d.str(m["agent_name"])
-			d.need(m["agent_name"], dep.AgentName == "")
-			if v := m["agent_name"].val; v != nil {
+			dep.AgentName = d.str(m.get("agent_name"))
+			d.need(m.get("agent_name"), dep.AgentName == "")
+			if v := m.get("agent_name").val; v != nil {
 				nameNode = v
 			}
-			d.condition(m["condition"], dep)
-			d.selectExpr(m["select"], dep)
-			if f := m["on"]; f.ok() {
+			d.condition(m.get("condition"), dep)
+			d.selectExpr(m.get("select"), dep)
+			if f := m.get("on"); f.ok() {
 				switch on := d.str(f); on {
 				case "failure":
 					dep.OnFailure = true
@@ -49,10 +49,10 @@ func (d *decoder) dependencies(f field, a *Agent, agentWhere string) []*Dependen
 					d.bad(f, "must be success or failure, got %q", on)
 				}
 			}
-			if rf := m["requires_all"]; rf.ok() {
+			if rf := m.get("requires_all"); rf.ok() {
 				dep.RequiresAll = d.boolean(rf)
 			}
-			dep.MaxExecutions = d.positive(m["max_executions"])
+			dep.MaxExecutions = d.positive(m.get("max_executions"))
 		default:
 			d.errorf(n, "%s: dependency #%d must be an agent name or a mapping, got %s", agentWhere, i+1, describe(n))
 			continue

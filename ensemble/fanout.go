@@ -42,7 +42,7 @@ func (d *decoder) fanOut(f field, a *Agent, where string) *FanOut {
 		// A person answers one question per execution.
 		d.errorf(f.key, "%s: fan_out is not for %s agents, which ask a person", where, a.Kind)
 	}
-	over := m["over"]
+	over := m.get("over")
 	fo.Over = d.str(over)
 	d.need(over, strings.TrimSpace(fo.Over) == "")
 	if strings.TrimSpace(fo.Over) != "" {
@@ -54,11 +54,11 @@ func (d *decoder) fanOut(f field, a *Agent, where string) *FanOut {
 			d.conds = append(d.conds, condRef{over, &p.Program, "fan_out.over"})
 		}
 	}
-	fo.MaxParallel = d.positive(m["max_parallel"])
-	if n := d.positive(m["max_items"]); n > 0 {
+	fo.MaxParallel = d.positive(m.get("max_parallel"))
+	if n := d.positive(m.get("max_items")); n > 0 {
 		fo.MaxItems = n
 	}
-	if oe := m["on_error"]; oe.ok() {
+	if oe := m.get("on_error"); oe.ok() {
 		switch s := d.str(oe); s {
 		case "fail":
 			fo.FailOnError = true

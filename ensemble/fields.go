@@ -19,21 +19,21 @@ type Fields struct {
 func (f *Fields) Where() string { return f.where }
 
 // Has reports whether the field is written.
-func (f *Fields) Has(key string) bool { return f.m[key].ok() }
+func (f *Fields) Has(key string) bool { return f.m.get(key).ok() }
 
 // String decodes any scalar as a string (null as "").
-func (f *Fields) String(key string) string { return f.d.str(f.m[key]) }
+func (f *Fields) String(key string) string { return f.d.str(f.m.get(key)) }
 
 // Bool decodes true or false.
-func (f *Fields) Bool(key string) bool { return f.d.boolean(f.m[key]) }
+func (f *Fields) Bool(key string) bool { return f.d.boolean(f.m.get(key)) }
 
 // Positive decodes an integer of at least 1.
-func (f *Fields) Positive(key string) int { return f.d.positive(f.m[key]) }
+func (f *Fields) Positive(key string) int { return f.d.positive(f.m.get(key)) }
 
 // Count decodes an integer of at least 0; ok is false when the field is
 // absent or bad.
 func (f *Fields) Count(key string) (n int, ok bool) {
-	fd := f.m[key]
+	fd := f.m.get(key)
 	if !f.d.scalar(fd, "an integer", &n, "!!int") {
 		return 0, false
 	}
@@ -45,40 +45,40 @@ func (f *Fields) Count(key string) (n int, ok bool) {
 }
 
 // Strings decodes a list of strings.
-func (f *Fields) Strings(key string) []string { return f.d.strings(f.m[key]) }
+func (f *Fields) Strings(key string) []string { return f.d.strings(f.m.get(key)) }
 
 // Object decodes a mapping of free-form values.
 func (f *Fields) Object(key string) map[string]any {
 	if !f.Has(key) {
 		return nil
 	}
-	return f.d.object(f.m[key])
+	return f.d.object(f.m.get(key))
 }
 
 // Env decodes a mapping of environment variable names to values.
-func (f *Fields) Env(key string) map[string]string { return f.d.env(f.m[key]) }
+func (f *Fields) Env(key string) map[string]string { return f.d.env(f.m.get(key)) }
 
 // Require reports the field when it is absent, or written but empty
 // (empty is the decoded value's emptiness).
-func (f *Fields) Require(key string, empty bool) { f.d.need(f.m[key], empty) }
+func (f *Fields) Require(key string, empty bool) { f.d.need(f.m.get(key), empty) }
 
 // Bad reports a problem with the field's value: `agent "x": KEY <message>`.
-func (f *Fields) Bad(key, format string, args ...any) { f.d.bad(f.m[key], format, args...) }
+func (f *Fields) Bad(key, format string, args ...any) { f.d.bad(f.m.get(key), format, args...) }
 
 // Script decodes the path of a script, resolved against the ensemble file's
 // folder, and checks that it can run: see docs/format.md. allowOutside
 // lets it lie outside that folder.
 func (f *Fields) Script(key string, allowOutside bool) (script, path string) {
-	return f.d.script(f.m[key], allowOutside)
+	return f.d.script(f.m.get(key), allowOutside)
 }
 
 // ContextWindow decodes a context_window block (docs/llm.md#messages-and-memory).
-func (f *Fields) ContextWindow(key string) *ContextWindow { return f.d.contextWindow(f.m[key]) }
+func (f *Fields) ContextWindow(key string) *ContextWindow { return f.d.contextWindow(f.m.get(key)) }
 
 // ModelProfile decodes the name of a model profile, which the file or a
 // profiles file must declare.
 func (f *Fields) ModelProfile(key string) string {
-	fd := f.m[key]
+	fd := f.m.get(key)
 	name := f.d.str(fd)
 	if name != "" && f.d.models[name] == nil {
 		f.d.errorf(fd.val, "%s: unknown %s %q%s", f.where, key, name, suggest(name, slices.Sorted(maps.Keys(f.d.models))))
@@ -89,7 +89,7 @@ func (f *Fields) ModelProfile(key string) string {
 // Tools decodes a list of tool names, each declared by the file and listed
 // once.
 func (f *Fields) Tools(key string) []string {
-	names := f.d.strings(f.m[key])
-	f.d.agentTools(f.m[key], names, f.where)
+	names := f.d.strings(f.m.get(key))
+	f.d.agentTools(f.m.get(key), names, f.where)
 	return names
 }

@@ -18,14 +18,14 @@ func (d *decoder) limits(f field) Limits {
 	if m == nil {
 		return l
 	}
-	l.MaxTotalTurns = cmp.Or(d.positive(m["max_total_turns"]), l.MaxTotalTurns)
-	l.Timeout = cmp.Or(d.seconds(m["timeout_seconds"]), l.Timeout)
-	l.ParallelAgentLimit = cmp.Or(d.positive(m["parallel_agent_limit"]), l.ParallelAgentLimit)
+	l.MaxTotalTurns = cmp.Or(d.positive(m.get("max_total_turns")), l.MaxTotalTurns)
+	l.Timeout = cmp.Or(d.seconds(m.get("timeout_seconds")), l.Timeout)
+	l.ParallelAgentLimit = cmp.Or(d.positive(m.get("parallel_agent_limit")), l.ParallelAgentLimit)
 	l.Budget = d.budgetFields(m)
-	if f := m["max_agent_executions"]; f.ok() {
+	if f := m.get("max_agent_executions"); f.ok() {
 		per := d.mapping(f.val, f.nested())
-		l.MaxAgentExecutions = make(map[string]int, len(per))
-		for name, pf := range per {
+		l.MaxAgentExecutions = make(map[string]int, len(per.all()))
+		for name, pf := range per.all() {
 			if d.agentNodes[name] == nil {
 				d.errorf(pf.key, "%s: unknown agent %q%s", f.nested(), name, suggest(name, slices.Sorted(maps.Keys(d.agentNodes))))
 			}

@@ -139,24 +139,24 @@ func (d *decoder) ensemble(root *yaml.Node, e *Ensemble) {
 	if fs == nil {
 		return
 	}
-	if f := fs["version"]; f.ok() {
+	if f := fs.get("version"); f.ok() {
 		if d.scalar(f, "1", &e.Version, "!!int") && e.Version != 1 {
 			d.bad(f, "must be 1, got %d", e.Version)
 		}
 	}
-	e.Name = d.str(fs["name"])
-	d.need(fs["name"], e.Name == "")
+	e.Name = d.str(fs.get("name"))
+	d.need(fs.get("name"), e.Name == "")
 	if e.Name != "" && !namePattern.MatchString(e.Name) {
-		d.bad(fs["name"], "%q is invalid: use only a-z, 0-9, _ and -", e.Name)
+		d.bad(fs.get("name"), "%q is invalid: use only a-z, 0-9, _ and -", e.Name)
 	}
-	e.Description = d.str(fs["description"])
-	e.Input = d.str(fs["input"])
-	maps.Copy(e.Models, d.profiles(fs["models"]))
+	e.Description = d.str(fs.get("description"))
+	e.Input = d.str(fs.get("input"))
+	maps.Copy(e.Models, d.profiles(fs.get("models")))
 	checkFallbacks(e.Models)
-	e.MCPServers = d.mcpServers(fs["mcp_servers"])
-	e.Tools = d.toolList(fs["tools"])
-	e.Agents = d.agents(fs["agents"])
-	e.Limits = d.limits(fs["conversation_limits"])
+	e.MCPServers = d.mcpServers(fs.get("mcp_servers"))
+	e.Tools = d.toolList(fs.get("tools"))
+	e.Agents = d.agents(fs.get("agents"))
+	e.Limits = d.limits(fs.get("conversation_limits"))
 	// The run check goes on despite other errors, so that every problem is
 	// reported at once; the dependencies already reported are left out of it.
 	e.Index()

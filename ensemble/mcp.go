@@ -46,8 +46,8 @@ func (d *decoder) mcpServers(f field) map[string]*MCPServer {
 	servers := map[string]*MCPServer{}
 	if f.ok() {
 		m := d.mapping(f.val, f.name)
-		for _, name := range slices.Sorted(maps.Keys(m)) {
-			fd := m[name]
+		for _, name := range slices.Sorted(maps.Keys(m.all())) {
+			fd := m.get(name)
 			if !mcpServerNameRegex.MatchString(name) {
 				d.errorf(fd.key, "mcp_servers: %q is not a valid server name: use 1 to 32 of A-Z, a-z, 0-9, _ and -", name)
 			}
@@ -57,29 +57,29 @@ func (d *decoder) mcpServers(f field) map[string]*MCPServer {
 				continue
 			}
 			s := &MCPServer{File: d.file, Pos: pos(fd.key), Name: name, Dir: d.dir}
-			if c := sm["command"]; c.ok() {
+			if c := sm.get("command"); c.ok() {
 				s.Command = d.strings(c)
 				d.need(c, len(s.Command) == 0)
 				if len(s.Command) > 0 && s.Command[0] == "" {
 					d.bad(c, "must start with a program")
 				}
 			}
-			s.Env = d.env(sm["env"])
-			if u := sm["url"]; u.ok() {
+			s.Env = d.env(sm.get("env"))
+			if u := sm.get("url"); u.ok() {
 				s.URL = d.str(u)
 				if p, err := url.Parse(s.URL); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 					d.bad(u, "must be an http:// or https:// URL, got %q", s.URL)
 				}
 			}
 			switch {
-			case sm["command"].ok() && sm["url"].ok():
-				d.errorf(sm["url"].key, "%s: give command or url, not both", where)
-			case !sm["command"].ok() && !sm["url"].ok():
+			case sm.get("command").ok() && sm.get("url").ok():
+				d.errorf(sm.get("url").key, "%s: give command or url, not both", where)
+			case !sm.get("command").ok() && !sm.get("url").ok():
 				d.errorf(fd.val, "%s: command or url is required", where)
-			case sm["url"].ok() && sm["env"].ok():
-				d.errorf(sm["env"].key, "%s: env is for a command, not a url", where)
+			case sm.get("url").ok() && sm.get("env").ok():
+				d.errorf(sm.get("env").key, "%s: env is for a command, not a url", where)
 			}
-			s.Timeout = d.seconds(sm["timeout_seconds"])
+			s.Timeout = d.seconds(sm.get("timeout_seconds"))
 			servers[name] = s
 		}
 	}

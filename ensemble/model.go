@@ -68,15 +68,15 @@ func (d *decoder) keyVarsOf(root *yaml.Node, keys map[string]string) map[string]
 	if resolve(root).Kind != yaml.MappingNode {
 		return keys
 	}
-	models := quiet.mapping(root, "", "models")["models"]
+	models := quiet.mapping(root, "", "models").get("models")
 	if !models.ok() || resolve(models.val).Kind != yaml.MappingNode {
 		return keys
 	}
-	for name, pf := range quiet.mapping(models.val, "models") {
+	for name, pf := range quiet.mapping(models.val, "models").all() {
 		if resolve(pf.val).Kind != yaml.MappingNode {
 			continue
 		}
-		if v := quiet.str(quiet.mapping(pf.val, "", "api_key_env")["api_key_env"]); envNamePattern.MatchString(v) {
+		if v := quiet.str(quiet.mapping(pf.val, "", "api_key_env").get("api_key_env")); envNamePattern.MatchString(v) {
 			if _, seen := keys[v]; !seen {
 				keys[v] = name
 			}
@@ -91,8 +91,8 @@ func (d *decoder) profilesFile(root *yaml.Node) map[string]*ModelProfile {
 	if m == nil {
 		return nil
 	}
-	models := d.profiles(m["models"])
-	d.need(m["models"], len(models) == 0)
+	models := d.profiles(m.get("models"))
+	d.need(m.get("models"), len(models) == 0)
 	return models
 }
 
@@ -105,8 +105,8 @@ func (d *decoder) profiles(f field) map[string]*ModelProfile {
 	if m == nil {
 		return nil
 	}
-	out := make(map[string]*ModelProfile, len(m))
-	for name, pf := range m {
+	out := make(map[string]*ModelProfile, len(m.all()))
+	for name, pf := range m.all() {
 		if !namePattern.MatchString(name) {
 			d.errorf(pf.key, "model profile name %q is invalid: use only a-z, 0-9, _ and -", name)
 		}
@@ -126,22 +126,22 @@ func (d *decoder) profile(pf field) *ModelProfile {
 		return p
 	}
 	var ok bool
-	p.Provider, ok = d.expand(m["provider"])
-	switch f := m["provider"]; {
+	p.Provider, ok = d.expand(m.get("provider"))
+	switch f := m.get("provider"); {
 	case !ok:
 	case !f.ok() || p.Provider == "":
 		d.need(f, true)
 	case !slices.Contains(providers, p.Provider):
 		d.bad(f, "must be one of %s, got %q", strings.Join(providers, ", "), p.Provider)
 	}
-	if p.Model, ok = d.expand(m["model"]); ok {
-		d.need(m["model"], p.Model == "")
+	if p.Model, ok = d.expand(m.get("model")); ok {
+		d.need(m.get("model"), p.Model == "")
 	}
-	p.BaseURL, ok = d.expand(m["base_url"])
+	p.BaseURL, ok = d.expand(m.get("base_url"))
 	if u, err := url.Parse(p.BaseURL); ok && p.BaseURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
-		d.bad(m["base_url"], "must be an http or https URL, got %q", p.BaseURL)
+		d.bad(m.get("base_url"), "must be an http or https URL, got %q", p.BaseURL)
 	}
-	if f := m["api_key_env"]; f.ok() {
+	if f := m.get("api_key_env"); f.ok() {
 		p.APIKeyEnv = d.str(f)
 		switch {
 		case envNamePattern.MatchString(p.APIKeyEnv):
@@ -153,18 +153,18 @@ func (d *decoder) profile(pf field) *ModelProfile {
 	} else if p.Provider == "anthropic" || (p.Provider == "openai" && p.BaseURL == "") {
 		d.errorf(pf.val, "%s: api_key_env is required for provider %s (name the variable holding the key)", where, p.Provider)
 	}
-	if t, ok := d.number(m["temperature"]); ok {
+	if t, ok := d.number(m.get("temperature")); ok {
 		if t < 0 || t > 2 {
-			d.bad(m["temperature"], "must be between 0 and 2, got %s", m["temperature"].val.Value)
+			d.bad(m.get("temperature"), "must be between 0 and 2, got %s", m.get("temperature").val.Value)
 		}
 		p.Temperature = &t
 	}
-	p.MaxTokens = d.positive(m["max_tokens"])
-	p.SystemPrompt, _ = d.expand(m["system_prompt"])
-	p.Timeout = d.seconds(m["timeout_seconds"])
-	p.ContextWindow = d.contextWindow(m["context_window"])
-	p.Pricing = d.pricing(m["pricing"])
-	d.fallbacks(p, m["fallback"])
+	p.MaxTokens = d.positive(m.get("max_tokens"))
+	p.SystemPrompt, _ = d.expand(m.get("system_prompt"))
+	p.Timeout = d.seconds(m.get("timeout_seconds"))
+	p.ContextWindow = d.contextWindow(m.get("context_window"))
+	p.Pricing = d.pricing(m.get("pricing"))
+	d.fallbacks(p, m.get("fallback"))
 	return p
 }
 
@@ -220,23 +220,23 @@ func (d *decoder) contextWindow(f field) *ContextWindow {
 		return nil
 	}
 	w := &ContextWindow{
-		MaxTokens:   d.positive(m["max_tokens"]),
-		MaxMessages: d.positive(m["max_messages"]),
-		Strategy:    d.str(m["strategy"]),
-		RecentTurns: d.positive(m["recent_turns"]),
+		MaxTokens:   d.positive(m.get("max_tokens")),
+		MaxMessages: d.positive(m.get("max_messages")),
+		Strategy:    d.str(m.get("strategy")),
+		RecentTurns: d.positive(m.get("recent_turns")),
 	}
 	switch {
-	case !m["strategy"].ok():
+	case !m.get("strategy").ok():
 		w.Strategy = "oldest_first"
 	case !slices.Contains(strategies, w.Strategy):
-		d.bad(m["strategy"], "must be one of %s, got %q%s", strings.Join(strategies, ", "), w.Strategy, suggest(w.Strategy, strategies))
+		d.bad(m.get("strategy"), "must be one of %s, got %q%s", strings.Join(strategies, ", "), w.Strategy, suggest(w.Strategy, strategies))
 	}
 	switch {
 	case w.Strategy == "recent_turns":
-		d.need(m["recent_turns"], false)
-	case m["recent_turns"].ok():
-		d.errorf(m["recent_turns"].key, "%s: recent_turns only applies to strategy recent_turns", f.nested())
-	case !m["max_tokens"].ok() && !m["max_messages"].ok():
+		d.need(m.get("recent_turns"), false)
+	case m.get("recent_turns").ok():
+		d.errorf(m.get("recent_turns").key, "%s: recent_turns only applies to strategy recent_turns", f.nested())
+	case !m.get("max_tokens").ok() && !m.get("max_messages").ok():
 		d.errorf(resolve(f.val), "%s sets no limit: give max_tokens or max_messages", f.nested())
 	}
 	return w

@@ -28,7 +28,7 @@ type nesting struct {
 // positions, named `KEY of agent "x"` in messages. nil when the field is
 // absent or not a mapping (reported).
 func (f *Fields) Mapping(key string, known ...string) *Fields {
-	fd := f.m[key]
+	fd := f.m.get(key)
 	if !fd.ok() {
 		return nil
 	}
@@ -43,13 +43,13 @@ func (f *Fields) Mapping(key string, known ...string) *Fields {
 // Keys lists the keys written in the mapping, in file order.
 func (f *Fields) Keys() []string {
 	var keys []string
-	for k, fd := range f.m {
+	for k, fd := range f.m.all() {
 		if fd.ok() {
 			keys = append(keys, k)
 		}
 	}
 	slices.SortFunc(keys, func(a, b string) int {
-		ka, kb := f.m[a].key, f.m[b].key
+		ka, kb := f.m.get(a).key, f.m.get(b).key
 		if ka == nil || kb == nil {
 			return strings.Compare(a, b)
 		}
@@ -67,7 +67,7 @@ func (f *Fields) Keys() []string {
 // MaxNesting deep are errors. nil when the field is absent or the child is
 // bad; a file included twice in one load is loaded once.
 func (f *Fields) Ensemble(key string) *Ensemble {
-	return f.d.include(f.m[key])
+	return f.d.include(f.m.get(key))
 }
 
 func (d *decoder) include(f field) *Ensemble {

@@ -21,27 +21,27 @@ func (d *decoder) toolList(f field) []*Tool {
 		if m == nil {
 			continue
 		}
-		t := &Tool{Pos: pos(n), Name: d.str(m["name"]), Description: d.str(m["description"])}
-		d.need(m["name"], t.Name == "")
+		t := &Tool{Pos: pos(n), Name: d.str(m.get("name")), Description: d.str(m.get("description"))}
+		d.need(m.get("name"), t.Name == "")
 		switch first := d.tools[t.Name]; {
 		case t.Name == "":
 		case !toolNamePattern.MatchString(t.Name):
-			d.bad(m["name"], "%q is invalid: use 1 to 64 of A-Z, a-z, 0-9, _ and -", t.Name)
+			d.bad(m.get("name"), "%q is invalid: use 1 to 64 of A-Z, a-z, 0-9, _ and -", t.Name)
 		case first != nil:
-			d.errorf(m["name"].val, "duplicate tool name %q (first declared on line %d)", t.Name, first.Pos.Line)
+			d.errorf(m.get("name").val, "duplicate tool name %q (first declared on line %d)", t.Name, first.Pos.Line)
 		default:
 			d.tools[t.Name] = t
 		}
 		t.Parameters = map[string]any{"type": "object", "properties": map[string]any{}}
-		if p := m["parameters"]; p.ok() {
+		if p := m.get("parameters"); p.ok() {
 			t.Parameters = d.object(p)
 			if typ, ok := t.Parameters["type"]; ok && typ != "object" {
 				d.bad(p, "must describe an object (type: object), got type %v", typ)
 			}
 		}
-		t.Script, t.ScriptPath = d.script(m["script"], d.boolean(m["allow_outside"]))
-		d.need(m["script"], t.Script == "")
-		t.Timeout = d.seconds(m["timeout_seconds"])
+		t.Script, t.ScriptPath = d.script(m.get("script"), d.boolean(m.get("allow_outside")))
+		d.need(m.get("script"), t.Script == "")
+		t.Timeout = d.seconds(m.get("timeout_seconds"))
 		tools = append(tools, t)
 	}
 	return d.inheritTools(tools)
