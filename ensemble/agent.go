@@ -15,16 +15,34 @@ var (
 
 // agentKeys are the keys an agent may have: its name, the kinds' keys, the
 // fields every agent takes, then each kind's own fields.
-func (d *decoder) agentKeys() []string {
-	keys := []string{"name"}
-	for _, k := range d.kinds {
-		keys = append(keys, k.Key())
+func (d *decoder) agentKeys() []string { return d.keyLists().agent }
+
+// agentKeyLists are the lists of keys that decoding an agent reads, made
+// once per file rather than once per agent.
+type agentKeyLists struct {
+	agent    []string   // every key an agent may have (agentKeys)
+	mapping  []string   // those and a dependency's, read to hint where they belong
+	kindKeys []string   // the key of each kind: script, model_profile...
+	fields   [][]string // the fields of each kind, in the order of d.kinds
+}
+
+func (d *decoder) keyLists() *agentKeyLists {
+	if d.keys != nil {
+		return d.keys
 	}
-	keys = append(keys, "dependencies", "trigger", "conversation", "timeout_seconds", "fan_out", "budget", "retry", "output_schema")
+	l := &agentKeyLists{agent: []string{"name"}}
 	for _, k := range d.kinds {
-		keys = append(keys, k.Fields()...)
+		l.agent = append(l.agent, k.Key())
+		l.kindKeys = append(l.kindKeys, k.Key())
 	}
-	return keys
+	l.agent = append(l.agent, "dependencies", "trigger", "conversation", "timeout_seconds", "fan_out", "budget", "retry", "output_schema")
+	for _, k := range d.kinds {
+		l.agent = append(l.agent, k.Fields()...)
+		l.fields = append(l.fields, k.Fields())
+	}
+	l.mapping = append(slices.Clone(l.agent), dependencyKeys...)
+	d.keys = l
+	return l
 }
 
 // agents decodes the agents: list. Names are gathered first, so that
@@ -53,9 +71,10 @@ func (d *decoder) agents(f field) []*Agent {
 
 func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 	where := d.itemName("agent", n, "name", i)
-	agentKeys := d.agentKeys()
+	lists := d.keyLists()
+	agentKeys := lists.agent
 	// The keys of a dependency are taken here, to be reported with a hint.
-	m := d.mapping(n, where, append(agentKeys, dependencyKeys...)...)
+	m := d.mapping(n, where, lists.mapping...)
 	if m == nil {
 		return nil
 	}
@@ -78,10 +97,10 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 		d.errorf(m.get("name").val, "duplicate agent name %q (first declared on line %d)", a.Name, first.Line)
 	}
 
-	var keys, found []string
+	keys := lists.kindKeys
+	var found []string
 	var kinds []Kind
 	for _, k := range d.kinds {
-		keys = append(keys, k.Key())
 		if m.get(k.Key()).ok() {
 			found = append(found, k.Key())
 			kinds = append(kinds, k)
@@ -98,8 +117,8 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 	default:
 		d.errorf(m.get(found[1]).key, "%s: %s are mutually exclusive; found %s", where, enumerate(keys), enumerate(found))
 	}
-	for _, k := range d.kinds {
-		for _, key := range k.Fields() {
+	for i, k := range d.kinds {
+		for _, key := range lists.fields[i] {
 			if a.Kind != nil && a.Kind != k && m.get(key).ok() {
 				d.errorf(m.get(key).key, "%s: %s is only for %s agents, not %s agents", where, key, k, a.Kind)
 			}

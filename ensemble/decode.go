@@ -47,6 +47,8 @@ type decoder struct {
 	// parentMCP are those a child inherits.
 	mcp       map[string]*MCPServer
 	parentMCP map[string]*MCPServer
+	// keys are the key lists of agents, made once (agentKeys).
+	keys *agentKeyLists
 }
 
 func newDecoder(file string, data []byte, lookup func(string) (string, bool), errs *errorSink) *decoder {
