@@ -35,6 +35,8 @@ type Writer struct {
 	enc *json.Encoder // into buf
 
 	rec, tmp []byte // a turn's records, compact and indented
+
+	row [9]driver.NamedValue // the values of a turn's row, reused
 }
 
 // compact appends the JSON src without the whitespace between its tokens:
@@ -416,15 +418,55 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 		}
 		vals[4] = string(append(w.rec, ']'))
 	}
-	for i, v := range []any{nil, edges, memory, st.Pending} {
-		if i == 0 || isEmpty(v) {
+	if len(edges) > 0 {
+		vals[5] = encodeEdges(w.tmp[:0], edges)
+	}
+	for i, v := range []any{nil, nil, memory, st.Pending} {
+		if i < 2 || isEmpty(v) {
 			continue
 		}
 		if vals[4+i], err = enc(v); err != nil {
 			return nil, err
 		}
 	}
-	return named(vals), nil
+	for i, v := range vals {
+		w.row[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	}
+	return w.row[:], nil
+}
+
+// encodeEdges encodes the edge bookkeeping of a turn's agents as
+// encoding/json would (keys sorted), without reflection: the turn's only
+// other field of every turn.
+func encodeEdges(buf []byte, edges map[string]map[string]*state.EdgeState) string {
+	buf = append(buf, '{')
+	for i, target := range slices.Sorted(maps.Keys(edges)) {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = jsonw.AppendString(buf, target)
+		buf = append(buf, ':', '{')
+		m := edges[target]
+		for j, dep := range slices.Sorted(maps.Keys(m)) {
+			if j > 0 {
+				buf = append(buf, ',')
+			}
+			buf = jsonw.AppendString(buf, dep)
+			buf = append(buf, ':')
+			es := m[dep]
+			if es == nil {
+				buf = append(buf, "null"...)
+				continue
+			}
+			buf = append(buf, `{"triggered":`...)
+			buf = strconv.AppendInt(buf, int64(es.Triggered), 10)
+			buf = append(buf, `,"consumed":`...)
+			buf = strconv.AppendInt(buf, int64(es.Consumed), 10)
+			buf = append(buf, '}')
+		}
+		buf = append(buf, '}')
+	}
+	return string(append(buf, '}'))
 }
 
 func isEmpty(v any) bool {
