@@ -55,7 +55,17 @@ func AppendIndent(dst []byte, v any, prefix, indent string, depth int) ([]byte, 
 		for k, v := range x {
 			entries = append(entries, entry{k, v})
 		}
-		slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.k, b.k) })
+		if len(entries) <= len(small) {
+			// An insertion sort: most objects have a handful of keys,
+			// for which it beats a general sort and its comparison calls.
+			for i := 1; i < len(entries); i++ {
+				for j := i; j > 0 && entries[j].k < entries[j-1].k; j-- {
+					entries[j], entries[j-1] = entries[j-1], entries[j]
+				}
+			}
+		} else {
+			slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.k, b.k) })
+		}
 		dst = append(dst, '{')
 		var err error
 		for i, e := range entries {

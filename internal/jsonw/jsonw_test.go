@@ -101,3 +101,21 @@ func TestAppendIndentErrors(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSmallObjects writes what a history record's input data is
+// mostly made of: objects of a handful of keys.
+func BenchmarkSmallObjects(b *testing.B) {
+	v := map[string]any{
+		"agent": "ping", "input": "go", "turn": 12, "execution": 6, "request_parameters": nil,
+		"dependencies":      map[string]any{"pong": map[string]any{"n": 11.0, "text": "pong 11"}},
+		"injected_response": 6,
+	}
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = AppendIndent(buf[:0], v, "  ", "  ", 2); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
