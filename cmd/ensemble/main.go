@@ -12,6 +12,7 @@ import (
 
 func main() {
 	startup.Restore() // PATH, emptied while the packages were initialised
+	adjustStartingHeap()
 	hideEnviron()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// The first SIGINT/SIGTERM cancels the run cleanly (agents are stopped,
