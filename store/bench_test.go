@@ -33,18 +33,7 @@ func BenchmarkStoreTurn(b *testing.B) {
 				b.StartTimer()
 				start := time.Now()
 				for turn := 1; turn <= turns; turn++ {
-					agent, other := "ping", "pong"
-					if turn%2 == 0 {
-						agent, other = "pong", "ping"
-					}
-					out := map[string]any{"n": float64(turn)}
-					st.EdgeForUpdate(agent, other).Consumed = st.OutputCount[other]
-					st.AgentExecutionCount[agent]++
-					st.OutputCount[agent]++
-					st.AccumulatedContext[agent] = out
-					st.AppendRecord(&state.Record{TurnNumber: turn, AgentName: agent, Execution: st.AgentExecutionCount[agent],
-						OutputData: out, Timestamp: time.Now().UTC()})
-					st.TurnCount = turn
+					pingPongTurn(st, turn, map[string]any{"n": float64(turn)})
 					if err := w.SaveTurn(st); err != nil {
 						b.Fatal(err)
 					}
@@ -59,4 +48,21 @@ func BenchmarkStoreTurn(b *testing.B) {
 			b.ReportMetric(float64(total.Nanoseconds())/float64(n), "ns/turn")
 		})
 	}
+}
+
+// pingPongTurn plays turn of a loop of two agents, ping and pong, on st:
+// the agent whose turn it is consumes the other's output and outputs out,
+// as the engine's committer records it.
+func pingPongTurn(st *state.State, turn int, out map[string]any) {
+	agent, other := "ping", "pong"
+	if turn%2 == 0 {
+		agent, other = "pong", "ping"
+	}
+	st.EdgeForUpdate(agent, other).Consumed = st.OutputCount[other]
+	st.AgentExecutionCount[agent]++
+	st.OutputCount[agent]++
+	st.AccumulatedContext[agent] = out
+	st.AppendRecord(&state.Record{TurnNumber: turn, AgentName: agent, Execution: st.AgentExecutionCount[agent],
+		OutputData: out, Timestamp: time.Now().UTC()})
+	st.TurnCount = turn
 }

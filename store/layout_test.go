@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/state"
@@ -44,18 +43,7 @@ func TestTurnWritesAboutOnePage(t *testing.T) {
 	}
 	text := strings.Repeat("a review of the draft, ", 12) // a row of about 700 bytes
 	save := func(turn int) {
-		agent, other := "writer", "reviewer"
-		if turn%2 == 0 {
-			agent, other = other, agent
-		}
-		out := map[string]any{"n": float64(turn), "text": text}
-		st.EdgeForUpdate(agent, other).Consumed = st.OutputCount[other]
-		st.AgentExecutionCount[agent]++
-		st.OutputCount[agent]++
-		st.AccumulatedContext[agent] = out
-		st.AppendRecord(&state.Record{TurnNumber: turn, AgentName: agent, Execution: st.AgentExecutionCount[agent],
-			OutputData: out, Timestamp: time.Now().UTC()})
-		st.TurnCount = turn
+		pingPongTurn(st, turn, map[string]any{"n": float64(turn), "text": text})
 		if err := w.SaveTurn(st); err != nil {
 			t.Fatal(err)
 		}
