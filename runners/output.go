@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 )
 
@@ -62,29 +60,33 @@ func jsonDepth(b []byte) int {
 
 // valueDepth is the nesting of v's lists and maps ([] is 1), counted up to
 // MaxOutputDepth+1.
-func valueDepth(v any) int {
-	var walk func(v any, outer int) int
-	walk = func(v any, outer int) int {
-		var elems []any
-		switch x := v.(type) {
-		case []any:
-			elems = x
-		case map[string]any:
-			elems = slices.Collect(maps.Values(x))
-		default:
-			return outer
-		}
-		depth := outer + 1
-		if depth > MaxOutputDepth {
+func valueDepth(v any) int { return depthUnder(v, 0) }
+
+// depthUnder is valueDepth of v at nesting outer, walking lists and maps in
+// place (an injected response is checked at every execution).
+func depthUnder(v any, outer int) int {
+	depth := outer + 1
+	if depth > MaxOutputDepth {
+		switch v.(type) {
+		case []any, map[string]any:
 			return depth
 		}
-		deepest := depth
-		for _, e := range elems {
-			deepest = max(deepest, walk(e, depth))
-		}
-		return deepest
+		return outer
 	}
-	return walk(v, 0)
+	deepest := outer
+	switch x := v.(type) {
+	case []any:
+		deepest = depth
+		for _, e := range x {
+			deepest = max(deepest, depthUnder(e, depth))
+		}
+	case map[string]any:
+		deepest = depth
+		for _, e := range x {
+			deepest = max(deepest, depthUnder(e, depth))
+		}
+	}
+	return deepest
 }
 
 // ParseJSONReply parses a reply that must be JSON (output_format: json,
