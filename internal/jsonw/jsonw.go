@@ -161,6 +161,15 @@ func appendFloat(dst []byte, f float64) ([]byte, error) {
 
 const hex = "0123456789abcdef"
 
+// plain[b] is whether the ASCII byte b is written as it is in a string:
+// not a control character, a quote, a backslash or an HTML character.
+var plain = func() (t [utf8.RuneSelf]bool) {
+	for b := range t {
+		t[b] = b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return t
+}()
+
 // AppendString appends s quoted as encoding/json does, HTML characters
 // escaped.
 func AppendString(dst []byte, s string) []byte {
@@ -168,7 +177,7 @@ func AppendString(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+			if plain[b] {
 				i++
 				continue
 			}

@@ -119,3 +119,13 @@ func BenchmarkSmallObjects(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkString writes a sentence of plain text, what most strings of a
+// history are.
+func BenchmarkString(b *testing.B) {
+	s := strings.Repeat("The reviewer approved the draft after two rounds. ", 4)
+	var buf []byte
+	for b.Loop() {
+		buf = AppendString(buf[:0], s)
+	}
+}
