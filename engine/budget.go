@@ -115,13 +115,13 @@ func (b *budget) add(name string, u *state.Usage) {
 	s.used.Add(u)
 }
 
-// startTurn arms the budget for a turn: a refused request cancels it.
 // active reports whether a cap binds the run's executions: without one,
 // nothing reserves, so nothing cancels a turn (see forAgent).
 func (b *budget) active() bool {
 	return b.run != nil || len(b.agents) > 0 || b.parent != nil
 }
 
+// startTurn arms the budget for a turn: a refused request cancels it.
 func (b *budget) startTurn(turn int, cancel context.CancelCauseFunc) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

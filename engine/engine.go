@@ -168,8 +168,8 @@ func (r *Run) State() *state.State { return r.st }
 func (r *Run) Run(ctx context.Context) *Result {
 	r.start(ctx)
 	if r.opts.Clock != nil {
-		reason := ""
-		for vctx := r.withValues(ctx); reason == ""; {
+		reason, vctx := "", r.withValues(ctx)
+		for reason == "" {
 			reason = r.step(ctx, vctx)
 		}
 		return r.finish(reason)
