@@ -41,6 +41,9 @@ func (d *decoder) keyLists() *agentKeyLists {
 		l.fields = append(l.fields, k.Fields())
 	}
 	l.mapping = append(slices.Clone(l.agent), dependencyKeys...)
+	// Shared by every agent of the file: clipped, so that an append to
+	// one never writes into them.
+	l.agent, l.kindKeys = slices.Clip(l.agent), slices.Clip(l.kindKeys)
 	d.keys = l
 	return l
 }
