@@ -37,10 +37,11 @@ const Header = "SQLite format 3\x00"
 // applicationID marks a database as an ensemble state database (PRAGMA
 // application_id, "ens1"); schemaVersion is PRAGMA user_version.
 // Version 1 kept turns in a table without rowid keyed by (run, turn):
-// SQLite then rebalanced three leaf pages at nearly every insert, and a
-// turn wrote four pages to the WAL. Version 2 keys a turn by one integer,
-// run<<32 | turn, so a turn appends to the last leaf page: one page. A
-// database of version 1 is still read and written, in its own layout.
+// SQLite then rebalanced the last leaf pages at nearly every insert, and a
+// turn wrote about four pages to the WAL. Version 2 keys a turn by one
+// integer, run<<32 | turn, so a turn appends to the last leaf page (1.3
+// pages a turn in a loop of small turns). A database of version 1 is still
+// read and written, in its own layout (turnsOf).
 const (
 	applicationID = 0x656e7331
 	schemaVersion = 2
@@ -262,16 +263,21 @@ func (db *DB) init(create bool) error {
 		if !create {
 			return ErrNoSchema
 		}
-		return db.tx(func() error {
+		err := db.tx(func() error {
 			// Another process may have created it meanwhile: look again
 			// under the write lock.
 			rows, err := db.query(`SELECT count(*) FROM sqlite_schema`)
 			if err != nil || rows[0][0].(int64) > 0 {
 				return err
 			}
-			db.version = schemaVersion
 			return db.exec(schema + fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d;", applicationID, schemaVersion))
 		})
+		if err != nil {
+			return err
+		}
+		// Check it as an existing database: whoever created it, this
+		// process or another one meanwhile, its version is read.
+		return db.init(false)
 	}
 	if app != applicationID {
 		return errors.New("an SQLite database, but not an ensemble state database")
