@@ -274,8 +274,8 @@ agents:
 
 // Labels are escaped for each format: Mermaid's entities for quotes, '#',
 // backslashes, HTML and markdown-string characters, lines joined with
-// <br/>; DOT's
-// backslashes before quotes and backslashes, lines joined with \n.
+// <br/>; DOT's backslashes before quotes and backslashes, lines joined
+// with \n.
 func TestEscapeLabels(t *testing.T) {
 	t.Parallel()
 	e := loadYAML(t, `name: g
