@@ -421,11 +421,13 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 	if len(edges) > 0 {
 		vals[5] = encodeEdges(w.tmp[:0], edges)
 	}
-	for i, v := range []any{nil, nil, memory, st.Pending} {
-		if i < 2 || isEmpty(v) {
-			continue
+	if len(memory) > 0 {
+		if vals[6], err = enc(memory); err != nil {
+			return nil, err
 		}
-		if vals[4+i], err = enc(v); err != nil {
+	}
+	if len(st.Pending) > 0 {
+		if vals[7], err = enc(st.Pending); err != nil {
 			return nil, err
 		}
 	}
@@ -436,8 +438,8 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 }
 
 // encodeEdges encodes the edge bookkeeping of a turn's agents as
-// encoding/json would (keys sorted), without reflection: the turn's only
-// other field of every turn.
+// encoding/json would (keys sorted), without reflection: every turn of a
+// loop has some.
 func encodeEdges(buf []byte, edges map[string]map[string]*state.EdgeState) string {
 	buf = append(buf, '{')
 	for i, target := range slices.Sorted(maps.Keys(edges)) {
@@ -467,20 +469,6 @@ func encodeEdges(buf []byte, edges map[string]map[string]*state.EdgeState) strin
 		buf = append(buf, '}')
 	}
 	return string(append(buf, '}'))
-}
-
-func isEmpty(v any) bool {
-	switch x := v.(type) {
-	case [][2]any:
-		return len(x) == 0
-	case map[string]map[string]*state.EdgeState:
-		return len(x) == 0
-	case map[string]json.RawMessage:
-		return len(x) == 0
-	case []state.AgentRequest:
-		return len(x) == 0
-	}
-	return v == nil
 }
 
 // tx2 is tx with prepared BEGIN and COMMIT statements.
