@@ -135,6 +135,11 @@ type DB struct {
 	ctx  context.Context
 	// version is the schema's (PRAGMA user_version): 1 or 2.
 	version int64
+	sync    Sync
+	// commits counts the write transactions committed, for flush, which
+	// writes the WAL to the disk in the background (flush.go).
+	commits int
+	flush   *flusher
 }
 
 // turnsOf is the SQL condition that selects the turns of the run whose
@@ -210,7 +215,7 @@ func Open(path string, create bool, sync Sync) (*DB, error) {
 		if err != nil {
 			err = explain(err)
 		} else {
-			db := &DB{path: path, file: file, conn: conn, lock: lock, ctx: context.Background()}
+			db := &DB{path: path, file: file, conn: conn, lock: lock, ctx: context.Background(), sync: sync}
 			if err = db.init(create); err == nil { // init's errors are explained
 				return db, nil
 			}
@@ -239,6 +244,10 @@ func isBusy(err error) bool {
 
 // Close closes the database, releasing the locks of its runs.
 func (db *DB) Close() error {
+	if db.flush != nil {
+		db.flush.stop()
+		db.flush = nil
+	}
 	err := db.conn.Close()
 	db.lock.Close()
 	return err

@@ -318,6 +318,7 @@ func (w *Writer) save(st *state.State, reason string, final bool) error {
 	if err != nil {
 		return &Error{Path: w.db.path, Err: explain(err)}
 	}
+	w.db.committed()
 	// Saved: move the marks.
 	for _, r := range st.History[w.records:] {
 		w.outputs[r.AgentName] = st.OutputCount[r.AgentName]
