@@ -10,16 +10,35 @@ import (
 
 // AppendIndent appends r as json.MarshalIndent(r, prefix, indent) writes it,
 // several times faster: printing a long run's history is mostly this
-// (docs/performance.md). A test holds it to encoding/json for every field.
+// (docs/performance.md). With an empty prefix and indent it writes r as
+// json.Marshal does (compact), as the state database stores it. A test holds
+// it to encoding/json for every field.
 func (r *Record) AppendIndent(dst []byte, prefix, indent string) ([]byte, error) {
 	var err error
-	field := func(name string) {
+	compact := jsonw.Compact(prefix, indent)
+	// nl breaks the line and indents it depth times, key writes a key and
+	// its colon: neither breaks nor spaces when compact.
+	nl := func(depth int) {
+		if compact {
+			return
+		}
 		dst = append(dst, '\n')
 		dst = append(dst, prefix...)
-		dst = append(dst, indent...)
+		for range depth {
+			dst = append(dst, indent...)
+		}
+	}
+	key := func(name string) {
 		dst = append(dst, '"')
 		dst = append(dst, name...)
-		dst = append(dst, '"', ':', ' ')
+		dst = append(dst, '"', ':')
+		if !compact {
+			dst = append(dst, ' ')
+		}
+	}
+	field := func(name string) {
+		nl(1)
+		key(name)
 	}
 	value := func(v any) {
 		if err == nil {
@@ -90,26 +109,17 @@ func (r *Record) AppendIndent(dst []byte, prefix, indent string) ([]byte, error)
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = append(dst, '\n')
-			dst = append(dst, prefix...)
-			dst = append(dst, indent...)
-			dst = append(dst, indent...)
-			dst = append(dst, '"')
-			dst = append(dst, kv.k...)
-			dst = append(dst, '"', ':', ' ')
+			nl(2)
+			key(kv.k)
 			dst = strconv.AppendInt(dst, int64(kv.v), 10)
 		}
 		if u.Cost != 0 {
-			dst = append(dst, ',', '\n')
-			dst = append(dst, prefix...)
-			dst = append(dst, indent...)
-			dst = append(dst, indent...)
-			dst = append(dst, `"cost": `...)
+			dst = append(dst, ',')
+			nl(2)
+			key("cost")
 			value(u.Cost)
 		}
-		dst = append(dst, '\n')
-		dst = append(dst, prefix...)
-		dst = append(dst, indent...)
+		nl(1)
 		dst = append(dst, '}')
 	}
 	if r.ModelProfileUsed != "" {
@@ -125,32 +135,31 @@ func (r *Record) AppendIndent(dst []byte, prefix, indent string) ([]byte, error)
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			in := prefix + indent + indent
-			dst = append(dst, '\n')
-			dst = append(dst, in...)
-			dst = append(dst, '{', '\n')
-			dst = append(dst, in...)
-			dst = append(dst, indent...)
-			dst = append(dst, `"agent_name": `...)
+			nl(2)
+			dst = append(dst, '{')
+			nl(3)
+			key("agent_name")
 			dst = jsonw.AppendString(dst, h.AgentName)
-			dst = append(dst, ',', '\n')
-			dst = append(dst, in...)
-			dst = append(dst, indent...)
-			dst = append(dst, `"execution": `...)
+			dst = append(dst, ',')
+			nl(3)
+			key("execution")
 			dst = strconv.AppendInt(dst, int64(h.Execution), 10)
-			dst = append(dst, '\n')
-			dst = append(dst, in...)
+			nl(2)
 			dst = append(dst, '}')
 		}
-		dst = append(dst, '\n')
-		dst = append(dst, prefix...)
-		dst = append(dst, indent...)
+		nl(1)
 		dst = append(dst, ']')
 	}
 	if r.Child != nil {
 		dst = append(dst, ',')
 		field("child")
-		b, cerr := json.MarshalIndent(r.Child, prefix+indent, indent)
+		var b []byte
+		var cerr error
+		if compact {
+			b, cerr = json.Marshal(r.Child)
+		} else {
+			b, cerr = json.MarshalIndent(r.Child, prefix+indent, indent)
+		}
 		if cerr != nil && err == nil {
 			err = cerr
 		}
@@ -161,8 +170,7 @@ func (r *Record) AppendIndent(dst []byte, prefix, indent string) ([]byte, error)
 		field("iterations")
 		dst = strconv.AppendInt(dst, int64(r.Iterations), 10)
 	}
-	dst = append(dst, '\n')
-	dst = append(dst, prefix...)
+	nl(0)
 	dst = append(dst, '}')
 	return dst, err
 }

@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// Record.AppendIndent writes exactly what encoding/json writes, for a record
-// with every field set (the test fails if a field is added to Record and
+// Record.AppendIndent writes exactly what encoding/json writes (MarshalIndent,
+// and Marshal when prefix and indent are empty), for a record with every
+// field set (the test fails if a field is added to Record and
 // left unset here) and for one with every optional field empty.
 func TestRecordAppendIndentMatchesEncodingJSON(t *testing.T) {
 	t.Parallel()
@@ -46,17 +47,20 @@ func TestRecordAppendIndentMatchesEncodingJSON(t *testing.T) {
 		recs = append(recs, &Record{AgentName: "t", Timestamp: ts})
 	}
 	for _, rec := range recs {
-		for _, prefix := range []string{"", "    "} {
-			want, err := json.MarshalIndent(rec, prefix, "  ")
+		for _, pi := range [][2]string{{"", "  "}, {"    ", "  "}, {"", ""}} {
+			want, err := json.MarshalIndent(rec, pi[0], pi[1])
+			if pi == [2]string{} {
+				want, err = json.Marshal(rec)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := rec.AppendIndent(nil, prefix, "  ")
+			got, err := rec.AppendIndent(nil, pi[0], pi[1])
 			if err != nil {
 				t.Fatal(err)
 			}
 			if string(got) != string(want) {
-				t.Fatalf("prefix %q:\ngot  %s\nwant %s", prefix, got, want)
+				t.Fatalf("prefix %q, indent %q:\ngot  %s\nwant %s", pi[0], pi[1], got, want)
 			}
 		}
 	}

@@ -34,32 +34,21 @@ type Writer struct {
 	buf bytes.Buffer
 	enc *json.Encoder // into buf
 
-	rec, tmp []byte // a turn's records, compact and indented
+	// Reused from turn to turn: the row's JSON (rec, tmp), the agents of
+	// the turn's records, sorted, their counts, the context entries they
+	// changed, and the dependencies of an edge, sorted.
+	rec, tmp []byte
+	agents   []string
+	counts   [][2]int
+	context  []contextEntry
+	deps     []string
 
 	row [9]driver.NamedValue // the values of a turn's row, reused
 }
 
-// compact appends the JSON src without the whitespace between its tokens:
-// src is valid JSON, whose strings hold no raw control characters.
-func compact(dst, src []byte) []byte {
-	inString := false
-	start := 0
-	for i := 0; i < len(src); i++ {
-		switch c := src[i]; {
-		case inString:
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == ' ' || c == '\n':
-			dst = append(dst, src[start:i]...)
-			start = i + 1
-		}
-	}
-	return append(dst, src[start:]...)
+type contextEntry struct {
+	key string
+	v   any
 }
 
 // Start begins the writes of a run with the file f: a new run, with the id
@@ -339,12 +328,16 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("turn %d has no history record (every turn runs an agent)", st.TurnCount)
 	}
-	var agents []string
+	if st.TurnCount > maxTurn {
+		return nil, fmt.Errorf("turn %d: a run holds at most %d turns", st.TurnCount, maxTurn)
+	}
+	w.agents = w.agents[:0]
 	for _, r := range recs {
-		if r.Of == "" && !slices.Contains(agents, r.AgentName) { // an instance's agent has its own record
-			agents = append(agents, r.AgentName)
+		if r.Of == "" && !slices.Contains(w.agents, r.AgentName) { // an instance's agent has its own record
+			w.agents = append(w.agents, r.AgentName)
 		}
 	}
+	slices.Sort(w.agents)
 	if w.enc == nil {
 		w.enc = json.NewEncoder(&w.buf)
 		w.enc.SetEscapeHTML(false)
@@ -358,37 +351,26 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 	}
 	// The records as encoding/json writes them (HTML characters escaped,
 	// which reads back the same), through the record's own encoder.
+	var err error
 	w.rec = append(w.rec[:0], '[')
 	for i, r := range recs {
 		if i > 0 {
 			w.rec = append(w.rec, ',')
 		}
-		var err error
-		if w.tmp, err = r.AppendIndent(w.tmp[:0], "", ""); err != nil {
+		if w.rec, err = r.AppendIndent(w.rec, "", ""); err != nil {
 			return nil, err
 		}
-		w.rec = compact(w.rec, w.tmp)
 	}
-	w.rec = append(w.rec, ']')
-	records := string(w.rec)
-	var err error
-	counts := make(map[string][2]int, len(agents))
-	var context [][2]any
-	var edges map[string]map[string]*state.EdgeState
+	records := string(append(w.rec, ']'))
+	w.counts, w.context = w.counts[:0], w.context[:0]
 	var memory map[string]json.RawMessage
-	for _, a := range agents {
-		counts[a] = [2]int{st.AgentExecutionCount[a], st.OutputCount[a]}
+	for _, a := range w.agents {
+		w.counts = append(w.counts, [2]int{st.AgentExecutionCount[a], st.OutputCount[a]})
 		if st.OutputCount[a] != w.outputs[a] {
 			key := w.stateKey(a)
 			if v, ok := st.AccumulatedContext[key]; ok {
-				context = append(context, [2]any{key, v})
+				w.context = append(w.context, contextEntry{key, v})
 			}
-		}
-		if e, ok := st.Edges[a]; ok {
-			if edges == nil {
-				edges = map[string]map[string]*state.EdgeState{}
-			}
-			edges[a] = e
 		}
 		if m, ok := st.Memory[a]; ok && !bytes.Equal(m, w.memory[a]) {
 			if memory == nil {
@@ -397,60 +379,76 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 			memory[a] = m
 		}
 	}
-	if st.TurnCount > maxTurn {
-		return nil, fmt.Errorf("turn %d: a run holds at most %d turns", st.TurnCount, maxTurn)
-	}
-	vals := []any{w.run.seq, int64(st.TurnCount), records, nil, nil, nil, nil, nil, time.Now().UTC().Format(timeFormat)}
-	vals[3] = encodeCounts(w.tmp[:0], counts)
-	if len(context) > 0 {
-		// [[key, value], …]: the values through the result's JSON writer.
+	w.row[0].Value, w.row[1].Value, w.row[2].Value = w.run.seq, int64(st.TurnCount), records
+	w.row[3].Value = encodeCounts(w.tmp[:0], w.agents, w.counts)
+	w.row[4].Value = nil
+	if len(w.context) > 0 {
+		// [[key, value], …]: the values through the result's JSON writer,
+		// in order of agent.
 		w.rec = append(w.rec[:0], '[')
-		for i, kv := range context {
+		for i, kv := range w.context {
 			if i > 0 {
 				w.rec = append(w.rec, ',')
 			}
 			w.rec = append(w.rec, '[')
-			w.rec = jsonw.AppendString(w.rec, kv[0].(string))
+			w.rec = jsonw.AppendString(w.rec, kv.key)
 			w.rec = append(w.rec, ',')
-			if w.tmp, err = jsonw.AppendIndent(w.tmp[:0], kv[1], "", "", 0); err != nil {
+			if w.rec, err = jsonw.AppendIndent(w.rec, kv.v, "", "", 0); err != nil {
 				return nil, err
 			}
-			w.rec = append(compact(w.rec, w.tmp), ']')
+			w.rec = append(w.rec, ']')
 		}
-		vals[4] = string(append(w.rec, ']'))
+		w.row[4].Value = string(append(w.rec, ']'))
 	}
-	if len(edges) > 0 {
-		vals[5] = encodeEdges(w.tmp[:0], edges)
+	w.row[5].Value, w.row[6].Value, w.row[7].Value = nil, nil, nil
+	var edges string
+	edges, w.deps = encodeEdges(w.tmp[:0], w.agents, st.Edges, w.deps)
+	if edges != "" {
+		w.row[5].Value = edges
 	}
 	if len(memory) > 0 {
-		if vals[6], err = enc(memory); err != nil {
+		if w.row[6].Value, err = enc(memory); err != nil {
 			return nil, err
 		}
 	}
 	if len(st.Pending) > 0 {
-		if vals[7], err = enc(st.Pending); err != nil {
+		if w.row[7].Value, err = enc(st.Pending); err != nil {
 			return nil, err
 		}
 	}
-	for i, v := range vals {
-		w.row[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
+	w.row[8].Value = string(time.Now().UTC().AppendFormat(w.tmp[:0], timeFormat))
+	for i := range w.row {
+		w.row[i].Ordinal = i + 1
 	}
 	return w.row[:], nil
 }
 
-// encodeEdges encodes the edge bookkeeping of a turn's agents as
-// encoding/json would (keys sorted), without reflection: every turn of a
-// loop has some.
-func encodeEdges(buf []byte, edges map[string]map[string]*state.EdgeState) string {
-	buf = append(buf, '{')
-	for i, target := range slices.Sorted(maps.Keys(edges)) {
-		if i > 0 {
+// encodeEdges encodes, as encoding/json would encode them as a map (keys
+// sorted), the edge bookkeeping of the targets (sorted) that edges holds,
+// without reflection: every turn of a loop has some. It returns "" when
+// edges holds none of them, and deps, the buffer it sorted each target's
+// dependencies in.
+func encodeEdges(buf []byte, targets []string, edges map[string]map[string]*state.EdgeState, deps []string) (string, []string) {
+	n := 0
+	for _, target := range targets {
+		m, ok := edges[target]
+		if !ok {
+			continue
+		}
+		if n == 0 {
+			buf = append(buf, '{')
+		} else {
 			buf = append(buf, ',')
 		}
+		n++
 		buf = jsonw.AppendString(buf, target)
 		buf = append(buf, ':', '{')
-		m := edges[target]
-		for j, dep := range slices.Sorted(maps.Keys(m)) {
+		deps = deps[:0]
+		for dep := range m {
+			deps = append(deps, dep)
+		}
+		slices.Sort(deps)
+		for j, dep := range deps {
 			if j > 0 {
 				buf = append(buf, ',')
 			}
@@ -469,7 +467,10 @@ func encodeEdges(buf []byte, edges map[string]map[string]*state.EdgeState) strin
 		}
 		buf = append(buf, '}')
 	}
-	return string(append(buf, '}'))
+	if n == 0 {
+		return "", deps
+	}
+	return string(append(buf, '}')), deps
 }
 
 // tx2 is tx with prepared BEGIN and COMMIT statements.
@@ -576,20 +577,16 @@ func unmarshal(v driver.Value, into any) error {
 	return fmt.Errorf("not JSON text but %T", v)
 }
 
-// encodeCounts writes counts as encoding/json does: its keys sorted.
-func encodeCounts(buf []byte, counts map[string][2]int) string {
-	keys := make([]string, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+// encodeCounts writes the counts of the agents (sorted, counts[i] being
+// agents[i]'s) as encoding/json writes them as a map.
+func encodeCounts(buf []byte, agents []string, counts [][2]int) string {
 	buf = append(buf, '{')
-	for i, k := range keys {
+	for i, k := range agents {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
 		buf = jsonw.AppendString(buf, k)
-		c := counts[k]
+		c := counts[i]
 		buf = append(buf, ':', '[')
 		buf = strconv.AppendInt(buf, int64(c[0]), 10)
 		buf = append(buf, ',')

@@ -18,7 +18,9 @@ import (
 
 // AppendIndent appends v to dst as json.MarshalIndent(v, prefix, indent)
 // writes it, for a value that begins at nesting depth depth (its inner lines
-// are indented depth+1 times after prefix).
+// are indented depth+1 times after prefix). With an empty prefix and indent
+// it writes v compact, as json.Marshal does (where MarshalIndent would still
+// break its lines): see Compact.
 func AppendIndent(dst []byte, v any, prefix, indent string, depth int) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
@@ -74,7 +76,10 @@ func AppendIndent(dst []byte, v any, prefix, indent string, depth int) ([]byte, 
 			}
 			dst = newline(dst, prefix, indent, depth+1)
 			dst = AppendString(dst, e.k)
-			dst = append(dst, ':', ' ')
+			dst = append(dst, ':')
+			if !Compact(prefix, indent) {
+				dst = append(dst, ' ')
+			}
 			if dst, err = AppendIndent(dst, e.v, prefix, indent, depth+1); err != nil {
 				break
 			}
@@ -108,8 +113,8 @@ func AppendIndent(dst []byte, v any, prefix, indent string, depth int) ([]byte, 
 		return append(newline(dst, prefix, indent, depth), ']'), nil
 	}
 	b, err := json.Marshal(v)
-	if err != nil {
-		return dst, err
+	if err != nil || Compact(prefix, indent) {
+		return append(dst, b...), err
 	}
 	var buf bytes.Buffer
 	inner := prefix
@@ -129,7 +134,14 @@ type entry struct {
 
 var entryPool = sync.Pool{New: func() any { return new([]entry) }}
 
+// Compact reports whether prefix and indent ask for compact JSON: both
+// empty.
+func Compact(prefix, indent string) bool { return prefix == "" && indent == "" }
+
 func newline(dst []byte, prefix, indent string, depth int) []byte {
+	if Compact(prefix, indent) {
+		return dst
+	}
 	dst = append(dst, '\n')
 	dst = append(dst, prefix...)
 	for range depth {

@@ -54,7 +54,8 @@ func randomValue(rng *rand.Rand, depth int) any {
 	return json.RawMessage(`{"raw": [1, 2, {"x": "y"}]}`)
 }
 
-// AppendIndent writes exactly the bytes of json.MarshalIndent.
+// AppendIndent writes exactly the bytes of json.MarshalIndent, and of
+// json.Marshal when prefix and indent are empty.
 func TestAppendIndentMatchesEncodingJSON(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -77,8 +78,11 @@ func TestAppendIndentMatchesEncodingJSON(t *testing.T) {
 		values = append(values, m)
 	}
 	for _, v := range values {
-		for _, pi := range [][2]string{{"", "  "}, {"    ", "  "}, {"\t", "\t"}} {
+		for _, pi := range [][2]string{{"", "  "}, {"    ", "  "}, {"\t", "\t"}, {"", ""}} {
 			want, err := json.MarshalIndent(v, pi[0], pi[1])
+			if pi == [2]string{} {
+				want, err = json.Marshal(v)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
