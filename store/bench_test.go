@@ -1,13 +1,17 @@
 package store_test
 
 import (
+	"context"
+	"database/sql/driver"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
+	sqlite "modernc.org/sqlite"
 )
 
 // BenchmarkStoreTurn measures what a save costs per turn in a ping-pong of
@@ -65,4 +69,42 @@ func pingPongTurn(st *state.State, turn int, out map[string]any) {
 	st.AppendRecord(&state.Record{TurnNumber: turn, AgentName: agent, Execution: st.AgentExecutionCount[agent],
 		OutputData: out, Timestamp: time.Now().UTC()})
 	st.TurnCount = turn
+}
+
+// BenchmarkSQLiteTransaction is the least a turn's transaction costs with
+// this SQLite: one prepared INSERT of a 700-byte row (a loop's turn) into a
+// table keyed by an integer, committed on its own, in WAL mode with
+// synchronous=NORMAL, as the store writes; "checkpoints" with SQLite's
+// default folding of the WAL into the database every 1,000 pages (its
+// fsyncs waited for), "no-checkpoint" without (docs/performance.md,
+// "Durable runs").
+func BenchmarkSQLiteTransaction(b *testing.B) {
+	for _, c := range []struct{ name, pragma string }{{"checkpoints", ""}, {"no-checkpoint", "&_pragma=wal_autocheckpoint(0)"}} {
+		b.Run(c.name, func(b *testing.B) {
+			dsn := "file:" + filepath.Join(b.TempDir(), "floor.db") + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" + c.pragma
+			conn, err := (&sqlite.Driver{}).Open(dsn)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer conn.Close()
+			ctx := context.Background()
+			if _, err := conn.(driver.ExecerContext).ExecContext(ctx, "CREATE TABLE t (key INTEGER PRIMARY KEY, v TEXT)", nil); err != nil {
+				b.Fatal(err)
+			}
+			insert, err := conn.Prepare("INSERT INTO t (key, v) VALUES (?, ?)")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer insert.Close()
+			row := []driver.NamedValue{{Ordinal: 1}, {Ordinal: 2, Value: strings.Repeat("x", 700)}}
+			key := int64(0)
+			for b.Loop() {
+				key++
+				row[0].Value = key
+				if _, err := insert.(driver.StmtExecContext).ExecContext(ctx, row); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
