@@ -67,7 +67,7 @@ func (db *DB) CreateBatch(id string, spec []byte) (*BatchInfo, error) {
 	now := time.Now().UTC()
 	var b *BatchInfo
 	err := db.tx(func() error {
-		if err := db.exec(batchSchema); err != nil {
+		if err := db.script(batchSchema); err != nil {
 			return err
 		}
 		if rows, err := db.query(`SELECT 1 FROM batches WHERE id = ?`, id); err != nil {

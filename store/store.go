@@ -140,6 +140,10 @@ type DB struct {
 	// writes the WAL to the disk in the background (flush.go).
 	commits int
 	flush   *flusher
+	// stmts holds the statements exec and query prepared, by their SQL:
+	// SQLite parses a statement in tens of microseconds, a batch runs the
+	// same dozen of them for each of its inputs.
+	stmts map[string]driver.Stmt
 }
 
 // turnsOf is the SQL condition that selects the turns of the run whose
@@ -248,6 +252,10 @@ func (db *DB) Close() error {
 		db.flush.stop()
 		db.flush = nil
 	}
+	for _, st := range db.stmts {
+		st.Close()
+	}
+	db.stmts = nil
 	err := db.conn.Close()
 	db.lock.Close()
 	return err
@@ -279,7 +287,7 @@ func (db *DB) init(create bool) error {
 			if err != nil || rows[0][0].(int64) > 0 {
 				return err
 			}
-			return db.exec(schema + fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d;", applicationID, schemaVersion))
+			return db.script(schema + fmt.Sprintf("PRAGMA application_id = %d; PRAGMA user_version = %d;", applicationID, schemaVersion))
 		})
 		if err != nil {
 			return err
@@ -317,14 +325,46 @@ func explain(err error) error {
 	return err
 }
 
+// exec runs the statement q (one statement: see script).
 func (db *DB) exec(q string, args ...any) error {
-	_, err := db.conn.(driver.ExecerContext).ExecContext(db.ctx, q, named(args))
+	st, err := db.prepared(q)
+	if err == nil {
+		_, err = st.(driver.StmtExecContext).ExecContext(db.ctx, named(args))
+	}
 	return explain(err)
 }
 
-// query runs q and returns all its rows.
+// script runs q, which may hold several statements, unprepared.
+func (db *DB) script(q string) error {
+	_, err := db.conn.(driver.ExecerContext).ExecContext(db.ctx, q, nil)
+	return explain(err)
+}
+
+// prepared returns the statement q, prepared the first time it is asked
+// for. A statement that fails to prepare (a table not there yet) is not
+// kept.
+func (db *DB) prepared(q string) (driver.Stmt, error) {
+	if st, ok := db.stmts[q]; ok {
+		return st, nil
+	}
+	st, err := db.conn.Prepare(q)
+	if err != nil {
+		return nil, err
+	}
+	if db.stmts == nil {
+		db.stmts = map[string]driver.Stmt{}
+	}
+	db.stmts[q] = st
+	return st, nil
+}
+
+// query runs the statement q and returns all its rows.
 func (db *DB) query(q string, args ...any) ([][]driver.Value, error) {
-	rows, err := db.conn.(driver.QueryerContext).QueryContext(db.ctx, q, named(args))
+	st, err := db.prepared(q)
+	if err != nil {
+		return nil, explain(err)
+	}
+	rows, err := st.(driver.StmtQueryContext).QueryContext(db.ctx, named(args))
 	if err != nil {
 		return nil, explain(err)
 	}

@@ -65,7 +65,7 @@ func (db *DB) start(r *RunInfo, f *state.File, stateKey func(string) string) (*W
 			return nil
 		}
 		var s driver.Stmt
-		s, err = db.conn.Prepare(q)
+		s, err = db.prepared(q)
 		return s
 	}
 	w.begin = prep("BEGIN IMMEDIATE")
@@ -229,14 +229,9 @@ func meta(f *state.File) (ref, resp, profiles, opts any, err error) {
 	return
 }
 
-// Close releases the writer's statements and the run's lock; the database
-// stays open.
+// Close releases the run's lock; the database stays open, with the
+// statements the writer used.
 func (w *Writer) Close() {
-	for _, s := range []driver.Stmt{w.begin, w.commit, w.insertTurn, w.insertWarning} {
-		if s != nil {
-			s.Close()
-		}
-	}
 	w.begin, w.commit, w.insertTurn, w.insertWarning = nil, nil, nil, nil
 	w.db.Unlock(w.run)
 }
