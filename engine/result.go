@@ -141,24 +141,43 @@ func (r *Run) finish(reason string) *Result {
 //
 // A *bufio.Writer is written through as it is (and flushed), so that a
 // program printing many results reuses one buffer.
-func (r *Result) WriteJSON(w io.Writer) error {
+func (r *Result) WriteJSON(w io.Writer) error { return r.writeJSON(w, false) }
+
+// WriteCompactJSON writes r as WriteJSON does, compact: the bytes of
+// json.Marshal, without a newline at the end (a batch's result line).
+func (r *Result) WriteCompactJSON(w io.Writer) error { return r.writeJSON(w, true) }
+
+func (r *Result) writeJSON(w io.Writer, compact bool) error {
 	bw, ok := w.(*bufio.Writer)
 	if !ok {
 		bw = bufio.NewWriterSize(w, 64<<10)
 	}
+	// The layout: a line and an indent before each field and record and
+	// before the closing brace and bracket, ": " after a key; nothing
+	// but ":" when compact.
+	nl, nlRecord, nlEnd, colon, prefix, indent := "\n  ", "\n    ", "\n", ": ", "  ", "  "
+	if compact {
+		nl, nlRecord, nlEnd, colon, prefix, indent = "", "", "", ":", "", ""
+	}
 	var buf []byte
-	put := func(key string, v any, last bool) error {
-		var err error
-		buf, err = jsonw.AppendIndent(buf[:0], v, "  ", "  ", 0)
-		if err != nil {
-			return fmt.Errorf("%s: %w", key, err)
-		}
-		bw.WriteString("  \"" + key + "\": ")
-		bw.Write(buf)
-		if !last {
+	first := true
+	key := func(key string) {
+		if !first {
 			bw.WriteByte(',')
 		}
-		bw.WriteByte('\n')
+		first = false
+		bw.WriteString(nl)
+		bw.WriteString("\"" + key + "\"")
+		bw.WriteString(colon)
+	}
+	put := func(k string, v any) error {
+		var err error
+		buf, err = jsonw.AppendIndent(buf[:0], v, prefix, indent, 0)
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		key(k)
+		bw.Write(buf)
 		return nil
 	}
 	history, errs, warns := r.ConversationHistory, r.Errors, r.Warnings
@@ -168,7 +187,7 @@ func (r *Result) WriteJSON(w io.Writer) error {
 	if warns == nil {
 		warns = []state.Warning{}
 	}
-	bw.WriteString("{\n")
+	bw.WriteByte('{')
 	fields := []struct {
 		key string
 		v   any
@@ -181,50 +200,59 @@ func (r *Result) WriteJSON(w io.Writer) error {
 		{"final_state", r.FinalState},
 	}
 	for _, f := range fields {
-		if err := put(f.key, f.v, false); err != nil {
+		if err := put(f.key, f.v); err != nil {
 			return err
 		}
 	}
+	key("conversation_history")
 	if len(history) == 0 {
-		bw.WriteString("  \"conversation_history\": [],\n")
+		bw.WriteString("[]")
 	} else {
-		bw.WriteString("  \"conversation_history\": [\n")
+		bw.WriteByte('[')
+		recPrefix := "    "
+		if compact {
+			recPrefix = ""
+		}
 		for i, rec := range history {
 			var err error
-			buf, err = rec.AppendIndent(buf[:0], "    ", "  ")
+			buf, err = rec.AppendIndent(buf[:0], recPrefix, indent)
 			if err != nil {
 				return fmt.Errorf("conversation_history[%d]: %w", i, err)
 			}
-			bw.WriteString("    ")
-			bw.Write(buf)
-			if i < len(history)-1 {
+			if i > 0 {
 				bw.WriteByte(',')
 			}
-			bw.WriteByte('\n')
+			bw.WriteString(nlRecord)
+			bw.Write(buf)
 		}
-		bw.WriteString("  ],\n")
+		bw.WriteString(nl)
+		bw.WriteByte(']')
 	}
 	for _, f := range []struct {
 		key string
 		v   any
 	}{{"errors", errs}, {"warnings", warns}, {"usage", r.Usage}} {
-		if err := put(f.key, f.v, false); err != nil {
+		if err := put(f.key, f.v); err != nil {
 			return err
 		}
 	}
 	if len(r.UsageByAgent) > 0 {
-		if err := put("usage_by_agent", r.UsageByAgent, false); err != nil {
+		if err := put("usage_by_agent", r.UsageByAgent); err != nil {
 			return err
 		}
 	}
-	if err := put("duration_seconds", r.DurationSeconds, len(r.PendingInput) == 0); err != nil {
+	if err := put("duration_seconds", r.DurationSeconds); err != nil {
 		return err
 	}
 	if len(r.PendingInput) > 0 {
-		if err := put("pending_input", r.PendingInput, true); err != nil {
+		if err := put("pending_input", r.PendingInput); err != nil {
 			return err
 		}
 	}
-	bw.WriteString("}\n")
+	bw.WriteString(nlEnd)
+	bw.WriteByte('}')
+	if !compact {
+		bw.WriteByte('\n')
+	}
 	return bw.Flush()
 }

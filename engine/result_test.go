@@ -13,7 +13,8 @@ import (
 )
 
 // WriteJSON streams the result record by record; its bytes must be exactly
-// what encoding/json writes for the whole result at once.
+// what encoding/json writes for the whole result at once, indented, and
+// WriteCompactJSON's what json.Marshal writes.
 func TestWriteJSONMatchesEncoder(t *testing.T) {
 	t.Parallel()
 	e := build(agent("a", 1), agent("b", 2, "a", "?c"), agent("c", 1, "b"))
@@ -44,6 +45,17 @@ func TestWriteJSONMatchesEncoder(t *testing.T) {
 		}
 		if got.String() != want.String() {
 			t.Errorf("%s: WriteJSON differs from the encoder:\n%s\nwant:\n%s", name, got.String(), want.String())
+		}
+		wantCompact, err := json.Marshal(&encoded)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Reset()
+		if err := res.WriteCompactJSON(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != string(wantCompact) {
+			t.Errorf("%s: WriteCompactJSON differs from json.Marshal:\n%s\nwant:\n%s", name, got.String(), wantCompact)
 		}
 	}
 }

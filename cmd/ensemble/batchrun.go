@@ -242,34 +242,28 @@ func (b *batchRun) one(ctx context.Context, in *batchInput) *batchOutcome {
 func resultLine(id []byte, res *engine.Result) ([]byte, error) {
 	jb := jsonBufs.Get().(*jsonBuf)
 	defer jsonBufs.Put(jb)
-	jb.full.Reset()
-	if err := res.WriteJSON(jb.w); err != nil {
-		jb.w.Reset(&jb.full)
+	jb.line.Reset()
+	jb.line.WriteString(`{"id":`)
+	jb.line.Write(id)
+	jb.line.WriteString(`,"result":`)
+	if err := res.WriteCompactJSON(jb.w); err != nil {
+		jb.w.Reset(&jb.line)
 		return nil, err
 	}
-	full := &jb.full
-	var line bytes.Buffer
-	line.Grow(full.Len() + len(id) + 24)
-	line.WriteString(`{"id":`)
-	line.Write(id)
-	line.WriteString(`,"result":`)
-	if err := json.Compact(&line, full.Bytes()); err != nil {
-		return nil, err
-	}
-	line.WriteString("}\n")
-	return line.Bytes(), nil
+	jb.line.WriteString("}\n")
+	return bytes.Clone(jb.line.Bytes()), nil
 }
 
-// jsonBuf is where a result is written before it is made compact: a
-// result line's buffers, reused from one line to the next.
+// jsonBuf is where a result line is written: its buffers, reused from one
+// line to the next.
 type jsonBuf struct {
-	full bytes.Buffer
-	w    *bufio.Writer // into full
+	line bytes.Buffer
+	w    *bufio.Writer // into line
 }
 
 var jsonBufs = sync.Pool{New: func() any {
 	jb := &jsonBuf{}
-	jb.w = bufio.NewWriterSize(&jb.full, 16<<10)
+	jb.w = bufio.NewWriterSize(&jb.line, 16<<10)
 	return jb
 }}
 
