@@ -12,10 +12,10 @@ const flushEvery = 128
 // that SQLite makes of the WAL before each checkpoint (then of the
 // database) finds little left to write: that fsync, in the transaction
 // that crosses the checkpoint's threshold, is the turn's to wait for. It
-// changes nothing of what is durable when: SQLite still makes every fsync
-// it makes without it, this only does some of their writing earlier, off
-// the run's goroutine. A flush that fails (the WAL not there yet) is only
-// a flush not done.
+// makes nothing less durable: SQLite still makes every fsync it makes
+// without it, this only does some of their writing earlier, off the run's
+// goroutine (so a power cut may keep more of the run, never less). A flush
+// that fails (the WAL not there yet) is only a flush not done.
 type flusher struct {
 	path string
 	kick chan struct{}
