@@ -375,7 +375,8 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 		}
 	}
 	w.row[0].Value, w.row[1].Value, w.row[2].Value = w.run.seq, int64(st.TurnCount), records
-	w.row[3].Value = encodeCounts(w.tmp[:0], w.agents, w.counts)
+	w.tmp = appendCounts(w.tmp[:0], w.agents, w.counts)
+	w.row[3].Value = string(w.tmp)
 	w.row[4].Value = nil
 	if len(w.context) > 0 {
 		// [[key, value], …]: the values through the result's JSON writer,
@@ -396,10 +397,8 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 		w.row[4].Value = string(append(w.rec, ']'))
 	}
 	w.row[5].Value, w.row[6].Value, w.row[7].Value = nil, nil, nil
-	var edges string
-	edges, w.deps = encodeEdges(w.tmp[:0], w.agents, st.Edges, w.deps)
-	if edges != "" {
-		w.row[5].Value = edges
+	if w.tmp, w.deps = appendEdges(w.tmp[:0], w.agents, st.Edges, w.deps); len(w.tmp) > 0 {
+		w.row[5].Value = string(w.tmp)
 	}
 	if len(memory) > 0 {
 		if w.row[6].Value, err = enc(memory); err != nil {
@@ -411,19 +410,20 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 			return nil, err
 		}
 	}
-	w.row[8].Value = string(time.Now().UTC().AppendFormat(w.tmp[:0], timeFormat))
+	w.tmp = time.Now().UTC().AppendFormat(w.tmp[:0], timeFormat)
+	w.row[8].Value = string(w.tmp)
 	for i := range w.row {
 		w.row[i].Ordinal = i + 1
 	}
 	return w.row[:], nil
 }
 
-// encodeEdges encodes, as encoding/json would encode them as a map (keys
+// appendEdges appends, as encoding/json would encode them as a map (keys
 // sorted), the edge bookkeeping of the targets (sorted) that edges holds,
-// without reflection: every turn of a loop has some. It returns "" when
-// edges holds none of them, and deps, the buffer it sorted each target's
-// dependencies in.
-func encodeEdges(buf []byte, targets []string, edges map[string]map[string]*state.EdgeState, deps []string) (string, []string) {
+// without reflection: every turn of a loop has some. It appends nothing
+// when edges holds none of them, and returns deps, the buffer it sorted
+// each target's dependencies in.
+func appendEdges(buf []byte, targets []string, edges map[string]map[string]*state.EdgeState, deps []string) ([]byte, []string) {
 	n := 0
 	for _, target := range targets {
 		m, ok := edges[target]
@@ -463,9 +463,9 @@ func encodeEdges(buf []byte, targets []string, edges map[string]map[string]*stat
 		buf = append(buf, '}')
 	}
 	if n == 0 {
-		return "", deps
+		return buf, deps
 	}
-	return string(append(buf, '}')), deps
+	return append(buf, '}'), deps
 }
 
 // tx2 is tx with prepared BEGIN and COMMIT statements.
@@ -572,9 +572,9 @@ func unmarshal(v driver.Value, into any) error {
 	return fmt.Errorf("not JSON text but %T", v)
 }
 
-// encodeCounts writes the counts of the agents (sorted, counts[i] being
+// appendCounts appends the counts of the agents (sorted, counts[i] being
 // agents[i]'s) as encoding/json writes them as a map.
-func encodeCounts(buf []byte, agents []string, counts [][2]int) string {
+func appendCounts(buf []byte, agents []string, counts [][2]int) []byte {
 	buf = append(buf, '{')
 	for i, k := range agents {
 		if i > 0 {
@@ -588,5 +588,5 @@ func encodeCounts(buf []byte, agents []string, counts [][2]int) string {
 		buf = strconv.AppendInt(buf, int64(c[1]), 10)
 		buf = append(buf, ']')
 	}
-	return string(append(buf, '}'))
+	return append(buf, '}')
 }
