@@ -31,23 +31,17 @@ func newFlusher(path string) *flusher {
 
 func (fl *flusher) loop() {
 	defer close(fl.done)
-	var f *os.File
-	defer func() {
-		if f != nil {
-			f.Close()
-		}
-	}()
 	for range fl.kick {
-		if f == nil {
-			var err error
-			if f, err = os.Open(fl.path); err != nil {
-				f = nil
-				continue
-			}
+		// Opened each time, so that a WAL removed and made again is the
+		// one flushed; an open and a close are nothing beside the fsync.
+		f, err := os.Open(fl.path)
+		if err != nil {
+			continue
 		}
-		if f.Sync() == nil {
+		if fsync(f) == nil {
 			fl.n++
 		}
+		f.Close()
 	}
 }
 

@@ -1,8 +1,11 @@
 package store_test
 
 import (
+	"bytes"
 	"database/sql"
+	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -33,4 +36,76 @@ func TestForeignEmptyDatabaseIsRefused(t *testing.T) {
 		t.Fatalf("Open with create: %v", err)
 	}
 	db.Close()
+}
+
+// Another program's SQLite database is refused, with create or without,
+// and left exactly as it was: not turned to WAL mode, no -wal or -shm
+// beside it.
+func TestForeignDatabaseIsLeftAsItWas(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "notes.db")
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`CREATE TABLE notes (x); INSERT INTO notes VALUES ('kept')`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, create := range []bool{false, true} {
+		if _, err := store.Open(path, create, ""); err == nil || !strings.Contains(err.Error(), "not an ensemble state database") {
+			t.Fatalf("Open (create %t) of another program's database: %v", create, err)
+		}
+	}
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Error("the file was changed")
+	}
+	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+		if _, err := os.Stat(path + suffix); err == nil {
+			t.Errorf("%s left beside it", suffix)
+		}
+	}
+}
+
+// An Open that fails after SQLite opened the file closes all it opened: its
+// statements, then the connection (which SQLite cannot free while they are
+// open, and whose open files then stayed).
+func TestFailedOpenLeavesNothingOpen(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("counts the open files in /proc/self/fd")
+	}
+	// Not parallel: it counts the process's open files.
+	path := filepath.Join(t.TempDir(), "notes.db")
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`CREATE TABLE notes (x)`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	open := func() int {
+		fds, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(fds)
+	}
+	before := open()
+	for range 10 {
+		if _, err := store.Open(path, false, ""); err == nil {
+			t.Fatal("another program's database was opened")
+		}
+	}
+	if n := open(); n != before {
+		t.Errorf("%d files open after 10 failed Opens, %d before", n, before)
+	}
 }

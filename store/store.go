@@ -93,7 +93,7 @@ type Error = state.FileError
 // ErrNoSchema is an SQLite database without tables: a foreign one, or one
 // whose first run was killed before it wrote anything. Reading runs never
 // turns it into a state database; run --state does.
-var ErrNoSchema = errors.New("an SQLite database, but not an ensemble state database (it holds no runs)")
+var ErrNoSchema = errors.New("an SQLite database with no tables, not an ensemble state database: it holds no runs (a run stopped as it created the file saved none; ensemble run --state with this file starts a run in it)")
 
 // ErrLocked is returned when another process is writing the run.
 var ErrLocked = errors.New("another ensemble process is running it")
@@ -190,7 +190,7 @@ func Open(path string, create bool, sync Sync) (*DB, error) {
 	case fi.IsDir():
 		return nil, &Error{Path: path, Err: errors.New("is a directory")}
 	case fi.Size() == 0 && !create:
-		return nil, &Error{Path: path, Err: errors.New("the file is empty")}
+		return nil, &Error{Path: path, Err: errors.New("the file is empty: it holds no runs (a run stopped as it created the file saved none; ensemble run --state with this file starts a run in it)")}
 	case fi.Size() > 0:
 		if ok, err := IsDatabase(file); err != nil {
 			return nil, &Error{Path: path, Err: unwrapPath(err)}
@@ -209,7 +209,7 @@ func Open(path string, create bool, sync Sync) (*DB, error) {
 		return nil, &Error{Path: path, Err: unwrapPath(err)}
 	}
 	dsn := "file:" + (&url.URL{Path: file}).EscapedPath() +
-		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + string(sync) + ")"
+		"?_pragma=busy_timeout(10000)&_pragma=synchronous(" + string(sync) + ")"
 	// Processes opening a new database at once race to create it and to
 	// turn on WAL; SQLite answers some of those races SQLITE_BUSY at once,
 	// without its busy timeout (to avoid a deadlock): try again a while.
@@ -223,7 +223,7 @@ func Open(path string, create bool, sync Sync) (*DB, error) {
 			if err = db.init(create); err == nil { // init's errors are explained
 				return db, nil
 			}
-			conn.Close()
+			db.closeConn()
 		}
 		if !isBusy(err) || time.Now().After(deadline) {
 			lock.Close()
@@ -252,13 +252,20 @@ func (db *DB) Close() error {
 		db.flush.stop()
 		db.flush = nil
 	}
+	err := db.closeConn()
+	db.lock.Close()
+	return err
+}
+
+// closeConn closes the statements db prepared, then its connection: SQLite
+// cannot free a connection whose statements are open, which would keep its
+// files, and then the WAL that its close removes, behind.
+func (db *DB) closeConn() error {
 	for _, st := range db.stmts {
 		st.Close()
 	}
 	db.stmts = nil
-	err := db.conn.Close()
-	db.lock.Close()
-	return err
+	return db.conn.Close()
 }
 
 // Path is the database's path as it was given.
@@ -279,6 +286,12 @@ func (db *DB) init(create bool) error {
 	if rows[0][0].(int64) == 0 && app == 0 {
 		if !create {
 			return ErrNoSchema
+		}
+		// WAL mode (kept in the file) before the tables, so that a file
+		// with the tables is in WAL mode; not before the file is known to
+		// be new or ours: a foreign database is left as it was.
+		if err := db.exec(`PRAGMA journal_mode = WAL`); err != nil {
+			return err
 		}
 		err := db.tx(func() error {
 			// Another process may have created it meanwhile: look again
@@ -307,7 +320,9 @@ func (db *DB) init(create bool) error {
 	if db.version != 1 && db.version != schemaVersion {
 		return fmt.Errorf("%w %d: this ensemble reads versions 1 to %d (was it written by another release?)", state.ErrUnknownVersion, db.version, schemaVersion)
 	}
-	return nil
+	// Every state database is in WAL mode already (see above): this reads
+	// the mode, and changes it only for a file that lost it.
+	return db.exec(`PRAGMA journal_mode = WAL`)
 }
 
 // explain turns SQLite's errors about a damaged file into one a user can
