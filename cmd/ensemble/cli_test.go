@@ -66,12 +66,16 @@ func TestValidateDirectoriesAndStdin(t *testing.T) {
 	}
 }
 
+// resume and the state commands, given an ensemble file for a state
+// file, say so.
 func TestResumeOfAnEnsembleFileSaysSo(t *testing.T) {
 	t.Parallel()
-	o := ensembleCmd(t, "", "resume", example+"ensemble.yaml")
 	want := example + "ensemble.yaml is an ensemble file, not a state file; start a durable run with: ensemble run " + example + "ensemble.yaml --state run.db"
-	if o.code != 2 || !strings.Contains(o.stderr, want) {
-		t.Fatalf("exit %d %q", o.code, o.stderr)
+	for _, cmd := range [][]string{{"resume"}, {"state", "list"}, {"state", "show"}, {"state", "export"}} {
+		o := ensembleCmd(t, "", append(cmd, example+"ensemble.yaml")...)
+		if o.code != 2 || !strings.Contains(o.stderr, want) {
+			t.Errorf("%s: exit %d %q", strings.Join(cmd, " "), o.code, o.stderr)
+		}
 	}
 }
 

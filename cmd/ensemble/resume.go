@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -98,12 +97,9 @@ func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, cha
 		if rf.runID != "" {
 			return usageErr("--run-id: %s is a JSON state file, which holds one run: resume it without --run-id", path)
 		}
-		sf, err := state.Load(path)
+		sf, err := loadStateFile(path)
 		if err != nil {
-			if data, rerr := os.ReadFile(path); rerr == nil && isEnsemble(data) {
-				return usageErr("%s is an ensemble file, not a state file; start a durable run with: ensemble run %s --state run.db", path, shellQuote(path))
-			}
-			return &exitError{code: engine.ExitUsage, err: err}
+			return err
 		}
 		rs = &resumeInfo{path: path, file: sf, force: rf.force}
 	}

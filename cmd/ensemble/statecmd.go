@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -149,11 +150,24 @@ func loadSaved(io *stdio, path, runID string) (*state.File, *store.RunInfo, erro
 	if runID != "" {
 		return nil, nil, usageErr("--run-id: %s is a JSON state file, which holds one run", path)
 	}
-	sf, err := state.Load(path)
+	sf, err := loadStateFile(path)
 	if err != nil {
-		return nil, nil, &exitError{code: engine.ExitUsage, err: err}
+		return nil, nil, err
 	}
 	return sf, nil, nil
+}
+
+// loadStateFile loads the JSON state file at path; an ensemble file given
+// by mistake says so, with the command that starts a durable run of it.
+func loadStateFile(path string) (*state.File, error) {
+	sf, err := state.Load(path)
+	if err != nil {
+		if data, rerr := os.ReadFile(path); rerr == nil && isEnsemble(data) {
+			return nil, usageErr("%s is an ensemble file, not a state file; start a durable run with: ensemble run %s --state run.db", path, shellQuote(path))
+		}
+		return nil, &exitError{code: engine.ExitUsage, err: err}
+	}
+	return sf, nil
 }
 
 // listSaved lists the runs of a state database, or the one of a JSON
@@ -175,9 +189,9 @@ func listSaved(io *stdio, path string) ([]*store.RunInfo, error) {
 		}
 		return runs, nil
 	}
-	sf, err := state.Load(path)
+	sf, err := loadStateFile(path)
 	if err != nil {
-		return nil, &exitError{code: engine.ExitUsage, err: err}
+		return nil, err
 	}
 	return []*store.RunInfo{{ID: "-", Ensemble: sf.Ensemble.Name, Saved: sf.SavedAt, Turns: sf.State.TurnCount, CompletionReason: sf.CompletionReason}}, nil
 }
