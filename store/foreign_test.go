@@ -20,14 +20,7 @@ import (
 func TestForeignEmptyDatabaseIsRefused(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "other.db")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec(`PRAGMA journal_mode = wal; CREATE TABLE x (a); DROP TABLE x;`); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
+	sqliteFile(t, path, `PRAGMA journal_mode = wal; CREATE TABLE x (a); DROP TABLE x;`)
 	if _, err := store.Open(path, false, ""); err == nil || !strings.Contains(err.Error(), "not an ensemble state database") {
 		t.Fatalf("Open of an SQLite file with no tables: %v", err)
 	}
@@ -44,14 +37,7 @@ func TestForeignEmptyDatabaseIsRefused(t *testing.T) {
 func TestForeignDatabaseIsLeftAsItWas(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "notes.db")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec(`CREATE TABLE notes (x); INSERT INTO notes VALUES ('kept')`); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
+	sqliteFile(t, path, `CREATE TABLE notes (x); INSERT INTO notes VALUES ('kept')`)
 	before, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -84,14 +70,7 @@ func TestFailedOpenLeavesNothingOpen(t *testing.T) {
 	}
 	// Not parallel: it counts the process's open files.
 	path := filepath.Join(t.TempDir(), "notes.db")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec(`CREATE TABLE notes (x)`); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
+	sqliteFile(t, path, `CREATE TABLE notes (x)`)
 	open := func() int {
 		fds, err := os.ReadDir("/proc/self/fd")
 		if err != nil {
@@ -107,5 +86,19 @@ func TestFailedOpenLeavesNothingOpen(t *testing.T) {
 	}
 	if n := open(); n != before {
 		t.Errorf("%d files open after 10 failed Opens, %d before", n, before)
+	}
+}
+
+// sqliteFile makes the SQLite database path, as another program would,
+// with the statements given.
+func sqliteFile(t *testing.T, path, statements string) {
+	t.Helper()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(statements); err != nil {
+		t.Fatal(err)
 	}
 }
