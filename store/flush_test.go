@@ -40,8 +40,12 @@ func TestWALFlushedInBackground(t *testing.T) {
 			if err := db.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if db.flush != nil {
-				t.Error("the flusher outlived Close")
+			if fl != nil {
+				select {
+				case <-fl.done:
+				default:
+					t.Error("the flusher outlived Close")
+				}
 			}
 			switch {
 			case sync == SyncFull && fl != nil:

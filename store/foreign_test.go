@@ -102,3 +102,42 @@ func sqliteFile(t *testing.T, path, statements string) {
 		t.Fatal(err)
 	}
 }
+
+// A state database is in WAL mode from its creation, and one that lost it
+// (turned to another journal mode by hand) has it again once opened.
+func TestStateDatabaseIsInWALMode(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "runs.db")
+	mode := func() string {
+		t.Helper()
+		raw, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		var m string
+		if err := raw.QueryRow(`PRAGMA journal_mode`).Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	db, err := store.Open(path, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if m := mode(); m != "wal" {
+		t.Fatalf("a new state database is in %s mode", m)
+	}
+	sqliteFile(t, path, `PRAGMA journal_mode = DELETE`)
+	if m := mode(); m != "delete" {
+		t.Fatalf("setting it by hand: %s", m)
+	}
+	if db, err = store.Open(path, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if m := mode(); m != "wal" {
+		t.Errorf("opened again, the state database is in %s mode", m)
+	}
+}
