@@ -66,6 +66,32 @@ func TestValidateDirectoriesAndStdin(t *testing.T) {
 	}
 }
 
+// An id flag given empty is refused, in every command that has one, before
+// anything is read or run.
+func TestEmptyIDFlagsAreRefused(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "runs.db")
+	for _, args := range [][]string{
+		{"run", example + "ensemble.yaml", "--responses", example + "responses.yaml", "--state", db, "--run-id", ""},
+		{"resume", db, "--run-id="},
+		{"state", "show", db, "--run-id", ""},
+		{"state", "export", db, "--run-id", ""},
+		{"batch", example + "ensemble.yaml", "--inputs", "in.jsonl", "--state", db, "--batch-id", ""},
+	} {
+		flag := "--run-id"
+		if args[0] == "batch" {
+			flag = "--batch-id"
+		}
+		o := ensembleCmd(t, "", args...)
+		if want := "ensemble: " + flag + " is empty: give an id, or leave the flag out for its default\n"; o.code != 2 || o.stderr != want {
+			t.Errorf("%s: exit %d %q", strings.Join(args, " "), o.code, o.stderr)
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a database was made")
+	}
+}
+
 // resume and the state commands, given an ensemble file for a state
 // file, say so.
 func TestResumeOfAnEnsembleFileSaysSo(t *testing.T) {

@@ -147,6 +147,17 @@ func newRootCmd(io *stdio) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{code: engine.ExitUsage, err: fmt.Errorf("%w\nSee '%s --help'.", err, c.CommandPath())}
 	})
+	// An id flag given empty (--run-id "$ID" with ID unset, say) is a
+	// mistake, not a request for the default, which leaving the flag out
+	// asks for.
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		for _, name := range []string{"run-id", "batch-id"} {
+			if f := c.Flags().Lookup(name); f != nil && f.Changed && f.Value.String() == "" {
+				return usageErr("--%s is empty: give an id, or leave the flag out for its default", name)
+			}
+		}
+		return nil
+	}
 	root.AddCommand(newRunCmd(io), newValidateCmd(io), newResumeCmd(io), newTestCmd(io), newGraphCmd(io), newSchemaCmd(io))
 	root.AddCommand(newInitCmd(io), newStateCmd(io), newBatchCmd(io), newMCPCmd(io))
 	root.AddCommand(newWorkerCmd(io), newAnswerCmd(io)) // the Temporal engine (temporal.go)
