@@ -114,6 +114,9 @@ type Program struct {
 	// ContextKeys are the top-level keys of context the condition names
 	// (context.x, context?.x, context["x"]), in source order.
 	ContextKeys []ContextKey
+	// ExecutionKeys are the agents whose execution count the condition
+	// reads (executions.x, executions["x"]), in source order.
+	ExecutionKeys []ContextKey
 	// ContextFields are the fields of context keys the condition reads
 	// (context.x.a, context.x?.a.b), in source order: one for each member
 	// access with a constant name below a context key.
@@ -225,7 +228,8 @@ func compile(src, what string, checkEnv any, extra ...expr.Option) (*Program, er
 	slices.SortStableFunc(keys.found, func(a, b ContextKey) int { return cmp.Or(a.Line-b.Line, a.Column-b.Column) })
 	slices.SortStableFunc(keys.fields, func(a, b ContextField) int { return cmp.Or(a.Line-b.Line, a.Column-b.Column) })
 	slices.SortStableFunc(keys.output, func(a, b ContextField) int { return cmp.Or(a.Line-b.Line, a.Column-b.Column) })
-	return &Program{Source: src, ContextKeys: keys.found, ContextFields: keys.fields, OutputFields: keys.output,
+	slices.SortStableFunc(keys.execs, func(a, b ContextKey) int { return cmp.Or(a.Line-b.Line, a.Column-b.Column) })
+	return &Program{Source: src, ContextKeys: keys.found, ExecutionKeys: keys.execs, ContextFields: keys.fields, OutputFields: keys.output,
 		UsesHistory: keys.history, prog: prog}, nil
 }
 
@@ -287,6 +291,7 @@ func (s *Select) EvalContext(ctx context.Context, env *Env, output any) (result 
 type contextKeys struct {
 	src     string
 	found   []ContextKey
+	execs   []ContextKey
 	fields  []ContextField
 	output  []ContextField
 	history bool
@@ -340,12 +345,17 @@ func (c *contextKeys) Visit(node *ast.Node) {
 		c.output = append(c.output, ContextField{Path: path, Line: line, Column: col})
 	}
 	id, ok := m.Node.(*ast.IdentifierNode)
-	if !ok || id.Value != "context" {
+	if !ok || (id.Value != "context" && id.Value != "executions") {
 		return
 	}
 	if key, ok := m.Property.(*ast.StringNode); ok {
 		line, col := position(c.src, m.Property.Location().From)
-		c.found = append(c.found, ContextKey{Name: key.Value, Line: line, Column: col})
+		k := ContextKey{Name: key.Value, Line: line, Column: col}
+		if id.Value == "context" {
+			c.found = append(c.found, k)
+		} else {
+			c.execs = append(c.execs, k)
+		}
 	}
 }
 

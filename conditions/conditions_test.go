@@ -395,6 +395,31 @@ func TestContextKeys(t *testing.T) {
 	}
 }
 
+func TestExecutionKeys(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		src  string
+		want []ContextKey
+	}{
+		{"turn_count > 1 && context.writer != nil", nil},
+		{"executions.writer < 5", []ContextKey{{"writer", 1, 12}}},
+		{`executions["a"] + executions.b > 2`, []ContextKey{{"a", 1, 12}, {"b", 1, 30}}},
+		{`executions[input] == 0`, nil}, // not a constant: unknown at load
+	}
+	for _, tt := range tests {
+		t.Run(tt.src, func(t *testing.T) {
+			t.Parallel()
+			p := MustCompile(tt.src)
+			if got := p.ExecutionKeys; !slices.Equal(got, tt.want) {
+				t.Errorf("ExecutionKeys = %v, want %v", got, tt.want)
+			}
+			if len(p.ContextKeys) > 0 && tt.want != nil {
+				t.Errorf("ContextKeys = %v: executions are not context", p.ContextKeys)
+			}
+		})
+	}
+}
+
 // expensive is a condition within every budget that takes minutes of CPU:
 // 900,000 scans of a 2 MB string.
 const expensive = `let s = repeat("a", 2000000); any(1..1000, any(1..900, s contains "b"))`

@@ -124,8 +124,9 @@ type condRef struct {
 }
 
 // contextKeys checks, once every agent's state key is known, that the
-// conditions name only keys of context that some agent fills: a misspelled
-// key would make its condition false, silently, at every turn.
+// conditions name only keys of context that some agent fills, and only
+// agents in executions: a misspelled key would make its condition false
+// (or true), silently, at every turn.
 func (d *decoder) contextKeys() {
 	var known []string
 	for _, c := range d.conds {
@@ -136,11 +137,28 @@ func (d *decoder) contextKeys() {
 			if known == nil {
 				known = slices.Sorted(maps.Keys(d.stateKeys))
 			}
-			at := fmt.Sprintf("column %d of the %s", k.Column, c.what)
-			if k.Line > 1 {
-				at = fmt.Sprintf("line %d, %s", k.Line, at)
+			d.bad(c.f, "names context.%s, but no agent has the state key %q%s (%s)", k.Name, k.Name, suggest(k.Name, known), keyAt(k, c.what))
+		}
+		// executions.<agent> of no agent is 0 at every turn: a loop
+		// guard such as executions.writr < 5 would never stop the loop.
+		for _, k := range c.p.ExecutionKeys {
+			if _, ok := d.agentNodes[k.Name]; ok {
+				continue
 			}
-			d.bad(c.f, "names context.%s, but no agent has the state key %q%s (%s)", k.Name, k.Name, suggest(k.Name, known), at)
+			hint := suggest(k.Name, slices.Sorted(maps.Keys(d.agentNodes)))
+			if use, ok := d.stateKeys[k.Name]; ok {
+				hint = fmt.Sprintf("; %q is the state key of agent %q, and executions counts by agent name", k.Name, use.agent)
+			}
+			d.bad(c.f, "names executions.%s, but no agent is named %q%s (%s)", k.Name, k.Name, hint, keyAt(k, c.what))
 		}
 	}
+}
+
+// keyAt is where k is in a condition or select, for a message.
+func keyAt(k conditions.ContextKey, what string) string {
+	at := fmt.Sprintf("column %d of the %s", k.Column, what)
+	if k.Line > 1 {
+		at = fmt.Sprintf("line %d, %s", k.Line, at)
+	}
+	return at
 }

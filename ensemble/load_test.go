@@ -235,11 +235,16 @@ func TestLoadErrors(t *testing.T) {
 			`16:31: agent "d": state_key "d" is already the state key of agent "c" (line 11); each agent needs its own`,
 		}},
 		// Keys of context are state keys, known at load: the state key of
-		// agent summarize is summary, not its name.
+		// agent summarize is summary, not its name. Keys of executions are
+		// agent names.
 		{"context-keys.yaml", []string{
 			`12:20: dependency "fetch" of agent "use": condition names context.fecth, but no agent has the state key "fecth"; did you mean "fetch"? (column 13 of the condition)`,
 			`14:20: dependency "summarize" of agent "use": condition names context.summarize, but no agent has the state key "summarize"; did you mean "summary"? (column 36 of the condition)`,
 			`19:20: dependency "use" of agent "later": condition names context.zzz, but no agent has the state key "zzz" (line 2, column 11 of the condition)`,
+			// executions counts by agent name: one of no agent is 0 at
+			// every turn.
+			`26:20: dependency "use" of agent "loop": condition names executions.summary, but no agent is named "summary"; "summary" is the state key of agent "summarize", and executions counts by agent name (column 12 of the condition)`,
+			`26:20: dependency "use" of agent "loop": condition names executions.lop, but no agent is named "lop"; did you mean "loop"? (column 66 of the condition)`,
 		}},
 		{"unknown-keys.yaml", []string{
 			`2:1: unknown top-level key "agnets"; did you mean "agents"?`,
