@@ -45,6 +45,9 @@ func initEnsemble(io *stdio, dir string) error {
 	if err != nil {
 		return err
 	}
+	if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		return usageErr("init: %s is a file, not a folder: name a folder (a new one is made)", dir)
+	}
 	var exist []string
 	for _, f := range files {
 		p := filepath.Join(dir, filepath.FromSlash(f))
@@ -85,7 +88,8 @@ func initEnsemble(io *stdio, dir string) error {
 		fmt.Fprintf(io.out, "created %s\n", p)
 	}
 	ens, resp := filepath.Join(dir, "ensemble.yaml"), filepath.Join(dir, "responses.yaml")
-	fmt.Fprintf(io.out, "\nTry it (no model is called; the script needs python3):\n  ensemble run %s --responses %s\n  ensemble test %s\n", ens, resp, dir)
+	fmt.Fprintf(io.out, "\nTry it (no model is called; the script needs python3):\n  ensemble run %s --responses %s\n  ensemble test %s\n",
+		shellQuote(ens), shellQuote(resp), shellQuote(dir))
 	return nil
 }
 

@@ -72,3 +72,24 @@ func TestInitRefusesToOverwriteAnyFile(t *testing.T) {
 		t.Error("init wrote files although it refused")
 	}
 }
+
+// The commands init prints can be pasted into a shell as they are, and a
+// file named for the folder says so.
+func TestInitOutputIsQuotedAndAFileIsNotAFolder(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "my ensemble")
+	o := ensembleCmd(t, "", "init", dir)
+	if o.code != 0 {
+		t.Fatalf("init: exit %d\n%s", o.code, o.stderr)
+	}
+	ens, resp := filepath.Join(dir, "ensemble.yaml"), filepath.Join(dir, "responses.yaml")
+	for _, want := range []string{"ensemble run '" + ens + "' --responses '" + resp + "'", "ensemble test '" + dir + "'"} {
+		if !strings.Contains(o.stdout, want) {
+			t.Errorf("init's output lacks %q:\n%s", want, o.stdout)
+		}
+	}
+	o = ensembleCmd(t, "", "init", ens)
+	if want := "ensemble: init: " + ens + " is a file, not a folder: name a folder (a new one is made)\n"; o.code != 2 || o.stderr != want {
+		t.Errorf("init of a file: exit %d %q", o.code, o.stderr)
+	}
+}
