@@ -12,15 +12,17 @@ import (
 )
 
 // TestValidateDirectoriesAndStdin: a directory stands for the ensemble
-// files under it (not other YAML, hidden folders or testdata), "-" for an
-// ensemble on standard input.
+// files under it (not other YAML, hidden folders or testdata; but a file
+// whose "agents" key is misspelt is one), "-" for an ensemble on standard
+// input.
 func TestValidateDirectoriesAndStdin(t *testing.T) {
 	t.Parallel()
 	o := ensembleCmd(t, "", "validate", "testdata/tree")
 	if o.code != 2 || o.stdout != "testdata/tree/a.yaml: ok\n" {
 		t.Fatalf("exit %d, stdout %q", o.code, o.stdout)
 	}
-	for _, want := range []string{"testdata/tree/sub/b.yml:6:", "testdata/tree/sub/broken.yaml:"} {
+	for _, want := range []string{"testdata/tree/sub/b.yml:6:", "testdata/tree/sub/broken.yaml:",
+		`testdata/tree/sub/misspelt.yaml:3:1: unknown top-level key "agent"; did you mean "agents"?`} {
 		if !strings.Contains(o.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, o.stderr)
 		}
@@ -40,7 +42,7 @@ func TestValidateDirectoriesAndStdin(t *testing.T) {
 	for _, p := range problems {
 		files[p.File] = true
 	}
-	if len(files) != 2 || !files["testdata/tree/sub/b.yml"] || !files["testdata/tree/sub/broken.yaml"] {
+	if len(files) != 3 || !files["testdata/tree/sub/b.yml"] || !files["testdata/tree/sub/broken.yaml"] || !files["testdata/tree/sub/misspelt.yaml"] {
 		t.Fatalf("problems in %v", files)
 	}
 

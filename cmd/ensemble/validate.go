@@ -94,8 +94,8 @@ func displayName(path string) string {
 }
 
 // ensembleFiles expands the arguments of validate: a directory becomes the
-// ensemble files under it, in lexical order; files and "-" stay as they
-// are. A directory with no ensemble file is an error: validating nothing
+// ensemble files under it, in lexical order (with those whose "agents" key
+// is misspelt, see misspeltEnsemble); files and "-" stay as they are. A directory with no ensemble file is an error: validating nothing
 // must not pass.
 func ensembleFiles(args []string) ([]string, error) {
 	var paths []string
@@ -123,7 +123,7 @@ func ensembleFiles(args []string) ([]string, error) {
 				paths = append(paths, path) // loading it again reports why
 				return nil
 			}
-			if isEnsemble(data) {
+			if isEnsemble(data) || misspeltEnsemble(data) {
 				paths = append(paths, path)
 			}
 			return nil
@@ -153,6 +153,27 @@ func isEnsemble(data []byte) bool {
 	}
 	_, ok := top["agents"]
 	return ok
+}
+
+// misspeltEnsemble reports whether data looks like an ensemble file whose
+// "agents" key is misspelt ("agent", "agnets"): a top-level "name" that is
+// a text (in a responses file, every key holds a list) and a key close to
+// "agents". Validating a folder loads it, so that the typo is
+// reported rather than the file skipped as some other YAML.
+func misspeltEnsemble(data []byte) bool {
+	var top map[string]any
+	if yaml.Unmarshal(data, &top) != nil {
+		return false
+	}
+	if _, ok := top["name"].(string); !ok {
+		return false
+	}
+	for k := range top {
+		if ensemble.Suggest(k, []string{"agents"}) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // problem is one entry of validate --output json. line and column are
