@@ -364,9 +364,15 @@ func checkSyntax(files []string) (empty []string, err error) {
 				if line = strings.TrimSpace(line); line == "" || line == "Parser errors:" {
 					continue
 				}
-				// "(3:5): expected: ..." → "file:3:5: expected: ..."
+				// "(3:5): expected: ..." → "file:3:5: expected: ..."; the
+				// parser gives column 0 at the end of the file, where
+				// columns here count from 1.
 				if m := gherkinPos.FindStringSubmatch(line); m != nil {
-					line = fmt.Sprintf("%s:%s:%s: %s", name, m[1], m[2], m[3])
+					col := m[2]
+					if col == "0" {
+						col = "1"
+					}
+					line = fmt.Sprintf("%s:%s:%s: %s", name, m[1], col, m[3])
 				} else {
 					line = name + ": " + line
 				}

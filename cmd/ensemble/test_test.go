@@ -217,6 +217,8 @@ func TestTestUsageErrors(t *testing.T) {
 		{"missing path", []string{"test", gherkinDir + "nowhere"}, "nowhere: no such file or folder"},
 		{"unknown format", []string{"test", "--format", "html", gherkinDir + "pass"}, `unknown format "html"`},
 		{"syntax error", []string{"test", gherkinDir + "syntax"}, "broken.feature:5:3: expected:"},
+		// The parser's column 0 at the end of the file is column 1.
+		{"unclosed doc string", []string{"test", gherkinDir + "unclosed"}, "unclosed.feature:6:1: unexpected end of file"},
 		{"no features", []string{"test", gherkinDir + "scripts"}, "no .feature files found"},
 		// Testing nothing never passes.
 		{"tags match nothing", []string{"test", "--tags", "@nothing", gherkinDir + "pass"}, "no scenario matches --tags @nothing"},

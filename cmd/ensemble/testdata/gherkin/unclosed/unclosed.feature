@@ -1,0 +1,5 @@
+Feature: unclosed
+  Scenario: a doc string never closed
+    Given the input
+      """
+      text
