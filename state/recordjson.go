@@ -18,16 +18,7 @@ func (r *Record) AppendIndent(dst []byte, prefix, indent string) ([]byte, error)
 	compact := jsonw.Compact(prefix, indent)
 	// nl breaks the line and indents it depth times, key writes a key and
 	// its colon: neither breaks nor spaces when compact.
-	nl := func(depth int) {
-		if compact {
-			return
-		}
-		dst = append(dst, '\n')
-		dst = append(dst, prefix...)
-		for range depth {
-			dst = append(dst, indent...)
-		}
-	}
+	nl := func(depth int) { dst = jsonw.Newline(dst, prefix, indent, depth) }
 	key := func(name string) {
 		dst = append(dst, '"')
 		dst = append(dst, name...)

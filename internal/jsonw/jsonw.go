@@ -74,7 +74,7 @@ func AppendIndent(dst []byte, v any, prefix, indent string, depth int) ([]byte, 
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = newline(dst, prefix, indent, depth+1)
+			dst = Newline(dst, prefix, indent, depth+1)
 			dst = AppendString(dst, e.k)
 			dst = append(dst, ':')
 			if !Compact(prefix, indent) {
@@ -91,7 +91,7 @@ func AppendIndent(dst []byte, v any, prefix, indent string, depth int) ([]byte, 
 		if err != nil {
 			return dst, err
 		}
-		return append(newline(dst, prefix, indent, depth), '}'), nil
+		return append(Newline(dst, prefix, indent, depth), '}'), nil
 	case []any:
 		if x == nil {
 			return append(dst, "null"...), nil
@@ -105,12 +105,12 @@ func AppendIndent(dst []byte, v any, prefix, indent string, depth int) ([]byte, 
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = newline(dst, prefix, indent, depth+1)
+			dst = Newline(dst, prefix, indent, depth+1)
 			if dst, err = AppendIndent(dst, e, prefix, indent, depth+1); err != nil {
 				return dst, err
 			}
 		}
-		return append(newline(dst, prefix, indent, depth), ']'), nil
+		return append(Newline(dst, prefix, indent, depth), ']'), nil
 	}
 	b, err := json.Marshal(v)
 	if err != nil || Compact(prefix, indent) {
@@ -138,7 +138,9 @@ var entryPool = sync.Pool{New: func() any { return new([]entry) }}
 // empty.
 func Compact(prefix, indent string) bool { return prefix == "" && indent == "" }
 
-func newline(dst []byte, prefix, indent string, depth int) []byte {
+// Newline breaks the line and indents it: prefix, then indent depth times;
+// nothing when compact (see Compact).
+func Newline(dst []byte, prefix, indent string, depth int) []byte {
 	if Compact(prefix, indent) {
 		return dst
 	}
