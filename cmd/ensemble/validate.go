@@ -95,8 +95,9 @@ func displayName(path string) string {
 
 // ensembleFiles expands the arguments of validate: a directory becomes the
 // ensemble files under it, in lexical order (with those whose "agents" key
-// is misspelt, see misspeltEnsemble); files and "-" stay as they are. A directory with no ensemble file is an error: validating nothing
-// must not pass.
+// is misspelt, see ensembleLike); files and "-" stay as they are. A
+// directory with no ensemble file is an error: validating nothing must not
+// pass.
 func ensembleFiles(args []string) ([]string, error) {
 	var paths []string
 	for _, arg := range args {
@@ -123,7 +124,7 @@ func ensembleFiles(args []string) ([]string, error) {
 				paths = append(paths, path) // loading it again reports why
 				return nil
 			}
-			if isEnsemble(data) || misspeltEnsemble(data) {
+			if ensembleLike(data, true) {
 				paths = append(paths, path)
 			}
 			return nil
@@ -146,24 +147,21 @@ var topLevelAgents = regexp.MustCompile(`(?m)^["']?agents["']?[ \t]*:`)
 // isEnsemble reports whether data is an ensemble file rather than some
 // other YAML (responses, profiles) or JSON: its top level has an "agents"
 // key. A file too broken to parse counts when a line starts with "agents:".
-func isEnsemble(data []byte) bool {
+func isEnsemble(data []byte) bool { return ensembleLike(data, false) }
+
+// ensembleLike is isEnsemble, and with misspelt also true for a file that
+// looks like an ensemble whose "agents" key is misspelt ("agent",
+// "agnets"): a top-level "name" that is a text (in a responses file, every
+// key holds a list) and a key close to "agents". Validating a folder loads
+// such a file, so that the typo is reported rather than the file skipped
+// as some other YAML.
+func ensembleLike(data []byte, misspelt bool) bool {
 	var top map[string]any
 	if err := yaml.Unmarshal(data, &top); err != nil {
 		return topLevelAgents.Match(data)
 	}
-	_, ok := top["agents"]
-	return ok
-}
-
-// misspeltEnsemble reports whether data looks like an ensemble file whose
-// "agents" key is misspelt ("agent", "agnets"): a top-level "name" that is
-// a text (in a responses file, every key holds a list) and a key close to
-// "agents". Validating a folder loads it, so that the typo is
-// reported rather than the file skipped as some other YAML.
-func misspeltEnsemble(data []byte) bool {
-	var top map[string]any
-	if yaml.Unmarshal(data, &top) != nil {
-		return false
+	if _, ok := top["agents"]; ok || !misspelt {
+		return ok
 	}
 	if _, ok := top["name"].(string); !ok {
 		return false
