@@ -2,9 +2,9 @@ package store
 
 import "os"
 
-// flushEvery is how many committed transactions of a database go between
-// two background flushes of its WAL (about 0.7 MB of it in a loop of
-// instant turns, where a turn writes a page or two).
+// flushEvery is how many turns saved in a database go between two
+// background flushes of its WAL (about 0.7 MB of it in a loop of instant
+// turns, where a turn writes a page or two).
 const flushEvery = 128
 
 // flusher writes the WAL's new pages to the disk in the background while
@@ -59,15 +59,14 @@ func (fl *flusher) stop() {
 	<-fl.done
 }
 
-// committed counts a write transaction committed on db and, every
-// flushEvery of them, has the WAL flushed in the background. With
-// synchronous=FULL every commit is flushed already.
-func (db *DB) committed() {
-	if db.sync == SyncFull {
-		return
-	}
+// committed counts a write transaction committed on db, which saved turns
+// turns, and every flushEvery turns has the WAL flushed in the
+// background. With synchronous=FULL every commit is flushed already.
+func (db *DB) committed(turns int) {
 	db.commits++
-	if db.commits%flushEvery != 0 {
+	before := db.turns / flushEvery
+	db.turns += turns
+	if db.sync == SyncFull || db.turns/flushEvery == before {
 		return
 	}
 	if db.flush == nil {

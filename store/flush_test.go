@@ -9,7 +9,7 @@ import (
 	"github.com/ensemble-run/ensemble/state"
 )
 
-// A run's WAL is flushed in the background every flushEvery commits, and
+// A run's WAL is flushed in the background every flushEvery turns, and
 // closing the database ends the flusher; with synchronous=FULL, where
 // every commit is flushed by SQLite, there is no flusher.
 func TestWALFlushedInBackground(t *testing.T) {
@@ -51,7 +51,7 @@ func TestWALFlushedInBackground(t *testing.T) {
 			case sync == SyncFull && fl != nil:
 				t.Error("synchronous=FULL started a flusher")
 			case sync == SyncNormal && fl == nil:
-				t.Fatal("no flusher after 257 commits")
+				t.Fatal("no flusher after 257 turns")
 			case sync == SyncNormal && fl.n == 0:
 				t.Error("the WAL was never flushed")
 			}

@@ -136,10 +136,14 @@ type DB struct {
 	// version is the schema's (PRAGMA user_version): 1 or 2.
 	version int64
 	sync    Sync
-	// commits counts the write transactions committed, for flush, which
-	// writes the WAL to the disk in the background (flush.go).
-	commits int
-	flush   *flusher
+	// commits counts the write transactions committed, turns the turns
+	// they saved, for flush, which writes the WAL to the disk in the
+	// background (flush.go).
+	commits, turns int
+	flush          *flusher
+	// behind are the writers in the background (Writer.Background), which
+	// Close stops before it closes the connection they write on.
+	behind map[*Writer]bool
 	// stmts holds the statements exec and query prepared, by their SQL:
 	// SQLite parses a statement in tens of microseconds, a batch runs the
 	// same dozen of them for each of its inputs.
@@ -246,8 +250,12 @@ func isBusy(err error) bool {
 	return c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED
 }
 
-// Close closes the database, releasing the locks of its runs.
+// Close closes the database, releasing the locks of its runs; a writer
+// still in the background (Writer.Background) writes what it holds first.
 func (db *DB) Close() error {
+	for w := range db.behind {
+		w.stopBehind()
+	}
 	if db.flush != nil {
 		db.flush.stop()
 		db.flush = nil

@@ -133,56 +133,7 @@ func TestEveryTurnRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	r := engine.New(e, "go", engine.Options{Runner: testRunner()})
-	w, err := db.Create("first", r.File(""), stateKey(e))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reader, err := store.Open(path, false, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
-	check := func(reason string) {
-		t.Helper()
-		info, err := reader.Run("first")
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := reader.Load(info)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, want := asJSON(t, f.State), asJSON(t, r.State()); got != want {
-			t.Fatalf("turn %d: loaded\n%s\nwant\n%s", r.State().TurnCount, got, want)
-		}
-		if f.CompletionReason != reason || info.Turns != r.State().TurnCount || f.Ensemble.SHA256 != e.Hash {
-			t.Fatalf("turn %d: %q, %d turns, %+v", r.State().TurnCount, f.CompletionReason, info.Turns, f.Ensemble)
-		}
-	}
-	check("")
-	reason, sawPending, sawMemory, sawWarning := "", false, false, false
-	for reason == "" {
-		reason = r.Step(context.Background())
-		st := r.State()
-		sawPending = sawPending || len(st.Pending) > 0
-		sawMemory = sawMemory || len(st.Memory) > 0
-		sawWarning = sawWarning || len(st.Warnings) > 0
-		if reason == "" {
-			if err := w.SaveTurn(st); err != nil {
-				t.Fatal(err)
-			}
-			check("")
-		}
-	}
-	if err := w.Finish(r.State(), reason); err != nil {
-		t.Fatal(err)
-	}
-	check(reason)
-	w.Close()
-	if reason != engine.Completed || !sawPending || !sawMemory || !sawWarning || r.State().AgentExecutionCount["publisher"] != 1 {
-		t.Fatalf("the run does not cover the cases: %s, pending %v, memory %v, warnings %v", reason, sawPending, sawMemory, sawWarning)
-	}
+	r := roundTrip(t, e, db, "first", false)
 
 	// A run loaded from the database goes on to the same end.
 	half := engine.New(e, "go", engine.Options{Runner: testRunner(), MaxTurns: 3})
@@ -391,4 +342,82 @@ func TestOpenedAtOnceWhileCreated(t *testing.T) {
 			}
 		}
 	}
+}
+
+// So does a writer in the background, which Wait has finish each turn's
+// write: the turns with warnings (written with them, in one transaction),
+// memory and pending requests included.
+func TestEveryTurnRoundTripsInTheBackground(t *testing.T) {
+	t.Parallel()
+	db, err := store.Open(filepath.Join(t.TempDir(), "runs.db"), true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	roundTrip(t, testEnsemble(t), db, "behind", true)
+}
+
+// roundTrip plays testEnsemble as run id of db, saving every turn (in the
+// background, with background, waiting for each), and checks after each
+// that the run loaded from the database, through another connection, is
+// the run in memory. It returns the finished run.
+func roundTrip(t *testing.T, e *ensemble.Ensemble, db *store.DB, id string, background bool) *engine.Run {
+	t.Helper()
+	r := engine.New(e, "go", engine.Options{Runner: testRunner()})
+	w, err := db.Create(id, r.File(""), stateKey(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if background {
+		w.Background()
+	}
+	reader, err := store.Open(db.Path(), false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	check := func(reason string) {
+		t.Helper()
+		info, err := reader.Run(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := reader.Load(info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := asJSON(t, f.State), asJSON(t, r.State()); got != want {
+			t.Fatalf("turn %d: loaded\n%s\nwant\n%s", r.State().TurnCount, got, want)
+		}
+		if f.CompletionReason != reason || info.Turns != r.State().TurnCount || f.Ensemble.SHA256 != e.Hash {
+			t.Fatalf("turn %d: %q, %d turns, %+v", r.State().TurnCount, f.CompletionReason, info.Turns, f.Ensemble)
+		}
+	}
+	check("")
+	reason, sawPending, sawMemory, sawWarning := "", false, false, false
+	for reason == "" {
+		reason = r.Step(context.Background())
+		st := r.State()
+		sawPending = sawPending || len(st.Pending) > 0
+		sawMemory = sawMemory || len(st.Memory) > 0
+		sawWarning = sawWarning || len(st.Warnings) > 0
+		if reason == "" {
+			if err := w.SaveTurn(st); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			check("")
+		}
+	}
+	if err := w.Finish(r.State(), reason); err != nil {
+		t.Fatal(err)
+	}
+	check(reason)
+	w.Close()
+	if reason != engine.Completed || !sawPending || !sawMemory || !sawWarning || r.State().AgentExecutionCount["publisher"] != 1 {
+		t.Fatalf("the run does not cover the cases: %s, pending %v, memory %v, warnings %v", reason, sawPending, sawMemory, sawWarning)
+	}
+	return r
 }

@@ -43,8 +43,13 @@ type Writer struct {
 	context  []contextEntry
 	deps     []string
 
-	row [9]driver.NamedValue // the values of a turn's row, reused
+	row turnRow // the values of a turn's row, reused
+
+	bg *behind // the goroutine that writes the rows, after Background
 }
+
+// turnColumns is the number of values of a row of turns.
+const turnColumns = 9
 
 type contextEntry struct {
 	key string
@@ -229,9 +234,13 @@ func meta(f *state.File) (ref, resp, profiles, opts any, err error) {
 	return
 }
 
-// Close releases the run's lock; the database stays open, with the
-// statements the writer used.
+// Close writes the turns still queued (after Background) and releases the
+// run's lock; the database stays open, with the statements the writer
+// used.
 func (w *Writer) Close() {
+	if w.bg != nil {
+		w.stopBehind()
+	}
 	w.begin, w.commit, w.insertTurn, w.insertWarning = nil, nil, nil, nil
 	w.db.Unlock(w.run)
 }
@@ -256,6 +265,17 @@ func (w *Writer) Finish(st *state.State, reason string) error {
 }
 
 func (w *Writer) save(st *state.State, reason string, final bool) error {
+	if b := w.bg; b != nil {
+		var err error
+		if final {
+			err = w.stopBehind() // what is queued first; then this, on this goroutine
+		} else {
+			err = b.failed()
+		}
+		if err != nil {
+			return err
+		}
+	}
 	if len(st.History) < w.records || st.TurnCount < w.turn || len(st.Warnings) < w.warnings {
 		return &Error{Path: w.db.path, Err: errors.New("the state went back since it was last saved")}
 	}
@@ -271,11 +291,19 @@ func (w *Writer) save(st *state.State, reason string, final bool) error {
 		return nil
 	}
 	var err error
-	if row != nil && len(newWarnings) == 0 && !final {
+	switch {
+	case row != nil && len(newWarnings) == 0 && !final && w.bg != nil:
+		w.bg.queue(&w.row)
+		w.mark(st)
+		return nil
+	case row != nil && len(newWarnings) == 0 && !final:
 		// The turn's one row: a statement outside BEGIN and COMMIT is a
 		// transaction of its own, without running those two statements.
 		_, err = w.insertTurn.(driver.StmtExecContext).ExecContext(w.db.ctx, row)
-	} else {
+	default:
+		if err = w.Wait(); err != nil {
+			return err // a turn before is missing: nothing after it is written
+		}
 		err = w.db.tx2(w.begin, w.commit, func() error {
 			if row != nil {
 				if _, err := w.insertTurn.(driver.StmtExecContext).ExecContext(w.db.ctx, row); err != nil {
@@ -302,8 +330,20 @@ func (w *Writer) save(st *state.State, reason string, final bool) error {
 	if err != nil {
 		return &Error{Path: w.db.path, Err: explain(err)}
 	}
-	w.db.committed()
-	// Saved: move the marks.
+	saved := 0
+	if row != nil {
+		saved = 1
+	}
+	w.db.committed(saved)
+	w.mark(st)
+	if final {
+		w.run.CompletionReason = reason
+	}
+	return nil
+}
+
+// mark moves the marks of what is saved to st.
+func (w *Writer) mark(st *state.State) {
 	for _, r := range st.History[w.records:] {
 		w.outputs[r.AgentName] = st.OutputCount[r.AgentName]
 		if m, ok := st.Memory[r.AgentName]; ok {
@@ -311,10 +351,6 @@ func (w *Writer) save(st *state.State, reason string, final bool) error {
 		}
 	}
 	w.records, w.warnings, w.turn = len(st.History), len(st.Warnings), st.TurnCount
-	if final {
-		w.run.CompletionReason = reason
-	}
-	return nil
 }
 
 // delta encodes the row of turns for what st gained since the last save.

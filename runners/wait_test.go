@@ -1,0 +1,72 @@
+package runners
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// WaitBefore: what injected responses answer runs at once; an agent they
+// do not answer, a simulated one, or any agent of a runner without
+// responses waits first, and does not run when the wait fails.
+func TestWaitBefore(t *testing.T) {
+	t.Parallel()
+	e := testEnsemble(t, scriptAgent("injected", "x.sh", nil), scriptAgent("script", "x.sh", nil), scriptAgent("simulated", "x.sh", nil))
+	r := NewResponses()
+	r.Add("injected", "from the file")
+	r.SetSimulate("simulated", "efficient", "play a user")
+	req := func(agent string) *Request {
+		return &Request{Ensemble: e, Agent: e.Agent(agent), Input: "in", Turn: 1, Execution: 1}
+	}
+	for _, tt := range []struct {
+		name         string
+		waitErr      error
+		agent        string
+		viaResponses bool // next behind injected responses, or alone
+		waits        int
+		ran          string // what ran: "", "next" or "simulate"
+		err          string
+	}{
+		{"injected", nil, "injected", true, 0, "", ""},
+		{"injected while the wait fails", errors.New("disk full"), "injected", true, 0, "", ""},
+		{"not injected", nil, "script", true, 1, "next", ""},
+		{"simulated", nil, "simulated", true, 1, "simulate", ""},
+		{"not injected, the wait fails", errors.New("disk full"), "script", true, 1, "", "not run: the turns before it could not be saved: disk full"},
+		{"simulated, the wait fails", errors.New("disk full"), "simulated", true, 1, "", "not run: the turns before it could not be saved: disk full"},
+		{"no responses", nil, "injected", false, 1, "next", ""},
+		{"no responses, the wait fails", errors.New("disk full"), "script", false, 1, "", "disk full"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			waits, ran := 0, ""
+			next := RunnerFunc(func(ctx context.Context, req *Request) *Result {
+				ran = "next"
+				return &Result{Output: "ran"}
+			})
+			var runner Runner = next
+			if tt.viaResponses {
+				inj := Injected(r, next)
+				inj.Simulate = func(ctx context.Context, req *Request, profile, prompt string) *Result {
+					ran = "simulate"
+					return &Result{Output: "simulated"}
+				}
+				runner = inj
+			}
+			got := WaitBefore(runner, func() error { waits++; return tt.waitErr })
+			if tt.viaResponses && got != runner {
+				t.Fatal("WaitBefore replaced the injected runner instead of changing it in place")
+			}
+			res := got.Run(context.Background(), req(tt.agent))
+			if waits != tt.waits || ran != tt.ran {
+				t.Errorf("%d waits, ran %q; want %d, %q", waits, ran, tt.waits, tt.ran)
+			}
+			switch {
+			case tt.err == "" && res.Err != nil:
+				t.Errorf("error %v", res.Err)
+			case tt.err != "" && (res.Err == nil || !strings.Contains(res.Err.Error(), tt.err)):
+				t.Errorf("error %v, want %q", res.Err, tt.err)
+			}
+		})
+	}
+}
