@@ -1,8 +1,10 @@
 // Package store keeps durable runs in an SQLite database
-// (docs/semantics.md#durable-runs): `ensemble run --state FILE` writes one
-// transaction per completed turn holding only what the turn added, so the
-// cost of a save does not grow with the run. A database holds any number of
-// runs, each named by an id; one process at a time writes a run.
+// (docs/semantics.md#durable-runs): `ensemble run --state FILE` writes a
+// row per completed turn holding only what the turn added, so the cost of a
+// save does not grow with the run, in a transaction of its own or, for
+// turns that come faster than SQLite commits, with them (Writer.Background).
+// A database holds any number of runs, each named by an id; one process at
+// a time writes a run.
 //
 // The database is opened through modernc.org/sqlite, a pure Go SQLite: no
 // C compiler is needed. Only this package and cmd/ensemble import it.

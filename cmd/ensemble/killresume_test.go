@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -58,13 +60,66 @@ func TestKilledAtRandomMomentsResumes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	killAndResume(t, dir, nil, 20, 8)
+}
+
+// So does a run of instant turns, which its database follows behind (the
+// turns that injected responses answer are saved a few at a time): 2×5,000
+// turns, killed at 10 random moments.
+func TestKilledRunOfInstantTurnsResumes(t *testing.T) {
+	t.Parallel()
+	const loop = 5000
+	dir := t.TempDir()
+	ens := fmt.Sprintf(`name: instant
+agents:
+  - name: seed
+    script: step.sh
+  - name: ping
+    script: step.sh
+    dependencies:
+      - seed
+      - agent_name: pong
+        requires_all: false
+    conversation: {max_turns: %d}
+  - name: pong
+    script: step.sh
+    dependencies: [ping]
+    conversation: {max_turns: %d}
+conversation_limits:
+  max_total_turns: %d
+`, loop, loop, 2*loop+1)
+	var resp strings.Builder
+	resp.WriteString("seed: [go]\nping:\n")
+	for i := 1; i <= loop; i++ {
+		fmt.Fprintf(&resp, "  - {n: %d}\n", i)
+	}
+	resp.WriteString("pong:\n")
+	for i := 1; i <= loop; i++ {
+		fmt.Fprintf(&resp, "  - {n: %d}\n", i)
+	}
+	for name, body := range map[string]string{"ensemble.yaml": ens, "responses.yaml": resp.String(), "step.sh": killStep} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	killAndResume(t, dir, []string{"--responses", filepath.Join(dir, "responses.yaml")}, 10, 2)
+}
+
+// killAndResume runs dir/ensemble.yaml with --state (and the run flags
+// extra) once whole, then kills it kills times, each at a random moment of
+// the first 1/part of the time the whole run took, resuming it after each,
+// and checks that it ends as the whole run did.
+func killAndResume(t *testing.T, dir string, extra []string, kills int, part int64) {
+	t.Helper()
 	ens := filepath.Join(dir, "ensemble.yaml")
 	cli := func(args ...string) *exec.Cmd {
+		if args[0] == "run" {
+			args = append(args, extra...)
+		}
 		cmd := cliCommand(t, []string{"ENSEMBLE_PROFILES="}, args...)
 		cmd.Dir = dir
 		return cmd
 	}
-
 	start := time.Now()
 	out, err := cli("run", ens, "--state", filepath.Join(dir, "reference.db"), "--output", "json").Output()
 	if code := exitCode(t, err); code != 0 {
@@ -97,8 +152,8 @@ func TestKilledAtRandomMomentsResumes(t *testing.T) {
 		return len(runs) == 1
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	turns, kills := 0, 0
-	for kills < 20 {
+	turns, killed := 0, 0
+	for killed < kills {
 		args := []string{"run", ens, "--state", sp, "--output", "json"}
 		if hasRun() {
 			args = []string{"resume", sp, "--output", "json"}
@@ -109,9 +164,9 @@ func TestKilledAtRandomMomentsResumes(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Anywhere from the start of the process to an eighth of a whole run
+		// Anywhere from the start of the process to a part of a whole run
 		// after it.
-		time.Sleep(time.Duration(rng.Int64N(int64(whole/8) + 1)))
+		time.Sleep(time.Duration(rng.Int64N(int64(whole)/part + 1)))
 		err := cmd.Process.Signal(syscall.SIGKILL)
 		werr := cmd.Wait()
 		if errors.Is(err, os.ErrProcessDone) || cmd.ProcessState.Success() {
@@ -120,13 +175,13 @@ func TestKilledAtRandomMomentsResumes(t *testing.T) {
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
 			t.Fatalf("%v ended on its own before the kill: %v\n%s", args, werr, stderr.Bytes())
 		}
-		kills++
+		killed++
 		if !hasRun() {
 			continue
 		}
 		sf := readState(t, sp)
 		if sf.turn() < turns || (sf.CompletionReason != "" && sf.CompletionReason != "completed") {
-			t.Fatalf("kill %d: the state holds turn %d (%q) after turn %d", kills, sf.turn(), sf.CompletionReason, turns)
+			t.Fatalf("kill %d: the state holds turn %d (%q) after turn %d", killed, sf.turn(), sf.CompletionReason, turns)
 		}
 		turns = sf.turn()
 		if sf.CompletionReason == "completed" {
@@ -144,9 +199,9 @@ func TestKilledAtRandomMomentsResumes(t *testing.T) {
 		t.Fatalf("the last resume: exit %d", code)
 	}
 	if got := comparableResult(t, out); got != want {
-		t.Fatalf("after %d kills (the last at turn %d) the result differs from an uninterrupted run's:\n%s\nwant\n%s", kills, turns, got, want)
+		t.Fatalf("after %d kills (the last at turn %d) the result differs from an uninterrupted run's:\n%s\nwant\n%s", killed, turns, got, want)
 	}
-	t.Logf("%d kills, the last after turn %d", kills, turns)
+	t.Logf("%d kills, the last after turn %d", killed, turns)
 	out, err = cli("state", "show", sp, "--output", "json").Output()
 	if code := exitCode(t, err); code != 0 {
 		t.Fatalf("state show: exit %d", code)

@@ -10,6 +10,7 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/report"
+	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -56,8 +57,11 @@ func stateKeys(e *ensemble.Ensemble) func(string) string {
 // --run-id or a new id), or the run being resumed from it, saved after
 // every turn with only what the turn added.
 func (f *runFlags) durableDB(io *stdio, e *ensemble.Ensemble, input string, opts engine.Options, extra *state.File) (*engine.Run, func(*engine.Result) error, error) {
+	// The turns are saved behind the run, which waits for them before an
+	// execution that reaches outside the process (docs/semantics.md#durable-runs).
 	var w *store.Writer
 	opts.AfterTurn = func(st *state.State) error { return w.SaveTurn(st) }
+	opts.Runner = runners.WaitBefore(opts.Runner, func() error { return w.Wait() })
 	var (
 		r   *engine.Run
 		db  *store.DB
@@ -102,6 +106,7 @@ func (f *runFlags) durableDB(io *stdio, e *ensemble.Ensemble, input string, opts
 		}
 		f.newRunID = id
 	}
+	w.Background()
 	final := func(res *engine.Result) error {
 		defer func() {
 			w.Close()
