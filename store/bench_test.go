@@ -17,40 +17,54 @@ import (
 // BenchmarkStoreTurn measures what a save costs per turn in a ping-pong of
 // turns turns (one record, its counts, output, edge and the turn count a
 // turn): the ns/turn metric must not grow with the run (docs/performance.md).
+// "sync" saves each turn on the run's goroutine, "behind" in the
+// background (Writer.Background), waiting for the last turn to be written.
 func BenchmarkStoreTurn(b *testing.B) {
 	for _, turns := range []int{1000, 8000} {
-		b.Run(fmt.Sprint(turns), func(b *testing.B) {
-			var total time.Duration
-			n := 0
-			for b.Loop() {
-				b.StopTimer()
-				db, err := store.Open(filepath.Join(b.TempDir(), "bench.db"), true, "")
-				if err != nil {
-					b.Fatal(err)
-				}
-				st := state.New("go")
-				f := &state.File{Ensemble: state.FileRef{Name: "bench", Path: "/bench.yaml", SHA256: fmt.Sprintf("%064x", 1)}, State: st}
-				w, err := db.Create("bench", f, func(s string) string { return s })
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-				start := time.Now()
-				for turn := 1; turn <= turns; turn++ {
-					pingPongTurn(st, turn, map[string]any{"n": float64(turn)})
-					if err := w.SaveTurn(st); err != nil {
+		for _, behind := range []bool{false, true} {
+			mode := "sync"
+			if behind {
+				mode = "behind"
+			}
+			b.Run(fmt.Sprintf("%d/%s", turns, mode), func(b *testing.B) {
+				var total time.Duration
+				n := 0
+				for b.Loop() {
+					b.StopTimer()
+					db, err := store.Open(filepath.Join(b.TempDir(), "bench.db"), true, "")
+					if err != nil {
 						b.Fatal(err)
 					}
+					st := state.New("go")
+					f := &state.File{Ensemble: state.FileRef{Name: "bench", Path: "/bench.yaml", SHA256: fmt.Sprintf("%064x", 1)}, State: st}
+					w, err := db.Create("bench", f, func(s string) string { return s })
+					if err != nil {
+						b.Fatal(err)
+					}
+					if behind {
+						w.Background()
+					}
+					b.StartTimer()
+					start := time.Now()
+					for turn := 1; turn <= turns; turn++ {
+						pingPongTurn(st, turn, map[string]any{"n": float64(turn)})
+						if err := w.SaveTurn(st); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := w.Wait(); err != nil {
+						b.Fatal(err)
+					}
+					total += time.Since(start)
+					n += turns
+					b.StopTimer()
+					w.Close()
+					db.Close()
+					b.StartTimer()
 				}
-				total += time.Since(start)
-				n += turns
-				b.StopTimer()
-				w.Close()
-				db.Close()
-				b.StartTimer()
-			}
-			b.ReportMetric(float64(total.Nanoseconds())/float64(n), "ns/turn")
-		})
+				b.ReportMetric(float64(total.Nanoseconds())/float64(n), "ns/turn")
+			})
+		}
 	}
 }
 
