@@ -278,3 +278,20 @@ func TestRetryNeverRepeatsAQuestionThatWaits(t *testing.T) {
 		t.Fatalf("completion %q after %d calls, %d retry events", res.CompletionReason, calls.Load(), len(eventsOf(&log, events.AgentRetry)))
 	}
 }
+
+// An execution held back because the run's state could not be saved is not
+// tried again: nothing a retry does saves the state.
+func TestRetryNeverRepeatsAnExecutionNotSaved(t *testing.T) {
+	t.Parallel()
+	a := agent("work", 1)
+	a.Retry = &ensemble.Retry{Attempts: 3, Backoff: time.Millisecond}
+	var waits atomic.Int32
+	var log events.Log
+	b := &runners.Barrier{Wait: func() error { waits.Add(1); return errors.New("disk full") }}
+	res := engine.New(build(a), "", engine.Options{Events: log.Sink(), Runner: b.Wrap(runners.RunnerFunc(func(context.Context, *runners.Request) *runners.Result {
+		return &runners.Result{Output: "ran"}
+	}))}).Run(context.Background())
+	if waits.Load() != 1 || len(eventsOf(&log, events.AgentRetry)) != 0 || len(res.Errors) == 0 || !strings.Contains(res.Errors[0].Message, "disk full") {
+		t.Fatalf("%d waits, %d retry events, errors %+v", waits.Load(), len(eventsOf(&log, events.AgentRetry)), res.Errors)
+	}
+}

@@ -7,10 +7,11 @@ import (
 	"testing"
 )
 
-// WaitBefore: what injected responses answer runs at once; an agent they
+// A barrier: what injected responses answer runs at once; an agent they
 // do not answer, a simulated one, or any agent of a runner without
-// responses waits first, and does not run when the wait fails.
-func TestWaitBefore(t *testing.T) {
+// responses waits first, and does not run when the wait fails (ErrNotSaved);
+// Reached says whether one went through.
+func TestBarrier(t *testing.T) {
 	t.Parallel()
 	e := testEnsemble(t, scriptAgent("injected", "x.sh", nil), scriptAgent("script", "x.sh", nil), scriptAgent("simulated", "x.sh", nil))
 	r := NewResponses()
@@ -53,9 +54,10 @@ func TestWaitBefore(t *testing.T) {
 				}
 				runner = inj
 			}
-			got := WaitBefore(runner, func() error { waits++; return tt.waitErr })
+			b := &Barrier{Wait: func() error { waits++; return tt.waitErr }}
+			got := b.Wrap(runner)
 			if tt.viaResponses && got != runner {
-				t.Fatal("WaitBefore replaced the injected runner instead of changing it in place")
+				t.Fatal("Wrap replaced the injected runner instead of changing it in place")
 			}
 			res := got.Run(context.Background(), req(tt.agent))
 			if waits != tt.waits || ran != tt.ran {
@@ -64,8 +66,14 @@ func TestWaitBefore(t *testing.T) {
 			switch {
 			case tt.err == "" && res.Err != nil:
 				t.Errorf("error %v", res.Err)
-			case tt.err != "" && (res.Err == nil || !strings.Contains(res.Err.Error(), tt.err)):
-				t.Errorf("error %v, want %q", res.Err, tt.err)
+			case tt.err != "" && (res.Err == nil || !strings.Contains(res.Err.Error(), tt.err) || !errors.Is(res.Err, ErrNotSaved)):
+				t.Errorf("error %v, want %q and ErrNotSaved", res.Err, tt.err)
+			}
+			if reached := b.Reached(); reached != (ran != "") {
+				t.Errorf("Reached() = %v after running %q", reached, ran)
+			}
+			if b.Reached() {
+				t.Error("Reached() is still true after it was read")
 			}
 		})
 	}

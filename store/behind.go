@@ -6,10 +6,11 @@ import (
 	"sync"
 )
 
-// behindRows is how many turns a writer in the background may hold before
-// SaveTurn waits for it: the most a run of instant turns can be ahead of
-// its database.
-const behindRows = 64
+// behindRows is how many turns a writer in the background may hold queued
+// before SaveTurn waits for it, while as many may be being written: a run
+// of instant turns is at most twice as many turns, 64, ahead of its
+// database.
+const behindRows = 32
 
 // behind writes a run's turn rows on a goroutine of its own, in order,
 // while the run goes on (Writer.Background). The first write that fails
@@ -51,27 +52,26 @@ type turnRow [turnColumns]driver.NamedValue
 // is committed behind it, in order, at most behindRows turns behind (see
 // behind for the transactions). Wait waits for the rows queued; Finish
 // and Close write what is left. The database is the writer's until then:
-// no other call may use it.
+// no other call may use it. Only one writer of a database writes in the
+// background (they would share its connection): Background does nothing
+// for another.
 //
 // A run that goes on ahead of its database must not do what cannot be
 // done twice before the turns it starts from are saved (a kill would play
-// them again): its runners call Wait first (runners.WaitBefore).
+// them again): its runners call Wait first, and after a turn that had
+// such an execution (runners.Barrier).
 func (w *Writer) Background() {
-	if w.bg != nil {
+	if w.db.behind != nil {
 		return
 	}
 	b := &behind{finished: make(chan struct{})}
 	b.wake.L, b.room.L, b.written.L = &b.mu, &b.mu, &b.mu
-	w.bg = b
-	if w.db.behind == nil {
-		w.db.behind = map[*Writer]bool{}
-	}
-	w.db.behind[w] = true
-	go w.writeBehind()
+	w.bg.Store(b)
+	w.db.behind = w
+	go w.writeBehind(b)
 }
 
-func (w *Writer) writeBehind() {
-	b := w.bg
+func (w *Writer) writeBehind(b *behind) {
 	defer close(b.finished)
 	var batch []turnRow
 	for {
@@ -179,16 +179,20 @@ func (b *behind) wait() error {
 }
 
 // stopBehind writes the rows queued and ends the goroutine: the writer
-// writes on the caller's goroutine again.
+// writes on the caller's goroutine again. It returns the error that
+// stopped the writes, if any.
 func (w *Writer) stopBehind() error {
-	b := w.bg
+	b := w.bg.Load()
+	if b == nil {
+		return nil
+	}
 	b.mu.Lock()
 	b.closed = true
 	b.wake.Signal()
 	b.mu.Unlock()
 	<-b.finished
-	w.bg = nil
-	delete(w.db.behind, w)
+	w.bg.Store(nil)
+	w.db.behind = nil
 	return b.failed()
 }
 
@@ -197,7 +201,7 @@ func (w *Writer) stopBehind() error {
 // error that stopped the writes, if any. It may be called from any
 // goroutine.
 func (w *Writer) Wait() error {
-	if b := w.bg; b != nil {
+	if b := w.bg.Load(); b != nil {
 		return b.wait()
 	}
 	return nil

@@ -5,7 +5,7 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"path/filepath"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,14 +20,23 @@ import (
 	sqlite "modernc.org/sqlite"
 )
 
-// A run whose turns are saved in the background goes on through the turns
-// injected responses answer while its database cannot be written, but an
-// agent they do not answer (here the last, "check") starts only once every
-// turn before it is in the database: a kill then could not make it run
-// twice.
-func TestNothingRunsAheadOfItsDatabase(t *testing.T) {
-	t.Parallel()
-	const loop = 30
+// aheadRun is a durable run wired as run --state wires it: saved in the
+// background, its runner behind a barrier. Its ensemble is seed, then
+// first (a loop of ping and pong, loop turns each), then last; the agents
+// named in outside are run by the test's runner, outside, the others
+// answered by injected responses. Turn numbers: seed 1, the loop 2 to
+// 2*loop+1 (or 3 to 2*loop+2 after first), last the one after.
+type aheadRun struct {
+	r     *engine.Run
+	w     *store.Writer
+	db    *store.DB
+	other driver.Conn // another connection to the database
+	// completed is the last turn completed.
+	completed atomic.Int64
+}
+
+func newAheadRun(t *testing.T, loop int, first bool, outside runners.RunnerFunc, outsideAgents ...string) *aheadRun {
+	t.Helper()
 	dep := func(name, cond string, required bool) *ensemble.Dependency {
 		d := &ensemble.Dependency{AgentName: name, RequiresAll: required}
 		if cond != "" {
@@ -42,101 +51,174 @@ func TestNothingRunsAheadOfItsDatabase(t *testing.T) {
 	ag := func(name string, maxTurns int, deps ...*ensemble.Dependency) *ensemble.Agent {
 		return &ensemble.Agent{Name: name, Kind: scriptkind.Kind{}, Dependencies: deps, Conversation: ensemble.Conversation{MaxTurns: maxTurns}}
 	}
-	e := &ensemble.Ensemble{Name: "ahead", Path: "/nowhere/ahead.yaml", Hash: fmt.Sprintf("%064x", 2),
-		Agents: []*ensemble.Agent{
-			ag("seed", 1),
-			ag("ping", loop, dep("seed", "", true), dep("pong", "", false)),
-			ag("pong", loop, dep("ping", "", true)),
-			ag("check", 1, dep("pong", fmt.Sprintf("executions.pong == %d", loop), true)),
-		}}
-	e.Limits.MaxTotalTurns = 100
+	agents := []*ensemble.Agent{ag("seed", 1)}
+	before := "seed"
+	if first {
+		agents = append(agents, ag("first", 1, dep("seed", "", true)))
+		before = "first"
+	}
+	agents = append(agents,
+		ag("ping", loop, dep(before, "", true), dep("pong", "", false)),
+		ag("pong", loop, dep("ping", "", true)),
+		ag("last", 1, dep("pong", fmt.Sprintf("executions.pong == %d", loop), true)))
+	e := &ensemble.Ensemble{Name: "ahead", Path: "/nowhere/ahead.yaml", Hash: fmt.Sprintf("%064x", 2), Agents: agents}
+	e.Limits.MaxTotalTurns = 2*loop + 10
 	e.Index()
 	responses := runners.NewResponses()
-	responses.Add("seed", "go")
+	injected := func(agent string) bool {
+		for _, a := range outsideAgents {
+			if a == agent {
+				return false
+			}
+		}
+		return true
+	}
+	for _, a := range []string{"seed", "first", "last"} {
+		if injected(a) {
+			responses.Add(a, a)
+		}
+	}
 	for i := 1; i <= loop; i++ {
 		responses.Add("ping", float64(i))
 		responses.Add("pong", float64(i))
 	}
-	checkTurn := 2 + 2*loop
 
 	path := filepath.Join(t.TempDir(), "ahead.db")
 	db, err := store.Open(path, true, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	reader, err := store.Open(path, false, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close()
-
-	var (
-		w     *store.Writer
-		saved = -1 // the turns in the database when check started
-		mu    sync.Mutex
-	)
-	check := runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
-		info, err := reader.Run("ahead")
-		if err != nil {
-			return &runners.Result{Err: err}
-		}
-		mu.Lock()
-		saved = info.Turns
-		mu.Unlock()
-		return &runners.Result{Output: "checked"}
-	})
-	beforeCheck := make(chan struct{})
-	r := engine.New(e, "go", engine.Options{
-		Runner:    runners.WaitBefore(runners.Injected(responses, check), func() error { return w.Wait() }),
-		AfterTurn: func(st *state.State) error { return w.SaveTurn(st) },
-		Events: func(ev events.Event) {
-			if ev.Type == events.TurnCompleted && ev.Turn == checkTurn-1 {
-				close(beforeCheck)
-			}
-		},
-	})
-	if w, err = db.Create("ahead", r.File(""), stateKey(e)); err != nil {
-		t.Fatal(err)
-	}
-	w.Background()
-
-	// Another connection holds the database's write lock until the run has
-	// played every injected turn, and a while after.
+	t.Cleanup(func() { db.Close() })
 	other, err := (&sqlite.Driver{}).Open("file:" + path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer other.Close()
-	exec := func(q string) {
-		if _, err := other.(driver.ExecerContext).ExecContext(context.Background(), q, nil); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	exec("BEGIN IMMEDIATE")
-	done := make(chan *engine.Result)
-	go func() { done <- r.Run(context.Background()) }()
-	select {
-	case <-beforeCheck:
-	case res := <-done:
-		exec("COMMIT")
-		w.Close()
-		t.Fatalf("the run ended (%s) after %d turns, before turn %d: %+v", res.CompletionReason, r.State().TurnCount, checkTurn, res.Errors)
-	}
-	time.Sleep(20 * time.Millisecond) // time for check to run, were it not held back
-	mu.Lock()
-	early := saved
-	mu.Unlock()
-	exec("COMMIT")
-	res := <-done
-	if err := w.Finish(r.State(), res.CompletionReason); err != nil {
+	t.Cleanup(func() { other.Close() })
+	a := &aheadRun{db: db, other: other}
+	barrier := &runners.Barrier{Wait: func() error { return a.w.Wait() }}
+	a.r = engine.New(e, "go", engine.Options{
+		Runner:    barrier.Wrap(runners.Injected(responses, outside)),
+		AfterTurn: barrier.AfterTurn(func(st *state.State) error { return a.w.SaveTurn(st) }),
+		Events: func(ev events.Event) {
+			if ev.Type == events.TurnCompleted {
+				a.completed.Store(int64(ev.Turn))
+			}
+		},
+	})
+	if a.w, err = db.Create("ahead", a.r.File(""), stateKey(e)); err != nil {
 		t.Fatal(err)
 	}
-	w.Close()
-	if early != -1 {
-		t.Fatalf("check ran while the database was locked, with %d turns saved", early)
+	a.w.Background()
+	return a
+}
+
+// exec runs q on the other connection.
+func (a *aheadRun) exec(t *testing.T, q string) {
+	t.Helper()
+	if _, err := a.other.(driver.ExecerContext).ExecContext(context.Background(), q, nil); err != nil {
+		t.Errorf("%s: %v", q, err)
 	}
-	if res.CompletionReason != engine.Completed || r.State().TurnCount != checkTurn || saved != checkTurn-1 {
-		t.Fatalf("%s after %d turns; check ran with %d turns saved, want %d", res.CompletionReason, r.State().TurnCount, saved, checkTurn-1)
+}
+
+// saved is the turns of the run in the database.
+func (a *aheadRun) saved(t *testing.T) int {
+	t.Helper()
+	info, err := a.db.Run("ahead")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Turns
+}
+
+// finish waits for the run started in done, writes its end, and checks it
+// completed after turns turns.
+func (a *aheadRun) finish(t *testing.T, done <-chan *engine.Result, turns int) {
+	t.Helper()
+	res := <-done
+	if err := a.w.Finish(a.r.State(), res.CompletionReason); err != nil {
+		t.Fatal(err)
+	}
+	a.w.Close()
+	if res.CompletionReason != engine.Completed || a.r.State().TurnCount != turns {
+		t.Fatalf("%s after %d turns, want completed after %d: %+v", res.CompletionReason, a.r.State().TurnCount, turns, res.Errors)
+	}
+}
+
+// A run whose turns are saved in the background goes on through the turns
+// injected responses answer while its database cannot be written, but an
+// agent they do not answer (here last) starts only once every turn before
+// it is in the database: a kill then could not make it run twice.
+func TestNothingRunsAheadOfItsDatabase(t *testing.T) {
+	t.Parallel()
+	const loop = 15 // 31 turns before last: within what the writer holds
+	var a *aheadRun
+	savedAtLast := make(chan int, 1)
+	a = newAheadRun(t, loop, false, func(ctx context.Context, req *runners.Request) *runners.Result {
+		info, err := a.db.Run("ahead")
+		if err != nil {
+			return &runners.Result{Err: err}
+		}
+		savedAtLast <- info.Turns
+		return &runners.Result{Output: "checked"}
+	}, "last")
+	lastTurn := 2*loop + 2
+
+	// Another connection holds the database's write lock until the run has
+	// played every injected turn, and a while after.
+	a.exec(t, "BEGIN IMMEDIATE")
+	done := make(chan *engine.Result, 1)
+	go func() { done <- a.r.Run(context.Background()) }()
+	for a.completed.Load() < int64(lastTurn-1) {
+		select {
+		case res := <-done:
+			a.exec(t, "COMMIT")
+			t.Fatalf("the run ended (%s) after %d turns, before turn %d", res.CompletionReason, a.r.State().TurnCount, lastTurn)
+		case <-time.After(time.Millisecond):
+		}
+	}
+	time.Sleep(20 * time.Millisecond) // time for last to run, were it not held back
+	select {
+	case n := <-savedAtLast:
+		a.exec(t, "COMMIT")
+		t.Fatalf("last ran while the database was locked, with %d turns saved", n)
+	default:
+	}
+	a.exec(t, "COMMIT")
+	a.finish(t, done, lastTurn)
+	if n := <-savedAtLast; n != lastTurn-1 {
+		t.Fatalf("last ran with %d turns saved, want %d", n, lastTurn-1)
+	}
+}
+
+// A turn that ran an agent injected responses do not answer (here first)
+// is in the database before the next turn starts: a kill then could not
+// make it run again after the turns that followed it.
+func TestATurnThatReachedOutsideIsSavedBeforeTheNext(t *testing.T) {
+	t.Parallel()
+	const loop = 20
+	var a *aheadRun
+	ran := make(chan struct{})
+	a = newAheadRun(t, loop, true, func(ctx context.Context, req *runners.Request) *runners.Result {
+		// Another connection takes the database's write lock as first
+		// ends: its turn cannot be written until it lets go.
+		a.exec(t, "BEGIN IMMEDIATE")
+		close(ran)
+		return &runners.Result{Output: "outside"}
+	}, "first")
+	done := make(chan *engine.Result, 1)
+	go func() { done <- a.r.Run(context.Background()) }()
+	<-ran
+	for a.completed.Load() < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond) // time for the turns after first to run, were they not held back
+	got := a.completed.Load()
+	a.exec(t, "COMMIT")
+	a.finish(t, done, 2*loop+3)
+	if got != 2 {
+		t.Fatalf("turn %d completed while first's turn, 2, was not saved", got)
+	}
+	if n := a.saved(t); n != 2*loop+3 {
+		t.Fatalf("%d turns saved", n)
 	}
 }

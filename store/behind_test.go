@@ -29,7 +29,7 @@ func behindRun(t *testing.T) (*DB, *Writer, *state.State, driver.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(w.Close)
+	t.Cleanup(func() { w.Close() })
 	w.Background()
 	other, err := (&sqlite.Driver{}).Open("file:" + path + "?_pragma=busy_timeout(10000)")
 	if err != nil {
@@ -151,9 +151,10 @@ func TestFailedWriteBehindStopsTheWrites(t *testing.T) {
 	execOn(t, other, "INSERT INTO turns (key, run, turn, records, counts, saved_at) SELECT (seq << 32) | 3, seq, 3, '[]', '{}', '' FROM runs")
 	save(3)
 	for taken := false; !taken; {
-		w.bg.mu.Lock()
-		taken = len(w.bg.queued) == 0
-		w.bg.mu.Unlock()
+		b := w.bg.Load()
+		b.mu.Lock()
+		taken = len(b.queued) == 0
+		b.mu.Unlock()
 		time.Sleep(time.Millisecond)
 	}
 	save(4)
@@ -191,10 +192,99 @@ func TestCloseWritesWhatIsBehind(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if w.bg != nil {
+	if w.bg.Load() != nil || db.behind != nil {
 		t.Error("the writer is still in the background")
 	}
 	if got := fmt.Sprint(turnsOn(t, other)); got != "[1 2 3 4 5]" {
 		t.Errorf("turns in the database: %s", got)
+	}
+}
+
+// A run is at most 2×behindRows turns ahead of its database: SaveTurn
+// waits while the writer holds behindRows turns queued and as many being
+// written.
+func TestAtMostTwiceBehindRowsAhead(t *testing.T) {
+	t.Parallel()
+	_, w, st, other := behindRun(t)
+	b := w.bg.Load()
+	ahead := func() int {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.handed - b.done
+	}
+	execOn(t, other, "BEGIN IMMEDIATE")
+	turns := 3 * behindRows
+	saved := make(chan int, turns)
+	go func() {
+		for n := 1; n <= turns; n++ {
+			turn(st, n)
+			if err := w.SaveTurn(st); err != nil {
+				t.Error(err)
+			}
+			saved <- ahead()
+		}
+		close(saved)
+	}()
+	// The writer waits for the lock with its first batch; the run fills
+	// the queue behind it, then waits.
+	for {
+		b.mu.Lock()
+		full := b.full
+		b.mu.Unlock()
+		if full {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	most := ahead()
+	execOn(t, other, "COMMIT")
+	for a := range saved {
+		most = max(most, a)
+	}
+	if most > 2*behindRows || most < behindRows {
+		t.Errorf("the run went %d turns ahead of its database, want at most %d", most, 2*behindRows)
+	}
+	if err := w.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(turnsOn(t, other)); got != turns {
+		t.Errorf("%d turns saved, want %d", got, turns)
+	}
+}
+
+// One writer of a database writes in the background (they would share its
+// connection): another one's Background does nothing, and it writes on
+// its caller's goroutine, beside the first.
+func TestOneWriterInTheBackgroundPerDatabase(t *testing.T) {
+	t.Parallel()
+	db, w, st, other := behindRun(t)
+	st2 := state.New("go")
+	w2, err := db.Create("second", &state.File{Ensemble: state.FileRef{Name: "behind", Path: "/behind.yaml", SHA256: fmt.Sprintf("%064x", 1)}, State: st2},
+		func(s string) string { return s })
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2.Background()
+	if w2.bg.Load() != nil || db.behind != w {
+		t.Fatal("a second writer of the database went to the background")
+	}
+	turn(st, 1)
+	turn(st2, 1)
+	if err := w.SaveTurn(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Wait(); err != nil { // the connection is the first writer's until then
+		t.Fatal(err)
+	}
+	if err := w2.SaveTurn(st2); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []func() error{w.Close, w2.Close} {
+		if err := f(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := fmt.Sprint(turnsOn(t, other)); got != "[1 1]" {
+		t.Errorf("turns saved: %s", got)
 	}
 }

@@ -143,9 +143,9 @@ type DB struct {
 	// background (flush.go).
 	commits, turns int
 	flush          *flusher
-	// behind are the writers in the background (Writer.Background), which
-	// Close stops before it closes the connection they write on.
-	behind map[*Writer]bool
+	// behind is the writer in the background (Writer.Background), if any,
+	// which Close stops before it closes the connection it writes on.
+	behind *Writer
 	// stmts holds the statements exec and query prepared, by their SQL:
 	// SQLite parses a statement in tens of microseconds, a batch runs the
 	// same dozen of them for each of its inputs.
@@ -253,10 +253,12 @@ func isBusy(err error) bool {
 }
 
 // Close closes the database, releasing the locks of its runs; a writer
-// still in the background (Writer.Background) writes what it holds first.
+// still in the background (Writer.Background) writes what it holds first,
+// and the error of a write of it that failed is returned.
 func (db *DB) Close() error {
-	for w := range db.behind {
-		w.stopBehind()
+	var behindErr error
+	if w := db.behind; w != nil {
+		behindErr = w.stopBehind()
 	}
 	if db.flush != nil {
 		db.flush.stop()
@@ -264,7 +266,7 @@ func (db *DB) Close() error {
 	}
 	err := db.closeConn()
 	db.lock.Close()
-	return err
+	return errors.Join(behindErr, err)
 }
 
 // closeConn closes the statements db prepared, then its connection: SQLite

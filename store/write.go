@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/ensemble-run/ensemble/internal/jsonw"
@@ -45,7 +46,7 @@ type Writer struct {
 
 	row turnRow // the values of a turn's row, reused
 
-	bg *behind // the goroutine that writes the rows, after Background
+	bg atomic.Pointer[behind] // the goroutine that writes the rows, after Background
 }
 
 // turnColumns is the number of values of a row of turns.
@@ -236,13 +237,13 @@ func meta(f *state.File) (ref, resp, profiles, opts any, err error) {
 
 // Close writes the turns still queued (after Background) and releases the
 // run's lock; the database stays open, with the statements the writer
-// used.
-func (w *Writer) Close() {
-	if w.bg != nil {
-		w.stopBehind()
-	}
+// used. It returns the error of a write in the background that failed
+// (unless Finish returned it already: then nil).
+func (w *Writer) Close() error {
+	err := w.stopBehind()
 	w.begin, w.commit, w.insertTurn, w.insertWarning = nil, nil, nil, nil
 	w.db.Unlock(w.run)
+	return err
 }
 
 // Run is the run the writer writes.
@@ -265,7 +266,7 @@ func (w *Writer) Finish(st *state.State, reason string) error {
 }
 
 func (w *Writer) save(st *state.State, reason string, final bool) error {
-	if b := w.bg; b != nil {
+	if b := w.bg.Load(); b != nil {
 		var err error
 		if final {
 			err = w.stopBehind() // what is queued first; then this, on this goroutine
@@ -292,8 +293,8 @@ func (w *Writer) save(st *state.State, reason string, final bool) error {
 	}
 	var err error
 	switch {
-	case row != nil && len(newWarnings) == 0 && !final && w.bg != nil:
-		w.bg.queue(&w.row)
+	case row != nil && len(newWarnings) == 0 && !final && w.bg.Load() != nil:
+		w.bg.Load().queue(&w.row)
 		w.mark(st)
 		return nil
 	case row != nil && len(newWarnings) == 0 && !final:

@@ -57,11 +57,13 @@ func stateKeys(e *ensemble.Ensemble) func(string) string {
 // --run-id or a new id), or the run being resumed from it, saved after
 // every turn with only what the turn added.
 func (f *runFlags) durableDB(io *stdio, e *ensemble.Ensemble, input string, opts engine.Options, extra *state.File) (*engine.Run, func(*engine.Result) error, error) {
-	// The turns are saved behind the run, which waits for them before an
-	// execution that reaches outside the process (docs/semantics.md#durable-runs).
+	// The turns are saved behind the run (docs/semantics.md#durable-runs),
+	// which waits for them before an execution that reaches outside the
+	// process, and after a turn that had one.
 	var w *store.Writer
-	opts.AfterTurn = func(st *state.State) error { return w.SaveTurn(st) }
-	opts.Runner = runners.WaitBefore(opts.Runner, func() error { return w.Wait() })
+	barrier := &runners.Barrier{Wait: func() error { return w.Wait() }}
+	opts.Runner = barrier.Wrap(opts.Runner)
+	opts.AfterTurn = barrier.AfterTurn(func(st *state.State) error { return w.SaveTurn(st) })
 	var (
 		r   *engine.Run
 		db  *store.DB
