@@ -248,7 +248,7 @@ func startBatch(ctx context.Context, io *stdio, path string, f *batchFlags) erro
 		}
 		defer lb.db.Close()
 		b.save = lb.saveLine
-		resume = "ensemble batch --resume " + shellQuote(f.stateFile)
+		resume = io.program() + " batch --resume " + shellQuote(f.stateFile)
 		if !f.quiet {
 			fmt.Fprintf(io.stderr(), "ensemble: batch %s, saved in %s\n", lb.batch.ID, f.stateFile)
 		}

@@ -47,8 +47,8 @@ func (l *localBatch) create(io *stdio, path, id string, spec *batchSpec) error {
 	if err != nil {
 		db.Close()
 		if errors.Is(err, store.ErrBatchExists) {
-			return usageErr("--state %s holds a batch %s already; finish it with\n  ensemble batch --resume %s --batch-id %s\nor start a new one with another --batch-id",
-				path, id, shellQuote(path), shellQuote(id))
+			return usageErr("--state %s holds a batch %s already; finish it with\n  %s batch --resume %s --batch-id %s\nor start a new one with another --batch-id",
+				path, id, io.program(), shellQuote(path), shellQuote(id))
 		}
 		return usageErr("--state: %v", err)
 	}
@@ -276,7 +276,7 @@ func resumeBatch(ctx context.Context, io *stdio, f *batchFlags, changed func(str
 		fmt.Fprintf(io.stderr(), "ensemble: resuming batch %s of %s: %d of %s done\n", b.ID, spec.Ensemble.Path, len(done), report.Count(len(inputs), "input"))
 	}
 	br := &batchRun{inputs: inputs, runOne: lb.runOne, concurrency: concurrency, done: done, written: written, out: w, save: lb.saveLine}
-	resume := "ensemble batch --resume " + shellQuote(path)
+	resume := io.program() + " batch --resume " + shellQuote(path)
 	if f.batchID != "" {
 		resume += " --batch-id " + shellQuote(f.batchID)
 	}

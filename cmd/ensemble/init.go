@@ -88,8 +88,8 @@ func initEnsemble(io *stdio, dir string) error {
 		fmt.Fprintf(io.out, "created %s\n", p)
 	}
 	ens, resp := filepath.Join(dir, "ensemble.yaml"), filepath.Join(dir, "responses.yaml")
-	fmt.Fprintf(io.out, "\nTry it (no model is called; the script needs python3):\n  ensemble run %s --responses %s\n  ensemble test %s\n",
-		shellQuote(ens), shellQuote(resp), shellQuote(dir))
+	fmt.Fprintf(io.out, "\nTry it (no model is called; the script needs python3):\n  %[1]s run %[2]s --responses %[3]s\n  %[1]s test %[4]s\n",
+		io.program(), shellQuote(ens), shellQuote(resp), shellQuote(dir))
 	return nil
 }
 

@@ -25,7 +25,7 @@ func main() {
 	// Caught (not ignored), so writes fail with EPIPE instead, and scripts
 	// started by the run get the default handling back.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	code := run(ctx, os.Args[1:], &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr})
+	code := run(ctx, os.Args[1:], &stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr, prog: programName(os.Args[0])})
 	stop()
 	os.Exit(code)
 }

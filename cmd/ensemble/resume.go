@@ -185,7 +185,7 @@ func (f *runFlags) durable(io *stdio, e *ensemble.Ensemble, input string, opts e
 	if err != nil {
 		return nil, nil, usageErr("--state: %v", err)
 	}
-	if err := f.checkStateFile(); err != nil {
+	if err := f.checkStateFile(io); err != nil {
 		lk.Unlock()
 		return nil, nil, err
 	}
@@ -221,7 +221,7 @@ func (f *runFlags) durable(io *stdio, e *ensemble.Ensemble, input string, opts e
 // a file that is not a state file at all (a mistyped path must not clobber a
 // document). A resumed run must find the file as it read it before the
 // lock: another process may have continued it in between.
-func (f *runFlags) checkStateFile() error {
+func (f *runFlags) checkStateFile(io *stdio) error {
 	path := f.stateFile
 	sf, err := state.Load(path)
 	if rs := f.resume; rs != nil {
@@ -237,7 +237,7 @@ func (f *runFlags) checkStateFile() error {
 		return usageErr("--state: %v\nrefusing to overwrite it: name a new file, or remove this one", err)
 	case sf.Resumable():
 		return usageErr("--state %s holds a run of %q that has not finished (%s done); continue it with\n  %s\nor remove the file to start over",
-			path, sf.Ensemble.Name, report.Count(sf.State.TurnCount, "turn"), resumeCommand(path))
+			path, sf.Ensemble.Name, report.Count(sf.State.TurnCount, "turn"), io.resumeCommand(path))
 	}
 	return nil
 }

@@ -29,6 +29,18 @@ type stdio struct {
 	// secrets are the keys of the loaded ensemble's profiles, redacted
 	// from everything written (see stdout); set by load.
 	secrets *secrets.Redactor
+	// prog is how the user runs this binary, in the commands it suggests
+	// (see programName); "" is "ensemble".
+	prog string
+}
+
+// program is the command that runs this binary, for the commands the
+// messages suggest.
+func (s *stdio) program() string {
+	if s.prog == "" {
+		return "ensemble"
+	}
+	return s.prog
 }
 
 // stdout is out with every key redacted: results, events, progress,

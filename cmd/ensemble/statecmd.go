@@ -222,7 +222,7 @@ func savedPending(io *stdio, sf *state.File) []engine.PendingInput {
 
 // printSummary prints the text summary of a saved run.
 func printSummary(io *stdio, res *engine.Result, path string, run *store.RunInfo) error {
-	opts := report.SummaryOptions{Width: io.termWidth(), Resume: resumeCommand(path)}
+	opts := report.SummaryOptions{Width: io.termWidth(), Resume: io.resumeCommand(path)}
 	if run != nil {
 		opts.Resume += " --run-id " + shellQuote(run.ID)
 	}

@@ -101,7 +101,7 @@ func (f *runFlags) durableDB(io *stdio, e *ensemble.Ensemble, input string, opts
 		case errors.As(err, &exists):
 			db.Close()
 			return nil, nil, usageErr("--state %s holds a run %s of %q that has not finished (%s done); continue it with\n  %s\nor start a new run with another --run-id",
-				f.stateFile, id, exists.Run.Ensemble, report.Count(exists.Run.Turns, "turn"), resumeCommand(f.stateFile)+" --run-id "+shellQuote(id))
+				f.stateFile, id, exists.Run.Ensemble, report.Count(exists.Run.Turns, "turn"), io.resumeCommand(f.stateFile)+" --run-id "+shellQuote(id))
 		case err != nil:
 			db.Close()
 			return nil, nil, usageErr("--state: %v", err)
@@ -120,7 +120,7 @@ func (f *runFlags) durableDB(io *stdio, e *ensemble.Ensemble, input string, opts
 			fmt.Fprintf(io.stderr(), "ensemble: %v\n", err)
 			return &exitError{code: engine.ExitFailed}
 		}
-		f.resumeCmd = resumeRunCommand(db, f.stateFile, w.Run())
+		f.resumeCmd = resumeRunCommand(io, db, f.stateFile, w.Run())
 		return nil
 	}
 	return r, final, nil
@@ -128,8 +128,8 @@ func (f *runFlags) durableDB(io *stdio, e *ensemble.Ensemble, input string, opts
 
 // resumeRunCommand is the command that continues run of the database at
 // path: with --run-id when a plain resume would pick another run.
-func resumeRunCommand(db *store.DB, path string, run *store.RunInfo) string {
-	cmd := resumeCommand(path)
+func resumeRunCommand(io *stdio, db *store.DB, path string, run *store.RunInfo) string {
+	cmd := io.resumeCommand(path)
 	runs, err := db.Runs()
 	if err != nil {
 		return cmd + " --run-id " + shellQuote(run.ID)

@@ -88,7 +88,7 @@ func (v *runView) finish(res *engine.Result) error {
 		case v.flags.resumeCmd != "":
 			opts.Resume = v.flags.resumeCmd
 		case v.flags.stateFile != "":
-			opts.Resume = resumeCommand(v.flags.stateFile)
+			opts.Resume = v.io.resumeCommand(v.flags.stateFile)
 		}
 		report.Summary(v.io.stdout(), res, opts)
 		if v.flags.verbose && !v.flags.quiet {
@@ -217,8 +217,8 @@ func (s *stdio) termWidth() int {
 
 // resumeCommand is the command that continues the run saved in the state
 // file at path, quoted for a POSIX shell when it needs to be.
-func resumeCommand(path string) string {
-	return "ensemble resume " + shellQuote(path)
+func (s *stdio) resumeCommand(path string) string {
+	return s.program() + " resume " + shellQuote(path)
 }
 
 // shellQuote returns s as one word of a POSIX shell.
