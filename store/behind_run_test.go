@@ -9,11 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
-	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
@@ -38,19 +36,9 @@ type aheadRun struct {
 func newAheadRun(t *testing.T, loop int, first bool, outside runners.RunnerFunc, outsideAgents ...string) *aheadRun {
 	t.Helper()
 	dep := func(name, cond string, required bool) *ensemble.Dependency {
-		d := &ensemble.Dependency{AgentName: name, RequiresAll: required}
-		if cond != "" {
-			p, err := conditions.Compile(cond)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d.Condition, d.Program = cond, p
-		}
-		return d
+		return dependency(t, name, cond, required)
 	}
-	ag := func(name string, maxTurns int, deps ...*ensemble.Dependency) *ensemble.Agent {
-		return &ensemble.Agent{Name: name, Kind: scriptkind.Kind{}, Dependencies: deps, Conversation: ensemble.Conversation{MaxTurns: maxTurns}}
-	}
+	ag := scriptAgent
 	agents := []*ensemble.Agent{ag("seed", 1)}
 	before := "seed"
 	if first {

@@ -26,20 +26,9 @@ import (
 // in one turn and an agent with a state key of its own.
 func testEnsemble(t testing.TB) *ensemble.Ensemble {
 	dep := func(name, cond string, required bool) *ensemble.Dependency {
-		d := &ensemble.Dependency{AgentName: name, RequiresAll: required}
-		if cond != "" {
-			p, err := conditions.Compile(cond)
-			if err != nil {
-				t.Fatal(err)
-			}
-			d.Condition, d.Program = cond, p
-		}
-		return d
+		return dependency(t, name, cond, required)
 	}
-	ag := func(name string, maxTurns int, deps ...*ensemble.Dependency) *ensemble.Agent {
-		return &ensemble.Agent{Name: name, Kind: scriptkind.Kind{}, Dependencies: deps,
-			Conversation: ensemble.Conversation{MaxTurns: maxTurns}}
-	}
+	ag := scriptAgent
 	reviewer := ag("reviewer", 5, dep("writer", "", true))
 	reviewer.Conversation.TriggersConversation = true
 	reviewer.Conversation.StateKey = "review"
@@ -54,6 +43,28 @@ func testEnsemble(t testing.TB) *ensemble.Ensemble {
 		}}
 	e.Index()
 	return e
+}
+
+// dependency is a dependency on the agent name, with the condition cond
+// (none when "").
+func dependency(t testing.TB, name, cond string, required bool) *ensemble.Dependency {
+	t.Helper()
+	d := &ensemble.Dependency{AgentName: name, RequiresAll: required}
+	if cond != "" {
+		p, err := conditions.Compile(cond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Condition, d.Program = cond, p
+	}
+	return d
+}
+
+// scriptAgent is a script agent (which the tests' runners play) of at most
+// maxTurns executions.
+func scriptAgent(name string, maxTurns int, deps ...*ensemble.Dependency) *ensemble.Agent {
+	return &ensemble.Agent{Name: name, Kind: scriptkind.Kind{}, Dependencies: deps,
+		Conversation: ensemble.Conversation{MaxTurns: maxTurns}}
 }
 
 func testRunner() runners.Runner {

@@ -19,7 +19,12 @@ import (
 // killEnsemble is a ping-pong of 40 turns (a seed, 20 pings, 19 pongs) of
 // scripts that take a little while, so that a kill lands anywhere: in a
 // script, between turns, in the middle of a save.
-const killEnsemble = `name: kill-resume
+var killEnsemble = pingPongEnsemble("kill-resume", 20, 19, 100)
+
+// pingPongEnsemble is a seed, then ping and pong in turn, pings and pongs
+// times at most, all played by step.sh.
+func pingPongEnsemble(name string, pings, pongs, maxTurns int) string {
+	return fmt.Sprintf(`name: %s
 input: go
 agents:
   - name: seed
@@ -30,14 +35,15 @@ agents:
       - seed
       - agent_name: pong
         requires_all: false
-    conversation: {max_turns: 20}
+    conversation: {max_turns: %d}
   - name: pong
     script: step.sh
     dependencies: [ping]
-    conversation: {max_turns: 19}
+    conversation: {max_turns: %d}
 conversation_limits:
-  max_total_turns: 100
-`
+  max_total_turns: %d
+`, name, pings, pongs, maxTurns)
+}
 
 // killStep's output depends only on what the engine gives it, so that an
 // execution played again after a kill answers the same.
@@ -70,24 +76,7 @@ func TestKilledRunOfInstantTurnsResumes(t *testing.T) {
 	t.Parallel()
 	const loop = 5000
 	dir := t.TempDir()
-	ens := fmt.Sprintf(`name: instant
-agents:
-  - name: seed
-    script: step.sh
-  - name: ping
-    script: step.sh
-    dependencies:
-      - seed
-      - agent_name: pong
-        requires_all: false
-    conversation: {max_turns: %d}
-  - name: pong
-    script: step.sh
-    dependencies: [ping]
-    conversation: {max_turns: %d}
-conversation_limits:
-  max_total_turns: %d
-`, loop, loop, 2*loop+1)
+	ens := pingPongEnsemble("instant", loop, loop, 2*loop+1)
 	var resp strings.Builder
 	resp.WriteString("seed: [go]\nping:\n")
 	for i := 1; i <= loop; i++ {
