@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -185,6 +186,9 @@ func Open(path string, create bool, sync Sync) (*DB, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && create:
 		f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &Error{Path: path, Err: fmt.Errorf("cannot create it: the folder %s does not exist", filepath.Dir(file))}
+		}
 		if err != nil && !errors.Is(err, fs.ErrExist) {
 			return nil, &Error{Path: path, Err: unwrapPath(err)}
 		}
@@ -196,7 +200,7 @@ func Open(path string, create bool, sync Sync) (*DB, error) {
 	case fi.IsDir():
 		return nil, &Error{Path: path, Err: errors.New("is a directory")}
 	case fi.Size() == 0 && !create:
-		return nil, &Error{Path: path, Err: errors.New("the file is empty: it holds no runs (a run stopped as it created the file saved none; ensemble run --state with this file starts a run in it)")}
+		return nil, &Error{Path: path, Err: state.ErrEmptyFile}
 	case fi.Size() > 0:
 		if ok, err := IsDatabase(file); err != nil {
 			return nil, &Error{Path: path, Err: unwrapPath(err)}

@@ -174,11 +174,7 @@ func loadStateFile(path string) (*state.File, error) {
 // state file (with the id "-").
 func listSaved(io *stdio, path string) ([]*store.RunInfo, error) {
 	if isDB, _ := store.IsDatabase(path); isDB {
-		sync, err := storeSync(io)
-		if err != nil {
-			return nil, err
-		}
-		db, err := store.Open(path, false, sync)
+		db, err := store.Open(path, false, store.SyncNormal) // reads: $ENSEMBLE_STATE_SYNC is not its business
 		if err != nil {
 			return nil, &exitError{code: engine.ExitUsage, err: err}
 		}

@@ -125,8 +125,17 @@ func TestRunIDAndSyncFlags(t *testing.T) {
 	if o.code != 0 || !strings.HasPrefix(o.stderr, "ensemble: run ") || !strings.Contains(o.stderr, ", saved in "+db) {
 		t.Fatalf("ENSEMBLE_STATE_SYNC=full: exit %d %s", o.code, o.stderr)
 	}
-	if o := ensembleEnv(t, map[string]string{"ENSEMBLE_STATE_SYNC": "sometimes"}, runArgs("--state", db)...); o.code != 2 || !strings.Contains(o.stderr, "ENSEMBLE_STATE_SYNC must be normal or full") {
-		t.Fatalf("a bad ENSEMBLE_STATE_SYNC: exit %d %s", o.code, o.stderr)
+	bad := map[string]string{"ENSEMBLE_STATE_SYNC": "sometimes"}
+	for _, args := range [][]string{runArgs("--state", db), {"resume", db}} {
+		if o := ensembleEnv(t, bad, args...); o.code != 2 || !strings.Contains(o.stderr, "ENSEMBLE_STATE_SYNC must be normal or full") {
+			t.Fatalf("%v with a bad ENSEMBLE_STATE_SYNC: exit %d %s", args, o.code, o.stderr)
+		}
+	}
+	// What only reads a run writes nothing: the variable is not its business.
+	for _, args := range [][]string{{"state", "list", db}, {"state", "show", db}} {
+		if o := ensembleEnv(t, bad, args...); o.code != 0 {
+			t.Errorf("%v with a bad ENSEMBLE_STATE_SYNC: exit %d %s", args, o.code, o.stderr)
+		}
 	}
 	if fi, err := os.Stat(db); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the database's mode: %v %v", fi.Mode(), err)

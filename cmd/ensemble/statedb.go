@@ -147,9 +147,12 @@ func resumeRunCommand(io *stdio, db *store.DB, path string, run *store.RunInfo) 
 // lock (a resume), the run is locked for this process before it is loaded.
 // The caller closes the database.
 func openRun(io *stdio, path, id string, forResume bool) (*store.DB, *store.RunInfo, *state.File, error) {
-	sync, err := storeSync(io)
-	if err != nil {
-		return nil, nil, nil, err
+	sync := store.SyncNormal // what reads a run writes nothing: $ENSEMBLE_STATE_SYNC is not its business
+	if forResume {
+		var err error
+		if sync, err = storeSync(io); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	db, err := store.Open(path, false, sync)
 	if err != nil {
