@@ -106,6 +106,10 @@ func (w *Writer) writeBehind(b *behind) {
 		b.done += len(batch)
 		if err != nil {
 			b.err = err
+			if b.full { // the run waits for room it will not need
+				b.full = false
+				b.room.Signal()
+			}
 		}
 		if b.waiters > 0 {
 			b.written.Broadcast()
@@ -140,13 +144,18 @@ func (w *Writer) writeRows(rows []turnRow) error {
 	return err
 }
 
-// queue hands row to the goroutine, waiting while it holds behindRows.
-func (b *behind) queue(row *turnRow) {
+// queue hands row to the goroutine, waiting while it holds behindRows,
+// unless a write failed (before or while it waited): then it returns that
+// error, and the row is not written.
+func (b *behind) queue(row *turnRow) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for len(b.queued) >= behindRows {
+	for len(b.queued) >= behindRows && b.err == nil {
 		b.full = true
 		b.room.Wait()
+	}
+	if b.err != nil {
+		return b.err
 	}
 	if b.queued == nil {
 		b.queued = make([]turnRow, 0, behindRows)
@@ -157,6 +166,7 @@ func (b *behind) queue(row *turnRow) {
 		b.sleeping = false
 		b.wake.Signal()
 	}
+	return nil
 }
 
 // failed is the error of the first write that failed, if any.

@@ -288,3 +288,43 @@ func TestOneWriterInTheBackgroundPerDatabase(t *testing.T) {
 		t.Errorf("turns saved: %s", got)
 	}
 }
+
+// A run waiting for room behind a write that fails gets the failure: the
+// turn it was saving is not queued, and it goes no further.
+func TestWaitingForRoomEndsWithTheFailure(t *testing.T) {
+	t.Parallel()
+	_, w, st, other := behindRun(t)
+	b := w.bg.Load()
+	// Another connection holds the write lock, with a row in the way of
+	// turn 1.
+	execOn(t, other, "BEGIN IMMEDIATE")
+	execOn(t, other, "INSERT INTO turns (key, run, turn, records, counts, saved_at) SELECT (seq << 32) | 1, seq, 1, '[]', '{}', '' FROM runs")
+	failedAt := make(chan int, 1)
+	var failure error
+	go func() {
+		for n := 1; ; n++ {
+			turn(st, n)
+			if failure = w.SaveTurn(st); failure != nil {
+				failedAt <- n
+				return
+			}
+		}
+	}()
+	for full := false; !full; {
+		b.mu.Lock()
+		full = b.full
+		b.mu.Unlock()
+		time.Sleep(time.Millisecond)
+	}
+	execOn(t, other, "COMMIT")
+	n := <-failedAt
+	if failure == nil || !strings.Contains(failure.Error(), "saving turn 1: ") {
+		t.Fatalf("turn %d: %v", n, failure)
+	}
+	if n > 2*behindRows+1 {
+		t.Errorf("the run saved %d turns after a failed one", n-2)
+	}
+	if got := fmt.Sprint(turnsOn(t, other)); got != "[1]" { // the row in the way
+		t.Errorf("turns in the database: %s", got)
+	}
+}

@@ -294,7 +294,9 @@ func (w *Writer) save(st *state.State, reason string, final bool) error {
 	var err error
 	switch {
 	case row != nil && len(newWarnings) == 0 && !final && w.bg.Load() != nil:
-		w.bg.Load().queue(&w.row)
+		if err := w.bg.Load().queue(&w.row); err != nil {
+			return err
+		}
 		w.mark(st)
 		return nil
 	case row != nil && len(newWarnings) == 0 && !final:
