@@ -610,10 +610,22 @@ func (db *DB) load(r *RunInfo) (*state.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, t := range turns {
-		if err := apply(&st, t); err != nil {
-			return nil, fmt.Errorf("corrupt: turn %d: %v", t[0].(int64), err)
+	// Decoded a chunk at a time on every CPU (decoding the history's JSON
+	// is most of what reading a long run back costs), applied in order.
+	context := map[string]json.RawMessage{}
+	for start := 0; start < len(turns); start += decodeChunk {
+		deltas, err := decodeTurns(turns[start:min(start+decodeChunk, len(turns))])
+		if err != nil {
+			return nil, fmt.Errorf("corrupt: %v", err)
 		}
+		for _, d := range deltas {
+			if err := d.apply(&st, context); err != nil {
+				return nil, fmt.Errorf("corrupt: turn %d: %v", d.turn, err)
+			}
+		}
+	}
+	if err := decodeContext(&st, context); err != nil {
+		return nil, fmt.Errorf("corrupt: %v", err)
 	}
 	ws, err := db.query(`SELECT warning FROM warnings WHERE run = ? ORDER BY idx`, r.seq)
 	if err != nil {

@@ -432,3 +432,46 @@ func roundTrip(t *testing.T, e *ensemble.Ensemble, db *store.DB, id string, back
 	}
 	return r
 }
+
+// A run longer than a chunk of decoding reads back as it was written: the
+// turns are decoded a chunk at a time, several rows at once, and applied
+// in order, with the context values the last turn of each key left.
+func TestLongRunReadsBack(t *testing.T) {
+	t.Parallel()
+	db, err := store.Open(filepath.Join(t.TempDir(), "long.db"), true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st := state.New("go")
+	f := &state.File{Ensemble: state.FileRef{Name: "long", Path: "/long.yaml", SHA256: fmt.Sprintf("%064x", 1)}, State: st}
+	w, err := db.Create("long", f, func(s string) string { return s })
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Background()
+	for turn := 1; turn <= 2500; turn++ {
+		pingPongTurn(st, turn, map[string]any{"n": float64(turn), "text": strings.Repeat("x", turn%7)})
+		if err := w.SaveTurn(st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Finish(st, engine.Completed); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	info, err := db.Run("long")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := db.Load(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := withoutClock(t, loaded.State), withoutClock(t, st); got != want {
+		t.Fatalf("loaded differs from the run (%d bytes against %d)", len(got), len(want))
+	}
+	if loaded.State.AccumulatedContext["pong"].(map[string]any)["n"] != 2500.0 {
+		t.Fatalf("pong's context: %v", loaded.State.AccumulatedContext["pong"])
+	}
+}

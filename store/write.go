@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -523,79 +525,139 @@ func (db *DB) tx2(begin, commit driver.Stmt, f func() error) error {
 	return nil
 }
 
-// apply replays a row of turns over s.
-func apply(s *state.State, t []driver.Value) error {
-	turn := int(t[0].(int64))
-	if turn <= s.TurnCount {
-		return fmt.Errorf("turn %d follows turn %d", turn, s.TurnCount)
+// turnDelta is a row of turns, decoded: what the turn changed.
+type turnDelta struct {
+	turn    int
+	records []*state.Record
+	counts  map[string][2]int
+	context [][2]json.RawMessage // [key, value]: the key's JSON string decoded, the value's kept as it is
+	edges   map[string]map[string]*state.EdgeState
+	memory  map[string]json.RawMessage
+	pending []state.AgentRequest
+}
+
+// decodeTurn decodes the row t of turns (turn, records, counts, context,
+// edges, memory, pending). It reads no state: rows decode in any order.
+func decodeTurn(t []driver.Value) (*turnDelta, error) {
+	d := &turnDelta{turn: int(t[0].(int64))}
+	if err := unmarshal(t[1], &d.records); err != nil {
+		return nil, fmt.Errorf("records: %v", err)
 	}
-	var recs []*state.Record
-	if err := unmarshal(t[1], &recs); err != nil {
-		return fmt.Errorf("records: %v", err)
-	}
-	for _, r := range recs {
+	for _, r := range d.records {
 		if r == nil {
-			return errors.New("a history record is null")
+			return nil, errors.New("a history record is null")
 		}
-		s.AppendRecord(r)
 	}
-	var counts map[string][2]int
-	if err := unmarshal(t[2], &counts); err != nil {
-		return fmt.Errorf("counts: %v", err)
-	}
-	for a, c := range counts {
-		s.AgentExecutionCount[a] = c[0]
-		if _, ok := s.OutputCount[a]; ok || c[1] != 0 {
-			s.OutputCount[a] = c[1] // an agent that never succeeded has no entry
-		}
+	if err := unmarshal(t[2], &d.counts); err != nil {
+		return nil, fmt.Errorf("counts: %v", err)
 	}
 	if t[3] != nil {
-		var ctx [][2]json.RawMessage
-		if err := unmarshal(t[3], &ctx); err != nil {
-			return fmt.Errorf("context: %v", err)
+		if err := unmarshal(t[3], &d.context); err != nil {
+			return nil, fmt.Errorf("context: %v", err)
 		}
-		for _, kv := range ctx {
+		for i, kv := range d.context {
 			var key string
-			var v any
 			if err := json.Unmarshal(kv[0], &key); err != nil {
-				return fmt.Errorf("context: %v", err)
+				return nil, fmt.Errorf("context: %v", err)
 			}
-			if err := json.Unmarshal(kv[1], &v); err != nil {
-				return fmt.Errorf("context: %v", err)
+			if !json.Valid(kv[1]) {
+				return nil, fmt.Errorf("context: the value of %q is not JSON", key)
 			}
-			s.AccumulatedContext[key] = v
+			d.context[i][0] = json.RawMessage(key)
 		}
 	}
 	if t[4] != nil {
-		var edges map[string]map[string]*state.EdgeState
-		if err := unmarshal(t[4], &edges); err != nil {
-			return fmt.Errorf("edges: %v", err)
+		if err := unmarshal(t[4], &d.edges); err != nil {
+			return nil, fmt.Errorf("edges: %v", err)
 		}
-		for target, m := range edges {
+		for _, m := range d.edges {
 			for dep, es := range m {
 				if es == nil {
 					delete(m, dep)
 				}
 			}
-			s.Edges[target] = m
 		}
 	}
 	if t[5] != nil {
-		var mem map[string]json.RawMessage
-		if err := unmarshal(t[5], &mem); err != nil {
-			return fmt.Errorf("memory: %v", err)
-		}
-		for a, m := range mem {
-			s.Memory[a] = m
+		if err := unmarshal(t[5], &d.memory); err != nil {
+			return nil, fmt.Errorf("memory: %v", err)
 		}
 	}
-	s.Pending = nil
 	if t[6] != nil {
-		if err := unmarshal(t[6], &s.Pending); err != nil {
-			return fmt.Errorf("pending: %v", err)
+		if err := unmarshal(t[6], &d.pending); err != nil {
+			return nil, fmt.Errorf("pending: %v", err)
 		}
 	}
-	s.TurnCount = turn
+	return d, nil
+}
+
+// decodeChunk is how many rows of turns are decoded at once.
+const decodeChunk = 1024
+
+// decodeTurns decodes the rows of turns on every CPU, and lets go of the
+// text of each row it decoded.
+func decodeTurns(rows [][]driver.Value) ([]*turnDelta, error) {
+	out := make([]*turnDelta, len(rows))
+	errs := make([]error, len(rows))
+	workers := min(runtime.GOMAXPROCS(0), (len(rows)+63)/64)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(rows); i += workers {
+				if out[i], errs[i] = decodeTurn(rows[i]); errs[i] == nil {
+					clear(rows[i][1:]) // the row's text can go: only its turn number is read again
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("turn %d: %v", rows[i][0].(int64), err)
+		}
+	}
+	return out, nil
+}
+
+// decodeContext sets the context values of context in s.
+func decodeContext(s *state.State, context map[string]json.RawMessage) error {
+	for k, raw := range context {
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return fmt.Errorf("context: %q: %v", k, err)
+		}
+		s.AccumulatedContext[k] = v
+	}
+	return nil
+}
+
+// apply replays the turn d over s, but for the values it adds to the
+// context, which go to context (by key: the last one is the one a state
+// holds), to be decoded once all turns are applied (see decodeContext).
+func (d *turnDelta) apply(s *state.State, context map[string]json.RawMessage) error {
+	if d.turn <= s.TurnCount {
+		return fmt.Errorf("turn %d follows turn %d", d.turn, s.TurnCount)
+	}
+	for _, r := range d.records {
+		s.AppendRecord(r)
+	}
+	for a, c := range d.counts {
+		s.AgentExecutionCount[a] = c[0]
+		if _, ok := s.OutputCount[a]; ok || c[1] != 0 {
+			s.OutputCount[a] = c[1] // an agent that never succeeded has no entry
+		}
+	}
+	for _, kv := range d.context {
+		context[string(kv[0])] = kv[1]
+	}
+	for target, m := range d.edges {
+		s.Edges[target] = m
+	}
+	for a, m := range d.memory {
+		s.Memory[a] = m
+	}
+	s.Pending = d.pending
+	s.TurnCount = d.turn
 	return nil
 }
 
