@@ -328,3 +328,40 @@ func TestWaitingForRoomEndsWithTheFailure(t *testing.T) {
 		t.Errorf("turns in the database: %s", got)
 	}
 }
+
+// A damaged row of turns is reported with its turn and what is wrong in
+// it, whichever of the chunk's rows it is and whether a later turn
+// overwrote its context value or not.
+func TestDamagedTurnRowsAreNamed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, update, want string }{
+		{"records not JSON", "UPDATE turns SET records = 'not json' WHERE turn = 3", "corrupt: turn 3: records: "},
+		{"a null record", "UPDATE turns SET records = '[null]' WHERE turn = 4", "corrupt: turn 4: a history record is null"},
+		{"counts not JSON", "UPDATE turns SET counts = '{' WHERE turn = 2", "corrupt: turn 2: counts: "},
+		{"the last context value out of range", `UPDATE turns SET context = '[["a", 1e400]]' WHERE turn = 5`, `corrupt: turn 5: context: "a": `},
+		{"a context key not a string", `UPDATE turns SET context = '[[1, 2]]' WHERE turn = 1`, "corrupt: turn 1: context: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			db, w, st, other := behindRun(t)
+			for n := 1; n <= 5; n++ {
+				turn(st, n)
+				if err := w.SaveTurn(st); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Finish(st, "completed"); err != nil {
+				t.Fatal(err)
+			}
+			execOn(t, other, tc.update)
+			info, err := db.Run("behind")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = db.Load(info)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Load: %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -612,7 +612,7 @@ func (db *DB) load(r *RunInfo) (*state.File, error) {
 	}
 	// Decoded a chunk at a time on every CPU (decoding the history's JSON
 	// is most of what reading a long run back costs), applied in order.
-	context := map[string]json.RawMessage{}
+	context := map[string]lastValue{}
 	for start := 0; start < len(turns); start += decodeChunk {
 		deltas, err := decodeTurns(turns[start:min(start+decodeChunk, len(turns))])
 		if err != nil {

@@ -560,9 +560,6 @@ func decodeTurn(t []driver.Value) (*turnDelta, error) {
 			if err := json.Unmarshal(kv[0], &key); err != nil {
 				return nil, fmt.Errorf("context: %v", err)
 			}
-			if !json.Valid(kv[1]) {
-				return nil, fmt.Errorf("context: the value of %q is not JSON", key)
-			}
 			d.context[i][0] = json.RawMessage(key)
 		}
 	}
@@ -619,12 +616,19 @@ func decodeTurns(rows [][]driver.Value) ([]*turnDelta, error) {
 	return out, nil
 }
 
+// lastValue is the last value a run's turns gave a context key, and the
+// turn that gave it.
+type lastValue struct {
+	raw  json.RawMessage
+	turn int
+}
+
 // decodeContext sets the context values of context in s.
-func decodeContext(s *state.State, context map[string]json.RawMessage) error {
-	for k, raw := range context {
+func decodeContext(s *state.State, context map[string]lastValue) error {
+	for k, last := range context {
 		var v any
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return fmt.Errorf("context: %q: %v", k, err)
+		if err := json.Unmarshal(last.raw, &v); err != nil {
+			return fmt.Errorf("turn %d: context: %q: %v", last.turn, k, err)
 		}
 		s.AccumulatedContext[k] = v
 	}
@@ -634,7 +638,7 @@ func decodeContext(s *state.State, context map[string]json.RawMessage) error {
 // apply replays the turn d over s, but for the values it adds to the
 // context, which go to context (by key: the last one is the one a state
 // holds), to be decoded once all turns are applied (see decodeContext).
-func (d *turnDelta) apply(s *state.State, context map[string]json.RawMessage) error {
+func (d *turnDelta) apply(s *state.State, context map[string]lastValue) error {
 	if d.turn <= s.TurnCount {
 		return fmt.Errorf("turn %d follows turn %d", d.turn, s.TurnCount)
 	}
@@ -648,7 +652,7 @@ func (d *turnDelta) apply(s *state.State, context map[string]json.RawMessage) er
 		}
 	}
 	for _, kv := range d.context {
-		context[string(kv[0])] = kv[1]
+		context[string(kv[0])] = lastValue{kv[1], d.turn}
 	}
 	for target, m := range d.edges {
 		s.Edges[target] = m
