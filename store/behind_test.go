@@ -48,6 +48,19 @@ func turn(st *state.State, n int) {
 	st.TurnCount = n
 }
 
+// until waits until cond, read under b's lock, holds.
+func until(b *behind, cond func() bool) {
+	for {
+		b.mu.Lock()
+		ok := cond()
+		b.mu.Unlock()
+		if ok {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func execOn(t *testing.T, c driver.Conn, q string) {
 	t.Helper()
 	if _, err := c.(driver.ExecerContext).ExecContext(context.Background(), q, nil); err != nil {
@@ -150,13 +163,8 @@ func TestFailedWriteBehindStopsTheWrites(t *testing.T) {
 	execOn(t, other, "BEGIN IMMEDIATE")
 	execOn(t, other, "INSERT INTO turns (key, run, turn, records, counts, saved_at) SELECT (seq << 32) | 3, seq, 3, '[]', '{}', '' FROM runs")
 	save(3)
-	for taken := false; !taken; {
-		b := w.bg.Load()
-		b.mu.Lock()
-		taken = len(b.queued) == 0
-		b.mu.Unlock()
-		time.Sleep(time.Millisecond)
-	}
+	b := w.bg.Load()
+	until(b, func() bool { return len(b.queued) == 0 })
 	save(4)
 	save(5)
 	execOn(t, other, "COMMIT")
@@ -227,15 +235,7 @@ func TestAtMostTwiceBehindRowsAhead(t *testing.T) {
 	}()
 	// The writer waits for the lock with its first batch; the run fills
 	// the queue behind it, then waits.
-	for {
-		b.mu.Lock()
-		full := b.full
-		b.mu.Unlock()
-		if full {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	until(b, func() bool { return b.full })
 	most := ahead()
 	execOn(t, other, "COMMIT")
 	for a := range saved {
@@ -310,12 +310,7 @@ func TestWaitingForRoomEndsWithTheFailure(t *testing.T) {
 			}
 		}
 	}()
-	for full := false; !full; {
-		b.mu.Lock()
-		full = b.full
-		b.mu.Unlock()
-		time.Sleep(time.Millisecond)
-	}
+	until(b, func() bool { return b.full })
 	execOn(t, other, "COMMIT")
 	n := <-failedAt
 	if failure == nil || !strings.Contains(failure.Error(), "saving turn 1: ") {
