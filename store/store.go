@@ -207,7 +207,7 @@ func Open(path string, create bool, sync Sync) (*DB, error) {
 		} else if !ok {
 			return nil, &Error{Path: path, Err: errors.New("not an SQLite database")}
 		}
-		if err := checkSize(file, fi.Size()); err != nil {
+		if err := checkSize(file); err != nil {
 			return nil, &Error{Path: path, Err: err}
 		}
 	}
@@ -712,8 +712,23 @@ const timeFormat = "2006-01-02T15:04:05.000000000Z07:00"
 // A database with a -wal file beside it is being written (or was, by a
 // process that was killed): a checkpoint may have written page 1 before the
 // pages that extend the file, so the sizes may disagree for a moment, and
-// SQLite's own checks are left to judge it.
-func checkSize(file string, size int64) error {
+// SQLite's own checks are left to judge it. The moment may also end just
+// as the file is read (the checkpoint done, the WAL removed), so a file
+// found short is looked at again a few times: a truncated file stays so.
+func checkSize(file string) error {
+	var err error
+	for try := range 5 {
+		if try > 0 {
+			time.Sleep(time.Duration(try) * 10 * time.Millisecond)
+		}
+		if err = checkSizeOnce(file); err == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+func checkSizeOnce(file string) error {
 	if _, err := os.Lstat(file + "-wal"); err == nil {
 		return nil
 	}
@@ -726,6 +741,11 @@ func checkSize(file string, size int64) error {
 	if _, err := io.ReadFull(f, h[:]); err != nil {
 		return errors.New("the database is corrupt or truncated (its header is cut short)")
 	}
+	fi, err := f.Stat()
+	if err != nil {
+		return unwrapPath(err)
+	}
+	size := fi.Size()
 	pageSize := int64(binary.BigEndian.Uint16(h[16:18]))
 	if pageSize == 1 {
 		pageSize = 65536
