@@ -30,7 +30,6 @@ const behindRows = 32
 type behind struct {
 	mu       sync.Mutex
 	queued   []turnRow // rows to write, in order
-	spare    []turnRow // the batch the goroutine wrote last, to be reused
 	sleeping bool      // the goroutine waits for rows
 	full     bool      // the run waits for room
 	closed   bool
@@ -76,7 +75,6 @@ func (w *Writer) writeBehind(b *behind) {
 	var batch []turnRow
 	for {
 		b.mu.Lock()
-		b.spare = batch[:0]
 		for len(b.queued) == 0 && !b.closed {
 			b.sleeping = true
 			b.wake.Wait()
@@ -86,8 +84,7 @@ func (w *Writer) writeBehind(b *behind) {
 			b.mu.Unlock()
 			return // closed
 		}
-		batch, b.queued = b.queued, b.spare
-		b.spare = nil
+		batch, b.queued = b.queued, batch[:0] // the batch written last, cleared, takes the next rows
 		if b.full {
 			b.full = false
 			b.room.Signal()

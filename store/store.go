@@ -139,9 +139,9 @@ type DB struct {
 	// version is the schema's (PRAGMA user_version): 1 or 2.
 	version int64
 	sync    Sync
-	// commits counts the write transactions committed, turns the turns
-	// they saved, for flush, which writes the WAL to the disk in the
-	// background (flush.go).
+	// commits counts the write transactions committed (what the tests of
+	// group commit read), turns the turns they saved, which set the pace
+	// of flush, the WAL written to the disk in the background (flush.go).
 	commits, turns int
 	flush          *flusher
 	// behind is the writer in the background (Writer.Background), if any,

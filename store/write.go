@@ -268,10 +268,12 @@ func (w *Writer) Finish(st *state.State, reason string) error {
 }
 
 func (w *Writer) save(st *state.State, reason string, final bool) error {
-	if b := w.bg.Load(); b != nil {
+	b := w.bg.Load()
+	if b != nil {
 		var err error
 		if final {
 			err = w.stopBehind() // what is queued first; then this, on this goroutine
+			b = nil
 		} else {
 			err = b.failed()
 		}
@@ -295,8 +297,8 @@ func (w *Writer) save(st *state.State, reason string, final bool) error {
 	}
 	var err error
 	switch {
-	case row != nil && len(newWarnings) == 0 && !final && w.bg.Load() != nil:
-		if err := w.bg.Load().queue(&w.row); err != nil {
+	case row != nil && len(newWarnings) == 0 && b != nil:
+		if err := b.queue(&w.row); err != nil {
 			return err
 		}
 		w.mark(st)
