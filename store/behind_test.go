@@ -68,6 +68,21 @@ func execOn(t *testing.T, c driver.Conn, q string) {
 	}
 }
 
+// rowInTheWay puts, through c, a row of turns where the run's turn n goes:
+// the writer's insert of turn n then fails.
+func rowInTheWay(t *testing.T, c driver.Conn, n int) {
+	t.Helper()
+	execOn(t, c, fmt.Sprintf("INSERT INTO turns (key, run, turn, records, counts, saved_at) SELECT (seq << 32) | %d, seq, %d, '[]', '{}', '' FROM runs", n, n))
+}
+
+// wantTurns checks the turns of the database, read through c.
+func wantTurns(t *testing.T, c driver.Conn, want string) {
+	t.Helper()
+	if got := fmt.Sprint(turnsOn(t, c)); got != want {
+		t.Errorf("turns in the database: %s, want %s", got, want)
+	}
+}
+
 func turnsOn(t *testing.T, c driver.Conn) []int64 {
 	t.Helper()
 	rows, err := c.(driver.QueryerContext).QueryContext(context.Background(), "SELECT turn FROM turns ORDER BY key", nil)
@@ -119,9 +134,7 @@ func TestTurnsBehindAreWrittenTogether(t *testing.T) {
 	if db.commits > 3 {
 		t.Errorf("nine turns behind took %d transactions", db.commits-1)
 	}
-	if got := fmt.Sprint(turnsOn(t, other)); got != "[1 2 3 4 5 6 7 8 9 10]" {
-		t.Errorf("turns saved: %s", got)
-	}
+	wantTurns(t, other, "[1 2 3 4 5 6 7 8 9 10]")
 	if err := w.Finish(st, "completed"); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +174,7 @@ func TestFailedWriteBehindStopsTheWrites(t *testing.T) {
 	// turn 3, which the writer takes and waits to write, while turns 4
 	// and 5 are queued behind it.
 	execOn(t, other, "BEGIN IMMEDIATE")
-	execOn(t, other, "INSERT INTO turns (key, run, turn, records, counts, saved_at) SELECT (seq << 32) | 3, seq, 3, '[]', '{}', '' FROM runs")
+	rowInTheWay(t, other, 3)
 	save(3)
 	b := w.bg.Load()
 	until(b, func() bool { return len(b.queued) == 0 })
@@ -179,9 +192,7 @@ func TestFailedWriteBehindStopsTheWrites(t *testing.T) {
 	if err2 := w.Finish(st, "completed"); err2 == nil || err2.Error() != err.Error() {
 		t.Errorf("Finish after a failed turn: %v", err2)
 	}
-	if got := fmt.Sprint(turnsOn(t, other)); got != "[1 2 3]" { // 3: the row in the way
-		t.Errorf("turns in the database: %s", got)
-	}
+	wantTurns(t, other, "[1 2 3]") // 3: the row in the way
 }
 
 // Closing the database with a writer still in the background writes what
@@ -203,9 +214,7 @@ func TestCloseWritesWhatIsBehind(t *testing.T) {
 	if w.bg.Load() != nil || db.behind != nil {
 		t.Error("the writer is still in the background")
 	}
-	if got := fmt.Sprint(turnsOn(t, other)); got != "[1 2 3 4 5]" {
-		t.Errorf("turns in the database: %s", got)
-	}
+	wantTurns(t, other, "[1 2 3 4 5]")
 }
 
 // A run is at most 2×behindRows turns ahead of its database: SaveTurn
@@ -284,9 +293,7 @@ func TestOneWriterInTheBackgroundPerDatabase(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := fmt.Sprint(turnsOn(t, other)); got != "[1 1]" {
-		t.Errorf("turns saved: %s", got)
-	}
+	wantTurns(t, other, "[1 1]")
 }
 
 // A run waiting for room behind a write that fails gets the failure: the
@@ -298,7 +305,7 @@ func TestWaitingForRoomEndsWithTheFailure(t *testing.T) {
 	// Another connection holds the write lock, with a row in the way of
 	// turn 1.
 	execOn(t, other, "BEGIN IMMEDIATE")
-	execOn(t, other, "INSERT INTO turns (key, run, turn, records, counts, saved_at) SELECT (seq << 32) | 1, seq, 1, '[]', '{}', '' FROM runs")
+	rowInTheWay(t, other, 1)
 	failedAt := make(chan int, 1)
 	var failure error
 	go func() {
@@ -319,9 +326,7 @@ func TestWaitingForRoomEndsWithTheFailure(t *testing.T) {
 	if n > 2*behindRows+1 {
 		t.Errorf("the run saved %d turns after a failed one", n-2)
 	}
-	if got := fmt.Sprint(turnsOn(t, other)); got != "[1]" { // the row in the way
-		t.Errorf("turns in the database: %s", got)
-	}
+	wantTurns(t, other, "[1]") // the row in the way
 }
 
 // A damaged row of turns is reported with its turn and what is wrong in
