@@ -52,6 +52,17 @@ type Request struct {
 	// nil allows everything. A runner calls Reserve before every model
 	// request (docs/semantics.md#budgets).
 	Budget Budget
+	// Services are what the run lends the execution (its runner, secrets,
+	// recording, MCP servers, tracer, answers); set by the engine, zero
+	// outside a run.
+	Services Services
+	// ReleaseSlot, when set, gives back the parallel slot
+	// (parallel_agent_limit) the execution holds and returns the function
+	// that takes it back, which must be called before the runner returns.
+	// An agent that runs a child ensemble releases it while it waits on
+	// the child's agents (docs/semantics.md#ensembles-of-ensembles), so
+	// that nested children never hold every slot of their parent.
+	ReleaseSlot func() (reacquire func())
 }
 
 // Budget is the spend a run allows an execution. Reserve is called before
@@ -102,22 +113,6 @@ func (r *Request) Name() string {
 		return r.Instance.Name
 	}
 	return r.Agent.Name
-}
-
-type runnerKey struct{}
-
-// WithRunner returns ctx carrying r, the runner of the run an execution
-// belongs to: a kind whose agents run a child ensemble runs the child's
-// agents with it, so that whatever wraps the kinds' runners (injected
-// responses) wraps the child's agents too.
-func WithRunner(ctx context.Context, r Runner) context.Context {
-	return context.WithValue(ctx, runnerKey{}, r)
-}
-
-// RunnerOf is the runner WithRunner put in ctx, or nil.
-func RunnerOf(ctx context.Context) Runner {
-	r, _ := ctx.Value(runnerKey{}).(Runner)
-	return r
 }
 
 // ErrAwaitingInput is the error (wrapped in Result.Err) of an execution

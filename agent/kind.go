@@ -10,8 +10,8 @@ import (
 // Kind is one kind of agent, supplied whole by its own package: its fields
 // and their decoding (ensemble.Kind), how an agent of the kind is run
 // (Runner), and what the rest of the program asks of it instead of
-// switching on kinds (through interfaces declared where they are asked:
-// Shaper, Describer, ...). Package kinds lists the kinds a program knows.
+// switching on kinds (the questions of capabilities.go: Guarded, AsksHuman,
+// Children, Shaper...). Package kinds lists the kinds a program knows.
 type Kind interface {
 	// ensemble.Kind is the kind's name, its fields and their decoding.
 	ensemble.Kind
@@ -34,14 +34,13 @@ type Host struct {
 	In          io.Reader
 	Out         io.Writer
 	Interactive bool
-	// Suspend is set when the run is durable: a question with no answer
-	// ends the run awaiting input instead of failing
-	// (docs/semantics.md#ask-agents-that-wait). NoInput never asks at the
-	// terminal (--no-input). Answers are the answers given to resume, by
-	// agent: each answers the agent's next question, once.
+	// Suspend is set when the run can wait (a durable run, a test): a
+	// question with no answer ends the run awaiting input instead of
+	// failing (docs/semantics.md#ask-agents-that-wait). NoInput never asks
+	// at the terminal (--no-input). The answers given to resume are the
+	// run's (Services.Answers).
 	Suspend bool
 	NoInput bool
-	Answers map[string]string
 	// Batch: the run is one of a batch (ensemble batch), whose runs never
 	// ask at the terminal nor wait for an answer (docs/cli.md#ensemble-batch).
 	Batch bool

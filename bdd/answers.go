@@ -9,40 +9,15 @@ import (
 
 	"github.com/cucumber/godog"
 
-	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/kinds/ask"
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/session"
 )
 
 // A scenario is a durable run with no terminal
 // (docs/testing.md#questions-that-wait): an ask agent with no injected
 // response waits for input, and the run ends awaiting_input; `When
 // "reviewer" answers "..."` resumes it with that answer, as `ensemble
-// resume --answer` would.
-
-// human answers for the agents that ask a person: the answer given to the
-// scenario, once, else it waits for one.
-func (s *Scenario) human(ctx context.Context, req *runners.Request) *runners.Result {
-	in := runners.BaseInputData(req)
-	if req.Path != "" { // in a child ensemble, which cannot wait
-		return &runners.Result{InputData: in, Err: ask.InChild(req.Path)}
-	}
-	if out, ok, err := ask.Recorded(ctx, req); err != nil || ok {
-		return &runners.Result{Output: out, InputData: in, Err: err}
-	}
-	// Ask agents of one turn run at once: the answers are taken under a lock.
-	s.answersMu.Lock()
-	answer, ok := s.answers[req.Agent.Name]
-	delete(s.answers, req.Agent.Name)
-	s.answersMu.Unlock()
-	if ok {
-		in["answered_on_resume"] = true
-		out, err := runners.ParseOutput(answer)
-		return &runners.Result{Output: out, InputData: in, Err: err}
-	}
-	return &runners.Result{InputData: in, Err: fmt.Errorf("agent %q %w", req.Agent.Name, agent.ErrAwaitingInput)}
-}
+// resume --answer` would: the ask kind's own runner takes it.
 
 // pendingAgents names what the run waits for.
 func pendingAgents(res *engine.Result) []string {
@@ -91,17 +66,9 @@ func (s *Scenario) answer(ctx context.Context, name, text string) error {
 		}
 		return fmt.Errorf("agent %q is not waiting for input (%s)", name, why)
 	}
-	s.answersMu.Lock()
-	s.answers = map[string]string{name: text}
-	s.answersMu.Unlock()
-	r := engine.FromFile(s.ens, s.run.File(res.CompletionReason), s.runOpts)
-	s.run = r
-	ctx, err := s.withRecording(ctx)
-	if err != nil {
-		return err
-	}
-	if s.result, err = runWithMCP(ctx, s.ens, r); err != nil {
-		return err
-	}
-	return nil
+	saved := s.run.File(res.CompletionReason)
+	_, err := s.runSession(ctx, func(sess *session.Session) (*session.Run, error) {
+		return sess.Resume(saved, session.RunOptions{Answers: map[string]string{name: text}})
+	})
+	return err
 }

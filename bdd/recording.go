@@ -1,13 +1,10 @@
 package bdd
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-
-	"github.com/ensemble-run/ensemble/cassette"
 )
 
 // givenRecording replays the model exchanges, tool results and answers of
@@ -27,16 +24,4 @@ func (s *Scenario) givenRecording(dir string) error {
 	}
 	s.recording = path
 	return nil
-}
-
-// withRecording is ctx carrying the scenario's recording, when it has one.
-func (s *Scenario) withRecording(ctx context.Context) (context.Context, error) {
-	if s.recording == "" {
-		return ctx, nil
-	}
-	c, err := cassette.Open(cassette.Options{Dir: s.recording, Mode: cassette.Replay})
-	if err != nil {
-		return ctx, err
-	}
-	return cassette.With(ctx, c), nil
 }

@@ -22,6 +22,8 @@ import (
 	"github.com/cucumber/godog/colors"
 	"github.com/cucumber/godog/formatters"
 	messages "github.com/cucumber/messages/go/v21"
+
+	"github.com/ensemble-run/ensemble/ensemble"
 )
 
 // Exit codes of Run.
@@ -261,18 +263,6 @@ func defaultPaths(paths []string) []string {
 	return []string{"."}
 }
 
-// SkippedDir reports whether a folder met while searching a tree (for
-// feature files, or by validate for ensembles) is left out: hidden folders,
-// and those that hold other projects' files or test data (testdata, vendor,
-// node_modules).
-func SkippedDir(name string) bool {
-	switch name {
-	case "testdata", "vendor", "node_modules":
-		return true
-	}
-	return strings.HasPrefix(name, ".")
-}
-
 var lineSuffix = regexp.MustCompile(`:\d+$`)
 
 // FindFeatures expands paths into feature files, in order: a folder gives
@@ -315,7 +305,7 @@ func FindFeatures(paths []string) ([]string, error) {
 				return err
 			}
 			if d.IsDir() {
-				if q != file && SkippedDir(d.Name()) {
+				if q != file && ensemble.SkippedDir(d.Name()) {
 					return filepath.SkipDir
 				}
 				return nil

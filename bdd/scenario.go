@@ -20,19 +20,18 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cucumber/godog"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/cassette"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/kinds"
-	"github.com/ensemble-run/ensemble/mcptools"
 	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/session"
 )
 
 // Options configure the steps. The zero value runs script agents for real,
@@ -96,12 +95,9 @@ type Scenario struct {
 
 	ran    bool
 	result *engine.Result
-	// run is the run of the scenario, with its options, kept for the
-	// answers that resume it (answers.go); answers are those not yet taken.
-	run       *engine.Run
-	runOpts   engine.Options
-	answers   map[string]string
-	answersMu sync.Mutex
+	// run is the run of the scenario, kept for the answers that resume it
+	// (answers.go).
+	run *session.Run
 
 	step *godog.Step // the step running, for its doc string or table
 
@@ -408,7 +404,9 @@ func (s *Scenario) ranResult() (*engine.Result, error) {
 }
 
 // Run runs the ensemble with what the steps gave: what `When the ensemble
-// runs` does.
+// runs` does. A scenario's run is assembled as every run is (package
+// session): it can wait for an answer, as a durable run with no terminal
+// does (answers.go).
 func (s *Scenario) Run(ctx context.Context) (*engine.Result, error) {
 	e, err := s.ensemble()
 	if err != nil {
@@ -419,60 +417,72 @@ func (s *Scenario) Run(ctx context.Context) (*engine.Result, error) {
 	}
 	input := e.Input
 	if s.input != nil {
-		input = *s.input
+		input = *s.input // an explicit empty input stays empty
 	}
-	d := s.kinds().Runner(&agent.Host{LookupEnv: s.opts.LookupEnv}, s.replaced())
-	inj := runners.Injected(s.responses, d)
-	inj.Simulate = s.opts.Simulate
-	if s.recording != "" { // the kinds' own runners replay, offline
-		inj.Simulate = d.Simulator()
-	}
-	if ctx, err = s.withRecording(ctx); err != nil {
+	return s.runSession(ctx, func(sess *session.Session) (*session.Run, error) {
+		return sess.StartExact(input, session.RunOptions{})
+	})
+}
+
+// runSession runs the run start prepares in a session of the scenario's
+// options, with the MCP servers its agents name, started for the run and
+// ended with it, as ensemble run does (docs/llm.md#mcp-tools).
+func (s *Scenario) runSession(ctx context.Context, start func(*session.Session) (*session.Run, error)) (*engine.Result, error) {
+	opts, err := s.sessionOptions()
+	if err != nil {
 		return nil, err
 	}
+	sess, err := session.Open(ctx, s.ens, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	r, err := start(sess)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.Run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.run, s.result, s.ran = r, res, true
+	return res, nil
+}
+
+// sessionOptions are the options of the scenario's runs: its responses,
+// recording and limits, a test's runners in place of a terminal and (unless
+// Options.LLM gives one) of the models.
+func (s *Scenario) sessionOptions() (session.Options, error) {
+	opts := session.Options{
+		Kinds:        s.kinds(),
+		Replace:      s.replaced(),
+		LookupEnv:    s.opts.LookupEnv,
+		Suspend:      true,
+		Responses:    s.responses,
+		LiveAll:      true, // unless GuardModels, below
+		Simulate:     s.opts.Simulate,
+		MaxTurns:     s.maxTurns,
+		Timeout:      s.timeout,
+		Parallel:     s.parallel,
+		Tracer:       s.opts.Tracer,
+		TraceContent: s.opts.TraceContent,
+	}
+	if s.recording != "" { // the kinds' own runners replay, offline
+		c, err := cassette.Open(cassette.Options{Dir: s.recording, Mode: cassette.Replay})
+		if err != nil {
+			return opts, err
+		}
+		opts.Recording, opts.Simulate = c, nil
+	}
 	if s.opts.GuardModels && s.recording == "" {
-		inj.Live = func(agent string) error {
+		opts.Guard = func(agent string) error {
 			if s.respFile == "" {
 				return fmt.Errorf(`agent %q has no injected response and would call the real model; give it one: Given agent %q responds "..."`, agent, agent)
 			}
 			return fmt.Errorf("agent %q has no responses in %s and would call the real model; add responses for it", agent, s.respFile)
 		}
 	}
-	s.runOpts = engine.Options{
-		Runner:   inj,
-		MaxTurns: s.maxTurns,
-		Timeout:  s.timeout,
-		Parallel: s.parallel,
-		Secrets:  secrets.Of(e.Models, s.lookupEnv), // as in ensemble run: keys never reach the report
-
-		Tracer:       s.opts.Tracer,
-		TraceContent: s.opts.TraceContent,
-	}
-	r := engine.New(e, input, s.runOpts)
-	s.run = r
-	if input == "" {
-		// engine.New takes "" as "the file's input"; an explicit empty
-		// input stays empty.
-		r.State().Input = ""
-	}
-	res, err := runWithMCP(ctx, e, r)
-	if err != nil {
-		return nil, err
-	}
-	s.result = res
-	s.ran = true
-	return s.result, nil
-}
-
-// runWithMCP runs r with the MCP servers its agents name, started for the
-// run and ended with it, as ensemble run does (docs/llm.md#mcp-tools).
-func runWithMCP(ctx context.Context, e *ensemble.Ensemble, r *engine.Run) (*engine.Result, error) {
-	servers, err := mcptools.Start(ctx, e, mcptools.Options{})
-	if err != nil {
-		return nil, err
-	}
-	defer servers.Close()
-	return r.Run(mcptools.NewContext(ctx, servers)), nil
+	return opts, nil
 }
 
 // kinds are the kinds of agent the scenarios know: Options.Kinds, or the
@@ -485,8 +495,9 @@ func (s *Scenario) kinds() *kinds.Registry {
 }
 
 // replaced are the runners that replace a kind's own in a test: a test has
-// no terminal for the kinds that ask a human, and no model for the kinds
-// that reach one unless Options.LLM gives one.
+// no model for the kinds that reach one unless Options.LLM gives one (a
+// recording replays through the kinds' own). The kinds that ask a person
+// have no terminal, and wait (answers.go).
 func (s *Scenario) replaced() map[string]agent.Runner {
 	llm := s.opts.LLM
 	if llm == nil {
@@ -494,11 +505,8 @@ func (s *Scenario) replaced() map[string]agent.Runner {
 	}
 	r := map[string]agent.Runner{}
 	for _, k := range s.kinds().Kinds() {
-		if g, ok := k.(interface{ Guarded() bool }); ok && g.Guarded() && s.recording == "" {
+		if agent.IsGuarded(k) && s.recording == "" {
 			r[k.String()] = llm
-		}
-		if h, ok := k.(interface{ AsksHuman() bool }); ok && h.AsksHuman() {
-			r[k.String()] = runners.RunnerFunc(s.human) // waits for an answer (answers.go)
 		}
 	}
 	if s.opts.Script != nil {

@@ -6,12 +6,11 @@
 // recorded request.
 //
 // The package knows nothing of the kinds of agent: the LLM kind turns its
-// requests into Request, and the ask kind its questions into text. A
-// Cassette reaches the runners through the context (With, From).
+// requests into Request, and the ask kind its questions into text. A run
+// lends its Cassette to its executions (agent.Services.Recording).
 package cassette
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -117,23 +116,6 @@ func (c *Cassette) Dir() string { return c.opts.Dir }
 // Live reports whether a request the recording lacks goes to the model
 // (Record, RecordMissing): only then are API keys needed.
 func (c *Cassette) Live() bool { return c.opts.Mode != Replay }
-
-type ctxKey struct{}
-
-// With returns ctx carrying c: the runners of the executions under ctx
-// record or replay through it.
-func With(ctx context.Context, c *Cassette) context.Context {
-	if c == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, ctxKey{}, c)
-}
-
-// From is the Cassette With put in ctx, or nil.
-func From(ctx context.Context) *Cassette {
-	c, _ := ctx.Value(ctxKey{}).(*Cassette)
-	return c
-}
 
 // FileName is the file of the agent at path in a recording folder: the path
 // with "/" as "." (names never hold a dot), an instance keeping its

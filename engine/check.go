@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 
+	agentpkg "github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -83,7 +84,7 @@ func CheckState(e *ensemble.Ensemble, f *state.File) error {
 		if err != nil {
 			return err
 		}
-		if k, ok := a.Kind.(interface{ KeepsMemory() bool }); !ok || !k.KeepsMemory() {
+		if !agentpkg.KeepsMemory(a) {
 			return fmt.Errorf("%s is set, but %q is a %s agent, which keeps no memory", field, name, a.Kind)
 		}
 		if err := checkMemory(s.Memory[name]); err != nil {

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/cassette"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/secrets"
@@ -51,6 +52,13 @@ type Options struct {
 	// the engine records it: the state, the result and the events never
 	// hold a key, not even cut short in a preview. nil redacts nothing.
 	Secrets *secrets.Redactor
+	// Recording, Tools and Answers are lent to every execution, with the
+	// runner, the secrets and the tracer, as its agent.Services: the run's
+	// recording (--record, --replay), its MCP servers, and the answers
+	// given to a run that waits for a person.
+	Recording *cassette.Cassette
+	Tools     agent.ToolServers
+	Answers   *agent.Answers
 	// Budget overrides the caps of conversation_limits: each field that is
 	// set replaces the file's (docs/semantics.md#budgets).
 	Budget *ensemble.Budget
@@ -61,9 +69,8 @@ type Options struct {
 	// as its own would. nil for a top-level run.
 	Parent agent.Budget
 	// Tracer, when set, makes spans of the run, its turns, its executions
-	// and, through the context, of what the kinds do in them
-	// (docs/tracing.md). nil traces nothing, unless the context the run is
-	// started with carries its parent's tracer (a child ensemble).
+	// and of what the kinds do in them (docs/tracing.md), each under the
+	// span of the context it starts in. nil traces nothing.
 	Tracer trace.Tracer
 	// TraceContent records the run's input, the executions' outputs and
 	// what the kinds exchange with models and tools in the spans, redacted
@@ -121,6 +128,8 @@ type Run struct {
 	// (trace.go).
 	tr   *tracing.Tracer
 	span trace.Span
+	// services are what every execution is lent (Request.Services).
+	services agent.Services
 }
 
 // New prepares a run of e with the given input ("" takes the file's input).
@@ -145,7 +154,23 @@ func Resume(e *ensemble.Ensemble, st *state.State, opts Options) *Run {
 	if opts.Tracer != nil {
 		r.tr = &tracing.Tracer{Tracer: opts.Tracer, Content: opts.TraceContent, Secrets: opts.Secrets}
 	}
+	r.services = agent.Services{Runner: opts.Runner, Secrets: opts.Secrets, Recording: opts.Recording,
+		Tools: opts.Tools, Tracer: r.tr, Answers: opts.Answers}
 	return r
+}
+
+// ChildOptions are the options of a run that an execution of req makes (a
+// child ensemble's, docs/semantics.md#ensembles-of-ensembles): it runs its
+// agents with runner, and shares the services of req's run (its secrets,
+// recording, MCP servers and tracer, not its answers, which are the
+// parent's agents'); req's budget binds its model requests.
+func ChildOptions(req *agent.Request, runner agent.Runner) Options {
+	s := req.Services
+	o := Options{Runner: runner, Secrets: s.Secrets, Recording: s.Recording, Tools: s.Tools, Parent: req.Budget}
+	if s.Tracer != nil {
+		o.Tracer, o.TraceContent = s.Tracer.Tracer, s.Tracer.Content
+	}
+	return o
 }
 
 func pick[T int | int64](vs ...T) T {
@@ -168,13 +193,13 @@ func (r *Run) State() *state.State { return r.st }
 func (r *Run) Run(ctx context.Context) *Result {
 	r.start(ctx)
 	if r.opts.Clock != nil {
-		reason, vctx := "", r.withValues(ctx)
+		reason := ""
 		for reason == "" {
-			reason = r.step(ctx, vctx)
+			reason = r.step(ctx, ctx)
 		}
 		return r.finish(reason)
 	}
-	runCtx, cancel := context.WithTimeout(r.withValues(ctx), r.timeout)
+	runCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	reason := ""
 	for reason == "" {
@@ -189,10 +214,10 @@ func (r *Run) Run(ctx context.Context) *Result {
 func (r *Run) Step(ctx context.Context) string {
 	r.start(ctx)
 	if r.opts.Clock != nil {
-		return r.step(ctx, r.withValues(ctx))
+		return r.step(ctx, ctx)
 	}
 	left := r.timeout - time.Since(r.started)
-	runCtx, cancel := context.WithTimeout(r.withValues(ctx), left)
+	runCtx, cancel := context.WithTimeout(ctx, left)
 	defer cancel()
 	return r.step(ctx, runCtx)
 }

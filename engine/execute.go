@@ -9,7 +9,6 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/secrets"
@@ -69,7 +68,8 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 			defer func() { <-sem }()
 			x.admitted()
 			x.started = time.Now()
-			x.res = r.runOne(withSlot(ctx, sem), x.req)
+			x.req.ReleaseSlot = func() func() { <-sem; return func() { sem <- struct{}{} } }
+			x.res = r.runOne(ctx, x.req)
 			x.took = time.Since(x.started)
 			r.finished(x)
 		}()
@@ -117,8 +117,7 @@ func (r *Run) executeWith(ctx context.Context, execs []execution) {
 // opts.Secrets; with no budget. A durable engine's activity calls it with the
 // request its workflow planned (docs/temporal.md).
 func Execute(ctx context.Context, e *ensemble.Ensemble, opts Options, req *runners.Request) *runners.Result {
-	r := New(e, req.Input, opts)
-	return r.runOne(r.withValues(ctx), req)
+	return New(e, req.Input, opts).runOne(ctx, req)
 }
 
 // runOne runs one execution under the agent's own timeout. A runner that
@@ -153,23 +152,8 @@ func (r *Run) runOne(ctx context.Context, req *runners.Request) (res *runners.Re
 		r.redact(res)
 	}()
 	req.Budget = r.budget.forAgent(a.Name)
+	req.Services = r.services
 	return r.attempts(ctx, req)
-}
-
-type secretsKey struct{}
-
-// withValues is ctx carrying what an execution's runner finds in it: the
-// run's runner (agent.RunnerOf, for child ensembles) and its redactor
-// (SecretsOf). Added once per run, under every turn's context.
-func (r *Run) withValues(ctx context.Context) context.Context {
-	return context.WithValue(agent.WithRunner(ctx, r.opts.Runner), secretsKey{}, r.opts.Secrets)
-}
-
-// SecretsOf is the redactor of the run whose execution runs under ctx
-// (Options.Secrets), which the run of a child ensemble shares; nil when none.
-func SecretsOf(ctx context.Context) *secrets.Redactor {
-	s, _ := ctx.Value(secretsKey{}).(*secrets.Redactor)
-	return s
 }
 
 // redactChild redacts the records of a child ensemble's run, kept in its
@@ -186,30 +170,6 @@ func redactChild(sec *secrets.Redactor, c *state.Child) {
 		}
 		redactChild(sec, rec.Child)
 	}
-}
-
-type slotKey struct{}
-
-// withSlot returns ctx carrying the semaphore whose slot the execution
-// holds, for ReleaseSlot.
-func withSlot(ctx context.Context, sem chan struct{}) context.Context {
-	return context.WithValue(ctx, slotKey{}, sem)
-}
-
-// ReleaseSlot gives back the parallel slot (parallel_agent_limit) that the
-// execution running under ctx holds, and returns the function that takes
-// it back, which must be called before the runner returns. An agent that
-// runs a child ensemble releases its slot while it waits on the child's
-// agents (docs/semantics.md#ensembles-of-ensembles): nested children never
-// hold every slot of their parent while waiting. Outside an execution it
-// does nothing.
-func ReleaseSlot(ctx context.Context) (reacquire func()) {
-	sem, ok := ctx.Value(slotKey{}).(chan struct{})
-	if !ok {
-		return func() {}
-	}
-	<-sem
-	return func() { sem <- struct{}{} }
 }
 
 // redact removes every key from what an execution returned.

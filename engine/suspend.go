@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/resolver"
 )
@@ -100,28 +99,14 @@ func (r *Run) pending(only []string) []PendingInput {
 	turn := r.st.TurnCount + 1
 	for _, rd := range ready {
 		a := rd.Agent
-		if only != nil && !slices.Contains(only, a.Name) || only == nil && !asksHuman(a) {
+		if only != nil && !slices.Contains(only, a.Name) || only == nil && !agent.AsksHuman(a) {
 			continue
 		}
 		var x execution
 		r.request(ctx, turn, rd, &x)
-		out = append(out, PendingInput{Agent: a.Name, Question: question(a), Dependencies: x.req.Dependencies, Turn: turn})
+		out = append(out, PendingInput{Agent: a.Name, Question: agent.Question(a), Dependencies: x.req.Dependencies, Turn: turn})
 	}
 	return out
-}
-
-func asksHuman(a *ensemble.Agent) bool {
-	k, ok := a.Kind.(interface{ AsksHuman() bool })
-	return ok && k.AsksHuman()
-}
-
-func question(a *ensemble.Agent) string {
-	if k, ok := a.Kind.(interface {
-		Question(*ensemble.Agent) string
-	}); ok {
-		return k.Question(a)
-	}
-	return ""
 }
 
 // awaitInput ends a turn some of whose agents wait for an answer: when they

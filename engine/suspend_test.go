@@ -43,8 +43,8 @@ func approvalEnsemble(approvers ...string) *ensemble.Ensemble {
 
 // suspendRunner runs ask agents with a real ask runner (no terminal, a
 // durable run) and the others as functions of their inputs.
-func suspendRunner(answers map[string]string) agentpkg.Runner {
-	asker := &ask.Runner{Suspend: true, Answers: answers}
+func suspendRunner() agentpkg.Runner {
+	asker := &ask.Runner{Suspend: true}
 	return agentpkg.RunnerFunc(func(ctx context.Context, req *agentpkg.Request) *agentpkg.Result {
 		if _, ok := req.Agent.Kind.(ask.Kind); ok {
 			return asker.Run(ctx, req)
@@ -74,7 +74,7 @@ func TestSuspendOtherAgentsRunAndTheTurnCommits(t *testing.T) {
 	t.Parallel()
 	e := approvalEnsemble("approver")
 	log := events.NewLog(nil)
-	r := engine.New(e, "in", engine.Options{Runner: suspendRunner(nil), Events: log.Sink()})
+	r := engine.New(e, "in", engine.Options{Runner: suspendRunner(), Events: log.Sink()})
 	res := r.Run(context.Background())
 	if res.CompletionReason != engine.AwaitingInput || res.ExitCode() != 5 {
 		t.Fatalf("reason %q exit %d, errors %v", res.CompletionReason, res.ExitCode(), res.Errors)
@@ -111,7 +111,7 @@ func TestSuspendOtherAgentsRunAndTheTurnCommits(t *testing.T) {
 	if got := engine.FromFile(e, f, engine.Options{}).Result(f.CompletionReason).PendingInput; !reflect.DeepEqual(got, want) {
 		t.Fatalf("pending of the saved run %#v", got)
 	}
-	res = engine.FromFile(e, f, engine.Options{Runner: suspendRunner(map[string]string{"approver": `{"approved": true}`})}).Run(context.Background())
+	res = engine.FromFile(e, f, engine.Options{Runner: suspendRunner(), Answers: agentpkg.NewAnswers(map[string]string{"approver": `{"approved": true}`})}).Run(context.Background())
 	if res.CompletionReason != engine.Completed || res.ExitCode() != 0 || res.PendingInput != nil {
 		t.Fatalf("resumed: %q %v pending %v", res.CompletionReason, res.Errors, res.PendingInput)
 	}
@@ -129,7 +129,7 @@ func TestSuspendTwoAgentsAtOnce(t *testing.T) {
 	e := approvalEnsemble("legal", "editor")
 	e.Agents = slicesDelete(e.Agents, "checker")
 	e.Index()
-	r := engine.New(e, "in", engine.Options{Runner: suspendRunner(nil)})
+	r := engine.New(e, "in", engine.Options{Runner: suspendRunner()})
 	res := r.Run(context.Background())
 	// Nothing else was ready in turn 2: it is not committed.
 	if res.CompletionReason != engine.AwaitingInput || res.TurnCount != 1 || len(res.PendingInput) != 2 ||
@@ -138,14 +138,14 @@ func TestSuspendTwoAgentsAtOnce(t *testing.T) {
 	}
 	// One answer: the other still waits, and the run suspends again.
 	f := saveLoad(t, r, res.CompletionReason)
-	r = engine.FromFile(e, f, engine.Options{Runner: suspendRunner(map[string]string{"legal": "fine"})})
+	r = engine.FromFile(e, f, engine.Options{Runner: suspendRunner(), Answers: agentpkg.NewAnswers(map[string]string{"legal": "fine"})})
 	res = r.Run(context.Background())
 	if res.CompletionReason != engine.AwaitingInput || res.TurnCount != 2 || len(res.PendingInput) != 1 ||
 		res.PendingInput[0].Agent != "editor" || res.PendingInput[0].Turn != 3 || res.FinalState["legal"] != "fine" {
 		t.Fatalf("after one answer: %q turns %d pending %+v state %v", res.CompletionReason, res.TurnCount, res.PendingInput, res.FinalState)
 	}
 	f = saveLoad(t, r, res.CompletionReason)
-	res = engine.FromFile(e, f, engine.Options{Runner: suspendRunner(map[string]string{"editor": "ok"})}).Run(context.Background())
+	res = engine.FromFile(e, f, engine.Options{Runner: suspendRunner(), Answers: agentpkg.NewAnswers(map[string]string{"editor": "ok"})}).Run(context.Background())
 	if res.CompletionReason != engine.Completed || res.AgentExecutionCount["publisher"] != 1 {
 		t.Fatalf("after both: %q %v", res.CompletionReason, res.AgentExecutionCount)
 	}

@@ -17,17 +17,14 @@ import (
 // The run's spans (docs/tracing.md): a span for the run, one per turn under
 // it and one per execution under its turn; the kinds add theirs (model
 // requests, tool calls, a child ensemble's run) under the execution's,
-// through the context. With no tracer (Options.Tracer nil and none in the
-// context of Run or Step) r.tr is nil and nothing here is called.
+// under the span the context carries. With no tracer (Options.Tracer nil)
+// r.tr is nil and nothing here is called.
 
 // startTrace opens the run's span, under the span of ctx (the execution
 // that runs a child ensemble), once.
 func (r *Run) startTrace(ctx context.Context) {
 	if r.tr == nil {
-		r.tr = tracing.From(ctx) // a child ensemble's run: its parent's tracer
-		if r.tr == nil {
-			return
-		}
+		return
 	}
 	attrs := []attribute.KeyValue{tracing.Ensemble.String(r.ens.Name)}
 	if r.opts.RunID != "" {
@@ -69,8 +66,8 @@ func (r *Run) endTrace(res *Result) {
 	span.End()
 }
 
-// startTurn opens a turn's span under the run's and returns ctx carrying it
-// and the tracer, for the turn's executions.
+// startTurn opens a turn's span under the run's and returns ctx carrying
+// it, for the turn's executions.
 func (r *Run) startTurn(ctx context.Context, turn int, agents []string) (context.Context, trace.Span) {
 	ctx = trace.ContextWithSpan(ctx, r.span)
 	ctx, span := r.tr.Start(ctx, "turn "+strconv.Itoa(turn), trace.WithAttributes(
@@ -78,7 +75,7 @@ func (r *Run) startTurn(ctx context.Context, turn int, agents []string) (context
 		tracing.Turn.Int(turn),
 		tracing.Agents.StringSlice(agents),
 	))
-	return tracing.With(ctx, r.tr), span
+	return ctx, span
 }
 
 // startExecution opens an execution's span under its turn's.

@@ -7,17 +7,18 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/internal/secrets"
-	"github.com/ensemble-run/ensemble/internal/tracing"
 	"github.com/ensemble-run/ensemble/runners"
 )
 
 // A run driven turn by turn (Step) traces as one driven whole: a run span
 // that ends with Result, a turn span per turn under it, an execution span
-// under its turn, whose context carries the tracer for the kinds; the
-// error of a failed execution is redacted. (The command's tests check the
+// under its turn, which the execution's context carries, with the run's
+// tracer lent to the kinds (Request.Services.Tracer); the error of a failed
+// execution is redacted. (The command's tests check the
 // same over OTLP: cmd/ensemble/tracing_test.go.)
 func TestStepDrivenTrace(t *testing.T) {
 	t.Parallel()
@@ -27,7 +28,7 @@ func TestStepDrivenTrace(t *testing.T) {
 	sawTracer := false
 	run := runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
 		if req.Agent.Name == "a" {
-			sawTracer = tracing.From(ctx) != nil
+			sawTracer = req.Services.Tracer != nil && trace.SpanFromContext(ctx).SpanContext().IsValid()
 			return &runners.Result{Output: "ok"}
 		}
 		return &runners.Result{Err: errors.New("failed with sk-step-secret-123")}
@@ -71,13 +72,14 @@ func TestStepDrivenTrace(t *testing.T) {
 	}
 }
 
-// Without a tracer nothing is traced and runners find none in their context.
+// Without a tracer nothing is traced: runners are lent none, and their
+// context carries no span.
 func TestNoTracer(t *testing.T) {
 	t.Parallel()
 	e := build(agent("a", 1))
 	found := true
 	res := engine.New(e, "", engine.Options{Runner: runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
-		found = tracing.From(ctx) != nil
+		found = req.Services.Tracer != nil || trace.SpanFromContext(ctx).SpanContext().IsValid()
 		return &runners.Result{Output: "ok"}
 	})}).Run(context.Background())
 	if found || res.CompletionReason != engine.Completed {

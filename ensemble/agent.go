@@ -127,7 +127,6 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 			}
 		}
 	}
-	a.OutputSchema = d.agentOutputSchema(m.get("output_schema"), a, where)
 	// An agent of no clear kind has the fields of every kind checked.
 	fs := &Fields{d: d, m: m, where: where}
 	for _, k := range d.kinds {
@@ -135,9 +134,14 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 			k.Decode(fs, a)
 		}
 	}
+	if !fs.refused["output_schema"] {
+		a.OutputSchema = d.agentOutputSchema(m.get("output_schema"), where)
+	}
 
 	a.Dependencies = d.dependencies(m.get("dependencies"), a, where)
-	a.FanOut = d.fanOut(m.get("fan_out"), a, where)
+	if !fs.refused["fan_out"] {
+		a.FanOut = d.fanOut(m.get("fan_out"), a, where)
+	}
 	var keyNode *yaml.Node
 	a.Conversation, keyNode = d.conversation(m.get("conversation"))
 	d.fanOutConversation(m.get("conversation"), a, where)

@@ -38,10 +38,6 @@ func (d *decoder) fanOut(f field, a *Agent, where string) *FanOut {
 		return nil
 	}
 	fo := &FanOut{Pos: pos(f.val), MaxItems: DefaultMaxItems}
-	if h, ok := a.Kind.(interface{ AsksHuman() bool }); ok && h.AsksHuman() {
-		// A person answers one question per execution.
-		d.errorf(f.key, "%s: fan_out is not for %s agents, which ask a person", where, a.Kind)
-	}
 	over := m.get("over")
 	fo.Over = d.str(over)
 	d.need(over, strings.TrimSpace(fo.Over) == "")

@@ -13,6 +13,9 @@ type Fields struct {
 	d     *decoder
 	m     fields
 	where string
+	// refused are the agent's common fields its kind refused (Refuse):
+	// the loader does not decode them further.
+	refused map[string]bool
 }
 
 // Where is how messages name the agent: `agent "x"`.
@@ -61,6 +64,22 @@ func (f *Fields) Env(key string) map[string]string { return f.d.env(f.m.get(key)
 // Require reports the field when it is absent, or written but empty
 // (empty is the decoded value's emptiness).
 func (f *Fields) Require(key string, empty bool) { f.d.need(f.m.get(key), empty) }
+
+// Refuse reports a field the kind's agents do not take, though agents of
+// other kinds do (output_schema, fan_out): `agent "x": KEY is not for K
+// agents, <why>`, at the key, when it is written. The loader then leaves
+// the field undecoded.
+func (f *Fields) Refuse(key string, k Kind, why string) {
+	fd := f.m.get(key)
+	if !fd.ok() {
+		return
+	}
+	f.d.errorf(fd.key, "%s: %s is not for %s agents, %s", f.where, key, k, why)
+	if f.refused == nil {
+		f.refused = map[string]bool{}
+	}
+	f.refused[key] = true
+}
 
 // Bad reports a problem with the field's value: `agent "x": KEY <message>`.
 func (f *Fields) Bad(key, format string, args ...any) { f.d.bad(f.m.get(key), format, args...) }

@@ -232,14 +232,10 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// agentOutputSchema decodes an agent's output_schema; agents that ask a
-// person take none (their answers are typed text).
-func (d *decoder) agentOutputSchema(f field, a *Agent, where string) *OutputSchema {
+// agentOutputSchema decodes an agent's output_schema (a kind whose agents
+// take none refuses it: Fields.Refuse).
+func (d *decoder) agentOutputSchema(f field, where string) *OutputSchema {
 	if !f.ok() {
-		return nil
-	}
-	if h, ok := a.Kind.(interface{ AsksHuman() bool }); ok && h.AsksHuman() {
-		d.errorf(f.key, "%s: output_schema is not for %s agents, which ask a person", where, a.Kind)
 		return nil
 	}
 	return d.outputSchema(f, where)

@@ -23,6 +23,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 )
 
@@ -72,7 +73,7 @@ func mermaidMaxEdges(n int) int { return (n/1000 + 1) * 1000 }
 // limits.
 func nodeLines(e *ensemble.Ensemble, a *ensemble.Agent) []string {
 	lines := []string{a.Name}
-	if k, ok := a.Kind.(Describer); ok {
+	if k, ok := a.Kind.(agent.Describer); ok {
 		lines = append(lines, k.Describe(e, a)...)
 	}
 	var limits []string
@@ -118,27 +119,6 @@ func edgeLines(d *ensemble.Dependency) []string {
 
 // --- Mermaid ---
 
-// What a drawing asks of an agent's kind.
-type (
-	// Describer kinds say what an agent runs, in the lines of its label
-	// after its name: "script: x.py", "llm: fast (gpt-4o)".
-	Describer interface {
-		Describe(e *ensemble.Ensemble, a *ensemble.Agent) []string
-	}
-	// Shaper kinds have a shape of their own.
-	Shaper interface{ Shape() Shape }
-)
-
-// Shape is how the agents of a kind are drawn.
-type Shape struct {
-	// Mermaid opens and closes a Mermaid node: "[" and "]" draw a box.
-	Mermaid [2]string
-	// MermaidClass is the style of the Mermaid class named after the kind.
-	MermaidClass string
-	// DOT is the attributes of a Graphviz node.
-	DOT string
-}
-
 // kindsOf are the kinds e was loaded with, or for an ensemble built by
 // hand the kinds of its agents, in order.
 func kindsOf(e *ensemble.Ensemble) []ensemble.Kind {
@@ -163,11 +143,11 @@ func kindName(k ensemble.Kind) string {
 }
 
 // shape is the shape of a's kind; a kind without one is drawn as a box.
-func shape(k ensemble.Kind) Shape {
-	if s, ok := k.(Shaper); ok {
+func shape(k ensemble.Kind) agent.Shape {
+	if s, ok := k.(agent.Shaper); ok {
 		return s.Shape()
 	}
-	return Shape{Mermaid: [2]string{"[", "]"}, DOT: "shape=box"}
+	return agent.Shape{Mermaid: [2]string{"[", "]"}, DOT: "shape=box"}
 }
 
 // Mermaid writes e as a Mermaid flowchart, top to bottom. Node ids are

@@ -5,15 +5,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 )
-
-// Nester kinds run child ensembles (docs/semantics.md#ensembles-of-ensembles):
-// the files an agent may run, drawn as subgraphs (Mermaid) or clusters (DOT)
-// beside it.
-type Nester interface {
-	Children(a *ensemble.Agent) []*ensemble.Ensemble
-}
 
 // DefaultDepth is how many levels of child ensembles a drawing shows unless
 // told otherwise.
@@ -47,11 +41,9 @@ func childrenOf(e *ensemble.Ensemble, id func(string) string, prefix string, dep
 		return nil
 	}
 	for _, a := range e.Agents {
-		n, ok := a.Kind.(Nester)
-		if !ok {
-			continue
-		}
-		kids := n.Children(a)
+		// The child ensembles an agent may run (agent.Parent) are drawn as
+		// subgraphs (Mermaid) or clusters (DOT) beside it.
+		kids := agent.Children(a)
 		for _, c := range kids {
 			p := prefix + a.Name + "/"
 			if len(kids) > 1 { // a dispatch's cases

@@ -2,13 +2,16 @@ package kinds
 
 import (
 	"context"
-	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/graph"
 	askkind "github.com/ensemble-run/ensemble/kinds/ask"
 	llmkind "github.com/ensemble-run/ensemble/kinds/llm"
 	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
@@ -73,48 +76,47 @@ type otherKind struct{ scriptkind.Kind }
 
 func (otherKind) String() string { return "other" }
 
-// TestBuiltinKindsAnswer: what other packages ask of a kind through
-// interfaces of their own, each built-in kind answers (a kind that lost a
-// method would silently stop answering).
+// TestBuiltinKindsAnswer: the questions the rest of the program asks of a
+// kind, declared once in package agent: which of them each built-in kind
+// answers (a kind that lost a method would silently stop answering, and
+// get the default).
 func TestBuiltinKindsAnswer(t *testing.T) {
 	t.Parallel()
-	type (
-		guarded     interface{ Guarded() bool }
-		jsonReplies interface{ JSONReply(*ensemble.Agent) bool }
-		memory      interface{ KeepsMemory() bool }
-		human       interface{ AsksHuman() bool }
-		question    interface{ Question(*ensemble.Agent) string }
-		tools       interface {
-			Tools(*ensemble.Agent) []string
-		}
-		inputData interface {
-			InputData(*agent.Request) map[string]any
-		}
-	)
-	want := map[string][]bool{ // guarded, json, memory, human, question, tools, input data
-		"script":   {false, false, false, false, false, false, true},
-		"llm":      {true, true, true, false, false, true, false},
-		"ask":      {false, false, true, true, true, false, false},
-		"ensemble": {false, false, false, false, false, false, false},
-		"dispatch": {false, false, false, false, false, false, false},
+	answers := func(k agent.Kind) map[string]bool {
+		_, guarded := k.(agent.Guarded)
+		_, json := k.(agent.JSONReplier)
+		_, repairs := k.(agent.OutputRepairer)
+		_, input := k.(agent.InputDescriber)
+		_, memory := k.(agent.MemoryKeeper)
+		_, human := k.(agent.HumanAsker)
+		_, question := k.(agent.Questioner)
+		_, tools := k.(agent.ToolUser)
+		_, parent := k.(agent.Parent)
+		_, shape := k.(agent.Shaper)
+		_, describe := k.(agent.Describer)
+		return map[string]bool{"Guarded": guarded, "JSONReplier": json, "OutputRepairer": repairs, "InputDescriber": input,
+			"MemoryKeeper": memory, "HumanAsker": human, "Questioner": question, "ToolUser": tools, "Parent": parent,
+			"Shaper": shape, "Describer": describe}
 	}
+	every := []string{"Shaper", "Describer"}
+	want := map[string][]string{
+		"script":   {"InputDescriber"},
+		"llm":      {"Guarded", "JSONReplier", "OutputRepairer", "MemoryKeeper", "ToolUser"},
+		"ask":      {"MemoryKeeper", "HumanAsker", "Questioner"},
+		"ensemble": {"Parent"},
+		"dispatch": {"Parent"},
+	}
+	// Every question agent declares is asked here.
+	declared := capabilities(t)
 	for _, k := range Builtin().Kinds() {
-		_, g := k.(guarded)
-		_, j := k.(jsonReplies)
-		_, m := k.(memory)
-		_, h := k.(human)
-		_, q := k.(question)
-		_, tl := k.(tools)
-		_, in := k.(inputData)
-		got := []bool{g, j, m, h, q, tl, in}
-		if fmt.Sprint(got) != fmt.Sprint(want[k.String()]) {
-			t.Errorf("%s answers %v, want %v", k, got, want[k.String()])
+		got := answers(k)
+		if asked := slices.Sorted(maps.Keys(got)); !slices.Equal(asked, declared) {
+			t.Fatalf("the test asks %v; agent declares %v", asked, declared)
 		}
-		if _, ok := k.(graph.Shaper); !ok {
-			t.Errorf("%s has no shape", k)
-		}
-		if _, ok := k.(graph.Describer); !ok {
-			t.Errorf("%s describes no agent", k)
+		for q, ok := range got {
+			if w := slices.Contains(want[k.String()], q) || slices.Contains(every, q); ok != w {
+				t.Errorf("%s answers %s: %t, want %t", k, q, ok, w)
+			}
 		}
 	}
 }
@@ -146,4 +148,29 @@ func TestHostForNestedRuns(t *testing.T) {
 	if res.Output != "ran n" {
 		t.Errorf("dispatched: %#v", res)
 	}
+}
+
+// capabilities are the interfaces of agent/capabilities.go, sorted.
+func capabilities(t *testing.T) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), "../agent/capabilities.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.TYPE {
+			continue
+		}
+		for _, sp := range g.Specs {
+			if ts := sp.(*ast.TypeSpec); ts.Name.IsExported() {
+				if _, ok := ts.Type.(*ast.InterfaceType); ok {
+					names = append(names, ts.Name.Name)
+				}
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
 }

@@ -2,8 +2,9 @@
 // Start starts every server the run's LLM agents name (a command in its own
 // process group, or a streamable HTTP server by URL), lists their tools and
 // checks the agents' tool names against them before any model request;
-// the LLM kind finds them in the run's context (FromContext) and calls
-// their tools through its tool loop; Close ends them with the run.
+// the run lends them to its executions (agent.Services.Tools), and the LLM
+// kind calls their tools through its tool loop; Close ends them with the
+// run.
 package mcptools
 
 import (
@@ -27,6 +28,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/proc"
 	"github.com/ensemble-run/ensemble/runners"
@@ -66,29 +68,11 @@ type server struct {
 	session *mcp.ClientSession
 	cmd     *exec.Cmd // nil for a URL
 	stderr  *tail
-	tools   []*Tool // in the order the server lists them
-	byName  map[string]*Tool
+	tools   []*agent.Tool // in the order the server lists them
+	byName  map[string]*agent.Tool
 }
 
-// Tool is a tool of a started server.
-type Tool struct {
-	Server *ensemble.MCPServer
-	// Name is the tool's name on its server; ModelName is the name the
-	// model calls it by: SERVER__TOOL, limited to what model APIs accept.
-	Name, ModelName string
-	Description     string
-	// InputSchema is the JSON Schema of its arguments, as plain JSON values.
-	InputSchema map[string]any
-	s           *server
-}
-
-type toolLister interface {
-	Tools(a *ensemble.Agent) []string
-}
-
-type childrenLister interface {
-	Children(a *ensemble.Agent) []*ensemble.Ensemble
-}
+var _ agent.ToolServers = (*Servers)(nil)
 
 // Start starts every MCP server that an agent of e or of its child
 // ensembles names in its tools, lists the servers' tools and checks that
@@ -109,34 +93,18 @@ func Start(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Servers, e
 		tools []string
 	}
 	var agents []named // the agents that name an MCP tool, with all their tools
-	seen := map[*ensemble.Ensemble]bool{}
-	var walk func(*ensemble.Ensemble)
-	walk = func(e *ensemble.Ensemble) {
-		if e == nil || seen[e] {
-			return
-		}
-		seen[e] = true
-		for _, a := range e.Agents {
-			if tl, ok := a.Kind.(toolLister); ok {
-				names, mcp := tl.Tools(a), false
-				for _, n := range names {
-					if _, _, ok := ensemble.SplitMCPTool(n); ok {
-						uses = append(uses, use{e, a, n})
-						mcp = true
-					}
-				}
-				if mcp {
-					agents = append(agents, named{e, a, names})
-				}
-			}
-			if cl, ok := a.Kind.(childrenLister); ok {
-				for _, c := range cl.Children(a) {
-					walk(c)
-				}
+	agent.Walk(e, func(e *ensemble.Ensemble, a *ensemble.Agent) {
+		names, mcp := agent.Tools(a), false
+		for _, n := range names {
+			if _, _, ok := ensemble.SplitMCPTool(n); ok {
+				uses = append(uses, use{e, a, n})
+				mcp = true
 			}
 		}
-	}
-	walk(e)
+		if mcp {
+			agents = append(agents, named{e, a, names})
+		}
+	})
 	var errs []error
 	failed := map[*ensemble.MCPServer]bool{}
 	for _, u := range uses {
@@ -187,8 +155,8 @@ func Start(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Servers, e
 // characters a model API refuses.
 func (s *Servers) sameModelName(ens *ensemble.Ensemble, names []string) error {
 	type origin struct {
-		name string // as the agent's tools or the server list it
-		tool *Tool  // nil for a tool of the file
+		name string      // as the agent's tools or the server list it
+		tool *agent.Tool // nil for a tool of the file
 	}
 	byModel := map[string]origin{}
 	var errs []error
@@ -217,13 +185,13 @@ func (s *Servers) sameModelName(ens *ensemble.Ensemble, names []string) error {
 	return errors.Join(errs...)
 }
 
-var errNotStarted = errors.New("MCP server not started")
+var errNotStarted = errors.New("was not started")
 
 // start starts one server and lists its tools.
 func (s *Servers) start(ctx context.Context, ens *ensemble.Ensemble, decl *ensemble.MCPServer) (*server, error) {
 	ctx, cancel := context.WithTimeout(ctx, cmp.Or(s.opts.StartTimeout, DefaultStartTimeout))
 	defer cancel()
-	srv := &server{decl: decl, byName: map[string]*Tool{}}
+	srv := &server{decl: decl, byName: map[string]*agent.Tool{}}
 	var (
 		transport mcp.Transport
 		stderrW   *os.File // closed once Connect has started the command
@@ -268,7 +236,7 @@ func (s *Servers) start(ctx context.Context, ens *ensemble.Ensemble, decl *ensem
 			srv.close()
 			return nil, fmt.Errorf("%s: MCP server %q: cannot list its tools: %v%s", where(decl), decl.Name, cause(ctx, err), srv.stderrTail(": "))
 		}
-		tool := &Tool{Server: decl, Name: t.Name, Description: t.Description, s: srv}
+		tool := &agent.Tool{Server: decl, Name: t.Name, Description: t.Description, Call: srv.caller(t.Name)}
 		tool.ModelName = modelName(decl.Name, t.Name)
 		if t.InputSchema != nil {
 			raw, err := json.Marshal(t.InputSchema)
@@ -319,7 +287,7 @@ func modelName(server, tool string) string {
 // Tools returns the tools that an agent of ens names with name, SERVER.TOOL
 // or SERVER.* (every tool of the server, in its order). A tool the server
 // does not have is an error naming the server and the tools it has.
-func (s *Servers) Tools(ens *ensemble.Ensemble, name string) ([]*Tool, error) {
+func (s *Servers) Tools(ens *ensemble.Ensemble, name string) ([]*agent.Tool, error) {
 	srvName, toolName, _ := ensemble.SplitMCPTool(name)
 	decl := ens.MCPServer(srvName)
 	if decl == nil {
@@ -332,13 +300,13 @@ func (s *Servers) Tools(ens *ensemble.Ensemble, name string) ([]*Tool, error) {
 		s.mu.Unlock()
 	}
 	if srv == nil {
-		return nil, fmt.Errorf("tool %q: %w %q for this run", name, errNotStarted, srvName)
+		return nil, fmt.Errorf("tool %q: MCP server %q %w for this run", name, srvName, errNotStarted)
 	}
 	if toolName == "*" {
 		return srv.tools, nil
 	}
 	if t := srv.byName[toolName]; t != nil {
-		return []*Tool{t}, nil
+		return []*agent.Tool{t}, nil
 	}
 	names := make([]string, len(srv.tools))
 	for i, t := range srv.tools {
@@ -351,16 +319,23 @@ func (s *Servers) Tools(ens *ensemble.Ensemble, name string) ([]*Tool, error) {
 		strings.Join(names, ", "), ensemble.Suggest(toolName, names))
 }
 
-// Call calls the tool with args, a JSON object. The result is the text of
-// its content (each text part in order; other parts as JSON); isError is
-// the server's verdict on the call. err is a failure to call it at all
-// (the server is gone, the context ended).
-func (t *Tool) Call(ctx context.Context, args json.RawMessage) (text string, isError bool, err error) {
-	res, err := t.s.session.CallTool(ctx, &mcp.CallToolParams{Name: t.Name, Arguments: args})
+// caller is the Call of the server's tool name: it calls the tool with
+// args, a JSON object. The result is the text of its content (each text
+// part in order; other parts as JSON); isError is the server's verdict on
+// the call. err is a failure to call it at all (the server is gone, the
+// context ended).
+func (srv *server) caller(name string) func(ctx context.Context, args json.RawMessage) (string, bool, error) {
+	return func(ctx context.Context, args json.RawMessage) (string, bool, error) {
+		return srv.call(ctx, name, args)
+	}
+}
+
+func (srv *server) call(ctx context.Context, name string, args json.RawMessage) (text string, isError bool, err error) {
+	res, err := srv.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		if ctx.Err() == nil {
 			// The server failed or died: what it said on stderr tells why.
-			return "", false, fmt.Errorf("%w%s", err, t.s.stderrTail("; its stderr ends with: "))
+			return "", false, fmt.Errorf("%w%s", err, srv.stderrTail("; its stderr ends with: "))
 		}
 		return "", false, err
 	}
@@ -446,19 +421,6 @@ func (srv *server) stderrTail(sep string) string {
 		return sep + t
 	}
 	return ""
-}
-
-type ctxKey struct{}
-
-// NewContext returns ctx carrying s: the LLM kind finds a run's servers there.
-func NewContext(ctx context.Context, s *Servers) context.Context {
-	return context.WithValue(ctx, ctxKey{}, s)
-}
-
-// FromContext returns the servers ctx carries, or nil.
-func FromContext(ctx context.Context) *Servers {
-	s, _ := ctx.Value(ctxKey{}).(*Servers)
-	return s
 }
 
 // tail keeps the last max bytes written to it.

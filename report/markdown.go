@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
@@ -195,9 +196,7 @@ func (m *markdown) mayCallTools() bool {
 		return true
 	}
 	for _, a := range e.Agents {
-		if k, ok := a.Kind.(interface {
-			Tools(*ensemble.Agent) []string
-		}); ok && len(k.Tools(a)) > 0 {
+		if len(agent.Tools(a)) > 0 {
 			return true
 		}
 	}

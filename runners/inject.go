@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 )
@@ -62,7 +63,7 @@ func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
 	a := req.Agent
 	ent, n := ir.injectedEntry(req)
 	if ent == nil {
-		if g, ok := a.Kind.(guarded); ir.Live != nil && ok && g.Guarded() {
+		if ir.Live != nil && agent.IsGuarded(a.Kind) {
 			if err := ir.Live(cmp.Or(req.Path, a.Name)); err != nil {
 				return &Result{InputData: injectedInputData(req, 0), Err: err}
 			}
@@ -112,7 +113,7 @@ func injectedOutput(a *ensemble.Agent, v any, n int) (any, error) {
 	var out any
 	switch v := v.(type) {
 	case string:
-		if j, ok := a.Kind.(jsonReplies); ok && j.JSONReply(a) {
+		if agent.JSONReply(a) {
 			o, err := ParseJSONReply(v)
 			if err != nil {
 				if a.OutputSchema != nil {
@@ -144,11 +145,10 @@ func injectedOutput(a *ensemble.Agent, v any, n int) (any, error) {
 // get: the kind's output_repairs, none for a fan-out instance (its
 // responses are numbered across instances that run at once).
 func (ir *InjectedRunner) maxRepairs(req *Request) int {
-	r, ok := req.Agent.Kind.(outputRepairs)
-	if !ok || req.Instance != nil {
+	if req.Instance != nil {
 		return 0
 	}
-	return r.OutputRepairs(req.Agent)
+	return agent.OutputRepairs(req.Agent)
 }
 
 // repairsTaken is how many responses of ent earlier executions took as
@@ -171,24 +171,9 @@ func (ir *InjectedRunner) takeRepair(ent *ResponseEntry) {
 	ir.repairs[ent.Agent]++
 }
 
-// What the injected runner asks of an agent's kind.
-type (
-	// guarded kinds reach a model that costs money: Live guards them.
-	guarded interface{ Guarded() bool }
-	// jsonReplies kinds say whether a's reply text must be JSON.
-	jsonReplies interface{ JSONReply(a *ensemble.Agent) bool }
-	// outputRepairs kinds give a reply that fails the output_schema
-	// repair turns.
-	outputRepairs interface{ OutputRepairs(a *ensemble.Agent) int }
-	// inputData kinds give more input data than BaseInputData.
-	inputData interface {
-		InputData(req *Request) map[string]any
-	}
-)
-
 func injectedInputData(req *Request, n int) map[string]any {
 	var m map[string]any
-	if k, ok := req.Agent.Kind.(inputData); ok {
+	if k, ok := req.Agent.Kind.(agent.InputDescriber); ok {
 		m = k.InputData(req)
 	} else {
 		m = BaseInputData(req)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -116,11 +117,6 @@ func isFanOutRecord(r *state.Record) bool {
 	return ok && fan
 }
 
-// nests kinds run child ensembles: the files an agent may run.
-type nests interface {
-	Children(a *ensemble.Agent) []*ensemble.Ensemble
-}
-
 // validPath reports whether name is the path of an agent of a child
 // ensemble (`review_round/critic`, as deep as they nest).
 func validPath(e *ensemble.Ensemble, name string) bool {
@@ -143,9 +139,7 @@ func AgentAt(e *ensemble.Ensemble, path string) *ensemble.Agent {
 			if i == len(parts)-1 {
 				return a
 			}
-			if n, ok := a.Kind.(nests); ok {
-				next = append(next, n.Children(a)...)
-			}
+			next = append(next, agent.Children(a)...)
 		}
 		es = next
 	}
@@ -183,11 +177,9 @@ func agentPaths(e *ensemble.Ensemble, prefix string) []string {
 			}
 		}
 		add(prefix + a.Name)
-		if n, ok := a.Kind.(nests); ok {
-			for _, c := range n.Children(a) {
-				for _, p := range agentPaths(c, prefix+a.Name+"/") {
-					add(p)
-				}
+		for _, c := range agent.Children(a) {
+			for _, p := range agentPaths(c, prefix+a.Name+"/") {
+				add(p)
 			}
 		}
 	}

@@ -14,9 +14,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/session"
 )
 
 // heartbeatEvery is how often a running execution tells the server it is
@@ -31,9 +31,10 @@ const (
 // agent execution.
 type Activities struct{ Env *Env }
 
-// Execute runs one agent execution as the local engine's executor does
-// (engine.Execute: the agent's timeout and retries, panics caught, secrets
-// redacted), heartbeating while it runs. An execution that fails is a
+// Execute runs one agent execution as the local engine's executor does, in
+// the file's session (session.Session.Execute: the agent's timeout and
+// retries, panics caught, secrets redacted, the MCP servers its tools
+// name), heartbeating while it runs. An execution that fails is a
 // result, not an activity error: only a worker that cannot run it at all
 // (a changed file) fails the activity, and then for good.
 func (a *Activities) Execute(ctx context.Context, in ExecInput) (*ExecOutput, error) {
@@ -49,7 +50,7 @@ func (a *Activities) Execute(ctx context.Context, in ExecInput) (*ExecOutput, er
 	if in.Answer != nil {
 		answers = map[string]string{in.Agent: *in.Answer}
 	}
-	run, err := a.Env.runner(f, in.Responses, answers)
+	sess, err := a.Env.session(ctx, f, &in)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "runner", err)
 	}
@@ -65,7 +66,7 @@ func (a *Activities) Execute(ctx context.Context, in ExecInput) (*ExecOutput, er
 	var mu sync.Mutex
 	req.Events = func(ev events.Event) { mu.Lock(); evs = append(evs, ev); mu.Unlock() }
 	stop := heartbeat(ctx)
-	res := engine.Execute(ctx, f.e, engine.Options{Runner: run, Secrets: f.sec}, req)
+	res := sess.Execute(ctx, req, session.RunOptions{Answers: answers})
 	stop()
 	if ctx.Err() != nil && activity.IsActivity(ctx) {
 		// The worker is stopping or the workflow cancelled the execution:

@@ -3,6 +3,7 @@
 package temporalengine
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -11,31 +12,32 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/kinds"
 	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/session"
 )
 
-// Env is what a worker runs ensembles with: how it loads a file and builds
-// the runner of its agents. The zero Env loads with the built-in kinds and
-// runs agents as `ensemble run --no-input` does, with the process's
-// environment.
+// Env is what a worker runs ensembles with: how it loads a file and the
+// session its agents' executions run in (package session, as every front
+// door's runs). The zero Env loads with the built-in kinds and runs agents
+// as `ensemble run --no-input --state` does, with the process's
+// environment; Close ends the MCP servers its sessions started.
 type Env struct {
 	// LookupEnv reads the environment (API keys, ENSEMBLE_PROFILES); nil is
 	// os.LookupEnv.
 	LookupEnv func(string) (string, bool)
-	// Runner, when set, replaces the built-in runner (a test's fake
-	// agents); injected responses still wrap it.
-	Runner runners.Runner
+	// Runner, when set, runs the agents of every kind in place of the
+	// kinds' own runners (a test's fake agents); injected responses still
+	// come first.
+	Runner agent.Runner
 
-	mu     sync.Mutex
-	loaded map[string]*loadedFile // by path, profiles and sha256
+	mu       sync.Mutex
+	loaded   map[string]*loadedFile // by path, profiles and sha256
+	sessions map[string]*session.Session
 }
 
 type loadedFile struct {
-	e   *ensemble.Ensemble
-	sec *secrets.Redactor
-	run runners.Runner // nil until an activity needs it
+	e *ensemble.Ensemble
 }
 
 func (env *Env) lookup(k string) (string, bool) {
@@ -74,7 +76,7 @@ func (env *Env) load(path, want string, profiles []string) (*loadedFile, error) 
 	if e.Hash != want {
 		return nil, &ChangedFileError{Path: path, Want: want, Got: e.Hash}
 	}
-	f := &loadedFile{e: e, sec: secrets.Of(e.Models, env.lookup)}
+	f := &loadedFile{e: e}
 	if env.loaded == nil {
 		env.loaded = map[string]*loadedFile{}
 	}
@@ -82,40 +84,61 @@ func (env *Env) load(path, want string, profiles []string) (*loadedFile, error) 
 	return f, nil
 }
 
-// runner is the runner of f's agents: built once, unless answers are given
-// (an ask agent's execution that takes its answer).
-func (env *Env) runner(f *loadedFile, responses string, answers map[string]string) (runners.Runner, error) {
+// session is the session of f's executions with the injected responses
+// and live agents in: opened once per worker (its MCP servers started then,
+// and kept until Close).
+func (env *Env) session(ctx context.Context, f *loadedFile, in *ExecInput) (*session.Session, error) {
+	key := fmt.Sprintf("%p\x00%s\x00%s\x00%t", f, in.Responses, strings.Join(in.Live, "\x00"), in.LiveAll)
 	env.mu.Lock()
-	cached := f.run
-	env.mu.Unlock()
-	if cached != nil && answers == nil {
-		return cached, nil
+	defer env.mu.Unlock()
+	if s := env.sessions[key]; s != nil {
+		return s, nil
 	}
-	var next runners.Runner = env.Runner
-	var d *kinds.Dispatch
-	if next == nil {
-		d = kinds.Builtin().Runner(&agent.Host{LookupEnv: env.lookup, Suspend: true, NoInput: true, Answers: answers}, nil)
-		next = d
+	opts, err := env.options(in)
+	if err != nil {
+		return nil, err
 	}
-	r := next
-	if responses != "" {
-		resp, err := runners.LoadResponses(responses)
+	// The servers outlive the activity that starts them: every execution
+	// of the file on this worker uses them.
+	s, err := session.Open(context.WithoutCancel(ctx), f.e, opts)
+	if err != nil {
+		return nil, err
+	}
+	if env.sessions == nil {
+		env.sessions = map[string]*session.Session{}
+	}
+	env.sessions[key] = s
+	return s, nil
+}
+
+// options are the session options of the executions of in, as `ensemble
+// run --no-input --state` with its --responses and --live flags.
+func (env *Env) options(in *ExecInput) (session.Options, error) {
+	opts := session.Options{LookupEnv: env.lookup, Suspend: true, NoInput: true, Live: in.Live, LiveAll: in.LiveAll}
+	if env.Runner != nil {
+		reg := kinds.Builtin()
+		opts.Replace = map[string]agent.Runner{}
+		for _, k := range reg.Kinds() {
+			opts.Replace[k.String()] = env.Runner
+		}
+	}
+	if in.Responses != "" {
+		resp, err := runners.LoadResponses(in.Responses)
 		if err != nil {
-			return nil, err
+			return opts, err
 		}
-		if err := resp.Validate(f.e); err != nil {
-			return nil, err
-		}
-		inj := runners.Injected(resp, next)
-		if d != nil {
-			inj.Simulate = d.Simulator()
-		}
-		r = inj
+		opts.Responses, opts.ResponsesFile = resp, in.Responses
 	}
-	if answers == nil {
-		env.mu.Lock()
-		f.run = r
-		env.mu.Unlock()
+	return opts, nil
+}
+
+// Close ends the MCP servers the worker's sessions started.
+func (env *Env) Close() error {
+	env.mu.Lock()
+	defer env.mu.Unlock()
+	for k, s := range env.sessions {
+		s.Close()
+		delete(env.sessions, k)
 	}
-	return r, nil
+	return nil
 }

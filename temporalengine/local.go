@@ -7,30 +7,41 @@ import (
 	"context"
 	"sync"
 
-	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/session"
 )
 
-// RunLocal runs in with the local engine, in this process, with the runner
-// a worker of env would use: what the workflow's result must equal, but
-// for times and durations.
+// RunLocal runs in with the local engine, in this process, in the session a
+// worker of env would use: what the workflow's result must equal, but for
+// times and durations.
 func RunLocal(ctx context.Context, env *Env, in RunInput, sink events.Sink) (*RunOutput, error) {
 	f, err := env.load(in.Path, in.SHA256, in.Profiles)
 	if err != nil {
 		return nil, err
 	}
-	run, err := env.runner(f, in.Responses, nil)
+	opts, err := env.options(&ExecInput{Responses: in.Responses, Live: in.Live, LiveAll: in.LiveAll})
 	if err != nil {
 		return nil, err
 	}
+	opts.MaxTurns, opts.Timeout, opts.Parallel = in.MaxTurns, in.Timeout, in.Parallel
+	s, err := session.Open(ctx, f.e, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
 	var log []events.Event
 	var mu sync.Mutex
 	if sink == nil {
 		sink = func(ev events.Event) { mu.Lock(); log = append(log, ev); mu.Unlock() }
 	}
-	r := engine.New(f.e, in.Input, engine.Options{Runner: run, MaxTurns: in.MaxTurns, Timeout: in.Timeout, Parallel: in.Parallel,
-		Secrets: f.sec, Events: sink})
-	res := r.Run(ctx)
+	r, err := s.Start(in.Input, session.RunOptions{Events: sink})
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.Run(ctx)
+	if err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	if err := res.WriteJSON(&buf); err != nil {
 		return nil, err

@@ -43,7 +43,11 @@ type RunInput struct {
 	Input     string   `json:"input"`
 	Responses string   `json:"responses,omitempty"` // an injected responses file, as --responses
 	Profiles  []string `json:"profiles,omitempty"`
-	MaxTurns  int      `json:"max_turns,omitempty"`
+	// Live and LiveAll let LLM agents without responses call their models,
+	// as --live and --live-all.
+	Live     []string `json:"live,omitempty"`
+	LiveAll  bool     `json:"live_all,omitempty"`
+	MaxTurns int      `json:"max_turns,omitempty"`
 	// Timeout overrides the ensemble's run timeout when > 0.
 	Timeout  time.Duration `json:"timeout,omitempty"`
 	Parallel int           `json:"parallel,omitempty"`
@@ -93,6 +97,8 @@ type ExecInput struct {
 	SHA256            string          `json:"sha256"`
 	Responses         string          `json:"responses,omitempty"`
 	Profiles          []string        `json:"profiles,omitempty"`
+	Live              []string        `json:"live,omitempty"`
+	LiveAll           bool            `json:"live_all,omitempty"`
 	Agent             string          `json:"agent"`
 	Input             string          `json:"input"`
 	Turn              int             `json:"turn"`

@@ -187,6 +187,7 @@ func (x *executor) Execute(_ context.Context, reqs []*runners.Request, parallel 
 		}
 		in := ExecInput{
 			Path: x.in.Path, SHA256: x.in.SHA256, Responses: x.in.Responses, Profiles: x.in.Profiles,
+			Live: x.in.Live, LiveAll: x.in.LiveAll,
 			Agent: req.Agent.Name, Input: req.Input, Turn: req.Turn, Execution: req.Execution,
 			Dependencies: req.Dependencies, Fresh: req.Fresh, Context: req.Context,
 			RequestParameters: req.RequestParameters, Memory: req.Memory, Instance: req.Instance,

@@ -2,20 +2,20 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
-	"sync"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ensemble-run/ensemble/batch"
+	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/report"
+	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -32,9 +32,6 @@ type batchFlags struct {
 	force       bool
 	temporal    temporalFlags // --temporal: each input is a workflow (temporal.go)
 }
-
-// defaultConcurrency is how many runs of a batch go at once by default.
-const defaultConcurrency = 4
 
 func newBatchCmd(io *stdio) *cobra.Command {
 	var f batchFlags
@@ -81,7 +78,7 @@ interrupted, 2 when nothing ran.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.inputs, "inputs", "", "the inputs, one a line: a JSON string or {\"id\": …, \"input\": …} (`FILE`.jsonl; - reads standard input)")
 	fl.StringVar(&f.out, "out", "-", "write the results to `FILE`.jsonl, one line per input in input order (- standard output)")
-	fl.IntVar(&f.concurrency, "concurrency", defaultConcurrency, "run `N` inputs at a time")
+	fl.IntVar(&f.concurrency, "concurrency", batch.DefaultConcurrency, "run `N` inputs at a time")
 	fl.StringVar(&f.stateFile, "state", "", "save every run and the batch in the state database `FILE` (finish it with --resume FILE)")
 	fl.StringVar(&f.resume, "resume", "", "finish the batch saved in the state database `FILE`")
 	fl.StringVar(&f.batchID, "batch-id", "", "the batch's `ID` in the state database (default: a new one; with --resume, its one unfinished batch)")
@@ -137,22 +134,8 @@ interrupted, 2 when nothing ran.`,
 	return cmd
 }
 
-// batchSpec is what a batch saved with --state is (docs/cli.md#ensemble-batch):
-// enough for --resume to go on as it started.
-type batchSpec struct {
-	Ensemble    state.FileRef  `json:"ensemble"`
-	Inputs      state.FileRef  `json:"inputs"`
-	Output      string         `json:"output"` // absolute, or "-"
-	Responses   *state.FileRef `json:"responses,omitempty"`
-	Profiles    []string       `json:"profiles,omitempty"`
-	Options     state.Options  `json:"options"`
-	Concurrency int            `json:"concurrency"`
-	Live        []string       `json:"live,omitempty"`
-	LiveAll     bool           `json:"live_all,omitempty"`
-}
-
 // readInputs reads and parses the inputs file (- standard input).
-func readInputs(io *stdio, path string) ([]*batchInput, []byte, error) {
+func readInputs(io *stdio, path string) ([]*batch.Input, []byte, error) {
 	var data []byte
 	var err error
 	name := path
@@ -165,51 +148,22 @@ func readInputs(io *stdio, path string) ([]*batchInput, []byte, error) {
 	if err != nil {
 		return nil, nil, usageErr("--inputs: %v", err)
 	}
-	inputs, err := parseInputs(name, data)
+	inputs, err := batch.ParseInputs(name, data)
 	if err != nil {
 		return nil, nil, &exitError{code: engine.ExitUsage, err: err}
 	}
 	return inputs, data, nil
 }
 
-// batchFile is a file a batch reads, named for a message.
-type batchFile struct{ what, path string }
-
-// checkOutput refuses an output file that is one the batch reads (the
-// inputs, the ensemble, the state database…), by any path to it: opening
-// it would overwrite it before anything ran.
-func checkOutput(out string, files []batchFile) error {
-	if out == "-" {
-		return nil
-	}
-	outAbs, _ := filepath.Abs(out)
-	ost, oerr := os.Stat(out)
-	for _, f := range files {
-		if f.path == "" || f.path == "-" {
-			continue
-		}
-		same := false
-		if abs, err := filepath.Abs(f.path); err == nil && abs == outAbs {
-			same = true
-		} else if st, err := os.Stat(f.path); err == nil && oerr == nil && os.SameFile(st, ost) {
-			same = true
-		}
-		if same {
-			return usageErr("--out %s is %s: the results would overwrite it; give them a file of their own", out, f.what)
-		}
-	}
-	return nil
-}
-
 // startBatch is `ensemble batch FILE`.
 func startBatch(ctx context.Context, io *stdio, path string, f *batchFlags) error {
-	read := []batchFile{{"the ensemble file", path}, {"the --inputs file", f.inputs},
-		{"the --state database", f.stateFile}, {"the --responses file", f.responses}}
+	read := []batch.File{{What: "the ensemble file", Path: path}, {What: "the --inputs file", Path: f.inputs},
+		{What: "the --state database", Path: f.stateFile}, {What: "the --responses file", Path: f.responses}}
 	for _, p := range f.profiles {
-		read = append(read, batchFile{"a --profiles file", p})
+		read = append(read, batch.File{What: "a --profiles file", Path: p})
 	}
-	if err := checkOutput(f.out, read); err != nil {
-		return err
+	if err := batch.CheckOutput(f.out, read); err != nil {
+		return usageErr("%v", err)
 	}
 	e, err := loadEnsemble(io, path, f.profiles)
 	if err != nil {
@@ -224,66 +178,101 @@ func startBatch(ctx context.Context, io *stdio, path string, f *batchFlags) erro
 	if err != nil {
 		return err
 	}
-	lb, err := newLocalBatch(io, e, &f.sharedFlags)
-	if err != nil {
-		return err
-	}
-	if f.maxCost > 0 && !f.quiet && !anyPriced(e) {
-		fmt.Fprintln(io.stderr(), "ensemble: warning: --max-cost is never reached: no model profile has pricing, so requests cost 0")
-	}
-	// The local engine runs each input; another engine would be another
-	// runOneFunc here, the rest of the batch unchanged.
-	b := &batchRun{inputs: inputs, runOne: lb.runOne, concurrency: f.concurrency}
+	b := &batch.Batch{Inputs: inputs, Concurrency: f.concurrency}
 	if f.temporal.addr != "" {
 		return temporalBatch(ctx, io, e, path, f, b)
 	}
+	sess, err := openBatchSession(ctx, io, e, &f.sharedFlags)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	if f.maxCost > 0 && !f.quiet && !anyPriced(e) {
+		fmt.Fprintln(io.stderr(), "ensemble: warning: --max-cost is never reached: no model profile has pricing, so requests cost 0")
+	}
+	var st *batch.Store
 	resume := ""
 	if f.stateFile != "" {
-		spec, err := f.spec(e, data)
+		sync, err := durable.SyncFrom(io.lookupEnv)
 		if err != nil {
-			return err
+			return usageErr("%v", err)
 		}
-		if err := lb.create(io, f.stateFile, f.batchID, spec); err != nil {
-			return err
+		opts := state.Options{MaxTurns: f.maxTurns, Parallel: f.parallel, MaxTokens: f.maxTokens, MaxRequests: f.maxRequests, MaxCost: f.maxCost}
+		opts.SetTimeout(f.timeout)
+		spec, err := batch.NewSpec(e, f.inputs, data, f.out, durable.Refs{Responses: f.responses, Profiles: f.profiles}, opts)
+		if err != nil {
+			return usageErr("%v", err)
 		}
-		defer lb.db.Close()
-		b.save = lb.saveLine
+		spec.Concurrency, spec.Live, spec.LiveAll = f.concurrency, f.live, f.liveAll
+		var exists *batch.ExistsError
+		switch st, err = batch.Create(f.stateFile, f.batchID, spec, sync); {
+		case errors.As(err, &exists):
+			return usageErr("--state %v; finish it with\n  %s batch --resume %s --batch-id %s\nor start a new one with another --batch-id",
+				err, io.program(), shellQuote(f.stateFile), shellQuote(exists.ID))
+		case errors.Is(err, batch.ErrNotDatabase):
+			return usageErr("--state %v", err)
+		case err != nil:
+			return usageErr("--state: %v", err)
+		}
+		defer st.Close()
+		b.Save = st.SaveLine
 		resume = io.program() + " batch --resume " + shellQuote(f.stateFile)
 		if !f.quiet {
-			fmt.Fprintf(io.stderr(), "ensemble: batch %s, saved in %s\n", lb.batch.ID, f.stateFile)
+			fmt.Fprintf(io.stderr(), "ensemble: batch %s, saved in %s\n", st.ID(), f.stateFile)
 		}
 	}
+	b.RunOne = batch.Local(sess, st)
 	out, closeOut, err := openOutput(io, f.out, false)
 	if err != nil {
 		return err
 	}
-	b.out = out
-	return finishBatch(ctx, io, b, lb, closeOut, resume, f.quiet)
+	b.Out = out
+	return finishBatch(ctx, io, b, st, closeOut, resume, f.quiet)
+}
+
+// openBatchSession is the session of a batch's runs: their ask agents
+// never ask at the terminal (their answers come from --responses), and
+// they share the MCP servers the ensemble names.
+func openBatchSession(ctx context.Context, io *stdio, e *ensemble.Ensemble, s *sharedFlags) (*session.Session, error) {
+	opts, err := s.sessionOptions(io, true, false)
+	if err != nil {
+		return nil, err
+	}
+	opts.Batch = true
+	sess, err := session.Open(ctx, e, opts)
+	var interrupted *session.InterruptedError
+	switch {
+	case errors.As(err, &interrupted):
+		return nil, &exitError{code: engine.ExitCancelled, err: err}
+	case err != nil:
+		return nil, &exitError{code: engine.ExitUsage, err: err}
+	}
+	return sess, nil
 }
 
 // finishBatch runs b, closes the output, marks a durable batch done, and
-// prints the summary. lb is nil when another engine runs the inputs.
-func finishBatch(ctx context.Context, io *stdio, b *batchRun, lb *localBatch, closeOut func() error, resume string, quiet bool) error {
+// prints the summary. st is nil when the batch is not saved.
+func finishBatch(ctx context.Context, io *stdio, b *batch.Batch, st *batch.Store, closeOut func() error, resume string, quiet bool) error {
 	if !quiet && io.errIsTerminal() {
-		b.progress = io.stderr()
+		b.Progress = io.stderr()
 	}
-	st := b.run(ctx)
+	stats := b.Run(ctx)
 	if err := closeOut(); err != nil {
-		st.errs = append(st.errs, fmt.Sprintf("writing the output: %v", err))
+		stats.Errs = append(stats.Errs, fmt.Sprintf("writing the output: %v", err))
 	}
-	if lb != nil && lb.db != nil && !st.interrupted && len(st.errs) == 0 {
-		if err := lb.db.FinishBatch(lb.batch, "done"); err != nil {
-			st.errs = append(st.errs, err.Error())
+	if st != nil && !stats.Interrupted && len(stats.Errs) == 0 {
+		if err := st.Finish(); err != nil {
+			stats.Errs = append(stats.Errs, err.Error())
 		}
 	}
 	if !quiet {
-		st.summary(io.stderr(), resume)
+		stats.Summary(io.stderr(), resume)
 	} else {
-		for _, e := range st.errs {
+		for _, e := range stats.Errs {
 			fmt.Fprintf(io.stderr(), "ensemble: %s\n", e)
 		}
 	}
-	if code := st.exitCode(); code != 0 {
+	if code := stats.ExitCode(); code != 0 {
 		return &exitError{code: code}
 	}
 	return nil
@@ -307,98 +296,94 @@ func openOutput(io *stdio, path string, keep bool) (io.Writer, func() error, err
 	return io.secrets.Writer(file), file.Close, nil
 }
 
-// spec is the saved form of a new batch of e with the inputs data.
-func (f *batchFlags) spec(e *ensemble.Ensemble, data []byte) (*batchSpec, error) {
-	rf := runFlags{sharedFlags: f.sharedFlags}
-	extra, err := rf.stateRefs()
+// resumeBatch is `ensemble batch --resume DB`: it finishes the runs of the
+// batch that have not ended, runs those that never started, and completes
+// the output, which ends as it would have had the batch never stopped.
+func resumeBatch(ctx context.Context, io *stdio, f *batchFlags, changed func(string) bool) error {
+	path := f.resume
+	sync, err := durable.SyncFrom(io.lookupEnv)
 	if err != nil {
-		return nil, err
+		return usageErr("%v", err)
 	}
-	inputs, err := filepath.Abs(f.inputs)
+	saved, err := batch.Open(path, f.batchID, sync)
 	if err != nil {
-		return nil, usageErr("--inputs: %v", err)
+		return &exitError{code: engine.ExitUsage, err: err}
 	}
-	sum := sha256.Sum256(data)
-	spec := &batchSpec{
-		Ensemble:    state.FileRef{Name: e.Name, Path: e.Path, SHA256: e.Hash},
-		Inputs:      state.FileRef{Path: inputs, SHA256: hex.EncodeToString(sum[:])},
-		Output:      f.out,
-		Responses:   extra.Responses,
-		Profiles:    extra.Profiles,
-		Options:     state.Options{MaxTurns: f.maxTurns, Parallel: f.parallel, MaxTokens: f.maxTokens, MaxRequests: f.maxRequests, MaxCost: f.maxCost},
-		Concurrency: f.concurrency,
-		Live:        f.live,
-		LiveAll:     f.liveAll,
+	defer saved.Close()
+	spec := saved.Spec
+	e, err := loadEnsemble(io, spec.Ensemble.Path, spec.Profiles)
+	if err != nil {
+		return &exitError{code: engine.ExitUsage, err: fmt.Errorf("cannot resume batch %s: its ensemble file does not load:\n%w", saved.ID(), err)}
 	}
-	spec.Options.SetTimeout(f.timeout)
-	if f.out != "-" {
-		if spec.Output, err = filepath.Abs(f.out); err != nil {
-			return nil, usageErr("--out: %v", err)
+	data, err := os.ReadFile(spec.Inputs.Path)
+	if err != nil {
+		return usageErr("cannot resume batch %s: its inputs: %v", saved.ID(), err)
+	}
+	changes, err := spec.Changes(e, data)
+	if err != nil {
+		return usageErr("cannot resume batch %s: %v", saved.ID(), err)
+	}
+	if len(changes) > 0 {
+		msg := strings.Join(changes, ", ") + " changed since the batch started"
+		if !f.force {
+			return usageErr("%s; resuming would finish it with a different workflow or inputs; use --force to resume anyway", msg)
+		}
+		fmt.Fprintf(io.stderr(), "ensemble: warning: %s; resuming anyway (--force)\n", msg)
+	}
+	inputs, err := batch.ParseInputs(spec.Inputs.Path, data)
+	if err != nil {
+		return &exitError{code: engine.ExitUsage, err: err}
+	}
+	s := sharedFlags{profiles: spec.Profiles, maxTurns: spec.Options.MaxTurns, timeout: spec.Options.Timeout(),
+		parallel: spec.Options.Parallel, maxTokens: spec.Options.MaxTokens, maxRequests: spec.Options.MaxRequests,
+		maxCost: spec.Options.MaxCost, liveFlags: liveFlags{live: spec.Live, liveAll: spec.LiveAll}, quiet: f.quiet}
+	if spec.Responses != nil {
+		s.responses = spec.Responses.Path
+	}
+	sess, err := openBatchSession(ctx, io, e, &s)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	done, err := saved.Lines(len(inputs))
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	concurrency, out := spec.Concurrency, spec.Output
+	if changed("concurrency") || concurrency < 1 {
+		concurrency = f.concurrency
+	}
+	if changed("out") {
+		out = f.out
+	}
+	read := []batch.File{{What: "the batch's ensemble file", Path: spec.Ensemble.Path}, {What: "the batch's inputs file", Path: spec.Inputs.Path},
+		{What: "the state database", Path: path}}
+	if spec.Responses != nil {
+		read = append(read, batch.File{What: "the batch's responses file", Path: spec.Responses.Path})
+	}
+	for _, p := range spec.Profiles {
+		read = append(read, batch.File{What: "a profiles file of the batch", Path: p})
+	}
+	if err := batch.CheckOutput(out, read); err != nil {
+		return usageErr("%v", err)
+	}
+	written := 0
+	if out != "-" {
+		if written, err = batch.KeepWritten(out, inputs, done); err != nil {
+			return usageErr("--out %s: %v", out, err)
 		}
 	}
-	return spec, nil
-}
-
-// localBatch runs a batch's inputs with the local engine, in this process:
-// one engine.Run per input, each with injected responses of its own (every
-// run starts at the first response), and with --state each saved as a run
-// of the state database.
-type localBatch struct {
-	e      *ensemble.Ensemble
-	runner runners.Runner // shared by the runs, but for injected responses
-	opts   engine.Options
-
-	// With --state: the database (one connection, so every use holds mu),
-	// the batch, and the runs of the batch it holds already (resume).
-	mu    sync.Mutex
-	db    *store.DB
-	batch *store.BatchInfo
-	runs  map[string]*store.RunInfo
-	extra *state.File // the responses and profiles files, for the runs' rows
-}
-
-func newLocalBatch(io *stdio, e *ensemble.Ensemble, s *sharedFlags) (*localBatch, error) {
-	// Ask agents never ask at the terminal: runs go on at once; their
-	// answers come from --responses.
-	runner, err := buildRunner(io, e, s.responses, &s.liveFlags, true, false, askHost{batch: true})
+	w, closeOut, err := openOutput(io, out, true)
 	if err != nil {
-		return nil, &exitError{code: engine.ExitUsage, err: err}
+		return err
 	}
-	rf := runFlags{sharedFlags: *s}
-	extra, err := rf.stateRefs()
-	if err != nil {
-		return nil, err
+	if !f.quiet {
+		fmt.Fprintf(io.stderr(), "ensemble: resuming batch %s of %s: %d of %s done\n", saved.ID(), spec.Ensemble.Path, len(done), report.Count(len(inputs), "input"))
 	}
-	return &localBatch{e: e, runner: runner, extra: extra, opts: engine.Options{
-		MaxTurns: s.maxTurns,
-		Timeout:  s.timeout,
-		Parallel: s.parallel,
-		Budget:   s.budget(),
-		Secrets:  io.secrets,
-	}}, nil
-}
-
-// runnerFor is the runner of one run: injected responses taken from the
-// first for each run.
-func (l *localBatch) runnerFor() runners.Runner {
-	if inj, ok := l.runner.(*runners.InjectedRunner); ok {
-		return &runners.InjectedRunner{Responses: inj.Responses, Next: inj.Next, Simulate: inj.Simulate, Live: inj.Live}
+	b := &batch.Batch{Inputs: inputs, RunOne: batch.Local(sess, saved.Store), Concurrency: concurrency, Done: done, Written: written, Out: w, Save: saved.SaveLine}
+	resume := io.program() + " batch --resume " + shellQuote(path)
+	if f.batchID != "" {
+		resume += " --batch-id " + shellQuote(f.batchID)
 	}
-	return l.runner
-}
-
-// runOne is the local engine's runOneFunc.
-func (l *localBatch) runOne(ctx context.Context, in *batchInput) (*engine.Result, error) {
-	opts := l.opts
-	opts.Runner = l.runnerFor()
-	if l.db == nil {
-		return engine.New(l.e, in.input, opts).Run(ctx), nil
-	}
-	return l.runDurable(ctx, in, opts)
-}
-
-// runID is the id of the run of input in in the state database: the
-// batch's id and the input's position, from 1.
-func (l *localBatch) runID(in *batchInput) string {
-	return l.batch.ID + "." + strconv.Itoa(in.idx+1)
+	return finishBatch(ctx, io, b, saved.Store, closeOut, resume, f.quiet)
 }

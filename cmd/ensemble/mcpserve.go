@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,8 +16,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/internal/secrets"
-	"github.com/ensemble-run/ensemble/mcptools"
+	"github.com/ensemble-run/ensemble/session"
 )
 
 func newMCPCmd(io *stdio) *cobra.Command {
@@ -114,28 +112,26 @@ func serveMCP(ctx context.Context, io *stdio, dir string, f *mcpServeFlags, t mc
 	return server.Run(ctx, t)
 }
 
-// findEnsembles loads every ensemble file under dir: YAML files with a
-// top-level name and agents. Those that fail to load are reported on stderr
-// and skipped; two with one name keep the first (in path order).
+// findEnsembles loads every ensemble file under dir (ensemble.FindFiles).
+// Those that fail to load are reported on stderr and skipped; two with one
+// name keep the first (in path order).
 func findEnsembles(io *stdio, dir string, f *mcpServeFlags) ([]*served, error) {
+	paths, err := ensemble.FindFiles(dir)
+	if err != nil {
+		return nil, err
+	}
 	var list []*served
 	names := map[string]string{}
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() || !(strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) || !looksLikeEnsemble(path) {
-			return nil
-		}
+	for _, path := range paths {
 		sub := &stdio{in: io.in, out: io.out, err: io.err, getenv: io.getenv}
 		e, err := loadEnsemble(sub, path, f.profiles)
 		if err != nil {
 			fmt.Fprintf(io.stderr(), "ensemble: skipping %s:\n%v\n", path, err)
-			return nil
+			continue
 		}
 		if first, dup := names[e.Name]; dup {
 			fmt.Fprintf(io.stderr(), "ensemble: skipping %s: the ensemble %q of %s has that name\n", path, e.Name, first)
-			return nil
+			continue
 		}
 		names[e.Name] = path
 		s := &served{e: e}
@@ -143,10 +139,6 @@ func findEnsembles(io *stdio, dir string, f *mcpServeFlags) ([]*served, error) {
 			s.responses = resp
 		}
 		list = append(list, s)
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
 	if len(list) == 0 {
 		return nil, fmt.Errorf("%s: no ensemble to serve", dir)
@@ -158,31 +150,6 @@ func findEnsembles(io *stdio, dir string, f *mcpServeFlags) ([]*served, error) {
 func fileExists(path string) bool {
 	info, err := os.Stat(path)
 	return err == nil && info.Mode().IsRegular()
-}
-
-// looksLikeEnsemble: a YAML mapping with the top-level keys name and agents.
-func looksLikeEnsemble(path string) bool {
-	data, err := ensemble.ReadFile(path)
-	if err != nil {
-		return false
-	}
-	root, err := ensemble.ParseYAML(path, data)
-	if err != nil {
-		return true // a typo in an ensemble: loading it reports where
-	}
-	if root == nil || len(root.Content)%2 != 0 {
-		return false
-	}
-	var name, agents bool
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		switch root.Content[i].Value {
-		case "name":
-			name = true
-		case "agents":
-			agents = true
-		}
-	}
-	return name && agents
 }
 
 // runServed runs one ensemble for a tool call, as ensemble run does.
@@ -198,23 +165,26 @@ func runServed(ctx context.Context, io *stdio, s *served, req *mcp.CallToolReque
 	e := s.e
 	input := e.Input
 	if args.Input != nil {
-		input = *args.Input
+		input = *args.Input // an explicit empty input stays empty
 	}
-	runner, err := buildRunner(io, e, s.responses, &liveFlags{}, true, false, askHost{noInput: true})
+	// As ensemble run --no-input does, with the responses next to the file
+	// (--responses): its LLM agents without an entry fail.
+	sf := sharedFlags{responses: s.responses, noInput: true}
+	opts, err := sf.sessionOptions(io, true, false)
 	if err != nil {
 		return errorResult(err.Error()), nil
 	}
-	servers, err := mcptools.Start(ctx, e, mcptools.Options{})
+	sess, err := session.Open(ctx, e, opts)
 	if err != nil {
 		return errorResult(err.Error()), nil
 	}
-	defer servers.Close()
-	red := secrets.Of(e.Models, io.lookupEnv)
-	r := engine.New(e, input, engine.Options{Runner: runner, Secrets: red})
-	if args.Input != nil && input == "" {
-		r.State().Input = "" // an explicit empty input stays empty
+	defer sess.Close()
+	r, err := sess.StartExact(input, session.RunOptions{})
+	if err != nil {
+		return errorResult(err.Error()), nil
 	}
-	res := r.Run(mcptools.NewContext(ctx, servers))
+	res, _ := r.Run(ctx)
+	red := sess.Secrets()
 	var buf bytes.Buffer
 	if err := res.WriteJSON(red.Writer(&buf)); err != nil {
 		return nil, err

@@ -91,3 +91,12 @@ func (r *recordFlags) resumeFrom(s *state.Recording) {
 		r.replay = s.Dir
 	}
 }
+
+// notOnTemporal refuses a recording for a run on Temporal, whose workers
+// neither record nor replay.
+func (r *recordFlags) notOnTemporal() error {
+	if r.record != "" || r.replay != "" {
+		return usageErr("--record and --replay: a run on Temporal is neither recorded nor replayed; run it without --temporal")
+	}
+	return nil
+}

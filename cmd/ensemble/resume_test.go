@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/internal/mcptest"
 	"github.com/ensemble-run/ensemble/internal/startup"
 	"github.com/ensemble-run/ensemble/state"
@@ -137,16 +138,7 @@ func readState(t *testing.T, path string) *stateFile {
 // JSON state file format, read in this process as state export reads it.
 func exportState(t *testing.T, path, id string) []byte {
 	t.Helper()
-	db, err := store.Open(path, false, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	run, err := pickRun(db, id, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sf, err := db.Load(run)
+	sf, _, err := durable.Load(path, id)
 	if err != nil {
 		t.Fatal(err)
 	}

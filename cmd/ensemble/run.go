@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -16,15 +17,13 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/cassette"
+	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/kinds"
-	"github.com/ensemble-run/ensemble/mcptools"
 	"github.com/ensemble-run/ensemble/report"
 	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
 )
 
@@ -37,10 +36,8 @@ type runFlags struct {
 	sharedFlags
 	stateFile string            // --state: write the state after every turn
 	runID     string            // --run-id: the run's id in the state database
-	resume    *resumeInfo       // set by `ensemble resume`
-	newRunID  string            // the id of the new run in the state database (set by durable)
-	answers   map[string]string // resume --answer: by agent (answers.go)
-	resumeCmd string            // the command that continues the run, once saved ("": from stateFile)
+	resumed   *durable.Saved    // set by `ensemble resume`
+	answers   map[string]string // resume --answer: by agent
 	temporal  temporalFlags     // --temporal: the run is a workflow (temporal.go)
 	recording recordFlags       // --record, --replay (record.go)
 }
@@ -153,7 +150,7 @@ func (f *runFlags) check(inputSet bool) error {
 	if inputSet && f.inputFile != "" {
 		return usageErr("--input and --input-file are mutually exclusive")
 	}
-	if f.runID != "" && f.resume == nil {
+	if f.runID != "" && f.resumed == nil {
 		if f.stateFile == "" && f.temporal.addr == "" {
 			return usageErr("--run-id needs --state (or --temporal)")
 		}
@@ -269,17 +266,7 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	}
 	e, err := loadEnsemble(io, path, f.profiles)
 	if err != nil {
-		if f.resume != nil {
-			err = f.resume.loadError(err)
-		}
 		return &exitError{code: engine.ExitUsage, err: err}
-	}
-	if !f.quiet {
-		// What validate warns about (docs/format.md#warnings), said once
-		// before the run, as a compiler does; -q leaves it to validate.
-		for _, w := range e.Warnings {
-			io.printWarning(w)
-		}
 	}
 	input, haveInput, err := f.readInput(io, inputSet)
 	if err != nil {
@@ -288,82 +275,115 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	if !haveInput {
 		input = e.Input
 	}
-	runner, err := buildRunner(io, e, f.responses, &f.liveFlags, inputSet && f.input == "-", f.stream,
-		askHost{suspend: f.stateFile != "", noInput: f.noInput, answers: f.answers})
-	if err != nil {
-		return &exitError{code: engine.ExitUsage, err: err}
+	if f.temporal.addr != "" {
+		return runTemporal(ctx, io, e, path, input, f)
 	}
-	cas, err := f.recording.open()
-	if err != nil {
-		return &exitError{code: engine.ExitUsage, err: err}
-	}
-	ctx = cassette.With(ctx, cas)
-	if inj, ok := runner.(*runners.InjectedRunner); ok && cas != nil && !cas.Live() {
-		inj.Live = nil // agents without responses replay: no real model is called
-	}
-	// The MCP servers the agents name start with the run and end with it
-	// (docs/llm.md#mcp-tools); a tool they do not have stops the run here.
-	servers, err := mcptools.Start(ctx, e, mcptools.Options{})
-	if err != nil && ctx.Err() != nil { // Ctrl-C while a server starts
-		return &exitError{code: engine.ExitCancelled, err: fmt.Errorf("interrupted: %w", err)}
-	}
-	if err != nil {
-		return &exitError{code: engine.ExitUsage, err: err}
-	}
-	defer servers.Close()
-	ctx = mcptools.NewContext(ctx, servers)
-	output := f.output
-	if output == "" {
-		output = "json"
-		if isTerminal(io.out) {
-			output = "text"
+	var save *durable.Run
+	if f.stateFile != "" {
+		sync, err := durable.SyncFrom(io.lookupEnv)
+		if err != nil {
+			return usageErr("%v", err)
 		}
+		refs, err := f.refs()
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		if f.runID != "" && !durable.IsNewDatabase(f.stateFile) {
+			return usageErr("--run-id: --state %s is a JSON state file, which holds one run; name a state database", f.stateFile)
+		}
+		if save, err = durable.Create(f.stateFile, f.runID, refs, sync); err != nil {
+			return io.stateError(f.stateFile, err, true)
+		}
+	}
+	return execute(ctx, io, e, f, inputSet && f.input == "-", save, func(s *session.Session, ro session.RunOptions) (*session.Run, error) {
+		r, err := s.Start(input, ro)
+		if err != nil {
+			return nil, io.stateError(f.stateFile, err, true)
+		}
+		return r, nil
+	})
+}
+
+// execute is what run and resume share: the session of e with the flags'
+// options, the run start prepares in it (saved by save when it is not
+// nil), the view of the run, its result and exit code.
+func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, stdinTaken bool, save *durable.Run,
+	start func(*session.Session, session.RunOptions) (*session.Run, error)) error {
+	if save != nil {
+		defer save.Abandon() // if it never ran
+	}
+	if !f.quiet {
+		// What validate warns about (docs/format.md#warnings), said once
+		// before the run, as a compiler does; -q leaves it to validate.
+		for _, w := range e.Warnings {
+			io.printWarning(w)
+		}
+	}
+	opts, err := f.sessionOptions(io, stdinTaken, save != nil)
+	if err != nil {
+		return err
+	}
+	if opts.Recording, err = f.recording.open(); err != nil {
+		return usageErr("%v", err)
 	}
 	tracing, err := startTracing(ctx, io, f.otel)
 	if err != nil {
 		return err
 	}
 	defer tracing.stop()
+	opts.Tracer, opts.TraceContent = tracing.tracer()
+	output := f.outputFormat(io)
 	view, err := newRunView(io, e, output, f)
 	if err != nil {
 		return err
 	}
 	defer view.close()
-	if f.temporal.addr != "" {
-		return runTemporal(ctx, io, e, path, input, f, view, output)
+	// The MCP servers the agents name start with the session and end with
+	// it (docs/llm.md#mcp-tools); a tool they do not have stops the run here.
+	sess, err := session.Open(ctx, e, opts)
+	var interrupted *session.InterruptedError
+	switch {
+	case errors.As(err, &interrupted): // Ctrl-C while a server starts
+		return &exitError{code: engine.ExitCancelled, err: err}
+	case err != nil:
+		return &exitError{code: engine.ExitUsage, err: err}
 	}
-	r, saveFinal, err := f.durable(io, e, input, tracing.options(engine.Options{
-		Runner:   runner,
-		MaxTurns: f.maxTurns,
-		Timeout:  f.timeout,
-		Parallel: f.parallel,
-		Budget:   f.budget(),
-		Events:   view.sink,
-		Secrets:  io.secrets,
-	}))
+	defer sess.Close()
+	ro := session.RunOptions{Events: view.sink, Answers: f.answers}
+	if save != nil {
+		ro.Save, ro.RunID = save, save.ID()
+	}
+	r, err := start(sess, ro)
 	if err != nil {
 		return err
-	}
-	if inj, ok := runner.(*runners.InjectedRunner); ok && f.resume != nil {
-		inj.Resume(r.State().History) // responses by path go on where they were
 	}
 	if f.maxCost > 0 && !f.quiet && !anyPriced(e) {
 		fmt.Fprintln(io.stderr(), "ensemble: warning: --max-cost is never reached: no model profile has pricing, so requests cost 0")
 	}
-	if rs := f.resume; rs != nil && output == "text" && !f.quiet {
-		done, what := rs.file.State.TurnCount, rs.path
-		if rs.run != nil {
-			what = "run " + rs.run.ID + " of " + rs.path
+	if output == "text" && !f.quiet {
+		switch {
+		case f.resumed != nil:
+			done, what := f.resumed.File.State.TurnCount, f.resumed.Path
+			if f.resumed.Info != nil {
+				what = "run " + f.resumed.Info.ID + " of " + f.resumed.Path
+			}
+			fmt.Fprintf(io.stderr(), "ensemble: resuming %s from turn %d (%s done)\n", what, done+1, report.Count(done, "turn"))
+		case save != nil && save.IsDatabase():
+			fmt.Fprintf(io.stderr(), "ensemble: run %s, saved in %s\n", save.ID(), f.stateFile)
 		}
-		fmt.Fprintf(io.stderr(), "ensemble: resuming %s from turn %d (%s done)\n", what, done+1, report.Count(done, "turn"))
-	}
-	if f.newRunID != "" && output == "text" && !f.quiet {
-		fmt.Fprintf(io.stderr(), "ensemble: run %s, saved in %s\n", f.newRunID, f.stateFile)
 	}
 	stop := view.start()
-	res := r.Run(ctx)
+	res, saveErr := r.Run(ctx)
 	stop()
-	saveErr := saveFinal(res)
+	if saveErr != nil {
+		fmt.Fprintf(io.stderr(), "ensemble: %v\n", saveErr)
+		saveErr = &exitError{code: engine.ExitFailed}
+	} else if save != nil {
+		view.resume = io.resumeCommand(f.stateFile)
+		if save.OthersUnfinished() {
+			view.resume += " --run-id " + shellQuote(save.ID())
+		}
+	}
 	if output == "json" {
 		if err := res.WriteJSON(io.stdout()); err != nil {
 			return fmt.Errorf("writing the result: %w", err)
@@ -379,59 +399,76 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	return saveErr
 }
 
-// buildRunner wires the runners for e: scripts, models (streaming their
-// replies as text_delta events with --stream), the terminal for ask agents,
-// and injected responses (and simulated users) in front of them when
-// --responses is given, with the models of agents it has no entry for
-// guarded by --live and --live-all.
-func buildRunner(io *stdio, e *ensemble.Ensemble, responsesFile string, live *liveFlags, stdinTaken, stream bool, ask askHost) (runners.Runner, error) {
-	if err := live.check(e); err != nil {
-		return nil, err
-	}
-	r := kinds.Builtin().Runner(&agent.Host{
+// sessionOptions are the options of the runs the flags ask for: ask agents
+// on the terminal unless stdin is taken (--input -), and waiting for an
+// answer when the run is durable; the injected responses; the limits.
+func (s *sharedFlags) sessionOptions(io *stdio, stdinTaken, durable bool) (session.Options, error) {
+	opts := session.Options{
 		LookupEnv:   io.lookupEnv,
-		Stream:      stream,
+		Stream:      s.stream,
 		In:          io.in,
 		Out:         io.stderr(),
 		Interactive: !stdinTaken && (io.inTTY || isTerminal(io.in)),
-		Suspend:     ask.suspend,
-		NoInput:     ask.noInput,
-		Answers:     ask.answers,
-		Batch:       ask.batch,
-	}, nil)
-	if responsesFile == "" {
-		return r, nil
+		Suspend:     durable,
+		NoInput:     s.noInput,
+		Live:        s.live,
+		LiveAll:     s.liveAll,
+		MaxTurns:    s.maxTurns,
+		Timeout:     s.timeout,
+		Parallel:    s.parallel,
+		Budget:      s.budget(),
 	}
-	resp, err := runners.LoadResponses(responsesFile)
-	if err != nil {
-		return nil, err
+	if s.responses != "" {
+		resp, err := runners.LoadResponses(s.responses)
+		if err != nil {
+			return opts, &exitError{code: engine.ExitUsage, err: err}
+		}
+		opts.Responses, opts.ResponsesFile = resp, s.responses
 	}
-	if err := resp.Validate(e); err != nil {
-		return nil, err
-	}
-	inj := runners.Injected(resp, r)
-	inj.Simulate = r.Simulator()
-	inj.Live = live.guard(responsesFile)
-	return inj, nil
+	return opts, nil
 }
 
-// askHost is what ask agents are given: whether the run is durable (a
-// question may wait for resume), --no-input, and resume's answers.
-type askHost struct {
-	suspend, noInput bool
-	answers          map[string]string
-	batch            bool // a run of ensemble batch: never asks
+// outputFormat is --output, or its default: text on a terminal, json
+// otherwise.
+func (s *sharedFlags) outputFormat(io *stdio) string {
+	if s.output != "" {
+		return s.output
+	}
+	if isTerminal(io.out) {
+		return "text"
+	}
+	return "json"
 }
 
-// newJSONLines writes one event per line.
-func newJSONLines(w io.Writer) events.Sink {
-	enc := json.NewEncoder(w)
-	var mu sync.Mutex
-	return func(ev events.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		_ = enc.Encode(ev)
+// refs are what the run is started with beside its ensemble, saved with
+// it.
+func (f *runFlags) refs() (durable.Refs, error) {
+	rec, err := f.recording.saved()
+	return durable.Refs{Responses: f.responses, Profiles: f.profiles, Recording: rec}, err
+}
+
+// stateError is an error of the state file at path, for the command line:
+// a usage error (exit 2), "--state: ERR" (flag true, for run and batch) or
+// ERR, with the command that goes on where one is needed.
+func (s *stdio) stateError(path string, err error, flag bool) error {
+	var ee *exitError
+	var unfinished *durable.UnfinishedError
+	var ens *durable.EnsembleFileError
+	switch {
+	case errors.As(err, &ee):
+		return err
+	case errors.As(err, &unfinished) && unfinished.ID == "":
+		return usageErr("--state %v; continue it with\n  %s\nor remove the file to start over", err, s.resumeCommand(path))
+	case errors.As(err, &unfinished):
+		return usageErr("--state %v; continue it with\n  %s --run-id %s\nor start a new run with another --run-id", err, s.resumeCommand(path), shellQuote(unfinished.ID))
+	case errors.As(err, &ens):
+		return usageErr("%v; start a durable run with: %s run %s --state run.db", err, s.program(), shellQuote(path))
+	case errors.Is(err, durable.ErrChanged):
+		return usageErr("%s was changed by another ensemble process while this one read it: run %s again", path, s.resumeCommand(path))
+	case flag:
+		return usageErr("--state: %v", err)
 	}
+	return &exitError{code: engine.ExitUsage, err: err}
 }
 
 // anyPriced reports whether a model profile has pricing: without one,
@@ -453,4 +490,15 @@ func (s *sharedFlags) budget() *ensemble.Budget {
 		return nil
 	}
 	return b
+}
+
+// newJSONLines writes one event per line.
+func newJSONLines(w io.Writer) events.Sink {
+	enc := json.NewEncoder(w)
+	var mu sync.Mutex
+	return func(ev events.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = enc.Encode(ev)
+	}
 }

@@ -3,15 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/report"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
@@ -53,7 +52,7 @@ duration_seconds is the time from its start to its last save.`,
 			if err != nil {
 				return err
 			}
-			res := savedResult(sf, run)
+			res := durable.Result(sf, run)
 			if sf.CompletionReason == engine.AwaitingInput {
 				res.PendingInput = savedPending(io, sf)
 			}
@@ -127,7 +126,7 @@ func newStateListCmd(io *stdio) *cobra.Command {
 				if !r.Started.IsZero() {
 					started = r.Started.Local().Format(time.DateTime)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.ID, r.Ensemble, started, r.Turns, runStatus(r.CompletionReason))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.ID, r.Ensemble, started, r.Turns, durable.Status(r.CompletionReason))
 			}
 			return tw.Flush()
 		},
@@ -139,70 +138,24 @@ func newStateListCmd(io *stdio) *cobra.Command {
 // loadSaved reads a run from a state database (the one named by runID, or
 // its only run) or a JSON state file.
 func loadSaved(io *stdio, path, runID string) (*state.File, *store.RunInfo, error) {
-	if isDB, _ := store.IsDatabase(path); isDB {
-		db, run, sf, err := openRun(io, path, runID, false)
-		if err != nil {
-			return nil, nil, err
-		}
-		db.Close()
-		return sf, run, nil
-	}
-	if runID != "" {
+	if isDB, _ := store.IsDatabase(path); !isDB && runID != "" {
 		return nil, nil, usageErr("--run-id: %s is a JSON state file, which holds one run", path)
 	}
-	sf, err := loadStateFile(path)
+	sf, run, err := durable.Load(path, runID)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, io.stateError(path, err, false)
 	}
-	return sf, nil, nil
-}
-
-// loadStateFile loads the JSON state file at path; an ensemble file given
-// by mistake says so, with the command that starts a durable run of it.
-func loadStateFile(path string) (*state.File, error) {
-	sf, err := state.Load(path)
-	if err != nil {
-		if data, rerr := os.ReadFile(path); rerr == nil && isEnsemble(data) {
-			return nil, usageErr("%s is an ensemble file, not a state file; start a durable run with: ensemble run %s --state run.db", path, shellQuote(path))
-		}
-		return nil, &exitError{code: engine.ExitUsage, err: err}
-	}
-	return sf, nil
+	return sf, run, nil
 }
 
 // listSaved lists the runs of a state database, or the one of a JSON
 // state file (with the id "-").
 func listSaved(io *stdio, path string) ([]*store.RunInfo, error) {
-	if isDB, _ := store.IsDatabase(path); isDB {
-		db, err := store.Open(path, false, store.SyncNormal) // reads: $ENSEMBLE_STATE_SYNC is not its business
-		if err != nil {
-			return nil, &exitError{code: engine.ExitUsage, err: err}
-		}
-		defer db.Close()
-		runs, err := db.Runs()
-		if err != nil {
-			return nil, &exitError{code: engine.ExitUsage, err: err}
-		}
-		return runs, nil
-	}
-	sf, err := loadStateFile(path)
+	runs, err := durable.List(path)
 	if err != nil {
-		return nil, err
+		return nil, io.stateError(path, err, false)
 	}
-	return []*store.RunInfo{{ID: "-", Ensemble: sf.Ensemble.Name, Saved: sf.SavedAt, Turns: sf.State.TurnCount, CompletionReason: sf.CompletionReason}}, nil
-}
-
-// savedResult is the result of a saved run as of its last completed turn,
-// as engine.Run.Result builds it: no agent runs, and the ensemble file is
-// not read (it may have changed or gone).
-func savedResult(sf *state.File, run *store.RunInfo) *engine.Result {
-	e := &ensemble.Ensemble{Name: sf.Ensemble.Name, Path: sf.Ensemble.Path, Hash: sf.Ensemble.SHA256}
-	res := engine.FromFile(e, sf, engine.Options{}).Result(sf.CompletionReason)
-	res.DurationSeconds = 0
-	if run != nil && !run.Started.IsZero() {
-		res.DurationSeconds = max(0, run.Saved.Sub(run.Started).Seconds())
-	}
-	return res
+	return runs, nil
 }
 
 // savedPending is what a saved run that ended awaiting_input waits for,

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -152,21 +153,14 @@ func TestStateFileThroughASymlink(t *testing.T) {
 	if o.code != 3 {
 		t.Fatalf("exit %d %s", o.code, o.stderr)
 	}
-	db, err := store.Open(sp, false, "")
+	saved, err := durable.Open(sp, "", store.SyncNormal) // locks the one unfinished run
 	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := pickRun(db, "", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Lock(run); err != nil {
 		t.Fatal(err)
 	}
 	if o := ensembleCmd(t, "", "resume", link, "--max-turns", "20", "--output", "json"); o.code != 2 || !strings.Contains(o.stderr, "another ensemble process") {
 		t.Fatalf("resume through the link of a locked file: exit %d %s", o.code, o.stderr)
 	}
-	db.Close()
+	saved.Close()
 	if o := ensembleCmd(t, "", "resume", link, "--max-turns", "20", "--output", "json"); o.code != 0 {
 		t.Fatalf("resume through the link: exit %d %s", o.code, o.stderr)
 	}

@@ -18,6 +18,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/batch"
+	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/temporalengine"
@@ -62,7 +65,9 @@ SIGTERM, after its running executions are handed back.`,
 			}
 			defer c.Close()
 			w := worker.New(c, t.queue, worker.Options{})
-			temporalengine.Register(w, &temporalengine.Env{LookupEnv: io.lookupEnv})
+			env := &temporalengine.Env{LookupEnv: io.lookupEnv}
+			defer env.Close() // the MCP servers its executions started
+			temporalengine.Register(w, env)
 			fmt.Fprintf(io.stderr(), "ensemble: worker polling task queue %q of %s (namespace %s)\n", t.queue, t.addr, t.namespace)
 			stop := make(chan any)
 			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -78,9 +83,12 @@ SIGTERM, after its running executions are handed back.`,
 // runTemporal is `ensemble run FILE --temporal`: the run is a workflow, its
 // events come back as it goes, and its result and exit code are a local
 // run's.
-func runTemporal(ctx context.Context, io *stdio, e *ensemble.Ensemble, path, input string, f *runFlags, view *runView, output string) error {
+func runTemporal(ctx context.Context, io *stdio, e *ensemble.Ensemble, path, input string, f *runFlags) error {
 	if f.stateFile != "" {
 		return usageErr("--state and --temporal: a run on Temporal is durable already")
+	}
+	if err := f.recording.notOnTemporal(); err != nil {
+		return err
 	}
 	// The workflow redacts nothing (its state must not depend on a
 	// worker's keys): the input leaves here redacted, as a local run's is.
@@ -88,6 +96,12 @@ func runTemporal(ctx context.Context, io *stdio, e *ensemble.Ensemble, path, inp
 	if err != nil {
 		return err
 	}
+	output := f.outputFormat(io)
+	view, err := newRunView(io, e, output, f)
+	if err != nil {
+		return err
+	}
+	defer view.close()
 	c, err := f.temporal.dial()
 	if err != nil {
 		return err
@@ -172,7 +186,7 @@ func checkTemporalAnswer(ctx context.Context, io *stdio, c client.Client, id, ag
 	}
 	var asks []string
 	for _, a := range e.Agents {
-		if h, ok := a.Kind.(interface{ AsksHuman() bool }); ok && h.AsksHuman() {
+		if agent.AsksHuman(a) {
 			asks = append(asks, a.Name)
 		}
 	}
@@ -195,7 +209,7 @@ func showTemporal(ctx context.Context, io *stdio, t *temporalFlags, id, output s
 	if err != nil {
 		return fmt.Errorf("run %s: %w", id, err)
 	}
-	res := savedResult(sf, nil)
+	res := durable.Result(sf, nil)
 	if output == "text" {
 		return printSummary(io, res, id, nil)
 	}
@@ -214,7 +228,7 @@ func (quietLogger) Error(string, ...any) {}
 // Temporal (a workflow whose id is the batch's id and the input's
 // position), --concurrency of them at a time; the lines, summary and exit
 // code are a local batch's.
-func temporalBatch(ctx context.Context, io *stdio, e *ensemble.Ensemble, path string, f *batchFlags, b *batchRun) error {
+func temporalBatch(ctx context.Context, io *stdio, e *ensemble.Ensemble, path string, f *batchFlags, b *batch.Batch) error {
 	if f.stateFile != "" {
 		return usageErr("--state and --temporal: runs on Temporal are durable already")
 	}
@@ -227,14 +241,14 @@ func temporalBatch(ctx context.Context, io *stdio, e *ensemble.Ensemble, path st
 		return err
 	}
 	defer c.Close()
-	batch := fmt.Sprintf("%s-batch-%d", e.Name, time.Now().UnixNano())
+	id := fmt.Sprintf("%s-batch-%d", e.Name, time.Now().UnixNano())
 	if !f.quiet {
-		fmt.Fprintf(io.stderr(), "ensemble: batch %s on %s\n", batch, f.temporal.addr)
+		fmt.Fprintf(io.stderr(), "ensemble: batch %s on %s\n", id, f.temporal.addr)
 	}
-	b.runOne = func(ctx context.Context, in *batchInput) (*engine.Result, error) {
+	b.RunOne = func(ctx context.Context, in *batch.Input) (*engine.Result, error) {
 		ri := base
-		ri.Input = io.secrets.String(in.input) // as a local run redacts it
-		run, err := temporalengine.Start(ctx, c, f.temporal.queue, fmt.Sprintf("%s-%d", batch, in.idx+1), ri)
+		ri.Input = io.secrets.String(in.Input) // as a local run redacts it
+		run, err := temporalengine.Start(ctx, c, f.temporal.queue, fmt.Sprintf("%s-%d", id, in.Index+1), ri)
 		if err != nil {
 			return nil, err
 		}
@@ -252,7 +266,7 @@ func temporalBatch(ctx context.Context, io *stdio, e *ensemble.Ensemble, path st
 	if err != nil {
 		return err
 	}
-	b.out = out
+	b.Out = out
 	return finishBatch(ctx, io, b, nil, closeOut, "", f.quiet)
 }
 
@@ -273,7 +287,11 @@ func temporalInput(path, input string, s *sharedFlags) (temporalengine.RunInput,
 	if err != nil {
 		return in, &exitError{code: engine.ExitUsage, err: err}
 	}
+	if s.budget() != nil {
+		return in, usageErr("--max-tokens, --max-requests and --max-cost: a run on Temporal has no budget (each execution is an activity, not capped mid-turn); run it without --temporal to cap it")
+	}
 	in.Responses, in.MaxTurns, in.Timeout, in.Parallel = abs(s.responses), s.maxTurns, s.timeout, s.parallel
+	in.Live, in.LiveAll = s.live, s.liveAll
 	for _, p := range s.profiles {
 		in.Profiles = append(in.Profiles, abs(p))
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ensemble-run/ensemble/batch"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 )
@@ -29,11 +30,11 @@ func newAnswerCmd(*stdio) *cobra.Command {
 		RunE: func(*cobra.Command, []string) error { return errNoTemporal }}
 }
 
-func runTemporal(context.Context, *stdio, *ensemble.Ensemble, string, string, *runFlags, *runView, string) error {
+func runTemporal(context.Context, *stdio, *ensemble.Ensemble, string, string, *runFlags) error {
 	return errNoTemporal
 }
 
-func temporalBatch(context.Context, *stdio, *ensemble.Ensemble, string, *batchFlags, *batchRun) error {
+func temporalBatch(context.Context, *stdio, *ensemble.Ensemble, string, *batchFlags, *batch.Batch) error {
 	return errNoTemporal
 }
 

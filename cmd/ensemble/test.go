@@ -10,7 +10,6 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/bdd"
-	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/kinds"
 )
 
@@ -82,7 +81,7 @@ func runTests(cmd *cobra.Command, io *stdio, paths []string, f *testFlags) error
 		return err
 	}
 	defer tracing.stop()
-	traced := tracing.options(engine.Options{})
+	tracer, content := tracing.tracer()
 	code, err := bdd.Run(bdd.RunOptions{
 		Options: bdd.Options{
 			LookupEnv:    io.lookupEnv,
@@ -90,8 +89,8 @@ func runTests(cmd *cobra.Command, io *stdio, paths []string, f *testFlags) error
 			LLM:          live,
 			Simulate:     live.Simulator(),
 			GuardModels:  true,
-			Tracer:       traced.Tracer,
-			TraceContent: traced.TraceContent,
+			Tracer:       tracer,
+			TraceContent: content,
 		},
 		Paths:    paths,
 		Format:   f.format,

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
@@ -27,6 +28,9 @@ type runView struct {
 	progress *report.Progress
 	recorder *report.Recorder
 	report   *reportFile // --report
+	// resume is the command that continues the run, once it is saved ("":
+	// from flags.stateFile).
+	resume string
 }
 
 // newRunView wires the outputs for output ("text", "json" or "jsonl").
@@ -44,13 +48,9 @@ func newRunView(io *stdio, e *ensemble.Ensemble, output string, f *runFlags) (*r
 			Stream: stream,
 			Width:  io.termWidth,
 			// The status line would get in the way of a person answering.
-			Pause: func(agent string) bool {
-				a := e.Agent(agent)
-				if a == nil {
-					return false
-				}
-				k, ok := a.Kind.(interface{ AsksHuman() bool })
-				return ok && k.AsksHuman()
+			Pause: func(name string) bool {
+				a := e.Agent(name)
+				return a != nil && agent.AsksHuman(a)
 			},
 		})
 		sinks = append(sinks, v.progress.Sink())
@@ -85,8 +85,8 @@ func (v *runView) finish(res *engine.Result) error {
 	if v.output == "text" {
 		opts := report.SummaryOptions{Agents: v.agentNames(), Width: v.io.termWidth(), Quiet: v.flags.quiet}
 		switch {
-		case v.flags.resumeCmd != "":
-			opts.Resume = v.flags.resumeCmd
+		case v.resume != "":
+			opts.Resume = v.resume
 		case v.flags.stateFile != "":
 			opts.Resume = v.io.resumeCommand(v.flags.stateFile)
 		}

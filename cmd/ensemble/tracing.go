@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/ensemble-run/ensemble/engine"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/ensemble-run/ensemble/telemetry"
 )
 
@@ -28,12 +29,13 @@ func startTracing(ctx context.Context, io *stdio, flag string) (*cmdTracing, err
 	return &cmdTracing{io: io, t: t}, nil
 }
 
-// options adds the tracer to a run's options.
-func (c *cmdTracing) options(o engine.Options) engine.Options {
-	if c != nil {
-		o.Tracer, o.TraceContent = c.t.Tracer(), c.t.Content
+// tracer is the tracer of the command's runs and whether it records
+// their content; nil when tracing is off.
+func (c *cmdTracing) tracer() (trace.Tracer, bool) {
+	if c == nil {
+		return nil, false
 	}
-	return o
+	return c.t.Tracer(), c.t.Content
 }
 
 // stop exports what is left, waiting a bounded time, and warns when the

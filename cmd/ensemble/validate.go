@@ -4,21 +4,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
-	"github.com/ensemble-run/ensemble/bdd"
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/secrets"
-	"github.com/ensemble-run/ensemble/kinds"
+	"github.com/ensemble-run/ensemble/session"
 )
 
 func newValidateCmd(io *stdio) *cobra.Command {
@@ -94,10 +90,10 @@ func displayName(path string) string {
 }
 
 // ensembleFiles expands the arguments of validate: a directory becomes the
-// ensemble files under it, in lexical order (with those whose "agents" key
-// is misspelt, see ensembleLike); files and "-" stay as they are. A
-// directory with no ensemble file is an error: validating nothing must not
-// pass.
+// ensemble files under it, in lexical order, less those another of them
+// includes (ensemble.FindFiles, ensemble.TopLevel); files and "-" stay as
+// they are. A directory with no ensemble file is an error: validating
+// nothing must not pass.
 func ensembleFiles(args []string) ([]string, error) {
 	var paths []string
 	for _, arg := range args {
@@ -106,72 +102,31 @@ func ensembleFiles(args []string) ([]string, error) {
 			paths = append(paths, arg) // a missing file is reported by the load
 			continue
 		}
-		n := len(paths)
-		err = filepath.WalkDir(arg, func(path string, d fs.DirEntry, err error) error {
-			switch {
-			case err != nil:
-				return err
-			case d.IsDir() && path != arg && bdd.SkippedDir(d.Name()):
-				return filepath.SkipDir
-			case d.IsDir():
-				return nil
-			}
-			if ext := filepath.Ext(path); ext != ".yaml" && ext != ".yml" {
-				return nil
-			}
-			data, err := ensemble.ReadFile(path)
-			if err != nil {
-				paths = append(paths, path) // loading it again reports why
-				return nil
-			}
-			if ensembleLike(data, true) {
-				paths = append(paths, path)
-			}
-			return nil
-		})
+		found, err := ensemble.FindFiles(arg)
 		if err != nil {
 			return nil, usageErr("%v", err)
 		}
-		if len(paths) == n {
+		if len(found) == 0 {
 			return nil, usageErr("%s: no ensemble file in this directory (a .yaml or .yml file with an \"agents\" key)", arg)
 		}
-		paths = append(paths[:n], withoutIncluded(paths[n:])...)
+		paths = append(paths, ensemble.TopLevel(found)...)
 	}
 	return paths, nil
 }
 
-// topLevelAgents finds an "agents" key at the top level of a YAML file
-// that does not parse.
-var topLevelAgents = regexp.MustCompile(`(?m)^["']?agents["']?[ \t]*:`)
-
-// isEnsemble reports whether data is an ensemble file rather than some
-// other YAML (responses, profiles) or JSON: its top level has an "agents"
-// key. A file too broken to parse counts when a line starts with "agents:".
-func isEnsemble(data []byte) bool { return ensembleLike(data, false) }
-
-// ensembleLike is isEnsemble, and with misspelt also true for a file that
-// looks like an ensemble whose "agents" key is misspelt ("agent",
-// "agnets"): a top-level "name" that is a text (in a responses file, every
-// key holds a list) and a key close to "agents". Validating a folder loads
-// such a file, so that the typo is reported rather than the file skipped
-// as some other YAML.
-func ensembleLike(data []byte, misspelt bool) bool {
-	var top map[string]any
-	if err := yaml.Unmarshal(data, &top); err != nil {
-		return topLevelAgents.Match(data)
+// treeNote is what `validate` adds to a valid file's ok: how many child
+// ensembles were validated with it.
+func treeNote(e *ensemble.Ensemble) string {
+	files := map[*ensemble.Ensemble]bool{}
+	agent.Walk(e, func(c *ensemble.Ensemble, _ *ensemble.Agent) { files[c] = true })
+	delete(files, e)
+	switch len(files) {
+	case 0:
+		return ""
+	case 1:
+		return " (with 1 child ensemble)"
 	}
-	if _, ok := top["agents"]; ok || !misspelt {
-		return ok
-	}
-	if _, ok := top["name"].(string); !ok {
-		return false
-	}
-	for k := range top {
-		if ensemble.Suggest(k, []string{"agents"}) != "" {
-			return true
-		}
-	}
-	return false
+	return fmt.Sprintf(" (with %d child ensembles)", len(files))
 }
 
 // problem is one entry of validate --output json. line and column are
@@ -251,24 +206,9 @@ func loadEnsemble(io *stdio, path string, profiles []string) (*ensemble.Ensemble
 
 // load is loadEnsemble of data, or of the file at path when data is nil.
 func load(io *stdio, path string, data []byte, profiles []string) (*ensemble.Ensemble, error) {
-	files := slices.Clone(profiles)
-	if env, ok := io.lookupEnv("ENSEMBLE_PROFILES"); ok && env != "" {
-		files = append(files, env)
-	}
-	opts := kinds.Builtin().Load(ensemble.LoadOptions{ProfileFiles: files, LookupEnv: io.lookupEnv})
-	var e *ensemble.Ensemble
-	var err error
-	if data == nil {
-		e, err = ensemble.Load(path, opts)
-	} else {
-		e, err = ensemble.LoadBytes(path, data, opts)
-	}
+	e, err := session.Load(path, data, session.LoadOptions{Profiles: profiles, LookupEnv: io.lookupEnv})
 	if err != nil {
-		var list *ensemble.ErrorList
-		if errors.As(err, &list) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	io.secrets = secrets.Of(e.Models, io.lookupEnv)
 	return e, nil

@@ -1,13 +1,13 @@
 // Package tracing is what the engine and the kinds share to make
-// OpenTelemetry spans (docs/tracing.md): the tracer of a run, carried in the
-// context of its executions, and the names of the attributes. It uses only
+// OpenTelemetry spans (docs/tracing.md): the tracer of a run, which the run
+// lends its executions (agent.Services.Tracer), and the names of the
+// attributes. It uses only
 // the OpenTelemetry API: the SDK, its exporter and its configuration live in
 // package telemetry, which only the command wires. When tracing is off there
 // is no Tracer anywhere and every caller stops at a nil check.
 package tracing
 
 import (
-	"context"
 	"encoding/json"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -26,22 +26,6 @@ type Tracer struct {
 	Content bool
 	// Secrets are redacted from whatever content is recorded.
 	Secrets *secrets.Redactor
-}
-
-type key struct{}
-
-// With returns ctx carrying t; t nil returns ctx.
-func With(ctx context.Context, t *Tracer) context.Context {
-	if t == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, key{}, t)
-}
-
-// From is the tracer carried by ctx; nil when tracing is off.
-func From(ctx context.Context) *Tracer {
-	t, _ := ctx.Value(key{}).(*Tracer)
-	return t
 }
 
 // Redact is s without any key, for a content attribute.

@@ -5,7 +5,6 @@ package ask
 import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/graph"
 )
 
 // Kind is the ask kind.
@@ -41,8 +40,13 @@ func SpecOf(a *ensemble.Agent) *Spec {
 	return &Spec{}
 }
 
-// Decode decodes the question, which must not be empty.
-func (Kind) Decode(f *ensemble.Fields, a *ensemble.Agent) {
+// Decode decodes the question, which must not be empty. A person answers
+// one question per execution, in typed text: no fan_out, no output_schema.
+func (k Kind) Decode(f *ensemble.Fields, a *ensemble.Agent) {
+	if a.Kind == k { // not an agent of no clear kind, whose fields every kind checks
+		f.Refuse("output_schema", k, "which ask a person")
+		f.Refuse("fan_out", k, "which ask a person")
+	}
 	s := &Spec{}
 	if f.Has("ask") {
 		s.Question = f.String("ask")
@@ -78,8 +82,8 @@ func (Kind) Describe(_ *ensemble.Ensemble, a *ensemble.Agent) []string {
 }
 
 // Shape: a yellow parallelogram.
-func (Kind) Shape() graph.Shape {
-	return graph.Shape{
+func (Kind) Shape() agent.Shape {
+	return agent.Shape{
 		Mermaid:      [2]string{"[/", "/]"},
 		MermaidClass: "fill:#fef7e0,stroke:#b08400,color:#1a1a1a",
 		DOT:          `shape=parallelogram, fillcolor="#fef7e0", color="#b08400"`,
@@ -88,5 +92,5 @@ func (Kind) Shape() graph.Shape {
 
 // Runner asks on h's terminal.
 func (Kind) Runner(h *agent.Host) agent.Runner {
-	return &Runner{In: h.In, Out: h.Out, Interactive: h.Interactive, NoInput: h.NoInput, Batch: h.Batch, Suspend: h.Suspend, Answers: h.Answers}
+	return &Runner{In: h.In, Out: h.Out, Interactive: h.Interactive, NoInput: h.NoInput, Batch: h.Batch, Suspend: h.Suspend}
 }

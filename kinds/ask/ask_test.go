@@ -42,12 +42,13 @@ func TestAskModeLoads(t *testing.T) {
 func TestAskInAChildNeverWaits(t *testing.T) {
 	t.Parallel()
 	a := &ensemble.Agent{Name: "verdict", Kind: Kind{}, Spec: &Spec{Question: "Decide"}}
-	r := &Runner{Suspend: true, Answers: map[string]string{"verdict": "yes"}}
-	res := r.Run(context.Background(), &agent.Request{Agent: a, Path: "review_round/verdict"})
+	r := &Runner{Suspend: true}
+	answers := agent.Services{Answers: agent.NewAnswers(map[string]string{"verdict": "yes"})}
+	res := r.Run(context.Background(), &agent.Request{Agent: a, Path: "review_round/verdict", Services: answers})
 	if res.Err == nil || errors.Is(res.Err, agent.ErrAwaitingInput) || !strings.Contains(res.Err.Error(), `agent "review_round/verdict" asks a person inside a child ensemble`) {
 		t.Fatalf("err %v, output %v", res.Err, res.Output)
 	}
-	res = r.Run(context.Background(), &agent.Request{Agent: a})
+	res = r.Run(context.Background(), &agent.Request{Agent: a, Services: answers})
 	if res.Err != nil || res.Output != "yes" {
 		t.Fatalf("at the top: err %v, output %v", res.Err, res.Output)
 	}

@@ -20,18 +20,20 @@ func TestAnswersAreRecordedAndReplayed(t *testing.T) {
 	t.Parallel()
 	e := testEnsemble(t, &ensemble.Agent{Name: "analyzer"}, askAgent("clarify", "Which quarter?", "analyzer"))
 	dir := t.TempDir()
-	open := func(mode cassette.Mode) context.Context {
+	open := func(mode cassette.Mode) *cassette.Cassette {
 		c, err := cassette.Open(cassette.Options{Dir: dir, Mode: mode})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return cassette.With(context.Background(), c)
+		return c
 	}
+	var cas *cassette.Cassette
 	req := func(dep string, exec int) *agent.Request {
 		return &agent.Request{Ensemble: e, Agent: e.Agent("clarify"), Turn: exec + 1, Execution: exec,
-			Dependencies: map[string]any{"analyzer": dep}}
+			Dependencies: map[string]any{"analyzer": dep}, Services: agent.Services{Recording: cas}}
 	}
-	ctx := open(cassette.Record)
+	ctx := context.Background()
+	cas = open(cassette.Record)
 	live := &Runner{In: strings.NewReader("Q3\n{\"region\": \"EMEA\"}\n"), Interactive: true}
 	for i, dep := range []string{"first draft", "second draft"} {
 		r := req(dep, i+1)
@@ -48,7 +50,7 @@ func TestAnswersAreRecordedAndReplayed(t *testing.T) {
 	}
 	// Replayed with no terminal.
 	replay := &Runner{}
-	ctx = open(cassette.Replay)
+	cas = open(cassette.Replay)
 	for i, want := range []any{"Q3", map[string]any{"region": "EMEA"}} {
 		r := req([]string{"first draft", "second draft"}[i], i+1)
 		res := replay.Run(ctx, r)
@@ -56,7 +58,8 @@ func TestAnswersAreRecordedAndReplayed(t *testing.T) {
 			t.Fatalf("answer %d: %#v, %v", i+1, res.Output, res.Err)
 		}
 	}
-	res := replay.Run(open(cassette.Replay), req("third draft", 3))
+	cas = open(cassette.Replay)
+	res := replay.Run(ctx, req("third draft", 3))
 	if res.Err == nil || !strings.Contains(res.Err.Error(), "  analyzer:\n-   first draft\n+   third draft\n") {
 		t.Fatalf("miss: %v", res.Err)
 	}

@@ -17,7 +17,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/cassette"
 	"github.com/ensemble-run/ensemble/internal/proc"
 	"github.com/ensemble-run/ensemble/runners"
 )
@@ -40,21 +39,18 @@ type Runner struct {
 	In          io.Reader
 	Out         io.Writer // nil discards the prompt
 	Interactive bool
-	// Suspend: the run is durable, so a question that cannot be asked (no
-	// terminal, ask_mode: suspend) waits for an answer given to resume
-	// (agent.ErrAwaitingInput) instead of failing. Answers, by agent, are
-	// those answers: each is taken once, by the agent's next execution.
+	// Suspend: the run can wait (a durable run, a test), so a question that
+	// cannot be asked (no terminal, ask_mode: suspend) waits for an answer
+	// given to resume (agent.ErrAwaitingInput) instead of failing. Those
+	// answers are the run's (Request.Services.Answers): each is taken
+	// once, by the agent's next execution.
 	Suspend bool
-	Answers map[string]string
 	// NoInput: --no-input was given, which Interactive already says; kept
 	// for the message.
 	NoInput bool
 	// Batch: the run is one of a batch, where every question without a
 	// response fails (neither --state nor a terminal helps there).
 	Batch bool
-
-	amu      sync.Mutex
-	answered map[string]bool
 
 	mu      sync.Mutex
 	read    func() (string, error) // reads one answer; set on the first ask
@@ -86,7 +82,7 @@ func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	in := runners.BaseInputData(req)
 	in["ask"] = SpecOf(ag).Question
 	res := &agent.Result{InputData: in}
-	if out, ok, err := Recorded(ctx, req); err != nil || ok {
+	if out, ok, err := Recorded(req); err != nil || ok {
 		res.Output, res.Err = out, err
 		return res
 	}
@@ -94,7 +90,7 @@ func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		res.Err = InChild(req.Path)
 		return res
 	}
-	if answer, ok := a.answer(ag.Name); ok && req.Path == "" {
+	if answer, ok := req.Services.Answers.Take(ag.Name); ok && req.Path == "" {
 		in["answered_on_resume"] = true
 		res.Output, res.Err = runners.ParseOutput(answer)
 		return res
@@ -150,7 +146,7 @@ func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		_, _ = io.WriteString(out, "\n")
 		return res
 	}
-	if cas := cassette.From(ctx); cas != nil {
+	if cas := req.Services.Recording; cas != nil {
 		if err := cas.RecordAnswer(req.Name(), recordedQuestion(req), line); err != nil {
 			res.Err = err
 			return res
@@ -165,8 +161,8 @@ func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 // recording, recording, or a miss with --record-missing); a miss in a
 // replay is an error that shows how the question differs from the
 // recorded one.
-func Recorded(ctx context.Context, req *agent.Request) (out any, ok bool, err error) {
-	cas := cassette.From(ctx)
+func Recorded(req *agent.Request) (out any, ok bool, err error) {
+	cas := req.Services.Recording
 	if cas == nil {
 		return nil, false, nil
 	}
@@ -186,21 +182,6 @@ func recordedQuestion(req *agent.Request) string {
 		q = rest
 	}
 	return strings.TrimSpace(q)
-}
-
-// answer takes the answer given for agent, once.
-func (a *Runner) answer(agent string) (string, bool) {
-	a.amu.Lock()
-	defer a.amu.Unlock()
-	s, ok := a.Answers[agent]
-	if !ok || a.answered[agent] {
-		return "", false
-	}
-	if a.answered == nil {
-		a.answered = map[string]bool{}
-	}
-	a.answered[agent] = true
-	return s, true
 }
 
 // init chooses how answers are read, on the first ask: with the line

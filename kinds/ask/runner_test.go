@@ -293,15 +293,21 @@ func TestAskSuspendsAndTakesAnswers(t *testing.T) {
 		}
 	}
 
-	r := &Runner{Suspend: true, Answers: map[string]string{"x": `{"approved": true}`, "s": "plain"}}
-	res := r.Run(context.Background(), req("x"))
+	r := &Runner{Suspend: true}
+	answers := agent.Services{Answers: agent.NewAnswers(map[string]string{"x": `{"approved": true}`, "s": "plain"})}
+	answered := func(name string) *agent.Request {
+		rq := req(name)
+		rq.Services = answers
+		return rq
+	}
+	res := r.Run(context.Background(), answered("x"))
 	if res.Err != nil || !reflect.DeepEqual(res.Output, map[string]any{"approved": true}) || res.InputData.(map[string]any)["answered_on_resume"] != true {
 		t.Fatalf("answered: %#v %v %v", res.Output, res.Err, res.InputData)
 	}
-	if res := r.Run(context.Background(), req("s")); res.Err != nil || res.Output != "plain" {
+	if res := r.Run(context.Background(), answered("s")); res.Err != nil || res.Output != "plain" {
 		t.Fatalf("answered s: %#v %v", res.Output, res.Err)
 	}
-	if res := r.Run(context.Background(), req("x")); !errors.Is(res.Err, agent.ErrAwaitingInput) {
+	if res := r.Run(context.Background(), answered("x")); !errors.Is(res.Err, agent.ErrAwaitingInput) {
 		t.Fatalf("an answer is taken once: %v %v", res.Output, res.Err)
 	}
 }

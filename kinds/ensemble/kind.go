@@ -13,7 +13,6 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/conditions"
 	format "github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/graph"
 )
 
 // Kind is `ensemble: FILE`, with its own fields output and loop.
@@ -207,18 +206,18 @@ func (Dispatch) Describe(_ *format.Ensemble, a *format.Agent) []string {
 	return lines
 }
 
-var subroutine = graph.Shape{
+var subroutine = agent.Shape{
 	Mermaid:      [2]string{"[[", "]]"},
 	MermaidClass: "fill:#eef3fb,stroke:#3b5b92,color:#1a1a1a",
 	DOT:          `shape=box, peripheries=2, fillcolor="#eef3fb", color="#3b5b92"`,
 }
 
 // Shape: a box with double sides (a subroutine).
-func (Kind) Shape() graph.Shape { return subroutine }
+func (Kind) Shape() agent.Shape { return subroutine }
 
 // Shape: a hexagon.
-func (Dispatch) Shape() graph.Shape {
-	return graph.Shape{
+func (Dispatch) Shape() agent.Shape {
+	return agent.Shape{
 		Mermaid:      [2]string{"{{", "}}"},
 		MermaidClass: "fill:#eef3fb,stroke:#3b5b92,color:#1a1a1a",
 		DOT:          `shape=hexagon, fillcolor="#eef3fb", color="#3b5b92"`,

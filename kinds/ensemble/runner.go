@@ -119,7 +119,7 @@ func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 func (r *Runner) runChild(ctx context.Context, req *agent.Request, child *format.Ensemble, file, output, input string, usage *state.Usage) (out any, final map[string]any, rec *state.Child, err error) {
 	// The child's agents are run by the runner that runs this agent (the
 	// run's, which injected responses wrap), named by their path.
-	next := agent.RunnerOf(ctx)
+	next := req.Services.Runner
 	if p, ok := next.(*pathRunner); ok {
 		next = p.next
 	}
@@ -133,9 +133,10 @@ func (r *Runner) runChild(ctx context.Context, req *agent.Request, child *format
 	if req.Instance != nil {
 		local = req.Instance.Name
 	}
-	// The parent's budget (its run's caps, this agent's budget) binds the
-	// child's model requests as they are made.
-	opts := engine.Options{Runner: &pathRunner{prefix: req.Name() + "/", next: next}, Secrets: engine.SecretsOf(ctx), Parent: req.Budget}
+	// The child shares the services of this agent's run; the parent's
+	// budget (its run's caps, this agent's budget) binds the child's model
+	// requests as they are made.
+	opts := engine.ChildOptions(req, &pathRunner{prefix: req.Name() + "/", next: next})
 	if req.Events != nil {
 		opts.Events = func(ev events.Event) {
 			switch ev.Type {
@@ -152,7 +153,10 @@ func (r *Runner) runChild(ctx context.Context, req *agent.Request, child *format
 	}
 	// The child waits on its own agents: the parent's slot is free meanwhile
 	// (docs/semantics.md#ensembles-of-ensembles).
-	reacquire := engine.ReleaseSlot(ctx)
+	reacquire := func() {}
+	if req.ReleaseSlot != nil {
+		reacquire = req.ReleaseSlot()
+	}
 	res := engine.New(child, input, opts).Run(ctx)
 	reacquire()
 	usage.Add(&res.Usage)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/tracing"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -24,8 +25,10 @@ type route struct {
 	used string
 	// rec records or replays the requests when the run has a recording.
 	rec *recorder
-	// sec redacts what a span records (trace.go).
+	// sec redacts what a span records, and tr makes the spans (trace.go;
+	// nil when tracing is off).
 	sec *secrets
+	tr  *tracing.Tracer
 }
 
 func (r *Runner) newRoute(ens *ensemble.Ensemble, p *ensemble.ModelProfile, b agent.Budget) *route {
@@ -69,7 +72,7 @@ func (rt *route) chat(ctx context.Context, req *ChatRequest) (*ChatResponse, *st
 				return nil, nil, errors.Join(append(errs, err)...)
 			}
 		}
-		cctx, span, tr := startChat(ctx, p, req, rt.sec)
+		cctx, span, tr := startChat(ctx, rt.tr, p, req, rt.sec)
 		var resp *ChatResponse
 		if rec != nil {
 			if resp, err = replayedResponse(rec); err == nil && req.OnText != nil && resp.Text != "" {

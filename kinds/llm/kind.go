@@ -7,7 +7,6 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/graph"
 )
 
 // Kind is the LLM kind: agents that talk to a model.
@@ -107,8 +106,8 @@ func (Kind) Describe(e *ensemble.Ensemble, a *ensemble.Agent) []string {
 }
 
 // Shape: a green rounded box.
-func (Kind) Shape() graph.Shape {
-	return graph.Shape{
+func (Kind) Shape() agent.Shape {
+	return agent.Shape{
 		Mermaid:      [2]string{"(", ")"},
 		MermaidClass: "fill:#e6f4ea,stroke:#3c8d5a,color:#1a1a1a",
 		DOT:          `shape=box, style="rounded,filled", fillcolor="#e6f4ea", color="#3c8d5a"`,

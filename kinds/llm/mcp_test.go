@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/mcptest"
@@ -22,7 +23,7 @@ func TestMain(m *testing.M) {
 // mcpEnsemble loads a one-agent ensemble whose agent may call tools of the
 // test MCP server "t" (over stdio or HTTP), talking to the fake model at
 // url, and starts the server for the run.
-func mcpEnsemble(t *testing.T, url string, overHTTP bool, server map[string]any, tools ...string) (context.Context, *ensemble.Ensemble, *ensemble.Agent) {
+func mcpEnsemble(t *testing.T, url string, overHTTP bool, server map[string]any, tools ...string) (agent.Services, *ensemble.Ensemble, *ensemble.Agent) {
 	t.Helper()
 	if server == nil {
 		server = map[string]any{}
@@ -58,7 +59,7 @@ func mcpEnsemble(t *testing.T, url string, overHTTP bool, server map[string]any,
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { servers.Close() })
-	return mcptools.NewContext(t.Context(), servers), e, e.Agent("a")
+	return agent.Services{Tools: servers}, e, e.Agent("a")
 }
 
 // TestMCPToolsInTheToolLoop: the model calls MCP tools like script tools:
@@ -82,11 +83,11 @@ func TestMCPToolsInTheToolLoop(t *testing.T) {
 				call{"c5", "t__echo", `{"text": "hi"}`},
 				call{"c6", "local", `{"region": "x"}`},
 			), oaText("done")))
-			ctx, e, a := mcpEnsemble(t, srv.URL, overHTTP, nil, "t.*", "local")
+			svc, e, a := mcpEnsemble(t, srv.URL, overHTTP, nil, "t.*", "local")
 			var log eventLog
 			req := request(e, a, "go")
-			req.Events = log.sink()
-			res := newTestRunner(Options{}).Run(ctx, req)
+			req.Events, req.Services = log.sink(), svc
+			res := newTestRunner(Options{}).Run(t.Context(), req)
 			if res.Err != nil || res.Output != "done" {
 				t.Fatalf("err %v output %#v", res.Err, res.Output)
 			}
@@ -132,8 +133,10 @@ func TestMCPToolsInTheToolLoop(t *testing.T) {
 func TestMCPToolTimeout(t *testing.T) {
 	t.Parallel()
 	srv := newFakeServer(t, scripted(oaCalls(call{"c1", "t__block", `{}`}), oaText("ok")))
-	ctx, e, a := mcpEnsemble(t, srv.URL, false, map[string]any{"timeout_seconds": 0.5}, "t.block")
-	res := newTestRunner(Options{}).Run(ctx, request(e, a, "go"))
+	svc, e, a := mcpEnsemble(t, srv.URL, false, map[string]any{"timeout_seconds": 0.5}, "t.block")
+	req := request(e, a, "go")
+	req.Services = svc
+	res := newTestRunner(Options{}).Run(t.Context(), req)
 	if res.Err != nil || res.Output != "ok" {
 		t.Fatalf("err %v output %#v", res.Err, res.Output)
 	}
@@ -150,7 +153,7 @@ func TestMCPToolWithoutServers(t *testing.T) {
 	srv := newFakeServer(t, scripted(oaText("never")))
 	_, e, a := mcpEnsemble(t, srv.URL, true, nil, "t.echo")
 	res := newTestRunner(Options{}).Run(context.Background(), request(e, a, "go"))
-	if res.Err == nil || !strings.Contains(res.Err.Error(), `MCP server not started "t"`) || len(srv.requests()) != 0 {
+	if res.Err == nil || !strings.Contains(res.Err.Error(), `tool "t.echo": MCP server "t" was not started for this run`) || len(srv.requests()) != 0 {
 		t.Fatalf("err %v, %d requests", res.Err, len(srv.requests()))
 	}
 }

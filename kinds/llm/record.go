@@ -136,7 +136,7 @@ func (rc *recorder) record(ctx context.Context, cr *cassette.Request, resp *Chat
 // records what the call gave. A call cut short by cancellation is not
 // recorded.
 func (r *Runner) recordedTool(ctx context.Context, req *runners.Request, ts *toolSet, c ToolCall, sec *secrets) (string, error) {
-	cas := cassette.From(ctx)
+	cas := req.Services.Recording
 	if cas == nil {
 		return r.runTool(ctx, req, ts, c)
 	}

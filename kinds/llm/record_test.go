@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"os"
@@ -9,17 +8,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/cassette"
 	"github.com/ensemble-run/ensemble/ensemble"
 )
 
-func openCassette(t *testing.T, dir string, mode cassette.Mode, tools bool) context.Context {
+func openCassette(t *testing.T, dir string, mode cassette.Mode, tools bool) *cassette.Cassette {
 	t.Helper()
 	c, err := cassette.Open(cassette.Options{Dir: dir, Mode: mode, Tools: tools})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cassette.With(context.Background(), c)
+	return c
+}
+
+// withRecording is req in a run whose recording is c.
+func withRecording(c *cassette.Cassette, req *agent.Request) *agent.Request {
+	req.Services.Recording = c
+	return req
 }
 
 // noKey finds no key: a replay needs none.
@@ -51,7 +57,7 @@ func TestRecordThenReplayTheWireFormats(t *testing.T) {
 			e, a := newEnsemble(t, p, ensemble.Agent{Name: "analyst"}, echoTool)
 			dir := t.TempDir()
 
-			live := newTestRunner(Options{}).Run(openCassette(t, dir, cassette.Record, true), request(e, a, "Q3"))
+			live := newTestRunner(Options{}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Record, true), request(e, a, "Q3")))
 			if live.Err != nil {
 				t.Fatal(live.Err)
 			}
@@ -73,7 +79,7 @@ func TestRecordThenReplayTheWireFormats(t *testing.T) {
 				var log eventLog
 				req := request(e, a, "Q3")
 				req.Events = log.sink()
-				res := newTestRunner(Options{LookupEnv: noKey}).Run(openCassette(t, dir, cassette.Replay, false), req)
+				res := newTestRunner(Options{LookupEnv: noKey}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Replay, false), req))
 				if res.Err != nil {
 					t.Fatal(res.Err)
 				}
@@ -99,7 +105,7 @@ func TestRecordedErrorsHoldNoKey(t *testing.T) {
 	})
 	e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{})
 	dir := t.TempDir()
-	live := newTestRunner(Options{}).Run(openCassette(t, dir, cassette.Record, false), request(e, a, "the key is "+testKey))
+	live := newTestRunner(Options{}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Record, false), request(e, a, "the key is "+testKey)))
 	if live.Err == nil {
 		t.Fatal("no error")
 	}
@@ -120,7 +126,7 @@ func TestRecordedErrorsHoldNoKey(t *testing.T) {
 	// The replay knows the key (the request carries it, redacted alike)
 	// and fails as the live run did, without a request.
 	srv.Close()
-	res := newTestRunner(Options{}).Run(openCassette(t, dir, cassette.Replay, false), request(e, a, "the key is "+testKey))
+	res := newTestRunner(Options{}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Replay, false), request(e, a, "the key is "+testKey)))
 	if res.Err == nil || res.Err.Error() != live.Err.Error() || res.StopReason != StopError {
 		t.Fatalf("replay: %v (%s), live: %v", res.Err, res.StopReason, live.Err)
 	}
@@ -141,13 +147,13 @@ func TestReplayFallsBackAsRecorded(t *testing.T) {
 	b.Name, b.Model = "backup", "gpt-backup"
 	e.Models["backup"] = &b
 	dir := t.TempDir()
-	live := newTestRunner(Options{}).Run(openCassette(t, dir, cassette.Record, false), request(e, a, "go"))
+	live := newTestRunner(Options{}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Record, false), request(e, a, "go")))
 	if live.Err != nil || live.ModelProfileUsed != "backup" {
 		t.Fatalf("%v %q", live.Err, live.ModelProfileUsed)
 	}
 	down.Close()
 	up.Close()
-	res := newTestRunner(Options{LookupEnv: noKey}).Run(openCassette(t, dir, cassette.Replay, false), request(e, a, "go"))
+	res := newTestRunner(Options{LookupEnv: noKey}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Replay, false), request(e, a, "go")))
 	if res.Err != nil || res.Output != "from the backup" || res.ModelProfileUsed != "backup" {
 		t.Fatalf("%v %v %q", res.Err, res.Output, res.ModelProfileUsed)
 	}
@@ -159,13 +165,13 @@ func TestReplayStreams(t *testing.T) {
 	srv := newFakeServer(t, scripted(oaText("hello there")))
 	e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{})
 	dir := t.TempDir()
-	if res := newTestRunner(Options{}).Run(openCassette(t, dir, cassette.Record, false), request(e, a, "hi")); res.Err != nil {
+	if res := newTestRunner(Options{}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Record, false), request(e, a, "hi"))); res.Err != nil {
 		t.Fatal(res.Err)
 	}
 	var log eventLog
 	req := request(e, a, "hi")
 	req.Events = log.sink()
-	res := newTestRunner(Options{Stream: true, LookupEnv: noKey}).Run(openCassette(t, dir, cassette.Replay, false), req)
+	res := newTestRunner(Options{Stream: true, LookupEnv: noKey}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Replay, false), req))
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}
@@ -182,10 +188,10 @@ func TestReplayMiss(t *testing.T) {
 	srv := newFakeServer(t, scripted(oaText("ok")))
 	e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{})
 	dir := t.TempDir()
-	if res := newTestRunner(Options{}).Run(openCassette(t, dir, cassette.Record, false), request(e, a, "Sales for Q3\nregion EMEA")); res.Err != nil {
+	if res := newTestRunner(Options{}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Record, false), request(e, a, "Sales for Q3\nregion EMEA"))); res.Err != nil {
 		t.Fatal(res.Err)
 	}
-	res := newTestRunner(Options{}).Run(openCassette(t, dir, cassette.Replay, false), request(e, a, "Sales for Q3\nregion APAC"))
+	res := newTestRunner(Options{}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Replay, false), request(e, a, "Sales for Q3\nregion APAC")))
 	if res.Err == nil {
 		t.Fatal("no miss")
 	}
@@ -197,7 +203,7 @@ func TestReplayMiss(t *testing.T) {
 	// An agent with no file.
 	other := request(e, a, "x")
 	other.Path = "loop/critic"
-	res = newTestRunner(Options{}).Run(openCassette(t, dir, cassette.Replay, false), other)
+	res = newTestRunner(Options{}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Replay, false), other))
 	mustContain(t, res.Err.Error(), `model request 1 of agent "loop/critic" is not recorded: there is no `+filepath.Join(dir, "loop.critic.yaml"))
 }
 
@@ -208,23 +214,23 @@ func TestRecordMissingNeedsAKeyOnlyForAMiss(t *testing.T) {
 	srv := newFakeServer(t, scripted(oaText("first"), oaText("second")))
 	e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{})
 	dir := t.TempDir()
-	if res := newTestRunner(Options{}).Run(openCassette(t, dir, cassette.Record, false), request(e, a, "one")); res.Err != nil {
+	if res := newTestRunner(Options{}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Record, false), request(e, a, "one"))); res.Err != nil {
 		t.Fatal(res.Err)
 	}
-	res := newTestRunner(Options{LookupEnv: noKey}).Run(openCassette(t, dir, cassette.RecordMissing, false), request(e, a, "one"))
+	res := newTestRunner(Options{LookupEnv: noKey}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.RecordMissing, false), request(e, a, "one")))
 	if res.Err != nil || res.Output != "first" {
 		t.Fatalf("%v %v", res.Output, res.Err)
 	}
-	res = newTestRunner(Options{LookupEnv: noKey}).Run(openCassette(t, dir, cassette.RecordMissing, false), request(e, a, "two"))
+	res = newTestRunner(Options{LookupEnv: noKey}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.RecordMissing, false), request(e, a, "two")))
 	if res.Err == nil || !strings.Contains(res.Err.Error(), "TEST_OPENAI_KEY is not set") {
 		t.Fatalf("a miss without a key: %v", res.Err)
 	}
-	res = newTestRunner(Options{}).Run(openCassette(t, dir, cassette.RecordMissing, false), request(e, a, "two"))
+	res = newTestRunner(Options{}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.RecordMissing, false), request(e, a, "two")))
 	if res.Err != nil || res.Output != "second" {
 		t.Fatalf("%v %v", res.Output, res.Err)
 	}
 	for _, in := range []string{"one", "two"} {
-		res = newTestRunner(Options{LookupEnv: noKey}).Run(openCassette(t, dir, cassette.Replay, false), request(e, a, in))
+		res = newTestRunner(Options{LookupEnv: noKey}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Replay, false), request(e, a, in)))
 		if res.Err != nil {
 			t.Fatalf("%s: %v", in, res.Err)
 		}
@@ -243,14 +249,14 @@ func TestReplayWithOutputSchema(t *testing.T) {
 		anReply("tool_use", 12, 5, anToolUse("toolu_2", "ensemble_output", map[string]any{"approved": true}))))
 	e, a := newEnsemble(t, anthropicProfile(srv.URL), schemaAgent(t, approvalDoc(), 1))
 	dir := t.TempDir()
-	live := newTestRunner(Options{}).Run(openCassette(t, dir, cassette.Record, false), request(e, a, "approve?"))
+	live := newTestRunner(Options{}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Record, false), request(e, a, "approve?")))
 	if live.Err != nil {
 		t.Fatal(live.Err)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "analyst.yaml"))
 	mustContain(t, string(b), "output:\n        name: analyst")
 	srv.Close()
-	res := newTestRunner(Options{LookupEnv: noKey}).Run(openCassette(t, dir, cassette.Replay, false), request(e, a, "approve?"))
+	res := newTestRunner(Options{LookupEnv: noKey}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Replay, false), request(e, a, "approve?")))
 	if res.Err != nil || toJSON(res.Output) != `{"approved":true}` || string(res.Memory) != string(live.Memory) {
 		t.Fatalf("%v %v", res.Output, res.Err)
 	}

@@ -78,7 +78,7 @@ type Runner struct {
 	providers map[providerKey]Provider // cleared when it reaches maxProviders
 
 	toolsMu sync.Mutex
-	tools   map[any]*compiledTool // by *ensemble.Tool or *mcptools.Tool; cleared when it reaches maxCachedTools
+	tools   map[any]*compiledTool // by *ensemble.Tool or *agent.Tool; cleared when it reaches maxCachedTools
 }
 
 var _ runners.Runner = (*Runner)(nil)
@@ -255,8 +255,8 @@ func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversa
 		return res
 	}
 	route := r.newRoute(req.Ensemble, c.profile, req.Budget)
-	route.sec = sec
-	cas := cassette.From(ctx)
+	route.sec, route.tr = sec, req.Services.Tracer
+	cas := req.Services.Recording
 	if cas != nil {
 		route.rec = &recorder{cas: cas, agent: req.Name(), sec: sec}
 	}
@@ -265,7 +265,7 @@ func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversa
 			return fail(StopError, err)
 		}
 	}
-	ts, err := r.toolSet(ctx, req.Ensemble, c.toolNames)
+	ts, err := r.toolSet(req.Services.Tools, req.Ensemble, c.toolNames)
 	if err != nil {
 		return fail(StopError, err)
 	}

@@ -768,11 +768,11 @@ func TestSchemaCompiledOncePerTool(t *testing.T) {
 	srv := newFakeServer(t, scripted(oaText("x")))
 	e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{}, echoTool)
 	r := newTestRunner(Options{})
-	ts1, err := r.toolSet(t.Context(), e, SpecOf(a).Tools)
+	ts1, err := r.toolSet(nil, e, SpecOf(a).Tools)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts2, _ := r.toolSet(t.Context(), e, SpecOf(a).Tools)
+	ts2, _ := r.toolSet(nil, e, SpecOf(a).Tools)
 	if ts1.byName["echo"] != ts2.byName["echo"] || ts1.byName["echo"].schema == nil {
 		t.Errorf("schema compiled twice")
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/runners"
 )
 
@@ -40,10 +40,8 @@ func (r *Runner) Simulate(ctx context.Context, req *runners.Request, profile, pr
 	if req.Agent != nil {
 		c.timeout = req.Agent.Timeout
 		// The simulated agent's question, when its kind has one (an ask agent).
-		if k, ok := req.Agent.Kind.(interface{ Question(*ensemble.Agent) string }); ok {
-			if ask := strings.TrimSpace(k.Question(req.Agent)); ask != "" {
-				c.prefix = "The agents ask you:\n" + ask
-			}
+		if ask := strings.TrimSpace(agent.Question(req.Agent)); ask != "" {
+			c.prefix = "The agents ask you:\n" + ask
 		}
 	}
 	return r.converse(ctx, req, c)

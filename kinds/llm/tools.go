@@ -13,10 +13,10 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/proc"
-	"github.com/ensemble-run/ensemble/mcptools"
 	"github.com/ensemble-run/ensemble/runners"
 )
 
@@ -29,13 +29,13 @@ const DefaultMaxToolOutput int64 = 1 << 20
 type compiledTool struct {
 	once   sync.Once
 	tool   *ensemble.Tool // a script tool, or
-	mcp    *mcptools.Tool // a tool of an MCP server
+	mcp    *agent.Tool    // a tool of an MCP server
 	spec   ToolSpec
 	schema *jsonschema.Schema
 	err    error
 }
 
-func (r *Runner) compiledTool(t *ensemble.Tool, m *mcptools.Tool) (*compiledTool, error) {
+func (r *Runner) compiledTool(t *ensemble.Tool, m *agent.Tool) (*compiledTool, error) {
 	var key any = t
 	if m != nil {
 		key = m
@@ -113,15 +113,15 @@ type toolSet struct {
 }
 
 // toolSet compiles the tools an agent names: tools of the file's tools:
-// list, and SERVER.TOOL or SERVER.* of the run's MCP servers (in ctx).
-func (r *Runner) toolSet(ctx context.Context, ens *ensemble.Ensemble, names []string) (*toolSet, error) {
+// list, and SERVER.TOOL or SERVER.* of the run's MCP servers.
+func (r *Runner) toolSet(servers agent.ToolServers, ens *ensemble.Ensemble, names []string) (*toolSet, error) {
 	if len(names) == 0 {
 		return &toolSet{}, nil
 	}
 	ts := &toolSet{byName: make(map[string]*compiledTool, len(names))}
 	for _, n := range names {
 		if _, _, ok := ensemble.SplitMCPTool(n); ok {
-			if err := r.addMCPTools(ctx, ts, ens, n); err != nil {
+			if err := r.addMCPTools(servers, ts, ens, n); err != nil {
 				return nil, err
 			}
 			continue
@@ -160,11 +160,15 @@ func (ts *toolSet) add(name string, ct *compiledTool) error {
 
 // addMCPTools adds the tools of the run's MCP servers that name, SERVER.TOOL
 // or SERVER.*, stands for (docs/llm.md#mcp-tools).
-func (r *Runner) addMCPTools(ctx context.Context, ts *toolSet, ens *ensemble.Ensemble, name string) error {
+func (r *Runner) addMCPTools(servers agent.ToolServers, ts *toolSet, ens *ensemble.Ensemble, name string) error {
 	if ens == nil {
 		return fmt.Errorf("unknown tool %q", name)
 	}
-	tools, err := mcptools.FromContext(ctx).Tools(ens, name)
+	if servers == nil {
+		srv, _, _ := ensemble.SplitMCPTool(name)
+		return fmt.Errorf("tool %q: MCP server %q was not started for this run", name, srv)
+	}
+	tools, err := servers.Tools(ens, name)
 	if err != nil {
 		return err
 	}
@@ -220,7 +224,7 @@ func (r *Runner) callTool(ctx context.Context, req *runners.Request, ts *toolSet
 	req.Events.Emit(events.Event{Type: events.ToolCallStarted, Execution: req.Execution,
 		Tool: c.Name, ToolID: c.ID, Arguments: c.Arguments})
 	start := time.Now()
-	ctx, span, tr := startTool(ctx, c)
+	ctx, span, tr := startTool(ctx, req.Services.Tracer, c)
 	content, err := r.recordedTool(ctx, req, ts, c, sec)
 	m := Message{Role: RoleTool, ToolCallID: c.ID, ToolName: c.Name, Content: sec.redact(content)}
 	if span != nil {
@@ -324,7 +328,7 @@ func (r *Runner) runTool(ctx context.Context, req *runners.Request, ts *toolSet,
 // the server's error results, a timeout and a failed call are error results
 // for the model, as a script tool's are; so is a result larger than the
 // output cap of tool scripts.
-func (r *Runner) callMCP(ctx context.Context, t *mcptools.Tool, name, args string) (string, error) {
+func (r *Runner) callMCP(ctx context.Context, t *agent.Tool, name, args string) (string, error) {
 	callCtx, cancel := ctx, context.CancelFunc(func() {})
 	if t.Server.Timeout > 0 {
 		callCtx, cancel = context.WithTimeout(ctx, t.Server.Timeout)

@@ -13,15 +13,14 @@ import (
 	"github.com/ensemble-run/ensemble/internal/tracing"
 )
 
-// Spans of model requests and tool calls (docs/tracing.md), under the span
-// of the execution they belong to, which the engine puts in the context with
-// the run's tracer. Without a tracer in the context they cost a context
-// lookup and nothing else.
+// Spans of model requests and tool calls (docs/tracing.md), made by the
+// run's tracer (Request.Services.Tracer) under the span of the execution
+// they belong to, which the engine puts in the context. Without a tracer
+// they cost a nil check.
 
 // startChat opens the span of one model request to profile p; nil span when
 // tracing is off.
-func startChat(ctx context.Context, p *ensemble.ModelProfile, req *ChatRequest, sec *secrets) (context.Context, trace.Span, *tracing.Tracer) {
-	tr := tracing.From(ctx)
+func startChat(ctx context.Context, tr *tracing.Tracer, p *ensemble.ModelProfile, req *ChatRequest, sec *secrets) (context.Context, trace.Span, *tracing.Tracer) {
 	if tr == nil {
 		return ctx, nil, nil
 	}
@@ -69,8 +68,7 @@ func endChat(span trace.Span, tr *tracing.Tracer, resp *ChatResponse, err error,
 }
 
 // startTool opens the span of one tool call; nil span when tracing is off.
-func startTool(ctx context.Context, c ToolCall) (context.Context, trace.Span, *tracing.Tracer) {
-	tr := tracing.From(ctx)
+func startTool(ctx context.Context, tr *tracing.Tracer, c ToolCall) (context.Context, trace.Span, *tracing.Tracer) {
 	if tr == nil {
 		return ctx, nil, nil
 	}

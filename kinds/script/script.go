@@ -5,7 +5,6 @@ package script
 import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/graph"
 )
 
 // Kind is the script kind.
@@ -57,8 +56,8 @@ func (Kind) Describe(_ *ensemble.Ensemble, a *ensemble.Agent) []string {
 }
 
 // Shape: a blue box.
-func (Kind) Shape() graph.Shape {
-	return graph.Shape{
+func (Kind) Shape() agent.Shape {
+	return agent.Shape{
 		Mermaid:      [2]string{"[", "]"},
 		MermaidClass: "fill:#e8f0fe,stroke:#4a6fa5,color:#1a1a1a",
 		DOT:          `shape=box, fillcolor="#e8f0fe", color="#4a6fa5"`,

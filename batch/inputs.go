@@ -1,4 +1,10 @@
-package main
+// Package batch runs an ensemble once per input of a JSON Lines file
+// (docs/cli.md#ensemble-batch): the inputs parsed, concurrency runs at a
+// time, each result written as a line in input order as soon as the lines
+// before it are, the summary and exit code of the whole; with a state
+// database, every run saved after every turn and the batch with it, so
+// that a resumed batch finishes what is unfinished.
+package batch
 
 import (
 	"bytes"
@@ -9,25 +15,25 @@ import (
 	"strings"
 )
 
-// batchInput is one input of a batch (docs/cli.md#ensemble-batch).
-type batchInput struct {
-	idx   int    // its position among the inputs, from 0
-	line  int    // its line in the inputs file, from 1
-	id    []byte // its id, compact JSON: as given, or the line number
-	input string // the run's input
+// Input is one input of a batch (docs/cli.md#ensemble-batch).
+type Input struct {
+	Index int    // its position among the inputs, from 0
+	Line  int    // its line in the inputs file, from 1
+	ID    []byte // its id, compact JSON: as given, or the line number
+	Input string // the run's input
 }
 
 // maxInputErrors is how many problems of an inputs file are reported.
 const maxInputErrors = 10
 
-// parseInputs reads the inputs of a batch, one JSON value a line: a string
+// ParseInputs reads the inputs of a batch, one JSON value a line: a string
 // (the input), or an object {"id": …, "input": …}. Blank lines are
 // skipped. An id is a string or a number (compared as text); without one,
 // the line number is the id. An input that is not a string is given to the
 // run as its compact JSON text. Every problem names its line; nothing is
 // run when there is one.
-func parseInputs(name string, data []byte) ([]*batchInput, error) {
-	var out []*batchInput
+func ParseInputs(name string, data []byte) ([]*Input, error) {
+	var out []*Input
 	var errs []string
 	seen := map[string]int{} // id as text → its line
 	fail := func(line int, format string, args ...any) {
@@ -50,13 +56,13 @@ func parseInputs(name string, data []byte) ([]*batchInput, error) {
 			fail(n, "%v", err)
 			continue
 		}
-		in.line, in.idx = n, len(out)
-		if in.id == nil {
-			in.id = strconv.AppendInt(nil, int64(n), 10)
+		in.Line, in.Index = n, len(out)
+		if in.ID == nil {
+			in.ID = strconv.AppendInt(nil, int64(n), 10)
 		}
-		key := idText(in.id)
+		key := idText(in.ID)
 		if first, ok := seen[key]; ok {
-			fail(n, "the id %s is the id of line %d too: ids must differ", in.id, first)
+			fail(n, "the id %s is the id of line %d too: ids must differ", in.ID, first)
 			continue
 		}
 		seen[key] = n
@@ -75,7 +81,7 @@ func parseInputs(name string, data []byte) ([]*batchInput, error) {
 }
 
 // parseInputLine reads one line of an inputs file.
-func parseInputLine(text []byte) (*batchInput, error) {
+func parseInputLine(text []byte) (*Input, error) {
 	if !json.Valid(text) {
 		var v any
 		err := json.Unmarshal(text, &v)
@@ -87,7 +93,7 @@ func parseInputLine(text []byte) (*batchInput, error) {
 		if err := json.Unmarshal(text, &s); err != nil {
 			return nil, err
 		}
-		return &batchInput{input: s}, nil
+		return &Input{Input: s}, nil
 	case '{':
 	default:
 		return nil, errors.New(`a line is a JSON string (the input) or an object {"id": …, "input": …}`)
@@ -101,7 +107,7 @@ func parseInputLine(text []byte) (*batchInput, error) {
 			return nil, fmt.Errorf(`unknown key %q: an input line has "id" and "input"`, k)
 		}
 	}
-	in := &batchInput{}
+	in := &Input{}
 	if raw, ok := obj["id"]; ok {
 		switch raw[0] {
 		case '"', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
@@ -115,14 +121,14 @@ func parseInputLine(text []byte) (*batchInput, error) {
 		if err := json.Compact(&b, raw); err != nil {
 			return nil, err
 		}
-		in.id = b.Bytes()
+		in.ID = b.Bytes()
 	}
 	raw, ok := obj["input"]
 	if !ok || string(raw) == "null" {
 		return nil, errors.New(`no "input"`)
 	}
 	if raw[0] == '"' {
-		if err := json.Unmarshal(raw, &in.input); err != nil {
+		if err := json.Unmarshal(raw, &in.Input); err != nil {
 			return nil, err
 		}
 		return in, nil
@@ -131,7 +137,7 @@ func parseInputLine(text []byte) (*batchInput, error) {
 	if err := json.Compact(&b, raw); err != nil {
 		return nil, err
 	}
-	in.input = b.String()
+	in.Input = b.String()
 	return in, nil
 }
 

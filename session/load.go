@@ -1,0 +1,59 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/kinds"
+)
+
+// LoadOptions are how an ensemble file is loaded for a session.
+type LoadOptions struct {
+	// Kinds are the kinds of agent the file may use; nil is kinds.Builtin().
+	Kinds *kinds.Registry
+	// Profiles are profiles files (--profiles), in order.
+	Profiles []string
+	// LookupEnv expands ${VAR} and finds $ENSEMBLE_PROFILES; nil is
+	// os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+}
+
+// Load loads and validates the ensemble file at path (or data, named path,
+// when data is not nil) as every front door does, with the model profiles
+// of Profiles and of $ENSEMBLE_PROFILES: the file's own models win on a
+// name clash, then the Profiles files in order, then $ENSEMBLE_PROFILES.
+// Problems of the file are an *ensemble.ErrorList; any other error names
+// path.
+func Load(path string, data []byte, o LoadOptions) (*ensemble.Ensemble, error) {
+	lookup := o.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	files := slices.Clone(o.Profiles)
+	if env, ok := lookup("ENSEMBLE_PROFILES"); ok && env != "" {
+		files = append(files, env)
+	}
+	reg := o.Kinds
+	if reg == nil {
+		reg = kinds.Builtin()
+	}
+	opts := reg.Load(ensemble.LoadOptions{ProfileFiles: files, LookupEnv: lookup})
+	var e *ensemble.Ensemble
+	var err error
+	if data == nil {
+		e, err = ensemble.Load(path, opts)
+	} else {
+		e, err = ensemble.LoadBytes(path, data, opts)
+	}
+	if err != nil {
+		var list *ensemble.ErrorList
+		if errors.As(err, &list) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return e, nil
+}
