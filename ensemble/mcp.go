@@ -66,8 +66,9 @@ func (d *decoder) mcpServers(f field) map[string]*MCPServer {
 			}
 			s.Env = d.env(sm.get("env"))
 			if u := sm.get("url"); u.ok() {
-				s.URL = d.str(u)
-				if p, err := url.Parse(s.URL); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+				var expanded bool
+				s.URL, expanded = d.expand(u) // ${VAR}, as in a profile's base_url
+				if p, err := url.Parse(s.URL); expanded && (err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "") {
 					d.bad(u, "must be an http:// or https:// URL, got %q", s.URL)
 				}
 			}

@@ -44,3 +44,25 @@ func TestMCPServersInherited(t *testing.T) {
 		t.Errorf("timeout %v", s.Timeout)
 	}
 }
+
+// TestMCPServerURLExpandsVariables: a server's url reads the environment as
+// a profile's base_url does; an unset variable is an error naming it.
+func TestMCPServerURLExpandsVariables(t *testing.T) {
+	t.Parallel()
+	file := "name: e\nmcp_servers:\n  t: {url: \"${MCP_URL}\"}\nagents:\n  - {name: a, ask: q}\n"
+	env := func(k string) (string, bool) {
+		if k == "MCP_URL" {
+			return "http://127.0.0.1:9/mcp", true
+		}
+		return "", false
+	}
+	e, err := LoadBytes("e.yaml", []byte(file), LoadOptions{Kinds: testKinds, LookupEnv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := e.MCPServer("t").URL; u != "http://127.0.0.1:9/mcp" {
+		t.Errorf("url %q", u)
+	}
+	_, err = LoadBytes("e.yaml", []byte(file), LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
+	checkErrors(t, err, "e.yaml", `3:12: mcp server "t": url uses ${MCP_URL}, which is not set; set it, or give a fallback with ${MCP_URL:-default}`)
+}
