@@ -73,25 +73,15 @@ func runTests(cmd *cobra.Command, io *stdio, paths []string, f *testFlags) error
 		defer fh.Close()
 		out, noColor = fh, true
 	}
-	// Agents without an injected response run for real: LLM agents talk
-	// to their provider, as with `ensemble run`.
-	live := kinds.Builtin().Runner(&agent.Host{LookupEnv: io.lookupEnv}, nil)
 	tracing, err := startTracing(cmd.Context(), io, f.otel)
 	if err != nil {
 		return err
 	}
 	defer tracing.stop()
-	tracer, content := tracing.tracer()
+	opts := testOptions(io, f.profiles)
+	opts.Tracer, opts.TraceContent = tracing.tracer()
 	code, err := bdd.Run(bdd.RunOptions{
-		Options: bdd.Options{
-			LookupEnv:    io.lookupEnv,
-			ProfileFiles: f.profiles,
-			LLM:          live,
-			Simulate:     live.Simulator(),
-			GuardModels:  true,
-			Tracer:       tracer,
-			TraceContent: content,
-		},
+		Options:  opts,
 		Paths:    paths,
 		Format:   f.format,
 		Tags:     f.tags,
@@ -110,4 +100,18 @@ func runTests(cmd *cobra.Command, io *stdio, paths []string, f *testFlags) error
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// testOptions are the steps' options of `ensemble test`: agents without an
+// injected response run for real, but for LLM agents, which fail rather
+// than reach a model that costs money (GuardModels).
+func testOptions(io *stdio, profiles []string) bdd.Options {
+	live := kinds.Builtin().Runner(&agent.Host{LookupEnv: io.lookupEnv}, nil)
+	return bdd.Options{
+		LookupEnv:    io.lookupEnv,
+		ProfileFiles: profiles,
+		LLM:          live,
+		Simulate:     live.Simulator(),
+		GuardModels:  true,
+	}
 }

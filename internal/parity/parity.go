@@ -1,0 +1,225 @@
+// Package parity is the table of ensembles that the parity tests run
+// through every front door of ensemble (run, resume, batch, test, mcp
+// serve in cmd/ensemble; the Temporal worker and batch --temporal in the
+// temporal module), with what they need: a model server that speaks the
+// OpenAI wire format, the test MCP server, and the comparison of results
+// with times and ids aside. A front door that cannot run a case says so
+// in a clear error, which the test pins (Case.Cannot). It is not an API.
+package parity
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ensemble-run/ensemble/internal/mcptest"
+)
+
+// The front doors.
+const (
+	Run      = "run"
+	Resume   = "resume"
+	Batch    = "batch"
+	Test     = "test"
+	MCPServe = "mcp serve"
+	Worker   = "worker"         // a run on Temporal (run --temporal)
+	Temporal = "batch-temporal" // batch --temporal
+)
+
+// Key is the API key of the secret case: no front door may show it.
+const Key = "sk-parity-5e1d9a3c-never-shown"
+
+// Case is one ensemble of the table.
+type Case struct {
+	Name string
+	File string // in Dir
+	// Answers are what the ask agents answer when the run waits for them.
+	Answers map[string]string
+	// Record: recorded against the model server, then replayed without it.
+	Record bool
+	// Kill: killed mid-run (a durable run), then resumed.
+	Kill bool
+	// Exit is the exit code of the run.
+	Exit int
+	// Cannot maps a front door that cannot run the case to a part of the
+	// error it says so with (of the command, or in the run's result).
+	Cannot map[string]string
+}
+
+// Cases are the table.
+func Cases() []Case {
+	const (
+		batchAsks   = `asks a person, and the runs of a batch never ask`
+		serveAsks   = `which needs a durable run`
+		testModels  = `has no injected response and would call the real model`
+		noRecording = `unknown flag: --replay`
+		noBudget    = `a run on Temporal has no budget`
+		noReplay    = `a run on Temporal is neither recorded nor replayed`
+	)
+	return []Case{
+		{Name: "scripts", File: "scripts.yaml"},
+		{Name: "mcp", File: "mcp.yaml", Cannot: map[string]string{Test: testModels}},
+		{Name: "ask", File: "ask.yaml", Answers: map[string]string{"approver": `{"approved": true}`},
+			Cannot: map[string]string{Batch: batchAsks, MCPServe: serveAsks, Temporal: batchAsks}},
+		{Name: "fanout", File: "fanout.yaml"},
+		{Name: "child", File: "child.yaml"},
+		{Name: "budget", File: "budget.yaml", Exit: 6, Cannot: map[string]string{Test: testModels, Worker: noBudget, Temporal: noBudget}},
+		{Name: "replay", File: "replay.yaml", Record: true,
+			Cannot: map[string]string{Batch: noRecording, MCPServe: "no --replay", Worker: noReplay, Temporal: noRecording}},
+		{Name: "secret", File: "secret.yaml", Cannot: map[string]string{Test: testModels}},
+		{Name: "kill", File: "kill.yaml", Kill: true,
+			Cannot: map[string]string{Test: "no kill", MCPServe: "no kill"}},
+	}
+}
+
+// Dir is the folder of the table's files.
+func Dir() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "testdata")
+}
+
+// Path is the case's ensemble file.
+func (c Case) Path() string { return filepath.Join(Dir(), c.File) }
+
+// Servers are the model server and the MCP server of the table, started
+// for a test.
+type Servers struct {
+	Model *Model
+	MCP   string // the test MCP server's URL (streamable HTTP)
+}
+
+// Start starts the servers until the test ends.
+func Start(t testing.TB) *Servers {
+	t.Helper()
+	m := &Model{}
+	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
+	t.Cleanup(m.srv.Close)
+	return &Servers{Model: m, MCP: mcptest.HTTP(t)}
+}
+
+// Env is the environment of the table's runs: the servers' URLs and the
+// key. Closed is the URL of a model server that is not there (a replay
+// must not need it).
+func (s *Servers) Env(closed bool) map[string]string {
+	model := s.Model.URL()
+	if closed {
+		model = "http://127.0.0.1:1/v1"
+	}
+	return map[string]string{"PARITY_MODEL_URL": model, "PARITY_MCP_URL": s.MCP, "PARITY_KEY": Key}
+}
+
+// Model is a model server that speaks the OpenAI chat completions wire
+// format. Its reply depends only on the request, as a deterministic model's
+// would: a system prompt that starts with TOOL: calls the first tool
+// offered with the last line of the last user message, then says what the
+// tool said; one that starts with KEY: repeats the API key of the request;
+// any other reply is the system prompt's first word and that line.
+type Model struct {
+	srv      *httptest.Server
+	mu       sync.Mutex
+	requests int
+}
+
+// URL is the base URL of its API.
+func (m *Model) URL() string { return m.srv.URL + "/v1" }
+
+// Requests is how many requests it answered.
+func (m *Model) Requests() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.requests
+}
+
+func (m *Model) serve(w http.ResponseWriter, r *http.Request) {
+	m.mu.Lock()
+	m.requests++
+	m.mu.Unlock()
+	var req struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content any    `json:"content"`
+		} `json:"messages"`
+		Tools []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err := json.Unmarshal(body, &req); err != nil || len(req.Messages) == 0 {
+		http.Error(w, `{"error": {"message": "bad request"}}`, http.StatusBadRequest)
+		return
+	}
+	text := func(c any) string {
+		if s, ok := c.(string); ok {
+			return s
+		}
+		b, _ := json.Marshal(c)
+		return string(b)
+	}
+	system, lastUser := "", ""
+	for _, msg := range req.Messages {
+		switch msg.Role {
+		case "system":
+			system = text(msg.Content)
+		case "user":
+			lastUser = text(msg.Content)
+		}
+	}
+	last := req.Messages[len(req.Messages)-1]
+	var message map[string]any
+	finish := "stop"
+	switch {
+	case strings.HasPrefix(system, "TOOL:") && last.Role == "tool":
+		message = map[string]any{"role": "assistant", "content": "the tool said: " + text(last.Content)}
+	case strings.HasPrefix(system, "TOOL:") && len(req.Tools) > 0:
+		args, _ := json.Marshal(map[string]string{"text": lastLine(lastUser)})
+		message = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
+			"id": "call_1", "type": "function", "function": map[string]any{"name": req.Tools[0].Function.Name, "arguments": string(args)}}}}
+		finish = "tool_calls"
+	case strings.HasPrefix(system, "KEY:"):
+		key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		message = map[string]any{"role": "assistant", "content": "the key is " + key}
+	default:
+		word, _, _ := strings.Cut(system, ":")
+		message = map[string]any{"role": "assistant", "content": fmt.Sprintf("%s saw %q", word, lastLine(lastUser))}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id": "chatcmpl-parity", "object": "chat.completion", "created": 1, "model": "fake-model",
+		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": message}},
+		"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+	})
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}
+
+// varying are the fields of a result that differ from run to run.
+var varying = regexp.MustCompile(`"(timestamp|execution_time|duration_seconds)":\s*("[^"]*"|[0-9.e+-]+)`)
+
+// Normalize is a result JSON (as run --output json prints it) compact,
+// its keys sorted, with times and durations aside, and the records of
+// resumed ask agents as a run that was answered at once has them.
+func Normalize(t testing.TB, result []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(result, &v); err != nil {
+		t.Fatalf("not a result: %v\n%s", err, result)
+	}
+	b, err := json.Marshal(v) // compact, keys sorted
+	if err != nil {
+		t.Fatal(err)
+	}
+	return varying.ReplaceAllString(string(b), `"$1":0`)
+}
