@@ -25,12 +25,7 @@ import (
 // run that waits for `ensemble answer`, seen by `state show --temporal`.
 func TestCLI(t *testing.T) {
 	ts, _, queue := server(t)
-	bin := filepath.Join(t.TempDir(), "ensemble")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/ensemble")
-	build.Dir = ".." // in the main module, with its own dependencies
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := ensembleBinary(t)
 	addr := []string{"--temporal", ts.GetFrontendHostPort(), "--namespace", ts.GetDefaultNamespace(), "--task-queue", queue}
 	w := exec.Command(bin, append([]string{"worker"}, addr...)...)
 	w.Stderr = os.Stderr

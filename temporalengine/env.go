@@ -88,7 +88,7 @@ func (env *Env) load(path, want string, profiles []string) (*loadedFile, error) 
 // and live agents in: opened once per worker (its MCP servers started then,
 // and kept until Close).
 func (env *Env) session(ctx context.Context, f *loadedFile, in *ExecInput) (*session.Session, error) {
-	key := fmt.Sprintf("%p\x00%s\x00%s\x00%t", f, in.Responses, strings.Join(in.Live, "\x00"), in.LiveAll)
+	key := fmt.Sprintf("%p\x00%s\x00%s\x00%t\x00%t", f, in.Responses, strings.Join(in.Live, "\x00"), in.LiveAll, in.Batch)
 	env.mu.Lock()
 	defer env.mu.Unlock()
 	if s := env.sessions[key]; s != nil {
@@ -112,9 +112,10 @@ func (env *Env) session(ctx context.Context, f *loadedFile, in *ExecInput) (*ses
 }
 
 // options are the session options of the executions of in, as `ensemble
-// run --no-input --state` with its --responses and --live flags.
+// run --no-input --state` (or a batch's) with its --responses and --live
+// flags.
 func (env *Env) options(in *ExecInput) (session.Options, error) {
-	opts := session.Options{LookupEnv: env.lookup, Suspend: true, NoInput: true, Live: in.Live, LiveAll: in.LiveAll}
+	opts := session.Options{LookupEnv: env.lookup, Suspend: !in.Batch, Batch: in.Batch, NoInput: true, Live: in.Live, LiveAll: in.LiveAll}
 	if env.Runner != nil {
 		reg := kinds.Builtin()
 		opts.Replace = map[string]agent.Runner{}

@@ -19,7 +19,7 @@ func RunLocal(ctx context.Context, env *Env, in RunInput, sink events.Sink) (*Ru
 	if err != nil {
 		return nil, err
 	}
-	opts, err := env.options(&ExecInput{Responses: in.Responses, Live: in.Live, LiveAll: in.LiveAll})
+	opts, err := env.options(&ExecInput{Responses: in.Responses, Live: in.Live, LiveAll: in.LiveAll, Batch: in.Batch})
 	if err != nil {
 		return nil, err
 	}

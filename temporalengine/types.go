@@ -45,9 +45,11 @@ type RunInput struct {
 	Profiles  []string `json:"profiles,omitempty"`
 	// Live and LiveAll let LLM agents without responses call their models,
 	// as --live and --live-all.
-	Live     []string `json:"live,omitempty"`
-	LiveAll  bool     `json:"live_all,omitempty"`
-	MaxTurns int      `json:"max_turns,omitempty"`
+	Live    []string `json:"live,omitempty"`
+	LiveAll bool     `json:"live_all,omitempty"`
+	// Batch marks a run of a batch, whose ask agents never ask nor wait.
+	Batch    bool `json:"batch,omitempty"`
+	MaxTurns int  `json:"max_turns,omitempty"`
 	// Timeout overrides the ensemble's run timeout when > 0.
 	Timeout  time.Duration `json:"timeout,omitempty"`
 	Parallel int           `json:"parallel,omitempty"`
@@ -99,6 +101,7 @@ type ExecInput struct {
 	Profiles          []string        `json:"profiles,omitempty"`
 	Live              []string        `json:"live,omitempty"`
 	LiveAll           bool            `json:"live_all,omitempty"`
+	Batch             bool            `json:"batch,omitempty"`
 	Agent             string          `json:"agent"`
 	Input             string          `json:"input"`
 	Turn              int             `json:"turn"`

@@ -35,6 +35,9 @@ func (w *Workflows) Run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "ensemble_file", err)
 	}
 	e := f.e
+	if err := Supported(e); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "unsupported", err)
+	}
 	begun := workflow.Now(ctx).Add(-in.Elapsed)
 	answers := in.Answers
 	if answers == nil {
@@ -187,7 +190,7 @@ func (x *executor) Execute(_ context.Context, reqs []*runners.Request, parallel 
 		}
 		in := ExecInput{
 			Path: x.in.Path, SHA256: x.in.SHA256, Responses: x.in.Responses, Profiles: x.in.Profiles,
-			Live: x.in.Live, LiveAll: x.in.LiveAll,
+			Live: x.in.Live, LiveAll: x.in.LiveAll, Batch: x.in.Batch,
 			Agent: req.Agent.Name, Input: req.Input, Turn: req.Turn, Execution: req.Execution,
 			Dependencies: req.Dependencies, Fresh: req.Fresh, Context: req.Context,
 			RequestParameters: req.RequestParameters, Memory: req.Memory, Instance: req.Instance,

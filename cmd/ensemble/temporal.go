@@ -92,7 +92,7 @@ func runTemporal(ctx context.Context, io *stdio, e *ensemble.Ensemble, path, inp
 	}
 	// The workflow redacts nothing (its state must not depend on a
 	// worker's keys): the input leaves here redacted, as a local run's is.
-	in, err := temporalInput(path, io.secrets.String(input), &f.sharedFlags)
+	in, err := temporalInput(e, path, io.secrets.String(input), &f.sharedFlags)
 	if err != nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func temporalBatch(ctx context.Context, io *stdio, e *ensemble.Ensemble, path st
 	if f.stateFile != "" {
 		return usageErr("--state and --temporal: runs on Temporal are durable already")
 	}
-	base, err := temporalInput(path, "", &f.sharedFlags)
+	base, err := temporalInput(e, path, "", &f.sharedFlags)
 	if err != nil {
 		return err
 	}
@@ -245,6 +245,7 @@ func temporalBatch(ctx context.Context, io *stdio, e *ensemble.Ensemble, path st
 	if !f.quiet {
 		fmt.Fprintf(io.stderr(), "ensemble: batch %s on %s\n", id, f.temporal.addr)
 	}
+	base.Batch = true // its ask agents never ask, as a local batch's
 	b.RunOne = func(ctx context.Context, in *batch.Input) (*engine.Result, error) {
 		ri := base
 		ri.Input = io.secrets.String(in.Input) // as a local run redacts it
@@ -273,7 +274,7 @@ func temporalBatch(ctx context.Context, io *stdio, e *ensemble.Ensemble, path st
 // temporalInput is the input of a run of the file at path with the shared
 // flags' overrides, its files named by absolute paths, as the workers see
 // them.
-func temporalInput(path, input string, s *sharedFlags) (temporalengine.RunInput, error) {
+func temporalInput(e *ensemble.Ensemble, path, input string, s *sharedFlags) (temporalengine.RunInput, error) {
 	abs := func(p string) string {
 		if p == "" {
 			return ""
@@ -286,6 +287,9 @@ func temporalInput(path, input string, s *sharedFlags) (temporalengine.RunInput,
 	in, err := temporalengine.NewInput(abs(path), input)
 	if err != nil {
 		return in, &exitError{code: engine.ExitUsage, err: err}
+	}
+	if err := temporalengine.Supported(e); err != nil {
+		return in, usageErr("%v", err)
 	}
 	if s.budget() != nil {
 		return in, usageErr("--max-tokens, --max-requests and --max-cost: a run on Temporal has no budget (each execution is an activity, not capped mid-turn); run it without --temporal to cap it")

@@ -76,7 +76,7 @@ func Cases() []Case {
 			Cannot: map[string]string{Batch: noRecording, MCPServe: "no --replay", Worker: noReplay, Temporal: noRecording}},
 		{Name: "secret", File: "secret.yaml", Cannot: map[string]string{Test: testModels}},
 		{Name: "kill", File: "kill.yaml", Kill: true,
-			Cannot: map[string]string{Test: "no kill", MCPServe: "no kill"}},
+			Cannot: map[string]string{Test: "no kill", MCPServe: "no kill", Temporal: "not killed here"}},
 	}
 }
 
