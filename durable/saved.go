@@ -84,12 +84,16 @@ func (s *Saved) Close() {
 	s.db.Close()
 }
 
-// Changes are the files of a saved run that changed since it was saved,
-// each a *engine.ChangedError: its ensemble file (e is the file as it
-// loads now), and its responses file when responses is that file (not one
-// given in its place). A run that goes on anyway continues a different
-// workflow.
-func (s *Saved) Changes(e *ensemble.Ensemble, responses string) ([]error, error) {
+// Check refuses e, the saved run's ensemble as it loads now, when the
+// run's state does not fit it (a *state.FileError), and returns the files
+// of the run that changed since it was saved, each a *engine.ChangedError:
+// its ensemble file, and its responses file when responses is that file
+// (not one given in its place). A run that goes on anyway continues a
+// different workflow.
+func (s *Saved) Check(e *ensemble.Ensemble, responses string) ([]error, error) {
+	if err := engine.CheckState(e, s.File); err != nil {
+		return nil, &state.FileError{Path: s.Path, Err: err}
+	}
 	var errs []error
 	if err := engine.CheckEnsemble(e, s.File); err != nil {
 		errs = append(errs, err)
@@ -104,6 +108,20 @@ func (s *Saved) Changes(e *ensemble.Ensemble, responses string) ([]error, error)
 		}
 	}
 	return errs, nil
+}
+
+// LoadError explains err, why the ensemble file of the saved run does not
+// load: it changed since (or went away), or something it needs did.
+func (s *Saved) LoadError(err error) error {
+	ref := s.File.Ensemble
+	why := "the ensemble file of the saved run does not load"
+	switch sum, herr := state.HashFile(ref.Path); {
+	case herr != nil:
+		why = "the ensemble file of the saved run cannot be read"
+	case sum != ref.SHA256:
+		why = fmt.Sprintf("the ensemble file %s has changed since the state was saved, and no longer loads", ref.Path)
+	}
+	return fmt.Errorf("cannot resume %s: %s:\n%w", s.Path, why, err)
 }
 
 // EnsembleFileError is an ensemble file given where a state file was

@@ -6,6 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -13,7 +16,10 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/batch"
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -126,4 +132,101 @@ func asResult(v any) any {
 		return v
 	}
 	return &res
+}
+
+// Dial connects to the Temporal cluster's frontend at addr, in namespace;
+// with blobs, payloads over 512 KiB go by reference through files in that
+// folder (Blobs). The client logs nothing.
+func Dial(addr, namespace, blobs string) (client.Client, error) {
+	opts := client.Options{HostPort: addr, Namespace: namespace, Logger: quietLogger{}}
+	if blobs != "" {
+		opts.DataConverter = (&Blobs{Dir: blobs}).DataConverter()
+	}
+	return client.Dial(opts)
+}
+
+// quietLogger keeps the Temporal client's log lines off the terminal.
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(string, ...any) {}
+
+// Decode is the run's result, as a local run has it.
+func (out *RunOutput) Decode() (*engine.Result, error) {
+	var res engine.Result
+	if err := json.Unmarshal(out.Result, &res); err != nil {
+		return nil, fmt.Errorf("its result: %w", err)
+	}
+	return &res, nil
+}
+
+// CheckAnswer refuses an answer that no execution of the run id could
+// take: for a run that has ended, or for an agent its ensemble (loaded by
+// load, from the path and profiles the run was started with) does not have
+// as an ask agent; ErrAnswer wraps either. An answer may come before the
+// run asks (it is kept for the agent's next execution), so an ask agent
+// that is not waiting yet is not refused; nor is any when the file does not
+// load here (the workers' copy decides).
+func CheckAnswer(ctx context.Context, c client.Client, id, agentName string, load func(path string, profiles []string) (*ensemble.Ensemble, error)) error {
+	sf, err := QueryState(ctx, c, id)
+	if err != nil {
+		return fmt.Errorf("run %s: %w", id, err)
+	}
+	if r := sf.CompletionReason; r != "" && r != engine.AwaitingInput {
+		return fmt.Errorf("%w: run %s has ended (%s): nothing waits for an answer", ErrAnswer, id, r)
+	}
+	e, err := load(sf.Ensemble.Path, sf.Profiles)
+	if err != nil {
+		return nil
+	}
+	var asks []string
+	for _, a := range e.Agents {
+		if agent.AsksHuman(a) {
+			asks = append(asks, a.Name)
+		}
+	}
+	if !slices.Contains(asks, agentName) {
+		return fmt.Errorf("%w: run %s: %q is not an ask agent of %s (its ask agents: %s)%s", ErrAnswer, id, agentName, sf.Ensemble.Path,
+			strings.Join(asks, ", "), ensemble.Suggest(agentName, asks))
+	}
+	return nil
+}
+
+// ErrAnswer is the error of an answer that no execution could take.
+var ErrAnswer = errors.New("no execution takes this answer")
+
+// Run starts in as the workflow id on queue and waits for it to end: sink
+// receives its events as they come (Wait). It returns the run's result, as
+// a local run has it, and its output (the result JSON, the exit code).
+func Run(ctx context.Context, c client.Client, queue, id string, in RunInput, sink events.Sink) (*engine.Result, *RunOutput, error) {
+	run, err := Start(ctx, c, queue, id, in)
+	if err != nil {
+		return nil, nil, fmt.Errorf("starting run %s: %w", id, err)
+	}
+	out, err := Wait(ctx, c, run, sink)
+	if err != nil {
+		return nil, nil, fmt.Errorf("run %s: %w", id, err)
+	}
+	res, err := out.Decode()
+	if err != nil {
+		return nil, nil, fmt.Errorf("run %s: %w", id, err)
+	}
+	return res, out, nil
+}
+
+// BatchRunOne is the batch.RunOne of a batch on Temporal: each input a run
+// of base (a workflow whose id is the batch's id and the input's position),
+// whose ask agents never ask nor wait, as a local batch's. redact redacts
+// each input before it leaves this process, as a local run's is (the
+// workflow redacts nothing: its state must not depend on a worker's keys).
+func BatchRunOne(c client.Client, queue, batchID string, base RunInput, redact func(string) string) batch.RunOne {
+	base.Batch = true
+	return func(ctx context.Context, in *batch.Input) (*engine.Result, error) {
+		ri := base
+		ri.Input = redact(in.Input)
+		res, _, err := Run(ctx, c, queue, fmt.Sprintf("%s-%d", batchID, in.Index+1), ri, nil)
+		return res, err
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -136,20 +135,12 @@ interrupted, 2 when nothing ran.`,
 
 // readInputs reads and parses the inputs file (- standard input).
 func readInputs(io *stdio, path string) ([]*batch.Input, []byte, error) {
-	var data []byte
-	var err error
-	name := path
-	if path == "-" {
-		name = "<stdin>"
-		data, err = readUpTo(io.in, 1<<30)
-	} else {
-		data, err = os.ReadFile(path)
-	}
-	if err != nil {
+	inputs, data, err := batch.ReadInputs(path, io.in)
+	var re *batch.ReadError
+	switch {
+	case errors.As(err, &re):
 		return nil, nil, usageErr("--inputs: %v", err)
-	}
-	inputs, err := batch.ParseInputs(name, data)
-	if err != nil {
+	case err != nil:
 		return nil, nil, &exitError{code: engine.ExitUsage, err: err}
 	}
 	return inputs, data, nil
@@ -278,22 +269,13 @@ func finishBatch(ctx context.Context, io *stdio, b *batch.Batch, st *batch.Store
 	return nil
 }
 
-// openOutput opens the output: standard output for "-", else the file,
-// created (mode 0600: it holds the runs' conversations) or truncated, or
-// with keep, opened for appending (a resumed batch's).
+// openOutput opens the output (batch.OpenOutput), redacted.
 func openOutput(io *stdio, path string, keep bool) (io.Writer, func() error, error) {
-	if path == "-" {
-		return io.stdout(), func() error { return nil }, nil
-	}
-	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	if keep {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
-	}
-	file, err := os.OpenFile(path, flags, 0o600)
+	w, closeOut, err := batch.OpenOutput(path, io.stdout(), keep, io.secrets.Writer)
 	if err != nil {
 		return nil, nil, usageErr("--out: %v", err)
 	}
-	return io.secrets.Writer(file), file.Close, nil
+	return w, closeOut, nil
 }
 
 // resumeBatch is `ensemble batch --resume DB`: it finishes the runs of the
@@ -315,9 +297,13 @@ func resumeBatch(ctx context.Context, io *stdio, f *batchFlags, changed func(str
 	if err != nil {
 		return &exitError{code: engine.ExitUsage, err: fmt.Errorf("cannot resume batch %s: its ensemble file does not load:\n%w", saved.ID(), err)}
 	}
-	data, err := os.ReadFile(spec.Inputs.Path)
-	if err != nil {
+	inputs, data, err := saved.Inputs()
+	var re *batch.ReadError
+	switch {
+	case errors.As(err, &re):
 		return usageErr("cannot resume batch %s: its inputs: %v", saved.ID(), err)
+	case err != nil:
+		return &exitError{code: engine.ExitUsage, err: err}
 	}
 	changes, err := spec.Changes(e, data)
 	if err != nil {
@@ -329,10 +315,6 @@ func resumeBatch(ctx context.Context, io *stdio, f *batchFlags, changed func(str
 			return usageErr("%s; resuming would finish it with a different workflow or inputs; use --force to resume anyway", msg)
 		}
 		fmt.Fprintf(io.stderr(), "ensemble: warning: %s; resuming anyway (--force)\n", msg)
-	}
-	inputs, err := batch.ParseInputs(spec.Inputs.Path, data)
-	if err != nil {
-		return &exitError{code: engine.ExitUsage, err: err}
 	}
 	s := sharedFlags{profiles: spec.Profiles, maxTurns: spec.Options.MaxTurns, timeout: spec.Options.Timeout(),
 		parallel: spec.Options.Parallel, maxTokens: spec.Options.MaxTokens, maxRequests: spec.Options.MaxRequests,
@@ -356,15 +338,7 @@ func resumeBatch(ctx context.Context, io *stdio, f *batchFlags, changed func(str
 	if changed("out") {
 		out = f.out
 	}
-	read := []batch.File{{What: "the batch's ensemble file", Path: spec.Ensemble.Path}, {What: "the batch's inputs file", Path: spec.Inputs.Path},
-		{What: "the state database", Path: path}}
-	if spec.Responses != nil {
-		read = append(read, batch.File{What: "the batch's responses file", Path: spec.Responses.Path})
-	}
-	for _, p := range spec.Profiles {
-		read = append(read, batch.File{What: "a profiles file of the batch", Path: p})
-	}
-	if err := batch.CheckOutput(out, read); err != nil {
+	if err := batch.CheckOutput(out, saved.Reads(path)); err != nil {
 		return usageErr("%v", err)
 	}
 	written := 0

@@ -1,22 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/session"
+	"github.com/ensemble-run/ensemble/mcpserve"
 )
 
 func newMCPCmd(io *stdio) *cobra.Command {
@@ -77,123 +71,19 @@ func io2ReadCloser(r io.Reader) io.ReadCloser {
 	return io.NopCloser(r)
 }
 
-// served is one ensemble served as a tool.
-type served struct {
-	e         *ensemble.Ensemble
-	responses string // the responses file, with --responses
-}
-
 // serveMCP serves the ensembles of dir over t until the client leaves.
 func serveMCP(ctx context.Context, io *stdio, dir string, f *mcpServeFlags, t mcp.Transport) error {
-	list, err := findEnsembles(io, dir, f)
+	server, err := mcpserve.New(dir, mcpserve.Options{Profiles: f.profiles, LookupEnv: io.lookupEnv, Responses: f.responses,
+		Skipped: func(path string, why error) {
+			var dup *mcpserve.DuplicateError
+			if errors.As(why, &dup) {
+				fmt.Fprintf(io.stderr(), "ensemble: skipping %s: %v\n", path, why)
+				return
+			}
+			fmt.Fprintf(io.stderr(), "ensemble: skipping %s:\n%v\n", path, why)
+		}})
 	if err != nil {
 		return &exitError{code: engine.ExitUsage, err: err}
 	}
-	server := mcp.NewServer(&mcp.Implementation{Name: "ensemble", Version: "1"}, nil)
-	for _, s := range list {
-		desc := s.e.Description
-		if desc == "" {
-			desc = "Runs the ensemble " + s.e.Name + "."
-		}
-		desc += " Returns the run's result JSON."
-		inputDesc := "the run's input"
-		if s.e.Input != "" {
-			inputDesc += "; default: " + s.e.Input
-		}
-		server.AddTool(&mcp.Tool{
-			Name:        s.e.Name,
-			Description: desc,
-			InputSchema: map[string]any{"type": "object", "additionalProperties": false,
-				"properties": map[string]any{"input": map[string]any{"type": "string", "description": inputDesc}}},
-		}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return runServed(ctx, io, s, req)
-		})
-	}
 	return server.Run(ctx, t)
-}
-
-// findEnsembles loads every ensemble file under dir (ensemble.FindFiles).
-// Those that fail to load are reported on stderr and skipped; two with one
-// name keep the first (in path order).
-func findEnsembles(io *stdio, dir string, f *mcpServeFlags) ([]*served, error) {
-	paths, err := ensemble.FindFiles(dir)
-	if err != nil {
-		return nil, err
-	}
-	var list []*served
-	names := map[string]string{}
-	for _, path := range paths {
-		sub := &stdio{in: io.in, out: io.out, err: io.err, getenv: io.getenv}
-		e, err := loadEnsemble(sub, path, f.profiles)
-		if err != nil {
-			fmt.Fprintf(io.stderr(), "ensemble: skipping %s:\n%v\n", path, err)
-			continue
-		}
-		if first, dup := names[e.Name]; dup {
-			fmt.Fprintf(io.stderr(), "ensemble: skipping %s: the ensemble %q of %s has that name\n", path, e.Name, first)
-			continue
-		}
-		names[e.Name] = path
-		s := &served{e: e}
-		if resp := filepath.Join(filepath.Dir(path), "responses.yaml"); f.responses && fileExists(resp) {
-			s.responses = resp
-		}
-		list = append(list, s)
-	}
-	if len(list) == 0 {
-		return nil, fmt.Errorf("%s: no ensemble to serve", dir)
-	}
-	slices.SortFunc(list, func(a, b *served) int { return strings.Compare(a.e.Name, b.e.Name) })
-	return list, nil
-}
-
-func fileExists(path string) bool {
-	info, err := os.Stat(path)
-	return err == nil && info.Mode().IsRegular()
-}
-
-// runServed runs one ensemble for a tool call, as ensemble run does.
-func runServed(ctx context.Context, io *stdio, s *served, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var args struct {
-		Input *string `json:"input"`
-	}
-	if len(req.Params.Arguments) > 0 {
-		if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
-			return errorResult("invalid arguments: " + err.Error()), nil
-		}
-	}
-	e := s.e
-	input := e.Input
-	if args.Input != nil {
-		input = *args.Input // an explicit empty input stays empty
-	}
-	// As ensemble run --no-input does, with the responses next to the file
-	// (--responses): its LLM agents without an entry fail.
-	sf := sharedFlags{responses: s.responses, noInput: true}
-	opts, err := sf.sessionOptions(io, true, false)
-	if err != nil {
-		return errorResult(err.Error()), nil
-	}
-	sess, err := session.Open(ctx, e, opts)
-	if err != nil {
-		return errorResult(err.Error()), nil
-	}
-	defer sess.Close()
-	r, err := sess.StartExact(input, session.RunOptions{})
-	if err != nil {
-		return errorResult(err.Error()), nil
-	}
-	res, _ := r.Run(ctx)
-	red := sess.Secrets()
-	var buf bytes.Buffer
-	if err := res.WriteJSON(red.Writer(&buf)); err != nil {
-		return nil, err
-	}
-	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: buf.String()}}}
-	out.IsError = res.ExitCode() != 0
-	return out, nil
-}
-
-func errorResult(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
 }

@@ -106,10 +106,10 @@ func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, cha
 	if !changed("responses") && sf.Responses != nil {
 		f.responses = sf.Responses.Path
 	}
-	f.recording.resumeFrom(sf.Options.Recording)
+	f.recording.Recording = session.SavedRecording(sf.Options.Recording)
 	e, err := loadEnsemble(io, sf.Ensemble.Path, f.profiles)
 	if err != nil {
-		return &exitError{code: engine.ExitUsage, err: loadError(path, sf, err)}
+		return &exitError{code: engine.ExitUsage, err: saved.LoadError(err)}
 	}
 	checked := f.responses // the saved run's: it must not have changed
 	if changed("responses") {
@@ -138,30 +138,16 @@ func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, cha
 	})
 }
 
-// loadError explains why the ensemble file of the saved run sf (at path)
-// does not load: it changed since (or went away), or something it needs
-// did.
-func loadError(path string, sf *state.File, err error) error {
-	ref := sf.Ensemble
-	why := "the ensemble file of the saved run does not load"
-	switch sum, herr := state.HashFile(ref.Path); {
-	case herr != nil:
-		why = "the ensemble file of the saved run cannot be read"
-	case sum != ref.SHA256:
-		why = fmt.Sprintf("the ensemble file %s has changed since the state was saved, and no longer loads", ref.Path)
-	}
-	return fmt.Errorf("cannot resume %s: %s:\n%w", path, why, err)
-}
-
 // checkResume refuses to continue a run whose state does not fit its
 // ensemble and, unless --force, one whose ensemble or responses file has
 // changed since its state was saved.
 func checkResume(io *stdio, e *ensemble.Ensemble, saved *durable.Saved, responses string, force bool) error {
-	if err := engine.CheckState(e, saved.File); err != nil {
-		return &exitError{code: engine.ExitUsage, err: &state.FileError{Path: saved.Path, Err: err}}
-	}
-	errs, err := saved.Changes(e, responses)
-	if err != nil {
+	errs, err := saved.Check(e, responses)
+	var fe *state.FileError
+	switch {
+	case errors.As(err, &fe):
+		return &exitError{code: engine.ExitUsage, err: err}
+	case err != nil:
 		return usageErr("%v", err)
 	}
 	if len(errs) == 0 {

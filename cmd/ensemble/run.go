@@ -323,7 +323,7 @@ func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, 
 	if err != nil {
 		return err
 	}
-	if opts.Recording, err = f.recording.open(); err != nil {
+	if opts.Recording, err = f.recording.Open(); err != nil {
 		return usageErr("%v", err)
 	}
 	tracing, err := startTracing(ctx, io, f.otel)
@@ -443,7 +443,7 @@ func (s *sharedFlags) outputFormat(io *stdio) string {
 // refs are what the run is started with beside its ensemble, saved with
 // it.
 func (f *runFlags) refs() (durable.Refs, error) {
-	rec, err := f.recording.saved()
+	rec, err := f.recording.Saved()
 	return durable.Refs{Responses: f.responses, Profiles: f.profiles, Recording: rec}, err
 }
 

@@ -4,12 +4,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -18,7 +17,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/batch"
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
@@ -36,11 +34,7 @@ import (
 var _ = map[bool]int{false: 0, defaultNamespace == temporalengine.DefaultNamespace && defaultTaskQueue == temporalengine.DefaultTaskQueue: 1}
 
 func (t *temporalFlags) dial() (client.Client, error) {
-	opts := client.Options{HostPort: t.addr, Namespace: t.namespace, Logger: quietLogger{}}
-	if t.blobs != "" {
-		opts.DataConverter = (&temporalengine.Blobs{Dir: t.blobs}).DataConverter()
-	}
-	c, err := client.Dial(opts)
+	c, err := temporalengine.Dial(t.addr, t.namespace, t.blobs)
 	if err != nil {
 		return nil, &exitError{code: engine.ExitUsage, err: fmt.Errorf("--temporal %s: %w", t.addr, err)}
 	}
@@ -111,29 +105,21 @@ func runTemporal(ctx context.Context, io *stdio, e *ensemble.Ensemble, path, inp
 	if id == "" {
 		id = fmt.Sprintf("%s-%d", e.Name, time.Now().UnixNano())
 	}
-	run, err := temporalengine.Start(ctx, c, f.temporal.queue, id, in)
-	if err != nil {
-		return fmt.Errorf("starting the run on %s: %w", f.temporal.addr, err)
-	}
 	if output == "text" && !f.quiet {
 		fmt.Fprintf(io.stderr(), "ensemble: run %s on %s (answer with: ensemble answer --temporal %s %s AGENT TEXT)\n", id, f.temporal.addr, f.temporal.addr, id)
 	}
 	stop := view.start()
-	out, err := temporalengine.Wait(ctx, c, run, view.sink)
+	res, out, err := temporalengine.Run(ctx, c, f.temporal.queue, id, in, view.sink)
 	stop()
 	if err != nil {
-		return fmt.Errorf("run %s: %w", id, err)
-	}
-	var res engine.Result
-	if err := json.Unmarshal(out.Result, &res); err != nil {
-		return fmt.Errorf("run %s: its result: %w", id, err)
+		return err
 	}
 	if output == "json" {
 		if _, err := io.stdout().Write(out.Result); err != nil {
 			return fmt.Errorf("writing the result: %w", err)
 		}
 	}
-	if err := view.finish(&res); err != nil {
+	if err := view.finish(res); err != nil {
 		return err
 	}
 	if out.ExitCode != 0 {
@@ -168,33 +154,15 @@ JSON).`,
 }
 
 // checkTemporalAnswer refuses, as a usage error, an answer that no
-// execution could take: for a run that has ended, or for an agent its
-// ensemble does not have as an ask agent. An answer may come before the
-// run asks (it is kept for the agent's next execution), so an ask agent
-// that is not waiting yet is not refused.
+// execution could take (temporalengine.CheckAnswer).
 func checkTemporalAnswer(ctx context.Context, io *stdio, c client.Client, id, agentName string) error {
-	sf, err := temporalengine.QueryState(ctx, c, id)
-	if err != nil {
-		return fmt.Errorf("run %s: %w", id, err)
+	err := temporalengine.CheckAnswer(ctx, c, id, agentName, func(path string, profiles []string) (*ensemble.Ensemble, error) {
+		return loadEnsemble(io, path, profiles)
+	})
+	if errors.Is(err, temporalengine.ErrAnswer) {
+		return usageErr("%s", strings.TrimPrefix(err.Error(), temporalengine.ErrAnswer.Error()+": "))
 	}
-	if r := sf.CompletionReason; r != "" && r != engine.AwaitingInput {
-		return usageErr("run %s has ended (%s): nothing waits for an answer", id, r)
-	}
-	e, err := loadEnsemble(io, sf.Ensemble.Path, sf.Profiles)
-	if err != nil {
-		return nil // the workers' copy of the file decides
-	}
-	var asks []string
-	for _, a := range e.Agents {
-		if agent.AsksHuman(a) {
-			asks = append(asks, a.Name)
-		}
-	}
-	if !slices.Contains(asks, agentName) {
-		return usageErr("run %s: %q is not an ask agent of %s (its ask agents: %s)%s", id, agentName, sf.Ensemble.Path,
-			strings.Join(asks, ", "), ensemble.Suggest(agentName, asks))
-	}
-	return nil
+	return err
 }
 
 // showTemporal is `ensemble state show --temporal ADDR RUN_ID`: the run's
@@ -215,14 +183,6 @@ func showTemporal(ctx context.Context, io *stdio, t *temporalFlags, id, output s
 	}
 	return res.WriteJSON(io.stdout())
 }
-
-// quietLogger keeps the Temporal client's log lines off the terminal.
-type quietLogger struct{}
-
-func (quietLogger) Debug(string, ...any) {}
-func (quietLogger) Info(string, ...any)  {}
-func (quietLogger) Warn(string, ...any)  {}
-func (quietLogger) Error(string, ...any) {}
 
 // temporalBatch is `ensemble batch FILE --temporal`: each input is a run on
 // Temporal (a workflow whose id is the batch's id and the input's
@@ -245,24 +205,7 @@ func temporalBatch(ctx context.Context, io *stdio, e *ensemble.Ensemble, path st
 	if !f.quiet {
 		fmt.Fprintf(io.stderr(), "ensemble: batch %s on %s\n", id, f.temporal.addr)
 	}
-	base.Batch = true // its ask agents never ask, as a local batch's
-	b.RunOne = func(ctx context.Context, in *batch.Input) (*engine.Result, error) {
-		ri := base
-		ri.Input = io.secrets.String(in.Input) // as a local run redacts it
-		run, err := temporalengine.Start(ctx, c, f.temporal.queue, fmt.Sprintf("%s-%d", id, in.Index+1), ri)
-		if err != nil {
-			return nil, err
-		}
-		out, err := temporalengine.Wait(ctx, c, run, nil)
-		if err != nil {
-			return nil, err
-		}
-		var res engine.Result
-		if err := json.Unmarshal(out.Result, &res); err != nil {
-			return nil, err
-		}
-		return &res, nil
-	}
+	b.RunOne = temporalengine.BatchRunOne(c, f.temporal.queue, id, base, io.secrets.String)
 	out, closeOut, err := openOutput(io, f.out, false)
 	if err != nil {
 		return err

@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/ensemble-run/ensemble/agent"
@@ -27,7 +25,7 @@ type runView struct {
 	sink     events.Sink
 	progress *report.Progress
 	recorder *report.Recorder
-	report   *reportFile // --report
+	report   *report.File // --report
 	// resume is the command that continues the run, once it is saved ("":
 	// from flags.stateFile).
 	resume string
@@ -58,7 +56,7 @@ func newRunView(io *stdio, e *ensemble.Ensemble, output string, f *runFlags) (*r
 		sinks = append(sinks, newJSONLines(io.stdout()))
 	}
 	if reportPath != "" {
-		rf, err := createReport(reportPath)
+		rf, err := report.CreateFile(reportPath)
 		if err != nil {
 			return nil, usageErr("--report %s: %v", reportPath, err)
 		}
@@ -92,7 +90,7 @@ func (v *runView) finish(res *engine.Result) error {
 		}
 		report.Summary(v.io.stdout(), res, opts)
 		if v.flags.verbose && !v.flags.quiet {
-			writeStderrTails(v.io.stdout(), res)
+			report.StderrTails(v.io.stdout(), res)
 		}
 		if !v.flags.quiet {
 			fmt.Fprint(v.io.stderr(), pendingNotice(res, opts.Resume))
@@ -111,9 +109,9 @@ func (v *runView) finish(res *engine.Result) error {
 	var md bytes.Buffer
 	err := report.Markdown(&md, res, report.MarkdownOptions{Ensemble: v.e, Events: v.recorder.Events()})
 	if err == nil {
-		_, err = v.report.tmp.Write(v.io.secrets.Bytes(md.Bytes()))
+		_, err = v.report.Write(v.io.secrets.Bytes(md.Bytes()))
 	}
-	err = v.report.commit(err)
+	err = v.report.Commit(err)
 	v.report = nil
 	if err != nil {
 		fmt.Fprintf(v.io.stderr(), "ensemble: writing the report %s: %v\n", v.flags.report, err)
@@ -125,68 +123,8 @@ func (v *runView) finish(res *engine.Result) error {
 // close drops the report when the run did not get to finish.
 func (v *runView) close() {
 	if v.report != nil {
-		v.report.discard()
+		v.report.Discard()
 	}
-}
-
-// reportFile is the --report file, written atomically: the report goes to a
-// temporary file beside it, created before the run so that a bad path fails
-// at once (exit 2), and renamed over the path when the run ends. Until then
-// nothing is written at the path: a run that is refused (resume of a changed
-// ensemble) or killed leaves an earlier report there as it was.
-type reportFile struct {
-	path string
-	tmp  *os.File
-}
-
-// The report is created with mode 0600, as the state file is: it holds the
-// same conversations. Errors name path, not the temporary file.
-func createReport(path string) (*reportFile, error) {
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return nil, errors.New("it is a directory")
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return nil, fmt.Errorf("cannot create it: %w", pathless(err))
-	}
-	return &reportFile{path: path, tmp: tmp}, nil
-}
-
-// pathless is err without the path of an *os.PathError or *os.LinkError.
-func pathless(err error) error {
-	var pe *os.PathError
-	var le *os.LinkError
-	switch {
-	case errors.As(err, &pe):
-		return pe.Err
-	case errors.As(err, &le):
-		return le.Err
-	}
-	return err
-}
-
-// commit puts the written report in place; err is the error of writing it.
-func (r *reportFile) commit(err error) error {
-	if cerr := r.tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(r.tmp.Name(), r.path)
-	}
-	if err != nil {
-		os.Remove(r.tmp.Name())
-		return pathless(err)
-	}
-	return nil
-}
-
-func (r *reportFile) discard() {
-	r.tmp.Close()
-	os.Remove(r.tmp.Name())
 }
 
 func (v *runView) agentNames() []string {

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 )
 
-// writeStderrTails is what --verbose adds to the text summary: the stderr
+// StderrTails is what --verbose adds to the text summary: the stderr
 // tail each execution kept, indented under it, in the order they ran.
-func writeStderrTails(w io.Writer, res *engine.Result) {
+func StderrTails(w io.Writer, res *engine.Result) {
 	header := false
 	for _, rec := range res.ConversationHistory {
 		if rec.Stderr == "" {
