@@ -2,14 +2,11 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ensemble-run/ensemble/answers"
-	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -57,26 +54,4 @@ func answersFor(e *ensemble.Ensemble, f *state.File, given map[string]string) er
 		return usageErr("%v", err)
 	}
 	return nil
-}
-
-// pendingNotice says, after a run that ends waiting for input, what it waits
-// for and how to answer.
-func pendingNotice(res *engine.Result, resume string) string {
-	var b strings.Builder
-	for _, p := range res.PendingInput {
-		fmt.Fprintf(&b, "ensemble: %s waits for an answer: %s\n", p.Agent, oneLine(p.Question))
-	}
-	if resume != "" && len(res.PendingInput) > 0 {
-		// Every agent that waits: answering only some makes the run wait again.
-		fmt.Fprintf(&b, "ensemble: answer with: %s", resume)
-		for _, p := range res.PendingInput {
-			fmt.Fprintf(&b, " --answer %s='...'", p.Agent)
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,7 +18,6 @@ import (
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/report"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/session"
@@ -337,7 +334,7 @@ func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, 
 	if err != nil {
 		return err
 	}
-	defer view.close()
+	defer view.Close()
 	// The MCP servers the agents name start with the session and end with
 	// it (docs/llm.md#mcp-tools); a tool they do not have stops the run here.
 	sess, err := session.Open(ctx, e, opts)
@@ -349,7 +346,7 @@ func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, 
 		return &exitError{code: engine.ExitUsage, err: err}
 	}
 	defer sess.Close()
-	ro := session.RunOptions{Events: view.sink, Answers: f.answers}
+	ro := session.RunOptions{Events: view.Sink(), Answers: f.answers}
 	if save != nil {
 		ro.Save, ro.RunID = save, save.ID()
 	}
@@ -372,16 +369,17 @@ func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, 
 			fmt.Fprintf(io.stderr(), "ensemble: run %s, saved in %s\n", save.ID(), f.stateFile)
 		}
 	}
-	stop := view.start()
+	stop := view.Start()
 	res, saveErr := r.Run(ctx)
 	stop()
+	resume := ""
 	if saveErr != nil {
 		fmt.Fprintf(io.stderr(), "ensemble: %v\n", saveErr)
 		saveErr = &exitError{code: engine.ExitFailed}
 	} else if save != nil {
-		view.resume = io.resumeCommand(f.stateFile)
+		resume = io.resumeCommand(f.stateFile)
 		if save.OthersUnfinished() {
-			view.resume += " --run-id " + shellQuote(save.ID())
+			resume += " --run-id " + shellQuote(save.ID())
 		}
 	}
 	if output == "json" {
@@ -389,7 +387,7 @@ func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, 
 			return fmt.Errorf("writing the result: %w", err)
 		}
 	}
-	viewErr := view.finish(res)
+	viewErr := finishView(io, view, f, res, resume)
 	if saveErr == nil {
 		saveErr = viewErr
 	}
@@ -490,15 +488,4 @@ func (s *sharedFlags) budget() *ensemble.Budget {
 		return nil
 	}
 	return b
-}
-
-// newJSONLines writes one event per line.
-func newJSONLines(w io.Writer) events.Sink {
-	enc := json.NewEncoder(w)
-	var mu sync.Mutex
-	return func(ev events.Event) {
-		mu.Lock()
-		defer mu.Unlock()
-		_ = enc.Encode(ev)
-	}
 }

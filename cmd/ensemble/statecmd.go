@@ -177,7 +177,7 @@ func printSummary(io *stdio, res *engine.Result, path string, run *store.RunInfo
 	}
 	if res.CompletionReason != "" {
 		report.Summary(io.stdout(), res, opts)
-		fmt.Fprint(io.stdout(), strings.ReplaceAll(pendingNotice(res, opts.Resume), "ensemble: ", ""))
+		fmt.Fprint(io.stdout(), strings.ReplaceAll(report.PendingNotice(res, opts.Resume), "ensemble: ", ""))
 		return nil
 	}
 	shown := *res

@@ -95,7 +95,7 @@ func runTemporal(ctx context.Context, io *stdio, e *ensemble.Ensemble, path, inp
 	if err != nil {
 		return err
 	}
-	defer view.close()
+	defer view.Close()
 	c, err := f.temporal.dial()
 	if err != nil {
 		return err
@@ -108,8 +108,8 @@ func runTemporal(ctx context.Context, io *stdio, e *ensemble.Ensemble, path, inp
 	if output == "text" && !f.quiet {
 		fmt.Fprintf(io.stderr(), "ensemble: run %s on %s (answer with: ensemble answer --temporal %s %s AGENT TEXT)\n", id, f.temporal.addr, f.temporal.addr, id)
 	}
-	stop := view.start()
-	res, out, err := temporalengine.Run(ctx, c, f.temporal.queue, id, in, view.sink)
+	stop := view.Start()
+	res, out, err := temporalengine.Run(ctx, c, f.temporal.queue, id, in, view.Sink())
 	stop()
 	if err != nil {
 		return err
@@ -119,7 +119,7 @@ func runTemporal(ctx context.Context, io *stdio, e *ensemble.Ensemble, path, inp
 			return fmt.Errorf("writing the result: %w", err)
 		}
 	}
-	if err := view.finish(res); err != nil {
+	if err := finishView(io, view, f, res, ""); err != nil {
 		return err
 	}
 	if out.ExitCode != 0 {
