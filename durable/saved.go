@@ -292,3 +292,13 @@ func Result(sf *state.File, info *store.RunInfo) *engine.Result {
 	}
 	return res
 }
+
+// Pending is what the saved run sf of e waits for
+// (docs/semantics.md#ask-agents-that-wait); nil when its state does not fit
+// e (the file changed).
+func Pending(e *ensemble.Ensemble, sf *state.File) []engine.PendingInput {
+	if engine.CheckState(e, sf) != nil {
+		return nil
+	}
+	return engine.FromFile(e, sf, engine.Options{}).PendingInput()
+}

@@ -230,3 +230,15 @@ func BatchRunOne(c client.Client, queue, batchID string, base RunInput, redact f
 		return res, err
 	}
 }
+
+// Serve is a worker of queue: it runs the workflows and activities it is
+// given, with env, until ctx is done; then it hands back its running
+// executions, and env's MCP servers end.
+func Serve(ctx context.Context, c client.Client, queue string, env *Env) error {
+	w := worker.New(c, queue, worker.Options{})
+	Register(w, env)
+	defer env.Close()
+	stop := make(chan any)
+	go func() { <-ctx.Done(); close(stop) }()
+	return w.Run(stop)
+}

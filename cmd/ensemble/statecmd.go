@@ -158,15 +158,14 @@ func listSaved(io *stdio, path string) ([]*store.RunInfo, error) {
 	return runs, nil
 }
 
-// savedPending is what a saved run that ended awaiting_input waits for,
-// computed from its ensemble file (docs/semantics.md#ask-agents-that-wait);
-// nil when that file no longer loads.
+// savedPending is what a saved run that ended awaiting_input waits for
+// (durable.Pending); nil when its ensemble file no longer loads.
 func savedPending(io *stdio, sf *state.File) []engine.PendingInput {
 	e, err := loadEnsemble(io, sf.Ensemble.Path, sf.Profiles)
-	if err != nil || engine.CheckState(e, sf) != nil {
+	if err != nil {
 		return nil
 	}
-	return engine.FromFile(e, sf, engine.Options{}).PendingInput()
+	return durable.Pending(e, sf)
 }
 
 // printSummary prints the text summary of a saved run.

@@ -15,7 +15,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/ensemble-run/ensemble/batch"
 	"github.com/ensemble-run/ensemble/durable"
@@ -58,16 +57,10 @@ SIGTERM, after its running executions are handed back.`,
 				return err
 			}
 			defer c.Close()
-			w := worker.New(c, t.queue, worker.Options{})
-			env := &temporalengine.Env{LookupEnv: io.lookupEnv}
-			defer env.Close() // the MCP servers its executions started
-			temporalengine.Register(w, env)
 			fmt.Fprintf(io.stderr(), "ensemble: worker polling task queue %q of %s (namespace %s)\n", t.queue, t.addr, t.namespace)
-			stop := make(chan any)
 			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer cancel()
-			go func() { <-ctx.Done(); close(stop) }()
-			return w.Run(stop)
+			return temporalengine.Serve(ctx, c, t.queue, &temporalengine.Env{LookupEnv: io.lookupEnv})
 		},
 	}
 	t.register(cmd, true)
