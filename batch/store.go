@@ -134,7 +134,7 @@ func (e *ExistsError) Error() string { return fmt.Sprintf("%s holds a batch %s a
 // Create adds a new batch with spec to the state database at path (a new
 // file, an empty one, or a database), as id (a new id when "").
 func Create(path, id string, spec *Spec, sync store.Sync) (*Store, error) {
-	if !durable.IsNewDatabase(path) {
+	if !durable.SavesInDatabase(path) {
 		return nil, fmt.Errorf("%s %w: name a new file, or a database that run --state or batch --state wrote", path, ErrNotDatabase)
 	}
 	db, err := store.Open(path, true, sync)

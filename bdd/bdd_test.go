@@ -14,7 +14,7 @@ import (
 
 	"github.com/cucumber/godog"
 
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/agent"
 )
 
 // Every documented example matches its own step, and only that one: no
@@ -845,9 +845,9 @@ func TestScenariosKeepModelsOffline(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var calls atomic.Int32
-			s := NewScenario(dir, Options{GuardModels: true, LLM: runners.RunnerFunc(func(context.Context, *runners.Request) *runners.Result {
+			s := NewScenario(dir, Options{GuardModels: true, LLM: agent.RunnerFunc(func(context.Context, *agent.Request) *agent.Result {
 				calls.Add(1)
-				return &runners.Result{Output: "real"}
+				return &agent.Result{Output: "real"}
 			})})
 			for i, err := range []error{s.givenEnsemble("e.yaml"), tc.given(s), s.whenRuns(context.Background())} {
 				if err != nil {

@@ -46,13 +46,13 @@ type Options struct {
 	ProfileFiles []string
 	// Script runs script agents that have no injected response; nil means
 	// the script kind's own runner.
-	Script runners.Runner
+	Script agent.Runner
 	// LLM runs LLM agents that have no injected response; nil: they fail,
 	// asking for an injected response.
-	LLM runners.Runner
+	LLM agent.Runner
 	// Simulate plays agents whose responses are simulated by a model (a
 	// simulated user); nil: such agents fail with a clear error.
-	Simulate func(ctx context.Context, req *runners.Request, modelProfile, prompt string) *runners.Result
+	Simulate func(ctx context.Context, req *agent.Request, modelProfile, prompt string) *agent.Result
 	// Kinds are the kinds of agent the scenarios run; nil means
 	// kinds.Builtin().
 	Kinds *kinds.Registry
@@ -501,7 +501,7 @@ func (s *Scenario) kinds() *kinds.Registry {
 func (s *Scenario) replaced() map[string]agent.Runner {
 	llm := s.opts.LLM
 	if llm == nil {
-		llm = runners.RunnerFunc(noLLM)
+		llm = agent.RunnerFunc(noLLM)
 	}
 	r := map[string]agent.Runner{}
 	for _, k := range s.kinds().Kinds() {
@@ -515,7 +515,7 @@ func (s *Scenario) replaced() map[string]agent.Runner {
 	return r
 }
 
-func noLLM(_ context.Context, req *runners.Request) *runners.Result {
+func noLLM(_ context.Context, req *agent.Request) *agent.Result {
 	n := req.Agent.Name
-	return &runners.Result{Err: fmt.Errorf("agent %q is an LLM agent with no injected response, and no model provider is available: give it one with Given agent %q responds \"...\"", n, n)}
+	return &agent.Result{Err: fmt.Errorf("agent %q is an LLM agent with no injected response, and no model provider is available: give it one with Given agent %q responds \"...\"", n, n)}
 }

@@ -108,10 +108,10 @@ func withRefs(sf, refs *state.File) *state.File {
 	return sf
 }
 
-// IsNewDatabase reports whether a new run at path goes into a state
+// SavesInDatabase reports whether a new run at path goes into a state
 // database: the file does not exist (or is empty), or is one. An existing
 // JSON state file goes on being written as JSON.
-func IsNewDatabase(path string) bool {
+func SavesInDatabase(path string) bool {
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) || err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
 		return true
@@ -183,7 +183,7 @@ func Create(path, id string, refs Refs, sync store.Sync) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if IsNewDatabase(path) {
+	if SavesInDatabase(path) {
 		db, err := store.Open(path, true, sync)
 		if err != nil {
 			return nil, err

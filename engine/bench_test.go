@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	agentpkg "github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/runners"
@@ -12,14 +13,14 @@ import (
 
 // injected answers every execution of every agent from injected responses,
 // as --responses does: only orchestration is measured. Nothing else runs.
-func injected(e *ensemble.Ensemble, perAgent int) runners.Runner {
+func injected(e *ensemble.Ensemble, perAgent int) agentpkg.Runner {
 	resp := runners.NewResponses()
 	for _, a := range e.Agents {
 		for i := range perAgent {
 			resp.Add(a.Name, map[string]any{"n": i + 1})
 		}
 	}
-	return runners.Injected(resp, runners.RunnerFunc(func(context.Context, *runners.Request) *runners.Result {
+	return runners.Injected(resp, agentpkg.RunnerFunc(func(context.Context, *agentpkg.Request) *agentpkg.Result {
 		panic("not injected")
 	}))
 }

@@ -26,8 +26,8 @@ type spender struct {
 	made atomic.Int64
 }
 
-func (s *spender) Run(ctx context.Context, req *runners.Request) *runners.Result {
-	res := &runners.Result{Usage: &state.Usage{}, Output: req.Agent.Name}
+func (s *spender) Run(ctx context.Context, req *agentpkg.Request) *agentpkg.Result {
+	res := &agentpkg.Result{Usage: &state.Usage{}, Output: req.Agent.Name}
 	for i := 0; i < s.n[req.Agent.Name]; i++ {
 		done := func(*state.Usage) {}
 		if req.Budget != nil {
@@ -166,15 +166,15 @@ type flaky struct {
 	tries    map[string]int
 }
 
-func (f *flaky) Run(ctx context.Context, req *runners.Request) *runners.Result {
+func (f *flaky) Run(ctx context.Context, req *agentpkg.Request) *agentpkg.Result {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	k := fmt.Sprintf("%s#%d", req.Agent.Name, req.Execution)
 	f.tries[k]++
 	if f.tries[k] <= f.failures {
-		return &runners.Result{Err: fmt.Errorf("attempt %d failed", f.tries[k]), Usage: &state.Usage{Requests: 1}}
+		return &agentpkg.Result{Err: fmt.Errorf("attempt %d failed", f.tries[k]), Usage: &state.Usage{Requests: 1}}
 	}
-	return &runners.Result{Output: "ok", Usage: &state.Usage{Requests: 1}}
+	return &agentpkg.Result{Output: "ok", Usage: &state.Usage{Requests: 1}}
 }
 
 func TestRetry(t *testing.T) {
@@ -232,8 +232,8 @@ func TestRetryWithinTheAgentTimeout(t *testing.T) {
 	a.Timeout = 50 * time.Millisecond
 	a.Retry = &ensemble.Retry{Attempts: 1000, Backoff: time.Hour}
 	var log events.Log
-	run := runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
-		return &runners.Result{Err: errors.New("down")}
+	run := agentpkg.RunnerFunc(func(ctx context.Context, req *agentpkg.Request) *agentpkg.Result {
+		return &agentpkg.Result{Err: errors.New("down")}
 	})
 	res := engine.New(build(a), "", engine.Options{Runner: run, Events: log.Sink()}).Run(context.Background())
 	rec := res.ConversationHistory[0]
@@ -270,9 +270,9 @@ func TestRetryNeverRepeatsAQuestionThatWaits(t *testing.T) {
 	a.Retry = &ensemble.Retry{Attempts: 3, Backoff: time.Millisecond}
 	var calls atomic.Int32
 	var log events.Log
-	res := engine.New(build(a), "", engine.Options{Events: log.Sink(), Runner: runners.RunnerFunc(func(context.Context, *runners.Request) *runners.Result {
+	res := engine.New(build(a), "", engine.Options{Events: log.Sink(), Runner: agentpkg.RunnerFunc(func(context.Context, *agentpkg.Request) *agentpkg.Result {
 		calls.Add(1)
-		return &runners.Result{Err: fmt.Errorf("asking: %w", agentpkg.ErrAwaitingInput)}
+		return &agentpkg.Result{Err: fmt.Errorf("asking: %w", agentpkg.ErrAwaitingInput)}
 	})}).Run(context.Background())
 	if res.CompletionReason != engine.AwaitingInput || calls.Load() != 1 || len(eventsOf(&log, events.AgentRetry)) != 0 {
 		t.Fatalf("completion %q after %d calls, %d retry events", res.CompletionReason, calls.Load(), len(eventsOf(&log, events.AgentRetry)))
@@ -288,8 +288,8 @@ func TestRetryNeverRepeatsAnExecutionNotSaved(t *testing.T) {
 	var waits atomic.Int32
 	var log events.Log
 	b := &runners.Barrier{Wait: func() error { waits.Add(1); return errors.New("disk full") }}
-	res := engine.New(build(a), "", engine.Options{Events: log.Sink(), Runner: b.Wrap(runners.RunnerFunc(func(context.Context, *runners.Request) *runners.Result {
-		return &runners.Result{Output: "ran"}
+	res := engine.New(build(a), "", engine.Options{Events: log.Sink(), Runner: b.Wrap(agentpkg.RunnerFunc(func(context.Context, *agentpkg.Request) *agentpkg.Result {
+		return &agentpkg.Result{Output: "ran"}
 	}))}).Run(context.Background())
 	if waits.Load() != 1 || len(eventsOf(&log, events.AgentRetry)) != 0 || len(res.Errors) == 0 || !strings.Contains(res.Errors[0].Message, "disk full") {
 		t.Fatalf("%d waits, %d retry events, errors %+v", waits.Load(), len(eventsOf(&log, events.AgentRetry)), res.Errors)

@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
+	agentpkg "github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -57,20 +57,20 @@ func durableEnsemble(t testing.TB) *ensemble.Ensemble {
 
 // durableRunner is a pure function of the request, with memory: what a
 // fresh process would compute from the saved state.
-func durableRunner(calls *atomic.Int64) runners.Runner {
-	return runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
+func durableRunner(calls *atomic.Int64) agentpkg.Runner {
+	return agentpkg.RunnerFunc(func(ctx context.Context, req *agentpkg.Request) *agentpkg.Result {
 		if calls != nil {
 			calls.Add(1)
 		}
 		var mem []string
 		if req.Memory != nil {
 			if err := json.Unmarshal(req.Memory, &mem); err != nil {
-				return &runners.Result{Err: fmt.Errorf("memory: %v", err)}
+				return &agentpkg.Result{Err: fmt.Errorf("memory: %v", err)}
 			}
 		}
 		mem = append(mem, fmt.Sprintf("turn %d saw %v", req.Turn, req.Fresh))
 		memJSON, _ := json.Marshal(mem)
-		res := &runners.Result{InputData: map[string]any{"dependencies": req.Dependencies, "request": req.RequestParameters},
+		res := &agentpkg.Result{InputData: map[string]any{"dependencies": req.Dependencies, "request": req.RequestParameters},
 			Memory: memJSON, Usage: &state.Usage{Requests: 1, InputTokens: req.Turn, OutputTokens: req.Execution}}
 		out := map[string]any{"by": req.Agent.Name, "execution": req.Execution, "remembers": len(mem)}
 		switch req.Agent.Name {
@@ -181,11 +181,11 @@ func TestInterruptedTurnRunsAgain(t *testing.T) {
 	var saved *state.File
 	path := filepath.Join(t.TempDir(), "run.state")
 	var before []byte
-	blocking := runners.RunnerFunc(func(c context.Context, req *runners.Request) *runners.Result {
+	blocking := agentpkg.RunnerFunc(func(c context.Context, req *agentpkg.Request) *agentpkg.Result {
 		if req.Turn == 3 {
 			cancel()
 			<-c.Done()
-			return &runners.Result{Err: c.Err()}
+			return &agentpkg.Result{Err: c.Err()}
 		}
 		return durableRunner(nil).Run(c, req)
 	})

@@ -21,7 +21,6 @@ import (
 	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/internal/tracing"
 	"github.com/ensemble-run/ensemble/resolver"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -36,7 +35,7 @@ const (
 // Options tune a run. Zero values take the ensemble's limits.
 type Options struct {
 	// Runner executes agents; required.
-	Runner runners.Runner
+	Runner agent.Runner
 	// MaxTurns, Timeout and Parallel override conversation_limits when > 0.
 	MaxTurns int
 	Timeout  time.Duration
@@ -97,7 +96,7 @@ type Options struct {
 // request, in order, once all have returned; nil for one that never started.
 // A request's Budget is nil: the executor's runs are not capped mid-turn.
 type Executor interface {
-	Execute(ctx context.Context, reqs []*runners.Request, parallel int) []*runners.Result
+	Execute(ctx context.Context, reqs []*agent.Request, parallel int) []*agent.Result
 }
 
 // Run is one run of an ensemble.

@@ -13,13 +13,13 @@ import (
 	"testing"
 	"time"
 
+	agentpkg "github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/kinds"
 	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -55,15 +55,15 @@ func build(agents ...*ensemble.Agent) *ensemble.Ensemble {
 }
 
 // scripted answers each agent from a function of its request.
-type scripted map[string]func(req *runners.Request) (any, error)
+type scripted map[string]func(req *agentpkg.Request) (any, error)
 
-func (s scripted) Run(ctx context.Context, req *runners.Request) *runners.Result {
+func (s scripted) Run(ctx context.Context, req *agentpkg.Request) *agentpkg.Result {
 	f, ok := s[req.Agent.Name]
 	if !ok {
-		return &runners.Result{Output: fmt.Sprintf("%s#%d", req.Agent.Name, req.Execution)}
+		return &agentpkg.Result{Output: fmt.Sprintf("%s#%d", req.Agent.Name, req.Execution)}
 	}
 	out, err := f(req)
-	return &runners.Result{Output: out, Err: err, InputData: req.Dependencies}
+	return &agentpkg.Result{Output: out, Err: err, InputData: req.Dependencies}
 }
 
 func order(res *engine.Result) []string {
@@ -78,7 +78,7 @@ func TestLinearChain(t *testing.T) {
 	t.Parallel()
 	e := build(agent("a", 1), agent("b", 1, "a"), agent("c", 1, "b"))
 	var seen map[string]any
-	run := scripted{"c": func(req *runners.Request) (any, error) { seen = req.Dependencies; return "done", nil }}
+	run := scripted{"c": func(req *agentpkg.Request) (any, error) { seen = req.Dependencies; return "done", nil }}
 	res := engine.New(e, "hello", engine.Options{Runner: run}).Run(context.Background())
 	if res.CompletionReason != engine.Completed || res.ExitCode() != 0 {
 		t.Fatalf("reason %q exit %d", res.CompletionReason, res.ExitCode())
@@ -97,7 +97,7 @@ func TestLinearChain(t *testing.T) {
 func TestFailedAgentIsRecordedAndOthersGoOn(t *testing.T) {
 	t.Parallel()
 	e := build(agent("a", 1), agent("bad", 3, "a"), agent("good", 1, "a"), agent("after", 1, "?bad", "?good"))
-	run := scripted{"bad": func(*runners.Request) (any, error) { return nil, errors.New("boom") }}
+	run := scripted{"bad": func(*agentpkg.Request) (any, error) { return nil, errors.New("boom") }}
 	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
 	if res.CompletionReason != engine.Completed || res.ExitCode() != engine.ExitFailed {
 		t.Fatalf("reason %q exit %d", res.CompletionReason, res.ExitCode())
@@ -129,7 +129,7 @@ func TestWriterReviewerLoop(t *testing.T) {
 		agent("reviewer", 5, "writer"),
 		agent("publisher", 1, "reviewer|context.reviewer.approved == true"),
 	)
-	run := scripted{"reviewer": func(req *runners.Request) (any, error) {
+	run := scripted{"reviewer": func(req *agentpkg.Request) (any, error) {
 		return map[string]any{"approved": req.Execution == 3}, nil
 	}}
 	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
@@ -158,16 +158,16 @@ func TestMaxTotalTurns(t *testing.T) {
 }
 
 // blocking runs fast agents at once and blocks "slow" until ctx ends.
-func blocking(started chan<- struct{}) runners.Runner {
-	return runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
+func blocking(started chan<- struct{}) agentpkg.Runner {
+	return agentpkg.RunnerFunc(func(ctx context.Context, req *agentpkg.Request) *agentpkg.Result {
 		if req.Agent.Name != "slow" {
-			return &runners.Result{Output: "ok", Usage: &state.Usage{Requests: 1, InputTokens: 10}}
+			return &agentpkg.Result{Output: "ok", Usage: &state.Usage{Requests: 1, InputTokens: 10}}
 		}
 		if started != nil {
 			close(started)
 		}
 		<-ctx.Done()
-		return &runners.Result{Err: ctx.Err(), Usage: &state.Usage{Requests: 1, InputTokens: 5}}
+		return &agentpkg.Result{Err: ctx.Err(), Usage: &state.Usage{Requests: 1, InputTokens: 5}}
 	})
 }
 
@@ -232,7 +232,7 @@ func TestParallelLimitAndTurnSnapshot(t *testing.T) {
 	var running, peak atomic.Int32
 	var mu sync.Mutex
 	var sawSibling bool
-	run := runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
+	run := agentpkg.RunnerFunc(func(ctx context.Context, req *agentpkg.Request) *agentpkg.Result {
 		n := running.Add(1)
 		defer running.Add(-1)
 		for {
@@ -249,7 +249,7 @@ func TestParallelLimitAndTurnSnapshot(t *testing.T) {
 			}
 		}
 		mu.Unlock()
-		return &runners.Result{Output: req.Agent.Name}
+		return &agentpkg.Result{Output: req.Agent.Name}
 	})
 	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
 	if p := peak.Load(); p != 3 {
@@ -282,17 +282,17 @@ func TestCommitOrderIsFileOrder(t *testing.T) {
 	e.Limits.ParallelAgentLimit = n
 	var mu sync.Mutex
 	var finished, reported []string
-	run := runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
+	run := agentpkg.RunnerFunc(func(ctx context.Context, req *agentpkg.Request) *agentpkg.Result {
 		var i int
 		if _, err := fmt.Sscanf(req.Agent.Name, "w%d", &i); err != nil {
-			return &runners.Result{Output: "root"}
+			return &agentpkg.Result{Output: "root"}
 		}
 		<-done[i+1] // w(i+1) has finished
 		mu.Lock()
 		finished = append(finished, req.Agent.Name)
 		mu.Unlock()
 		defer close(done[i])
-		return &runners.Result{Output: req.Agent.Name}
+		return &agentpkg.Result{Output: req.Agent.Name}
 	})
 	sink := func(ev events.Event) {
 		if ev.Type == events.AgentCompleted && ev.Turn == 2 {
@@ -321,11 +321,11 @@ func TestCommitOrderIsFileOrder(t *testing.T) {
 func TestRunnerPanicFailsTheExecutionOnly(t *testing.T) {
 	t.Parallel()
 	e := build(agent("a", 1), agent("b", 1))
-	run := runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
+	run := agentpkg.RunnerFunc(func(ctx context.Context, req *agentpkg.Request) *agentpkg.Result {
 		if req.Agent.Name == "a" {
 			panic("kaboom")
 		}
-		return &runners.Result{Output: 1.0}
+		return &agentpkg.Result{Output: 1.0}
 	})
 	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
 	if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Message, "kaboom") || res.FinalState["b"] != 1.0 {
@@ -340,13 +340,13 @@ func TestAgentRequests(t *testing.T) {
 	e := build(coord, agent("helper", 1, "?nobody"), agent("nobody", 1, "helper"))
 	// helper can only run through a request here: nobody never produces.
 	run := scripted{
-		"coord": func(*runners.Request) (any, error) {
+		"coord": func(*agentpkg.Request) (any, error) {
 			return map[string]any{"agent_requests": []any{
 				map[string]any{"target_agent_name": "helper", "parameters": map[string]any{"topic": "rates"}},
 				map[string]any{"target_agent_name": "ghost"},
 			}}, nil
 		},
-		"helper": func(req *runners.Request) (any, error) { return req.RequestParameters, nil },
+		"helper": func(req *agentpkg.Request) (any, error) { return req.RequestParameters, nil },
 	}
 	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
 	if got := res.FinalState["helper"]; !reflect.DeepEqual(got, map[string]any{"topic": "rates"}) {
@@ -388,7 +388,7 @@ func TestMalformedAgentRequests(t *testing.T) {
 			coord := agent("coord", 1)
 			coord.Conversation.TriggersConversation = true
 			e := build(coord, agent("helper", 1, "?nobody"), agent("nobody", 1, "helper"))
-			run := scripted{"coord": func(*runners.Request) (any, error) {
+			run := scripted{"coord": func(*agentpkg.Request) (any, error) {
 				return map[string]any{"agent_requests": tt.requests}, nil
 			}}
 			res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
@@ -416,7 +416,7 @@ func TestMalformedAgentRequests(t *testing.T) {
 func TestRequestsIgnoredWithoutTriggersConversation(t *testing.T) {
 	t.Parallel()
 	e := build(agent("coord", 1), agent("helper", 1, "?nobody"), agent("nobody", 1, "helper"))
-	run := scripted{"coord": func(*runners.Request) (any, error) {
+	run := scripted{"coord": func(*agentpkg.Request) (any, error) {
 		return map[string]any{"agent_requests": []any{map[string]any{"target_agent_name": "helper"}}}, nil
 	}}
 	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
@@ -488,7 +488,7 @@ func TestStateKeyAndEvents(t *testing.T) {
 	var types []events.Type
 	sink := func(ev events.Event) { mu.Lock(); types = append(types, ev.Type); mu.Unlock() }
 	var got any
-	run := scripted{"b": func(req *runners.Request) (any, error) { got = req.Dependencies["a"]; return nil, nil }}
+	run := scripted{"b": func(req *agentpkg.Request) (any, error) { got = req.Dependencies["a"]; return nil, nil }}
 	res := engine.New(e, "", engine.Options{Runner: run, Events: sink}).Run(context.Background())
 	if res.FinalState["data"] != "a#1" || got != "a#1" {
 		t.Fatalf("state %v, b got %v", res.FinalState, got)
@@ -678,7 +678,7 @@ func TestExpensiveConditionIsInterrupted(t *testing.T) {
 			if tc.reason == engine.Timeout {
 				opts.Timeout = 2 * time.Second
 			} else {
-				opts.Runner = scripted{"a": func(*runners.Request) (any, error) {
+				opts.Runner = scripted{"a": func(*agentpkg.Request) (any, error) {
 					time.AfterFunc(time.Second, cancel) // while b's condition runs
 					return "done", nil
 				}}

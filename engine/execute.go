@@ -9,10 +9,10 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/secrets"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -46,7 +46,7 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 		if x.failed != nil {
 			// Failed when it was planned: reported as run, never started.
 			r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: x.req.Turn, Agent: eventName(x.req), Execution: x.req.Execution})
-			x.started, x.res = time.Now(), &runners.Result{Err: x.failed}
+			x.started, x.res = time.Now(), &agent.Result{Err: x.failed}
 			if r.span != nil {
 				r.traceFailedPlan(ctx, x)
 			}
@@ -83,7 +83,7 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 // instances are given in item order, all at once, under the run's parallel
 // limit.
 func (r *Run) executeWith(ctx context.Context, execs []execution) {
-	var reqs []*runners.Request
+	var reqs []*agent.Request
 	var run []*execution
 	now := r.now()
 	for i := range execs {
@@ -91,7 +91,7 @@ func (r *Run) executeWith(ctx context.Context, execs []execution) {
 		r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: x.req.Turn, Agent: eventName(x.req), Execution: x.req.Execution})
 		x.started = now
 		if x.failed != nil {
-			x.res = &runners.Result{Err: x.failed}
+			x.res = &agent.Result{Err: x.failed}
 			r.finished(x)
 			continue
 		}
@@ -116,13 +116,13 @@ func (r *Run) executeWith(ctx context.Context, execs []execution) {
 // timeout and retries, a panic failing it, what it returns redacted with
 // opts.Secrets; with no budget. A durable engine's activity calls it with the
 // request its workflow planned (docs/temporal.md).
-func Execute(ctx context.Context, e *ensemble.Ensemble, opts Options, req *runners.Request) *runners.Result {
+func Execute(ctx context.Context, e *ensemble.Ensemble, opts Options, req *agent.Request) *agent.Result {
 	return New(e, req.Input, opts).runOne(ctx, req)
 }
 
 // runOne runs one execution under the agent's own timeout. A runner that
 // panics fails its execution, never the run.
-func (r *Run) runOne(ctx context.Context, req *runners.Request) (res *runners.Result) {
+func (r *Run) runOne(ctx context.Context, req *agent.Request) (res *agent.Result) {
 	a := req.Agent
 	r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: req.Turn, Agent: eventName(req), Execution: req.Execution})
 	if r.span != nil {
@@ -139,10 +139,10 @@ func (r *Run) runOne(ctx context.Context, req *runners.Request) (res *runners.Re
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			res = &runners.Result{Err: fmt.Errorf("internal error: %v", p)}
+			res = &agent.Result{Err: fmt.Errorf("internal error: %v", p)}
 		}
 		if res == nil {
-			res = &runners.Result{Err: errors.New("internal error: the runner returned no result")}
+			res = &agent.Result{Err: errors.New("internal error: the runner returned no result")}
 		}
 		// Say why the context ended (the agent's own timeout), unless the
 		// runner already did.
@@ -173,7 +173,7 @@ func redactChild(sec *secrets.Redactor, c *state.Child) {
 }
 
 // redact removes every key from what an execution returned.
-func (r *Run) redact(res *runners.Result) {
+func (r *Run) redact(res *agent.Result) {
 	sec := r.opts.Secrets
 	if sec.Empty() {
 		return

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	agentpkg "github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/runners"
 )
 
 // onFailure builds agent name depending on dep through a failure edge.
@@ -35,13 +35,13 @@ func TestFailureEdges(t *testing.T) {
 		e := build(agent("fetch", 1), agent("use", 1, "fetch"), onFailure("fallback", "fetch", 1))
 		var given any
 		run := scripted{
-			"fetch": func(*runners.Request) (any, error) {
+			"fetch": func(*agentpkg.Request) (any, error) {
 				if c.fetchFails {
 					return nil, errors.New("503 from upstream")
 				}
 				return "data", nil
 			},
-			"fallback": func(req *runners.Request) (any, error) {
+			"fallback": func(req *agentpkg.Request) (any, error) {
 				given = req.Dependencies["fetch"]
 				if c.fallbackFails {
 					return nil, errors.New("no cache either")
@@ -76,7 +76,7 @@ func TestFailureEdgeFiresPerFailure(t *testing.T) {
 	e := build(agent("start", 1), agent("try", 3, "start", "?retry"), onFailure("retry", "try", 5))
 	n := 0
 	run := scripted{
-		"try": func(*runners.Request) (any, error) {
+		"try": func(*agentpkg.Request) (any, error) {
 			if n++; n < 3 {
 				return nil, errors.New("flaky")
 			}

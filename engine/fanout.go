@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -60,7 +60,7 @@ func (r *Run) expand(ctx context.Context, turn int, p *plan) {
 		for i, item := range items {
 			req := *x.req
 			name := ensemble.InstanceName(a.Name, i)
-			req.Instance = &runners.Instance{Name: name, Item: item, Index: i, Count: len(items), Seq: seq + i + 1}
+			req.Instance = &agent.Instance{Name: name, Item: item, Index: i, Count: len(items), Seq: seq + i + 1}
 			req.Memory = nil // a fresh conversation per item
 			req.Events = r.agentSink(turn, name)
 			execs = append(execs, execution{agent: x.agent, req: &req, refs: x.refs, gate: gate})
@@ -155,7 +155,7 @@ func (x *execution) release() {
 
 // eventName is the name an execution's events carry: the instance's for an
 // instance of a fan-out agent, the agent's otherwise.
-func eventName(req *runners.Request) string {
+func eventName(req *agent.Request) string {
 	if req.Instance != nil {
 		return req.Instance.Name
 	}

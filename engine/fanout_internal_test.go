@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/ensemble"
 	llmkind "github.com/ensemble-run/ensemble/kinds/llm"
 	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/resolver"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -88,9 +88,9 @@ func TestCommitFoldsAFanOut(t *testing.T) {
 	for i := range p.execs {
 		x := &p.execs[i]
 		x.started, x.took = time.Now(), time.Millisecond
-		x.res = &runners.Result{Output: "out " + x.req.Instance.Name, Memory: json.RawMessage(`{"version":1}`)}
+		x.res = &agent.Result{Output: "out " + x.req.Instance.Name, Memory: json.RawMessage(`{"version":1}`)}
 		if i == 1 {
-			x.res = &runners.Result{Err: errors.New("boom")}
+			x.res = &agent.Result{Err: errors.New("boom")}
 		}
 	}
 	r.committer.commit(2, &p)

@@ -11,11 +11,11 @@ import (
 	"sync/atomic"
 	"testing"
 
+	agentpkg "github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -36,9 +36,9 @@ func splitEnsemble() *ensemble.Ensemble {
 
 // chunks makes split output n chunks "c0", "c1"…; summarize answers
 // "sum of cI".
-func chunks(n int, summarize func(req *runners.Request) (any, error)) scripted {
+func chunks(n int, summarize func(req *agentpkg.Request) (any, error)) scripted {
 	return scripted{
-		"split": func(*runners.Request) (any, error) {
+		"split": func(*agentpkg.Request) (any, error) {
 			list := make([]any, n)
 			for i := range list {
 				list[i] = fmt.Sprintf("c%d", i)
@@ -46,11 +46,11 @@ func chunks(n int, summarize func(req *runners.Request) (any, error)) scripted {
 			return map[string]any{"chunks": list}, nil
 		},
 		"summarize": summarize,
-		"reduce":    func(req *runners.Request) (any, error) { return req.Dependencies["summarize"], nil },
+		"reduce":    func(req *agentpkg.Request) (any, error) { return req.Dependencies["summarize"], nil },
 	}
 }
 
-func summary(req *runners.Request) (any, error) {
+func summary(req *agentpkg.Request) (any, error) {
 	in := req.Instance
 	if in == nil {
 		return nil, errors.New("summarize ran without an item")
@@ -70,7 +70,7 @@ func TestFanOutKeepsItemOrder(t *testing.T) {
 		done[i] = make(chan struct{})
 	}
 	close(done[n])
-	run := chunks(n, func(req *runners.Request) (any, error) {
+	run := chunks(n, func(req *agentpkg.Request) (any, error) {
 		i := req.Instance.Index
 		<-done[i+1] // the last item finishes first
 		defer close(done[i])
@@ -123,7 +123,7 @@ func TestFanOutKeepsItemOrder(t *testing.T) {
 // name; the agent succeeds. With on_error: fail it fails the agent.
 func TestFanOutFailedInstance(t *testing.T) {
 	t.Parallel()
-	run := chunks(3, func(req *runners.Request) (any, error) {
+	run := chunks(3, func(req *agentpkg.Request) (any, error) {
 		if req.Instance.Index == 1 {
 			return nil, errors.New("chunk too hard")
 		}
@@ -156,7 +156,7 @@ func TestFanOutFailedInstance(t *testing.T) {
 func TestFanOutEmptyList(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int64
-	run := chunks(0, func(req *runners.Request) (any, error) { calls.Add(1); return summary(req) })
+	run := chunks(0, func(req *agentpkg.Request) (any, error) { calls.Add(1); return summary(req) })
 	res := engine.New(splitEnsemble(), "", engine.Options{Runner: run}).Run(context.Background())
 	if got := strings.Join(order(res), " "); got != "1:split 2:summarize 3:reduce" || calls.Load() != 0 {
 		t.Fatalf("order %s, %d instances", got, calls.Load())
@@ -187,8 +187,8 @@ func TestFanOutBadList(t *testing.T) {
 			e.Agents[1].FanOut.MaxItems = c.max
 		}
 		run := scripted{
-			"split":     func(*runners.Request) (any, error) { return c.split, nil },
-			"summarize": func(*runners.Request) (any, error) { t.Error("an instance ran"); return nil, nil },
+			"split":     func(*agentpkg.Request) (any, error) { return c.split, nil },
+			"summarize": func(*agentpkg.Request) (any, error) { t.Error("an instance ran"); return nil, nil },
 		}
 		res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
 		if len(res.Errors) != 1 || res.Errors[0].AgentName != "summarize" || !strings.Contains(res.Errors[0].Message, c.expect) {
@@ -227,7 +227,7 @@ func TestFanOutMaxParallel(t *testing.T) {
 		var cc concurrency
 		e := splitEnsemble()
 		e.Agents[1].FanOut.MaxParallel = c.maxParallel
-		run := chunks(8, func(req *runners.Request) (any, error) {
+		run := chunks(8, func(req *agentpkg.Request) (any, error) {
 			cc.enter()
 			defer cc.leave()
 			return summary(req)
@@ -252,10 +252,10 @@ func TestFanOutIsOneExecution(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[int]int{}
 	run := scripted{
-		"split": func(req *runners.Request) (any, error) {
+		"split": func(req *agentpkg.Request) (any, error) {
 			return map[string]any{"chunks": []any{"a", "b", "c"}, "round": req.Execution}, nil
 		},
-		"summarize": func(req *runners.Request) (any, error) {
+		"summarize": func(req *agentpkg.Request) (any, error) {
 			mu.Lock()
 			seen[req.Execution]++
 			mu.Unlock()
@@ -284,12 +284,12 @@ func loopEnsemble() *ensemble.Ensemble {
 	return e
 }
 
-func loopRunner(hook func(ctx context.Context, req *runners.Request)) runners.Runner {
-	return runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
+func loopRunner(hook func(ctx context.Context, req *agentpkg.Request)) agentpkg.Runner {
+	return agentpkg.RunnerFunc(func(ctx context.Context, req *agentpkg.Request) *agentpkg.Result {
 		if hook != nil {
 			hook(ctx, req)
 			if ctx.Err() != nil {
-				return &runners.Result{Err: ctx.Err()}
+				return &agentpkg.Result{Err: ctx.Err()}
 			}
 		}
 		var out any
@@ -305,7 +305,7 @@ func loopRunner(hook func(ctx context.Context, req *runners.Request)) runners.Ru
 		case "synth":
 			out = map[string]any{"reviews": req.Dependencies["review"], "critique": req.Dependencies["critic"]}
 		}
-		return &runners.Result{Output: out, InputData: map[string]any{"dependencies": req.Dependencies, "instance": req.Instance != nil}}
+		return &agentpkg.Result{Output: out, InputData: map[string]any{"dependencies": req.Dependencies, "instance": req.Instance != nil}}
 	})
 }
 
@@ -341,7 +341,7 @@ func TestFanOutResumedMidTurn(t *testing.T) {
 	// the first may have finished already.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	hook := func(c context.Context, req *runners.Request) {
+	hook := func(c context.Context, req *agentpkg.Request) {
 		if req.Instance != nil && req.Execution == 2 && req.Instance.Index == 1 {
 			cancel()
 			<-c.Done()
@@ -403,7 +403,7 @@ func TestCheckStateInstanceOfNoFanOut(t *testing.T) {
 // run exits 0.
 func TestFanOutFailureHandledWithItsAgent(t *testing.T) {
 	t.Parallel()
-	run := chunks(3, func(req *runners.Request) (any, error) {
+	run := chunks(3, func(req *agentpkg.Request) (any, error) {
 		if req.Instance.Index == 1 {
 			return nil, errors.New("chunk too hard")
 		}
@@ -443,7 +443,7 @@ func TestFanOutStartsInItemOrder(t *testing.T) {
 	for _, c := range []struct{ maxParallel, parallel int }{{1, 5}, {0, 1}, {2, 5}} {
 		var mu sync.Mutex
 		var started []int
-		run := chunks(12, func(req *runners.Request) (any, error) {
+		run := chunks(12, func(req *agentpkg.Request) (any, error) {
 			mu.Lock()
 			started = append(started, req.Instance.Index)
 			mu.Unlock()
@@ -471,7 +471,7 @@ func TestFanOutStartsInItemOrder(t *testing.T) {
 // and counts the others: a long list stays one readable line.
 func TestFanOutFailErrorNamesAFew(t *testing.T) {
 	t.Parallel()
-	run := chunks(15, func(req *runners.Request) (any, error) { return nil, errors.New("no") })
+	run := chunks(15, func(req *agentpkg.Request) (any, error) { return nil, errors.New("no") })
 	e := splitEnsemble()
 	e.Agents[1].FanOut.FailOnError = true
 	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())

@@ -6,12 +6,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 	"github.com/ensemble-run/ensemble/resolver"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -37,7 +37,7 @@ type plan struct {
 // what the executor filled in.
 type execution struct {
 	agent   int                        // index in plan.ready of the agent it executes
-	req     *runners.Request           // what the runner is given
+	req     *agent.Request             // what the runner is given
 	refs    map[string]state.OutputRef // the executions behind req.Dependencies
 	handles []state.ExecutionRef       // the failures delivered through on: failure edges
 	// failed is set when planning failed the execution (a select that
@@ -47,7 +47,7 @@ type execution struct {
 	// for other executions.
 	gate *fanGate
 
-	res     *runners.Result // set by the executor; nil if it never started
+	res     *agent.Result // set by the executor; nil if it never started
 	started time.Time
 	took    time.Duration
 }
@@ -121,7 +121,7 @@ func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready, x *execu
 		}
 	}
 	x.refs = refs
-	x.req = &runners.Request{
+	x.req = &agent.Request{
 		Ensemble:          r.ens,
 		Agent:             a,
 		Input:             st.Input,

@@ -7,8 +7,8 @@ import (
 	"errors"
 	"testing"
 
+	agentpkg "github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -19,8 +19,8 @@ func TestWriteJSONMatchesEncoder(t *testing.T) {
 	t.Parallel()
 	e := build(agent("a", 1), agent("b", 2, "a", "?c"), agent("c", 1, "b"))
 	run := scripted{
-		"a": func(*runners.Request) (any, error) { return map[string]any{"html": "<b>&</b>", "n": 1.5}, nil },
-		"c": func(*runners.Request) (any, error) { return nil, errors.New("c failed") },
+		"a": func(*agentpkg.Request) (any, error) { return map[string]any{"html": "<b>&</b>", "n": 1.5}, nil },
+		"c": func(*agentpkg.Request) (any, error) { return nil, errors.New("c failed") },
 	}
 	full := engine.New(e, "in\"put", engine.Options{Runner: run}).Run(context.Background())
 	empty := engine.New(build(agent("x", 1, "y"), agent("y", 1, "x")), "", engine.Options{Runner: run}).Run(context.Background())

@@ -22,7 +22,7 @@ import (
 // held back because the run's state could not be saved (runners.ErrNotSaved). Each attempt that fails and is followed by another is
 // an agent_retry event. The result is the last attempt's, with the usage
 // of every attempt: the requests of the failed ones were made.
-func (r *Run) attempts(ctx context.Context, req *runners.Request) *runners.Result {
+func (r *Run) attempts(ctx context.Context, req *agent.Request) *agent.Result {
 	rt := req.Agent.Retry
 	if rt == nil || rt.Attempts <= 1 {
 		return r.opts.Runner.Run(ctx, req)
@@ -77,13 +77,13 @@ func nextRetryWait(w time.Duration) time.Duration {
 }
 
 // safeRun runs one attempt; a runner that panics or returns nothing fails it.
-func safeRun(ctx context.Context, run runners.Runner, req *runners.Request) (res *runners.Result) {
+func safeRun(ctx context.Context, run agent.Runner, req *agent.Request) (res *agent.Result) {
 	defer func() {
 		if p := recover(); p != nil {
-			res = &runners.Result{Err: fmt.Errorf("internal error: %v", p)}
+			res = &agent.Result{Err: fmt.Errorf("internal error: %v", p)}
 		}
 		if res == nil {
-			res = &runners.Result{Err: errors.New("internal error: the runner returned no result")}
+			res = &agent.Result{Err: errors.New("internal error: the runner returned no result")}
 		}
 	}()
 	return run.Run(ctx, req)

@@ -9,10 +9,10 @@ import (
 	"sync"
 	"testing"
 
+	agentpkg "github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/secrets"
-	"github.com/ensemble-run/ensemble/runners"
 )
 
 // The engine redacts the keys from what executions return before it
@@ -22,8 +22,8 @@ func TestSecretsAreRedactedBeforeTheyAreRecorded(t *testing.T) {
 	const key = "sk-engine-secret-42"
 	e := build(agent("a", 1), agent("b", 1, "a"))
 	run := scripted{
-		"a": func(*runners.Request) (any, error) { return map[string]any{key: []any{"x " + key}}, nil },
-		"b": func(*runners.Request) (any, error) { return nil, errors.New("refused " + key) },
+		"a": func(*agentpkg.Request) (any, error) { return map[string]any{key: []any{"x " + key}}, nil },
+		"b": func(*agentpkg.Request) (any, error) { return nil, errors.New("refused " + key) },
 	}
 	var mu sync.Mutex
 	var evs []events.Event
@@ -50,7 +50,7 @@ func TestRedactedOutputsKeepTheirTypes(t *testing.T) {
 	t.Parallel()
 	const key = "sk-engine-secret-42"
 	e := build(agent("a", 1), agent("b", 1, "a|context.a.score > 3"))
-	run := scripted{"a": func(*runners.Request) (any, error) {
+	run := scripted{"a": func(*agentpkg.Request) (any, error) {
 		return map[string]any{"score": 5.0, "note": "saw " + key}, nil
 	}}
 	res := engine.New(e, "", engine.Options{Runner: run, Secrets: secrets.New(key)}).Run(context.Background())

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	agentpkg "github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/runners"
 )
 
 // A select delivers part of a dependency's output; one that fails at run
@@ -27,11 +27,11 @@ func TestSelectDelivers(t *testing.T) {
 	e.Agents[2].Dependencies[0].Select, e.Agents[2].Dependencies[0].SelectProgram = "output.nope.x", sel("output.nope.x")
 	var got any
 	run := scripted{
-		"classifier": func(*runners.Request) (any, error) {
+		"classifier": func(*agentpkg.Request) (any, error) {
 			return map[string]any{"topics": []any{"go", "yaml"}, "confidence": 0.9}, nil
 		},
-		"writer": func(req *runners.Request) (any, error) { got = req.Dependencies["classifier"]; return "ok", nil },
-		"broken": func(*runners.Request) (any, error) { t.Error("broken ran despite its failed select"); return nil, nil },
+		"writer": func(req *agentpkg.Request) (any, error) { got = req.Dependencies["classifier"]; return "ok", nil },
+		"broken": func(*agentpkg.Request) (any, error) { t.Error("broken ran despite its failed select"); return nil, nil },
 	}
 	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
 	if s := mustJSON(t, got); s != `["go","yaml"]` {
@@ -57,8 +57,8 @@ func TestSelectNotJSON(t *testing.T) {
 		}
 		e.Agents[1].Dependencies[0].Select, e.Agents[1].Dependencies[0].SelectProgram = src, s
 		run := scripted{
-			"a": func(*runners.Request) (any, error) { return map[string]any{"n": 1.0}, nil },
-			"b": func(*runners.Request) (any, error) { t.Error("b ran"); return nil, nil },
+			"a": func(*agentpkg.Request) (any, error) { return map[string]any{"n": 1.0}, nil },
+			"b": func(*agentpkg.Request) (any, error) { t.Error("b ran"); return nil, nil },
 		}
 		res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
 		if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Message, "select of dependency \"a\" ("+src+") failed: its value holds") {

@@ -8,18 +8,18 @@ import (
 	"testing"
 	"time"
 
+	agentpkg "github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/runners"
 )
 
 // chatty emits n text deltas per execution, then answers.
-func chatty(n int) runners.Runner {
-	return runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
+func chatty(n int) agentpkg.Runner {
+	return agentpkg.RunnerFunc(func(ctx context.Context, req *agentpkg.Request) *agentpkg.Result {
 		for i := range n {
 			req.Events.Emit(events.Event{Type: events.TextDelta, Execution: req.Execution, Message: fmt.Sprint(i)})
 		}
-		return &runners.Result{Output: req.Agent.Name}
+		return &agentpkg.Result{Output: req.Agent.Name}
 	})
 }
 
@@ -114,7 +114,7 @@ func TestEventsAStuckReaderDoesNotHoldTheRunBeyondItsTimeout(t *testing.T) {
 	// The agent fills the buffer many times over, then works until the run's
 	// timeout: the run must end by that timeout whatever the reader does
 	// (an agent that finished first would make the run complete instead).
-	chattyThenBusy := runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
+	chattyThenBusy := agentpkg.RunnerFunc(func(ctx context.Context, req *agentpkg.Request) *agentpkg.Result {
 		res := chatty(10*events.DefaultBuffer).Run(ctx, req)
 		<-ctx.Done()
 		res.Err = ctx.Err()

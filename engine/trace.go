@@ -10,7 +10,6 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/internal/tracing"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -79,7 +78,7 @@ func (r *Run) startTurn(ctx context.Context, turn int, agents []string) (context
 }
 
 // startExecution opens an execution's span under its turn's.
-func (r *Run) startExecution(ctx context.Context, req *runners.Request) (context.Context, trace.Span) {
+func (r *Run) startExecution(ctx context.Context, req *agent.Request) (context.Context, trace.Span) {
 	a := req.Agent
 	attrs := []attribute.KeyValue{
 		tracing.OperationName.String(tracing.OpInvokeAgent),
@@ -106,7 +105,7 @@ func (r *Run) startExecution(ctx context.Context, req *runners.Request) (context
 
 // endExecution closes an execution's span with what it returned (already
 // redacted).
-func (r *Run) endExecution(span trace.Span, res *runners.Result) {
+func (r *Run) endExecution(span trace.Span, res *agent.Result) {
 	if res.StopReason != "" {
 		span.SetAttributes(tracing.StopReason.String(res.StopReason))
 	}

@@ -9,9 +9,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	agentpkg "github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/internal/secrets"
-	"github.com/ensemble-run/ensemble/runners"
 )
 
 // A run driven turn by turn (Step) traces as one driven whole: a run span
@@ -26,12 +26,12 @@ func TestStepDrivenTrace(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	e := build(agent("a", 1), agent("b", 1, "a"))
 	sawTracer := false
-	run := runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
+	run := agentpkg.RunnerFunc(func(ctx context.Context, req *agentpkg.Request) *agentpkg.Result {
 		if req.Agent.Name == "a" {
 			sawTracer = req.Services.Tracer != nil && trace.SpanFromContext(ctx).SpanContext().IsValid()
-			return &runners.Result{Output: "ok"}
+			return &agentpkg.Result{Output: "ok"}
 		}
-		return &runners.Result{Err: errors.New("failed with sk-step-secret-123")}
+		return &agentpkg.Result{Err: errors.New("failed with sk-step-secret-123")}
 	})
 	r := engine.New(e, "", engine.Options{Runner: run, Tracer: tp.Tracer("test"), RunID: "r1",
 		Secrets: secrets.New("sk-step-secret-123")})
@@ -78,9 +78,9 @@ func TestNoTracer(t *testing.T) {
 	t.Parallel()
 	e := build(agent("a", 1))
 	found := true
-	res := engine.New(e, "", engine.Options{Runner: runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
+	res := engine.New(e, "", engine.Options{Runner: agentpkg.RunnerFunc(func(ctx context.Context, req *agentpkg.Request) *agentpkg.Result {
 		found = req.Services.Tracer != nil || trace.SpanFromContext(ctx).SpanContext().IsValid()
-		return &runners.Result{Output: "ok"}
+		return &agentpkg.Result{Output: "ok"}
 	})}).Run(context.Background())
 	if found || res.CompletionReason != engine.Completed {
 		t.Fatalf("tracer in context %v, %s", found, res.CompletionReason)

@@ -14,7 +14,7 @@ import (
 // InjectedRunner runs agents from injected responses (docs/testing.md#the-responses-file) and hands
 // every agent without an entry to Next.
 //
-// For an agent with an entry, execution N (Request.Execution, 1-based; 0 is
+// For an agent with an entry, execution N (agent.Request.Execution, 1-based; 0 is
 // taken as 1) takes response N instead of running: no script, no model, no
 // human.
 //   - A string is reply text: parsed with ParseOutput, except that for an LLM
@@ -26,7 +26,7 @@ import (
 //   - When the list is used up the execution fails: `agent "x": injected
 //     responses exhausted after N`.
 //
-// Result.InputData of an injected execution is what the agent would have
+// agent.Result.InputData of an injected execution is what the agent would have
 // been given, less the shared context: agent, input, dependencies, turn,
 // execution and request_parameters (plus parameters for script agents),
 // and "injected_response": N, the 1-based number of the response used.
@@ -34,10 +34,10 @@ import (
 // An entry {simulate: ...} calls Simulate, which the LLM runner provides.
 type InjectedRunner struct {
 	Responses *Responses
-	Next      Runner
+	Next      agent.Runner
 	// Simulate plays the agent with a model profile and a prompt (docs/testing.md#the-responses-file).
 	// Nil: simulated entries fail with a clear error.
-	Simulate func(ctx context.Context, req *Request, modelProfile, prompt string) *Result
+	Simulate func(ctx context.Context, req *agent.Request, modelProfile, prompt string) *agent.Result
 	// Live, when not nil, guards the real models: an LLM agent with no
 	// entry is handed to Next only when Live returns nil for it; otherwise
 	// its execution fails with Live's error and no request reaches the
@@ -50,32 +50,32 @@ type InjectedRunner struct {
 	taken   map[string]int // responses taken by path (pathEntry)
 }
 
-var _ Runner = (*InjectedRunner)(nil)
+var _ agent.Runner = (*InjectedRunner)(nil)
 
 // Injected wraps next with the responses r (which may be nil: then every
 // agent goes to next).
-func Injected(r *Responses, next Runner) *InjectedRunner {
+func Injected(r *Responses, next agent.Runner) *InjectedRunner {
 	return &InjectedRunner{Responses: r, Next: next}
 }
 
 // Run injects or delegates.
-func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
+func (ir *InjectedRunner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	a := req.Agent
 	ent, n := ir.injectedEntry(req)
 	if ent == nil {
 		if ir.Live != nil && agent.IsGuarded(a.Kind) {
 			if err := ir.Live(cmp.Or(req.Path, a.Name)); err != nil {
-				return &Result{InputData: injectedInputData(req, 0), Err: err}
+				return &agent.Result{InputData: injectedInputData(req, 0), Err: err}
 			}
 		}
 		if ir.Next == nil {
-			return &Result{Err: fmt.Errorf("agent %q: no runner is configured", a.Name)}
+			return &agent.Result{Err: fmt.Errorf("agent %q: no runner is configured", a.Name)}
 		}
 		return ir.Next.Run(ctx, req)
 	}
 	if s := ent.Simulate; s != nil {
 		if ir.Simulate == nil {
-			return &Result{
+			return &agent.Result{
 				InputData: injectedInputData(req, 0),
 				Err: fmt.Errorf("agent %q: its responses are simulated with model profile %q, and no provider is available yet to run it",
 					a.Name, s.ModelProfile),
@@ -87,7 +87,7 @@ func (ir *InjectedRunner) Run(ctx context.Context, req *Request) *Result {
 	// Responses taken as repairs by earlier executions shift this one's
 	// (docs/testing.md#the-responses-file).
 	n += ir.repairsTaken(req, ent)
-	res := &Result{InputData: injectedInputData(req, n)}
+	res := &agent.Result{InputData: injectedInputData(req, n)}
 	for repairs := 0; ; repairs++ {
 		if n > len(ent.Values) {
 			res.Err = exhausted(req, ent, n)
@@ -144,7 +144,7 @@ func injectedOutput(a *ensemble.Agent, v any, n int) (any, error) {
 // maxRepairs is how many repair turns an execution's injected responses
 // get: the kind's output_repairs, none for a fan-out instance (its
 // responses are numbered across instances that run at once).
-func (ir *InjectedRunner) maxRepairs(req *Request) int {
+func (ir *InjectedRunner) maxRepairs(req *agent.Request) int {
 	if req.Instance != nil {
 		return 0
 	}
@@ -153,7 +153,7 @@ func (ir *InjectedRunner) maxRepairs(req *Request) int {
 
 // repairsTaken is how many responses of ent earlier executions took as
 // repairs.
-func (ir *InjectedRunner) repairsTaken(req *Request, ent *ResponseEntry) int {
+func (ir *InjectedRunner) repairsTaken(req *agent.Request, ent *ResponseEntry) int {
 	if req.Instance != nil {
 		return 0
 	}
@@ -171,7 +171,7 @@ func (ir *InjectedRunner) takeRepair(ent *ResponseEntry) {
 	ir.repairs[ent.Agent]++
 }
 
-func injectedInputData(req *Request, n int) map[string]any {
+func injectedInputData(req *agent.Request, n int) map[string]any {
 	var m map[string]any
 	if k, ok := req.Agent.Kind.(agent.InputDescriber); ok {
 		m = k.InputData(req)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 	"github.com/ensemble-run/ensemble/internal/proc"
 )
@@ -17,7 +18,7 @@ import (
 // file's folder (spec.Dir), and its environment (spec.Env) is ScriptEnv of
 // environ() (nil means os.Environ) with extra, then ENSEMBLE_AGENT,
 // ENSEMBLE_TURN and ENSEMBLE_EXECUTION, which extra cannot override.
-func ExecScript(ctx context.Context, req *Request, environ func() []string, extra map[string]string, spec proc.Spec) (*proc.Result, error) {
+func ExecScript(ctx context.Context, req *agent.Request, environ func() []string, extra map[string]string, spec proc.Spec) (*proc.Result, error) {
 	env := make(map[string]string, len(extra)+3)
 	maps.Copy(env, extra)
 	env["ENSEMBLE_AGENT"] = ""
@@ -38,7 +39,7 @@ func ExecScript(ctx context.Context, req *Request, environ func() []string, extr
 
 // BaseInputData is what any agent is given, less the shared context:
 // agent, input, dependencies, turn, execution, request_parameters.
-func BaseInputData(req *Request) map[string]any {
+func BaseInputData(req *agent.Request) map[string]any {
 	var rp any
 	if req.RequestParameters != nil {
 		rp = req.RequestParameters
@@ -69,7 +70,7 @@ func orEmpty(m map[string]any) map[string]any {
 // string as it is, anything else as compact JSON, sections apart by a blank
 // line. "" when there is nothing to say. An LLM agent's user message and a
 // child ensemble's input are built with it.
-func Labelled(req *Request, withInput bool, deps []string) string {
+func Labelled(req *agent.Request, withInput bool, deps []string) string {
 	var b strings.Builder
 	section := func(label, body string) {
 		if b.Len() > 0 {

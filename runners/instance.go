@@ -14,8 +14,8 @@ import (
 // and the 1-based number of that response. An instance's own entry
 // (`agent[i]`) comes first, and takes the response of the agent's
 // execution; otherwise the agent's entry gives its instances their
-// responses in order, across instances and executions (Instance.Seq).
-func (ir *InjectedRunner) injectedEntry(req *Request) (*ResponseEntry, int) {
+// responses in order, across instances and executions (agent.Instance.Seq).
+func (ir *InjectedRunner) injectedEntry(req *agent.Request) (*ResponseEntry, int) {
 	if req.Path != "" {
 		return ir.pathEntry(req.Path)
 	}
@@ -52,7 +52,7 @@ func notAnInstance(e *ensemble.Ensemble, name string) string {
 
 // exhausted is the error of an execution whose injected responses ran out:
 // entry ent had no response n.
-func exhausted(req *Request, ent *ResponseEntry, n int) error {
+func exhausted(req *agent.Request, ent *ResponseEntry, n int) error {
 	a, have := req.Agent.Name, len(ent.Values)
 	if req.Path != "" {
 		return fmt.Errorf("agent %q: injected responses exhausted after %d (its execution %d in the run has none)", req.Path, have, n)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 )
 
@@ -14,7 +15,7 @@ func fanOutEnsemble(t *testing.T) *ensemble.Ensemble {
 }
 
 // The agent's injected responses go to its instances in order, across
-// executions (Instance.Seq); an instance's own entry comes first, and takes
+// executions (agent.Instance.Seq); an instance's own entry comes first, and takes
 // the response of the agent's execution.
 func TestInjectedInstances(t *testing.T) {
 	t.Parallel()
@@ -27,9 +28,9 @@ func TestInjectedInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	inj := Injected(r, nil)
-	run := func(execution, index, seq int) *Result {
-		return inj.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent("summarize"), Execution: execution,
-			Instance: &Instance{Name: ensemble.InstanceName("summarize", index), Item: "it", Index: index, Count: 3, Seq: seq}})
+	run := func(execution, index, seq int) *agent.Result {
+		return inj.Run(context.Background(), &agent.Request{Ensemble: e, Agent: e.Agent("summarize"), Execution: execution,
+			Instance: &agent.Instance{Name: ensemble.InstanceName("summarize", index), Item: "it", Index: index, Count: 3, Seq: seq}})
 	}
 	for _, c := range []struct {
 		execution, index, seq int

@@ -1,6 +1,9 @@
 package runners
 
-import "github.com/ensemble-run/ensemble/ensemble"
+import (
+	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/ensemble"
+)
 
 // The kinds' own packages import this one, so its tests stand in for
 // them with kinds that answer what the injected runner asks. An LLM
@@ -19,7 +22,7 @@ func (testKind) Fields() []string                         { return nil }
 func (testKind) Decode(*ensemble.Fields, *ensemble.Agent) {}
 
 func (scriptKind) String() string { return "script" }
-func (scriptKind) InputData(req *Request) map[string]any {
+func (scriptKind) InputData(req *agent.Request) map[string]any {
 	m := BaseInputData(req)
 	params, _ := req.Agent.Spec.(map[string]any)
 	m["parameters"] = orEmpty(params)

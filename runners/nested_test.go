@@ -3,8 +3,9 @@ package runners
 import (
 	"strings"
 
-	"github.com/ensemble-run/ensemble/ensemble"
 	"testing"
+
+	"github.com/ensemble-run/ensemble/ensemble"
 
 	"github.com/ensemble-run/ensemble/state"
 )

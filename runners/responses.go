@@ -8,9 +8,10 @@ import (
 	"strings"
 	"sync"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
-	"go.yaml.in/yaml/v3"
 )
 
 // Responses are injected responses (docs/testing.md#the-responses-file): for each agent named, the
@@ -22,7 +23,7 @@ import (
 // objects are map[string]any, arrays []any, numbers float64, so a condition
 // sees the same thing whether an output came from a script or an injection.
 //
-// Execution N of an agent (Request.Execution, 1-based) takes response N:
+// Execution N of an agent (agent.Request.Execution, 1-based) takes response N:
 // the position in the responses is the agent's execution count, which the
 // run state already keeps, so a resumed run continues where it stopped.
 //

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 )
 
@@ -178,9 +179,9 @@ func TestLoadResponsesAndValidate(t *testing.T) {
 // countingRunner counts the executions it is handed.
 type countingRunner struct{ n atomic.Int32 }
 
-func (c *countingRunner) Run(ctx context.Context, req *Request) *Result {
+func (c *countingRunner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	c.n.Add(1)
-	return &Result{Output: "ran " + req.Agent.Name}
+	return &agent.Result{Output: "ran " + req.Agent.Name}
 }
 
 func TestInjectedRunner(t *testing.T) {
@@ -194,8 +195,8 @@ func TestInjectedRunner(t *testing.T) {
 	}
 	next := &countingRunner{}
 	inj := Injected(r, next)
-	run := func(agent string, execution int) *Result {
-		return inj.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent(agent), Input: "in", Turn: execution, Execution: execution,
+	run := func(name string, execution int) *agent.Result {
+		return inj.Run(context.Background(), &agent.Request{Ensemble: e, Agent: e.Agent(name), Input: "in", Turn: execution, Execution: execution,
 			Dependencies: map[string]any{"x": 1.0}})
 	}
 	tests := []struct {
@@ -252,7 +253,7 @@ func TestInjectedRunner(t *testing.T) {
 	}
 	// Agents without an entry run for real.
 	e2 := testEnsemble(t, scriptAgent("other", "echo.py", nil))
-	if res := inj.Run(context.Background(), &Request{Ensemble: e2, Agent: e2.Agent("other"), Execution: 1}); res.Output != "ran other" || next.n.Load() != 1 {
+	if res := inj.Run(context.Background(), &agent.Request{Ensemble: e2, Agent: e2.Agent("other"), Execution: 1}); res.Output != "ran other" || next.n.Load() != 1 {
 		t.Errorf("delegation: %#v", res)
 	}
 }
@@ -264,11 +265,11 @@ func TestInjectedJSONAgentRejectsNonJSONText(t *testing.T) {
 	r.AddText("llm_analyzer", "Sure! Here you go: not json")
 	r.AddText("llm_analyzer", "Here it is:\n```json\n{\"needs_clarification\": false}\n```\nAnything else?")
 	inj := Injected(r, nil)
-	res := inj.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent("llm_analyzer"), Execution: 1})
+	res := inj.Run(context.Background(), &agent.Request{Ensemble: e, Agent: e.Agent("llm_analyzer"), Execution: 1})
 	if res.Err == nil || !strings.Contains(res.Err.Error(), "output_format is json") {
 		t.Errorf("err = %v", res.Err)
 	}
-	res = inj.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent("llm_analyzer"), Execution: 2})
+	res = inj.Run(context.Background(), &agent.Request{Ensemble: e, Agent: e.Agent("llm_analyzer"), Execution: 2})
 	if res.Err != nil || !reflect.DeepEqual(res.Output, map[string]any{"needs_clarification": false}) {
 		t.Errorf("fenced: %#v %v", res.Output, res.Err)
 	}
@@ -292,7 +293,7 @@ func TestResponsesAddNormalizes(t *testing.T) {
 		t.Errorf("values %#v", got)
 	}
 	inj := Injected(r, nil)
-	res := inj.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent("writer"), Execution: 3})
+	res := inj.Run(context.Background(), &agent.Request{Ensemble: e, Agent: e.Agent("writer"), Execution: 3})
 	if !reflect.DeepEqual(res.Output, map[string]any{"count": 2.0}) {
 		t.Errorf("text reply parsed to %#v", res.Output)
 	}
@@ -301,7 +302,7 @@ func TestResponsesAddNormalizes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res = Injected(r2, nil).Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent("writer"), Execution: 1})
+	res = Injected(r2, nil).Run(context.Background(), &agent.Request{Ensemble: e, Agent: e.Agent("writer"), Execution: 1})
 	if res.Err == nil || !strings.Contains(res.Err.Error(), "exhausted after 0") {
 		t.Errorf("err = %v", res.Err)
 	}
@@ -347,13 +348,13 @@ func TestInjectedSimulate(t *testing.T) {
 	r := NewResponses()
 	r.SetSimulate("user_clarification", "local", "You are a sales manager.")
 	inj := Injected(r, nil)
-	req := &Request{Ensemble: e, Agent: e.Agent("user_clarification"), Execution: 1}
+	req := &agent.Request{Ensemble: e, Agent: e.Agent("user_clarification"), Execution: 1}
 	res := inj.Run(context.Background(), req)
 	if res.Err == nil || !strings.Contains(res.Err.Error(), "no provider is available yet") || !strings.Contains(res.Err.Error(), `"local"`) {
 		t.Errorf("err = %v", res.Err)
 	}
-	inj.Simulate = func(ctx context.Context, req *Request, profile, prompt string) *Result {
-		return &Result{Output: profile + ": " + prompt}
+	inj.Simulate = func(ctx context.Context, req *agent.Request, profile, prompt string) *agent.Result {
+		return &agent.Result{Output: profile + ": " + prompt}
 	}
 	if res := inj.Run(context.Background(), req); res.Err != nil || res.Output != "local: You are a sales manager." {
 		t.Errorf("simulated: %#v", res)
@@ -426,14 +427,14 @@ func TestInjectedLiveGuardsTheModels(t *testing.T) {
 	}
 	var mu sync.Mutex
 	reached := map[string]bool{}
-	inj := Injected(r, RunnerFunc(func(_ context.Context, req *Request) *Result {
+	inj := Injected(r, agent.RunnerFunc(func(_ context.Context, req *agent.Request) *agent.Result {
 		mu.Lock()
 		defer mu.Unlock()
 		reached[req.Agent.Name] = true
-		return &Result{Output: "real"}
+		return &agent.Result{Output: "real"}
 	}))
-	inj.Simulate = func(_ context.Context, req *Request, profile, _ string) *Result {
-		return &Result{Output: "simulated by " + profile}
+	inj.Simulate = func(_ context.Context, req *agent.Request, profile, _ string) *agent.Result {
+		return &agent.Result{Output: "simulated by " + profile}
 	}
 	inj.Live = func(agent string) error {
 		if agent == "let_through" {
@@ -455,7 +456,7 @@ func TestInjectedLiveGuardsTheModels(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.agent, func(t *testing.T) {
 			t.Parallel()
-			res := inj.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent(tt.agent), Turn: 1, Execution: 1})
+			res := inj.Run(context.Background(), &agent.Request{Ensemble: e, Agent: e.Agent(tt.agent), Turn: 1, Execution: 1})
 			if tt.wantErr != "" {
 				if res.Err == nil || res.Err.Error() != tt.wantErr {
 					t.Fatalf("err = %v, want %q", res.Err, tt.wantErr)
@@ -480,17 +481,17 @@ func TestInjectedOutputDepthIsCapped(t *testing.T) {
 	t.Parallel()
 	e := analysisEnsemble(t)
 	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
-	for _, agent := range []string{"writer", "llm_analyzer"} { // text, then output_format json
+	for _, name := range []string{"writer", "llm_analyzer"} { // text, then output_format json
 		r := NewResponses()
-		r.AddText(agent, deep(512))
-		r.AddText(agent, deep(513))
-		r.Add(agent, nested(512))
-		r.Add(agent, nested(513))
+		r.AddText(name, deep(512))
+		r.AddText(name, deep(513))
+		r.Add(name, nested(512))
+		r.Add(name, nested(513))
 		inj := Injected(r, nil)
 		for n, tooDeep := range []bool{false, true, false, true} {
-			res := inj.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent(agent), Execution: n + 1})
+			res := inj.Run(context.Background(), &agent.Request{Ensemble: e, Agent: e.Agent(name), Execution: n + 1})
 			if tooDeep != errors.Is(res.Err, ErrTooDeep) || (!tooDeep && !reflect.DeepEqual(res.Output, nested(512))) {
-				t.Errorf("%s #%d: err = %v", agent, n+1, res.Err)
+				t.Errorf("%s #%d: err = %v", name, n+1, res.Err)
 			}
 		}
 	}

@@ -1,23 +1,16 @@
-// Package runners executes one agent once: script agents (docs/semantics.md#script-agents), LLM
-// agents (docs/llm.md), ask agents, and injected responses (docs/testing.md#the-responses-file).
+// Package runners is what the kinds' runners share (the kinds themselves
+// are the packages under kinds/): injected responses and the runner that
+// serves them before the kinds' (docs/testing.md#the-responses-file), the
+// parsing of outputs and replies, the input an agent is given, starting a
+// script or tool process, and the barrier of a durable run whose turns are
+// saved behind it.
 package runners
 
 import (
 	"errors"
 	"strings"
 
-	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/internal/proc"
-)
-
-// The contract of package agent, under the names this package has always
-// used for them.
-type (
-	Request    = agent.Request
-	Result     = agent.Result
-	Runner     = agent.Runner
-	RunnerFunc = agent.RunnerFunc
-	Instance   = agent.Instance
 )
 
 // How a script or tool process fails (package internal/proc starts them).

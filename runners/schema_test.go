@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 )
 
@@ -56,8 +57,8 @@ func TestInjectedOutputSchema(t *testing.T) {
 	r.Add("check", `{"approved": true}`)
 	r.Add("check", map[string]any{})
 	inj := Injected(r, nil)
-	run := func(a string, execution int) *Result {
-		return inj.Run(context.Background(), &Request{Ensemble: e, Agent: e.Agent(a), Execution: execution})
+	run := func(a string, execution int) *agent.Result {
+		return inj.Run(context.Background(), &agent.Request{Ensemble: e, Agent: e.Agent(a), Execution: execution})
 	}
 	tests := []struct {
 		agent     string

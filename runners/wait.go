@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -35,7 +36,7 @@ type Barrier struct {
 // decided by the responses file alone, and plays again the same. r is
 // changed in place (an *InjectedRunner keeps its place in the wiring) and
 // returned.
-func (b *Barrier) Wrap(r Runner) Runner {
+func (b *Barrier) Wrap(r agent.Runner) agent.Runner {
 	ir, ok := r.(*InjectedRunner)
 	if !ok {
 		return &waiting{next: r, b: b}
@@ -44,7 +45,7 @@ func (b *Barrier) Wrap(r Runner) Runner {
 		ir.Next = &waiting{next: ir.Next, b: b}
 	}
 	if sim := ir.Simulate; sim != nil {
-		ir.Simulate = func(ctx context.Context, req *Request, modelProfile, prompt string) *Result {
+		ir.Simulate = func(ctx context.Context, req *agent.Request, modelProfile, prompt string) *agent.Result {
 			if res := b.pass(); res != nil {
 				return res
 			}
@@ -78,22 +79,22 @@ func (b *Barrier) AfterTurn(save func(*state.State) error) func(*state.State) er
 
 // pass waits, and returns the result of an execution that must not run, or
 // nil.
-func (b *Barrier) pass() *Result {
+func (b *Barrier) pass() *agent.Result {
 	if err := b.Wait(); err != nil {
-		return &Result{Err: fmt.Errorf("%w: %w", ErrNotSaved, err)}
+		return &agent.Result{Err: fmt.Errorf("%w: %w", ErrNotSaved, err)}
 	}
 	b.reached.Store(true)
 	return nil
 }
 
 type waiting struct {
-	next Runner
+	next agent.Runner
 	b    *Barrier
 }
 
-var _ Runner = (*waiting)(nil)
+var _ agent.Runner = (*waiting)(nil)
 
-func (w *waiting) Run(ctx context.Context, req *Request) *Result {
+func (w *waiting) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	if res := w.b.pass(); res != nil {
 		return res
 	}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/ensemble-run/ensemble/agent"
 )
 
 // A barrier: what injected responses answer runs at once; an agent they
@@ -17,8 +19,8 @@ func TestBarrier(t *testing.T) {
 	r := NewResponses()
 	r.Add("injected", "from the file")
 	r.SetSimulate("simulated", "efficient", "play a user")
-	req := func(agent string) *Request {
-		return &Request{Ensemble: e, Agent: e.Agent(agent), Input: "in", Turn: 1, Execution: 1}
+	req := func(name string) *agent.Request {
+		return &agent.Request{Ensemble: e, Agent: e.Agent(name), Input: "in", Turn: 1, Execution: 1}
 	}
 	for _, tt := range []struct {
 		name         string
@@ -41,16 +43,16 @@ func TestBarrier(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			waits, ran := 0, ""
-			next := RunnerFunc(func(ctx context.Context, req *Request) *Result {
+			next := agent.RunnerFunc(func(ctx context.Context, req *agent.Request) *agent.Result {
 				ran = "next"
-				return &Result{Output: "ran"}
+				return &agent.Result{Output: "ran"}
 			})
-			var runner Runner = next
+			var runner agent.Runner = next
 			if tt.viaResponses {
 				inj := Injected(r, next)
-				inj.Simulate = func(ctx context.Context, req *Request, profile, prompt string) *Result {
+				inj.Simulate = func(ctx context.Context, req *agent.Request, profile, prompt string) *agent.Result {
 					ran = "simulate"
-					return &Result{Output: "simulated"}
+					return &agent.Result{Output: "simulated"}
 				}
 				runner = inj
 			}

@@ -17,8 +17,11 @@ import (
 	"github.com/ensemble-run/ensemble/internal/filelock"
 )
 
-// The state file format (docs/semantics.md#durable-runs): what `ensemble run --state FILE`
-// writes after every completed turn and `ensemble resume FILE` reads.
+// The JSON state file format (docs/semantics.md#durable-runs): what
+// `ensemble state export` prints, what earlier releases wrote with --state
+// (rewritten whole after every turn, as `ensemble resume` still does for
+// such a file), and a run of a state database (package store) as it
+// loads.
 const (
 	FileFormat  = "ensemble-state" // the "format" field of every state file
 	FileVersion = 1                // the only version this package reads and writes

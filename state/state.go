@@ -1,7 +1,7 @@
-// Package state is the run's ConversationState (docs/semantics.md#state): plain data that
-// the resolver reads, the engine updates at the end of each turn, and
-// --state writes to disk. Only file.go does I/O: Save and Load of the state
-// file (docs/semantics.md#durable-runs).
+// Package state is the run's ConversationState (docs/semantics.md#state):
+// plain data that the resolver reads, the engine updates at the end of
+// each turn, and durable runs save. Only file.go and lock.go do I/O: the
+// JSON state file, its Save, Load and lock (docs/semantics.md#durable-runs).
 package state
 
 import (

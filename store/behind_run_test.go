@@ -9,13 +9,15 @@ import (
 	"testing"
 	"time"
 
+	sqlite "modernc.org/sqlite"
+
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
-	sqlite "modernc.org/sqlite"
 )
 
 // aheadRun is a durable run wired as run --state wires it: saved in the
@@ -33,7 +35,7 @@ type aheadRun struct {
 	completed atomic.Int64
 }
 
-func newAheadRun(t *testing.T, loop int, first bool, outside runners.RunnerFunc, outsideAgents ...string) *aheadRun {
+func newAheadRun(t *testing.T, loop int, first bool, outside agent.RunnerFunc, outsideAgents ...string) *aheadRun {
 	t.Helper()
 	dep := func(name, cond string, required bool) *ensemble.Dependency {
 		return dependency(t, name, cond, required)
@@ -141,13 +143,13 @@ func TestNothingRunsAheadOfItsDatabase(t *testing.T) {
 	const loop = 15 // 31 turns before last: within what the writer holds
 	var a *aheadRun
 	savedAtLast := make(chan int, 1)
-	a = newAheadRun(t, loop, false, func(ctx context.Context, req *runners.Request) *runners.Result {
+	a = newAheadRun(t, loop, false, func(ctx context.Context, req *agent.Request) *agent.Result {
 		info, err := a.db.Run("ahead")
 		if err != nil {
-			return &runners.Result{Err: err}
+			return &agent.Result{Err: err}
 		}
 		savedAtLast <- info.Turns
-		return &runners.Result{Output: "checked"}
+		return &agent.Result{Output: "checked"}
 	}, "last")
 	lastTurn := 2*loop + 2
 
@@ -186,12 +188,12 @@ func TestATurnThatReachedOutsideIsSavedBeforeTheNext(t *testing.T) {
 	const loop = 20
 	var a *aheadRun
 	ran := make(chan struct{})
-	a = newAheadRun(t, loop, true, func(ctx context.Context, req *runners.Request) *runners.Result {
+	a = newAheadRun(t, loop, true, func(ctx context.Context, req *agent.Request) *agent.Result {
 		// Another connection takes the database's write lock as first
 		// ends: its turn cannot be written until it lets go.
 		a.exec(t, "BEGIN IMMEDIATE")
 		close(ran)
-		return &runners.Result{Output: "outside"}
+		return &agent.Result{Output: "outside"}
 	}, "first")
 	done := make(chan *engine.Result, 1)
 	go func() { done <- a.r.Run(context.Background()) }()

@@ -11,11 +11,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -67,17 +67,17 @@ func scriptAgent(name string, maxTurns int, deps ...*ensemble.Dependency) *ensem
 		Conversation: ensemble.Conversation{MaxTurns: maxTurns}}
 }
 
-func testRunner() runners.Runner {
-	return runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
+func testRunner() agent.Runner {
+	return agent.RunnerFunc(func(ctx context.Context, req *agent.Request) *agent.Result {
 		var mem []string
 		if req.Memory != nil {
 			if err := json.Unmarshal(req.Memory, &mem); err != nil {
-				return &runners.Result{Err: fmt.Errorf("memory: %v", err)}
+				return &agent.Result{Err: fmt.Errorf("memory: %v", err)}
 			}
 		}
 		mem = append(mem, fmt.Sprintf("turn %d saw %v", req.Turn, req.Fresh))
 		memJSON, _ := json.Marshal(mem)
-		res := &runners.Result{InputData: map[string]any{"dependencies": req.Dependencies, "request": req.RequestParameters},
+		res := &agent.Result{InputData: map[string]any{"dependencies": req.Dependencies, "request": req.RequestParameters},
 			Memory: memJSON, Usage: &state.Usage{Requests: 1, InputTokens: req.Turn, OutputTokens: req.Execution}}
 		out := map[string]any{"by": req.Agent.Name, "execution": req.Execution, "remembers": len(mem)}
 		switch req.Agent.Name {

@@ -17,8 +17,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"go.temporal.io/server/temporaltest"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/temporalengine"
 )
 
@@ -147,13 +147,13 @@ type fake struct {
 	once    sync.Once
 }
 
-func (f *fake) Run(ctx context.Context, req *runners.Request) *runners.Result {
+func (f *fake) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	if f.victim && req.Agent.Name == "second" {
 		f.once.Do(func() { close(f.started) })
 		<-ctx.Done()
-		return &runners.Result{Err: ctx.Err()}
+		return &agent.Result{Err: ctx.Err()}
 	}
-	return &runners.Result{Output: map[string]any{"agent": req.Agent.Name, "execution": float64(req.Execution), "deps": req.Dependencies}}
+	return &agent.Result{Output: map[string]any{"agent": req.Agent.Name, "execution": float64(req.Execution), "deps": req.Dependencies}}
 }
 
 func threeInput(t *testing.T) temporalengine.RunInput {
@@ -285,12 +285,12 @@ func TestLargePayloadsByReference(t *testing.T) {
 // blocker's "second" runs until it is cancelled.
 type blocker struct{}
 
-func (blocker) Run(ctx context.Context, req *runners.Request) *runners.Result {
+func (blocker) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	if req.Agent.Name == "second" {
 		<-ctx.Done()
-		return &runners.Result{Err: ctx.Err()}
+		return &agent.Result{Err: ctx.Err()}
 	}
-	return &runners.Result{Output: req.Agent.Name}
+	return &agent.Result{Output: req.Agent.Name}
 }
 
 // TestRunTimeout: a run whose execution outlasts the run's timeout ends

@@ -15,7 +15,6 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/session"
 )
 
@@ -54,7 +53,7 @@ func (a *Activities) Execute(ctx context.Context, in ExecInput) (*ExecOutput, er
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "runner", err)
 	}
-	req := &runners.Request{
+	req := &agent.Request{
 		Ensemble: f.e, Agent: ag, Input: in.Input, Turn: in.Turn, Execution: in.Execution,
 		Dependencies: in.Dependencies, Fresh: in.Fresh, Context: in.Context,
 		RequestParameters: in.RequestParameters, Memory: in.Memory, Instance: in.Instance,
@@ -104,7 +103,7 @@ func heartbeat(ctx context.Context) (stop func()) {
 	return func() { close(done) }
 }
 
-func toOutput(res *runners.Result) *ExecOutput {
+func toOutput(res *agent.Result) *ExecOutput {
 	out := &ExecOutput{Output: res.Output, InputData: res.InputData, Stderr: res.Stderr, StopReason: res.StopReason,
 		Usage: res.Usage, ModelProfileUsed: res.ModelProfileUsed, Memory: res.Memory, Child: res.Child, Iterations: res.Iterations}
 	if res.Err != nil {
@@ -118,7 +117,7 @@ func toOutput(res *runners.Result) *ExecOutput {
 // dependencies that came back as they were delivered are the request's own
 // values again, which the committer recognises and records by reference
 // (docs/cli.md#the-result), as a local run does.
-func fromOutput(req *runners.Request, out *ExecOutput) *runners.Result {
+func fromOutput(req *agent.Request, out *ExecOutput) *agent.Result {
 	if m, ok := out.InputData.(map[string]any); ok {
 		if deps, ok := m["dependencies"].(map[string]any); ok {
 			for k, v := range deps {
@@ -128,7 +127,7 @@ func fromOutput(req *runners.Request, out *ExecOutput) *runners.Result {
 			}
 		}
 	}
-	res := &runners.Result{Output: out.Output, InputData: out.InputData, Stderr: out.Stderr, StopReason: out.StopReason,
+	res := &agent.Result{Output: out.Output, InputData: out.InputData, Stderr: out.Stderr, StopReason: out.StopReason,
 		Usage: out.Usage, ModelProfileUsed: out.ModelProfileUsed, Memory: out.Memory, Child: out.Child, Iterations: out.Iterations}
 	switch {
 	case out.AwaitingInput:

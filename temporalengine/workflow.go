@@ -10,9 +10,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -162,10 +162,10 @@ type executor struct {
 	deadline time.Time
 }
 
-func (x *executor) Execute(_ context.Context, reqs []*runners.Request, parallel int) []*runners.Result {
+func (x *executor) Execute(_ context.Context, reqs []*agent.Request, parallel int) []*agent.Result {
 	ctx, cancel := workflow.WithCancel(x.ctx)
 	defer cancel()
-	results := make([]*runners.Result, len(reqs))
+	results := make([]*agent.Result, len(reqs))
 	left := x.deadline.Sub(workflow.Now(ctx))
 	if left <= 0 {
 		return results
@@ -177,7 +177,7 @@ func (x *executor) Execute(_ context.Context, reqs []*runners.Request, parallel 
 	// A fan-out's instances run at most its max_parallel at once, and
 	// start in item order (docs/semantics.md#fan-out), as in a local run.
 	fanRunning := map[string]int{}
-	fanLimit := func(req *runners.Request) int {
+	fanLimit := func(req *agent.Request) int {
 		if req.Instance == nil || req.Agent.FanOut == nil {
 			return 0
 		}
@@ -217,7 +217,7 @@ func (x *executor) Execute(_ context.Context, reqs []*runners.Request, parallel 
 			}
 			var out ExecOutput
 			if err := f.Get(ctx, &out); err != nil {
-				results[i] = &runners.Result{Err: err}
+				results[i] = &agent.Result{Err: err}
 				return
 			}
 			if req.Events != nil {

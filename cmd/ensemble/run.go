@@ -285,7 +285,7 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 		if err != nil {
 			return usageErr("%v", err)
 		}
-		if f.runID != "" && !durable.IsNewDatabase(f.stateFile) {
+		if f.runID != "" && !durable.SavesInDatabase(f.stateFile) {
 			return usageErr("--run-id: --state %s is a JSON state file, which holds one run; name a state database", f.stateFile)
 		}
 		if save, err = durable.Create(f.stateFile, f.runID, refs, sync); err != nil {

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/runners"
 )
 
 // cannedTransport answers every request at once with the same body: what
@@ -67,7 +67,7 @@ func benchLoop(b *testing.B, provider string, window *ensemble.ContextWindow) {
 	e, a := newEnsemble(b, p, ensemble.Agent{Spec: &Spec{ContextWindow: window}}, echoTool)
 	r := newTestRunner(Options{HTTPClient: &http.Client{Transport: cannedTransport{body: []byte(body)}}})
 	mem := encodeMemory(fiftyMessages())
-	req := &runners.Request{Ensemble: e, Agent: a, Input: "x", Turn: 1, Execution: 2, Memory: mem,
+	req := &agent.Request{Ensemble: e, Agent: a, Input: "x", Turn: 1, Execution: 2, Memory: mem,
 		Dependencies: map[string]any{"d": "new data"}, Fresh: []string{"d"}}
 	// warm up: tokenizer vocabulary, schema compilation, connection
 	if res := r.Run(context.Background(), req); res.Err != nil {

@@ -10,11 +10,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/kinds/script"
-	"github.com/ensemble-run/ensemble/runners"
 )
 
 const testKey = "sk-test-0123456789abcdef"
@@ -227,8 +227,8 @@ func (l *eventLog) all() []events.Event {
 	return append([]events.Event(nil), l.evs...)
 }
 
-func request(e *ensemble.Ensemble, a *ensemble.Agent, input string) *runners.Request {
-	return &runners.Request{Ensemble: e, Agent: a, Input: input, Turn: 1, Execution: 1}
+func request(e *ensemble.Ensemble, a *ensemble.Agent, input string) *agent.Request {
+	return &agent.Request{Ensemble: e, Agent: a, Input: input, Turn: 1, Execution: 1}
 }
 
 // messages returns the "messages" of a recorded request body.
@@ -245,7 +245,7 @@ func messages(t *testing.T, r recorded) []map[string]any {
 	return out
 }
 
-func storedMessages(t *testing.T, res *runners.Result) []Message {
+func storedMessages(t *testing.T, res *agent.Result) []Message {
 	t.Helper()
 	msgs, err := decodeMemory(res.Memory)
 	if err != nil {

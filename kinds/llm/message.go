@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/runners"
 )
 
@@ -113,7 +114,7 @@ func systemPrompt(parts ...string) string {
 //
 //	Request parameters:
 //	{"focus":"EMEA"}
-func userMessage(req *runners.Request, first bool) string {
+func userMessage(req *agent.Request, first bool) string {
 	if m := runners.Labelled(req, first, depOrder(req, first)); m != "" {
 		return m
 	}
@@ -125,7 +126,7 @@ func userMessage(req *runners.Request, first bool) string {
 
 // depOrder lists the dependencies to show: every satisfied one on the first
 // execution (Request.DependencyOrder), only the fresh ones later.
-func depOrder(req *runners.Request, first bool) []string {
+func depOrder(req *agent.Request, first bool) []string {
 	if !first {
 		out := make([]string, 0, len(req.Fresh))
 		for _, n := range req.Fresh {

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/kinds/script"
-	"github.com/ensemble-run/ensemble/runners"
 )
 
 // toHost sends every request to target, after checking that it was meant
@@ -63,7 +63,7 @@ func TestLocalOllamaExample(t *testing.T) {
 	})
 	var log eventLog
 	res := engine.New(e, "", engine.Options{
-		Runner: runners.RunnerFunc(func(ctx context.Context, req *runners.Request) *runners.Result {
+		Runner: agent.RunnerFunc(func(ctx context.Context, req *agent.Request) *agent.Result {
 			if req.Agent.Kind == (Kind{}) {
 				return models.Run(ctx, req)
 			}

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/runners"
 )
 
 // TestProfilesReachTheWire loads model profiles from the three places of
@@ -100,7 +100,7 @@ agents:
 		t.Fatal(err)
 	}
 	r := newTestRunner(Options{LookupEnv: lookup})
-	run := func(agent string) *runners.Result {
+	run := func(agent string) *agent.Result {
 		return r.Run(context.Background(), request(e, e.Agent(agent), "go"))
 	}
 	for _, name := range []string{"a_compat", "a_claude", "a_local"} {
@@ -137,7 +137,7 @@ agents:
 	// timeout_seconds: 1 bounds each request of every profile.
 	hang.Store(true)
 	names := []string{"a_compat", "a_claude", "a_local"}
-	results := make([]*runners.Result, len(names))
+	results := make([]*agent.Result, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
 		wg.Go(func() { results[i] = run(name) })

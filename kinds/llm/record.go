@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/cassette"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/runners"
 )
 
 // A run with a recording folder (ensemble run --record/--replay,
@@ -135,7 +135,7 @@ func (rc *recorder) record(ctx context.Context, cr *cassette.Request, resp *Chat
 // recording has one (recorded with --record-tools); with --record-tools it
 // records what the call gave. A call cut short by cancellation is not
 // recorded.
-func (r *Runner) recordedTool(ctx context.Context, req *runners.Request, ts *toolSet, c ToolCall, sec *secrets) (string, error) {
+func (r *Runner) recordedTool(ctx context.Context, req *agent.Request, ts *toolSet, c ToolCall, sec *secrets) (string, error) {
 	cas := req.Services.Recording
 	if cas == nil {
 		return r.runTool(ctx, req, ts, c)

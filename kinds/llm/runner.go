@@ -10,10 +10,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/cassette"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -81,7 +81,7 @@ type Runner struct {
 	tools   map[any]*compiledTool // by *ensemble.Tool or *agent.Tool; cleared when it reaches maxCachedTools
 }
 
-var _ runners.Runner = (*Runner)(nil)
+var _ agent.Runner = (*Runner)(nil)
 
 // New returns a Runner.
 func New(opts Options) *Runner {
@@ -201,15 +201,15 @@ type conversation struct {
 // included (so their inputs are not lost); it never ends with tool calls
 // that lack results. Result.InputData lists the messages this execution
 // added (on the first execution, the system prompt first).
-func (r *Runner) Run(ctx context.Context, req *runners.Request) *runners.Result {
+func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	a := req.Agent
 	if a == nil || req.Ensemble == nil {
-		return &runners.Result{Err: errors.New("llm runner: the request has no agent or ensemble"), StopReason: StopError}
+		return &agent.Result{Err: errors.New("llm runner: the request has no agent or ensemble"), StopReason: StopError}
 	}
 	spec := SpecOf(a)
 	prof := req.Ensemble.Models[spec.ModelProfile]
 	if prof == nil {
-		return &runners.Result{Err: fmt.Errorf("unknown model profile %q", spec.ModelProfile), StopReason: StopError}
+		return &agent.Result{Err: fmt.Errorf("unknown model profile %q", spec.ModelProfile), StopReason: StopError}
 	}
 	win := spec.ContextWindow
 	if win == nil {
@@ -247,10 +247,10 @@ func cancelError(ctx context.Context) error {
 	return errors.New("cancelled")
 }
 
-func (r *Runner) converse(ctx context.Context, req *runners.Request, c *conversation) *runners.Result {
-	res := &runners.Result{Usage: &state.Usage{}}
+func (r *Runner) converse(ctx context.Context, req *agent.Request, c *conversation) *agent.Result {
+	res := &agent.Result{Usage: &state.Usage{}}
 	sec := r.secrets(req.Ensemble)
-	fail := func(reason string, err error) *runners.Result {
+	fail := func(reason string, err error) *agent.Result {
 		res.StopReason, res.Err = reason, sec.redactError(err)
 		return res
 	}
@@ -392,7 +392,7 @@ func maxTokensText(p *ensemble.ModelProfile) string {
 }
 
 // finish sets the output from the final reply text.
-func (r *Runner) finish(res *runners.Result, c *conversation, text string) *runners.Result {
+func (r *Runner) finish(res *agent.Result, c *conversation, text string) *agent.Result {
 	res.Output, res.Err = c.parseReply(text)
 	return res
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	askkind "github.com/ensemble-run/ensemble/kinds/ask"
@@ -720,7 +721,7 @@ func TestSimulate(t *testing.T) {
 	e.Agents = append(e.Agents, user)
 	e.Index()
 	r := newTestRunner(Options{})
-	req := &runners.Request{Ensemble: e, Agent: user, Input: "Sales", Turn: 2, Execution: 1,
+	req := &agent.Request{Ensemble: e, Agent: user, Input: "Sales", Turn: 2, Execution: 1,
 		Dependencies: map[string]any{"analyzer": map[string]any{"question": "Which quarter?"}}, Fresh: []string{"analyzer"}}
 	res := r.Simulate(context.Background(), req, "test", "You are a sales manager.")
 	if res.Err != nil {
@@ -797,7 +798,7 @@ func TestSimulatedUserFromResponsesFile(t *testing.T) {
 	models := newTestRunner(Options{})
 	inj := runners.Injected(resp, models)
 	inj.Simulate = models.Simulate
-	res := inj.Run(context.Background(), &runners.Request{Ensemble: e, Agent: user, Input: "Sales", Turn: 2, Execution: 1,
+	res := inj.Run(context.Background(), &agent.Request{Ensemble: e, Agent: user, Input: "Sales", Turn: 2, Execution: 1,
 		Dependencies: map[string]any{"analyzer": map[string]any{"question": "Which quarter?"}}, Fresh: []string{"analyzer"}})
 	if res.Err != nil || res.Output != "Q3 only, EMEA region" || res.Usage.Requests != 1 {
 		t.Fatalf("err %v output %#v usage %+v", res.Err, res.Output, res.Usage)

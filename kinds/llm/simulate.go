@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/runners"
 )
 
 // simulateInstruction follows the persona prompt of a simulated user.
@@ -23,13 +22,13 @@ const simulateInstruction = "You are playing the human user of an automated mult
 // LLM agent: later executions add only what is new. It has no tools and
 // makes one model request per execution; the output is the reply parsed as
 // any text output (docs/semantics.md#state).
-func (r *Runner) Simulate(ctx context.Context, req *runners.Request, profile, prompt string) *runners.Result {
+func (r *Runner) Simulate(ctx context.Context, req *agent.Request, profile, prompt string) *agent.Result {
 	if req.Ensemble == nil {
-		return &runners.Result{Err: fmt.Errorf("simulate: the request has no ensemble"), StopReason: StopError}
+		return &agent.Result{Err: fmt.Errorf("simulate: the request has no ensemble"), StopReason: StopError}
 	}
 	prof := req.Ensemble.Models[profile]
 	if prof == nil {
-		return &runners.Result{Err: fmt.Errorf("simulate: unknown model profile %q", profile), StopReason: StopError}
+		return &agent.Result{Err: fmt.Errorf("simulate: unknown model profile %q", profile), StopReason: StopError}
 	}
 	c := &conversation{
 		profile:  prof,

@@ -194,7 +194,7 @@ const MaxToolCallsPerReply = 128
 // returns a result for every call: calls past MaxToolCallsPerReply get an
 // error result, and so do unfinished calls when ctx ends. Results are
 // redacted of every key.
-func (r *Runner) runTools(ctx context.Context, req *runners.Request, ts *toolSet, calls []ToolCall, parallel int, sec *secrets) []Message {
+func (r *Runner) runTools(ctx context.Context, req *agent.Request, ts *toolSet, calls []ToolCall, parallel int, sec *secrets) []Message {
 	out := make([]Message, len(calls))
 	run := calls
 	if len(calls) > MaxToolCallsPerReply {
@@ -220,7 +220,7 @@ func (r *Runner) runTools(ctx context.Context, req *runners.Request, ts *toolSet
 }
 
 // callTool runs one call with its events.
-func (r *Runner) callTool(ctx context.Context, req *runners.Request, ts *toolSet, c ToolCall, sec *secrets) Message {
+func (r *Runner) callTool(ctx context.Context, req *agent.Request, ts *toolSet, c ToolCall, sec *secrets) Message {
 	req.Events.Emit(events.Event{Type: events.ToolCallStarted, Execution: req.Execution,
 		Tool: c.Name, ToolID: c.ID, Arguments: c.Arguments})
 	start := time.Now()
@@ -254,7 +254,7 @@ func toolErrorf(format string, args ...any) error {
 // runTool checks one call and runs its script: unknown tools, arguments that
 // are not JSON or fail the schema, failures and timeouts are errors that go
 // back to the model.
-func (r *Runner) runTool(ctx context.Context, req *runners.Request, ts *toolSet, c ToolCall) (string, error) {
+func (r *Runner) runTool(ctx context.Context, req *agent.Request, ts *toolSet, c ToolCall) (string, error) {
 	ct := ts.byName[c.Name]
 	if ct == nil {
 		if len(ts.specs) == 0 {
