@@ -16,15 +16,15 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
 
-// The environment variables read here; the exporter, the sampler and the
-// resource read the other standard OTEL_* variables themselves (headers,
-// timeout, compression, certificates, OTEL_SERVICE_NAME,
+// The environment variables read here; the client (otlp.go), the sampler
+// and the resource read the other standard OTEL_* variables themselves
+// (headers, timeout, compression, certificates, OTEL_SERVICE_NAME,
 // OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER, OTEL_BSP_*).
 const (
 	EnvEndpoint       = "OTEL_EXPORTER_OTLP_ENDPOINT"
@@ -99,7 +99,6 @@ func Setup(ctx context.Context, cfg Config) (*Tracing, error) {
 	if protocol == "" {
 		protocol = env(EnvProtocol)
 	}
-	opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(endpoint)}
 	switch strings.ToLower(protocol) {
 	case "", "http/protobuf":
 	case "http/json":
@@ -114,7 +113,11 @@ func Setup(ctx context.Context, cfg Config) (*Tracing, error) {
 	default:
 		return nil, fmt.Errorf("%s=%s: want http/protobuf", EnvProtocol, protocol)
 	}
-	exp, err := otlptracehttp.New(ctx, opts...)
+	c, err := newClient(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	exp, err := otlptrace.New(ctx, c)
 	if err != nil {
 		return nil, fmt.Errorf("the OTLP exporter: %w", err)
 	}

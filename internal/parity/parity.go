@@ -13,9 +13,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -80,10 +80,24 @@ func Cases() []Case {
 	}
 }
 
-// Dir is the folder of the table's files.
+// Dir is the folder of the table's files, found from the working folder
+// up (a test runs in its package's folder; the build may trim its paths).
 func Dir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "testdata")
+	dir, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	for {
+		d := filepath.Join(dir, "internal", "parity", "testdata")
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			return d
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			panic("parity: no internal/parity/testdata above " + dir)
+		}
+		dir = up
+	}
 }
 
 // Path is the case's ensemble file.
