@@ -921,7 +921,7 @@ func (s *Scenario) Eval(src string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	st := &state.State{History: res.ConversationHistory}
+	st := state.Restore(state.Contents{History: res.ConversationHistory})
 	v, err := prog.Eval(&conditions.Env{
 		Context:    res.FinalState,
 		TurnCount:  res.TurnCount,

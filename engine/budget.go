@@ -87,7 +87,7 @@ func newBudget(e *ensemble.Ensemble, override *ensemble.Budget, st *state.State,
 			b.agents[a.Name] = a.Budget
 		}
 	}
-	for _, rec := range st.History {
+	for _, rec := range st.History() {
 		b.add(recordAgent(rec), rec.Usage)
 	}
 	return b
@@ -241,7 +241,7 @@ func (r *Run) usageByAgent() map[string]*state.Usage {
 		}
 		m[name].Add(u)
 	}
-	for _, rec := range r.st.History {
+	for _, rec := range r.st.History() {
 		add(recordAgent(rec), rec.Usage)
 	}
 	for name, u := range r.interruptedByAgent {

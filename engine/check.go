@@ -33,13 +33,14 @@ func CheckState(e *ensemble.Ensemble, f *state.File) error {
 		return nil
 	}
 	s := f.State
+	c := s.Contents()
 	agent := func(name, field string) (*ensemble.Agent, error) {
 		if a := e.Agent(name); a != nil {
 			return a, nil
 		}
 		return nil, fmt.Errorf("%s names agent %q, which the ensemble %s does not have", field, name, e.Path)
 	}
-	for i, r := range s.History {
+	for i, r := range s.History() {
 		if r.Of != "" { // an instance of a fan-out agent
 			if a, err := agent(r.Of, fmt.Sprintf("state.conversation_history[%d].of", i)); err != nil {
 				return err
@@ -55,30 +56,30 @@ func CheckState(e *ensemble.Ensemble, f *state.File) error {
 	for _, counts := range []struct {
 		field string
 		m     map[string]int
-	}{{"state.agent_execution_count", s.AgentExecutionCount}, {"state.output_count", s.OutputCount}} {
+	}{{"state.agent_execution_count", s.ExecutionCounts()}, {"state.output_count", c.OutputCount}} {
 		for _, name := range slices.Sorted(maps.Keys(counts.m)) {
 			if _, err := agent(name, counts.field); err != nil {
 				return err
 			}
 		}
 	}
-	for _, target := range slices.Sorted(maps.Keys(s.Edges)) {
+	for _, target := range slices.Sorted(maps.Keys(c.Edges)) {
 		a, err := agent(target, "state.edges")
 		if err != nil {
 			return err
 		}
-		for _, dep := range slices.Sorted(maps.Keys(s.Edges[target])) {
+		for _, dep := range slices.Sorted(maps.Keys(c.Edges[target])) {
 			if !slices.ContainsFunc(a.Dependencies, func(d *ensemble.Dependency) bool { return d.AgentName == dep }) {
 				return fmt.Errorf("state.edges.%s.%s is the edge %s ← %s, but %q has no dependency on %q", target, dep, target, dep, target, dep)
 			}
 		}
 	}
-	for i, q := range s.Pending { // q.From has outputs: the counts above name it
+	for i, q := range s.Pending() { // q.From has outputs: the counts above name it
 		if _, err := agent(q.Target, fmt.Sprintf("state.pending_requests[%d].target_agent_name", i)); err != nil {
 			return err
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(s.Memory)) {
+	for _, name := range slices.Sorted(maps.Keys(c.Memory)) {
 		field := "state.memory." + name
 		a, err := agent(name, "state.memory")
 		if err != nil {
@@ -87,22 +88,22 @@ func CheckState(e *ensemble.Ensemble, f *state.File) error {
 		if !agentpkg.KeepsMemory(a) {
 			return fmt.Errorf("%s is set, but %q is a %s agent, which keeps no memory", field, name, a.Kind)
 		}
-		if err := checkMemory(s.Memory[name]); err != nil {
+		if err := checkMemory(s.Memory(name)); err != nil {
 			return fmt.Errorf("%s is not a stored conversation (%s)", field, err)
 		}
 	}
 	byKey := make(map[string]*ensemble.Agent, len(e.Agents))
 	for _, a := range e.Agents {
 		byKey[a.StateKey()] = a
-		if _, ok := s.AccumulatedContext[a.StateKey()]; !ok && s.OutputCount[a.Name] > 0 {
-			return fmt.Errorf("state.accumulated_context has no %q, the state key of %q, which has %d outputs", a.StateKey(), a.Name, s.OutputCount[a.Name])
+		if _, ok := s.Context()[a.StateKey()]; !ok && s.Outputs(a.Name) > 0 {
+			return fmt.Errorf("state.accumulated_context has no %q, the state key of %q, which has %d outputs", a.StateKey(), a.Name, s.Outputs(a.Name))
 		}
 	}
-	for _, key := range slices.Sorted(maps.Keys(s.AccumulatedContext)) {
+	for _, key := range slices.Sorted(maps.Keys(s.Context())) {
 		switch a := byKey[key]; {
 		case a == nil:
 			return fmt.Errorf("state.accumulated_context.%s is the state key of no agent of the ensemble %s", key, e.Path)
-		case s.OutputCount[a.Name] == 0:
+		case s.Outputs(a.Name) == 0:
 			return fmt.Errorf("state.accumulated_context.%s is set, but %q, whose state key it is, has no output", key, a.Name)
 		}
 	}

@@ -104,9 +104,12 @@ func TestCheckStateAcceptsSavedRuns(t *testing.T) {
 	for _, maxTurns := range []int{1, 3, 100} {
 		r := engine.New(e, "in", engine.Options{Runner: durableRunner(nil), MaxTurns: maxTurns})
 		res := r.Run(t.Context())
-		r.State().Memory = nil // the test runner keeps memory for script agents, which real runners never do
+		sf := r.File(res.CompletionReason)
+		c := sf.State.Contents()
+		c.Memory = nil // the test runner keeps memory for script agents, which real runners never do
+		sf.State = state.Restore(c)
 		path := filepath.Join(t.TempDir(), "run.state")
-		if err := state.Save(path, r.File(res.CompletionReason)); err != nil {
+		if err := state.Save(path, sf); err != nil {
 			t.Fatal(err)
 		}
 		f, err := state.Load(path)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ensemble-run/ensemble/engine/consume"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/resolver"
@@ -39,10 +38,10 @@ type committer struct {
 
 func newCommitter(e *ensemble.Ensemble, st *state.State, sink *events.Sink) *committer {
 	c := &committer{ens: e, st: st, events: sink, seenWarning: map[string]bool{}, lastOutput: map[string]state.OutputRef{}}
-	for _, w := range st.Warnings {
+	for _, w := range st.Warnings() {
 		c.seenWarning[warningKey(w)] = true
 	}
-	for _, rec := range st.History {
+	for _, rec := range st.History() {
 		if a := e.Agent(rec.AgentName); a != nil && rec.Error == nil {
 			c.noteOutput(a, rec.Execution, rec.OutputData)
 		}
@@ -61,7 +60,7 @@ func (c *committer) warn(turn int, warns []resolver.Warning) {
 			Message: fmt.Sprintf("condition of %s ← %s (%s) failed, counted as false: %s", w.Agent, w.Dependency, w.Expression, w.Message)}
 		if k := warningKey(sw); !c.seenWarning[k] {
 			c.seenWarning[k] = true
-			c.st.Warnings = append(c.st.Warnings, sw)
+			c.st.Warn(sw)
 			c.events.Emit(events.Event{Type: events.Warning, Turn: turn, Agent: w.Agent, Message: sw.Message})
 		}
 	}
@@ -81,8 +80,8 @@ func (c *committer) ref(key string) (state.OutputRef, bool) {
 func (c *committer) commit(turn int, p *plan) {
 	st := c.st
 	for _, rd := range p.ready {
-		consume.Edges(st, rd.Agent.Name, rd.Satisfied, rd.Outputs, rd.Fresh)
-		consume.Requests(st, rd.Agent.Name, len(rd.Requests))
+		st.Consume(rd.Agent.Name, rd.Satisfied, rd.Outputs, rd.Fresh)
+		st.TakeRequests(rd.Agent.Name, len(rd.Requests))
 	}
 	execs := p.execs // grouped by agent, in the order of p.ready
 	for i := range p.ready {
@@ -136,10 +135,10 @@ func (c *committer) agent(turn int, a *ensemble.Agent, execs []execution) {
 // its history record, the agent requests it made, and its event.
 func (c *committer) execution(turn int, a *ensemble.Agent, x *execution) {
 	st, res := c.st, x.res
-	st.AgentExecutionCount[a.Name]++
+	st.CountExecution(a.Name)
 	rec := newRecord(turn, a.Name, x.req.Execution, x)
 	if res.Memory != nil {
-		st.Memory[a.Name] = res.Memory
+		st.SetMemory(a.Name, res.Memory)
 	}
 	ev := events.Event{Turn: turn, Agent: a.Name, Execution: x.req.Execution, Duration: rec.ExecutionTime}
 	if res.Err != nil {
@@ -149,9 +148,8 @@ func (c *committer) execution(turn int, a *ensemble.Agent, x *execution) {
 	} else {
 		rec.OutputData = res.Output
 		rec.Handles = x.handles
-		st.AccumulatedContext[a.StateKey()] = res.Output
+		st.SetOutput(a.Name, a.StateKey(), res.Output)
 		c.noteOutput(a, x.req.Execution, res.Output)
-		st.OutputCount[a.Name]++
 		if a.Conversation.TriggersConversation {
 			if msg := c.queueRequests(a.Name, res.Output); msg != "" {
 				rec.Error = &msg
@@ -306,7 +304,7 @@ func (c *committer) queueRequests(from string, output any) string {
 			problems = append(problems, fmt.Sprintf("agent_requests[%d] (for %q): parameters must be an object, got %s", i+1, target, jsonType(p)))
 			continue
 		}
-		c.st.Pending = append(c.st.Pending, state.AgentRequest{From: from, Target: target, Parameters: params})
+		c.st.Request(state.AgentRequest{From: from, Target: target, Parameters: params})
 	}
 	if len(unknown) > 0 {
 		problems = append(problems, "agent_requests names unknown agents: "+strings.Join(unknown, ", "))

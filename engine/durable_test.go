@@ -146,8 +146,8 @@ func TestStepSaveLoadEqualsUninterruptedRun(t *testing.T) {
 		if f.CompletionReason != reason || f.Ensemble.SHA256 != e.Hash || f.Ensemble.Path != e.Path {
 			t.Fatalf("file %+v", f)
 		}
-		sawPending = sawPending || len(f.State.Pending) > 0
-		sawMemory = sawMemory || len(f.State.Memory["writer"]) > 0
+		sawPending = sawPending || len(f.State.Pending()) > 0
+		sawMemory = sawMemory || len(f.State.Memory("writer")) > 0
 		if err := engine.CheckEnsemble(e, f); err != nil {
 			t.Fatal(err)
 		}
@@ -282,8 +282,8 @@ func TestStateFileReaderDuringRun(t *testing.T) {
 				t.Errorf("after turn %d: %v", last, err)
 				return
 			}
-			if n := f.State.TurnCount; n < last || len(f.State.History) != n {
-				t.Errorf("turn %d after %d, %d records", n, last, len(f.State.History))
+			if n := f.State.TurnCount; n < last || len(f.State.History()) != n {
+				t.Errorf("turn %d after %d, %d records", n, last, len(f.State.History()))
 				return
 			}
 			last = f.State.TurnCount
@@ -297,8 +297,8 @@ func TestStateFileReaderDuringRun(t *testing.T) {
 		t.Fatalf("turns %d, %s", res.TurnCount, res.CompletionReason)
 	}
 	f, err := state.Load(path)
-	if err != nil || f.State.TurnCount != 81 || !reflect.DeepEqual(f.State.AgentExecutionCount, map[string]int{"seed": 1, "ping": 40, "pong": 40}) {
-		t.Fatalf("final file %v %v", err, f.State.AgentExecutionCount)
+	if err != nil || f.State.TurnCount != 81 || !reflect.DeepEqual(f.State.ExecutionCounts(), map[string]int{"seed": 1, "ping": 40, "pong": 40}) {
+		t.Fatalf("final file %v %v", err, f.State.ExecutionCounts())
 	}
 	t.Logf("%d complete reads", reads.Load())
 }

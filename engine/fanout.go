@@ -168,7 +168,7 @@ func eventName(req *agent.Request) string {
 func (c *committer) instancesOf(agent string) int {
 	if c.instances == nil {
 		c.instances = map[string]int{}
-		for _, rec := range c.st.History {
+		for _, rec := range c.st.History() {
 			if rec.Of != "" {
 				c.instances[rec.Of]++
 			}
@@ -224,7 +224,7 @@ func (c *committer) fanOut(turn int, a *ensemble.Agent, f *fanPlan, execs []exec
 		ended = started
 	}
 
-	st.AgentExecutionCount[a.Name]++
+	st.CountExecution(a.Name)
 	input := map[string]any{
 		"agent":        a.Name,
 		"dependencies": f.base.req.Dependencies,
@@ -252,9 +252,8 @@ func (c *committer) fanOut(turn int, a *ensemble.Agent, f *fanPlan, execs []exec
 	} else {
 		rec.OutputData = outputs
 		rec.Handles = f.base.handles
-		st.AccumulatedContext[a.StateKey()] = outputs
+		st.SetOutput(a.Name, a.StateKey(), outputs)
 		c.noteOutput(a, n, outputs)
-		st.OutputCount[a.Name]++
 		ev.Type, ev.Output = events.AgentCompleted, outputs
 	}
 	st.AppendRecord(rec)

@@ -39,15 +39,17 @@ func fanEnsemble(t *testing.T, maxParallel int) *ensemble.Ensemble {
 func TestPlanExpandsAFanOut(t *testing.T) {
 	t.Parallel()
 	e := fanEnsemble(t, 2)
-	st := state.New("")
-	st.AccumulatedContext["split"] = map[string]any{"chunks": []any{"a", "b", "c"}}
-	st.OutputCount["split"], st.AgentExecutionCount["split"] = 1, 1
-	st.AgentExecutionCount["sum"] = 1
-	st.Memory["sum"] = json.RawMessage(`{"version":1,"messages":[]}`)
+	c := state.Contents{
+		AccumulatedContext:  map[string]any{"split": map[string]any{"chunks": []any{"a", "b", "c"}}},
+		OutputCount:         map[string]int{"split": 1},
+		AgentExecutionCount: map[string]int{"split": 1, "sum": 1},
+		Memory:              map[string]json.RawMessage{"sum": json.RawMessage(`{"version":1,"messages":[]}`)},
+	}
 	// Two instances of the first execution are in the history.
 	for i := range 2 {
-		st.History = append(st.History, &state.Record{TurnNumber: 1, AgentName: ensemble.InstanceName("sum", i), Instance: &i, Of: "sum", Execution: 1})
+		c.History = append(c.History, &state.Record{TurnNumber: 1, AgentName: ensemble.InstanceName("sum", i), Instance: &i, Of: "sum", Execution: 1})
 	}
+	st := state.Restore(c)
 	r := Resume(e, st, Options{Parallel: 5})
 	ready := []resolver.Ready{{Agent: e.Agents[1], Satisfied: []string{"split"}, Outputs: []int{1}}, {Agent: e.Agents[2]}}
 	p := r.plan(context.Background(), 3, ready)
@@ -75,11 +77,14 @@ func TestPlanExpandsAFanOut(t *testing.T) {
 func TestCommitFoldsAFanOut(t *testing.T) {
 	t.Parallel()
 	e := fanEnsemble(t, 0)
-	st := state.New("")
-	st.AccumulatedContext["split"] = map[string]any{"chunks": []any{"a", "b", "c"}}
-	st.OutputCount["split"], st.AgentExecutionCount["split"] = 1, 1
-	st.History = append(st.History, &state.Record{TurnNumber: 1, AgentName: "split", Execution: 1, OutputData: st.AccumulatedContext["split"]})
-	st.TurnCount = 1
+	chunks := map[string]any{"chunks": []any{"a", "b", "c"}}
+	st := state.Restore(state.Contents{
+		TurnCount:           1,
+		AccumulatedContext:  map[string]any{"split": chunks},
+		OutputCount:         map[string]int{"split": 1},
+		AgentExecutionCount: map[string]int{"split": 1},
+		History:             []*state.Record{{TurnNumber: 1, AgentName: "split", Execution: 1, OutputData: chunks}},
+	})
 	r := Resume(e, st, Options{Parallel: 5})
 	p := r.plan(context.Background(), 2, []resolver.Ready{{Agent: e.Agents[1], Satisfied: []string{"split"}, Outputs: []int{1}}})
 	if p.execs[0].gate.slots != nil {
@@ -95,19 +100,19 @@ func TestCommitFoldsAFanOut(t *testing.T) {
 	}
 	r.committer.commit(2, &p)
 	var names []string
-	for _, rec := range st.History[1:] {
+	for _, rec := range st.History()[1:] {
 		names = append(names, rec.AgentName)
 	}
 	if got, _ := json.Marshal(names); string(got) != `["sum[0]","sum[1]","sum[2]","sum"]` {
 		t.Fatalf("records %s", got)
 	}
-	if got, _ := json.Marshal(st.AccumulatedContext["sum"]); string(got) != `["out sum[0]",null,"out sum[2]"]` {
+	if got, _ := json.Marshal(st.Context()["sum"]); string(got) != `["out sum[0]",null,"out sum[2]"]` {
 		t.Errorf("output %s", got)
 	}
-	if st.AgentExecutionCount["sum"] != 1 || st.OutputCount["sum"] != 1 || len(st.AgentExecutionCount) != 2 || st.Memory["sum"] != nil {
-		t.Errorf("counts %v %v, memory %s", st.AgentExecutionCount, st.OutputCount, st.Memory["sum"])
+	if st.Executions("sum") != 1 || st.Outputs("sum") != 1 || len(st.ExecutionCounts()) != 2 || st.Memory("sum") != nil {
+		t.Errorf("counts %v %v, memory %s", st.ExecutionCounts(), st.Contents().OutputCount, st.Memory("sum"))
 	}
-	if rec := st.History[2]; rec.Error == nil || *rec.Error != "boom" || *rec.Instance != 1 || rec.Of != "sum" {
+	if rec := st.History()[2]; rec.Error == nil || *rec.Error != "boom" || *rec.Instance != 1 || rec.Of != "sum" {
 		t.Errorf("failed instance %+v", rec)
 	}
 	if r.committer.instancesOf("sum") != 3 {

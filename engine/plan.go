@@ -76,7 +76,7 @@ func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready, x *execu
 	edges := a.Dependencies // Satisfied is in their order
 	for _, d := range rd.Satisfied {
 		key := r.ens.Agent(d).StateKey()
-		deps[d] = st.AccumulatedContext[key]
+		deps[d] = st.Context()[key]
 		for len(edges) > 0 && edges[0].AgentName != d {
 			edges = edges[1:]
 		}
@@ -126,19 +126,19 @@ func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready, x *execu
 		Agent:             a,
 		Input:             st.Input,
 		Turn:              turn,
-		Execution:         st.AgentExecutionCount[a.Name] + 1,
+		Execution:         st.Executions(a.Name) + 1,
 		Dependencies:      deps,
 		Fresh:             rd.Fresh,
-		Context:           st.AccumulatedContext,
+		Context:           st.Context(),
 		RequestParameters: params,
-		Memory:            st.Memory[a.Name],
+		Memory:            st.Memory(a.Name),
 		Events:            r.agentSink(turn, a.Name),
 	}
 }
 
 // selectEnv is the conditions' environment for a select, as the turn starts.
 func selectEnv(st *state.State, history bool) *conditions.Env {
-	env := &conditions.Env{Context: st.AccumulatedContext, TurnCount: st.TurnCount, Executions: st.AgentExecutionCount, Input: st.Input}
+	env := &conditions.Env{Context: st.Context(), TurnCount: st.TurnCount, Executions: st.ExecutionCounts(), Input: st.Input}
 	if history {
 		env.History = st.HistoryValues()
 	}

@@ -83,11 +83,11 @@ func (r *Run) finish(reason string) *Result {
 		Input:               st.Input,
 		CompletionReason:    reason,
 		TurnCount:           st.TurnCount,
-		AgentExecutionCount: st.AgentExecutionCount,
-		FinalState:          st.AccumulatedContext,
-		ConversationHistory: st.History,
+		AgentExecutionCount: st.ExecutionCounts(),
+		FinalState:          st.Context(),
+		ConversationHistory: st.History(),
 		Errors:              []RunError{},
-		Warnings:            st.Warnings,
+		Warnings:            st.Warnings(),
 		DurationSeconds:     r.now().Sub(r.started).Seconds(),
 	}
 	if res.ConversationHistory == nil {
@@ -97,7 +97,7 @@ func (r *Run) finish(reason string) *Result {
 		res.Warnings = []state.Warning{}
 	}
 	var handled map[state.ExecutionRef]bool
-	for _, rec := range st.History {
+	for _, rec := range st.History() {
 		for _, h := range rec.Handles {
 			if handled == nil {
 				handled = map[state.ExecutionRef]bool{}
@@ -105,7 +105,7 @@ func (r *Run) finish(reason string) *Result {
 			handled[h] = true
 		}
 	}
-	for _, rec := range st.History {
+	for _, rec := range st.History() {
 		res.Usage.Add(rec.Usage)
 		if rec.Error != nil {
 			// A fan-out instance's failure is handled with its agent's

@@ -41,11 +41,10 @@ func play(b *testing.B, e *ensemble.Ensemble, s *state.State, output func(a *ens
 		}
 		for _, r := range ready {
 			a := r.Agent
-			s.AgentExecutionCount[a.Name]++
-			n := s.AgentExecutionCount[a.Name]
+			s.CountExecution(a.Name)
+			n := s.Executions(a.Name)
 			out := output(a, n)
-			s.AccumulatedContext[a.StateKey()] = out
-			s.OutputCount[a.Name]++
+			s.SetOutput(a.Name, a.StateKey(), out)
 			s.AppendRecord(&state.Record{TurnNumber: turn, AgentName: a.Name, Execution: n, OutputData: out})
 		}
 		s.TurnCount = turn
@@ -96,8 +95,8 @@ func TestLongLoopPlaysEveryTurn(t *testing.T) {
 	if n := play(nil, e, s, func(*ensemble.Agent, int) any { return notApproved }); n != 8001 {
 		t.Fatalf("%d turns, want 8001", n)
 	}
-	if s.AgentExecutionCount["writer"] != 4000 || s.AgentExecutionCount["reviewer"] != 4000 {
-		t.Fatalf("executions %v", s.AgentExecutionCount)
+	if s.Executions("writer") != 4000 || s.Executions("reviewer") != 4000 {
+		t.Fatalf("executions %v", s.ExecutionCounts())
 	}
 }
 
@@ -122,8 +121,8 @@ func TestDAG1000(t *testing.T) {
 		t.Fatalf("%d turns", turns)
 	}
 	for _, a := range e.Agents {
-		if s.AgentExecutionCount[a.Name] != 1 {
-			t.Fatalf("%s ran %d times", a.Name, s.AgentExecutionCount[a.Name])
+		if s.Executions(a.Name) != 1 {
+			t.Fatalf("%s ran %d times", a.Name, s.Executions(a.Name))
 		}
 	}
 }

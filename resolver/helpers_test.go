@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/ensemble-run/ensemble/conditions"
-	"github.com/ensemble-run/ensemble/engine/consume"
 	"github.com/ensemble-run/ensemble/ensemble"
 	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/state"
@@ -68,8 +67,8 @@ func ens(agents ...*ensemble.Agent) *ensemble.Ensemble {
 // consumed does the bookkeeping of r's agent executing, as the engine's
 // committer does: its edges, then the requests that made it ready.
 func consumed(s *state.State, r Ready) {
-	consume.Edges(s, r.Agent.Name, r.Satisfied, r.Outputs, r.Fresh)
-	consume.Requests(s, r.Agent.Name, len(r.Requests))
+	s.Consume(r.Agent.Name, r.Satisfied, r.Outputs, r.Fresh)
+	s.TakeRequests(r.Agent.Name, len(r.Requests))
 }
 
 // failed as an agent's output makes its execution fail.
@@ -143,8 +142,8 @@ func (w *sim) run(ready []Ready, outputs map[string]any) {
 	}
 	for _, r := range ready {
 		a := r.Agent
-		w.s.AgentExecutionCount[a.Name]++
-		rec := &state.Record{TurnNumber: turn, AgentName: a.Name, Execution: w.s.AgentExecutionCount[a.Name]}
+		w.s.CountExecution(a.Name)
+		rec := &state.Record{TurnNumber: turn, AgentName: a.Name, Execution: w.s.Executions(a.Name)}
 		out, ok := outputs[a.Name]
 		if !ok {
 			out = fmt.Sprintf("%s #%d", a.Name, rec.Execution)
@@ -154,8 +153,7 @@ func (w *sim) run(ready []Ready, outputs map[string]any) {
 			rec.Error = &msg
 		} else {
 			rec.OutputData = out
-			w.s.AccumulatedContext[a.StateKey()] = out
-			w.s.OutputCount[a.Name]++
+			w.s.SetOutput(a.Name, a.StateKey(), out)
 		}
 		w.s.AppendRecord(rec)
 	}
@@ -193,7 +191,7 @@ func (w *sim) delivered(name string, satisfied, fresh []string) {
 }
 
 func (w *sim) request(from, target string, params map[string]any) {
-	w.s.Pending = append(w.s.Pending, state.AgentRequest{From: from, Target: target, Parameters: params})
+	w.s.Request(state.AgentRequest{From: from, Target: target, Parameters: params})
 }
 
 // runAll plays turns until nothing is ready (at most limit turns) and returns

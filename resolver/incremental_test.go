@@ -63,7 +63,7 @@ func TestResolverMatchesResolve(t *testing.T) {
 		w := newSim(t, e)
 		for range 40 {
 			ready := w.resolve()
-			if len(ready) == 0 && len(w.s.Pending) == 0 {
+			if len(ready) == 0 && len(w.s.Pending()) == 0 {
 				if rng.IntN(2) == 0 {
 					break
 				}

@@ -2,7 +2,7 @@
 // (docs/semantics.md#when-an-agent-is-ready). It is read-only: it reads the
 // state and returns decisions, never writes the state, and does no I/O. The
 // engine's committer does the bookkeeping of what the ready agents consumed
-// (package engine/consume), from the decisions returned here.
+// (state.Consume), from the decisions returned here.
 //
 // # Semantics
 //
@@ -145,11 +145,11 @@ func newScan(ctx context.Context, s *state.State) *scan {
 func (sc *scan) reset(ctx context.Context, s *state.State) {
 	sc.ctx, sc.s, sc.env, sc.warnings = ctx, s, nil, nil
 	clear(sc.requests) // the lists already handed out in a Ready stay theirs
-	if len(s.Pending) > 0 {
+	if len(s.Pending()) > 0 {
 		if sc.requests == nil {
-			sc.requests = make(map[string][]state.AgentRequest, len(s.Pending))
+			sc.requests = make(map[string][]state.AgentRequest, len(s.Pending()))
 		}
-		for _, q := range s.Pending {
+		for _, q := range s.Pending() {
 			sc.requests[q.Target] = append(sc.requests[q.Target], q)
 		}
 	}
@@ -168,7 +168,7 @@ func (sc *scan) agent(e *ensemble.Ensemble, a *ensemble.Agent) (r Ready, ready, 
 	reqs := sc.requests[a.Name]
 	requested := len(reqs) > 0 // rule 4
 	if len(a.Dependencies) == 0 {
-		never := s.AgentExecutionCount[a.Name] == 0 // rule 2
+		never := s.Executions(a.Name) == 0 // rule 2
 		return Ready{Agent: a, Requests: reqs}, requested || never, never, nil
 	}
 
@@ -211,11 +211,11 @@ func (sc *scan) edges(a *ensemble.Agent, requested bool) (edges []edge, blocked,
 		sc.scratch = make([]edge, len(a.Dependencies), max(len(a.Dependencies), 16))
 	}
 	edges = sc.scratch[:len(a.Dependencies)]
-	bookkeeping := sc.s.Edges[a.Name]
+	bookkeeping := sc.s.Edges(a.Name)
 	for i, d := range a.Dependencies {
-		ed := edge{dep: d, outputs: sc.s.OutputCount[d.AgentName]}
+		ed := edge{dep: d, outputs: sc.s.Outputs(d.AgentName)}
 		if d.OnFailure { // failures count as the outputs of this edge
-			ed.outputs = sc.s.AgentExecutionCount[d.AgentName] - ed.outputs
+			ed.outputs = sc.s.Executions(d.AgentName) - ed.outputs
 		}
 		if es := bookkeeping[d.AgentName]; es != nil {
 			ed.consumed = es.Consumed
@@ -392,15 +392,15 @@ func (x *Resolver) mark(i int) {
 // the run whose state is s, exactly as Resolve(ctx, e, s) would.
 func (x *Resolver) Ready(ctx context.Context, s *state.State) (ready []Ready, warnings []Warning, err error) {
 	e := x.e
-	if !x.started || x.seen > len(s.History) {
-		x.started, x.seen = true, len(s.History)
+	if !x.started || x.seen > len(s.History()) {
+		x.started, x.seen = true, len(s.History())
 		clear(x.candidate)
 		x.list = x.list[:0]
 		for i := range e.Agents {
 			x.mark(i)
 		}
 	}
-	for _, rec := range s.History[x.seen:] {
+	for _, rec := range s.History()[x.seen:] {
 		a := e.Agent(rec.AgentName)
 		if a == nil {
 			continue
@@ -412,8 +412,8 @@ func (x *Resolver) Ready(ctx context.Context, s *state.State) (ready []Ready, wa
 			x.mark(d)
 		}
 	}
-	x.seen = len(s.History)
-	for _, q := range s.Pending {
+	x.seen = len(s.History())
+	for _, q := range s.Pending() {
 		if a := e.Agent(q.Target); a != nil {
 			x.mark(a.Index)
 		}
@@ -444,7 +444,7 @@ func (x *Resolver) Ready(ctx context.Context, s *state.State) (ready []Ready, wa
 
 // withinLimits is rule 1: the agent may execute again.
 func withinLimits(e *ensemble.Ensemble, s *state.State, a *ensemble.Agent) bool {
-	n := s.AgentExecutionCount[a.Name]
+	n := s.Executions(a.Name)
 	maxTurns := a.Conversation.MaxTurns
 	if maxTurns <= 0 {
 		maxTurns = ensemble.DefaultMaxTurns
@@ -462,9 +462,9 @@ func withinLimits(e *ensemble.Ensemble, s *state.State, a *ensemble.Agent) bool 
 // condition that names it.
 func envOf(s *state.State) conditions.Env {
 	return conditions.Env{
-		Context:    s.AccumulatedContext,
+		Context:    s.Context(),
 		TurnCount:  s.TurnCount,
-		Executions: s.AgentExecutionCount,
+		Executions: s.ExecutionCounts(),
 		Input:      s.Input,
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/state"
 )
 
 // seq is a whole run: the agents ready in each turn, until nothing is.
@@ -136,8 +137,8 @@ func TestFreshnessAndConsumption(t *testing.T) {
 		w.turn("a", nil)
 		w.turn("b", map[string]any{"b": failed})
 		w.done() // b is not retried; c never got an output
-		if w.s.AgentExecutionCount["b"] != 1 || w.s.OutputCount["b"] != 0 {
-			t.Fatalf("counts: %v %v", w.s.AgentExecutionCount, w.s.OutputCount)
+		if w.s.Executions("b") != 1 || w.s.Outputs("b") != 0 {
+			t.Fatalf("counts: %v %v", w.s.ExecutionCounts(), w.s.Contents().OutputCount)
 		}
 	})
 	t.Run("a failed dependency produces nothing new", func(t *testing.T) {
@@ -169,12 +170,12 @@ func TestFreshnessAndConsumption(t *testing.T) {
 			t.Fatalf("ready = %v", got)
 		}
 		// The dependency produced again before the engine committed b.
-		w.s.OutputCount["a"]++
+		w.s.SetOutput("a", "a", "a again")
 		consumed(w.s, ready[0])
 		if es := w.s.Edge("b", "a"); es.Consumed != 1 || es.Triggered != 1 {
 			t.Fatalf("b←a = %+v, want consumed 1", *es)
 		}
-		w.s.AgentExecutionCount["b"]++
+		w.s.CountExecution("b")
 		if got := names(w.resolve()); !slices.Equal(got, []string{"b"}) {
 			t.Fatalf("a's second output is fresh for b: ready = %v", got)
 		}
@@ -284,14 +285,15 @@ func TestConditionRuntimeErrors(t *testing.T) {
 			agent("spent", maxTurns(5), deps(maxExec(when(opt("a"), bad), 1))),
 		)
 		w := newSim(t, e)
-		w.s.AgentExecutionCount["limited"] = 1
-		w.s.AgentExecutionCount["stale"] = 1
-		w.s.EdgeForUpdate("stale", "x").Consumed = 1
-		w.s.EdgeForUpdate("stale", "a").Consumed = 1
-		w.s.EdgeForUpdate("spent", "a").Triggered = 1
-		w.s.OutputCount["a"], w.s.OutputCount["x"] = 1, 1
-		w.s.AccumulatedContext["a"] = "plain text"
-		w.s.AgentExecutionCount["a"], w.s.AgentExecutionCount["x"] = 2, 1
+		w.s = state.Restore(state.Contents{
+			AgentExecutionCount: map[string]int{"limited": 1, "stale": 1, "a": 2, "x": 1},
+			OutputCount:         map[string]int{"a": 1, "x": 1},
+			AccumulatedContext:  map[string]any{"a": "plain text"},
+			Edges: map[string]map[string]*state.EdgeState{
+				"stale": {"x": {Consumed: 1}, "a": {Consumed: 1}},
+				"spent": {"a": {Triggered: 1}},
+			},
+		})
 		ready, warns, _ := Resolve(context.Background(), e, w.s)
 		if len(ready) != 0 || len(warns) != 0 {
 			t.Fatalf("ready = %v, warnings = %v: a condition was evaluated", names(ready), warns)
@@ -325,8 +327,8 @@ func TestAgentRequests(t *testing.T) {
 			t.Fatalf("requests = %+v", r.Requests)
 		}
 		w.delivered("b", []string{"a"}, []string{}) // still gets a's output; nothing fresh
-		if len(w.s.Pending) != 0 {
-			t.Fatalf("pending = %v, want none", w.s.Pending)
+		if len(w.s.Pending()) != 0 {
+			t.Fatalf("pending = %v, want none", w.s.Pending())
 		}
 		if es := w.s.Edge("b", "a"); es.Triggered != 1 {
 			t.Fatalf("b←a triggered %d, want 1", es.Triggered)
@@ -380,8 +382,8 @@ func TestAgentRequests(t *testing.T) {
 		// A request made after the agents were resolved (in the same commit).
 		w.request("y", "a", map[string]any{"n": 2})
 		consumed(w.s, ready[0])
-		if len(w.s.Pending) != 2 || w.s.Pending[0].Target != "b" || w.s.Pending[1].Parameters["n"] != 2 {
-			t.Fatalf("pending = %+v", w.s.Pending)
+		if len(w.s.Pending()) != 2 || w.s.Pending()[0].Target != "b" || w.s.Pending()[1].Parameters["n"] != 2 {
+			t.Fatalf("pending = %+v", w.s.Pending())
 		}
 	})
 }
@@ -410,8 +412,8 @@ func TestWriterReviewerLoop(t *testing.T) {
 	w.turn("publisher", nil)
 	w.delivered("publisher", []string{"reviewer"}, []string{"reviewer"})
 	w.done()
-	if w.s.TurnCount != 8 || w.s.AgentExecutionCount["writer"] != 3 || w.s.AgentExecutionCount["reviewer"] != 3 {
-		t.Fatalf("turns %d, executions %v", w.s.TurnCount, w.s.AgentExecutionCount)
+	if w.s.TurnCount != 8 || w.s.Executions("writer") != 3 || w.s.Executions("reviewer") != 3 {
+		t.Fatalf("turns %d, executions %v", w.s.TurnCount, w.s.ExecutionCounts())
 	}
 	if len(w.warnings) > 0 {
 		t.Fatalf("warnings: %v", w.warnings)

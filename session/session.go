@@ -289,7 +289,7 @@ func (s *Session) Resume(f *state.File, ro RunOptions) (*Run, error) {
 	}
 	r := s.newRun(ro)
 	if r.inj != nil {
-		r.inj.Resume(f.State.History) // responses by path go on where they were
+		r.inj.Resume(f.State.History()) // responses by path go on where they were
 	}
 	r.eng = engine.FromFile(s.e, f, r.engineOptions(ro))
 	return r, r.begin()

@@ -27,9 +27,9 @@ import (
 // produced an output.
 func (s *State) consistent() error {
 	type tally struct{ records, outputs, lastTurn int }
-	per := make(map[string]*tally, len(s.AgentExecutionCount))
+	per := make(map[string]*tally, len(s.executions))
 	turn := 0
-	for i, r := range s.History {
+	for i, r := range s.history {
 		at := fmt.Sprintf("state.conversation_history[%d]", i)
 		if r.AgentName == "" {
 			return fmt.Errorf("%s.agent_name is empty", at)
@@ -71,7 +71,7 @@ func (s *State) consistent() error {
 		}
 	}
 	if turn != s.TurnCount {
-		if len(s.History) == 0 {
+		if len(s.history) == 0 {
 			return fmt.Errorf("state.turn_count is %d but state.conversation_history is empty", s.TurnCount)
 		}
 		return fmt.Errorf("state.turn_count is %d but the last record of state.conversation_history is of turn %d", s.TurnCount, turn)
@@ -81,10 +81,10 @@ func (s *State) consistent() error {
 	for name := range per {
 		names[name] = true
 	}
-	for name := range s.AgentExecutionCount {
+	for name := range s.executions {
 		names[name] = true
 	}
-	for name := range s.OutputCount {
+	for name := range s.outputs {
 		names[name] = true
 	}
 	for _, name := range slices.Sorted(maps.Keys(names)) {
@@ -92,20 +92,20 @@ func (s *State) consistent() error {
 		if p := per[name]; p != nil {
 			t = *p
 		}
-		if n := s.AgentExecutionCount[name]; n != t.records {
+		if n := s.executions[name]; n != t.records {
 			return fmt.Errorf("state.agent_execution_count.%s is %d but state.conversation_history has %d records of %q", name, n, t.records, name)
 		}
-		if n := s.OutputCount[name]; n != t.outputs {
+		if n := s.outputs[name]; n != t.outputs {
 			return fmt.Errorf("state.output_count.%s is %d but state.conversation_history has %d successful records of %q", name, n, t.outputs, name)
 		}
 	}
 
-	for _, target := range slices.Sorted(maps.Keys(s.Edges)) {
-		for _, dep := range slices.Sorted(maps.Keys(s.Edges[target])) {
-			es, at := s.Edges[target][dep], fmt.Sprintf("state.edges.%s.%s", target, dep)
+	for _, target := range slices.Sorted(maps.Keys(s.edges)) {
+		for _, dep := range slices.Sorted(maps.Keys(s.edges[target])) {
+			es, at := s.edges[target][dep], fmt.Sprintf("state.edges.%s.%s", target, dep)
 			// A failure edge (on: failure) consumes failures, not outputs:
 			// either way, at most one per execution of the dependency.
-			switch execs, runs := s.AgentExecutionCount[dep], s.AgentExecutionCount[target]; {
+			switch execs, runs := s.executions[dep], s.executions[target]; {
 			case es.Consumed > execs:
 				return fmt.Errorf("%s.consumed is %d but %q ran %d times", at, es.Consumed, dep, execs)
 			case es.Triggered > es.Consumed:
@@ -118,12 +118,12 @@ func (s *State) consistent() error {
 		}
 	}
 
-	for i, q := range s.Pending {
-		if s.OutputCount[q.From] == 0 {
+	for i, q := range s.pending {
+		if s.outputs[q.From] == 0 {
 			return fmt.Errorf("state.pending_requests[%d].from is %q, which has no output to have made the request", i, q.From)
 		}
 	}
-	for i, w := range s.Warnings {
+	for i, w := range s.warnings {
 		if w.TurnNumber < 1 || w.TurnNumber > s.TurnCount+1 {
 			return fmt.Errorf("state.warnings[%d].turn_number is %d, outside 1..%d", i, w.TurnNumber, s.TurnCount+1)
 		}

@@ -13,9 +13,9 @@ import (
 func runTurnsTo(st *state.State, n int) {
 	for st.TurnCount < n {
 		st.TurnCount++
-		st.AgentExecutionCount["a"]++
-		st.OutputCount["a"]++
-		st.AppendRecord(&state.Record{TurnNumber: st.TurnCount, AgentName: "a", Execution: st.AgentExecutionCount["a"], OutputData: "more"})
+		st.CountExecution("a")
+		st.SetOutput("a", "a", "more")
+		st.AppendRecord(&state.Record{TurnNumber: st.TurnCount, AgentName: "a", Execution: st.Executions("a"), OutputData: "more"})
 	}
 }
 

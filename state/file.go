@@ -307,32 +307,18 @@ func (f *File) check() error {
 	if s.TurnCount < 0 {
 		return errors.New(`"state.turn_count" is negative`)
 	}
-	if s.AgentExecutionCount == nil {
-		s.AgentExecutionCount = map[string]int{}
-	}
-	if s.AccumulatedContext == nil {
-		s.AccumulatedContext = map[string]any{}
-	}
-	if s.OutputCount == nil {
-		s.OutputCount = map[string]int{}
-	}
-	if s.Edges == nil {
-		s.Edges = map[string]map[string]*EdgeState{}
-	}
-	if s.Memory == nil {
-		s.Memory = map[string]json.RawMessage{}
-	}
-	for name, n := range s.AgentExecutionCount {
+	s.fill()
+	for name, n := range s.executions {
 		if n < 0 {
 			return fmt.Errorf("the execution count of agent %q is negative", name)
 		}
 	}
-	for name, n := range s.OutputCount {
-		if n < 0 || n > s.AgentExecutionCount[name] {
-			return fmt.Errorf("agent %q has more outputs (%d) than executions (%d)", name, n, s.AgentExecutionCount[name])
+	for name, n := range s.outputs {
+		if n < 0 || n > s.executions[name] {
+			return fmt.Errorf("agent %q has more outputs (%d) than executions (%d)", name, n, s.executions[name])
 		}
 	}
-	for target, m := range s.Edges {
+	for target, m := range s.edges {
 		for dep, es := range m {
 			if es == nil {
 				delete(m, dep)
@@ -343,10 +329,10 @@ func (f *File) check() error {
 			}
 		}
 		if m == nil {
-			delete(s.Edges, target)
+			delete(s.edges, target)
 		}
 	}
-	for i, r := range s.History {
+	for i, r := range s.history {
 		if r == nil {
 			return fmt.Errorf("history record %d is null", i+1)
 		}
@@ -354,7 +340,7 @@ func (f *File) check() error {
 			return fmt.Errorf("history record %d has turn %d, outside 1..%d", i+1, r.TurnNumber, s.TurnCount)
 		}
 	}
-	for i, q := range s.Pending {
+	for i, q := range s.pending {
 		if q.Target == "" {
 			return fmt.Errorf("pending request %d has no target", i+1)
 		}

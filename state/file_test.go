@@ -18,23 +18,23 @@ import (
 const hash = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
 func sample() *state.File {
-	st := state.New("the input")
-	st.TurnCount = 2
-	st.AgentExecutionCount["a"] = 2
-	st.OutputCount["a"] = 1
-	st.AccumulatedContext["a"] = map[string]any{"n": 1.0, "list": []any{"x", true}}
-	st.AgentExecutionCount["b"] = 1
-	st.OutputCount["b"] = 1
-	st.AccumulatedContext["b"] = "y"
-	es := st.EdgeForUpdate("b", "a")
-	es.Triggered, es.Consumed = 1, 1
-	st.Pending = []state.AgentRequest{{From: "a", Target: "b", Parameters: map[string]any{"k": "v"}}}
-	st.Memory["a"] = json.RawMessage(`[{"role":"user","content":"hi"}]`)
-	st.Warnings = []state.Warning{{TurnNumber: 1, AgentName: "b", Message: "w"}}
 	msg := "boom"
-	st.AppendRecord(&state.Record{TurnNumber: 1, AgentName: "a", Execution: 1, OutputData: "x", Timestamp: time.Unix(1, 5).UTC()})
-	st.AppendRecord(&state.Record{TurnNumber: 2, AgentName: "a", Execution: 2, Error: &msg})
-	st.AppendRecord(&state.Record{TurnNumber: 2, AgentName: "b", Execution: 1, OutputData: "y"})
+	st := state.Restore(state.Contents{
+		Input:               "the input",
+		TurnCount:           2,
+		AgentExecutionCount: map[string]int{"a": 2, "b": 1},
+		OutputCount:         map[string]int{"a": 1, "b": 1},
+		AccumulatedContext:  map[string]any{"a": map[string]any{"n": 1.0, "list": []any{"x", true}}, "b": "y"},
+		Edges:               map[string]map[string]*state.EdgeState{"b": {"a": {Triggered: 1, Consumed: 1}}},
+		Pending:             []state.AgentRequest{{From: "a", Target: "b", Parameters: map[string]any{"k": "v"}}},
+		Memory:              map[string]json.RawMessage{"a": json.RawMessage(`[{"role":"user","content":"hi"}]`)},
+		Warnings:            []state.Warning{{TurnNumber: 1, AgentName: "b", Message: "w"}},
+		History: []*state.Record{
+			{TurnNumber: 1, AgentName: "a", Execution: 1, OutputData: "x", Timestamp: time.Unix(1, 5).UTC()},
+			{TurnNumber: 2, AgentName: "a", Execution: 2, Error: &msg},
+			{TurnNumber: 2, AgentName: "b", Execution: 1, OutputData: "y"},
+		},
+	})
 	f := &state.File{
 		Ensemble:  state.FileRef{Name: "e", Path: "/abs/e.yaml", SHA256: hash},
 		Responses: &state.FileRef{Path: "/abs/r.yaml", SHA256: hash},
@@ -187,7 +187,9 @@ func TestConcurrentReaderSeesCompleteStates(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.json")
 	f := sample()
 	// A large state, so that a write is not a single page.
-	f.State.AccumulatedContext["big"] = strings.Repeat("x", 64<<10)
+	c := f.State.Contents()
+	c.AccumulatedContext["big"] = strings.Repeat("x", 64<<10)
+	f.State = state.Restore(c)
 	if err := state.Save(path, f); err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +241,7 @@ func FuzzParse(f *testing.F) {
 		if err == nil {
 			// What parses is usable by the engine: its maps exist.
 			st := g.State
-			if st.AgentExecutionCount == nil || st.AccumulatedContext == nil || st.OutputCount == nil || st.Edges == nil || st.Memory == nil {
+			if st.ExecutionCounts() == nil || st.Context() == nil || st.Contents().OutputCount == nil || st.Contents().Edges == nil || st.Contents().Memory == nil {
 				t.Fatalf("parsed with nil maps: %s", data)
 			}
 			st.HistoryValues()

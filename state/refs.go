@@ -62,12 +62,12 @@ func refOf(v any) (OutputRef, bool) {
 // Output returns the output of an agent's execution, from the history: false
 // when that execution is not recorded or failed.
 func (s *State) Output(agent string, execution int) (any, bool) {
-	if s.indexed != len(s.History) {
+	if s.indexed != len(s.history) {
 		s.indexRecords()
 	}
 	recs := s.byAgent[agent]
 	for i := len(recs) - 1; i >= 0; i-- { // executions are recorded in order: usually found at once
-		r := s.History[recs[i]]
+		r := s.history[recs[i]]
 		if r.Execution == execution {
 			if r.Error != nil {
 				return nil, false
@@ -89,12 +89,12 @@ type ExecutionRef struct {
 
 // LastFailure returns the latest failed execution of an agent, or nil.
 func (s *State) LastFailure(agent string) *Record {
-	if s.indexed != len(s.History) {
+	if s.indexed != len(s.history) {
 		s.indexRecords()
 	}
 	recs := s.byAgent[agent]
 	for i := len(recs) - 1; i >= 0; i-- {
-		if r := s.History[recs[i]]; r.Error != nil {
+		if r := s.history[recs[i]]; r.Error != nil {
 			return r
 		}
 	}
@@ -112,14 +112,14 @@ func handlesValue(h []ExecutionRef) []any {
 }
 
 func (s *State) indexRecords() {
-	if s.byAgent == nil || s.indexed > len(s.History) { // a history replaced by hand
+	if s.byAgent == nil || s.indexed > len(s.history) { // a history replaced by hand
 		s.byAgent, s.indexed = map[string][]int{}, 0
 	}
-	for i := s.indexed; i < len(s.History); i++ {
-		name := s.History[i].AgentName
+	for i := s.indexed; i < len(s.history); i++ {
+		name := s.history[i].AgentName
 		s.byAgent[name] = append(s.byAgent[name], i)
 	}
-	s.indexed = len(s.History)
+	s.indexed = len(s.history)
 }
 
 // ResolveInput returns a record's input data with the dependency outputs it

@@ -12,23 +12,144 @@ import (
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 )
 
-// State is the ConversationState.
+// State is the ConversationState. Its input and turn count are plain
+// fields; what the turns accumulate (the counts, the context, the edges'
+// bookkeeping, the agent requests, the memories, the history, the
+// warnings) is reached through methods: views to read, which their callers
+// must not change, and the writes of a turn's commit (CountExecution,
+// SetOutput, Consume, ...), which the engine's committer alone makes.
+// Contents and Restore are the whole of it, for what saves and loads it.
 type State struct {
+	Input     string
+	TurnCount int
+
+	executions map[string]int                   // agent → its executions
+	context    map[string]any                   // state key → the latest output
+	history    []*Record                        // every execution, in order
+	outputs    map[string]int                   // agent → its successful outputs: the "sequence" of its latest output
+	edges      map[string]map[string]*EdgeState // target agent → dependency → bookkeeping
+	pending    []AgentRequest                   // the agent requests for the next turn
+	memory     map[string]json.RawMessage       // per agent, owned by its runner (an LLM agent's conversation)
+	warnings   []Warning
+
+	historyAny []any            // history as condition values, appended incrementally
+	byAgent    map[string][]int // agent → indexes of its records in history
+	indexed    int              // records of history in byAgent
+}
+
+// Contents is the whole of a State, as the state file and the state
+// database hold it (docs/cli.md#the-result names its fields).
+type Contents struct {
 	Input               string                           `json:"input"`
 	TurnCount           int                              `json:"turn_count"`
 	AgentExecutionCount map[string]int                   `json:"agent_execution_count"`
 	AccumulatedContext  map[string]any                   `json:"accumulated_context"`
 	History             []*Record                        `json:"conversation_history"`
-	OutputCount         map[string]int                   `json:"output_count"` // successful outputs per agent: the "sequence" of its latest output
-	Edges               map[string]map[string]*EdgeState `json:"edges"`        // target agent → dependency → bookkeeping
+	OutputCount         map[string]int                   `json:"output_count"`
+	Edges               map[string]map[string]*EdgeState `json:"edges"`
 	Pending             []AgentRequest                   `json:"pending_requests,omitempty"`
-	Memory              map[string]json.RawMessage       `json:"memory,omitempty"` // per agent, owned by its runner (an LLM agent's conversation)
+	Memory              map[string]json.RawMessage       `json:"memory,omitempty"`
 	Warnings            []Warning                        `json:"warnings,omitempty"`
-
-	historyAny []any            // History as condition values, appended incrementally
-	byAgent    map[string][]int // agent → indexes of its records in History
-	indexed    int              // records of History in byAgent
 }
+
+// Restore is the state whose contents are c: it takes c's maps and slices
+// as they are (and makes those that are nil).
+func Restore(c Contents) *State {
+	s := &State{Input: c.Input, TurnCount: c.TurnCount, executions: c.AgentExecutionCount, context: c.AccumulatedContext,
+		history: c.History, outputs: c.OutputCount, edges: c.Edges, pending: c.Pending, memory: c.Memory, warnings: c.Warnings}
+	s.fill()
+	return s
+}
+
+// fill makes the maps that are nil.
+func (s *State) fill() {
+	if s.executions == nil {
+		s.executions = map[string]int{}
+	}
+	if s.context == nil {
+		s.context = map[string]any{}
+	}
+	if s.outputs == nil {
+		s.outputs = map[string]int{}
+	}
+	if s.edges == nil {
+		s.edges = map[string]map[string]*EdgeState{}
+	}
+	if s.memory == nil {
+		s.memory = map[string]json.RawMessage{}
+	}
+}
+
+// Contents are the state's contents: its own maps and slices, to read, not
+// to change.
+func (s *State) Contents() Contents {
+	return Contents{Input: s.Input, TurnCount: s.TurnCount, AgentExecutionCount: s.executions, AccumulatedContext: s.context,
+		History: s.history, OutputCount: s.outputs, Edges: s.edges, Pending: s.pending, Memory: s.memory, Warnings: s.warnings}
+}
+
+// MarshalJSON writes the state's Contents.
+func (s *State) MarshalJSON() ([]byte, error) { return json.Marshal(s.Contents()) }
+
+// UnmarshalJSON reads Contents into s.
+func (s *State) UnmarshalJSON(b []byte) error {
+	var c Contents
+	if err := json.Unmarshal(b, &c); err != nil {
+		return err
+	}
+	*s = *Restore(c)
+	return nil
+}
+
+// Executions is how many times agent ran.
+func (s *State) Executions(agent string) int { return s.executions[agent] }
+
+// ExecutionCounts are the executions of every agent that ran (a view).
+func (s *State) ExecutionCounts() map[string]int { return s.executions }
+
+// Context is the accumulated context: each agent's latest output under its
+// state key (a view, which the requests of a turn share).
+func (s *State) Context() map[string]any { return s.context }
+
+// History is every execution's record, in order (a view).
+func (s *State) History() []*Record { return s.history[:len(s.history):len(s.history)] }
+
+// Outputs is how many successful outputs agent produced: the sequence
+// number of its latest output.
+func (s *State) Outputs(agent string) int { return s.outputs[agent] }
+
+// Edges is the bookkeeping of the edges of target, by dependency (a view;
+// nil when none ever moved).
+func (s *State) Edges(target string) map[string]*EdgeState { return s.edges[target] }
+
+// Pending are the agent requests the next turn honours (a view).
+func (s *State) Pending() []AgentRequest { return s.pending }
+
+// Memory is what agent's runner kept from its previous executions; nil
+// when none.
+func (s *State) Memory(agent string) json.RawMessage { return s.memory[agent] }
+
+// Warnings are the run's warnings so far (a view).
+func (s *State) Warnings() []Warning { return s.warnings }
+
+// The writes of a turn's commit, which the engine's committer makes.
+
+// CountExecution counts an execution of agent.
+func (s *State) CountExecution(agent string) { s.executions[agent]++ }
+
+// SetOutput records a successful output of agent, under its state key.
+func (s *State) SetOutput(agent, key string, output any) {
+	s.context[key] = output
+	s.outputs[agent]++
+}
+
+// SetMemory replaces what agent's runner keeps.
+func (s *State) SetMemory(agent string, m json.RawMessage) { s.memory[agent] = m }
+
+// Request queues an agent request for the next turn.
+func (s *State) Request(q AgentRequest) { s.pending = append(s.pending, q) }
+
+// Warn records a warning.
+func (s *State) Warn(w Warning) { s.warnings = append(s.warnings, w) }
 
 // EdgeState is the bookkeeping of one dependency edge.
 type EdgeState struct {
@@ -133,42 +254,23 @@ type Child struct {
 
 // New returns the state of a run that has not started.
 func New(input string) *State {
-	return &State{
-		Input:               input,
-		AgentExecutionCount: map[string]int{},
-		AccumulatedContext:  map[string]any{},
-		OutputCount:         map[string]int{},
-		Edges:               map[string]map[string]*EdgeState{},
-		Memory:              map[string]json.RawMessage{},
-	}
+	s := &State{Input: input}
+	s.fill()
+	return s
 }
 
-// Edge returns the bookkeeping of edge target←dep, or nil if it never moved.
+// Edge returns the bookkeeping of edge target←dep, or nil if it never moved
+// (to read, not to change).
 func (s *State) Edge(target, dep string) *EdgeState {
-	return s.Edges[target][dep]
-}
-
-// EdgeForUpdate returns the bookkeeping of edge target←dep, creating it.
-func (s *State) EdgeForUpdate(target, dep string) *EdgeState {
-	m := s.Edges[target]
-	if m == nil {
-		m = map[string]*EdgeState{}
-		s.Edges[target] = m
-	}
-	es := m[dep]
-	if es == nil {
-		es = &EdgeState{}
-		m[dep] = es
-	}
-	return es
+	return s.edges[target][dep]
 }
 
 // AppendRecord adds an execution record, keeping the condition view in step.
 func (s *State) AppendRecord(r *Record) {
-	s.History = append(s.History, r)
+	s.history = append(s.history, r)
 	// Once a condition has read the history, its view grows with it;
 	// before, nothing is built (most conditions never read history).
-	if s.historyAny != nil && len(s.historyAny) == len(s.History)-1 {
+	if s.historyAny != nil && len(s.historyAny) == len(s.history)-1 {
 		s.historyAny = append(s.historyAny, s.conditionValue(r))
 	}
 }
@@ -176,9 +278,9 @@ func (s *State) AppendRecord(r *Record) {
 // HistoryValues is the history as the conditions' `history` list: one map per
 // record with the keys of docs/cli.md#the-result. Built incrementally, never per turn.
 func (s *State) HistoryValues() []any {
-	if s.historyAny == nil || len(s.historyAny) != len(s.History) {
-		s.historyAny = make([]any, len(s.History), max(len(s.History), 16))
-		for i, r := range s.History {
+	if s.historyAny == nil || len(s.historyAny) != len(s.history) {
+		s.historyAny = make([]any, len(s.history), max(len(s.history), 16))
+		for i, r := range s.history {
 			s.historyAny[i] = s.conditionValue(r)
 		}
 	}

@@ -41,9 +41,8 @@ func behindRun(t *testing.T) (*DB, *Writer, *state.State, driver.Conn) {
 
 // turn plays turn on st: agent a ran and output its turn number.
 func turn(st *state.State, n int) {
-	st.AgentExecutionCount["a"]++
-	st.OutputCount["a"]++
-	st.AccumulatedContext["a"] = float64(n)
+	st.CountExecution("a")
+	st.SetOutput("a", "a", float64(n))
 	st.AppendRecord(&state.Record{TurnNumber: n, AgentName: "a", Execution: n, OutputData: float64(n), Timestamp: time.Now().UTC()})
 	st.TurnCount = n
 }
@@ -146,8 +145,8 @@ func TestTurnsBehindAreWrittenTogether(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.State.TurnCount != 10 || f.State.AccumulatedContext["a"] != float64(10) || f.CompletionReason != "completed" {
-		t.Errorf("loaded: turn %d, a = %v, %q", f.State.TurnCount, f.State.AccumulatedContext["a"], f.CompletionReason)
+	if f.State.TurnCount != 10 || f.State.Context()["a"] != float64(10) || f.CompletionReason != "completed" {
+		t.Errorf("loaded: turn %d, a = %v, %q", f.State.TurnCount, f.State.Context()["a"], f.CompletionReason)
 	}
 }
 

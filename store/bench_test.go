@@ -76,11 +76,10 @@ func pingPongTurn(st *state.State, turn int, out map[string]any) {
 	if turn%2 == 0 {
 		agent, other = "pong", "ping"
 	}
-	st.EdgeForUpdate(agent, other).Consumed = st.OutputCount[other]
-	st.AgentExecutionCount[agent]++
-	st.OutputCount[agent]++
-	st.AccumulatedContext[agent] = out
-	st.AppendRecord(&state.Record{TurnNumber: turn, AgentName: agent, Execution: st.AgentExecutionCount[agent],
+	st.Consume(agent, []string{other}, nil, nil)
+	st.CountExecution(agent)
+	st.SetOutput(agent, agent, out)
+	st.AppendRecord(&state.Record{TurnNumber: turn, AgentName: agent, Execution: st.Executions(agent),
 		OutputData: out, Timestamp: time.Now().UTC()})
 	st.TurnCount = turn
 }

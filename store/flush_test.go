@@ -28,7 +28,7 @@ func TestWALFlushedInBackground(t *testing.T) {
 				t.Fatal(err)
 			}
 			for turn := 1; turn <= 2*flushEvery+1; turn++ {
-				st.AgentExecutionCount["a"]++
+				st.CountExecution("a")
 				st.AppendRecord(&state.Record{TurnNumber: turn, AgentName: "a", Execution: turn, Timestamp: time.Now().UTC()})
 				st.TurnCount = turn
 				if err := w.SaveTurn(st); err != nil {

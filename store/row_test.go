@@ -29,20 +29,19 @@ func TestTurnRowIsEncodingJSON(t *testing.T) {
 		},
 		{AgentName: "a", Timestamp: time.Unix(0, 0).UTC(), OutputData: "  "},
 	}
-	st := state.New("go")
-	st.AppendRecord(&state.Record{AgentName: "earlier", Timestamp: time.Unix(0, 0).UTC()}) // saved already
-	st.OutputCount["earlier"] = 1
-	for _, r := range recs {
-		st.AppendRecord(r)
-	}
-	st.TurnCount = 2
-	st.AgentExecutionCount = map[string]int{"writer <1>": 3, "a": 1, "earlier": 1}
-	st.OutputCount = map[string]int{"a": 1, "earlier": 1}
-	st.AccumulatedContext = map[string]any{"a": "  ", "earlier": "x", "writer <1>": "not new"}
-	st.EdgeForUpdate("writer <1>", "z<").Triggered = 2
-	st.EdgeForUpdate("writer <1>", "b").Consumed = 1
-	st.EdgeForUpdate("earlier", "a").Consumed = 1
-	st.Edges["a"] = map[string]*state.EdgeState{"gone": nil}
+	st := state.Restore(state.Contents{
+		Input:               "go",
+		TurnCount:           2,
+		History:             append([]*state.Record{{AgentName: "earlier", Timestamp: time.Unix(0, 0).UTC()}}, recs...), // the first is saved already
+		AgentExecutionCount: map[string]int{"writer <1>": 3, "a": 1, "earlier": 1},
+		OutputCount:         map[string]int{"a": 1, "earlier": 1},
+		AccumulatedContext:  map[string]any{"a": "  ", "earlier": "x", "writer <1>": "not new"},
+		Edges: map[string]map[string]*state.EdgeState{
+			"writer <1>": {"z<": {Triggered: 2}, "b": {Consumed: 1}},
+			"earlier":    {"a": {Consumed: 1}},
+			"a":          {"gone": nil},
+		},
+	})
 	w := &Writer{run: &RunInfo{seq: 7}, stateKey: func(s string) string { return s },
 		records: 1, outputs: map[string]int{"earlier": 1}, memory: map[string][]byte{}}
 	row, err := w.delta(st)
@@ -60,7 +59,7 @@ func TestTurnRowIsEncodingJSON(t *testing.T) {
 		int64(7), int64(2), marshal(recs),
 		marshal(map[string][2]int{"a": {1, 1}, "writer <1>": {3, 0}}),
 		marshal([][2]any{{"a", "  "}}),
-		marshal(map[string]any{"a": map[string]any{"gone": nil}, "writer <1>": st.Edges["writer <1>"]}),
+		marshal(map[string]any{"a": map[string]any{"gone": nil}, "writer <1>": st.Edges("writer <1>")}),
 		nil, nil,
 	} {
 		if row[i].Ordinal != i+1 || row[i].Value != want {

@@ -596,14 +596,15 @@ func (db *DB) load(r *RunInfo) (*state.File, error) {
 		return nil, fmt.Errorf("corrupt: options: %v", err)
 	}
 	f.SavedAt, _ = time.Parse(time.RFC3339Nano, str(row[4]))
-	var st state.State
+	// The state is rebuilt as plain contents, the snapshot then every turn
+	// after it, and restored at the end.
+	var st state.Contents
 	if err := unmarshal(row[7], &st); err != nil {
 		return nil, fmt.Errorf("corrupt: the run's first state: %v", err)
 	}
 	if st.TurnCount != int(row[6].(int64)) {
 		return nil, errors.New("corrupt: the run's first state is not of its first turn")
 	}
-	f.State = &st
 	fillMaps(&st)
 
 	turns, err := db.query(`SELECT turn, records, counts, context, edges, memory, pending FROM turns WHERE `+db.turnsOf("?1")+` ORDER BY `+db.turnOrder(), r.seq)
@@ -642,13 +643,14 @@ func (db *DB) load(r *RunInfo) (*state.File, error) {
 	if len(st.Warnings) == 0 {
 		st.Warnings = nil
 	}
+	f.State = state.Restore(st)
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
 	return f, nil
 }
 
-func fillMaps(s *state.State) {
+func fillMaps(s *state.Contents) {
 	if s.AgentExecutionCount == nil {
 		s.AgentExecutionCount = map[string]int{}
 	}

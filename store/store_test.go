@@ -409,9 +409,9 @@ func roundTrip(t *testing.T, e *ensemble.Ensemble, db *store.DB, id string, back
 	for reason == "" {
 		reason = r.Step(context.Background())
 		st := r.State()
-		sawPending = sawPending || len(st.Pending) > 0
-		sawMemory = sawMemory || len(st.Memory) > 0
-		sawWarning = sawWarning || len(st.Warnings) > 0
+		sawPending = sawPending || len(st.Pending()) > 0
+		sawMemory = sawMemory || len(st.Contents().Memory) > 0
+		sawWarning = sawWarning || len(st.Warnings()) > 0
 		if reason == "" {
 			if err := w.SaveTurn(st); err != nil {
 				t.Fatal(err)
@@ -427,7 +427,7 @@ func roundTrip(t *testing.T, e *ensemble.Ensemble, db *store.DB, id string, back
 	}
 	check(reason)
 	w.Close()
-	if reason != engine.Completed || !sawPending || !sawMemory || !sawWarning || r.State().AgentExecutionCount["publisher"] != 1 {
+	if reason != engine.Completed || !sawPending || !sawMemory || !sawWarning || r.State().Executions("publisher") != 1 {
 		t.Fatalf("the run does not cover the cases: %s, pending %v, memory %v, warnings %v", reason, sawPending, sawMemory, sawWarning)
 	}
 	return r
@@ -471,7 +471,7 @@ func TestLongRunReadsBack(t *testing.T) {
 	if got, want := withoutClock(t, loaded.State), withoutClock(t, st); got != want {
 		t.Fatalf("loaded differs from the run (%d bytes against %d)", len(got), len(want))
 	}
-	if loaded.State.AccumulatedContext["pong"].(map[string]any)["n"] != 2500.0 {
-		t.Fatalf("pong's context: %v", loaded.State.AccumulatedContext["pong"])
+	if loaded.State.Context()["pong"].(map[string]any)["n"] != 2500.0 {
+		t.Fatalf("pong's context: %v", loaded.State.Context()["pong"])
 	}
 }

@@ -92,13 +92,13 @@ func (db *DB) start(r *RunInfo, f *state.File, stateKey func(string) string) (*W
 }
 
 func (w *Writer) reset(st *state.State) {
-	w.records, w.warnings, w.turn = len(st.History), len(st.Warnings), st.TurnCount
-	w.outputs = maps.Clone(st.OutputCount)
+	w.records, w.warnings, w.turn = len(st.History()), len(st.Warnings()), st.TurnCount
+	w.outputs = maps.Clone(st.Contents().OutputCount)
 	if w.outputs == nil {
 		w.outputs = map[string]int{}
 	}
-	w.memory = make(map[string][]byte, len(st.Memory))
-	for k, v := range st.Memory {
+	w.memory = make(map[string][]byte, len(st.Contents().Memory))
+	for k, v := range st.Contents().Memory {
 		w.memory[k] = v
 	}
 }
@@ -281,7 +281,7 @@ func (w *Writer) save(st *state.State, reason string, final bool) error {
 			return err
 		}
 	}
-	if len(st.History) < w.records || st.TurnCount < w.turn || len(st.Warnings) < w.warnings {
+	if len(st.History()) < w.records || st.TurnCount < w.turn || len(st.Warnings()) < w.warnings {
 		return &Error{Path: w.db.path, Err: errors.New("the state went back since it was last saved")}
 	}
 	var row []driver.NamedValue
@@ -291,7 +291,7 @@ func (w *Writer) save(st *state.State, reason string, final bool) error {
 			return &Error{Path: w.db.path, Err: err}
 		}
 	}
-	newWarnings := st.Warnings[w.warnings:]
+	newWarnings := st.Warnings()[w.warnings:]
 	if row == nil && len(newWarnings) == 0 && !final {
 		return nil
 	}
@@ -351,18 +351,18 @@ func (w *Writer) save(st *state.State, reason string, final bool) error {
 
 // mark moves the marks of what is saved to st.
 func (w *Writer) mark(st *state.State) {
-	for _, r := range st.History[w.records:] {
-		w.outputs[r.AgentName] = st.OutputCount[r.AgentName]
-		if m, ok := st.Memory[r.AgentName]; ok {
+	for _, r := range st.History()[w.records:] {
+		w.outputs[r.AgentName] = st.Outputs(r.AgentName)
+		if m := st.Memory(r.AgentName); m != nil {
 			w.memory[r.AgentName] = m
 		}
 	}
-	w.records, w.warnings, w.turn = len(st.History), len(st.Warnings), st.TurnCount
+	w.records, w.warnings, w.turn = len(st.History()), len(st.Warnings()), st.TurnCount
 }
 
 // delta encodes the row of turns for what st gained since the last save.
 func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
-	recs := st.History[w.records:]
+	recs := st.History()[w.records:]
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("turn %d has no history record (every turn runs an agent)", st.TurnCount)
 	}
@@ -403,14 +403,14 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 	w.counts, w.context = w.counts[:0], w.context[:0]
 	var memory map[string]json.RawMessage
 	for _, a := range w.agents {
-		w.counts = append(w.counts, [2]int{st.AgentExecutionCount[a], st.OutputCount[a]})
-		if st.OutputCount[a] != w.outputs[a] {
+		w.counts = append(w.counts, [2]int{st.Executions(a), st.Outputs(a)})
+		if st.Outputs(a) != w.outputs[a] {
 			key := w.stateKey(a)
-			if v, ok := st.AccumulatedContext[key]; ok {
+			if v, ok := st.Context()[key]; ok {
 				w.context = append(w.context, contextEntry{key, v})
 			}
 		}
-		if m, ok := st.Memory[a]; ok && !bytes.Equal(m, w.memory[a]) {
+		if m := st.Memory(a); m != nil && !bytes.Equal(m, w.memory[a]) {
 			if memory == nil {
 				memory = map[string]json.RawMessage{}
 			}
@@ -440,7 +440,7 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 		w.row[4].Value = string(append(w.rec, ']'))
 	}
 	w.row[5].Value, w.row[6].Value, w.row[7].Value = nil, nil, nil
-	if w.tmp, w.deps = appendEdges(w.tmp[:0], w.agents, st.Edges, w.deps); len(w.tmp) > 0 {
+	if w.tmp, w.deps = appendEdges(w.tmp[:0], w.agents, st, w.deps); len(w.tmp) > 0 {
 		w.row[5].Value = string(w.tmp)
 	}
 	if len(memory) > 0 {
@@ -448,8 +448,8 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 			return nil, err
 		}
 	}
-	if len(st.Pending) > 0 {
-		if w.row[7].Value, err = enc(st.Pending); err != nil {
+	if len(st.Pending()) > 0 {
+		if w.row[7].Value, err = enc(st.Pending()); err != nil {
 			return nil, err
 		}
 	}
@@ -466,11 +466,11 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 // without reflection: every turn of a loop has some. It appends nothing
 // when edges holds none of them, and returns deps, the buffer it sorted
 // each target's dependencies in.
-func appendEdges(buf []byte, targets []string, edges map[string]map[string]*state.EdgeState, deps []string) ([]byte, []string) {
+func appendEdges(buf []byte, targets []string, st *state.State, deps []string) ([]byte, []string) {
 	n := 0
 	for _, target := range targets {
-		m, ok := edges[target]
-		if !ok {
+		m := st.Edges(target)
+		if m == nil {
 			continue
 		}
 		if n == 0 {
@@ -626,7 +626,7 @@ type lastValue struct {
 }
 
 // decodeContext sets the context values of context in s.
-func decodeContext(s *state.State, context map[string]lastValue) error {
+func decodeContext(s *state.Contents, context map[string]lastValue) error {
 	for k, last := range context {
 		var v any
 		if err := json.Unmarshal(last.raw, &v); err != nil {
@@ -640,13 +640,11 @@ func decodeContext(s *state.State, context map[string]lastValue) error {
 // apply replays the turn d over s, but for the values it adds to the
 // context, which go to context (by key: the last one is the one a state
 // holds), to be decoded once all turns are applied (see decodeContext).
-func (d *turnDelta) apply(s *state.State, context map[string]lastValue) error {
+func (d *turnDelta) apply(s *state.Contents, context map[string]lastValue) error {
 	if d.turn <= s.TurnCount {
 		return fmt.Errorf("turn %d follows turn %d", d.turn, s.TurnCount)
 	}
-	for _, r := range d.records {
-		s.AppendRecord(r)
-	}
+	s.History = append(s.History, d.records...)
 	for a, c := range d.counts {
 		s.AgentExecutionCount[a] = c[0]
 		if _, ok := s.OutputCount[a]; ok || c[1] != 0 {

@@ -275,8 +275,8 @@ func TestInterruptedChildResumes(t *testing.T) {
 		}
 	}
 	st := r.State()
-	if st.TurnCount != 1 || st.AgentExecutionCount["review_round"] != 0 {
-		t.Fatalf("state after the interruption: turns %d, executions %v", st.TurnCount, st.AgentExecutionCount)
+	if st.TurnCount != 1 || st.Executions("review_round") != 0 {
+		t.Fatalf("state after the interruption: turns %d, executions %v", st.TurnCount, st.ExecutionCounts())
 	}
 	res := engine.Resume(e, st, engine.Options{Runner: runner(f, nil)}).Run(context.Background())
 	if len(res.Errors) != 0 || res.FinalState["review_round"] != "fine" {

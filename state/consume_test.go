@@ -1,4 +1,4 @@
-package consume
+package state_test
 
 import (
 	"testing"
@@ -6,14 +6,15 @@ import (
 	"github.com/ensemble-run/ensemble/state"
 )
 
-func TestEdges(t *testing.T) {
+func TestConsume(t *testing.T) {
 	t.Parallel()
-	s := state.New("")
-	s.OutputCount["a"], s.OutputCount["b"], s.OutputCount["c"] = 3, 1, 2
-	s.EdgeForUpdate("x", "b").Consumed = 1
+	s := state.Restore(state.Contents{
+		OutputCount: map[string]int{"a": 3, "b": 1, "c": 2},
+		Edges:       map[string]map[string]*state.EdgeState{"x": {"b": {Consumed: 1}}},
+	})
 	// x was resolved against a's second output and b's first; c's count
 	// is missing: its current one is consumed.
-	Edges(s, "x", []string{"a", "b", "c"}, []int{2, 1}, []string{"a", "c"})
+	s.Consume("x", []string{"a", "b", "c"}, []int{2, 1}, []string{"a", "c"})
 	for _, tt := range []struct {
 		dep                 string
 		consumed, triggered int
@@ -23,34 +24,34 @@ func TestEdges(t *testing.T) {
 		}
 	}
 	// Consumption never goes back; a fresh edge triggers again.
-	Edges(s, "x", []string{"a"}, []int{1}, []string{"a"})
+	s.Consume("x", []string{"a"}, []int{1}, []string{"a"})
 	if es := s.Edge("x", "a"); es.Consumed != 2 || es.Triggered != 2 {
 		t.Errorf("x←a = %+v, want consumed 2 triggered 2", *es)
 	}
 	// No satisfied edge: nothing is written.
-	Edges(s, "y", nil, nil, nil)
-	if _, ok := s.Edges["y"]; ok {
-		t.Errorf("edges of y were created: %v", s.Edges["y"])
+	s.Consume("y", nil, nil, nil)
+	if m := s.Edges("y"); m != nil {
+		t.Errorf("edges of y were created: %v", m)
 	}
 }
 
-func TestRequests(t *testing.T) {
+func TestTakeRequests(t *testing.T) {
 	t.Parallel()
 	s := state.New("")
 	for _, q := range []state.AgentRequest{{From: "p", Target: "x"}, {From: "p", Target: "y"}, {From: "q", Target: "x"}, {From: "r", Target: "x"}} {
-		s.Pending = append(s.Pending, q)
+		s.Request(q)
 	}
-	Requests(s, "x", 2) // the first two for x made it ready; r's came later
-	if len(s.Pending) != 2 || s.Pending[0].Target != "y" || s.Pending[1].From != "r" {
-		t.Fatalf("pending = %+v", s.Pending)
+	s.TakeRequests("x", 2) // the first two for x made it ready; r's came later
+	if p := s.Pending(); len(p) != 2 || p[0].Target != "y" || p[1].From != "r" {
+		t.Fatalf("pending = %+v", p)
 	}
-	Requests(s, "y", 0)
-	if len(s.Pending) != 2 {
-		t.Fatalf("pending = %+v", s.Pending)
+	s.TakeRequests("y", 0)
+	if len(s.Pending()) != 2 {
+		t.Fatalf("pending = %+v", s.Pending())
 	}
-	Requests(s, "y", 1)
-	Requests(s, "x", 1)
-	if s.Pending != nil {
-		t.Fatalf("pending = %+v, want nil", s.Pending)
+	s.TakeRequests("y", 1)
+	s.TakeRequests("x", 1)
+	if s.Pending() != nil {
+		t.Fatalf("pending = %+v, want nil", s.Pending())
 	}
 }
