@@ -4,7 +4,7 @@ BIN     := bin/ensemble
 EXAMPLE := examples/iterative-analysis
 # Every go command takes -trimpath, so that vet, build and test share the
 # compiled packages in the build cache: a flag that differs would compile
-# every dependency again (the SDKs are most of a cold build).
+# every dependency again (the largest part of a cold build).
 TRIM    := -trimpath
 # The tests start python3 hundreds of times (the examples' scripts). A
 # version manager's shim first on PATH (pyenv, asdf) is a shell script that
@@ -53,8 +53,8 @@ vet: gofmt-check
 # builds without cgo. test-go is `go vet` and `go test` in one go command:
 # -vet=all runs every analyzer of `go vet`, on the same packages and test
 # files, and one action graph schedules the analyzers, the compiles and the
-# test runs together (the SDKs take minutes to compile on an empty build
-# cache; meanwhile the other core vets and tests what does not need them).
+# test runs together (while one core compiles a large dependency, such as
+# the SQLite driver, the other vets and tests what does not need it).
 # The fuzzing itself is `make fuzz`, which CI runs after this (.ci/run):
 # it compiles every dependency again with coverage instrumentation, the
 # standard library too, which made a cold make test a fifth longer
@@ -68,8 +68,8 @@ test: prereqs gofmt-check python-link
 # build cache; test-temporal builds and tests it (cmd/ensemble/temporal.go).
 NOTEMPORAL = -tags notemporal
 # Test binaries are linked without a symbol table or DWARF (-s -w, as
-# bin/ensemble is): a third less time linking each of the dozen that hold
-# the SDKs. Stack traces keep their file:line; the compiled packages are
+# bin/ensemble is): a third less time linking each of the dozen large
+# ones. Stack traces keep their file:line; the compiled packages are
 # the same, so the build cache is still shared with vet and build. A test
 # to step through with a debugger: dlv test ./PKG (it builds its own).
 TESTLD  = -ldflags='-s -w'

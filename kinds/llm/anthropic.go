@@ -1,84 +1,167 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
 	"strings"
 	"time"
-
-	"github.com/anthropics/anthropic-sdk-go"
-	"github.com/anthropics/anthropic-sdk-go/option"
 )
 
 // anthropicProvider speaks the Anthropic Messages API.
 type anthropicProvider struct {
-	cfg    providerConfig
-	client anthropic.Client
+	cfg providerConfig
+	ep  *endpoint
 }
 
+// anthropicBaseURL is Anthropic's API, the base_url when the profile sets
+// none.
+const anthropicBaseURL = "https://api.anthropic.com"
+
+// anthropicVersion is the version of the Messages API spoken.
+const anthropicVersion = "2023-06-01"
+
 // anthropicDefaultTimeout is the per-request timeout when the profile sets
-// none. Setting one also keeps the SDK from refusing large max_tokens
-// without streaming.
+// none.
 const anthropicDefaultTimeout = 10 * time.Minute
 
 func newAnthropic(cfg providerConfig) *anthropicProvider {
-	timeout := cfg.profile.Timeout
-	if timeout <= 0 {
-		timeout = anthropicDefaultTimeout
+	if cfg.profile.Timeout <= 0 {
+		prof := *cfg.profile
+		prof.Timeout = anthropicDefaultTimeout
+		cfg.profile = &prof
 	}
-	opts := []option.RequestOption{
-		// No ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, profiles or federation
-		// from the environment: the key comes only from api_key_env.
-		option.WithoutEnvironmentDefaults(),
-		option.WithHTTPClient(cfg.httpClient),
-		option.WithMaxRetries(cfg.maxRetries),
-		option.WithAPIKey(cfg.apiKey),
-		option.WithRequestTimeout(timeout),
-		option.WithMiddleware(transportMiddleware(cfg.query, cfg.maxReply)),
-	}
-	if cfg.baseURL != "" {
-		opts = append(opts, option.WithBaseURL(cfg.baseURL))
-	}
-	return &anthropicProvider{cfg: cfg, client: anthropic.NewClient(opts...)}
+	base := cmp.Or(cfg.baseURL, anthropicBaseURL)
+	header := http.Header{}
+	header.Set("X-Api-Key", cfg.apiKey)
+	header.Set("Anthropic-Version", anthropicVersion)
+	ep := newEndpoint(cfg, ProviderAnthropic, strings.TrimRight(base, "/")+"/v1/messages", header)
+	ep.retryTimeouts = true
+	ep.apiError = anthropicError
+	return &anthropicProvider{cfg: cfg, ep: ep}
 }
 
-func (p *anthropicProvider) params(req *ChatRequest) anthropic.MessageNewParams {
-	prof := p.cfg.profile
-	maxTokens := prof.MaxTokens
-	if maxTokens <= 0 {
-		maxTokens = DefaultAnthropicMaxTokens
+// anthropicError is the error of an error response:
+// {"type": "error", "error": {"type", "message"}}, or the body as sent.
+func anthropicError(status int, body []byte) error {
+	var env struct {
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
 	}
-	params := anthropic.MessageNewParams{
-		Model:     anthropic.Model(prof.Model),
-		MaxTokens: int64(maxTokens),
-		Messages:  anthropicMessages(req.Messages),
+	if json.Unmarshal(body, &env) == nil && env.Error.Message != "" {
+		return apiError(ProviderAnthropic, status, env.Error.Type, env.Error.Message)
+	}
+	return apiError(ProviderAnthropic, status, "", strings.TrimSpace(string(body)))
+}
+
+// The request body of the Messages API.
+type (
+	anRequest struct {
+		Model       string        `json:"model"`
+		MaxTokens   int           `json:"max_tokens"`
+		System      []anBlock     `json:"system,omitempty"`
+		Messages    []anMessage   `json:"messages"`
+		Temperature *float64      `json:"temperature,omitempty"`
+		Tools       []anTool      `json:"tools,omitempty"`
+		ToolChoice  *anToolChoice `json:"tool_choice,omitempty"`
+		Stream      bool          `json:"stream,omitempty"`
+	}
+	anMessage struct {
+		Role    string    `json:"role"`
+		Content []anBlock `json:"content"`
+	}
+	// anBlock is a content block: text, tool_use or tool_result.
+	anBlock struct {
+		Type      string          `json:"type"`
+		Text      string          `json:"text,omitempty"`
+		ID        string          `json:"id,omitempty"`
+		Name      string          `json:"name,omitempty"`
+		Input     json.RawMessage `json:"input,omitempty"`
+		ToolUseID string          `json:"tool_use_id,omitempty"`
+		Content   []anBlock       `json:"content,omitempty"`
+		IsError   *bool           `json:"is_error,omitempty"`
+	}
+	anTool struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description,omitempty"`
+		InputSchema map[string]any `json:"input_schema"`
+	}
+	anToolChoice struct {
+		Type string `json:"type"`
+		Name string `json:"name,omitempty"`
+	}
+)
+
+// The reply of the Messages API, and its streamed events.
+type (
+	anMessageReply struct {
+		Content    []anReplyBlock `json:"content"`
+		StopReason string         `json:"stop_reason"`
+		Usage      anUsage        `json:"usage"`
+	}
+	anReplyBlock struct {
+		Type  string          `json:"type"`
+		Text  string          `json:"text"`
+		ID    string          `json:"id"`
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
+	}
+	anUsage struct {
+		InputTokens              count `json:"input_tokens"`
+		OutputTokens             count `json:"output_tokens"`
+		CacheCreationInputTokens count `json:"cache_creation_input_tokens"`
+		CacheReadInputTokens     count `json:"cache_read_input_tokens"`
+	}
+	anEvent struct {
+		Type         string         `json:"type"`
+		Message      anMessageReply `json:"message"`
+		Index        int            `json:"index"`
+		ContentBlock anReplyBlock   `json:"content_block"`
+		Delta        struct {
+			Type        string `json:"type"`
+			Text        string `json:"text"`
+			PartialJSON string `json:"partial_json"`
+			StopReason  string `json:"stop_reason"`
+		} `json:"delta"`
+		Usage anUsage         `json:"usage"`
+		Error json.RawMessage `json:"error"`
+	}
+)
+
+func (p *anthropicProvider) params(req *ChatRequest) *anRequest {
+	prof := p.cfg.profile
+	params := &anRequest{
+		Model:       prof.Model,
+		MaxTokens:   cmp.Or(max(prof.MaxTokens, 0), DefaultAnthropicMaxTokens),
+		Messages:    anthropicMessages(req.Messages),
+		Temperature: prof.Temperature,
 	}
 	if req.System != "" {
-		params.System = []anthropic.TextBlockParam{{Text: req.System}}
-	}
-	if prof.Temperature != nil {
-		params.Temperature = anthropic.Float(*prof.Temperature)
+		params.System = []anBlock{textBlock(req.System)}
 	}
 	for _, t := range req.Tools {
-		tp := anthropic.ToolParam{Name: t.Name, InputSchema: anthropicSchema(t.Schema)}
-		if t.Description != "" {
-			tp.Description = anthropic.String(t.Description)
-		}
-		params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: &tp})
+		params.Tools = append(params.Tools, anTool{Name: t.Name, Description: t.Description, InputSchema: anthropicSchema(t.Schema)})
 	}
-	outputTool(&params, req.Output, req.Tools)
+	outputTool(params, req.Output, req.Tools)
 	return params
 }
+
+func textBlock(s string) anBlock { return anBlock{Type: "text", Text: s} }
 
 // anthropicMessages maps the neutral messages: tool results become
 // tool_result blocks (with is_error) of a user message, consecutive messages
 // of one role are merged into one message, and a conversation that (after
 // trimming) starts with the assistant gets a short user note first, since
 // the API wants the user to speak first.
-func anthropicMessages(msgs []Message) []anthropic.MessageParam {
-	out := make([]anthropic.MessageParam, 0, len(msgs)+1)
-	add := func(role anthropic.MessageParamRole, blocks ...anthropic.ContentBlockParamUnion) {
+func anthropicMessages(msgs []Message) []anMessage {
+	out := make([]anMessage, 0, len(msgs)+1)
+	add := func(role string, blocks ...anBlock) {
 		if len(blocks) == 0 {
 			return
 		}
@@ -86,89 +169,73 @@ func anthropicMessages(msgs []Message) []anthropic.MessageParam {
 			out[n-1].Content = append(out[n-1].Content, blocks...)
 			return
 		}
-		out = append(out, anthropic.MessageParam{Role: role, Content: blocks})
+		out = append(out, anMessage{Role: role, Content: blocks})
 	}
 	for i := range msgs {
 		m := &msgs[i]
 		switch m.Role {
 		case RoleUser:
 			if m.Content != "" {
-				add(anthropic.MessageParamRoleUser, anthropic.NewTextBlock(m.Content))
+				add("user", textBlock(m.Content))
 			}
 		case RoleTool:
 			content := m.Content
 			if content == "" {
 				content = "(no output)"
 			}
-			add(anthropic.MessageParamRoleUser, anthropic.NewToolResultBlock(m.ToolCallID, content, m.IsError))
+			isError := m.IsError
+			add("user", anBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: []anBlock{textBlock(content)}, IsError: &isError})
 		case RoleAssistant:
-			var blocks []anthropic.ContentBlockParamUnion
+			var blocks []anBlock
 			if strings.TrimSpace(m.Content) != "" {
-				blocks = append(blocks, anthropic.NewTextBlock(m.Content))
+				blocks = append(blocks, textBlock(m.Content))
 			}
 			for _, tc := range m.ToolCalls {
-				var input json.RawMessage
+				input := json.RawMessage(`{}`)
 				if json.Valid([]byte(tc.Arguments)) && strings.HasPrefix(strings.TrimSpace(tc.Arguments), "{") {
 					input = json.RawMessage(tc.Arguments)
-				} else {
-					input = json.RawMessage(`{}`)
 				}
-				blocks = append(blocks, anthropic.NewToolUseBlock(tc.ID, input, tc.Name))
+				blocks = append(blocks, anBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: input})
 			}
-			add(anthropic.MessageParamRoleAssistant, blocks...)
+			add("assistant", blocks...)
 		}
 	}
-	if len(out) > 0 && out[0].Role != anthropic.MessageParamRoleUser {
-		note := anthropic.MessageParam{Role: anthropic.MessageParamRoleUser,
-			Content: []anthropic.ContentBlockParamUnion{anthropic.NewTextBlock("(earlier messages omitted)")}}
-		out = append([]anthropic.MessageParam{note}, out...)
+	if len(out) > 0 && out[0].Role != "user" {
+		note := anMessage{Role: "user", Content: []anBlock{textBlock("(earlier messages omitted)")}}
+		out = append([]anMessage{note}, out...)
 	}
 	return out
 }
 
-// anthropicSchema maps a JSON Schema object onto the SDK's input schema.
-func anthropicSchema(schema map[string]any) anthropic.ToolInputSchemaParam {
-	var s anthropic.ToolInputSchemaParam
-	for k, v := range schema {
-		switch k {
-		case "type":
-		case "properties":
-			s.Properties = v
-		case "required":
-			if list, ok := v.([]any); ok {
-				for _, r := range list {
-					if name, ok := r.(string); ok {
-						s.Required = append(s.Required, name)
-					}
-				}
-			}
-		default:
-			if s.ExtraFields == nil {
-				s.ExtraFields = map[string]any{}
-			}
-			s.ExtraFields[k] = v
-		}
+// anthropicSchema is a JSON Schema as an input_schema, whose type must be
+// object.
+func anthropicSchema(schema map[string]any) map[string]any {
+	s := maps.Clone(schema)
+	if s == nil {
+		s = map[string]any{}
 	}
+	s["type"] = "object"
 	return s
 }
 
 func (p *anthropicProvider) Chat(ctx context.Context, req *ChatRequest) (*ChatResponse, error) {
 	params := p.params(req)
 	var (
-		msg *anthropic.Message
+		msg *anMessageReply
 		err error
 	)
 	if req.OnText != nil {
 		msg, err = p.stream(ctx, params, req.OnText)
 	} else {
-		msg, err = p.client.Messages.New(ctx, params)
+		msg, err = p.complete(ctx, params)
 	}
 	if err != nil {
 		return nil, p.wrapError(ctx, err)
 	}
+	u := msg.Usage
 	out := &ChatResponse{
-		InputTokens:  tokenCount(msg.Usage.InputTokens, msg.Usage.CacheCreationInputTokens, msg.Usage.CacheReadInputTokens),
-		OutputTokens: tokenCount(msg.Usage.OutputTokens),
+		InputTokens:  tokenCount(int64(u.InputTokens), int64(u.CacheCreationInputTokens), int64(u.CacheReadInputTokens)),
+		OutputTokens: tokenCount(int64(u.OutputTokens)),
 	}
 	var text strings.Builder
 	for _, b := range msg.Content {
@@ -185,9 +252,9 @@ func (p *anthropicProvider) Chat(ctx context.Context, req *ChatRequest) (*ChatRe
 	}
 	out.Text = text.String()
 	switch msg.StopReason {
-	case anthropic.StopReasonMaxTokens, anthropic.StopReasonModelContextWindowExceeded:
+	case "max_tokens", "model_context_window_exceeded":
 		out.StopReason = replyMaxTokens
-	case anthropic.StopReasonRefusal:
+	case "refusal":
 		out.StopReason = replyRefusal
 		out.Refusal = out.Text
 		if out.Refusal == "" {
@@ -206,21 +273,89 @@ func (p *anthropicProvider) Chat(ctx context.Context, req *ChatRequest) (*ChatRe
 	return out, nil
 }
 
-func (p *anthropicProvider) stream(ctx context.Context, params anthropic.MessageNewParams, onText func(string)) (*anthropic.Message, error) {
-	s := p.client.Messages.NewStreaming(ctx, params)
-	defer s.Close()
-	msg := anthropic.Message{}
-	for s.Next() {
-		ev := s.Current()
-		if err := msg.Accumulate(ev); err != nil {
-			return nil, err
-		}
-		if ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta" && ev.Delta.Text != "" {
-			onText(ev.Delta.Text)
-		}
-	}
-	if err := s.Err(); err != nil {
+func (p *anthropicProvider) complete(ctx context.Context, params *anRequest) (*anMessageReply, error) {
+	body, err := json.Marshal(params)
+	if err != nil {
 		return nil, err
+	}
+	reply, err := p.ep.post(ctx, body, nil)
+	if err != nil {
+		return nil, err
+	}
+	var msg anMessageReply
+	if err := json.Unmarshal(reply, &msg); err != nil {
+		return nil, fmt.Errorf("the reply is not a message: %w", err)
+	}
+	return &msg, nil
+}
+
+// stream makes a streamed request and gathers its events into one reply:
+// message_start brings the message, content_block_start a block, whose
+// deltas add text (text_delta) or the input of a tool call
+// (input_json_delta); message_delta brings the stop reason and the usage
+// so far.
+func (p *anthropicProvider) stream(ctx context.Context, params *anRequest, onText func(string)) (*anMessageReply, error) {
+	params.Stream = true
+	body, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		msg    anMessageReply
+		inputs = map[int]*strings.Builder{} // the input streamed so far of a tool_use block
+	)
+	read := func(name string, data []byte) (bool, error) {
+		var ev anEvent
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return false, fmt.Errorf("a streamed event is not JSON: %w", err)
+		}
+		if name == "error" || ev.Type == "error" {
+			return false, fmt.Errorf("received error while streaming: %s", streamError(ev.Error))
+		}
+		switch ev.Type {
+		case "message_start":
+			msg = ev.Message
+		case "content_block_start":
+			if len(msg.Content) >= maxStreamedCalls {
+				return false, fmt.Errorf("a streamed reply has more than %d blocks", maxStreamedCalls)
+			}
+			msg.Content = append(msg.Content, ev.ContentBlock)
+		case "content_block_delta":
+			if ev.Index < 0 || ev.Index >= len(msg.Content) {
+				return false, nil
+			}
+			b := &msg.Content[ev.Index]
+			switch ev.Delta.Type {
+			case "text_delta":
+				b.Text += ev.Delta.Text
+				if ev.Delta.Text != "" {
+					onText(ev.Delta.Text)
+				}
+			case "input_json_delta":
+				in := inputs[ev.Index]
+				if in == nil {
+					in = &strings.Builder{}
+					inputs[ev.Index] = in
+				}
+				in.WriteString(ev.Delta.PartialJSON)
+			}
+		case "message_delta":
+			msg.StopReason = cmp.Or(ev.Delta.StopReason, msg.StopReason)
+			u := ev.Usage
+			msg.Usage.OutputTokens = cmp.Or(u.OutputTokens, msg.Usage.OutputTokens)
+			msg.Usage.InputTokens = cmp.Or(u.InputTokens, msg.Usage.InputTokens)
+			msg.Usage.CacheCreationInputTokens = cmp.Or(u.CacheCreationInputTokens, msg.Usage.CacheCreationInputTokens)
+			msg.Usage.CacheReadInputTokens = cmp.Or(u.CacheReadInputTokens, msg.Usage.CacheReadInputTokens)
+		case "message_stop":
+			return true, nil
+		}
+		return false, nil
+	}
+	if _, err := p.ep.post(ctx, body, func(r io.Reader) error { return sse(r, read) }); err != nil {
+		return nil, err
+	}
+	for i, in := range inputs {
+		msg.Content[i].Input = json.RawMessage(in.String())
 	}
 	return &msg, nil
 }
@@ -229,23 +364,8 @@ func (p *anthropicProvider) wrapError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return cancelled(ctx)
 	}
-	var apiErr *anthropic.Error
-	if errors.As(err, &apiErr) {
-		var env struct {
-			Error struct {
-				Type    string `json:"type"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		raw := apiErr.RawJSON()
-		detail := ""
-		kind := ""
-		if json.Unmarshal([]byte(raw), &env) == nil && env.Error.Message != "" {
-			detail, kind = env.Error.Message, env.Error.Type
-		} else {
-			detail = strings.TrimSpace(raw)
-		}
-		return apiError(ProviderAnthropic, apiErr.StatusCode, kind, detail)
+	if _, ok := err.(*providerError); ok {
+		return err
 	}
 	return wrapTransportError(ProviderAnthropic, err)
 }

@@ -19,7 +19,7 @@ import (
 
 // cannedTransport answers every request at once with the same body: what
 // is left of a request's time is the loop's own overhead (building the
-// request, trimming, the SDK's encoding and decoding, memory encoding).
+// request, trimming, encoding the request and decoding the reply, memory encoding).
 type cannedTransport struct{ body []byte }
 
 func (c cannedTransport) RoundTrip(r *http.Request) (*http.Response, error) {

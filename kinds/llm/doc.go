@@ -3,10 +3,11 @@
 // (docs/testing.md#the-responses-file).
 //
 // A Runner talks to three providers behind one small Provider interface:
-// openai (Chat Completions through github.com/openai/openai-go/v3, also for
-// any compatible server via base_url), anthropic (the Messages API through
-// github.com/anthropics/anthropic-sdk-go) and ollama (its OpenAI-compatible
-// /v1 endpoint, http://localhost:11434/v1 by default, no key).
+// openai (Chat Completions, also for any compatible server via base_url),
+// anthropic (the Messages API) and ollama (its OpenAI-compatible /v1
+// endpoint, http://localhost:11434/v1 by default, no key). Their wire
+// formats are spoken with net/http and encoding/json (wire.go), retries
+// included.
 //
 // The LLM kind (package kinds/llm) builds one Runner for a program; package
 // kinds hands it every LLM agent, and its Simulate to the injected runner:

@@ -43,7 +43,7 @@ func (r *Runner) newRoute(ens *ensemble.Ensemble, p *ensemble.ModelProfile, b ag
 
 // chat makes one model request: through the budget, to the current
 // profile, and on to the next profile when it fails without an answer
-// (after the SDK's retries: a 5xx, a timeout or a connection error; never
+// (after its retries: a 5xx, a timeout or a connection error; never
 // a 4xx). It returns the reply and what it used, cost included at the
 // pricing of the profile that answered.
 func (rt *route) chat(ctx context.Context, req *ChatRequest) (*ChatResponse, *state.Usage, error) {

@@ -50,7 +50,7 @@ func TestFallbackAfter503(t *testing.T) {
 	if res.Output != "from the backup" || res.ModelProfileUsed != "backup" {
 		t.Fatalf("output %v, profile used %q", res.Output, res.ModelProfileUsed)
 	}
-	// The SDK's retries are spent on the main profile first (1 + 2), then
+	// The retries are spent on the main profile first (1 + 2), then
 	// the conversation goes on at the backup: its tool loop never goes
 	// back to the main profile.
 	if n := len(main.requests()); n != 3 {

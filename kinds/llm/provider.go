@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,7 +20,8 @@ import (
 // Provider is one model API behind the neutral message types. Implementations
 // must be safe for concurrent use.
 type Provider interface {
-	// Chat makes one model request (the SDK may retry it). Errors are not
+	// Chat makes one model request (retried when it fails transiently,
+	// docs/llm.md#retries). Errors are not
 	// redacted: the runner redacts every configured key from them.
 	Chat(ctx context.Context, req *ChatRequest) (*ChatResponse, error)
 }
@@ -106,7 +106,8 @@ type providerConfig struct {
 	query      url.Values // base_url's query, added to every request
 	httpClient *http.Client
 	maxRetries int
-	// maxRetryDelay caps the SDK's backoff (OpenAI SDK only); 0 = SDK default.
+	// maxRetryDelay caps the backoff, and for OpenAI-compatible providers
+	// the longest Retry-After waited for; 0: the defaults.
 	maxRetryDelay time.Duration
 	// maxReply caps the body of one reply (MaxReply unless a test sets
 	// less); 0 means MaxReply.
@@ -115,8 +116,8 @@ type providerConfig struct {
 
 // resolveProfile checks the profile and looks up its key. The key comes only
 // from the variable the profile names in api_key_env (docs/format.md); a missing
-// key is an error before any request. The query of base_url is returned
-// apart, since the SDKs drop it.
+// key is an error before any request. The query of base_url (Azure's
+// ?api-version=…) is returned apart: it is added to every request's URL.
 func resolveProfile(p *ensemble.ModelProfile, lookup func(string) (string, bool)) (key, baseURL string, query url.Values, err error) {
 	if p.Model == "" {
 		return "", "", nil, fmt.Errorf("model profile %q: model is not set", p.Name)
@@ -136,7 +137,7 @@ func resolveProfile(p *ensemble.ModelProfile, lookup func(string) (string, bool)
 		if p.APIKeyEnv == "" {
 			return "", "", nil, fmt.Errorf("model profile %q: provider anthropic needs api_key_env", p.Name)
 		}
-		// The SDK adds /v1/messages: https://proxy/v1 means https://proxy.
+		// The endpoint is /v1/messages: https://proxy/v1 means https://proxy.
 		baseURL = strings.TrimSuffix(strings.TrimRight(baseURL, "/"), "/v1")
 	case ProviderOllama:
 		if baseURL == "" {
@@ -205,7 +206,7 @@ func newTransport() *http.Transport {
 	}
 }
 
-// providerError turns an SDK error into the error the run reports: the
+// providerError is the error the run reports of a failed request: the
 // provider's own message with the HTTP status, never the key.
 type providerError struct {
 	msg        string
@@ -269,38 +270,11 @@ func (e *errReplyTooLarge) Error() string {
 	return fmt.Sprintf("model reply exceeds %d bytes", e.limit)
 }
 
-// transportMiddleware adapts every request and response of a provider (it
-// fits both SDKs' option.WithMiddleware):
-//   - the query of base_url (Azure's ?api-version=…), which the SDKs drop
-//     when they resolve an endpoint against it, is added to every request;
-//   - the response body is capped at MaxReply: reading past it fails with
-//     errReplyTooLarge, and the response is marked not to be retried (a
-//     retry would get the same reply).
-func transportMiddleware(query url.Values, limit int64) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-	return func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
-		if len(query) > 0 {
-			q := req.URL.Query()
-			for k, vs := range query {
-				if !q.Has(k) {
-					q[k] = vs
-				}
-			}
-			req.URL.RawQuery = q.Encode()
-		}
-		res, err := next(req)
-		if err == nil && res != nil && res.Body != nil {
-			res.Body = &cappedBody{body: res.Body, left: cmp.Or(limit, MaxReply), limit: cmp.Or(limit, MaxReply), header: res.Header}
-		}
-		return res, err
-	}
-}
-
 // cappedBody fails a read past its limit.
 type cappedBody struct {
-	body   io.ReadCloser
-	left   int64
-	limit  int64 // the cap, for the error
-	header http.Header
+	body  io.ReadCloser
+	left  int64
+	limit int64 // the cap, for the error
 }
 
 func (b *cappedBody) Read(p []byte) (int, error) {
@@ -310,7 +284,6 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 		if _, err := io.ReadFull(b.body, one[:]); err != nil {
 			return 0, err // io.EOF: the reply ends exactly at the limit
 		}
-		b.header.Set("x-should-retry", "false")
 		return 0, &errReplyTooLarge{limit: b.limit}
 	}
 	if int64(len(p)) > b.left {

@@ -16,7 +16,7 @@ import (
 )
 
 // TestRetriesHonourRetryAfter: 500, then 429 with Retry-After: 2, then
-// success, with both providers. The SDKs' own backoff before a second retry
+// success, with both providers. The backoff before a second retry
 // is at most 1 s, so a wait of 2 s or more can only come from the header.
 // (Only lower bounds: how fast a machine is never fails the test.)
 func TestRetriesHonourRetryAfter(t *testing.T) {
@@ -537,9 +537,9 @@ func TestNetworkErrorIsRetried(t *testing.T) {
 }
 
 // TestRequestTimeout: timeout_seconds bounds each request (the server
-// would answer only after 30 s, when the test has long failed). The SDKs
-// differ on what follows (README: Retries): openai-go fails at once,
-// anthropic-sdk-go retries the attempt like a connection error.
+// would answer only after 30 s, when the test has long failed). The
+// providers differ on what follows (README: Retries): OpenAI's fails at
+// once, Anthropic's retries the attempt like a connection error.
 func TestRequestTimeout(t *testing.T) {
 	t.Parallel()
 	for _, provider := range []string{"openai", "anthropic"} {
@@ -644,7 +644,7 @@ func TestBaseURLVersionPath(t *testing.T) {
 	}
 }
 
-// TestSDKEnvironmentIgnored: the SDKs' own environment variables never
+// TestSDKEnvironmentIgnored: the vendors' environment variables never
 // reach a request; keys come only from api_key_env, base URLs only from the
 // profile.
 func TestSDKEnvironmentIgnored(t *testing.T) {

@@ -39,15 +39,14 @@ type Options struct {
 	// os.Environ.
 	Environ func() []string
 	// MaxRetries is how often a transient failure (429, 5xx, network) is
-	// retried by the SDK, with exponential backoff and jitter that honours
+	// retried, with exponential backoff and jitter that honours
 	// Retry-After / retry-after-ms. 0 means DefaultMaxRetries; negative
 	// means no retries.
 	MaxRetries int
-	// MaxRetryDelay (OpenAI-compatible providers only) caps the backoff
-	// between retries, and a Retry-After longer than it is not waited for:
-	// the request fails at once. 0 = the SDK's defaults (8 s backoff cap,
-	// 2 min for Retry-After). The Anthropic SDK caps its backoff at 8 s and
-	// always waits for Retry-After.
+	// MaxRetryDelay caps the backoff between retries (0: 8 s). With
+	// OpenAI-compatible providers a Retry-After longer than it (0: 2 min)
+	// is not waited for either: the request fails at once. Anthropic
+	// requests always wait for Retry-After.
 	MaxRetryDelay time.Duration
 	// Stream makes the requests with server-sent events and emits each text
 	// delta as an events.TextDelta (only when the request has an event
@@ -194,7 +193,7 @@ type conversation struct {
 //   - refusal: the model refused: a failure carrying its words;
 //   - cancelled: the context ended (run timeout, SIGINT, the agent's
 //     timeout_seconds): a failure; tool calls cut short get error results;
-//   - error: the request failed (after the SDK's retries) or the
+//   - error: the request failed (after its retries) or the
 //     configuration is wrong (e.g. a missing key, before any request).
 //
 // Result.Memory is the whole conversation afterwards, failed executions

@@ -5,10 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/anthropics/anthropic-sdk-go"
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/runners"
 )
@@ -161,18 +157,13 @@ func repairMessage(err error) string {
 // response_format {type: json_schema, json_schema: {name, schema, strict}}.
 // OpenAI requires an object at the root; Ollama's OpenAI-compatible
 // endpoint takes any schema, which it hands to Ollama's own format.
-func (p *openaiProvider) responseFormat(params *openai.ChatCompletionNewParams, o *OutputSpec) {
+func (p *openaiProvider) responseFormat(params *oaRequest, o *OutputSpec) {
 	if o == nil || (!o.Object && p.name != ProviderOllama) {
 		return
 	}
-	params.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
-		OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
-			JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
-				Name:   o.Name,
-				Schema: o.Schema,
-				Strict: openai.Bool(o.Strict),
-			},
-		},
+	params.ResponseFormat = &oaResponseFormat{
+		Type:       "json_schema",
+		JSONSchema: oaJSONSchema{Name: o.Name, Schema: o.Schema, Strict: o.Strict},
 	}
 }
 
@@ -180,20 +171,19 @@ func (p *openaiProvider) responseFormat(params *openai.ChatCompletionNewParams, 
 // is the output_schema, and tool_choice forcing it (tool_choice any when
 // the agent has tools of its own, so that it may call them first). Its
 // input is the output (see outputReply). Anthropic requires an object.
-func outputTool(params *anthropic.MessageNewParams, o *OutputSpec, tools []ToolSpec) {
+func outputTool(params *anRequest, o *OutputSpec, tools []ToolSpec) {
 	if !usesOutputTool(o, tools) {
 		return
 	}
-	tp := anthropic.ToolParam{
+	params.Tools = append(params.Tools, anTool{
 		Name:        OutputToolName,
-		Description: anthropic.String("Give your final answer: its input is your output, which must match this schema."),
+		Description: "Give your final answer: its input is your output, which must match this schema.",
 		InputSchema: anthropicSchema(o.Schema),
-	}
-	params.Tools = append(params.Tools, anthropic.ToolUnionParam{OfTool: &tp})
+	})
 	if len(tools) == 0 {
-		params.ToolChoice = anthropic.ToolChoiceParamOfTool(OutputToolName)
+		params.ToolChoice = &anToolChoice{Type: "tool", Name: OutputToolName}
 	} else {
-		params.ToolChoice = anthropic.ToolChoiceUnionParam{OfAny: &anthropic.ToolChoiceAnyParam{}}
+		params.ToolChoice = &anToolChoice{Type: "any"}
 	}
 }
 
