@@ -26,18 +26,27 @@ type agentKeyLists struct {
 	fields   [][]string // the fields of each kind, in the order of d.kinds
 }
 
+// AgentKeys lists every key an agent of one of kinds may have: name, the
+// kinds' keys, the keys every agent has, then each kind's fields.
+func AgentKeys(kinds []Kind) []string {
+	keys := []string{"name"}
+	for _, k := range kinds {
+		keys = append(keys, k.Key())
+	}
+	keys = append(keys, "dependencies", "trigger", "conversation", "timeout_seconds", "fan_out", "budget", "retry", "output_schema")
+	for _, k := range kinds {
+		keys = append(keys, k.Fields()...)
+	}
+	return keys
+}
+
 func (d *decoder) keyLists() *agentKeyLists {
 	if d.keys != nil {
 		return d.keys
 	}
-	l := &agentKeyLists{agent: []string{"name"}}
+	l := &agentKeyLists{agent: AgentKeys(d.kinds)}
 	for _, k := range d.kinds {
-		l.agent = append(l.agent, k.Key())
 		l.kindKeys = append(l.kindKeys, k.Key())
-	}
-	l.agent = append(l.agent, "dependencies", "trigger", "conversation", "timeout_seconds", "fan_out", "budget", "retry", "output_schema")
-	for _, k := range d.kinds {
-		l.agent = append(l.agent, k.Fields()...)
 		l.fields = append(l.fields, k.Fields())
 	}
 	l.mapping = append(slices.Clone(l.agent), dependencyKeys...)

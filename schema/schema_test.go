@@ -299,3 +299,27 @@ func TestSchemaCompilesWithAjv(t *testing.T) {
 		t.Fatalf("ajv: %v\n%s", err, out)
 	}
 }
+
+// TestAgentPropertiesAreTheKindsFields: the schema's agent takes exactly
+// the keys the loader reads of an agent with the built-in kinds (the
+// common ones, each kind's key and its fields), so that a kind's new field
+// cannot be forgotten here.
+func TestAgentPropertiesAreTheKindsFields(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Defs struct {
+			Agent struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"agent"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(JSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	inSchema := slices.Sorted(maps.Keys(doc.Defs.Agent.Properties))
+	read := ensemble.AgentKeys(kinds.Builtin().Load(ensemble.LoadOptions{}).Kinds)
+	slices.Sort(read)
+	if !slices.Equal(inSchema, slices.Compact(read)) {
+		t.Errorf("the schema's agent properties differ from the keys the loader reads:\nschema: %v\nloader: %v", inSchema, read)
+	}
+}
