@@ -1,7 +1,6 @@
 package store
 
 import (
-	"database/sql/driver"
 	"fmt"
 	"sync"
 )
@@ -43,7 +42,7 @@ type behind struct {
 	finished chan struct{}
 }
 
-type turnRow [turnColumns]driver.NamedValue
+type turnRow [turnColumns]any
 
 // Background has the turns that SaveTurn is given written by a goroutine
 // of the writer's while the run goes on: SaveTurn encodes the turn's row
@@ -96,7 +95,7 @@ func (w *Writer) writeBehind(b *behind) {
 			err = w.writeRows(batch)
 		}
 		if err != nil {
-			err = &Error{Path: w.db.path, Err: fmt.Errorf("saving turn %d: %w", batch[0][1].Value, explain(err))}
+			err = &Error{Path: w.db.path, Err: fmt.Errorf("saving turn %d: %w", batch[0][1], explain(err))}
 		}
 		clear(batch) // the rows' strings go with them
 		b.mu.Lock()
@@ -119,9 +118,9 @@ func (w *Writer) writeBehind(b *behind) {
 // transaction, several (turns that came faster than they could be written
 // one by one) in one.
 func (w *Writer) writeRows(rows []turnRow) error {
-	insert := w.insertTurn.(driver.StmtExecContext)
+	insert := w.insertTurn
 	if len(rows) == 1 {
-		_, err := insert.ExecContext(w.db.ctx, rows[0][:])
+		_, err := insert.ExecContext(w.db.ctx, rows[0][:]...)
 		if err == nil {
 			w.db.committed(1)
 		}
@@ -129,7 +128,7 @@ func (w *Writer) writeRows(rows []turnRow) error {
 	}
 	err := w.db.tx2(w.begin, w.commit, func() error {
 		for i := range rows {
-			if _, err := insert.ExecContext(w.db.ctx, rows[i][:]); err != nil {
+			if _, err := insert.ExecContext(w.db.ctx, rows[i][:]...); err != nil {
 				return err
 			}
 		}

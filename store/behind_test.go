@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ensemble-run/ensemble/state"
 	sqlite "modernc.org/sqlite"
+
+	"github.com/ensemble-run/ensemble/state"
 )
 
 // behindRun is a new run of a database in a new file, with its writer in

@@ -2,7 +2,7 @@ package store_test
 
 import (
 	"context"
-	"database/sql/driver"
+	"database/sql"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -11,7 +11,6 @@ import (
 
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
-	sqlite "modernc.org/sqlite"
 )
 
 // BenchmarkStoreTurn measures what a save costs per turn in a ping-pong of
@@ -97,31 +96,31 @@ func BenchmarkSQLiteTransaction(b *testing.B) {
 	for _, c := range []struct{ name, pragma string }{{"checkpoints", ""}, {"no-checkpoint", "&_pragma=wal_autocheckpoint(0)"}} {
 		b.Run(c.name, func(b *testing.B) {
 			dsn := "file:" + filepath.Join(b.TempDir(), "floor.db") + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" + c.pragma
-			conn, err := (&sqlite.Driver{}).Open(dsn)
+			db, err := sql.Open("sqlite", dsn)
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer conn.Close()
+			defer db.Close()
+			db.SetMaxOpenConns(1)
 			ctx := context.Background()
-			if _, err := conn.(driver.ExecerContext).ExecContext(ctx, "CREATE TABLE t (key INTEGER PRIMARY KEY, v TEXT)", nil); err != nil {
+			if _, err := db.ExecContext(ctx, "CREATE TABLE t (key INTEGER PRIMARY KEY, v TEXT)"); err != nil {
 				b.Fatal(err)
 			}
-			insert, err := conn.Prepare("INSERT INTO t (key, v) VALUES (?, ?)")
+			insert, err := db.PrepareContext(ctx, "INSERT INTO t (key, v) VALUES (?, ?)")
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer insert.Close()
-			row := []driver.NamedValue{{Ordinal: 1}, {Ordinal: 2, Value: strings.Repeat("x", 700)}}
+			v := strings.Repeat("x", 700)
 			key := int64(0)
 			for b.Loop() {
 				key++
-				row[0].Value = key
-				if _, err := insert.(driver.StmtExecContext).ExecContext(ctx, row); err != nil {
+				if _, err := insert.ExecContext(ctx, key, v); err != nil {
 					b.Fatal(err)
 				}
 				if c.pragma != "" && key%10000 == 0 {
 					b.StopTimer()
-					if _, err := conn.(driver.ExecerContext).ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)", nil); err != nil {
+					if _, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 						b.Fatal(err)
 					}
 					b.StartTimer()

@@ -84,60 +84,127 @@ PRAGMA application_id = 1701737265;
 PRAGMA user_version = 1;
 `
 
-// A database of version 1 is read and written in its own layout: a run
-// saved turn by turn loads as the run in memory, is listed with its turns,
-// and a finished run's id can be run again; the file stays version 1.
-func TestVersion1DatabaseStillWorks(t *testing.T) {
+// A database of version 1 is migrated when it is opened, in one step: its
+// runs load as they were saved, go on in the layout of version 2, and the
+// file is of version 2 afterwards.
+func TestVersion1DatabaseIsMigrated(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "v1.db")
+	dir := t.TempDir()
+	e := testEnsemble(t)
+	// A finished run and a run cut short after its second turn, saved by
+	// this release, then copied into the tables of version 1.
+	src := filepath.Join(dir, "v2.db")
+	db, err := store.Open(src, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{}
+	for _, id := range []string{"done", "cut"} {
+		var w *store.Writer
+		opts := engine.Options{Runner: testRunner(), AfterTurn: func(st *state.State) error { return w.SaveTurn(st) }}
+		if id == "cut" {
+			opts.MaxTurns = 2
+		}
+		r := engine.New(e, "go", opts)
+		if w, err = db.Create(id, r.File(""), stateKey(e)); err != nil {
+			t.Fatal(err)
+		}
+		res := r.Run(context.Background())
+		reason := res.CompletionReason
+		if id == "cut" {
+			reason = "" // as a killed run leaves it
+		} else if err := w.Finish(r.State(), reason); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		want[id] = withoutClock(t, r.State())
+	}
+	db.Close()
+
+	path := filepath.Join(dir, "v1.db")
 	raw, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := raw.Exec("PRAGMA journal_mode = wal;" + schemaV1); err != nil {
-		t.Fatal(err)
+	raw.SetMaxOpenConns(1)
+	for _, q := range []string{
+		"PRAGMA journal_mode = wal;" + schemaV1,
+		"ATTACH DATABASE '" + src + "' AS v2",
+		"INSERT INTO runs SELECT * FROM v2.runs",
+		"INSERT INTO turns SELECT run, turn, records, counts, context, edges, memory, pending, saved_at FROM v2.turns",
+		"INSERT INTO warnings SELECT * FROM v2.warnings",
+		"DETACH DATABASE v2",
+	} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
 	}
 	raw.Close()
 
-	e := testEnsemble(t)
-	for round := range 2 { // the second replaces the finished first
-		db, err := store.Open(path, true, "")
+	db, err = store.Open(path, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := db.Runs()
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("runs %v, %v", runs, err)
+	}
+	for _, ri := range runs {
+		f, err := db.Load(ri)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var w *store.Writer
-		r := engine.New(e, "go", engine.Options{Runner: testRunner(), AfterTurn: func(st *state.State) error { return w.SaveTurn(st) }})
-		if w, err = db.Create("run", r.File(""), stateKey(e)); err != nil {
-			t.Fatalf("round %d: %v", round, err)
+		if got := withoutClock(t, f.State); got != want[ri.ID] {
+			t.Fatalf("run %s loaded\n%s\nwant\n%s", ri.ID, got, want[ri.ID])
 		}
-		res := r.Run(context.Background())
-		if err := w.Finish(r.State(), res.CompletionReason); err != nil {
-			t.Fatal(err)
+		if ri.Turns != f.State.TurnCount {
+			t.Errorf("run %s listed with %d turns, holds %d", ri.ID, ri.Turns, f.State.TurnCount)
 		}
-		w.Close()
-		runs, err := db.Runs()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(runs) != 1 || runs[0].Turns != r.State().TurnCount || runs[0].CompletionReason != res.CompletionReason {
-			t.Fatalf("round %d: runs %+v, want one of %d turns, %s", round, runs[0], r.State().TurnCount, res.CompletionReason)
-		}
-		f, err := db.Load(runs[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, want := withoutClock(t, f.State), withoutClock(t, r.State()); got != want {
-			t.Fatalf("round %d: loaded\n%s\nwant\n%s", round, got, want)
-		}
-		db.Close()
+	}
+	// The run cut short goes on, in the new layout, to the end.
+	cut := runs[1]
+	if err := db.Lock(cut); err != nil {
+		t.Fatal(err)
+	}
+	f, err := db.Load(cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w *store.Writer
+	r := engine.Resume(e, f.State, engine.Options{Runner: testRunner(), AfterTurn: func(st *state.State) error { return w.SaveTurn(st) }})
+	if w, err = db.Continue(cut, f, stateKey(e)); err != nil {
+		t.Fatal(err)
+	}
+	res := r.Run(context.Background())
+	if err := w.Finish(r.State(), res.CompletionReason); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	db.Close()
+
+	db, err = store.Open(path, false, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	runs, _ = db.Runs()
+	f, err = db.Load(runs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := withoutClock(t, f.State); got != want["done"] {
+		t.Errorf("the resumed run ends\n%s\nwant, as the run never cut short\n%s", got, want["done"])
 	}
 	raw, err = sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	var v int
-	if err := raw.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 1 {
-		t.Fatalf("user_version %d (%v), want 1", v, err)
+	var v, keyed int
+	if err := raw.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 2 {
+		t.Fatalf("user_version %d (%v), want 2", v, err)
+	}
+	if err := raw.QueryRow("SELECT count(*) FROM turns WHERE key = (run << 32) | turn").Scan(&keyed); err != nil || keyed != runs[0].Turns+runs[1].Turns {
+		t.Errorf("%d turns keyed by run << 32 | turn (%v), want %d", keyed, err, runs[0].Turns+runs[1].Turns)
 	}
 }

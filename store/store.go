@@ -6,16 +6,17 @@
 // A database holds any number of runs, each named by an id; one process at
 // a time writes a run.
 //
-// The database is opened through modernc.org/sqlite, a pure Go SQLite: no
-// C compiler is needed. Only this package and cmd/ensemble import it.
+// The database is opened through database/sql and modernc.org/sqlite, a
+// pure Go SQLite: no C compiler is needed. store.go opens it (migrating an
+// older schema), read.go reads runs back, write.go and behind.go write
+// them, batch.go keeps batches, lock.go the runs' locks.
 package store
 
 import (
 	"context"
 	"crypto/rand"
-	"database/sql/driver"
+	"database/sql"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,7 +30,6 @@ import (
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/ensemble-run/ensemble/internal/filelock"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -43,8 +43,8 @@ const Header = "SQLite format 3\x00"
 // SQLite then rebalanced the last leaf pages at nearly every insert, and a
 // turn wrote about four pages to the WAL. Version 2 keys a turn by one
 // integer, run<<32 | turn, so a turn appends to the last leaf page (1.3
-// pages a turn in a loop of small turns). A database of version 1 is still
-// read and written, in its own layout (turnsOf).
+// pages a turn in a loop of small turns). A database of version 1 is
+// migrated when it is opened (migrate).
 const (
 	applicationID = 0x656e7331
 	schemaVersion = 2
@@ -54,7 +54,9 @@ const (
 // (snapshot, a JSON state; turn base), then a row of turns per completed
 // turn after it, holding only what that turn changed, and its warnings in
 // warnings. Loading a run replays its turns over the snapshot.
-const schema = `
+const schema = runsTable + turnsTable + warningsTable
+
+const runsTable = `
 CREATE TABLE runs (
 	seq               INTEGER PRIMARY KEY, -- also the offset of the run's lock
 	id                TEXT NOT NULL UNIQUE,
@@ -68,6 +70,9 @@ CREATE TABLE runs (
 	base              INTEGER NOT NULL,    -- the turn count of snapshot
 	snapshot          TEXT NOT NULL        -- JSON state.State
 );
+`
+
+const turnsTable = `
 CREATE TABLE turns (
 	key      INTEGER PRIMARY KEY, -- run << 32 | turn: the run's turns in order, appended
 	run      INTEGER NOT NULL,
@@ -80,6 +85,9 @@ CREATE TABLE turns (
 	pending  TEXT,          -- JSON list of the pending agent requests after the turn, or NULL: none
 	saved_at TEXT NOT NULL  -- RFC 3339, UTC
 );
+`
+
+const warningsTable = `
 CREATE TABLE warnings (
 	run     INTEGER NOT NULL,
 	idx     INTEGER NOT NULL,
@@ -131,14 +139,13 @@ func IsDatabase(path string) (bool, error) {
 
 // DB is an open state database.
 type DB struct {
-	path string // as given, for messages
-	file string // symbolic links resolved, absolute
-	conn driver.Conn
-	lock *os.File // the database file, opened for the runs' locks
-	ctx  context.Context
-	// version is the schema's (PRAGMA user_version): 1 or 2.
-	version int64
-	sync    Sync
+	path  string    // as given, for messages
+	file  string    // symbolic links resolved, absolute
+	sqldb *sql.DB   // of one connection, conn
+	conn  *sql.Conn // every statement runs on it, in turn
+	lock  *os.File  // the database file, opened for the runs' locks
+	ctx   context.Context
+	sync  Sync
 	// commits counts the write transactions committed (what the tests of
 	// group commit read), turns the turns they saved, which set the pace
 	// of flush, the WAL written to the disk in the background (flush.go).
@@ -150,24 +157,13 @@ type DB struct {
 	// stmts holds the statements exec and query prepared, by their SQL:
 	// SQLite parses a statement in tens of microseconds, a batch runs the
 	// same dozen of them for each of its inputs.
-	stmts map[string]driver.Stmt
+	stmts map[string]*sql.Stmt
 }
 
 // turnsOf is the SQL condition that selects the turns of the run whose
-// seq is the SQL expression seq, and turnOrder the order of its turns: by
-// the key in version 2, by (run, turn) in version 1.
-func (db *DB) turnsOf(seq string) string {
-	if db.version == 1 {
-		return "run = " + seq
-	}
+// seq is the SQL expression seq (by their key, in order).
+func turnsOf(seq string) string {
 	return "key BETWEEN (" + seq + ") << 32 AND ((" + seq + ") << 32) + 4294967295"
-}
-
-func (db *DB) turnOrder() string {
-	if db.version == 1 {
-		return "turn"
-	}
-	return "key"
 }
 
 // maxTurn is the highest turn a run can have: its number is the low 32
@@ -225,11 +221,8 @@ func Open(path string, create bool, sync Sync) (*DB, error) {
 	// without its busy timeout (to avoid a deadlock): try again a while.
 	deadline := time.Now().Add(openWait)
 	for {
-		conn, err := (&sqlite.Driver{}).Open(dsn)
-		if err != nil {
-			err = explain(err)
-		} else {
-			db := &DB{path: path, file: file, conn: conn, lock: lock, ctx: context.Background(), sync: sync}
+		db, err := open(path, file, dsn, lock, sync)
+		if err == nil {
 			if err = db.init(create); err == nil { // init's errors are explained
 				return db, nil
 			}
@@ -241,6 +234,22 @@ func Open(path string, create bool, sync Sync) (*DB, error) {
 		}
 		time.Sleep(openWait / 200)
 	}
+}
+
+// open opens the one connection of a database.
+func open(path, file, dsn string, lock *os.File, sync Sync) (*DB, error) {
+	sqldb, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, explain(err)
+	}
+	sqldb.SetMaxOpenConns(1)
+	ctx := context.Background()
+	conn, err := sqldb.Conn(ctx)
+	if err != nil {
+		sqldb.Close()
+		return nil, explain(err)
+	}
+	return &DB{path: path, file: file, sqldb: sqldb, conn: conn, lock: lock, ctx: ctx, sync: sync}, nil
 }
 
 // openWait is how long Open tries again while the database is busy.
@@ -281,7 +290,7 @@ func (db *DB) closeConn() error {
 		st.Close()
 	}
 	db.stmts = nil
-	return db.conn.Close()
+	return errors.Join(db.conn.Close(), db.sqldb.Close())
 }
 
 // Path is the database's path as it was given.
@@ -328,17 +337,54 @@ func (db *DB) init(create bool) error {
 	if app != applicationID {
 		return errors.New("an SQLite database, but not an ensemble state database")
 	}
-	rows, err = db.query(`PRAGMA user_version`)
+	version, err := db.version()
 	if err != nil {
 		return err
 	}
-	db.version = rows[0][0].(int64)
-	if db.version != 1 && db.version != schemaVersion {
-		return fmt.Errorf("%w %d: this ensemble reads versions 1 to %d (was it written by another release?)", state.ErrUnknownVersion, db.version, schemaVersion)
+	if version != 1 && version != schemaVersion {
+		return fmt.Errorf("%w %d: this ensemble reads versions 1 to %d (was it written by another release?)", state.ErrUnknownVersion, version, schemaVersion)
 	}
 	// Every state database is in WAL mode already (see above): this reads
 	// the mode, and changes it only for a file that lost it.
-	return db.exec(`PRAGMA journal_mode = WAL`)
+	if err := db.exec(`PRAGMA journal_mode = WAL`); err != nil {
+		return err
+	}
+	if version == 1 {
+		return db.migrate()
+	}
+	return nil
+}
+
+// version is the database's schema version (PRAGMA user_version).
+func (db *DB) version() (int64, error) {
+	rows, err := db.query(`PRAGMA user_version`)
+	if err != nil {
+		return 0, err
+	}
+	return rows[0][0].(int64), nil
+}
+
+// migrate brings a database of version 1 to version 2, in one
+// transaction: its turns move to the table keyed by run<<32 | turn. Another
+// process may have done it meanwhile: the version is read again under the
+// write lock.
+func (db *DB) migrate() error {
+	err := db.tx(func() error {
+		if v, err := db.version(); err != nil || v != 1 {
+			return err
+		}
+		return db.script(`
+ALTER TABLE turns RENAME TO turns_v1;
+` + turnsTable + `
+INSERT INTO turns (key, run, turn, records, counts, context, edges, memory, pending, saved_at)
+	SELECT (run << 32) | turn, run, turn, records, counts, context, edges, memory, pending, saved_at FROM turns_v1 ORDER BY run, turn;
+DROP TABLE turns_v1;
+PRAGMA user_version = 2;`)
+	})
+	if err != nil {
+		return fmt.Errorf("migrating the database from version 1 to %d: %w", schemaVersion, err)
+	}
+	return nil
 }
 
 // explain turns SQLite's errors about a damaged file into one a user can
@@ -360,56 +406,64 @@ func explain(err error) error {
 func (db *DB) exec(q string, args ...any) error {
 	st, err := db.prepared(q)
 	if err == nil {
-		_, err = st.(driver.StmtExecContext).ExecContext(db.ctx, named(args))
+		_, err = st.ExecContext(db.ctx, args...)
 	}
 	return explain(err)
 }
 
 // script runs q, which may hold several statements, unprepared.
 func (db *DB) script(q string) error {
-	_, err := db.conn.(driver.ExecerContext).ExecContext(db.ctx, q, nil)
+	_, err := db.conn.ExecContext(db.ctx, q)
 	return explain(err)
 }
 
 // prepared returns the statement q, prepared the first time it is asked
 // for. A statement that fails to prepare (a table not there yet) is not
 // kept.
-func (db *DB) prepared(q string) (driver.Stmt, error) {
+func (db *DB) prepared(q string) (*sql.Stmt, error) {
 	if st, ok := db.stmts[q]; ok {
 		return st, nil
 	}
-	st, err := db.conn.Prepare(q)
+	st, err := db.conn.PrepareContext(db.ctx, q)
 	if err != nil {
 		return nil, err
 	}
 	if db.stmts == nil {
-		db.stmts = map[string]driver.Stmt{}
+		db.stmts = map[string]*sql.Stmt{}
 	}
 	db.stmts[q] = st
 	return st, nil
 }
 
-// query runs the statement q and returns all its rows.
-func (db *DB) query(q string, args ...any) ([][]driver.Value, error) {
+// query runs the statement q and returns all its rows: each column as the
+// driver gives it (int64, string, []byte, nil).
+func (db *DB) query(q string, args ...any) ([][]any, error) {
 	st, err := db.prepared(q)
 	if err != nil {
 		return nil, explain(err)
 	}
-	rows, err := st.(driver.StmtQueryContext).QueryContext(db.ctx, named(args))
+	rows, err := st.QueryContext(db.ctx, args...)
 	if err != nil {
 		return nil, explain(err)
 	}
 	defer rows.Close()
-	var out [][]driver.Value
-	for {
-		row := make([]driver.Value, len(rows.Columns()))
-		if err := rows.Next(row); err == io.EOF {
-			return out, nil
-		} else if err != nil {
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, explain(err)
+	}
+	var out [][]any
+	for rows.Next() {
+		row := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range row {
+			ptrs[i] = &row[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
 			return nil, explain(err)
 		}
 		out = append(out, row)
 	}
+	return out, explain(rows.Err())
 }
 
 // tx runs f in a write transaction (BEGIN IMMEDIATE: the write lock is
@@ -429,243 +483,20 @@ func (db *DB) tx(f func() error) error {
 	return nil
 }
 
-func named(args []any) []driver.NamedValue {
-	if len(args) == 0 {
-		return nil
+// tx2 is tx with prepared BEGIN and COMMIT statements.
+func (db *DB) tx2(begin, commit *sql.Stmt, f func() error) error {
+	if _, err := begin.ExecContext(db.ctx); err != nil {
+		return err
 	}
-	out := make([]driver.NamedValue, len(args))
-	for i, a := range args {
-		out[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+	if err := f(); err != nil {
+		db.exec("ROLLBACK")
+		return err
 	}
-	return out
-}
-
-// RunInfo describes a run of a database (`ensemble state list`).
-type RunInfo struct {
-	ID               string    `json:"id"`
-	Ensemble         string    `json:"ensemble"`
-	Started          time.Time `json:"started_at"`
-	Saved            time.Time `json:"saved_at"`
-	Turns            int       `json:"turn_count"`
-	CompletionReason string    `json:"completion_reason"`
-	seq              int64
-}
-
-// Resumable reports whether `ensemble resume` would continue the run: it is
-// still going, was killed, timed out or was interrupted.
-func (r *RunInfo) Resumable() bool {
-	return (&state.File{CompletionReason: r.CompletionReason}).Resumable()
-}
-
-// Runs lists the runs of the database in the order they were created.
-func (db *DB) Runs() ([]*RunInfo, error) { return db.runs("") }
-
-// runs lists the runs the SQL condition where (on id, "?" its one
-// argument) selects, or every run.
-func (db *DB) runs(where string, args ...any) ([]*RunInfo, error) {
-	if where != "" {
-		where = "WHERE " + where
+	if _, err := commit.ExecContext(db.ctx); err != nil {
+		db.exec("ROLLBACK")
+		return err
 	}
-	rows, err := db.query(`SELECT seq, id, ensemble, started_at,
-		max(saved_at, coalesce((SELECT saved_at FROM turns WHERE `+db.turnsOf("seq")+` ORDER BY `+db.turnOrder()+` DESC LIMIT 1), '')), completion_reason,
-		coalesce((SELECT turn FROM turns WHERE `+db.turnsOf("seq")+` ORDER BY `+db.turnOrder()+` DESC LIMIT 1), base) FROM runs `+where+` ORDER BY seq`, args...)
-	if err != nil {
-		return nil, &Error{Path: db.path, Err: err}
-	}
-	out := make([]*RunInfo, 0, len(rows))
-	for _, row := range rows {
-		var ref state.FileRef
-		if err := unmarshal(row[2], &ref); err != nil {
-			return nil, &Error{Path: db.path, Err: fmt.Errorf("run %s: %v", str(row[1]), err)}
-		}
-		ri := &RunInfo{seq: row[0].(int64), ID: str(row[1]), Ensemble: ref.Name, CompletionReason: str(row[5]), Turns: int(row[6].(int64))}
-		ri.Started, _ = time.Parse(time.RFC3339Nano, str(row[3]))
-		ri.Saved, _ = time.Parse(time.RFC3339Nano, str(row[4]))
-		out = append(out, ri)
-	}
-	return out, nil
-}
-
-// Run returns the run with the given id, or an error wrapping ErrNoRun.
-// It reads that run only: a batch asks for each of its thousands.
-func (db *DB) Run(id string) (*RunInfo, error) {
-	runs, err := db.runs("id = ?", id)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range runs {
-		if r.ID == id {
-			return r, nil
-		}
-	}
-	return nil, &Error{Path: db.path, Err: fmt.Errorf("%w %q in it", ErrNoRun, id)}
-}
-
-// Lock makes this process the one writer of the run until the database is
-// closed (or Unlock): another process that tries fails with ErrLocked.
-// The lock is an open-file-description lock on one byte of the database
-// file, at an offset of its own per run far beyond SQLite's own lock bytes;
-// the kernel releases it when the process ends, however it ends, so no lock
-// file is left behind.
-//
-// A held lock is tried again for up to lockWait: a process killed while it
-// was starting a script leaves that script, until it has started, sharing
-// the file the lock is on (a forked process shares its parent's open files
-// until it executes its program), so the lock outlives the killed process
-// by a moment.
-func (db *DB) Lock(r *RunInfo) error {
-	return db.lockWaiting(lockOffset(r.seq), "run "+r.ID)
-}
-
-// lockWaiting takes the lock byte at off (see Lock), trying again for up to
-// lockWait while it is held; what names the holder in the error.
-func (db *DB) lockWaiting(off int64, what string) error {
-	deadline := time.Now().Add(lockWait)
-	for {
-		err := lockRange(db.lock, off)
-		switch {
-		case err == nil:
-			return nil
-		case !errors.Is(err, ErrLocked):
-			return &Error{Path: db.path, Err: err}
-		case time.Now().After(deadline):
-			return &Error{Path: db.path, Err: fmt.Errorf("%s: %w", what, err)}
-		}
-		time.Sleep(lockWait / 20)
-	}
-}
-
-// lockWait is how long Lock waits for a lock held by another process.
-const lockWait = time.Second
-
-// Unlock releases the lock of a run.
-func (db *DB) Unlock(r *RunInfo) { filelock.UnlockRange(db.lock, lockOffset(r.seq)) }
-
-// lockRange locks the byte at off of f, or fails with ErrLocked.
-func lockRange(f *os.File, off int64) error {
-	switch err := filelock.Range(f, off); {
-	case err == nil:
-		return nil
-	case errors.Is(err, filelock.ErrLocked):
-		return ErrLocked
-	default:
-		return fmt.Errorf("cannot lock the run: %w", err)
-	}
-}
-
-// lockOffset is the byte locked for run seq: above 2^40, far beyond
-// SQLite's lock bytes (at 2^30) and any database that fits a disk.
-func lockOffset(seq int64) int64 { return 1<<40 + seq }
-
-// Load reads the run: its state as of its last completed turn, with what
-// resuming it needs, as a state file holds them. The state is checked as
-// state.Load checks a state file.
-func (db *DB) Load(r *RunInfo) (*state.File, error) {
-	f, err := db.load(r)
-	if err != nil {
-		return nil, &Error{Path: db.path, Err: fmt.Errorf("run %s: %w", r.ID, err)}
-	}
-	return f, nil
-}
-
-func (db *DB) load(r *RunInfo) (*state.File, error) {
-	rows, err := db.query(`SELECT ensemble, responses, profiles, options, saved_at, completion_reason, base, snapshot FROM runs WHERE seq = ?`, r.seq)
-	if err != nil {
-		return nil, err
-	}
-	if len(rows) == 0 {
-		return nil, fmt.Errorf("%w: it was removed", ErrNoRun)
-	}
-	row := rows[0]
-	f := &state.File{Format: state.FileFormat, Version: state.FileVersion, CompletionReason: str(row[5])}
-	if err := unmarshal(row[0], &f.Ensemble); err != nil {
-		return nil, fmt.Errorf("corrupt: ensemble: %v", err)
-	}
-	if row[1] != nil {
-		f.Responses = &state.FileRef{}
-		if err := unmarshal(row[1], f.Responses); err != nil {
-			return nil, fmt.Errorf("corrupt: responses: %v", err)
-		}
-	}
-	if row[2] != nil {
-		if err := unmarshal(row[2], &f.Profiles); err != nil {
-			return nil, fmt.Errorf("corrupt: profiles: %v", err)
-		}
-	}
-	if err := unmarshal(row[3], &f.Options); err != nil {
-		return nil, fmt.Errorf("corrupt: options: %v", err)
-	}
-	f.SavedAt, _ = time.Parse(time.RFC3339Nano, str(row[4]))
-	// The state is rebuilt as plain contents, the snapshot then every turn
-	// after it, and restored at the end.
-	var st state.Contents
-	if err := unmarshal(row[7], &st); err != nil {
-		return nil, fmt.Errorf("corrupt: the run's first state: %v", err)
-	}
-	if st.TurnCount != int(row[6].(int64)) {
-		return nil, errors.New("corrupt: the run's first state is not of its first turn")
-	}
-	fillMaps(&st)
-
-	turns, err := db.query(`SELECT turn, records, counts, context, edges, memory, pending FROM turns WHERE `+db.turnsOf("?1")+` ORDER BY `+db.turnOrder(), r.seq)
-	if err != nil {
-		return nil, err
-	}
-	// Decoded a chunk at a time on every CPU (decoding the history's JSON
-	// is most of what reading a long run back costs), applied in order.
-	context := map[string]lastValue{}
-	for start := 0; start < len(turns); start += decodeChunk {
-		deltas, err := decodeTurns(turns[start:min(start+decodeChunk, len(turns))])
-		if err != nil {
-			return nil, fmt.Errorf("corrupt: %v", err)
-		}
-		for _, d := range deltas {
-			if err := d.apply(&st, context); err != nil {
-				return nil, fmt.Errorf("corrupt: turn %d: %v", d.turn, err)
-			}
-		}
-	}
-	if err := decodeContext(&st, context); err != nil {
-		return nil, fmt.Errorf("corrupt: %v", err)
-	}
-	ws, err := db.query(`SELECT warning FROM warnings WHERE run = ? ORDER BY idx`, r.seq)
-	if err != nil {
-		return nil, err
-	}
-	st.Warnings = st.Warnings[:0:0]
-	for _, w := range ws {
-		var sw state.Warning
-		if err := unmarshal(w[0], &sw); err != nil {
-			return nil, fmt.Errorf("corrupt: warning: %v", err)
-		}
-		st.Warnings = append(st.Warnings, sw)
-	}
-	if len(st.Warnings) == 0 {
-		st.Warnings = nil
-	}
-	f.State = state.Restore(st)
-	if err := f.Validate(); err != nil {
-		return nil, err
-	}
-	return f, nil
-}
-
-func fillMaps(s *state.Contents) {
-	if s.AgentExecutionCount == nil {
-		s.AgentExecutionCount = map[string]int{}
-	}
-	if s.AccumulatedContext == nil {
-		s.AccumulatedContext = map[string]any{}
-	}
-	if s.OutputCount == nil {
-		s.OutputCount = map[string]int{}
-	}
-	if s.Edges == nil {
-		s.Edges = map[string]map[string]*state.EdgeState{}
-	}
-	if s.Memory == nil {
-		s.Memory = map[string]json.RawMessage{}
-	}
+	return nil
 }
 
 func unwrapPath(err error) error {
@@ -674,16 +505,6 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-func str(v driver.Value) string {
-	switch s := v.(type) {
-	case string:
-		return s
-	case []byte:
-		return string(s)
-	}
-	return ""
 }
 
 // NewID returns a new run id: the time it started (UTC), and a random

@@ -2,15 +2,13 @@ package store
 
 import (
 	"bytes"
-	"database/sql/driver"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,7 +30,7 @@ type Writer struct {
 	outputs                 map[string]int
 	memory                  map[string][]byte
 
-	insertTurn, insertWarning, begin, commit driver.Stmt
+	insertTurn, insertWarning, begin, commit *sql.Stmt
 
 	buf bytes.Buffer
 	enc *json.Encoder // into buf
@@ -68,21 +66,17 @@ func (db *DB) start(r *RunInfo, f *state.File, stateKey func(string) string) (*W
 	w := &Writer{db: db, run: r, stateKey: stateKey}
 	w.reset(f.State)
 	var err error
-	prep := func(q string) driver.Stmt {
+	prep := func(q string) *sql.Stmt {
 		if err != nil {
 			return nil
 		}
-		var s driver.Stmt
+		var s *sql.Stmt
 		s, err = db.prepared(q)
 		return s
 	}
 	w.begin = prep("BEGIN IMMEDIATE")
 	w.commit = prep("COMMIT")
-	if db.version == 1 {
-		w.insertTurn = prep(`INSERT INTO turns (run, turn, records, counts, context, edges, memory, pending, saved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	} else {
-		w.insertTurn = prep(`INSERT INTO turns (key, run, turn, records, counts, context, edges, memory, pending, saved_at) VALUES ((?1 << 32) | ?2, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)`)
-	}
+	w.insertTurn = prep(`INSERT INTO turns (key, run, turn, records, counts, context, edges, memory, pending, saved_at) VALUES ((?1 << 32) | ?2, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)`)
 	w.insertWarning = prep(`INSERT INTO warnings (run, idx, warning) VALUES (?, ?, ?)`)
 	if err != nil {
 		w.Close()
@@ -127,7 +121,7 @@ func (db *DB) Create(id string, f *state.File, stateKey func(string) string) (*W
 				return nil, &ExistsError{Path: db.path, Run: old}
 			}
 			err := db.tx(func() error {
-				for _, q := range []string{`DELETE FROM turns WHERE ` + db.turnsOf("?1"), `DELETE FROM warnings WHERE run = ?`} {
+				for _, q := range []string{`DELETE FROM turns WHERE ` + turnsOf("?1"), `DELETE FROM warnings WHERE run = ?`} {
 					if err := db.exec(q, old.seq); err != nil {
 						return err
 					}
@@ -284,7 +278,7 @@ func (w *Writer) save(st *state.State, reason string, final bool) error {
 	if len(st.History()) < w.records || st.TurnCount < w.turn || len(st.Warnings()) < w.warnings {
 		return &Error{Path: w.db.path, Err: errors.New("the state went back since it was last saved")}
 	}
-	var row []driver.NamedValue
+	var row []any
 	if st.TurnCount > w.turn {
 		var err error
 		if row, err = w.delta(st); err != nil {
@@ -306,14 +300,14 @@ func (w *Writer) save(st *state.State, reason string, final bool) error {
 	case row != nil && len(newWarnings) == 0 && !final:
 		// The turn's one row: a statement outside BEGIN and COMMIT is a
 		// transaction of its own, without running those two statements.
-		_, err = w.insertTurn.(driver.StmtExecContext).ExecContext(w.db.ctx, row)
+		_, err = w.insertTurn.ExecContext(w.db.ctx, row...)
 	default:
 		if err = w.Wait(); err != nil {
 			return err // a turn before is missing: nothing after it is written
 		}
 		err = w.db.tx2(w.begin, w.commit, func() error {
 			if row != nil {
-				if _, err := w.insertTurn.(driver.StmtExecContext).ExecContext(w.db.ctx, row); err != nil {
+				if _, err := w.insertTurn.ExecContext(w.db.ctx, row...); err != nil {
 					return err
 				}
 			}
@@ -322,8 +316,7 @@ func (w *Writer) save(st *state.State, reason string, final bool) error {
 				if err != nil {
 					return err
 				}
-				if _, err := w.insertWarning.(driver.StmtExecContext).ExecContext(w.db.ctx,
-					named([]any{w.run.seq, int64(w.warnings + i), string(b)})); err != nil {
+				if _, err := w.insertWarning.ExecContext(w.db.ctx, w.run.seq, int64(w.warnings+i), string(b)); err != nil {
 					return err
 				}
 			}
@@ -361,7 +354,7 @@ func (w *Writer) mark(st *state.State) {
 }
 
 // delta encodes the row of turns for what st gained since the last save.
-func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
+func (w *Writer) delta(st *state.State) ([]any, error) {
 	recs := st.History()[w.records:]
 	if len(recs) == 0 {
 		return nil, fmt.Errorf("turn %d has no history record (every turn runs an agent)", st.TurnCount)
@@ -417,10 +410,10 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 			memory[a] = m
 		}
 	}
-	w.row[0].Value, w.row[1].Value, w.row[2].Value = w.run.seq, int64(st.TurnCount), records
+	w.row[0], w.row[1], w.row[2] = w.run.seq, int64(st.TurnCount), records
 	w.tmp = appendCounts(w.tmp[:0], w.agents, w.counts)
-	w.row[3].Value = string(w.tmp)
-	w.row[4].Value = nil
+	w.row[3] = string(w.tmp)
+	w.row[4] = nil
 	if len(w.context) > 0 {
 		// [[key, value], …]: the values through the result's JSON writer,
 		// in order of agent.
@@ -437,27 +430,24 @@ func (w *Writer) delta(st *state.State) ([]driver.NamedValue, error) {
 			}
 			w.rec = append(w.rec, ']')
 		}
-		w.row[4].Value = string(append(w.rec, ']'))
+		w.row[4] = string(append(w.rec, ']'))
 	}
-	w.row[5].Value, w.row[6].Value, w.row[7].Value = nil, nil, nil
+	w.row[5], w.row[6], w.row[7] = nil, nil, nil
 	if w.tmp, w.deps = appendEdges(w.tmp[:0], w.agents, st, w.deps); len(w.tmp) > 0 {
-		w.row[5].Value = string(w.tmp)
+		w.row[5] = string(w.tmp)
 	}
 	if len(memory) > 0 {
-		if w.row[6].Value, err = enc(memory); err != nil {
+		if w.row[6], err = enc(memory); err != nil {
 			return nil, err
 		}
 	}
 	if len(st.Pending()) > 0 {
-		if w.row[7].Value, err = enc(st.Pending()); err != nil {
+		if w.row[7], err = enc(st.Pending()); err != nil {
 			return nil, err
 		}
 	}
 	w.tmp = time.Now().UTC().AppendFormat(w.tmp[:0], timeFormat)
-	w.row[8].Value = string(w.tmp)
-	for i := range w.row {
-		w.row[i].Ordinal = i + 1
-	}
+	w.row[8] = string(w.tmp)
 	return w.row[:], nil
 }
 
@@ -509,172 +499,6 @@ func appendEdges(buf []byte, targets []string, st *state.State, deps []string) (
 		return buf, deps
 	}
 	return append(buf, '}'), deps
-}
-
-// tx2 is tx with prepared BEGIN and COMMIT statements.
-func (db *DB) tx2(begin, commit driver.Stmt, f func() error) error {
-	if _, err := begin.(driver.StmtExecContext).ExecContext(db.ctx, nil); err != nil {
-		return err
-	}
-	if err := f(); err != nil {
-		db.exec("ROLLBACK")
-		return err
-	}
-	if _, err := commit.(driver.StmtExecContext).ExecContext(db.ctx, nil); err != nil {
-		db.exec("ROLLBACK")
-		return err
-	}
-	return nil
-}
-
-// turnDelta is a row of turns, decoded: what the turn changed.
-type turnDelta struct {
-	turn    int
-	records []*state.Record
-	counts  map[string][2]int
-	context [][2]json.RawMessage // [key, value]: the key's JSON string decoded, the value's kept as it is
-	edges   map[string]map[string]*state.EdgeState
-	memory  map[string]json.RawMessage
-	pending []state.AgentRequest
-}
-
-// decodeTurn decodes the row t of turns (turn, records, counts, context,
-// edges, memory, pending). It reads no state: rows decode in any order.
-func decodeTurn(t []driver.Value) (*turnDelta, error) {
-	d := &turnDelta{turn: int(t[0].(int64))}
-	if err := unmarshal(t[1], &d.records); err != nil {
-		return nil, fmt.Errorf("records: %v", err)
-	}
-	for _, r := range d.records {
-		if r == nil {
-			return nil, errors.New("a history record is null")
-		}
-	}
-	if err := unmarshal(t[2], &d.counts); err != nil {
-		return nil, fmt.Errorf("counts: %v", err)
-	}
-	if t[3] != nil {
-		if err := unmarshal(t[3], &d.context); err != nil {
-			return nil, fmt.Errorf("context: %v", err)
-		}
-		for i, kv := range d.context {
-			var key string
-			if err := json.Unmarshal(kv[0], &key); err != nil {
-				return nil, fmt.Errorf("context: %v", err)
-			}
-			d.context[i][0] = json.RawMessage(key)
-		}
-	}
-	if t[4] != nil {
-		if err := unmarshal(t[4], &d.edges); err != nil {
-			return nil, fmt.Errorf("edges: %v", err)
-		}
-		for _, m := range d.edges {
-			for dep, es := range m {
-				if es == nil {
-					delete(m, dep)
-				}
-			}
-		}
-	}
-	if t[5] != nil {
-		if err := unmarshal(t[5], &d.memory); err != nil {
-			return nil, fmt.Errorf("memory: %v", err)
-		}
-	}
-	if t[6] != nil {
-		if err := unmarshal(t[6], &d.pending); err != nil {
-			return nil, fmt.Errorf("pending: %v", err)
-		}
-	}
-	return d, nil
-}
-
-// decodeChunk is how many rows of turns are decoded at once.
-const decodeChunk = 1024
-
-// decodeTurns decodes the rows of turns on every CPU, and lets go of the
-// text of each row it decoded.
-func decodeTurns(rows [][]driver.Value) ([]*turnDelta, error) {
-	out := make([]*turnDelta, len(rows))
-	errs := make([]error, len(rows))
-	workers := min(runtime.GOMAXPROCS(0), (len(rows)+63)/64)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < len(rows); i += workers {
-				if out[i], errs[i] = decodeTurn(rows[i]); errs[i] == nil {
-					clear(rows[i][1:]) // the row's text can go: only its turn number is read again
-				}
-			}
-		})
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("turn %d: %v", rows[i][0].(int64), err)
-		}
-	}
-	return out, nil
-}
-
-// lastValue is the last value a run's turns gave a context key, and the
-// turn that gave it.
-type lastValue struct {
-	raw  json.RawMessage
-	turn int
-}
-
-// decodeContext sets the context values of context in s.
-func decodeContext(s *state.Contents, context map[string]lastValue) error {
-	for k, last := range context {
-		var v any
-		if err := json.Unmarshal(last.raw, &v); err != nil {
-			return fmt.Errorf("turn %d: context: %q: %v", last.turn, k, err)
-		}
-		s.AccumulatedContext[k] = v
-	}
-	return nil
-}
-
-// apply replays the turn d over s, but for the values it adds to the
-// context, which go to context (by key: the last one is the one a state
-// holds), to be decoded once all turns are applied (see decodeContext).
-func (d *turnDelta) apply(s *state.Contents, context map[string]lastValue) error {
-	if d.turn <= s.TurnCount {
-		return fmt.Errorf("turn %d follows turn %d", d.turn, s.TurnCount)
-	}
-	s.History = append(s.History, d.records...)
-	for a, c := range d.counts {
-		s.AgentExecutionCount[a] = c[0]
-		if _, ok := s.OutputCount[a]; ok || c[1] != 0 {
-			s.OutputCount[a] = c[1] // an agent that never succeeded has no entry
-		}
-	}
-	for _, kv := range d.context {
-		context[string(kv[0])] = lastValue{kv[1], d.turn}
-	}
-	for target, m := range d.edges {
-		s.Edges[target] = m
-	}
-	for a, m := range d.memory {
-		s.Memory[a] = m
-	}
-	s.Pending = d.pending
-	s.TurnCount = d.turn
-	return nil
-}
-
-func unmarshal(v driver.Value, into any) error {
-	switch b := v.(type) {
-	case string:
-		return json.Unmarshal([]byte(b), into)
-	case []byte:
-		return json.Unmarshal(b, into)
-	case nil:
-		return errors.New("missing")
-	}
-	return fmt.Errorf("not JSON text but %T", v)
 }
 
 // appendCounts appends the counts of the agents (sorted, counts[i] being
