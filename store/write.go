@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"sync/atomic"
 	"time"
 
-	"github.com/ensemble-run/ensemble/internal/jsonw"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -32,17 +30,10 @@ type Writer struct {
 
 	insertTurn, insertWarning, begin, commit *sql.Stmt
 
-	buf bytes.Buffer
-	enc *json.Encoder // into buf
-
-	// Reused from turn to turn: the row's JSON (rec, tmp), the agents of
-	// the turn's records, sorted, their counts, the context entries they
-	// changed, and the dependencies of an edge, sorted.
-	rec, tmp []byte
-	agents   []string
-	counts   [][2]int
-	context  []contextEntry
-	deps     []string
+	// Reused from turn to turn: the records' JSON, the agents of the
+	// turn's records.
+	rec    []byte
+	agents []string
 
 	row turnRow // the values of a turn's row, reused
 
@@ -51,11 +42,6 @@ type Writer struct {
 
 // turnColumns is the number of values of a row of turns.
 const turnColumns = 9
-
-type contextEntry struct {
-	key string
-	v   any
-}
 
 // Start begins the writes of a run with the file f: a new run, with the id
 // given (which must be locked by the caller if it already exists, see
@@ -368,20 +354,8 @@ func (w *Writer) delta(st *state.State) ([]any, error) {
 			w.agents = append(w.agents, r.AgentName)
 		}
 	}
-	slices.Sort(w.agents)
-	if w.enc == nil {
-		w.enc = json.NewEncoder(&w.buf)
-		w.enc.SetEscapeHTML(false)
-	}
-	enc := func(v any) (string, error) {
-		w.buf.Reset()
-		if err := w.enc.Encode(v); err != nil {
-			return "", err
-		}
-		return string(bytes.TrimSuffix(w.buf.Bytes(), []byte("\n"))), nil
-	}
-	// The records as encoding/json writes them (HTML characters escaped,
-	// which reads back the same), through the record's own encoder.
+	// The records through the record's own encoder (the printed result's,
+	// docs/performance.md), the rest through encoding/json.
 	var err error
 	w.rec = append(w.rec[:0], '[')
 	for i, r := range recs {
@@ -392,16 +366,26 @@ func (w *Writer) delta(st *state.State) ([]any, error) {
 			return nil, err
 		}
 	}
-	records := string(append(w.rec, ']'))
-	w.counts, w.context = w.counts[:0], w.context[:0]
-	var memory map[string]json.RawMessage
+	w.row[0], w.row[1], w.row[2] = w.run.seq, int64(st.TurnCount), string(append(w.rec, ']'))
+	counts := make(map[string][2]int, len(w.agents))
+	var (
+		context [][2]any // [state key, value], in the order of the agents
+		edges   map[string]map[string]*state.EdgeState
+		memory  map[string]json.RawMessage
+	)
 	for _, a := range w.agents {
-		w.counts = append(w.counts, [2]int{st.Executions(a), st.Outputs(a)})
+		counts[a] = [2]int{st.Executions(a), st.Outputs(a)}
 		if st.Outputs(a) != w.outputs[a] {
 			key := w.stateKey(a)
 			if v, ok := st.Context()[key]; ok {
-				w.context = append(w.context, contextEntry{key, v})
+				context = append(context, [2]any{key, v})
 			}
+		}
+		if m := st.Edges(a); m != nil {
+			if edges == nil {
+				edges = map[string]map[string]*state.EdgeState{}
+			}
+			edges[a] = m
 		}
 		if m := st.Memory(a); m != nil && !bytes.Equal(m, w.memory[a]) {
 			if memory == nil {
@@ -410,112 +394,27 @@ func (w *Writer) delta(st *state.State) ([]any, error) {
 			memory[a] = m
 		}
 	}
-	w.row[0], w.row[1], w.row[2] = w.run.seq, int64(st.TurnCount), records
-	w.tmp = appendCounts(w.tmp[:0], w.agents, w.counts)
-	w.row[3] = string(w.tmp)
-	w.row[4] = nil
-	if len(w.context) > 0 {
-		// [[key, value], …]: the values through the result's JSON writer,
-		// in order of agent.
-		w.rec = append(w.rec[:0], '[')
-		for i, kv := range w.context {
-			if i > 0 {
-				w.rec = append(w.rec, ',')
-			}
-			w.rec = append(w.rec, '[')
-			w.rec = jsonw.AppendString(w.rec, kv.key)
-			w.rec = append(w.rec, ',')
-			if w.rec, err = jsonw.AppendIndent(w.rec, kv.v, "", "", 0); err != nil {
-				return nil, err
-			}
-			w.rec = append(w.rec, ']')
-		}
-		w.row[4] = string(append(w.rec, ']'))
-	}
-	w.row[5], w.row[6], w.row[7] = nil, nil, nil
-	if w.tmp, w.deps = appendEdges(w.tmp[:0], w.agents, st, w.deps); len(w.tmp) > 0 {
-		w.row[5] = string(w.tmp)
-	}
-	if len(memory) > 0 {
-		if w.row[6], err = enc(memory); err != nil {
-			return nil, err
+	// A column of nothing is NULL.
+	put := func(col int, some bool, v any) {
+		w.row[col] = nil
+		if some && err == nil {
+			w.row[col], err = marshal(v)
 		}
 	}
-	if len(st.Pending()) > 0 {
-		if w.row[7], err = enc(st.Pending()); err != nil {
-			return nil, err
-		}
+	put(3, true, counts)
+	put(4, len(context) > 0, context)
+	put(5, len(edges) > 0, edges)
+	put(6, len(memory) > 0, memory)
+	put(7, len(st.Pending()) > 0, st.Pending())
+	if err != nil {
+		return nil, err
 	}
-	w.tmp = time.Now().UTC().AppendFormat(w.tmp[:0], timeFormat)
-	w.row[8] = string(w.tmp)
+	w.row[8] = time.Now().UTC().Format(timeFormat)
 	return w.row[:], nil
 }
 
-// appendEdges appends, as encoding/json would encode them as a map (keys
-// sorted), the edge bookkeeping of the targets (sorted) that edges holds,
-// without reflection: every turn of a loop has some. It appends nothing
-// when edges holds none of them, and returns deps, the buffer it sorted
-// each target's dependencies in.
-func appendEdges(buf []byte, targets []string, st *state.State, deps []string) ([]byte, []string) {
-	n := 0
-	for _, target := range targets {
-		m := st.Edges(target)
-		if m == nil {
-			continue
-		}
-		if n == 0 {
-			buf = append(buf, '{')
-		} else {
-			buf = append(buf, ',')
-		}
-		n++
-		buf = jsonw.AppendString(buf, target)
-		buf = append(buf, ':', '{')
-		deps = deps[:0]
-		for dep := range m {
-			deps = append(deps, dep)
-		}
-		slices.Sort(deps)
-		for j, dep := range deps {
-			if j > 0 {
-				buf = append(buf, ',')
-			}
-			buf = jsonw.AppendString(buf, dep)
-			buf = append(buf, ':')
-			es := m[dep]
-			if es == nil {
-				buf = append(buf, "null"...)
-				continue
-			}
-			buf = append(buf, `{"triggered":`...)
-			buf = strconv.AppendInt(buf, int64(es.Triggered), 10)
-			buf = append(buf, `,"consumed":`...)
-			buf = strconv.AppendInt(buf, int64(es.Consumed), 10)
-			buf = append(buf, '}')
-		}
-		buf = append(buf, '}')
-	}
-	if n == 0 {
-		return buf, deps
-	}
-	return append(buf, '}'), deps
-}
-
-// appendCounts appends the counts of the agents (sorted, counts[i] being
-// agents[i]'s) as encoding/json writes them as a map.
-func appendCounts(buf []byte, agents []string, counts [][2]int) []byte {
-	buf = append(buf, '{')
-	for i, k := range agents {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = jsonw.AppendString(buf, k)
-		c := counts[i]
-		buf = append(buf, ':', '[')
-		buf = strconv.AppendInt(buf, int64(c[0]), 10)
-		buf = append(buf, ',')
-		buf = strconv.AppendInt(buf, int64(c[1]), 10)
-		buf = append(buf, ']')
-	}
-	return append(buf, '}')
+// marshal is v as encoding/json writes it, as a string.
+func marshal(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
 }
