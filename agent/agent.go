@@ -91,16 +91,13 @@ type Result struct {
 	// StopReason and Usage are set by LLM agents (docs/llm.md#tools).
 	StopReason string
 	Usage      *state.Usage
-	// ModelProfileUsed names the fallback profile that answered the last
-	// request, when it was not the agent's own (docs/llm.md#fallbacks).
-	ModelProfileUsed string
 	// Memory replaces the agent's memory when the turn commits; nil keeps it.
 	Memory json.RawMessage
-	// Child and Iterations are set by an agent that runs a child ensemble:
-	// what the child ran, kept in the execution's record
-	// (docs/semantics.md#ensembles-of-ensembles).
-	Child      *state.Child
-	Iterations int
+	// Details are what the kind records of the execution beyond these
+	// fields, kept in its record as they are (state.Detail): the fallback
+	// profile that answered an LLM agent (docs/llm.md#fallbacks), the run
+	// of a child ensemble (docs/semantics.md#ensembles-of-ensembles).
+	Details state.Details
 }
 
 // Name is how injected responses and events name the agent of req: its

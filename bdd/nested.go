@@ -1,7 +1,6 @@
 package bdd
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/ensemble-run/ensemble/engine"
@@ -24,8 +23,8 @@ func pathRecords(recs []*state.Record, path, prefix string) []*state.Record {
 		if name == path {
 			out = append(out, r)
 		}
-		if r.Child != nil && strings.HasPrefix(path, name+"/") {
-			for _, c := range append(slices.Clone(r.Child.Earlier), r.Child) {
+		if c := r.Child(); c != nil && strings.HasPrefix(path, name+"/") {
+			for _, c := range c.Runs() {
 				out = append(out, pathRecords(c.ConversationHistory, path, name+"/")...)
 			}
 		}

@@ -104,17 +104,15 @@ func (c *committer) commit(turn int, p *plan) {
 func newRecord(turn int, name string, execution int, x *execution) *state.Record {
 	res := x.res
 	rec := &state.Record{
-		TurnNumber:       turn,
-		AgentName:        name,
-		Execution:        execution,
-		InputData:        byReference(res.InputData, x.req.Dependencies, x.refs),
-		ExecutionTime:    x.took.Seconds(),
-		Timestamp:        x.started.UTC(),
-		Usage:            res.Usage,
-		Stderr:           res.Stderr,
-		ModelProfileUsed: res.ModelProfileUsed,
-		Child:            res.Child,
-		Iterations:       res.Iterations,
+		TurnNumber:    turn,
+		AgentName:     name,
+		Execution:     execution,
+		InputData:     byReference(res.InputData, x.req.Dependencies, x.refs),
+		ExecutionTime: x.took.Seconds(),
+		Timestamp:     x.started.UTC(),
+		Usage:         res.Usage,
+		Stderr:        res.Stderr,
+		Details:       res.Details,
 	}
 	if res.StopReason != "" {
 		rec.StopReason = &res.StopReason

@@ -156,19 +156,12 @@ func (r *Run) runOne(ctx context.Context, req *agent.Request) (res *agent.Result
 	return r.attempts(ctx, req)
 }
 
-// redactChild redacts the records of a child ensemble's run, kept in its
-// agent's record (docs/semantics.md#ensembles-of-ensembles).
-func redactChild(sec *secrets.Redactor, c *state.Child) {
-	if c == nil {
-		return
-	}
-	for _, rec := range c.ConversationHistory {
-		rec.InputData, rec.OutputData, rec.Stderr = sec.Value(rec.InputData), sec.Value(rec.OutputData), sec.String(rec.Stderr)
-		if rec.Error != nil {
-			msg := sec.String(*rec.Error)
-			rec.Error = &msg
-		}
-		redactChild(sec, rec.Child)
+// redactDetails redacts what a kind recorded of an execution (the records
+// of a child ensemble's run among them): its JSON text, where the
+// redactor finds a key in either spelling, plain or JSON-escaped.
+func redactDetails(sec *secrets.Redactor, d state.Details) {
+	for i := range d {
+		d[i].Value = sec.Bytes(d[i].Value)
 	}
 }
 
@@ -180,7 +173,7 @@ func (r *Run) redact(res *agent.Result) {
 	}
 	res.Output, res.InputData = sec.Value(res.Output), sec.Value(res.InputData)
 	res.Err, res.Stderr = sec.Error(res.Err), sec.String(res.Stderr)
-	redactChild(sec, res.Child)
+	redactDetails(sec, res.Details)
 	// Memory (an LLM agent's conversation) is not scanned here: it grows
 	// with the agent's executions, and everything in it is redacted already:
 	// replies and tool results by the LLM runner, the inputs it was given

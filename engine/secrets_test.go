@@ -13,6 +13,7 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/secrets"
+	"github.com/ensemble-run/ensemble/state"
 )
 
 // The engine redacts the keys from what executions return before it
@@ -56,5 +57,34 @@ func TestRedactedOutputsKeepTheirTypes(t *testing.T) {
 	res := engine.New(e, "", engine.Options{Runner: run, Secrets: secrets.New(key)}).Run(context.Background())
 	if got := order(res); !slices.Equal(got, []string{"1:a", "2:b"}) || len(res.Warnings) != 0 {
 		t.Errorf("ran %v, warnings %+v", got, res.Warnings)
+	}
+}
+
+// What a kind records of an execution (its details: a child ensemble's
+// records among them) is redacted too, member order kept.
+func TestSecretsAreRedactedFromDetails(t *testing.T) {
+	t.Parallel()
+	const key = "sk-engine-secret-42"
+	e := build(agent("a", 1))
+	run := agentpkg.RunnerFunc(func(_ context.Context, req *agentpkg.Request) *agentpkg.Result {
+		res := &agentpkg.Result{Output: "done"}
+		child := &state.Child{Ensemble: "inner", ConversationHistory: []*state.Record{{AgentName: "deep", OutputData: "found " + key}}}
+		if err := res.Details.Put(state.ChildDetail, child); err != nil {
+			t.Error(err)
+		}
+		if err := res.Details.Put("note", map[string]any{"z": "last", "a": "said \"" + key + "\""}); err != nil {
+			t.Error(err)
+		}
+		return res
+	})
+	res := engine.New(e, "", engine.Options{Runner: run, Secrets: secrets.New(key)}).Run(context.Background())
+	rec := res.ConversationHistory[0]
+	for _, d := range rec.Details {
+		if strings.Contains(string(d.Value), key) || !strings.Contains(string(d.Value), secrets.Redacted) {
+			t.Errorf("detail %s: %s", d.Key, d.Value)
+		}
+	}
+	if c := rec.Child(); c == nil || c.ConversationHistory[0].OutputData != "found "+secrets.Redacted {
+		t.Errorf("child %+v", c)
 	}
 }

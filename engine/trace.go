@@ -113,9 +113,6 @@ func (r *Run) endExecution(span trace.Span, res *agent.Result) {
 		span.SetAttributes(tracing.InputTokens.Int(u.InputTokens), tracing.OutputTokens.Int(u.OutputTokens),
 			tracing.Requests.Int(u.Requests))
 	}
-	if res.ModelProfileUsed != "" {
-		span.SetAttributes(tracing.Profile.String(res.ModelProfileUsed))
-	}
 	if r.tr.Content && res.Err == nil {
 		span.SetAttributes(tracing.Output.String(r.tr.JSON(res.Output)))
 	}

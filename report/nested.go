@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -13,10 +12,11 @@ import (
 // loop's iterations in order) with its ending, then its executions, named
 // by path.
 func (m *markdown) child(rec *state.Record) {
-	if rec.Child == nil {
+	c := rec.Child()
+	if c == nil {
 		return
 	}
-	runs := append(slices.Clone(rec.Child.Earlier), rec.Child)
+	runs := c.Runs()
 	prefix, turn := m.prefix, m.turn
 	m.prefix, m.turn = prefix+rec.AgentName+"/", cmp.Or(turn, rec.TurnNumber)
 	defer func() { m.prefix, m.turn = prefix, turn }()

@@ -99,8 +99,8 @@ func (ir *InjectedRunner) Resume(history []*state.Record) {
 			if prefix != "" && !isFanOutRecord(r) {
 				ir.taken[prefix+r.AgentName]++
 			}
-			if c := r.Child; c != nil {
-				for _, run := range append(slices.Clone(c.Earlier), c) {
+			if c := r.Child(); c != nil {
+				for _, run := range c.Runs() {
 					walk(run.ConversationHistory, prefix+r.AgentName+"/")
 				}
 			}

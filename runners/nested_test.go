@@ -26,10 +26,10 @@ func TestResumeCountsPaths(t *testing.T) {
 	earlier := &state.Child{ConversationHistory: []*state.Record{critic()}}
 	last := &state.Child{Earlier: []*state.Child{earlier}, ConversationHistory: []*state.Record{
 		critic(),
-		{AgentName: "inner", Child: &state.Child{ConversationHistory: []*state.Record{{AgentName: "deep"}}}},
+		withChild(&state.Record{AgentName: "inner"}, &state.Child{ConversationHistory: []*state.Record{{AgentName: "deep"}}}),
 		{AgentName: "fan", InputData: map[string]any{"fan_out": map[string]any{"over": "x"}}},
 	}}
-	ir.Resume([]*state.Record{{AgentName: "other"}, {AgentName: "loop", Child: last}})
+	ir.Resume([]*state.Record{{AgentName: "other"}, withChild(&state.Record{AgentName: "loop"}, last)})
 	if _, n := ir.pathEntry("loop/critic"); n != 3 {
 		t.Errorf("loop/critic takes response %d, want 3", n)
 	}
@@ -76,3 +76,11 @@ type nestKind struct {
 }
 
 func (k nestKind) Children(*ensemble.Agent) []*ensemble.Ensemble { return k.children }
+
+// withChild is r with the run of a child ensemble c.
+func withChild(r *state.Record, c *state.Child) *state.Record {
+	if err := r.Details.Put(state.ChildDetail, c); err != nil {
+		panic(err)
+	}
+	return r
+}

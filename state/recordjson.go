@@ -1,7 +1,9 @@
 package state
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -113,11 +115,6 @@ func (r *Record) AppendIndent(dst []byte, prefix, indent string) ([]byte, error)
 		nl(1)
 		dst = append(dst, '}')
 	}
-	if r.ModelProfileUsed != "" {
-		dst = append(dst, ',')
-		field("model_profile_used")
-		dst = jsonw.AppendString(dst, r.ModelProfileUsed)
-	}
 	if len(r.Handles) > 0 {
 		dst = append(dst, ',')
 		field("handles")
@@ -141,25 +138,20 @@ func (r *Record) AppendIndent(dst []byte, prefix, indent string) ([]byte, error)
 		nl(1)
 		dst = append(dst, ']')
 	}
-	if r.Child != nil {
+	for _, d := range r.Details {
 		dst = append(dst, ',')
-		field("child")
-		var b []byte
-		var cerr error
+		field(d.Key)
+		buf := bytes.NewBuffer(dst)
+		var derr error
 		if compact {
-			b, cerr = json.Marshal(r.Child)
+			derr = json.Compact(buf, d.Value)
 		} else {
-			b, cerr = json.MarshalIndent(r.Child, prefix+indent, indent)
+			derr = json.Indent(buf, d.Value, prefix+indent, indent)
 		}
-		if cerr != nil && err == nil {
-			err = cerr
+		if derr != nil && err == nil {
+			err = fmt.Errorf("detail %q: %w", d.Key, derr)
 		}
-		dst = append(dst, b...)
-	}
-	if r.Iterations != 0 {
-		dst = append(dst, ',')
-		field("iterations")
-		dst = strconv.AppendInt(dst, int64(r.Iterations), 10)
+		dst = buf.Bytes()
 	}
 	nl(0)
 	dst = append(dst, '}')

@@ -7,6 +7,7 @@ package state
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
@@ -226,20 +227,46 @@ type Record struct {
 	Timestamp     time.Time `json:"timestamp"`
 	StopReason    *string   `json:"stop_reason"`
 	Usage         *Usage    `json:"usage"`
-	// ModelProfileUsed names the profile that answered an LLM execution's
-	// last request when it is a fallback of the agent's own
-	// (docs/llm.md#fallbacks); "" otherwise.
-	ModelProfileUsed string `json:"model_profile_used,omitempty"`
 	// Handles are the failed executions delivered to this one through
 	// failure edges, when it succeeded: they count as handled
 	// (docs/semantics.md#edges-that-fire-on-failure).
 	Handles []ExecutionRef `json:"handles,omitempty"`
-	// Child is what an agent that runs a child ensemble ran
-	// (docs/semantics.md#ensembles-of-ensembles): its last run, when it
-	// loops; Iterations is how many runs a loop made.
-	Child      *Child `json:"child,omitempty"`
-	Iterations int    `json:"iterations,omitempty"`
+	// Details are what the agent's kind recorded beyond these fields: the
+	// members of the record's JSON object after them (see Detail).
+	Details Details `json:"-"`
 }
+
+// ChildDetail is the detail of a record whose execution ran a child
+// ensemble (docs/semantics.md#ensembles-of-ensembles): the Child, its last
+// run when it loops.
+const ChildDetail = "child"
+
+// Child is the run of a child ensemble the execution ran (its ChildDetail);
+// nil when it ran none, or the detail is not one.
+func (r *Record) Child() *Child {
+	var c *Child
+	if ok, err := r.Details.Decode(ChildDetail, &c); !ok || err != nil {
+		return nil
+	}
+	return c
+}
+
+// MarshalJSON writes r as AppendIndent does, compact.
+func (r *Record) MarshalJSON() ([]byte, error) { return r.AppendIndent(nil, "", "") }
+
+// UnmarshalJSON reads a record, its details (RegisterDetail) included.
+func (r *Record) UnmarshalJSON(b []byte) error {
+	type plain Record
+	if err := json.Unmarshal(b, (*plain)(r)); err != nil {
+		return err
+	}
+	d, err := readDetails(b)
+	r.Details = d
+	return err
+}
+
+// Runs are c's runs in order: a loop's earlier iterations, then c.
+func (c *Child) Runs() []*Child { return append(slices.Clone(c.Earlier), c) }
 
 // Child is the run of a child ensemble inside one execution of its agent.
 type Child struct {
@@ -321,17 +348,11 @@ func (s *State) conditionValue(r *Record) any {
 	if r.Of != "" {
 		m["instance"], m["of"] = *r.Instance, r.Of
 	}
-	if r.ModelProfileUsed != "" {
-		m["model_profile_used"] = r.ModelProfileUsed
-	}
-	if r.Child != nil { // a child ensemble's run, as its JSON reads
-		var child any
-		if b, err := json.Marshal(r.Child); err == nil && json.Unmarshal(b, &child) == nil {
-			m["child"] = child
+	for _, d := range r.Details { // as their JSON reads
+		var v any
+		if json.Unmarshal(d.Value, &v) == nil {
+			m[d.Key] = v
 		}
-	}
-	if r.Iterations != 0 {
-		m["iterations"] = r.Iterations
 	}
 	return m
 }

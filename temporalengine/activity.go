@@ -105,7 +105,7 @@ func heartbeat(ctx context.Context) (stop func()) {
 
 func toOutput(res *agent.Result) *ExecOutput {
 	out := &ExecOutput{Output: res.Output, InputData: res.InputData, Stderr: res.Stderr, StopReason: res.StopReason,
-		Usage: res.Usage, ModelProfileUsed: res.ModelProfileUsed, Memory: res.Memory, Child: res.Child, Iterations: res.Iterations}
+		Usage: res.Usage, Memory: res.Memory, Details: res.Details}
 	if res.Err != nil {
 		out.Error = res.Err.Error()
 		out.AwaitingInput = errors.Is(res.Err, agent.ErrAwaitingInput)
@@ -128,7 +128,7 @@ func fromOutput(req *agent.Request, out *ExecOutput) *agent.Result {
 		}
 	}
 	res := &agent.Result{Output: out.Output, InputData: out.InputData, Stderr: out.Stderr, StopReason: out.StopReason,
-		Usage: out.Usage, ModelProfileUsed: out.ModelProfileUsed, Memory: out.Memory, Child: out.Child, Iterations: out.Iterations}
+		Usage: out.Usage, Memory: out.Memory, Details: out.Details}
 	switch {
 	case out.AwaitingInput:
 		res.Err = agent.ErrAwaitingInput

@@ -119,17 +119,15 @@ type ExecInput struct {
 // ExecOutput is what an execution returned (agent.Result), its error as
 // text: AwaitingInput marks an ask agent with no answer yet.
 type ExecOutput struct {
-	Output           any             `json:"output,omitempty"`
-	InputData        any             `json:"input_data,omitempty"`
-	Error            string          `json:"error,omitempty"`
-	AwaitingInput    bool            `json:"awaiting_input,omitempty"`
-	Stderr           string          `json:"stderr,omitempty"`
-	StopReason       string          `json:"stop_reason,omitempty"`
-	Usage            *state.Usage    `json:"usage,omitempty"`
-	ModelProfileUsed string          `json:"model_profile_used,omitempty"`
-	Memory           json.RawMessage `json:"memory,omitempty"`
-	Child            *state.Child    `json:"child,omitempty"`
-	Iterations       int             `json:"iterations,omitempty"`
+	Output        any             `json:"output,omitempty"`
+	InputData     any             `json:"input_data,omitempty"`
+	Error         string          `json:"error,omitempty"`
+	AwaitingInput bool            `json:"awaiting_input,omitempty"`
+	Stderr        string          `json:"stderr,omitempty"`
+	StopReason    string          `json:"stop_reason,omitempty"`
+	Usage         *state.Usage    `json:"usage,omitempty"`
+	Memory        json.RawMessage `json:"memory,omitempty"`
+	Details       state.Details   `json:"details,omitempty"`
 	// Events are what the execution emitted (tool calls, a child
 	// ensemble's agents), in order, for the workflow to pass on.
 	Events []events.Event `json:"events,omitempty"`

@@ -13,7 +13,14 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/conditions"
 	format "github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/state"
 )
+
+// IterationsDetail is the detail of a looping agent's record: how many runs
+// of the child it made (docs/semantics.md#ensembles-of-ensembles).
+const IterationsDetail = "iterations"
+
+func init() { state.RegisterDetail(state.ChildDetail, IterationsDetail) }
 
 // Kind is `ensemble: FILE`, with its own fields output and loop.
 type Kind struct{}

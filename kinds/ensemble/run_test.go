@@ -14,6 +14,7 @@ import (
 	format "github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/kinds"
+	nested "github.com/ensemble-run/ensemble/kinds/ensemble"
 	"github.com/ensemble-run/ensemble/report"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
@@ -101,10 +102,10 @@ func TestChildRuns(t *testing.T) {
 		t.Errorf("output %v", got)
 	}
 	rec := res.ConversationHistory[1]
-	if rec.AgentName != "review_round" || rec.Child == nil || rec.Child.CompletionReason != "completed" || rec.Child.TurnCount != 2 || len(rec.Child.ConversationHistory) != 2 {
-		t.Fatalf("record %+v child %+v", rec, rec.Child)
+	if rec.AgentName != "review_round" || rec.Child() == nil || rec.Child().CompletionReason != "completed" || rec.Child().TurnCount != 2 || len(rec.Child().ConversationHistory) != 2 {
+		t.Fatalf("record %+v child %+v", rec, rec.Child())
 	}
-	if in := rec.Child.ConversationHistory[0].InputData.(map[string]any)["input"]; in != "Input:\nwrite a poem\n\nOutput of draft:\na draft" {
+	if in := rec.Child().ConversationHistory[0].InputData.(map[string]any)["input"]; in != "Input:\nwrite a poem\n\nOutput of draft:\na draft" {
 		t.Errorf("child input %q", in)
 	}
 	if res.Usage.Requests != 1 || rec.Usage == nil || rec.Usage.InputTokens != 10 {
@@ -150,10 +151,10 @@ func TestInjectedByPath(t *testing.T) {
 		t.Fatal(failures(res))
 	}
 	rec := res.ConversationHistory[0]
-	if rec.Iterations != 2 || rec.Child.ConversationHistory[0].OutputData != "two" {
-		t.Errorf("iterations %d, child %+v", rec.Iterations, rec.Child.ConversationHistory[0])
+	if iterationsOf(rec) != 2 || rec.Child().ConversationHistory[0].OutputData != "two" {
+		t.Errorf("iterations %d, child %+v", iterationsOf(rec), rec.Child().ConversationHistory[0])
 	}
-	if in := rec.Child.ConversationHistory[0].InputData.(map[string]any)["input"]; in != "fix it" {
+	if in := rec.Child().ConversationHistory[0].InputData.(map[string]any)["input"]; in != "fix it" {
 		t.Errorf("carried input %v", in)
 	}
 }
@@ -204,7 +205,7 @@ func TestLoop(t *testing.T) {
 	if want := `agent "build_loop": loop exhausted: until (output.tests_pass == true) was still false after 3 iterations`; !strings.Contains(failures(res), want) {
 		t.Errorf("errors %s", failures(res))
 	}
-	if f.count("build_loop/coder") != 3 || res.ConversationHistory[0].Iterations != 3 {
+	if f.count("build_loop/coder") != 3 || iterationsOf(res.ConversationHistory[0]) != 3 {
 		t.Errorf("coder ran %d times", f.count("build_loop/coder"))
 	}
 	res, _ = run(t, context.Background(), "testdata/loop-succeed.yaml", "go", newFake(never), nil)
@@ -285,8 +286,8 @@ func TestInterruptedChildResumes(t *testing.T) {
 	if f.count("review_round/critic") != 2 {
 		t.Errorf("the child's first agent ran %d times, want 2 (again from its start)", f.count("review_round/critic"))
 	}
-	if _ = format.MaxNesting; res.ConversationHistory[1].Child.TurnCount != 2 {
-		t.Errorf("child %+v", res.ConversationHistory[1].Child)
+	if _ = format.MaxNesting; res.ConversationHistory[1].Child().TurnCount != 2 {
+		t.Errorf("child %+v", res.ConversationHistory[1].Child())
 	}
 }
 
@@ -333,8 +334,8 @@ func TestGrandchildPaths(t *testing.T) {
 	if len(res.Errors) != 0 {
 		t.Fatal(failures(res))
 	}
-	inner := res.ConversationHistory[0].Child.ConversationHistory[1]
-	if inner.AgentName != "review_round" || inner.Child.ConversationHistory[0].OutputData != "deep" || inner.OutputData != "ok" {
+	inner := res.ConversationHistory[0].Child().ConversationHistory[1]
+	if inner.AgentName != "review_round" || inner.Child().ConversationHistory[0].OutputData != "deep" || inner.OutputData != "ok" {
 		t.Errorf("inner record %+v", inner)
 	}
 	var paths []string
@@ -394,4 +395,11 @@ func TestParentBudgetBindsTheChild(t *testing.T) {
 	if res.CompletionReason != engine.BudgetExceeded || res.ExitCode() != engine.ExitBudget || made.Load() != 3 {
 		t.Fatalf("completion %q exit %d after %d requests: %s", res.CompletionReason, res.ExitCode(), made.Load(), failures(res))
 	}
+}
+
+// iterationsOf is the iterations detail of a looping agent's record.
+func iterationsOf(rec *state.Record) int {
+	var n int
+	_, _ = rec.Details.Decode(nested.IterationsDetail, &n)
+	return n
 }

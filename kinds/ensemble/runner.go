@@ -65,19 +65,33 @@ func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 			res.Usage = &usage
 		}
 	}()
+	// What the child ran is recorded (state.ChildDetail), and a loop's
+	// iterations (IterationsDetail).
+	var last *state.Child
+	iterations := 0
+	defer func() {
+		if last != nil {
+			if err := res.Details.Put(state.ChildDetail, last); err != nil && res.Err == nil {
+				res.Err = fmt.Errorf("agent %q: %w", req.Agent.Name, err)
+			}
+		}
+		if iterations > 0 {
+			_ = res.Details.Put(IterationsDetail, iterations)
+		}
+	}()
 	max := 1
 	if s.Loop != nil {
 		max = s.Loop.MaxIterations
 	}
 	for i := 1; ; i++ {
 		out, final, rec, err := r.runChild(ctx, req, child, file, s.Output, input, &usage)
-		if res.Child != nil { // a loop keeps every iteration, the last one on top
-			rec.Earlier = append(res.Child.Earlier, res.Child)
-			res.Child.Earlier = nil
+		if last != nil { // a loop keeps every iteration, the last one on top
+			rec.Earlier = append(last.Earlier, last)
+			last.Earlier = nil
 		}
-		res.Child = rec
+		last = rec
 		if s.Loop != nil {
-			res.Iterations = i
+			iterations = i
 		}
 		if err != nil {
 			if s.Loop != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -47,8 +48,8 @@ func TestFallbackAfter503(t *testing.T) {
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}
-	if res.Output != "from the backup" || res.ModelProfileUsed != "backup" {
-		t.Fatalf("output %v, profile used %q", res.Output, res.ModelProfileUsed)
+	if res.Output != "from the backup" || profileUsed(res) != "backup" {
+		t.Fatalf("output %v, profile used %q", res.Output, profileUsed(res))
 	}
 	// The retries are spent on the main profile first (1 + 2), then
 	// the conversation goes on at the backup: its tool loop never goes
@@ -76,8 +77,8 @@ func TestFallbackToAnthropic(t *testing.T) {
 	backup := newFakeServer(t, scripted(anReply("end_turn", 3, 4, anText("claude says hi"))))
 	e, a := withFallback(t, main.URL, anthropicProfile(backup.URL))
 	res := newTestRunner(Options{}).Run(context.Background(), request(e, a, "hi"))
-	if res.Err != nil || res.Output != "claude says hi" || res.ModelProfileUsed != "backup" {
-		t.Fatalf("err %v, output %v, used %q", res.Err, res.Output, res.ModelProfileUsed)
+	if res.Err != nil || res.Output != "claude says hi" || profileUsed(res) != "backup" {
+		t.Fatalf("err %v, output %v, used %q", res.Err, res.Output, profileUsed(res))
 	}
 }
 
@@ -88,7 +89,7 @@ func TestNoFallbackOn4xx(t *testing.T) {
 		backup := newFakeServer(t, scripted(oaText("never")))
 		e, a := withFallback(t, main.URL, openaiProfile(backup.URL))
 		res := newTestRunner(Options{}).Run(context.Background(), request(e, a, "hi"))
-		if res.Err == nil || len(backup.requests()) != 0 || res.ModelProfileUsed != "" {
+		if res.Err == nil || len(backup.requests()) != 0 || profileUsed(res) != "" {
 			t.Fatalf("%d: err %v, backup got %d requests", status, res.Err, len(backup.requests()))
 		}
 	}
@@ -101,8 +102,8 @@ func TestFallbackAfterConnectionError(t *testing.T) {
 	backup := newFakeServer(t, scripted(oaText("up")))
 	e, a := withFallback(t, dead.URL, openaiProfile(backup.URL))
 	res := newTestRunner(Options{}).Run(context.Background(), request(e, a, "hi"))
-	if res.Err != nil || res.Output != "up" || res.ModelProfileUsed != "backup" {
-		t.Fatalf("err %v, output %v, used %q", res.Err, res.Output, res.ModelProfileUsed)
+	if res.Err != nil || res.Output != "up" || profileUsed(res) != "backup" {
+		t.Fatalf("err %v, output %v, used %q", res.Err, res.Output, profileUsed(res))
 	}
 }
 
@@ -172,7 +173,14 @@ func TestFallbackAfterATimeout(t *testing.T) {
 	e, a := withFallback(t, stuck.URL, openaiProfile(backup.URL))
 	e.Models["main"].Timeout = 50 * time.Millisecond
 	res := newTestRunner(Options{}).Run(context.Background(), request(e, a, "hi"))
-	if res.Err != nil || res.Output != "in time" || res.ModelProfileUsed != "backup" {
-		t.Fatalf("err %v, output %v, used %q", res.Err, res.Output, res.ModelProfileUsed)
+	if res.Err != nil || res.Output != "in time" || profileUsed(res) != "backup" {
+		t.Fatalf("err %v, output %v, used %q", res.Err, res.Output, profileUsed(res))
 	}
+}
+
+// profileUsed is the fallback profile that answered res, if any.
+func profileUsed(res *agent.Result) string {
+	var p string
+	_, _ = res.Details.Decode(ProfileUsedDetail, &p)
+	return p
 }

@@ -7,7 +7,15 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/state"
 )
+
+// ProfileUsedDetail is the detail of an LLM agent's record that names the
+// fallback profile that answered its last request, when it was not the
+// agent's own (docs/llm.md#fallbacks).
+const ProfileUsedDetail = "model_profile_used"
+
+func init() { state.RegisterDetail(ProfileUsedDetail) }
 
 // Kind is the LLM kind: agents that talk to a model.
 type Kind struct{}

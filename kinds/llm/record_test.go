@@ -148,14 +148,14 @@ func TestReplayFallsBackAsRecorded(t *testing.T) {
 	e.Models["backup"] = &b
 	dir := t.TempDir()
 	live := newTestRunner(Options{}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Record, false), request(e, a, "go")))
-	if live.Err != nil || live.ModelProfileUsed != "backup" {
-		t.Fatalf("%v %q", live.Err, live.ModelProfileUsed)
+	if live.Err != nil || profileUsed(live) != "backup" {
+		t.Fatalf("%v %q", live.Err, profileUsed(live))
 	}
 	down.Close()
 	up.Close()
 	res := newTestRunner(Options{LookupEnv: noKey}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Replay, false), request(e, a, "go")))
-	if res.Err != nil || res.Output != "from the backup" || res.ModelProfileUsed != "backup" {
-		t.Fatalf("%v %v %q", res.Err, res.Output, res.ModelProfileUsed)
+	if res.Err != nil || res.Output != "from the backup" || profileUsed(res) != "backup" {
+		t.Fatalf("%v %v %q", res.Err, res.Output, profileUsed(res))
 	}
 }
 

@@ -10,10 +10,13 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/cassette"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/tracing"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -320,7 +323,10 @@ func (r *Runner) converse(ctx context.Context, req *agent.Request, c *conversati
 		chat.Messages = trimWindow(conv, c.window, systemTokens, func(i int) int { return r.tokens.message(&conv[i]) })
 		resp, used, err := route.chat(ctx, chat)
 		flush()
-		res.ModelProfileUsed = route.used
+		if route.used != "" { // a fallback answered; the loop stays with it
+			_ = res.Details.Put(ProfileUsedDetail, route.used)
+			trace.SpanFromContext(ctx).SetAttributes(tracing.Profile.String(route.used))
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return fail(StopCancelled, cancelError(ctx))
