@@ -12,11 +12,22 @@
 // responses' place, where it is saved. A batch is one session and a run
 // per input.
 //
+//	e, err := session.Load("ensemble.yaml", nil, session.LoadOptions{})
 //	s, err := session.Open(ctx, e, session.Options{Responses: resp})
 //	if err != nil { … }
 //	defer s.Close()
 //	r, err := s.Start("the input", session.RunOptions{})
 //	res, err := r.Run(ctx)
+//
+// This package is where a Go program starts. The module's public API is
+// every package but those under cmd/ and internal/ (and the test suite
+// under features/): session, with durable (runs kept across processes),
+// batch (a run per input), answers (the answers to a run that waits) and
+// mcpserve (ensembles as MCP tools) for what the commands do beyond one
+// run; the packages they are made of (ensemble, the file format; engine;
+// agent and kinds; state and store; events and report; graph, schema,
+// cassette, bdd, telemetry, temporalengine) for a program that needs one
+// piece alone. docs/development.md describes them.
 package session
 
 import (
