@@ -38,6 +38,16 @@ func Parse(given map[string]string, pairs []string) error {
 	return nil
 }
 
+// ReadFile reads the answers file at path into given (see ParseFile). The
+// file is read as an ensemble file is, at most ensemble.MaxFileSize bytes.
+func ReadFile(path string, given map[string]string) error {
+	data, err := ensemble.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return ParseFile(path, data, given)
+}
+
 // ParseFile reads an answers file into given: one YAML document mapping
 // agents to answers, read like the project's other YAML files (errors at
 // FILE:LINE:COL in plain words, a second document refused). A string is

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -28,11 +27,7 @@ func (a *answerFlags) register(cmd *cobra.Command) {
 func (a *answerFlags) parse() (map[string]string, error) {
 	out := map[string]string{}
 	if a.answers != "" {
-		data, err := os.ReadFile(a.answers)
-		if err == nil {
-			err = answers.ParseFile(a.answers, data, out)
-		}
-		switch {
+		switch err := answers.ReadFile(a.answers, out); {
 		case errors.Is(err, answers.ErrNoAnswer):
 			return nil, usageErr("--answers %v", err)
 		case err != nil:
