@@ -1,16 +1,19 @@
 package batch
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/ensemble-run/ensemble/internal/readcap"
 )
 
-// MaxInputs is the most an inputs file read from standard input may hold.
+// MaxInputs is the most an inputs file (or standard input) may hold.
 const MaxInputs = 1 << 30
 
-// ReadInputs reads and parses the inputs file at path ("-": stdin, read up
-// to MaxInputs). It returns the inputs and the file's bytes (whose hash a
+// ReadInputs reads and parses the inputs file at path ("-": stdin), up to
+// MaxInputs bytes. It returns the inputs and the file's bytes (whose hash a
 // saved batch keeps).
 func ReadInputs(path string, stdin io.Reader) ([]*Input, []byte, error) {
 	var data []byte
@@ -19,19 +22,35 @@ func ReadInputs(path string, stdin io.Reader) ([]*Input, []byte, error) {
 	if path == "-" {
 		name = "<stdin>"
 		if stdin != nil {
-			data, err = io.ReadAll(io.LimitReader(stdin, MaxInputs+1))
-			if err == nil && len(data) > MaxInputs {
-				err = fmt.Errorf("the input is larger than %d bytes", MaxInputs)
-			}
+			data, err = readCapped(stdin)
 		}
 	} else {
-		data, err = os.ReadFile(path)
+		data, err = readFile(path)
 	}
 	if err != nil {
 		return nil, nil, &ReadError{Err: err}
 	}
 	inputs, err := ParseInputs(name, data)
 	return inputs, data, err
+}
+
+// readFile reads the file at path, up to MaxInputs bytes.
+func readFile(path string) ([]byte, error) {
+	return tooMany(readcap.ReadFile(path, MaxInputs))
+}
+
+// readCapped reads r to its end, up to MaxInputs bytes: an endless stream
+// must not exhaust the memory.
+func readCapped(r io.Reader) ([]byte, error) {
+	return tooMany(readcap.ReadAll(r, MaxInputs))
+}
+
+// tooMany words readcap's error for inputs.
+func tooMany(data []byte, err error) ([]byte, error) {
+	if _, ok := errors.AsType[*readcap.TooLargeError](err); ok {
+		err = fmt.Errorf("the inputs are %w", err)
+	}
+	return data, err
 }
 
 // ReadError is an inputs file that cannot be read.
@@ -61,7 +80,7 @@ func OpenOutput(path string, stdout io.Writer, keep bool, redact func(io.Writer)
 
 // Inputs reads and parses the saved batch's inputs file again.
 func (s *Saved) Inputs() ([]*Input, []byte, error) {
-	data, err := os.ReadFile(s.Spec.Inputs.Path)
+	data, err := readFile(s.Spec.Inputs.Path)
 	if err != nil {
 		return nil, nil, &ReadError{Err: err}
 	}

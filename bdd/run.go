@@ -24,6 +24,7 @@ import (
 	messages "github.com/cucumber/messages/go/v21"
 
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/readcap"
 )
 
 // Exit codes of Run.
@@ -332,7 +333,7 @@ func checkSyntax(files []string) (empty []string, err error) {
 		if _, err := os.Stat(f); err == nil {
 			name = f
 		}
-		data, err := os.ReadFile(name)
+		data, err := readcap.ReadFile(name, ensemble.MaxFileSize)
 		if err != nil {
 			msgs = append(msgs, fmt.Sprintf("%s: %v", name, err))
 			continue

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ensemble-run/ensemble/internal/readcap"
 )
 
 // Version is the version of the file format.
@@ -188,8 +190,11 @@ const (
 	endLine      = "# end\n"
 )
 
+// maxFile is the largest recording file of one agent that is read.
+const maxFile = 1 << 30
+
 func (f *file) load() error {
-	b, err := os.ReadFile(f.path)
+	b, err := readcap.ReadFile(f.path, maxFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

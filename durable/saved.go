@@ -3,7 +3,6 @@ package durable
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/ensemble-run/ensemble/engine"
@@ -137,7 +136,7 @@ func (e *EnsembleFileError) Error() string {
 func LoadFile(path string) (*state.File, error) {
 	sf, err := state.Load(path)
 	if err != nil {
-		if data, rerr := os.ReadFile(path); rerr == nil && ensemble.LooksLikeEnsemble(data) {
+		if data, rerr := ensemble.ReadFile(path); rerr == nil && ensemble.LooksLikeEnsemble(data) {
 			return nil, &EnsembleFileError{Path: path}
 		}
 		return nil, err

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ensemble-run/ensemble/internal/readcap"
 )
 
 // LoadOptions tunes Load.
@@ -58,12 +60,12 @@ func ReadFile(path string) ([]byte, error) {
 // never more than MaxFileSize bytes: an endless stream fails instead of
 // exhausting the memory. The error is a *ErrorList naming name.
 func ReadAll(name string, r io.Reader) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
-	switch {
-	case err != nil:
-		return nil, &ErrorList{readError(name, err)}
-	case len(data) > MaxFileSize:
+	data, err := readcap.ReadAll(r, MaxFileSize)
+	if _, ok := errors.AsType[*readcap.TooLargeError](err); ok {
 		return nil, &ErrorList{tooLarge(name)}
+	}
+	if err != nil {
+		return nil, &ErrorList{readError(name, err)}
 	}
 	return data, nil
 }

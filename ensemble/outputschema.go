@@ -17,6 +17,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
+	"github.com/ensemble-run/ensemble/internal/readcap"
 )
 
 // OutputSchema is an agent's output_schema (docs/format.md#output-schemas):
@@ -188,9 +189,13 @@ func (d *decoder) schemaFile(f field, ref string) map[string]any {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(d.dir, path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readcap.ReadFile(path, MaxFileSize)
 	if err == nil && !d.inside(path) {
 		d.bad(f, "$ref %q is outside the ensemble file's folder %s", ref, d.dir)
+		return nil
+	}
+	if _, ok := errors.AsType[*readcap.TooLargeError](err); ok {
+		d.bad(f, "$ref %q is larger than %d MiB", ref, MaxFileSize>>20)
 		return nil
 	}
 	if err != nil {
@@ -198,10 +203,6 @@ func (d *decoder) schemaFile(f field, ref string) map[string]any {
 			err = pe.Err
 		}
 		d.bad(f, "$ref %q cannot be read: %v", ref, err)
-		return nil
-	}
-	if len(data) > MaxFileSize {
-		d.bad(f, "$ref %q is larger than %d MiB", ref, MaxFileSize>>20)
 		return nil
 	}
 	var v any

@@ -1,9 +1,9 @@
 package runners
 
 import (
+	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
+	"github.com/ensemble-run/ensemble/internal/readcap"
 )
 
 // Responses are injected responses (docs/testing.md#the-responses-file): for each agent named, the
@@ -103,9 +104,15 @@ func NewResponses() *Responses {
 	return &Responses{entries: map[string]*ResponseEntry{}}
 }
 
+// MaxResponsesFile is the largest responses file LoadResponses reads.
+const MaxResponsesFile = 4 << 30
+
 // LoadResponses reads a responses file (docs/testing.md#the-responses-file).
 func LoadResponses(path string) (*Responses, error) {
-	data, err := os.ReadFile(path)
+	data, err := readcap.ReadFile(path, MaxResponsesFile)
+	if _, ok := errors.AsType[*readcap.TooLargeError](err); ok {
+		return nil, fmt.Errorf("responses file %s: %w", path, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("responses file: %w", err)
 	}

@@ -496,3 +496,21 @@ func TestInjectedOutputDepthIsCapped(t *testing.T) {
 		}
 	}
 }
+
+// A responses file larger than MaxResponsesFile is refused from its size,
+// before anything is read.
+func TestLoadResponsesRefusesAHugeFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "huge.yaml")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(MaxResponsesFile + 1); err != nil {
+		t.Skip("no sparse files here:", err)
+	}
+	f.Close()
+	if _, err := LoadResponses(path); err == nil || !strings.Contains(err.Error(), path+": larger than 4 GiB") {
+		t.Errorf("err %v", err)
+	}
+}

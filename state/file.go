@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ensemble-run/ensemble/internal/filelock"
+	"github.com/ensemble-run/ensemble/internal/readcap"
 )
 
 // The JSON state file format (docs/semantics.md#durable-runs): what
@@ -212,10 +213,18 @@ var ErrUnknownVersion = errors.New("unknown state file version")
 
 var hexHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
+// MaxFileSize is the largest JSON state file Load reads: far more than a
+// run holds, but an endless file (a FIFO, a device) fails instead of
+// exhausting the memory.
+const MaxFileSize = 4 << 30
+
 // Load reads a state file written by Save. Every problem is a *FileError
 // with a message a user can act on; Load never panics on bad input.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := readcap.ReadFile(path, MaxFileSize)
+	if _, ok := errors.AsType[*readcap.TooLargeError](err); ok {
+		err = fmt.Errorf("the file is %w, the limit of a JSON state file", err)
+	}
 	if err != nil {
 		return nil, &FileError{path, unwrapPath(err)}
 	}

@@ -248,3 +248,23 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A state file larger than MaxFileSize is refused from its size, before
+// anything is read.
+func TestLoadRefusesAHugeFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "huge.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(state.MaxFileSize + 1); err != nil {
+		t.Skip("no sparse files here:", err)
+	}
+	f.Close()
+	_, err = state.Load(path)
+	var fe *state.FileError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "larger than 4 GiB, the limit of a JSON state file") {
+		t.Errorf("err %v", err)
+	}
+}

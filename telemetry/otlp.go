@@ -20,6 +20,8 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/ensemble-run/ensemble/internal/readcap"
 )
 
 // client posts spans to a collector over OTLP/HTTP, protobuf-encoded: what
@@ -80,7 +82,7 @@ func newClient(endpoint string) (*client, error) {
 	}
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
 	if ca := env("CERTIFICATE"); ca != "" {
-		pem, err := os.ReadFile(ca)
+		pem, err := readcap.ReadFile(ca, 16<<20)
 		if err != nil {
 			return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_CERTIFICATE: %w", err)
 		}

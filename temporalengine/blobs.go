@@ -12,6 +12,8 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/ensemble-run/ensemble/internal/readcap"
 )
 
 // Large values go by reference (docs/temporal.md#large-outputs): a
@@ -31,6 +33,11 @@ type Blobs struct {
 const DefaultBlobLimit = 512 << 10
 
 const blobEncoding = "binary/ensemble-blob-ref"
+
+// maxBlob is the largest payload read back from a blob file: Temporal's
+// own payloads are far smaller, and a blob is one execution's input or
+// result.
+const maxBlob = 4 << 30
 
 // DataConverter is the default converter with b's codec: give it to every
 // client and worker (client.Options.DataConverter).
@@ -91,7 +98,7 @@ func (b *Blobs) Decode(ps []*commonpb.Payload) ([]*commonpb.Payload, error) {
 			continue
 		}
 		name := string(p.Data)
-		data, err := os.ReadFile(filepath.Join(b.Dir, filepath.Base(name)))
+		data, err := readcap.ReadFile(filepath.Join(b.Dir, filepath.Base(name)), maxBlob)
 		if err != nil {
 			return nil, fmt.Errorf("a payload sent by reference: %w", err)
 		}

@@ -1,0 +1,80 @@
+package readcap_test
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ensemble-run/ensemble/internal/readcap"
+)
+
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) { return len(p), nil }
+
+func TestReadAll(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		r     io.Reader
+		limit int64
+		want  string
+		err   string
+	}{
+		{"under", strings.NewReader("abc"), 4, "abc", ""},
+		{"exactly", strings.NewReader("abcd"), 4, "abcd", ""},
+		{"over", strings.NewReader("abcde"), 4, "", "larger than 4 bytes"},
+		{"endless", endless{}, 2 << 20, "", "larger than 2 MiB"},
+	} {
+		got, err := readcap.ReadAll(tc.r, tc.limit)
+		var tl *readcap.TooLargeError
+		switch {
+		case tc.err == "" && (err != nil || string(got) != tc.want):
+			t.Errorf("%s: %q, %v", tc.name, got, err)
+		case tc.err != "" && (err == nil || err.Error() != tc.err || !errors.As(err, &tl)):
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
+		}
+	}
+}
+
+func TestReadFile(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("12345"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := readcap.ReadFile(p, 5); err != nil || string(b) != "12345" {
+		t.Errorf("%q, %v", b, err)
+	}
+	if _, err := readcap.ReadFile(p, 4); err == nil {
+		t.Error("no error past the limit")
+	}
+	// A regular file over the limit is refused from its size, unread: a
+	// sparse file of 8 GiB takes no time.
+	big := filepath.Join(t.TempDir(), "big")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(8 << 30); err != nil {
+		t.Skip("no sparse files here:", err)
+	}
+	f.Close()
+	if _, err := readcap.ReadFile(big, 1<<30); err == nil || err.Error() != "larger than 1 GiB" {
+		t.Errorf("an 8 GiB file under a 1 GiB limit: %v", err)
+	}
+	if _, err := readcap.ReadFile(p+"-missing", 4); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: %v", err)
+	}
+	for _, tc := range []struct {
+		n    int64
+		want string
+	}{{16 << 20, "16 MiB"}, {4 << 30, "4 GiB"}, {2999, "2999 bytes"}, {64 << 10, "64 KiB"}, {1536, "1536 bytes"}} {
+		if got := readcap.Size(tc.n); got != tc.want {
+			t.Errorf("Size(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}
