@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -165,5 +168,44 @@ func TestBatchExitCode(t *testing.T) {
 		if got := st.ExitCode(); got != c.want {
 			t.Errorf("%+v: exit %d, want %d", c, got, c.want)
 		}
+	}
+}
+
+// KeepWritten keeps the output's lines that are the batch's saved lines,
+// in order, and cuts the rest: a line cut short, a line of something else.
+func TestKeepWritten(t *testing.T) {
+	t.Parallel()
+	inputs, err := batch.ParseInputs("in.jsonl", []byte("\"a\"\n\"b\"\n\"c\"\n\"d\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(i int) []byte { return []byte(fmt.Sprintf("{\"id\":%d,\"result\":{}}\n", i+1)) }
+	done := map[int]*batch.Outcome{0: {Index: 0, Line: line(0)}, 1: {Index: 1, Line: line(1)}, 3: {Index: 3, Line: line(3)}}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, file string
+		kept       int
+		want       string
+	}{
+		{"whole lines, then one cut short", string(line(0)) + string(line(1)) + `{"id":3,"res`, 2, string(line(0)) + string(line(1))},
+		{"a line of something else", string(line(0)) + "{\"id\":2,\"result\":{\"other\":1}}\n" + string(line(1)), 1, string(line(0))},
+		{"exactly the saved lines", string(line(0)) + string(line(1)), 2, string(line(0)) + string(line(1))},
+		{"empty", "", 0, ""},
+	} {
+		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".jsonl")
+		if err := os.WriteFile(path, []byte(tc.file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		n, err := batch.KeepWritten(path, inputs, done)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(path)
+		if n != tc.kept || string(got) != tc.want {
+			t.Errorf("%s: kept %d, file %q; want %d, %q", tc.name, n, got, tc.kept, tc.want)
+		}
+	}
+	if n, err := batch.KeepWritten(filepath.Join(dir, "missing.jsonl"), inputs, done); n != 0 || err != nil {
+		t.Errorf("a missing file: %d, %v", n, err)
 	}
 }

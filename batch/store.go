@@ -1,15 +1,18 @@
 package batch
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -301,25 +304,39 @@ func batchList(batches []*store.BatchInfo) string {
 // batch's saved lines (done), in order, and cuts the file after them (a
 // line cut short by a killed process, or written by something else); it
 // returns how many it kept. A missing file is made anew.
+//
+// The file is compared a line at a time, never read whole: it may be far
+// larger than memory.
 func KeepWritten(path string, inputs []*Input, done map[int]*Outcome) (int, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, err
 	}
-	n, off := 0, 0
+	defer f.Close()
+	r := bufio.NewReader(f)
+	var buf []byte
+	n, off := 0, int64(0)
 	for n < len(inputs) {
 		o := done[n]
-		if o == nil || !bytes.HasPrefix(data[off:], o.Line) {
+		if o == nil {
 			break
 		}
-		off += len(o.Line)
+		buf = slices.Grow(buf[:0], len(o.Line))[:len(o.Line)]
+		if _, err := io.ReadFull(r, buf); err != nil || !bytes.Equal(buf, o.Line) {
+			break
+		}
+		off += int64(len(o.Line))
 		n++
 	}
-	if off < len(data) {
-		if err := os.Truncate(path, int64(off)); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if off < fi.Size() {
+		if err := os.Truncate(path, off); err != nil {
 			return 0, err
 		}
 	}

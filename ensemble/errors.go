@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -109,4 +110,40 @@ func (s *errorSink) result() error {
 		l = append(l, &Error{File: s.last, Message: fmt.Sprintf("…and %d more errors", s.more)})
 	}
 	return &l
+}
+
+// Problem is one problem of a file, as `ensemble validate --output json`
+// lists them (and an editor might). Line and Column are 1-based, 0 when
+// unknown (a file that cannot be read).
+type Problem struct {
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	Severity string `json:"severity"` // "error" or "warning"
+	Message  string `json:"message"`
+}
+
+// Problems are the problems of loading the file named name: the errors of
+// err (an *ErrorList's each, or err itself), else the warnings of e, which
+// are errors when strict.
+func Problems(name string, e *Ensemble, err error, strict bool) []Problem {
+	var out []Problem
+	var list *ErrorList
+	switch {
+	case err == nil:
+		severity := "warning"
+		if strict {
+			severity = "error"
+		}
+		for _, w := range e.Warnings {
+			out = append(out, Problem{w.File, w.Line, w.Column, severity, w.Message})
+		}
+	case errors.As(err, &list):
+		for _, x := range *list {
+			out = append(out, Problem{x.File, x.Line, x.Column, "error", x.Message})
+		}
+	default:
+		out = append(out, Problem{File: name, Severity: "error", Message: err.Error()})
+	}
+	return out
 }

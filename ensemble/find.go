@@ -1,7 +1,9 @@
 package ensemble
 
 import (
+	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -157,4 +159,29 @@ func TopLevel(paths []string) []string {
 		}
 	}
 	return out
+}
+
+// Expand expands the paths of files to check: a folder becomes the
+// top-level ensemble files under it (FindFiles, then TopLevel: a child
+// ensemble is checked with the file that includes it), in lexical order;
+// a file, a missing path and "-" (standard input) stay as they are. A
+// folder with no ensemble file is an error: checking nothing must not pass.
+func Expand(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if p == "-" || err != nil || !fi.IsDir() {
+			out = append(out, p) // a missing file is reported by its load
+			continue
+		}
+		found, err := FindFiles(p)
+		if err != nil {
+			return nil, err
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%s: no ensemble file in this directory (a .yaml or .yml file with an \"agents\" key)", p)
+		}
+		out = append(out, TopLevel(found)...)
+	}
+	return out, nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -82,18 +81,7 @@ interrupted, 2 when nothing ran.`,
 	fl.StringVar(&f.resume, "resume", "", "finish the batch saved in the state database `FILE`")
 	fl.StringVar(&f.batchID, "batch-id", "", "the batch's `ID` in the state database (default: a new one; with --resume, its one unfinished batch)")
 	fl.BoolVar(&f.force, "force", false, "with --resume, go on although the ensemble, inputs or responses file changed")
-	s := &f.sharedFlags
-	fl.StringVar(&s.responses, "responses", "", "inject agent responses from `FILE`: each run starts at the first response")
-	fl.StringArrayVar(&s.profiles, "profiles", nil, "model profiles `FILE` (repeatable)")
-	fl.IntVar(&s.maxTurns, "max-turns", 0, "override conversation_limits.max_total_turns")
-	fl.DurationVar(&s.timeout, "timeout", 0, "override each run's timeout (e.g. 90s, 10m)")
-	fl.IntVar(&s.parallel, "parallel", 0, "override conversation_limits.parallel_agent_limit")
-	fl.IntVar(&s.maxTokens, "max-tokens", 0, "override conversation_limits.max_tokens, each run's token budget")
-	fl.IntVar(&s.maxRequests, "max-requests", 0, "override conversation_limits.max_requests, each run's budget of model requests")
-	fl.Float64Var(&s.maxCost, "max-cost", 0, "override conversation_limits.max_cost, each run's budget")
-	fl.StringArrayVar(&s.live, "live", nil, "with --responses, let LLM `AGENT` call its real model though it has no responses (repeatable)")
-	fl.BoolVar(&s.liveAll, "live-all", false, "with --responses, let every LLM agent without responses call its real model")
-	fl.BoolVarP(&s.quiet, "quiet", "q", false, "no progress and no summary, only errors")
+	f.sharedFlags.register(cmd, forBatch)
 	f.temporal.register(cmd, false)
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
 		if err := checkLimitFlags(cmd); err != nil {
@@ -297,24 +285,19 @@ func resumeBatch(ctx context.Context, io *stdio, f *batchFlags, changed func(str
 	if err != nil {
 		return &exitError{code: engine.ExitUsage, err: fmt.Errorf("cannot resume batch %s: its ensemble file does not load:\n%w", saved.ID(), err)}
 	}
-	inputs, data, err := saved.Inputs()
-	var re *batch.ReadError
+	out := ""
+	if changed("out") {
+		out = f.out
+	}
+	rs, err := saved.Prepare(e, path, out, f.force)
+	var ce *batch.ChangedError
 	switch {
-	case errors.As(err, &re):
-		return usageErr("cannot resume batch %s: its inputs: %v", saved.ID(), err)
+	case errors.As(err, &ce):
+		return usageErr("%v; resuming would finish it with a different workflow or inputs; use --force to resume anyway", err)
 	case err != nil:
 		return &exitError{code: engine.ExitUsage, err: err}
-	}
-	changes, err := spec.Changes(e, data)
-	if err != nil {
-		return usageErr("cannot resume batch %s: %v", saved.ID(), err)
-	}
-	if len(changes) > 0 {
-		msg := strings.Join(changes, ", ") + " changed since the batch started"
-		if !f.force {
-			return usageErr("%s; resuming would finish it with a different workflow or inputs; use --force to resume anyway", msg)
-		}
-		fmt.Fprintf(io.stderr(), "ensemble: warning: %s; resuming anyway (--force)\n", msg)
+	case len(rs.Changes) > 0:
+		fmt.Fprintf(io.stderr(), "ensemble: warning: %v; resuming anyway (--force)\n", &batch.ChangedError{Changes: rs.Changes})
 	}
 	s := sharedFlags{profiles: spec.Profiles, maxTurns: spec.Options.MaxTurns, timeout: spec.Options.Timeout(),
 		parallel: spec.Options.Parallel, maxTokens: spec.Options.MaxTokens, maxRequests: spec.Options.MaxRequests,
@@ -327,34 +310,18 @@ func resumeBatch(ctx context.Context, io *stdio, f *batchFlags, changed func(str
 		return err
 	}
 	defer sess.Close()
-	done, err := saved.Lines(len(inputs))
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	concurrency, out := spec.Concurrency, spec.Output
+	concurrency := spec.Concurrency
 	if changed("concurrency") || concurrency < 1 {
 		concurrency = f.concurrency
 	}
-	if changed("out") {
-		out = f.out
-	}
-	if err := batch.CheckOutput(out, saved.Reads(path)); err != nil {
-		return usageErr("%v", err)
-	}
-	written := 0
-	if out != "-" {
-		if written, err = batch.KeepWritten(out, inputs, done); err != nil {
-			return usageErr("--out %s: %v", out, err)
-		}
-	}
-	w, closeOut, err := openOutput(io, out, true)
+	w, closeOut, err := openOutput(io, rs.Out, true)
 	if err != nil {
 		return err
 	}
 	if !f.quiet {
-		fmt.Fprintf(io.stderr(), "ensemble: resuming batch %s of %s: %d of %s done\n", saved.ID(), spec.Ensemble.Path, len(done), report.Count(len(inputs), "input"))
+		fmt.Fprintf(io.stderr(), "ensemble: resuming batch %s of %s: %d of %s done\n", saved.ID(), spec.Ensemble.Path, len(rs.Done), report.Count(len(rs.Inputs), "input"))
 	}
-	b := &batch.Batch{Inputs: inputs, RunOne: batch.Local(sess, saved.Store), Concurrency: concurrency, Done: done, Written: written, Out: w, Save: saved.SaveLine}
+	b := &batch.Batch{Inputs: rs.Inputs, RunOne: batch.Local(sess, saved.Store), Concurrency: concurrency, Done: rs.Done, Written: rs.Written, Out: w, Save: saved.SaveLine}
 	resume := io.program() + " batch --resume " + shellQuote(path)
 	if f.batchID != "" {
 		resume += " --batch-id " + shellQuote(f.batchID)

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ensemble-run/ensemble/ensemble"
 )
 
 // TestValidateDirectoriesAndStdin: a directory stands for the ensemble
@@ -34,7 +36,7 @@ func TestValidateDirectoriesAndStdin(t *testing.T) {
 	}
 
 	o = ensembleCmd(t, "", "validate", "--output", "json", "testdata/tree")
-	var problems []problem
+	var problems []ensemble.Problem
 	if err := json.Unmarshal([]byte(o.stdout), &problems); err != nil || o.code != 2 {
 		t.Fatalf("exit %d: %v\n%s", o.code, err, o.stdout)
 	}

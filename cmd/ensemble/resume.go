@@ -56,7 +56,7 @@ the state was saved; --force resumes anyway.`,
 			return resumeRun(cmd.Context(), io, args[0], &f, cmd.Flags().Changed)
 		},
 	}
-	f.sharedFlags.register(cmd, true)
+	f.sharedFlags.register(cmd, forResume)
 	cmd.Flags().BoolVar(&f.force, "force", false, "resume even if the ensemble or responses file changed")
 	cmd.Flags().StringVar(&f.runID, "run-id", "", "the run of the state database to resume (default: its one unfinished run)")
 	f.answerFlags.register(cmd)

@@ -18,6 +18,7 @@ import (
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/readcap"
 	"github.com/ensemble-run/ensemble/report"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/session"
@@ -62,30 +63,43 @@ type sharedFlags struct {
 	otel string // --otel: export traces to this OTLP/HTTP endpoint (tracing.go)
 }
 
-// register adds the shared flags to cmd; resume words the help of those
-// that replace what the saved run was started with.
-func (s *sharedFlags) register(cmd *cobra.Command, resume bool) {
+// The commands that take the shared flags, for their wording.
+const (
+	forRun = iota
+	forResume
+	forBatch // the flags of each run of a batch; not those of its output
+)
+
+// register adds the shared flags to cmd, worded for it.
+func (s *sharedFlags) register(cmd *cobra.Command, mode int) {
 	fl := cmd.Flags()
-	responses, profiles, maxTurns := "inject agent responses from `FILE` (testing, CI)", "model profiles `FILE` (repeatable)",
-		"override conversation_limits.max_total_turns"
-	if resume {
+	responses, profiles, maxTurns, each, spent := "inject agent responses from `FILE` (testing, CI)", "model profiles `FILE` (repeatable)",
+		"override conversation_limits.max_total_turns", "the run's", " (e.g. to continue a run that spent it)"
+	switch mode {
+	case forResume:
 		responses = "inject agent responses from `FILE` instead of the saved run's"
 		profiles = "model profiles `FILE` instead of the saved run's (repeatable)"
 		maxTurns = "override max_total_turns (e.g. to continue a run that reached it)"
+	case forBatch:
+		responses, each, spent = "inject agent responses from `FILE`: each run starts at the first response", "each run's", ""
 	}
 	fl.StringVar(&s.responses, "responses", "", responses)
 	fl.StringArrayVar(&s.profiles, "profiles", nil, profiles)
-	fl.StringVar(&s.output, "output", "", "text|json|jsonl (default text on a terminal, json otherwise)")
 	fl.IntVar(&s.maxTurns, "max-turns", 0, maxTurns)
-	fl.DurationVar(&s.timeout, "timeout", 0, "override the run's timeout (e.g. 90s, 10m)")
+	fl.DurationVar(&s.timeout, "timeout", 0, "override "+each+" timeout (e.g. 90s, 10m)")
 	fl.IntVar(&s.parallel, "parallel", 0, "override conversation_limits.parallel_agent_limit")
-	fl.IntVar(&s.maxTokens, "max-tokens", 0, "override conversation_limits.max_tokens, the run's token budget (e.g. to continue a run that spent it)")
-	fl.IntVar(&s.maxRequests, "max-requests", 0, "override conversation_limits.max_requests, the run's budget of model requests")
-	fl.Float64Var(&s.maxCost, "max-cost", 0, "override conversation_limits.max_cost, the run's budget in the unit of the profiles' pricing")
-	fl.BoolVar(&s.stream, "stream", false, "stream LLM replies: text shows as it comes (--output text), text_delta events (--output jsonl)")
-	fl.StringVar(&s.report, "report", "", "write a Markdown transcript of the run to `FILE.md` when it ends")
+	fl.IntVar(&s.maxTokens, "max-tokens", 0, "override conversation_limits.max_tokens, "+each+" token budget"+spent)
+	fl.IntVar(&s.maxRequests, "max-requests", 0, "override conversation_limits.max_requests, "+each+" budget of model requests")
+	fl.Float64Var(&s.maxCost, "max-cost", 0, "override conversation_limits.max_cost, "+each+" budget in the unit of the profiles' pricing")
 	fl.StringArrayVar(&s.live, "live", nil, "with --responses, let LLM `AGENT` call its real model though it has no responses (repeatable)")
 	fl.BoolVar(&s.liveAll, "live-all", false, "with --responses, let every LLM agent without responses call its real model")
+	if mode == forBatch {
+		fl.BoolVarP(&s.quiet, "quiet", "q", false, "no progress and no summary, only errors")
+		return
+	}
+	fl.StringVar(&s.output, "output", "", "text|json|jsonl (default text on a terminal, json otherwise)")
+	fl.BoolVar(&s.stream, "stream", false, "stream LLM replies: text shows as it comes (--output text), text_delta events (--output jsonl)")
+	fl.StringVar(&s.report, "report", "", "write a Markdown transcript of the run to `FILE.md` when it ends")
 	fl.BoolVar(&s.verbose, "verbose", false, "the text summary also shows what each script printed on stderr (its last 4 KiB)")
 	fl.BoolVarP(&s.quiet, "quiet", "q", false, "print no progress, summary or notice, only errors (--output text still prints the final state)")
 	fl.BoolVar(&s.noInput, "no-input", false, "never ask at the terminal: with --state, ask agents wait for answers given to resume")
@@ -137,7 +151,7 @@ func newRunCmd(io *stdio) *cobra.Command {
 	fl.Var(&f.maxInput, "max-input-size", "the largest input `SIZE` --input - and --input-file accept (bytes, or e.g. 64KiB, 20MB, 1GiB)")
 	fl.StringVar(&f.stateFile, "state", "", "save the run in the state database `FILE` after every turn (continue it with ensemble resume FILE)")
 	fl.StringVar(&f.runID, "run-id", "", "with --state, the run's `ID` in the database (default: a new one, printed with --output text)")
-	f.sharedFlags.register(cmd, false)
+	f.sharedFlags.register(cmd, forRun)
 	f.temporal.register(cmd, false)
 	f.recording.register(fl)
 	return cmd
@@ -208,14 +222,11 @@ func readUpTo(r io.Reader, limit byteSize) ([]byte, error) {
 	if r == nil {
 		return nil, nil
 	}
-	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > int64(limit) {
+	b, err := readcap.ReadAll(r, int64(limit))
+	if _, ok := errors.AsType[*readcap.TooLargeError](err); ok {
 		return nil, fmt.Errorf("the input is larger than %s (raise the limit with --max-input-size)", limit)
 	}
-	return b, nil
+	return b, err
 }
 
 // byteSize is a flag's size in bytes: a count, or a number with a unit

@@ -2,9 +2,7 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -89,27 +87,11 @@ func displayName(path string) string {
 	return path
 }
 
-// ensembleFiles expands the arguments of validate: a directory becomes the
-// ensemble files under it, in lexical order, less those another of them
-// includes (ensemble.FindFiles, ensemble.TopLevel); files and "-" stay as
-// they are. A directory with no ensemble file is an error: validating
-// nothing must not pass.
+// ensembleFiles expands the arguments of validate (ensemble.Expand).
 func ensembleFiles(args []string) ([]string, error) {
-	var paths []string
-	for _, arg := range args {
-		fi, err := os.Stat(arg)
-		if arg == "-" || err != nil || !fi.IsDir() {
-			paths = append(paths, arg) // a missing file is reported by the load
-			continue
-		}
-		found, err := ensemble.FindFiles(arg)
-		if err != nil {
-			return nil, usageErr("%v", err)
-		}
-		if len(found) == 0 {
-			return nil, usageErr("%s: no ensemble file in this directory (a .yaml or .yml file with an \"agents\" key)", arg)
-		}
-		paths = append(paths, ensemble.TopLevel(found)...)
+	paths, err := ensemble.Expand(args)
+	if err != nil {
+		return nil, usageErr("%v", err)
 	}
 	return paths, nil
 }
@@ -129,42 +111,16 @@ func treeNote(e *ensemble.Ensemble) string {
 	return fmt.Sprintf(" (with %d child ensembles)", len(files))
 }
 
-// problem is one entry of validate --output json. line and column are
-// 1-based, 0 when unknown (a file that cannot be read).
-type problem struct {
-	File     string `json:"file"`
-	Line     int    `json:"line"`
-	Column   int    `json:"column"`
-	Severity string `json:"severity"` // "error", or "warning" (an error with --strict)
-	Message  string `json:"message"`
-}
-
 // validateJSON prints every problem of every file as one JSON list on
-// stdout, and nothing else: exit 2 when the list is not empty.
+// stdout, and nothing else: exit 2 when there is an error among them.
 func validateJSON(io *stdio, paths, profiles []string, strict bool) error {
-	problems := []problem{}
+	problems := []ensemble.Problem{}
 	failed := false
 	for _, path := range paths {
-		ens, err := loadArg(io, path, profiles)
-		var list *ensemble.ErrorList
-		switch {
-		case err == nil:
-			severity := "warning"
-			if strict {
-				severity = "error"
-			}
-			for _, w := range ens.Warnings {
-				problems = append(problems, problem{w.File, w.Line, w.Column, severity, w.Message})
-				failed = failed || strict
-			}
-		case errors.As(err, &list):
-			for _, e := range *list {
-				problems = append(problems, problem{e.File, e.Line, e.Column, "error", e.Message})
-			}
-			failed = true
-		default:
-			problems = append(problems, problem{File: displayName(path), Severity: "error", Message: err.Error()})
-			failed = true
+		e, err := loadArg(io, path, profiles)
+		for _, p := range ensemble.Problems(displayName(path), e, err, strict) {
+			problems = append(problems, p)
+			failed = failed || p.Severity == "error"
 		}
 	}
 	enc := json.NewEncoder(io.out)
