@@ -510,7 +510,7 @@ func TestLoadResponsesRefusesAHugeFile(t *testing.T) {
 		t.Skip("no sparse files here:", err)
 	}
 	f.Close()
-	if _, err := LoadResponses(path); err == nil || !strings.Contains(err.Error(), path+": larger than 4 GiB") {
+	if _, err := LoadResponses(path); err == nil || !strings.Contains(err.Error(), path+": larger than 4GiB") {
 		t.Errorf("err %v", err)
 	}
 }

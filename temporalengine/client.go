@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -38,6 +39,32 @@ func NewInput(path, input string) (RunInput, error) {
 		return RunInput{}, err
 	}
 	return RunInput{Path: path, SHA256: sum, Input: input}, nil
+}
+
+// InputFor is in made ready to start a run of e, the ensemble at in.Path:
+// its files named by absolute paths (as the workers see them), the
+// ensemble file's hash taken, and e refused when a run on Temporal cannot
+// run it (Supported).
+func InputFor(e *ensemble.Ensemble, in RunInput) (RunInput, error) {
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil && p != "" {
+			return a
+		}
+		return p
+	}
+	base, err := NewInput(abs(in.Path), in.Input)
+	if err != nil {
+		return in, err
+	}
+	if err := Supported(e); err != nil {
+		return in, err
+	}
+	in.Path, in.SHA256, in.Responses = base.Path, base.SHA256, abs(in.Responses)
+	in.Profiles = slices.Clone(in.Profiles)
+	for i, p := range in.Profiles {
+		in.Profiles[i] = abs(p)
+	}
+	return in, nil
 }
 
 // Start starts a run as the workflow id (the run's id).

@@ -6,8 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ensemble-run/ensemble/answers"
-	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/state"
 )
 
 // answerFlags are the flags of resume that answer questions
@@ -41,12 +39,4 @@ func (a *answerFlags) parse() (map[string]string, error) {
 		return nil, nil
 	}
 	return out, nil
-}
-
-// answersFor refuses answers for agents the saved run does not wait for.
-func answersFor(e *ensemble.Ensemble, f *state.File, given map[string]string) error {
-	if err := answers.Check(e, f, given); err != nil {
-		return usageErr("%v", err)
-	}
-	return nil
 }

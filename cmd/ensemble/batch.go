@@ -166,9 +166,7 @@ func startBatch(ctx context.Context, io *stdio, path string, f *batchFlags) erro
 		return err
 	}
 	defer sess.Close()
-	if f.maxCost > 0 && !f.quiet && !anyPriced(e) {
-		fmt.Fprintln(io.stderr(), "ensemble: warning: --max-cost is never reached: no model profile has pricing, so requests cost 0")
-	}
+	f.warnUnpriced(io, e)
 	var st *batch.Store
 	resume := ""
 	if f.stateFile != "" {
@@ -218,15 +216,7 @@ func openBatchSession(ctx context.Context, io *stdio, e *ensemble.Ensemble, s *s
 		return nil, err
 	}
 	opts.Batch = true
-	sess, err := session.Open(ctx, e, opts)
-	var interrupted *session.InterruptedError
-	switch {
-	case errors.As(err, &interrupted):
-		return nil, &exitError{code: engine.ExitCancelled, err: err}
-	case err != nil:
-		return nil, &exitError{code: engine.ExitUsage, err: err}
-	}
-	return sess, nil
+	return openSession(ctx, e, opts)
 }
 
 // finishBatch runs b, closes the output, marks a durable batch done, and

@@ -7,13 +7,13 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/ensemble-run/ensemble/internal/process"
 	"github.com/ensemble-run/ensemble/internal/startup"
 )
 
 func main() {
 	startup.Restore() // PATH, emptied while the packages were initialised
-	adjustStartingHeap()
-	hideEnviron()
+	process.Setup()   // the GC's start, the environment hidden from our children
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// The first SIGINT/SIGTERM cancels the run cleanly (agents are stopped,
 	// the state is written). Once it has, the default handling is back, so

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ensemble-run/ensemble/answers"
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
@@ -66,7 +67,7 @@ the state was saved; --force resumes anyway.`,
 // resumeRun continues the run saved in the state file at path: the saved
 // run's files and overrides, but for those given again on the command line.
 func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, changed func(string) bool) error {
-	answers, err := rf.answerFlags.parse()
+	given, err := rf.answerFlags.parse()
 	if err != nil {
 		return err
 	}
@@ -90,7 +91,7 @@ func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, cha
 		return usageErr("%s: the run stopped because a budget was spent; resuming as it is would replay the stopped turn and stop again: "+
 			"raise the run's cap with --max-cost, --max-tokens or --max-requests, or raise the file's limits and resume with --force", path)
 	}
-	f := runFlags{sharedFlags: rf.sharedFlags, stateFile: path, resumed: saved, answers: answers}
+	f := runFlags{sharedFlags: rf.sharedFlags, stateFile: path, resumed: saved, answers: given}
 	if !changed("max-turns") {
 		f.maxTurns = sf.Options.MaxTurns
 	}
@@ -118,8 +119,8 @@ func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, cha
 	if err := checkResume(io, e, saved, checked, rf.force); err != nil {
 		return err
 	}
-	if err := answersFor(e, sf, answers); err != nil {
-		return err
+	if err := answers.Check(e, sf, given); err != nil {
+		return usageErr("%v", err) // an answer for an agent the run does not wait for
 	}
 	refs, err := f.refs()
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -229,42 +228,16 @@ func readUpTo(r io.Reader, limit byteSize) ([]byte, error) {
 	return b, err
 }
 
-// byteSize is a flag's size in bytes: a count, or a number with a unit
-// (KB, MB, GB: powers of 1000; KiB, MiB, GiB: powers of 1024; B).
+// byteSize is a flag's size in bytes (readcap.ParseSize).
 type byteSize int64
 
-var sizeUnits = []struct {
-	suffix string
-	n      int64
-}{ // longest suffixes first
-	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
-	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1},
-}
-
 func (b *byteSize) Set(s string) error {
-	num, unit := strings.TrimSpace(s), int64(1)
-	for _, u := range sizeUnits {
-		if cut, ok := strings.CutSuffix(num, u.suffix); ok {
-			num, unit = strings.TrimSpace(cut), u.n
-			break
-		}
-	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 1 || n > math.MaxInt64/unit {
-		return fmt.Errorf("want a positive size such as 1048576, 64KiB or 20MB, got %q", s)
-	}
-	*b = byteSize(n * unit)
-	return nil
+	n, err := readcap.ParseSize(s)
+	*b = byteSize(n)
+	return err
 }
 
-func (b byteSize) String() string {
-	for _, u := range sizeUnits[:3] {
-		if n := int64(b); n >= u.n && n%u.n == 0 && (n/u.n < 1024 || u.suffix == "GiB") {
-			return fmt.Sprintf("%d%s", n/u.n, u.suffix)
-		}
-	}
-	return fmt.Sprintf("%d bytes", int64(b))
-}
+func (b byteSize) String() string { return readcap.Size(int64(b)) }
 
 func (*byteSize) Type() string { return "size" }
 
@@ -346,15 +319,9 @@ func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, 
 		return err
 	}
 	defer view.Close()
-	// The MCP servers the agents name start with the session and end with
-	// it (docs/llm.md#mcp-tools); a tool they do not have stops the run here.
-	sess, err := session.Open(ctx, e, opts)
-	var interrupted *session.InterruptedError
-	switch {
-	case errors.As(err, &interrupted): // Ctrl-C while a server starts
-		return &exitError{code: engine.ExitCancelled, err: err}
-	case err != nil:
-		return &exitError{code: engine.ExitUsage, err: err}
+	sess, err := openSession(ctx, e, opts)
+	if err != nil {
+		return err
 	}
 	defer sess.Close()
 	ro := session.RunOptions{Events: view.Sink(), Answers: f.answers}
@@ -365,9 +332,7 @@ func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, 
 	if err != nil {
 		return err
 	}
-	if f.maxCost > 0 && !f.quiet && !anyPriced(e) {
-		fmt.Fprintln(io.stderr(), "ensemble: warning: --max-cost is never reached: no model profile has pricing, so requests cost 0")
-	}
+	f.warnUnpriced(io, e)
 	if output == "text" && !f.quiet {
 		switch {
 		case f.resumed != nil:
@@ -406,6 +371,22 @@ func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, 
 		return &exitError{code: code}
 	}
 	return saveErr
+}
+
+// openSession opens the session of e's runs. The MCP servers the agents
+// name start with it and end with it (docs/llm.md#mcp-tools): a tool they
+// do not have stops the command here, and Ctrl-C while a server starts
+// ends it as an interrupted run.
+func openSession(ctx context.Context, e *ensemble.Ensemble, opts session.Options) (*session.Session, error) {
+	sess, err := session.Open(ctx, e, opts)
+	var interrupted *session.InterruptedError
+	switch {
+	case errors.As(err, &interrupted):
+		return nil, &exitError{code: engine.ExitCancelled, err: err}
+	case err != nil:
+		return nil, &exitError{code: engine.ExitUsage, err: err}
+	}
+	return sess, nil
 }
 
 // sessionOptions are the options of the runs the flags ask for: ask agents
@@ -480,16 +461,19 @@ func (s *stdio) stateError(path string, err error, flag bool) error {
 	return &exitError{code: engine.ExitUsage, err: err}
 }
 
-// anyPriced reports whether a model profile has pricing: without one,
-// every request costs 0 and a max_cost is never reached
+// warnUnpriced warns that --max-cost is never reached when no model
+// profile has pricing: every request then costs 0
 // (docs/semantics.md#budgets).
-func anyPriced(e *ensemble.Ensemble) bool {
+func (s *sharedFlags) warnUnpriced(io *stdio, e *ensemble.Ensemble) {
+	if s.maxCost == 0 || s.quiet {
+		return
+	}
 	for _, m := range e.Models {
 		if m != nil && m.Pricing != nil {
-			return true
+			return
 		}
 	}
-	return false
+	fmt.Fprintln(io.stderr(), "ensemble: warning: --max-cost is never reached: no model profile has pricing, so requests cost 0")
 }
 
 // budget is the budget caps given on the command line; nil when none.

@@ -110,9 +110,9 @@ func newStateListCmd(io *stdio) *cobra.Command {
 			if output != "" && output != "json" && output != "text" {
 				return usageErr("--output must be json or text, got %q", output)
 			}
-			runs, err := listSaved(io, args[0])
+			runs, err := durable.List(args[0]) // a JSON state file's one run has the id "-"
 			if err != nil {
-				return err
+				return io.stateError(args[0], err, false)
 			}
 			if output == "json" {
 				enc := json.NewEncoder(io.stdout())
@@ -146,16 +146,6 @@ func loadSaved(io *stdio, path, runID string) (*state.File, *store.RunInfo, erro
 		return nil, nil, io.stateError(path, err, false)
 	}
 	return sf, run, nil
-}
-
-// listSaved lists the runs of a state database, or the one of a JSON
-// state file (with the id "-").
-func listSaved(io *stdio, path string) ([]*store.RunInfo, error) {
-	runs, err := durable.List(path)
-	if err != nil {
-		return nil, io.stateError(path, err, false)
-	}
-	return runs, nil
 }
 
 // savedPending is what a saved run that ended awaiting_input waits for

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -208,32 +207,15 @@ func temporalBatch(ctx context.Context, io *stdio, e *ensemble.Ensemble, path st
 }
 
 // temporalInput is the input of a run of the file at path with the shared
-// flags' overrides, its files named by absolute paths, as the workers see
-// them.
+// flags' overrides (temporalengine.InputFor).
 func temporalInput(e *ensemble.Ensemble, path, input string, s *sharedFlags) (temporalengine.RunInput, error) {
-	abs := func(p string) string {
-		if p == "" {
-			return ""
-		}
-		if a, err := filepath.Abs(p); err == nil {
-			return a
-		}
-		return p
-	}
-	in, err := temporalengine.NewInput(abs(path), input)
-	if err != nil {
-		return in, &exitError{code: engine.ExitUsage, err: err}
-	}
-	if err := temporalengine.Supported(e); err != nil {
-		return in, usageErr("%v", err)
-	}
 	if s.budget() != nil {
-		return in, usageErr("--max-tokens, --max-requests and --max-cost: a run on Temporal has no budget (each execution is an activity, not capped mid-turn); run it without --temporal to cap it")
+		return temporalengine.RunInput{}, usageErr("--max-tokens, --max-requests and --max-cost: a run on Temporal has no budget (each execution is an activity, not capped mid-turn); run it without --temporal to cap it")
 	}
-	in.Responses, in.MaxTurns, in.Timeout, in.Parallel = abs(s.responses), s.maxTurns, s.timeout, s.parallel
-	in.Live, in.LiveAll = s.live, s.liveAll
-	for _, p := range s.profiles {
-		in.Profiles = append(in.Profiles, abs(p))
+	in, err := temporalengine.InputFor(e, temporalengine.RunInput{Path: path, Input: input, Responses: s.responses, Profiles: s.profiles,
+		MaxTurns: s.maxTurns, Timeout: s.timeout, Parallel: s.parallel, Live: s.live, LiveAll: s.liveAll})
+	if err != nil {
+		return in, usageErr("%v", err)
 	}
 	return in, nil
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 
+	"golang.org/x/term"
+
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/report"
@@ -40,7 +42,7 @@ func finishView(io *stdio, v *report.View, f *runFlags, res *engine.Result, resu
 // unknown.
 func (s *stdio) termWidth() int {
 	if file, ok := s.out.(*os.File); ok {
-		if w := terminalColumns(file); w > 0 {
+		if w, _, err := term.GetSize(int(file.Fd())); err == nil && w > 0 {
 			return w
 		}
 	}

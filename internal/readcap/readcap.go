@@ -7,7 +7,10 @@ package readcap
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"strconv"
+	"strings"
 )
 
 // TooLargeError is a file or stream longer than its limit.
@@ -17,17 +20,42 @@ func (e *TooLargeError) Error() string {
 	return "larger than " + Size(e.Limit)
 }
 
-// Size writes n bytes as a person reads it: 16 MiB, 4 GiB, 2999 bytes.
+// Size writes n bytes as ParseSize reads it, in the largest binary unit
+// that divides it: 16MiB, 4GiB, 64KiB, 2999 bytes.
 func Size(n int64) string {
-	switch {
-	case n >= 1<<30 && n%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", n>>30)
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
+	for i := 2; i >= 0; i-- { // GiB, MiB, KiB
+		if u := sizeUnits[i]; n >= u.n && n%u.n == 0 {
+			return fmt.Sprintf("%d%s", n/u.n, u.suffix)
+		}
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// sizeUnits are the units ParseSize takes, the longest suffixes first.
+var sizeUnits = []struct {
+	suffix string
+	n      int64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1},
+}
+
+// ParseSize reads a size in bytes: a count, or a whole number with a unit
+// (KB, MB, GB: powers of 1000; KiB, MiB, GiB: powers of 1024; B). It must
+// be positive.
+func ParseSize(s string) (int64, error) {
+	num, unit := strings.TrimSpace(s), int64(1)
+	for _, u := range sizeUnits {
+		if cut, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, unit = strings.TrimSpace(cut), u.n
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 1 || n > math.MaxInt64/unit {
+		return 0, fmt.Errorf("want a positive size such as 1048576, 64KiB or 20MB, got %q", s)
+	}
+	return n * unit, nil
 }
 
 // ReadAll reads r to its end, at most limit bytes.

@@ -27,7 +27,7 @@ func TestReadAll(t *testing.T) {
 		{"under", strings.NewReader("abc"), 4, "abc", ""},
 		{"exactly", strings.NewReader("abcd"), 4, "abcd", ""},
 		{"over", strings.NewReader("abcde"), 4, "", "larger than 4 bytes"},
-		{"endless", endless{}, 2 << 20, "", "larger than 2 MiB"},
+		{"endless", endless{}, 2 << 20, "", "larger than 2MiB"},
 	} {
 		got, err := readcap.ReadAll(tc.r, tc.limit)
 		var tl *readcap.TooLargeError
@@ -63,7 +63,7 @@ func TestReadFile(t *testing.T) {
 		t.Skip("no sparse files here:", err)
 	}
 	f.Close()
-	if _, err := readcap.ReadFile(big, 1<<30); err == nil || err.Error() != "larger than 1 GiB" {
+	if _, err := readcap.ReadFile(big, 1<<30); err == nil || err.Error() != "larger than 1GiB" {
 		t.Errorf("an 8 GiB file under a 1 GiB limit: %v", err)
 	}
 	if _, err := readcap.ReadFile(p+"-missing", 4); !errors.Is(err, os.ErrNotExist) {
@@ -72,9 +72,25 @@ func TestReadFile(t *testing.T) {
 	for _, tc := range []struct {
 		n    int64
 		want string
-	}{{16 << 20, "16 MiB"}, {4 << 30, "4 GiB"}, {2999, "2999 bytes"}, {64 << 10, "64 KiB"}, {1536, "1536 bytes"}} {
+	}{{16 << 20, "16MiB"}, {4 << 30, "4GiB"}, {2999, "2999 bytes"}, {64 << 10, "64KiB"}, {1536, "1536 bytes"}, {1 << 40, "1024GiB"}} {
 		if got := readcap.Size(tc.n); got != tc.want {
 			t.Errorf("Size(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+		if n, err := readcap.ParseSize(tc.want); tc.n%1024 == 0 && (err != nil || n != tc.n) {
+			t.Errorf("ParseSize(%q) = %d, %v", tc.want, n, err)
+		}
+	}
+	for _, tc := range []struct {
+		s    string
+		want int64
+	}{{"20MB", 20e6}, {" 3 KiB ", 3 << 10}, {"7", 7}, {"2B", 2}, {"1GB", 1e9}} {
+		if n, err := readcap.ParseSize(tc.s); err != nil || n != tc.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", tc.s, n, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "0", "-1", "1.5MiB", "lots", "9999999999999GiB"} {
+		if _, err := readcap.ParseSize(bad); err == nil {
+			t.Errorf("ParseSize(%q) accepted", bad)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 )
 
 // TestHideEnviron runs in a child process (so this test binary stays
-// dumpable): after hideEnviron the process is not dumpable, and a script it
+// dumpable): after HideEnviron the process is not dumpable, and a script it
 // starts cannot read its environment through /proc/$PPID/environ.
 func TestHideEnviron(t *testing.T) {
 	t.Parallel()
@@ -40,7 +40,7 @@ func TestHideEnvironChild(t *testing.T) {
 	if os.Getenv("ENSEMBLE_TEST_HIDE_ENVIRON") != "1" {
 		t.Skip("run by TestHideEnviron")
 	}
-	hideEnviron()
+	HideEnviron()
 	d, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
 	if err != nil {
 		t.Fatal(err)

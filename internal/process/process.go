@@ -1,10 +1,19 @@
-package main
+// Package process sets up the ensemble binary's own process before it
+// runs a command: how its garbage collector starts, and that the processes
+// it starts cannot read its environment back.
+package process
 
 import (
 	"os"
 	"runtime"
 	"runtime/debug"
 )
+
+// Setup does both (AdjustStartingHeap, HideEnviron).
+func Setup() {
+	AdjustStartingHeap()
+	HideEnviron()
+}
 
 // startingHeapGOGC lets the heap grow to 64 MB before the first garbage
 // collection (the runtime's first goal is 4 MB × GOGC/100), after which the
@@ -16,9 +25,9 @@ import (
 // (docs/performance.md#the-garbage-collector).
 const startingHeapGOGC = 1600
 
-// adjustStartingHeap sets that up, unless GOGC or GOMEMLIMIT is set: the
+// AdjustStartingHeap sets that up, unless GOGC or GOMEMLIMIT is set: the
 // user's settings win.
-func adjustStartingHeap() {
+func AdjustStartingHeap() {
 	if _, ok := os.LookupEnv("GOGC"); ok {
 		return
 	}

@@ -1,4 +1,4 @@
-package main
+package process
 
 import (
 	"os"
@@ -22,7 +22,7 @@ func gcPercent() int {
 // or GOMEMLIMIT in the environment is left alone.
 func TestStartingHeap(t *testing.T) {
 	if os.Getenv("ENSEMBLE_TEST_STARTING_HEAP") == "1" {
-		adjustStartingHeap()
+		AdjustStartingHeap()
 		want := startingHeapGOGC
 		if _, ok := os.LookupEnv("GOGC"); ok {
 			want = 300 // as set below
