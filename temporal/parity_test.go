@@ -178,24 +178,8 @@ func (p *temporalParity) answerFlags() []string {
 }
 
 func (p *temporalParity) check(door, want string, got []byte, code int, err error) {
-	t, c := p.t, p.c
-	t.Helper()
-	if strings.Contains(string(got), parity.Key) || err != nil && strings.Contains(err.Error(), parity.Key) {
-		t.Errorf("%s shows the key", door)
-	}
-	if pinned, cannot := c.Cannot[door]; cannot {
-		if !(err != nil && strings.Contains(err.Error(), pinned) || err == nil && strings.Contains(string(got), pinned)) {
-			t.Errorf("%s cannot run %s: want an error with %q, got %v\n%s", door, c.Name, pinned, err, got)
-		}
-		return
-	}
-	if err != nil {
-		t.Errorf("%s: %v", door, err)
-		return
-	}
-	if s := parity.Normalize(t, got); s != want || code != c.Exit {
-		t.Errorf("%s: exit %d\n%s\nwant (run), exit %d\n%s", door, code, s, c.Exit, want)
-	}
+	p.t.Helper()
+	parity.Check(p.t, p.c, door, want, got, code, err)
 }
 
 // worker runs the case with `run --temporal`: answered with `ensemble

@@ -222,6 +222,30 @@ func lastLine(s string) string {
 // varying are the fields of a result that differ from run to run.
 var varying = regexp.MustCompile(`"(timestamp|execution_time|duration_seconds)":\s*("[^"]*"|[0-9.e+-]+)`)
 
+// Check holds what the front door door gave of case c (its result JSON
+// got, its exit code, or err) to want, the normalised result of run: no
+// key may show in either, and a door that cannot run the case must say so
+// with the error the table pins.
+func Check(t testing.TB, c Case, door, want string, got []byte, code int, err error) {
+	t.Helper()
+	if strings.Contains(string(got), Key) || err != nil && strings.Contains(err.Error(), Key) {
+		t.Errorf("%s shows the key:\n%s %v", door, got, err)
+	}
+	if pinned, cannot := c.Cannot[door]; cannot {
+		if !(err != nil && strings.Contains(err.Error(), pinned) || err == nil && strings.Contains(string(got), pinned)) {
+			t.Errorf("%s cannot run %s: want an error with %q, got %v\n%s", door, c.Name, pinned, err, got)
+		}
+		return
+	}
+	if err != nil {
+		t.Errorf("%s: %v", door, err)
+		return
+	}
+	if s := Normalize(t, got); s != want || code != c.Exit {
+		t.Errorf("%s: exit %d\n%s\nwant (run), exit %d\n%s", door, code, s, c.Exit, want)
+	}
+}
+
 // Normalize is a result JSON (as run --output json prints it) compact,
 // its keys sorted, with times and durations aside, and the records of
 // resumed ask agents as a run that was answered at once has them.

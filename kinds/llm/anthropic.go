@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"strings"
@@ -227,10 +226,10 @@ func (p *anthropicProvider) Chat(ctx context.Context, req *ChatRequest) (*ChatRe
 	if req.OnText != nil {
 		msg, err = p.stream(ctx, params, req.OnText)
 	} else {
-		msg, err = p.complete(ctx, params)
+		msg, err = exchange[anMessageReply](ctx, p.ep, params, "a message")
 	}
 	if err != nil {
-		return nil, p.wrapError(ctx, err)
+		return nil, p.ep.wrap(ctx, err)
 	}
 	u := msg.Usage
 	out := &ChatResponse{
@@ -273,22 +272,6 @@ func (p *anthropicProvider) Chat(ctx context.Context, req *ChatRequest) (*ChatRe
 	return out, nil
 }
 
-func (p *anthropicProvider) complete(ctx context.Context, params *anRequest) (*anMessageReply, error) {
-	body, err := json.Marshal(params)
-	if err != nil {
-		return nil, err
-	}
-	reply, err := p.ep.post(ctx, body, nil)
-	if err != nil {
-		return nil, err
-	}
-	var msg anMessageReply
-	if err := json.Unmarshal(reply, &msg); err != nil {
-		return nil, fmt.Errorf("the reply is not a message: %w", err)
-	}
-	return &msg, nil
-}
-
 // stream makes a streamed request and gathers its events into one reply:
 // message_start brings the message, content_block_start a block, whose
 // deltas add text (text_delta) or the input of a tool call
@@ -296,10 +279,6 @@ func (p *anthropicProvider) complete(ctx context.Context, params *anRequest) (*a
 // so far.
 func (p *anthropicProvider) stream(ctx context.Context, params *anRequest, onText func(string)) (*anMessageReply, error) {
 	params.Stream = true
-	body, err := json.Marshal(params)
-	if err != nil {
-		return nil, err
-	}
 	var (
 		msg    anMessageReply
 		inputs = map[int]*strings.Builder{} // the input streamed so far of a tool_use block
@@ -351,21 +330,11 @@ func (p *anthropicProvider) stream(ctx context.Context, params *anRequest, onTex
 		}
 		return false, nil
 	}
-	if _, err := p.ep.post(ctx, body, func(r io.Reader) error { return sse(r, read) }); err != nil {
+	if err := p.ep.streamEvents(ctx, params, read); err != nil {
 		return nil, err
 	}
 	for i, in := range inputs {
 		msg.Content[i].Input = json.RawMessage(in.String())
 	}
 	return &msg, nil
-}
-
-func (p *anthropicProvider) wrapError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return cancelled(ctx)
-	}
-	if _, ok := err.(*providerError); ok {
-		return err
-	}
-	return wrapTransportError(ProviderAnthropic, err)
 }

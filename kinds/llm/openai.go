@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -245,10 +244,10 @@ func (p *openaiProvider) Chat(ctx context.Context, req *ChatRequest) (*ChatRespo
 	if req.OnText != nil {
 		cc, err = p.stream(ctx, params, req.OnText)
 	} else {
-		cc, err = p.complete(ctx, params)
+		cc, err = exchange[oaCompletion](ctx, p.ep, params, "a chat completion")
 	}
 	if err != nil {
-		return nil, p.wrapError(ctx, err)
+		return nil, p.ep.wrap(ctx, err)
 	}
 	if len(cc.Choices) == 0 {
 		return nil, &providerError{msg: p.name + ": the response has no choices"}
@@ -292,22 +291,6 @@ func (p *openaiProvider) Chat(ctx context.Context, req *ChatRequest) (*ChatRespo
 	return out, nil
 }
 
-func (p *openaiProvider) complete(ctx context.Context, params *oaRequest) (*oaCompletion, error) {
-	body, err := json.Marshal(params)
-	if err != nil {
-		return nil, err
-	}
-	reply, err := p.ep.post(ctx, body, nil)
-	if err != nil {
-		return nil, err
-	}
-	var cc oaCompletion
-	if err := json.Unmarshal(reply, &cc); err != nil {
-		return nil, fmt.Errorf("the reply is not a chat completion: %w", err)
-	}
-	return &cc, nil
-}
-
 // stream makes a streamed request and gathers its chunks into one reply:
 // the first choice's text, refusal and tool calls (by index: the first
 // chunk of a call brings its id and name, the others more arguments), and
@@ -315,10 +298,6 @@ func (p *openaiProvider) complete(ctx context.Context, params *oaRequest) (*oaCo
 func (p *openaiProvider) stream(ctx context.Context, params *oaRequest, onText func(string)) (*oaCompletion, error) {
 	params.Stream = true
 	params.StreamOptions = &oaStreamOptions{IncludeUsage: true}
-	body, err := json.Marshal(params)
-	if err != nil {
-		return nil, err
-	}
 	var (
 		msg    oaReplyBody
 		finish string
@@ -375,7 +354,7 @@ func (p *openaiProvider) stream(ctx context.Context, params *oaRequest, onText f
 		}
 		return false, nil
 	}
-	if _, err := p.ep.post(ctx, body, func(r io.Reader) error { return sse(r, read) }); err != nil {
+	if err := p.ep.streamEvents(ctx, params, read); err != nil {
 		return nil, err
 	}
 	cc := &oaCompletion{Usage: usage}
@@ -411,14 +390,4 @@ func satAdd(a, b count) count {
 		return math.MaxInt64
 	}
 	return a + b
-}
-
-func (p *openaiProvider) wrapError(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return cancelled(ctx)
-	}
-	if _, ok := err.(*providerError); ok {
-		return err
-	}
-	return wrapTransportError(p.name, err)
 }

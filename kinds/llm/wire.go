@@ -191,6 +191,47 @@ func (ep *endpoint) try(ctx context.Context, body []byte, stream func(io.Reader)
 	return reply, nil, false, 0
 }
 
+// exchange posts params as JSON and decodes the reply into a T; what
+// names the reply in an error ("a chat completion").
+func exchange[T any](ctx context.Context, ep *endpoint, params any, what string) (*T, error) {
+	body, err := json.Marshal(params)
+	if err != nil {
+		return nil, err
+	}
+	reply, err := ep.post(ctx, body, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out T
+	if err := json.Unmarshal(reply, &out); err != nil {
+		return nil, fmt.Errorf("the reply is not %s: %w", what, err)
+	}
+	return &out, nil
+}
+
+// streamEvents posts params as JSON for a streamed reply, and hands each
+// of its server-sent events to event (see sse).
+func (ep *endpoint) streamEvents(ctx context.Context, params any, event func(name string, data []byte) (bool, error)) error {
+	body, err := json.Marshal(params)
+	if err != nil {
+		return err
+	}
+	_, err = ep.post(ctx, body, func(r io.Reader) error { return sse(r, event) })
+	return err
+}
+
+// wrap is the error the run reports of a failed request: "cancelled" when
+// ctx ended, the provider's own error, or the transport's.
+func (ep *endpoint) wrap(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return cancelled(ctx)
+	}
+	if _, ok := err.(*providerError); ok {
+		return err
+	}
+	return wrapTransportError(ep.provider, err)
+}
+
 // shouldRetry reports whether the error response res (its body read into
 // body) is transient: 408, 409, 429 and 5xx are, unless the server says
 // otherwise in x-should-retry, or the 429 is an exhausted quota (waiting
