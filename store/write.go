@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ensemble-run/ensemble/internal/jsonw"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -354,8 +355,9 @@ func (w *Writer) delta(st *state.State) ([]any, error) {
 			w.agents = append(w.agents, r.AgentName)
 		}
 	}
-	// The records through the record's own encoder (the printed result's,
-	// docs/performance.md), the rest through encoding/json.
+	// The records and the context values through the printed result's JSON
+	// writer (docs/performance.md, "Durable runs"), the rest through
+	// encoding/json.
 	var err error
 	w.rec = append(w.rec[:0], '[')
 	for i, r := range recs {
@@ -369,7 +371,7 @@ func (w *Writer) delta(st *state.State) ([]any, error) {
 	w.row[0], w.row[1], w.row[2] = w.run.seq, int64(st.TurnCount), string(append(w.rec, ']'))
 	counts := make(map[string][2]int, len(w.agents))
 	var (
-		context [][2]any // [state key, value], in the order of the agents
+		context []byte // [[state key, value], …], in the order of the agents
 		edges   map[string]map[string]*state.EdgeState
 		memory  map[string]json.RawMessage
 	)
@@ -378,7 +380,9 @@ func (w *Writer) delta(st *state.State) ([]any, error) {
 		if st.Outputs(a) != w.outputs[a] {
 			key := w.stateKey(a)
 			if v, ok := st.Context()[key]; ok {
-				context = append(context, [2]any{key, v})
+				if context, err = appendContext(context, key, v); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if m := st.Edges(a); m != nil {
@@ -402,7 +406,9 @@ func (w *Writer) delta(st *state.State) ([]any, error) {
 		}
 	}
 	put(3, true, counts)
-	put(4, len(context) > 0, context)
+	if w.row[4] = nil; context != nil {
+		w.row[4] = string(append(context, ']'))
+	}
 	put(5, len(edges) > 0, edges)
 	put(6, len(memory) > 0, memory)
 	put(7, len(st.Pending()) > 0, st.Pending())
@@ -417,4 +423,17 @@ func (w *Writer) delta(st *state.State) ([]any, error) {
 func marshal(v any) (string, error) {
 	b, err := json.Marshal(v)
 	return string(b), err
+}
+
+// appendContext appends the context entry [key, v] to buf, the list it
+// opens when empty, through the result's JSON writer.
+func appendContext(buf []byte, key string, v any) ([]byte, error) {
+	if buf == nil {
+		buf = append(buf, '[')
+	} else {
+		buf = append(buf, ',')
+	}
+	buf = jsonw.AppendString(append(buf, '['), key)
+	buf, err := jsonw.AppendIndent(append(buf, ','), v, "", "", 0)
+	return append(buf, ']'), err
 }

@@ -60,19 +60,15 @@ func ParseSize(s string) (int64, error) {
 
 // ReadAll reads r to its end, at most limit bytes.
 func ReadAll(r io.Reader, limit int64) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, &TooLargeError{Limit: limit}
-	}
-	return data, nil
+	return readInto(make([]byte, 0, 512), r, limit)
 }
 
 // ReadFile reads the file at path, at most limit bytes: a regular file
 // larger than that is refused before anything is read, anything else (a
-// FIFO, a device) is read up to the limit. Its errors are os.Open's (an
+// FIFO, a device) is read up to the limit. A regular file is read into
+// one buffer of its size: the callers keep what they read (the values of
+// a responses file share its bytes), so a buffer grown by doubling would
+// keep up to twice the file alive. Its errors are os.Open's (an
 // *os.PathError) and ReadAll's.
 func ReadFile(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
@@ -80,8 +76,34 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > limit {
+	size := int64(0)
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		if fi.Size() > limit {
+			return nil, &TooLargeError{Limit: limit}
+		}
+		size = fi.Size()
+	}
+	return readInto(make([]byte, 0, size+512), f, limit)
+}
+
+// readInto appends r to buf until its end, failing past limit bytes.
+func readInto(buf []byte, r io.Reader, limit int64) ([]byte, error) {
+	lr := io.LimitReader(r, limit+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // let append grow it
+		}
+		n, err := lr.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if int64(len(buf)) > limit {
 		return nil, &TooLargeError{Limit: limit}
 	}
-	return ReadAll(f, limit)
+	return buf, nil
 }
