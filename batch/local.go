@@ -50,7 +50,11 @@ func (st *Store) runDurable(ctx context.Context, sess *session.Session, in *Inpu
 	)
 	switch {
 	case info == nil:
-		d, derr := durable.CreateIn(st.db, &st.mu, id, st.refs)
+		refs, derr := st.resolved()
+		if derr != nil {
+			return nil, derr
+		}
+		d, derr := durable.CreateIn(st.db, &st.mu, id, refs)
 		if derr != nil {
 			return nil, derr
 		}
@@ -76,7 +80,11 @@ func (st *Store) runDurable(ctx context.Context, sess *session.Session, in *Inpu
 // continueRun prepares the run info of a resumed batch, which stopped
 // before it ended, to go on from its last completed turn.
 func (st *Store) continueRun(sess *session.Session, info *store.RunInfo) (*session.Run, error) {
-	d, sf, err := durable.ContinueIn(st.db, &st.mu, info, st.refs)
+	refs, err := st.resolved()
+	if err != nil {
+		return nil, err
+	}
+	d, sf, err := durable.ContinueIn(st.db, &st.mu, info, refs)
 	if err != nil {
 		return nil, err
 	}

@@ -123,6 +123,21 @@ type Store struct {
 	info *store.BatchInfo
 	runs map[string]*store.RunInfo // the runs of the batch it holds already (a resumed batch's)
 	refs durable.Refs
+	// resolve reads refs once, for every run (durable.Refs.Resolve).
+	resolve func() (durable.Resolved, error)
+}
+
+// resolved are the store's refs, read once.
+func (st *Store) resolved() (durable.Resolved, error) {
+	if st.resolve == nil {
+		return st.refs.Resolve()
+	}
+	return st.resolve()
+}
+
+// newStore is the store of a batch in db.
+func newStore(db *store.DB, info *store.BatchInfo, refs durable.Refs) *Store {
+	return &Store{db: db, info: info, runs: map[string]*store.RunInfo{}, refs: refs, resolve: sync.OnceValues(refs.Resolve)}
 }
 
 // ErrNotDatabase is the error of a batch saved in a file that is not a
@@ -159,7 +174,7 @@ func Create(path, id string, spec *Spec, sync store.Sync) (*Store, error) {
 		}
 		return nil, err
 	}
-	return &Store{db: db, info: info, runs: map[string]*store.RunInfo{}, refs: spec.Refs()}, nil
+	return newStore(db, info, spec.Refs()), nil
 }
 
 // Saved is a batch found in a state database, to be finished: locked for
@@ -189,7 +204,7 @@ func Open(path, id string, sync store.Sync) (*Saved, error) {
 		db.Close()
 		return nil, fmt.Errorf("%s: batch %s: corrupt: %v", path, b.ID, err)
 	}
-	st := &Store{db: db, info: b, runs: map[string]*store.RunInfo{}, refs: spec.Refs()}
+	st := newStore(db, b, spec.Refs())
 	runs, err := db.Runs()
 	if err != nil {
 		db.Close()

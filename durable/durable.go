@@ -91,6 +91,18 @@ func (r Refs) file() (*state.File, error) {
 	return &sf, nil
 }
 
+// Resolved are refs as a saved run holds them (Resolve): the files by
+// absolute path, the responses file hashed.
+type Resolved struct{ f *state.File }
+
+// Resolve reads what refs name once, for the many runs of a batch
+// (CreateIn, ContinueIn): hashing the responses file for each would read
+// it again for each.
+func (r Refs) Resolve() (Resolved, error) {
+	f, err := r.file()
+	return Resolved{f}, err
+}
+
 // SavedRefs are the refs a saved run was started with (the profiles and
 // responses files by the absolute paths saved).
 func SavedRefs(f *state.File) Refs {
@@ -218,21 +230,13 @@ func Create(path, id string, refs Refs, sync store.Sync) (*Run, error) {
 // CreateIn prepares a new run id in db, an open state database shared by
 // several runs at once (a batch's), whose every use holds mu: each turn is
 // saved before the next starts.
-func CreateIn(db *store.DB, mu *sync.Mutex, id string, refs Refs) (*Run, error) {
-	rf, err := refs.file()
-	if err != nil {
-		return nil, err
-	}
-	return &Run{path: db.Path(), refs: rf, db: db, mu: mu, id: id}, nil
+func CreateIn(db *store.DB, mu *sync.Mutex, id string, refs Resolved) (*Run, error) {
+	return &Run{path: db.Path(), refs: refs.f, db: db, mu: mu, id: id}, nil
 }
 
 // ContinueIn prepares info, a run of db (shared as in CreateIn), to go on
 // from its last completed turn: it locks it and returns its saved state.
-func ContinueIn(db *store.DB, mu *sync.Mutex, info *store.RunInfo, refs Refs) (*Run, *state.File, error) {
-	rf, err := refs.file()
-	if err != nil {
-		return nil, nil, err
-	}
+func ContinueIn(db *store.DB, mu *sync.Mutex, info *store.RunInfo, refs Resolved) (*Run, *state.File, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	if err := db.Lock(info); err != nil {
@@ -243,7 +247,7 @@ func ContinueIn(db *store.DB, mu *sync.Mutex, info *store.RunInfo, refs Refs) (*
 		db.Unlock(info)
 		return nil, nil, err
 	}
-	return &Run{path: db.Path(), refs: rf, db: db, mu: mu, id: info.ID, info: info, locked: true}, sf, nil
+	return &Run{path: db.Path(), refs: refs.f, db: db, mu: mu, id: info.ID, info: info, locked: true}, sf, nil
 }
 
 // ID is the run's id in its database; "" for a JSON state file.
@@ -367,7 +371,12 @@ func (d *Run) Finish(st *state.State, reason string) error {
 		err = cerr
 	}
 	d.w = nil
-	d.others = d.othersUnfinished()
+	if d.mu == nil {
+		// The command's hint that names the run among others. Not for the
+		// runs of a batch (a database shared under mu), which would list
+		// every run of the database at the end of each: quadratic.
+		d.others = d.othersUnfinished()
+	}
 	d.release()
 	d.Abandon()
 	return err
