@@ -43,9 +43,13 @@ func TestParity(t *testing.T) {
 			if code != c.Exit {
 				t.Fatalf("run: exit %d, want %d\n%s", code, c.Exit, want)
 			}
-			for door, do := range map[string]func() ([]byte, int, error){
+			doors := map[string]func() ([]byte, int, error){
 				parity.Resume: p.resume, parity.Batch: p.batch, parity.Test: p.test, parity.MCPServe: p.serve,
-			} {
+			}
+			if !c.Kill { // a Kill case's batch is saved already
+				doors[parity.BatchState] = p.batchState
+			}
+			for door, do := range doors {
 				got, code, err := do()
 				p.check(door, want, got, code, err)
 			}
@@ -180,12 +184,24 @@ func stderrError(o outcome) error {
 
 // batch runs the case as the one input of a batch (killed and resumed
 // with --state for a Kill case); the replay flag is refused.
-func (p *parityRun) batch() ([]byte, int, error) {
+func (p *parityRun) batch() ([]byte, int, error) { return p.batchIn("") }
+
+// batchState is batch with --state: every run saved in a database.
+func (p *parityRun) batchState() ([]byte, int, error) {
+	return p.batchIn(filepath.Join(p.dir, "batch-state.db"))
+}
+
+// batchIn is batch, saved in the state database db ("": not saved).
+func (p *parityRun) batchIn(db string) ([]byte, int, error) {
 	e, err := session.Load(p.c.Path(), nil, session.LoadOptions{LookupEnv: mapEnv(p.env(false))})
 	if err != nil {
 		return nil, 0, err
 	}
-	inputs, out := filepath.Join(p.dir, "inputs.jsonl"), filepath.Join(p.dir, "out.jsonl")
+	inputs, out := filepath.Join(p.dir, "inputs.jsonl"), filepath.Join(p.dir, "out"+filepath.Base(db)+".jsonl")
+	saved := []string{}
+	if db != "" {
+		saved = []string{"--state", db}
+	}
 	line, _ := json.Marshal(map[string]string{"id": "x", "input": e.Input})
 	if err := os.WriteFile(inputs, append(line, '\n'), 0o644); err != nil {
 		return nil, 0, err
@@ -197,9 +213,9 @@ func (p *parityRun) batch() ([]byte, int, error) {
 		p.killed("batch", p.c.Path(), "--inputs", inputs, "--out", out, "--state", db)
 		o = p.cmd(false, "batch", "--resume", db)
 	case p.c.Record:
-		o = p.cmd(true, "batch", p.c.Path(), "--inputs", inputs, "--out", out, "--replay", p.recording)
+		o = p.cmd(true, append([]string{"batch", p.c.Path(), "--inputs", inputs, "--out", out, "--replay", p.recording}, saved...)...)
 	default:
-		o = p.cmd(false, "batch", p.c.Path(), "--inputs", inputs, "--out", out)
+		o = p.cmd(false, append([]string{"batch", p.c.Path(), "--inputs", inputs, "--out", out}, saved...)...)
 	}
 	if o.code == 2 {
 		return nil, o.code, errors.New(o.stderr)

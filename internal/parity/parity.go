@@ -28,6 +28,9 @@ const (
 	Run      = "run"
 	Resume   = "resume"
 	Batch    = "batch"
+	// BatchState is a batch saved with --state (a Kill case's batch is
+	// always one).
+	BatchState = "batch --state"
 	Test     = "test"
 	MCPServe = "mcp serve"
 	Worker   = "worker"         // a run on Temporal (run --temporal)
@@ -64,7 +67,7 @@ func Cases() []Case {
 		noBudget    = `a run on Temporal has no budget`
 		noReplay    = `a run on Temporal is neither recorded nor replayed`
 	)
-	return []Case{
+	cases := []Case{
 		{Name: "scripts", File: "scripts.yaml"},
 		{Name: "mcp", File: "mcp.yaml", Cannot: map[string]string{Test: testModels}},
 		{Name: "ask", File: "ask.yaml", Answers: map[string]string{"approver": `{"approved": true}`},
@@ -78,6 +81,12 @@ func Cases() []Case {
 		{Name: "kill", File: "kill.yaml", Kill: true,
 			Cannot: map[string]string{Test: "no kill", MCPServe: "no kill", Temporal: "not killed here"}},
 	}
+	for _, c := range cases { // what a batch cannot do, a saved one cannot either
+		if why, ok := c.Cannot[Batch]; ok {
+			c.Cannot[BatchState] = why
+		}
+	}
+	return cases
 }
 
 // Dir is the folder of the table's files, found from the working folder
