@@ -25,16 +25,16 @@ import (
 
 // The front doors.
 const (
-	Run      = "run"
-	Resume   = "resume"
-	Batch    = "batch"
+	Run    = "run"
+	Resume = "resume"
+	Batch  = "batch"
 	// BatchState is a batch saved with --state (a Kill case's batch is
 	// always one).
 	BatchState = "batch --state"
-	Test     = "test"
-	MCPServe = "mcp serve"
-	Worker   = "worker"         // a run on Temporal (run --temporal)
-	Temporal = "batch-temporal" // batch --temporal
+	Test       = "test"
+	MCPServe   = "mcp serve"
+	Worker     = "worker"         // a run on Temporal (run --temporal)
+	Temporal   = "batch-temporal" // batch --temporal
 )
 
 // Key is the API key of the secret case: no front door may show it.
