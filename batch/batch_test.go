@@ -209,3 +209,13 @@ func TestKeepWritten(t *testing.T) {
 		t.Errorf("a missing file: %d, %v", n, err)
 	}
 }
+
+// A line longer than MaxLine is refused, with its number, as run refuses
+// such an input.
+func TestInputLineCap(t *testing.T) {
+	t.Parallel()
+	data := "\"a\"\n\"" + strings.Repeat("x", batch.MaxLine) + "\"\n"
+	if _, err := batch.ParseInputs("in.jsonl", []byte(data)); err == nil || !strings.Contains(err.Error(), "in.jsonl:2: the line is larger than 10MiB") {
+		t.Errorf("err %v", err)
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ensemble-run/ensemble/internal/readcap"
 )
 
 // Input is one input of a batch (docs/cli.md#ensemble-batch).
@@ -25,6 +27,10 @@ type Input struct {
 
 // maxInputErrors is how many problems of an inputs file are reported.
 const maxInputErrors = 10
+
+// MaxLine is the longest line of an inputs file: a run's input read by
+// ensemble run is capped the same (its --max-input-size, by default).
+const MaxLine = 10 << 20
 
 // ParseInputs reads the inputs of a batch, one JSON value a line: a string
 // (the input), or an object {"id": …, "input": …}. Blank lines are
@@ -49,6 +55,10 @@ func ParseInputs(name string, data []byte) ([]*Input, error) {
 		}
 		text = bytes.TrimSpace(text)
 		if len(text) == 0 {
+			continue
+		}
+		if len(text) > MaxLine {
+			fail(n, "the line is larger than %s, the most a run's input may be (as run's default --max-input-size)", readcap.Size(MaxLine))
 			continue
 		}
 		in, err := parseInputLine(text)

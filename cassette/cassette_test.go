@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -110,6 +111,9 @@ func TestBadFiles(t *testing.T) {
 	write("old.yaml", "version: 7\nagent: old\n")
 	write("typo.yaml", "version: 1\nagent: typo\nexchange: []\n")
 	write("empty.yaml", "")
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.yaml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	c, err := Open(Options{Dir: dir, Mode: Replay})
 	if err != nil {
 		t.Fatal(err)
@@ -119,6 +123,7 @@ func TestBadFiles(t *testing.T) {
 		"old":   "version 7, want 1",
 		"typo":  "field exchange not found",
 		"empty": "empty.yaml has no model exchanges",
+		"fifo":  "fifo.yaml is not a regular file", // not waited on for ever
 	} {
 		_, err := c.Replayed(agent, req)
 		if err == nil || !strings.Contains(err.Error(), want) {

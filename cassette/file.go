@@ -194,6 +194,11 @@ const (
 const maxFile = 1 << 30
 
 func (f *file) load() error {
+	// Only a regular file: opening a FIFO would wait for a writer, for
+	// ever, and a device has no end.
+	if fi, err := os.Stat(f.path); err == nil && !fi.Mode().IsRegular() {
+		return fmt.Errorf("recording: %s is not a regular file", f.path)
+	}
 	b, err := readcap.ReadFile(f.path, maxFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

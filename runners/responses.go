@@ -105,7 +105,7 @@ func NewResponses() *Responses {
 }
 
 // MaxResponsesFile is the largest responses file LoadResponses reads.
-const MaxResponsesFile = 4 << 30
+const MaxResponsesFile = 1 << 30
 
 // LoadResponses reads a responses file (docs/testing.md#the-responses-file).
 func LoadResponses(path string) (*Responses, error) {
@@ -151,7 +151,10 @@ func parseYAML(name string, data []byte, lines *sourceLines) (*Responses, error)
 	if root == nil {
 		return r, nil // an empty file injects nothing
 	}
-	p := &respParser{file: name, lines: lines}
+	// One budget of converted nodes for the whole file: aliases may share
+	// a value between responses, but never multiply the file past a few
+	// times its own size (an alias bomb).
+	p := &respParser{file: name, lines: lines, budget: 1<<20 + 4*countNodes(root)}
 	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
 		return r, nil
 	}
@@ -210,7 +213,6 @@ func (p *respParser) entry(ent *ResponseEntry, v *yaml.Node) bool {
 		ok := true
 		ent.Values = make([]any, 0, len(v.Content))
 		for _, item := range v.Content {
-			p.budget = 1 << 20
 			val, good := p.value(item, 0)
 			ok = ok && good
 			ent.Values = append(ent.Values, val)
@@ -281,6 +283,15 @@ func (p *respParser) simulate(ent *ResponseEntry, v *yaml.Node) bool {
 	}
 	ent.Simulate = s
 	return ok
+}
+
+// countNodes counts the nodes of a YAML tree, an alias as one.
+func countNodes(n *yaml.Node) int {
+	c := 1
+	for _, k := range n.Content {
+		c += countNodes(k)
+	}
+	return c
 }
 
 // value converts a YAML node to the value encoding/json would give.

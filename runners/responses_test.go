@@ -510,7 +510,27 @@ func TestLoadResponsesRefusesAHugeFile(t *testing.T) {
 		t.Skip("no sparse files here:", err)
 	}
 	f.Close()
-	if _, err := LoadResponses(path); err == nil || !strings.Contains(err.Error(), path+": larger than 4GiB") {
+	if _, err := LoadResponses(path); err == nil || !strings.Contains(err.Error(), path+": larger than 1GiB") {
 		t.Errorf("err %v", err)
+	}
+}
+
+// An alias bomb (each level ten aliases of the one before) is refused once
+// the file's values would outgrow a few times the file, wherever its
+// aliases are used: one budget for the whole file, not one per response.
+func TestResponsesAliasBomb(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("bomb:\n  - {l0: &l0 [x, x, x, x, x, x, x, x, x, x]}\n")
+	for i := 1; i <= 4; i++ { // l4: 100,000 values
+		fmt.Fprintf(&b, "  - {l%d: &l%d [*l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d]}\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	b.WriteString("agent:\n")
+	for range 200 {
+		b.WriteString("  - *l4\n") // each 100,000 values: under a per-response budget
+	}
+	_, err := ParseResponses("bomb.yaml", []byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "too large (too many aliases?)") {
+		t.Fatalf("err %v", err)
 	}
 }

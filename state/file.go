@@ -216,7 +216,7 @@ var hexHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // MaxFileSize is the largest JSON state file Load reads: far more than a
 // run holds, but an endless file (a FIFO, a device) fails instead of
 // exhausting the memory.
-const MaxFileSize = 4 << 30
+const MaxFileSize = 1 << 30
 
 // Load reads a state file written by Save. Every problem is a *FileError
 // with a message a user can act on; Load never panics on bad input.

@@ -264,7 +264,7 @@ func TestLoadRefusesAHugeFile(t *testing.T) {
 	f.Close()
 	_, err = state.Load(path)
 	var fe *state.FileError
-	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "larger than 4GiB, the limit of a JSON state file") {
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "larger than 1GiB, the limit of a JSON state file") {
 		t.Errorf("err %v", err)
 	}
 }
