@@ -163,7 +163,7 @@ func (p *temporalParity) local() (string, int) {
 		}
 		out, stderr, code = p.cli(nil, append([]string{"resume", filepath.Join(p.dir, "run.db"), "--output", "json"}, p.answerFlags()...)...)
 	}
-	if strings.Contains(out+stderr, parity.Key) {
+	if parity.ShowsKey(out + stderr) {
 		p.t.Errorf("run shows the key:\n%s%s", out, stderr)
 	}
 	return parity.Normalize(p.t, []byte(out)), code

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ensemble-run/ensemble/internal/parity"
 )
 
 // A key that reaches a script's output, its stderr, its error or the run's
@@ -40,4 +42,39 @@ func read(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// A model that repeats its key, as it is and JSON-escaped (sk\u002d…):
+// no sink holds it in any spelling: the events, the result, the report,
+// the state database and its export, the recording, the text summary.
+func TestNoSinkHoldsAnEscapedKey(t *testing.T) {
+	t.Parallel()
+	srv := parity.Start(t)
+	dir := t.TempDir()
+	file := parity.Case{File: "secret.yaml"}.Path()
+	db, report, rec := filepath.Join(dir, "run.db"), filepath.Join(dir, "run.md"), filepath.Join(dir, "recording")
+	o := ensembleEnv(t, srv.Env(false), "run", file, "--output", "jsonl", "--state", db, "--report", report, "--record", rec)
+	if o.code != 0 {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	sinks := map[string]string{"events": o.stdout, "stderr": o.stderr, "report": read(t, report)}
+	for _, args := range [][]string{{"state", "export", db}, {"state", "show", db, "--output", "json"}, {"state", "show", db, "--output", "text"}} {
+		x := ensembleEnv(t, srv.Env(false), args...)
+		sinks[strings.Join(args[:2], " ")+" "+args[len(args)-1]] = x.stdout + x.stderr
+	}
+	files, _ := filepath.Glob(filepath.Join(rec, "*"))
+	if len(files) == 0 {
+		t.Fatal("nothing recorded")
+	}
+	for _, f := range append(files, db) {
+		sinks[f] = read(t, f)
+	}
+	for name, text := range sinks {
+		if parity.ShowsKey(text) {
+			t.Errorf("the key shows in the %s:\n%s", name, text)
+		}
+	}
+	if !strings.Contains(sinks["events"], "[REDACTED]") {
+		t.Errorf("nothing redacted in the events:\n%s", sinks["events"])
+	}
 }

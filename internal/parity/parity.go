@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -143,7 +144,9 @@ func (s *Servers) Env(closed bool) map[string]string {
 // format. Its reply depends only on the request, as a deterministic model's
 // would: a system prompt that starts with TOOL: calls the first tool
 // offered with the last line of the last user message, then says what the
-// tool said; one that starts with KEY: repeats the API key of the request;
+// tool said; one that starts with KEY: repeats the API key of the request,
+// as it is and with its dashes JSON-escaped (sk\u002d…, which a JSON
+// reader decodes back to the key);
 // any other reply is the system prompt's first word and that line.
 type Model struct {
 	srv      *httptest.Server
@@ -210,7 +213,8 @@ func (m *Model) serve(w http.ResponseWriter, r *http.Request) {
 		finish = "tool_calls"
 	case strings.HasPrefix(system, "KEY:"):
 		key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-		message = map[string]any{"role": "assistant", "content": "the key is " + key}
+		escaped := strings.ReplaceAll(key, "-", `\u002d`)
+		message = map[string]any{"role": "assistant", "content": "the key is " + key + `, in JSON {"key": "` + escaped + `"}`}
 	default:
 		word, _, _ := strings.Cut(system, ":")
 		message = map[string]any{"role": "assistant", "content": fmt.Sprintf("%s saw %q", word, lastLine(lastUser))}
@@ -231,13 +235,30 @@ func lastLine(s string) string {
 // varying are the fields of a result that differ from run to run.
 var varying = regexp.MustCompile(`"(timestamp|execution_time|duration_seconds)":\s*("[^"]*"|[0-9.e+-]+)`)
 
+// ShowsKey reports whether s holds Key in any spelling: as it is, or with
+// characters JSON-escaped (\u002d), however many times the text was
+// escaped again (\\u002d in a result's JSON).
+func ShowsKey(s string) bool {
+	if strings.Contains(s, Key) {
+		return true
+	}
+	return strings.Contains(unescape.ReplaceAllStringFunc(s, func(m string) string {
+		r, _ := strconv.ParseUint(m[len(m)-4:], 16, 32)
+		return string(rune(r))
+	}), Key)
+}
+
+// unescape finds \uXXXX escapes, their backslash escaped any number of
+// times.
+var unescape = regexp.MustCompile(`\\+u[0-9a-fA-F]{4}`)
+
 // Check holds what the front door door gave of case c (its result JSON
 // got, its exit code, or err) to want, the normalised result of run: no
 // key may show in either, and a door that cannot run the case must say so
 // with the error the table pins.
 func Check(t testing.TB, c Case, door, want string, got []byte, code int, err error) {
 	t.Helper()
-	if strings.Contains(string(got), Key) || err != nil && strings.Contains(err.Error(), Key) {
+	if ShowsKey(string(got)) || err != nil && ShowsKey(err.Error()) {
 		t.Errorf("%s shows the key:\n%s %v", door, got, err)
 	}
 	if pinned, cannot := c.Cannot[door]; cannot {

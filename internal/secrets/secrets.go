@@ -8,8 +8,10 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -29,6 +31,10 @@ const MinLength = 8
 type Redactor struct {
 	replacer *strings.Replacer
 	longest  int // bytes of the longest pattern
+	// escaped matches a key written with any of its characters as a JSON
+	// escape (sk\u002dabc…, which a JSON reader decodes back to the key):
+	// text that holds a backslash is matched against it too.
+	escaped *regexp.Regexp
 }
 
 // Of returns the redactor of the keys of every profile in models, looked
@@ -75,35 +81,80 @@ func New(keys ...string) *Redactor {
 	}
 	r.replacer = strings.NewReplacer(pairs...)
 	r.longest = len(patterns[0])
+	var alts []string
+	for _, k := range keys {
+		if k = strings.TrimSpace(k); len(k) >= MinLength {
+			alts = append(alts, escapedPattern(k))
+		}
+	}
+	slices.SortFunc(alts, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	r.escaped = regexp.MustCompile(strings.Join(alts, "|"))
 	return r
+}
+
+// escapedPattern matches key with any of its characters written as JSON
+// writes or may write them: itself, \uXXXX (any case of hex digits), and
+// \/ for a slash, \" and \\ for a quote and a backslash.
+func escapedPattern(key string) string {
+	var b strings.Builder
+	for _, c := range key {
+		b.WriteString("(?:")
+		b.WriteString(regexp.QuoteMeta(string(c)))
+		if c <= 0xFFFF {
+			b.WriteString(`|\\u`)
+			for _, h := range fmt.Sprintf("%04x", c) {
+				if h >= 'a' {
+					fmt.Fprintf(&b, "[%c%c]", h, h-'a'+'A')
+				} else {
+					b.WriteRune(h)
+				}
+			}
+		}
+		switch c {
+		case '/':
+			b.WriteString(`|\\/`)
+		case '"':
+			b.WriteString(`|\\"`)
+		case '\\':
+			b.WriteString(`|\\\\`)
+		}
+		b.WriteString(")")
+	}
+	return b.String()
 }
 
 // Empty reports whether r redacts nothing.
 func (r *Redactor) Empty() bool { return r == nil || r.replacer == nil }
 
-// Longest is the length in bytes of the longest key (0 without keys): a
-// stream that holds back Longest()-1 bytes never lets a split key through.
+// Longest is the length in bytes of the longest spelling of a key (0
+// without keys), every character of it escaped: a stream that holds back
+// Longest()-1 bytes never lets a split key through.
 func (r *Redactor) Longest() int {
 	if r.Empty() {
 		return 0
 	}
-	return r.longest
+	return 6 * r.longest
 }
 
-// String replaces every key in s.
+// String replaces every key in s, in every spelling.
 func (r *Redactor) String(s string) string {
 	if r.Empty() {
 		return s
 	}
-	return r.replacer.Replace(s)
+	s = r.replacer.Replace(s)
+	if strings.IndexByte(s, '\\') >= 0 {
+		s = r.escaped.ReplaceAllLiteralString(s, Redacted)
+	}
+	return s
 }
 
-// Bytes replaces every key in b; b itself is left as it is.
+// Bytes replaces every key in b, in every spelling; b itself is left as
+// it is.
 func (r *Redactor) Bytes(b []byte) []byte {
 	if r.Empty() {
 		return b
 	}
-	return []byte(r.replacer.Replace(string(b)))
+	return []byte(r.String(string(b)))
 }
 
 // Value returns v with every key redacted from its strings and map keys: v
@@ -124,7 +175,7 @@ func (r *Redactor) value(v any) (any, bool) {
 	case nil, bool, float64, int, int64, json.Number:
 		return v, false
 	case string:
-		s := r.replacer.Replace(x)
+		s := r.String(x)
 		return s, s != x
 	case []any:
 		var out []any
@@ -143,7 +194,7 @@ func (r *Redactor) value(v any) (any, bool) {
 	case map[string]any:
 		var out map[string]any
 		for k, e := range x {
-			nk := r.replacer.Replace(k)
+			nk := r.String(k)
 			ne, changed := r.value(e)
 			if !changed && nk == k {
 				continue

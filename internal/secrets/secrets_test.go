@@ -91,3 +91,35 @@ func TestValueKeepsTypes(t *testing.T) {
 		t.Error("a value with no key was copied")
 	}
 }
+
+// A key is redacted in every spelling a JSON reader decodes back to it:
+// any of its characters as \uXXXX (either case of hex), a slash as \/, and
+// escaped again inside a JSON string (\\u002d); text with backslashes but
+// no key is left as it is.
+func TestEscapedSpellings(t *testing.T) {
+	t.Parallel()
+	r := New("sk-abc/def0123456")
+	for _, tc := range []struct{ in, want string }{
+		{`sk\u002dabc/def0123456`, Redacted},
+		{`x \u0073\u006B-abc/def0123456 y`, "x " + Redacted + " y"},
+		{`sk\u002Dabc\/def0123456`, Redacted},
+		{`"sk\\u002dabc/def0123456"`, `"sk\\u002dabc/def0123456"`}, // the backslash is itself escaped: not the key once decoded once
+		{`C:\path\to\sk-file \u00e9`, `C:\path\to\sk-file \u00e9`},
+	} {
+		if got := r.String(tc.in); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.in, got, tc.want)
+		}
+		if got := string(r.Bytes([]byte(tc.in))); got != tc.want {
+			t.Errorf("Bytes %s: %s", tc.in, got)
+		}
+	}
+	// As a value: a JSON-escaped spelling inside an output's strings.
+	v := r.Value(map[string]any{`raw`: `{"k": "sk\u002dabc/def0123456"}`})
+	if b, _ := json.Marshal(v); bytes.Contains(b, []byte("abc/def0123456")) {
+		t.Errorf("value %s", b)
+	}
+	var buf bytes.Buffer
+	if _, err := r.Writer(&buf).Write([]byte(`{"reply": "sk\u002dabc\/def0123456"}`)); err != nil || buf.String() != `{"reply": "`+Redacted+`"}` {
+		t.Errorf("writer: %s %v", buf.String(), err)
+	}
+}
