@@ -2,11 +2,14 @@ package engine
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 
+	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/jsonw"
+	"github.com/ensemble-run/ensemble/resolver"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -24,11 +27,25 @@ type Result struct {
 	Usage               state.Usage     `json:"usage"`
 	// UsageByAgent is each agent's spend (its fan-out instances' included),
 	// for the agents that made model requests; absent when none did.
-	UsageByAgent    map[string]*state.Usage `json:"usage_by_agent,omitempty"`
-	DurationSeconds float64                 `json:"duration_seconds"`
+	UsageByAgent map[string]*state.Usage `json:"usage_by_agent,omitempty"`
+	// HeldBack are the agents a completed run held back: ready again, but
+	// at their limit of executions; absent when none was.
+	HeldBack        []HeldBack `json:"held_back,omitempty"`
+	DurationSeconds float64    `json:"duration_seconds"`
 	// PendingInput are the questions an awaiting_input run waits for
 	// (docs/semantics.md#ask-agents-that-wait); absent otherwise.
 	PendingInput []PendingInput `json:"pending_input,omitempty"`
+}
+
+// HeldBack is an agent that was ready again when its run completed, but
+// had run as often as its limit lets it: a loop that was meant to go round
+// again, most likely (conversation.max_turns defaults to 1).
+type HeldBack struct {
+	AgentName  string `json:"agent_name"`
+	Executions int    `json:"executions"`
+	// Limit names the limit that held it: conversation.max_turns, or
+	// conversation_limits.max_agent_executions.
+	Limit string `json:"limit"`
 }
 
 // RunError is one entry of the result's errors: a failed execution, or an
@@ -127,6 +144,9 @@ func (r *Run) finish(reason string) *Result {
 		}
 	}
 	res.UsageByAgent = r.usageByAgent()
+	if reason == Completed {
+		res.HeldBack = HeldBackIn(r.ens, r.st)
+	}
 	r.endTrace(res)
 	r.opts.Events.Emit(events.Event{Type: events.RunCompleted, Turn: st.TurnCount, Message: reason, Result: res})
 	return res
@@ -241,6 +261,11 @@ func (r *Result) writeJSON(w io.Writer, compact bool) error {
 			return err
 		}
 	}
+	if len(r.HeldBack) > 0 {
+		if err := put("held_back", r.HeldBack); err != nil {
+			return err
+		}
+	}
 	if err := put("duration_seconds", r.DurationSeconds); err != nil {
 		return err
 	}
@@ -255,4 +280,23 @@ func (r *Result) writeJSON(w io.Writer, compact bool) error {
 		bw.WriteByte('\n')
 	}
 	return bw.Flush()
+}
+
+// HeldBackIn are the agents of e that were ready again when the run of st
+// ended, but at their limits (resolver.HeldBack): what a completed run's
+// result lists.
+func HeldBackIn(e *ensemble.Ensemble, st *state.State) []HeldBack {
+	agents, err := resolver.HeldBack(context.Background(), e, st)
+	if err != nil {
+		return nil
+	}
+	var out []HeldBack
+	for _, a := range agents {
+		limit := "conversation.max_turns"
+		if m, ok := e.Limits.MaxAgentExecutions[a.Name]; ok && st.Executions(a.Name) >= m {
+			limit = "conversation_limits.max_agent_executions"
+		}
+		out = append(out, HeldBack{AgentName: a.Name, Executions: st.Executions(a.Name), Limit: limit})
+	}
+	return out
 }

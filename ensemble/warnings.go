@@ -30,6 +30,10 @@ func (d *decoder) warnings(e *Ensemble) []*Error {
 		out = append(out, w)
 	}
 	for _, a := range e.Agents {
+		if comp[a.Index] >= 0 && a.Conversation.MaxTurns <= 1 {
+			warn(a, "agent %q is in a loop (%s) but runs only once: conversation.max_turns is %d, so the loop never goes round; give it conversation: {max_turns: N}",
+				a.Name, loopOf(e, comp, a), max(a.Conversation.MaxTurns, DefaultMaxTurns))
+		}
 		if a.TriggerAll {
 			triggerAllWarnings(e, a, comp, warn)
 			continue
@@ -105,6 +109,17 @@ func (d *decoder) unpricedCostWarnings(e *Ensemble) []*Error {
 		}
 	}
 	return out
+}
+
+// loopOf names the agents of a's loop (its component), a first.
+func loopOf(e *Ensemble, comp []int, a *Agent) string {
+	names := []string{a.Name}
+	for _, b := range e.Agents {
+		if b != a && comp[b.Index] == comp[a.Index] {
+			names = append(names, b.Name)
+		}
+	}
+	return "with " + enumerate(quote(names[1:])) // a self-dependency is an error, never a loop
 }
 
 func quote(names []string) []string {

@@ -1,6 +1,7 @@
 package ensemble_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,15 +68,19 @@ agents:
   - name: b
     ask: q
     dependencies: [a, {agent_name: c, requires_all: false}]
+    conversation: {max_turns: 3}
   - name: c
     ask: q
     dependencies: [b]
+    conversation: {max_turns: 3}
   - name: d
     ask: q
     dependencies: [a, {agent_name: e, requires_all: false}]
+    conversation: {max_turns: 3}
   - name: e
     ask: q
     dependencies: [d]
+    conversation: {max_turns: 3}
   - name: one-loop
     ask: q
     dependencies: [a, b]
@@ -152,5 +157,41 @@ func TestSuggest(t *testing.T) {
 		if (want == "" && got != "") || (want != "" && got != `; did you mean "`+want+`"?`) {
 			t.Errorf("Suggest(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// An agent in a loop that may run only once (max_turns 1, the default)
+// keeps the loop from going round: each such agent is warned of, with its
+// loop and the fix; one that may run again is not.
+func TestLoopThatRunsOnceWarns(t *testing.T) {
+	t.Parallel()
+	src := `name: loop
+agents:
+  - name: start
+    ask: q
+  - name: writer
+    ask: q
+    dependencies: [start, {agent_name: reviewer, requires_all: false}]
+    conversation: {max_turns: 3}
+  - name: reviewer
+    ask: q
+    dependencies: [writer]
+  - name: after
+    ask: q
+    dependencies: [reviewer]
+`
+	e, err := LoadBytes("loop.yaml", []byte(src), LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range e.Warnings {
+		got = append(got, w.Error())
+	}
+	want := []string{
+		`loop.yaml:9:5: agent "reviewer" is in a loop (with "writer") but runs only once: conversation.max_turns is 1, so the loop never goes round; give it conversation: {max_turns: N}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("warnings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

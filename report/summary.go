@@ -144,6 +144,10 @@ func summaryHead(w io.Writer, res *engine.Result, opts SummaryOptions, width int
 	for _, wn := range res.Warnings {
 		paragraph(w, "", "  ", fmt.Sprintf("warning: turn %d, %s", wn.TurnNumber, wn.Message), width)
 	}
+	for _, h := range res.HeldBack {
+		paragraph(w, "", "  ", fmt.Sprintf("held back: %q was ready again after %s, but its %s stops it there; raise it to let it run again",
+			h.AgentName, Count(h.Executions, "execution"), h.Limit), width)
+	}
 }
 
 // headline is how the run ended: "completed after 2 turns in 0.10s", and

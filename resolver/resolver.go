@@ -161,10 +161,15 @@ func (sc *scan) reset(ctx context.Context, s *state.State) {
 // of its dependencies or a new request (live): it is within its limits and
 // has a fresh edge, or has no dependencies and never ran.
 func (sc *scan) agent(e *ensemble.Ensemble, a *ensemble.Agent) (r Ready, ready, live bool, err error) {
-	s := sc.s
-	if !withinLimits(e, s, a) {
+	if !withinLimits(e, sc.s, a) {
 		return Ready{}, false, false, nil
 	}
+	return sc.rules(a)
+}
+
+// rules are rules 2 to 4: whether a is ready, its limits aside.
+func (sc *scan) rules(a *ensemble.Agent) (r Ready, ready, live bool, err error) {
+	s := sc.s
 	reqs := sc.requests[a.Name]
 	requested := len(reqs) > 0 // rule 4
 	if len(a.Dependencies) == 0 {
@@ -440,6 +445,28 @@ func (x *Resolver) Ready(ctx context.Context, s *state.State) (ready []Ready, wa
 	}
 	x.list = kept
 	return ready, sc.warnings, nil
+}
+
+// HeldBack lists the agents, in file order, that would be ready but for
+// rule 1: they have run as often as conversation.max_turns (or
+// max_agent_executions) lets them, and a dependency has a new output for
+// them, or a request is pending. A run that completes with such an agent
+// likely meant a loop to go round again (docs/semantics.md). Conditions
+// that fail count as false, as in Resolve; it does not modify s.
+func HeldBack(ctx context.Context, e *ensemble.Ensemble, s *state.State) ([]*ensemble.Agent, error) {
+	sc := newScan(ctx, s)
+	var out []*ensemble.Agent
+	for _, a := range e.Agents {
+		if withinLimits(e, s, a) || len(a.Dependencies) == 0 && len(sc.requests[a.Name]) == 0 {
+			continue // an agent without dependencies is ready again only when asked
+		}
+		if _, ok, _, err := sc.rules(a); err != nil {
+			return nil, err
+		} else if ok {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }
 
 // withinLimits is rule 1: the agent may execute again.

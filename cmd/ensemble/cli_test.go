@@ -253,3 +253,27 @@ func TestClosedStdoutStillWritesTheReport(t *testing.T) {
 		t.Fatalf("report: %v %.200s", err, b)
 	}
 }
+
+// A loop whose writer may run only once ends "completed" after one round:
+// validate warns of it, and the run's summary and result name the agent
+// that was ready again but held back.
+func TestLoopHeldBackIsReported(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("testdata", "heldback")
+	v := ensembleCmd(t, "", "validate", filepath.Join(dir, "ensemble.yaml"))
+	if v.code != 0 || !strings.Contains(v.stderr, `agent "writer" is in a loop (with "reviewer") but runs only once`) {
+		t.Errorf("validate: exit %d\n%s", v.code, v.stderr)
+	}
+	args := []string{"run", filepath.Join(dir, "ensemble.yaml"), "--responses", filepath.Join(dir, "responses.yaml")}
+	o := ensembleCmd(t, "", append(args, "--output", "text")...)
+	if o.code != 0 || !strings.Contains(o.stdout+o.stderr, `held back: "writer" was ready again after 1 execution, but its conversation.max_turns stops it there`) {
+		t.Errorf("text: exit %d\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+	j := ensembleCmd(t, "", append(args, "--output", "json")...)
+	var res struct {
+		HeldBack []map[string]any `json:"held_back"`
+	}
+	if err := json.Unmarshal([]byte(j.stdout), &res); err != nil || len(res.HeldBack) != 1 || res.HeldBack[0]["agent_name"] != "writer" {
+		t.Errorf("json: %v %+v\n%s", err, res, j.stdout)
+	}
+}

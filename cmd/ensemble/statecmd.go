@@ -53,8 +53,15 @@ duration_seconds is the time from its start to its last save.`,
 				return err
 			}
 			res := durable.Result(sf, run)
-			if sf.CompletionReason == engine.AwaitingInput {
-				res.PendingInput = savedPending(io, sf)
+			if sf.CompletionReason == engine.AwaitingInput || sf.CompletionReason == engine.Completed {
+				// What the run printed of what it waits for, or held back:
+				// read against its ensemble, when that still loads.
+				if e, err := loadEnsemble(io, sf.Ensemble.Path, sf.Profiles); err == nil && engine.CheckState(e, sf) == nil {
+					res.PendingInput = durable.Pending(e, sf)
+					if sf.CompletionReason == engine.Completed {
+						res.HeldBack = engine.HeldBackIn(e, sf.State)
+					}
+				}
 			}
 			if output == "" {
 				output = "json"
@@ -146,16 +153,6 @@ func loadSaved(io *stdio, path, runID string) (*state.File, *store.RunInfo, erro
 		return nil, nil, io.stateError(path, err, false)
 	}
 	return sf, run, nil
-}
-
-// savedPending is what a saved run that ended awaiting_input waits for
-// (durable.Pending); nil when its ensemble file no longer loads.
-func savedPending(io *stdio, sf *state.File) []engine.PendingInput {
-	e, err := loadEnsemble(io, sf.Ensemble.Path, sf.Profiles)
-	if err != nil {
-		return nil
-	}
-	return durable.Pending(e, sf)
 }
 
 // printSummary prints the text summary of a saved run.
