@@ -259,13 +259,7 @@ func (s *Scenario) lookupEnv(k string) (string, bool) {
 	return os.LookupEnv(k)
 }
 
-func (s *Scenario) profileFiles() []string {
-	files := slices.Concat(s.opts.ProfileFiles, s.profiles)
-	if env, ok := s.lookupEnv("ENSEMBLE_PROFILES"); ok && env != "" {
-		files = append(files, env)
-	}
-	return files
-}
+func (s *Scenario) profileFiles() []string { return slices.Concat(s.opts.ProfileFiles, s.profiles) }
 
 // setFile names the ensemble file of the scenario: it must exist.
 func (s *Scenario) setFile(path string) error {
@@ -295,16 +289,11 @@ func (s *Scenario) setInline(ds *godog.DocString) error {
 // load (re)loads the ensemble the scenario names, and keeps why it failed.
 func (s *Scenario) load() *loadFailure {
 	s.ens, s.loadErr = nil, nil
-	lo := s.kinds().Load(ensemble.LoadOptions{ProfileFiles: s.profileFiles(), LookupEnv: s.lookupEnv})
-	var (
-		e   *ensemble.Ensemble
-		err error
-	)
+	path, data := s.ensPath, []byte(nil)
 	if s.inline != nil {
-		e, err = ensemble.LoadBytes(filepath.Join(s.dir, "inline-ensemble.yaml"), s.inline, lo)
-	} else {
-		e, err = ensemble.Load(s.ensPath, lo)
+		path, data = filepath.Join(s.dir, "inline-ensemble.yaml"), s.inline
 	}
+	e, err := session.Load(path, data, session.LoadOptions{Kinds: s.kinds(), Profiles: s.profileFiles(), LookupEnv: s.lookupEnv})
 	if err != nil {
 		s.loadErr = loadError(s.ensLabel, s.inline != nil, err)
 		return s.loadErr

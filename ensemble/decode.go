@@ -30,8 +30,12 @@ type decoder struct {
 	keyVars map[string]string
 
 	// set while decoding an ensemble file
-	dir        string                   // its folder, absolute
-	models     map[string]*ModelProfile // merged profiles
+	dir    string                   // its folder, absolute
+	models map[string]*ModelProfile // merged profiles
+	// overrides are the profiles of LoadOptions.ProfileOverrides, which
+	// replace a file's own (each replaced one is warned of in shadowed).
+	overrides  map[string]*ModelProfile
+	shadowed   []*Error
 	tools      map[string]*Tool
 	agentNodes map[string]*yaml.Node // first agent of each name
 	badDeps    map[*Dependency]bool  // dependencies already reported (unknown agent, itself): left out of the run check

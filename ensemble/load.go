@@ -20,9 +20,14 @@ import (
 
 // LoadOptions tunes Load.
 type LoadOptions struct {
-	// ProfileFiles are profiles files (docs/format.md#model-profiles): pass --profiles FILE first,
-	// then $ENSEMBLE_PROFILES; empty entries are skipped. On a name clash the
-	// ensemble file's own models win, then the earlier profiles file.
+	// ProfileOverrides are profiles files (docs/format.md#profiles-files)
+	// whose profiles win over the ensemble file's own, and its children's:
+	// those the command line gives (--profiles). A file's profile so
+	// replaced is a warning. On a name clash the earlier file wins.
+	ProfileOverrides []string
+	// ProfileFiles are profiles files whose profiles a file's own replace:
+	// those the environment gives ($ENSEMBLE_PROFILES). Empty entries are
+	// skipped. On a name clash the earlier file wins.
 	ProfileFiles []string
 	// LookupEnv expands ${VAR} in model profiles; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
@@ -98,32 +103,41 @@ func LoadBytes(path string, data []byte, opts LoadOptions) (*Ensemble, error) {
 		d    *decoder
 		root *yaml.Node
 	}
-	var docs []profilesDoc
-	for _, file := range slices.Backward(opts.ProfileFiles) {
-		if file == "" {
-			continue
+	read := func(files []string) []profilesDoc {
+		var docs []profilesDoc
+		for _, file := range slices.Backward(files) {
+			if file == "" {
+				continue
+			}
+			if pd, root := readProfiles(file, lookup, &errs); root != nil {
+				docs = append(docs, profilesDoc{pd, root})
+			}
 		}
-		if pd, root := readProfiles(file, lookup, &errs); root != nil {
-			docs = append(docs, profilesDoc{pd, root})
-		}
+		return docs
 	}
+	docs, overrideDocs := read(opts.ProfileFiles), read(opts.ProfileOverrides)
 	d := newDecoder(path, data, lookup, &errs)
 	root := d.document(data)
 	keys := map[string]string{}
 	if root != nil {
 		d.keyVarsOf(root, keys)
 	}
-	for _, doc := range docs {
+	for _, doc := range slices.Concat(docs, overrideDocs) {
 		doc.d.keyVarsOf(doc.root, keys)
 	}
-	models := map[string]*ModelProfile{}
+	models, overrides := map[string]*ModelProfile{}, map[string]*ModelProfile{}
 	for _, doc := range docs {
 		doc.d.keyVars = keys
 		maps.Copy(models, doc.d.profilesFile(doc.root))
 	}
+	for _, doc := range overrideDocs {
+		doc.d.keyVars = keys
+		maps.Copy(overrides, doc.d.profilesFile(doc.root))
+	}
+	maps.Copy(models, overrides)
 	sum := sha256.Sum256(data)
 	e := &Ensemble{Path: abs, Dir: filepath.Dir(abs), Hash: hex.EncodeToString(sum[:]), Version: 1, Models: models}
-	d.dir, d.models, d.keyVars = e.Dir, models, keys
+	d.dir, d.models, d.keyVars, d.overrides = e.Dir, models, keys, overrides
 	d.kinds, e.Kinds = opts.Kinds, opts.Kinds
 	if root != nil {
 		d.ensemble(root, e)
@@ -153,7 +167,15 @@ func (d *decoder) ensemble(root *yaml.Node, e *Ensemble) {
 	}
 	e.Description = d.str(fs.get("description"))
 	e.Input = d.str(fs.get("input"))
-	maps.Copy(e.Models, d.profiles(fs.get("models")))
+	own := d.profiles(fs.get("models"))
+	maps.Copy(e.Models, own)
+	for name, p := range d.overrides { // the command line's win
+		if mine := own[name]; mine != nil {
+			d.shadowed = append(d.shadowed, d.warningAt(mine.Pos, fmt.Sprintf(
+				"model profile %q is replaced by the one of %s, a profiles file given to the command, which wins over the file's own", name, p.File)))
+		}
+		e.Models[name] = p
+	}
 	checkFallbacks(e.Models)
 	e.MCPServers = d.mcpServers(fs.get("mcp_servers"))
 	e.Tools = d.toolList(fs.get("tools"))

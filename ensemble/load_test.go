@@ -628,3 +628,24 @@ func TestScriptOutsideTheFolder(t *testing.T) {
 		t.Errorf("no hint at allow_outside: %v", err)
 	}
 }
+
+// Profiles files given to the command (ProfileOverrides) win over the
+// file's own profiles, and the file's so replaced is warned of; those of
+// the environment (ProfileFiles) lose to both.
+func TestProfileOverrides(t *testing.T) {
+	t.Parallel()
+	shared, env := filepath.Join("testdata", "profiles", "shared.yaml"), filepath.Join("testdata", "profiles", "env.yaml")
+	over := filepath.Join(t.TempDir(), "over.yaml")
+	if err := os.WriteFile(over, []byte("models:\n  clash: {provider: ollama, model: from-flag}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := loadOK(t, "uses-profiles.yaml", LoadOptions{Kinds: testKinds, ProfileOverrides: []string{over, shared}, ProfileFiles: []string{env}})
+	for name, want := range map[string]string{"fast": "from-shared", "clash": "from-flag", "early": "from-shared", "late": "from-env"} {
+		if got := e.Models[name].Model; got != want {
+			t.Errorf("profile %s comes %s, want %s", name, got, want)
+		}
+	}
+	if len(e.Warnings) != 1 || !strings.Contains(e.Warnings[0].Error(), `uses-profiles.yaml:3:3: model profile "clash" is replaced by the one of `+over) {
+		t.Errorf("warnings %v", e.Warnings)
+	}
+}

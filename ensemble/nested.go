@@ -120,7 +120,7 @@ func (d *decoder) include(f field) *Ensemble {
 	}
 	before := len(d.errs.list) + d.errs.more
 	c := newDecoder(path, data, d.lookup, d.errs)
-	c.kinds, c.nest, c.parentTools = d.kinds, n, slices.Collect(maps.Values(d.tools))
+	c.kinds, c.nest, c.parentTools, c.overrides = d.kinds, n, slices.Collect(maps.Values(d.tools)), d.overrides
 	c.parentMCP = d.mcp
 	slices.SortFunc(c.parentTools, func(a, b *Tool) int { return strings.Compare(a.Name, b.Name) })
 	root := c.document(data)

@@ -78,7 +78,16 @@ func (d *decoder) warnings(e *Ensemble) []*Error {
 				a.Name, enumerate(quote(names)), advice)
 		}
 	}
-	return append(out, d.unpricedCostWarnings(e)...)
+	return slices.Concat(d.shadowed, out, d.unpricedCostWarnings(e))
+}
+
+// warningAt is a warning of the file at p.
+func (d *decoder) warningAt(p Pos, msg string) *Error {
+	w := &Error{File: d.file, Line: p.Line, Column: p.Column, Message: msg}
+	if w.Line >= 1 && w.Line <= len(d.lines) {
+		w.Source = strings.TrimRight(d.lines[w.Line-1], "\r")
+	}
+	return w
 }
 
 // unpricedCostWarnings warn of a max_cost that can never be reached: cost

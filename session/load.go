@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/kinds"
@@ -23,8 +22,10 @@ type LoadOptions struct {
 
 // Load loads and validates the ensemble file at path (or data, named path,
 // when data is not nil) as every front door does, with the model profiles
-// of Profiles and of $ENSEMBLE_PROFILES: the file's own models win on a
-// name clash, then the Profiles files in order, then $ENSEMBLE_PROFILES.
+// of Profiles and of $ENSEMBLE_PROFILES: on a name clash the Profiles
+// files win (the earlier first: what the command line gives wins over the
+// file, with a warning), then the file's own models, then
+// $ENSEMBLE_PROFILES.
 // Problems of the file are an *ensemble.ErrorList; any other error names
 // path.
 func Load(path string, data []byte, o LoadOptions) (*ensemble.Ensemble, error) {
@@ -32,7 +33,7 @@ func Load(path string, data []byte, o LoadOptions) (*ensemble.Ensemble, error) {
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
-	files := slices.Clone(o.Profiles)
+	var files []string
 	if env, ok := lookup("ENSEMBLE_PROFILES"); ok && env != "" {
 		files = append(files, env)
 	}
@@ -40,7 +41,7 @@ func Load(path string, data []byte, o LoadOptions) (*ensemble.Ensemble, error) {
 	if reg == nil {
 		reg = kinds.Builtin()
 	}
-	opts := reg.Load(ensemble.LoadOptions{ProfileFiles: files, LookupEnv: lookup})
+	opts := reg.Load(ensemble.LoadOptions{ProfileOverrides: o.Profiles, ProfileFiles: files, LookupEnv: lookup})
 	var e *ensemble.Ensemble
 	var err error
 	if data == nil {

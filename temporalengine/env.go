@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 
@@ -65,11 +64,7 @@ func (env *Env) load(path, want string, profiles []string) (*loadedFile, error) 
 	if f := env.loaded[key]; f != nil {
 		return f, nil
 	}
-	files := slices.Clone(profiles)
-	if p, ok := env.lookup("ENSEMBLE_PROFILES"); ok && p != "" {
-		files = append(files, p)
-	}
-	e, err := ensemble.Load(path, kinds.Builtin().Load(ensemble.LoadOptions{ProfileFiles: files, LookupEnv: env.lookup}))
+	e, err := session.Load(path, nil, session.LoadOptions{Profiles: profiles, LookupEnv: env.lookup})
 	if err != nil {
 		return nil, err
 	}

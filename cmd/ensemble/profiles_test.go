@@ -47,3 +47,31 @@ agents:
 		t.Fatalf("--profiles alone: exit %d %s", o.code, o.stderr)
 	}
 }
+
+// --profiles redirects a profile the file declares: the command line wins,
+// and validate says which profile it replaced (an error with --strict).
+func TestProfilesFlagWinsOverTheFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	flagFile := filepath.Join(dir, "local.yaml")
+	ens := filepath.Join(dir, "ensemble.yaml")
+	for p, body := range map[string]string{
+		flagFile: "models:\n  fast: {provider: ollama, model: local-model}\n",
+		ens:      "name: p\nmodels:\n  fast: {provider: openai, model: gpt-4o, api_key_env: OPENAI_API_KEY}\nagents:\n  - {name: a, model_profile: fast}\n",
+	} {
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := ensembleCmd(t, "", "validate", ens, "--profiles", flagFile)
+	if o.code != 0 || !strings.Contains(o.stderr, `ensemble.yaml:3:3: warning: model profile "fast" is replaced by the one of `+flagFile) {
+		t.Errorf("validate: exit %d\n%s", o.code, o.stderr)
+	}
+	if o := ensembleCmd(t, "", "validate", ens, "--profiles", flagFile, "--strict"); o.code != 2 {
+		t.Errorf("validate --strict: exit %d\n%s", o.code, o.stderr)
+	}
+	g := ensembleCmd(t, "", "graph", ens, "--profiles", flagFile)
+	if !strings.Contains(g.stdout, "local-model") || strings.Contains(g.stdout, "gpt-4o") {
+		t.Errorf("the file's profile is still used:\n%s", g.stdout)
+	}
+}
