@@ -48,6 +48,12 @@ type (
 	Parent interface {
 		Children(a *ensemble.Agent) []*ensemble.Ensemble
 	}
+	// ModelUser kinds call a model through a profile: the name of the one
+	// a's executions use (before any fallback), whose key a run checks
+	// before its first turn. Default: "".
+	ModelUser interface {
+		ModelProfile(a *ensemble.Agent) string
+	}
 	// Shaper kinds have a shape of their own in drawings. Default: a box.
 	Shaper interface{ Shape() Shape }
 	// Describer kinds say what an agent runs, in the lines of its label
@@ -117,6 +123,15 @@ func Tools(a *ensemble.Agent) []string {
 		return t.Tools(a)
 	}
 	return nil
+}
+
+// ModelProfile is the name of the model profile a calls; "" when its kind
+// calls none.
+func ModelProfile(a *ensemble.Agent) string {
+	if m, ok := a.Kind.(ModelUser); ok {
+		return m.ModelProfile(a)
+	}
+	return ""
 }
 
 // Children are the child ensembles a may run.

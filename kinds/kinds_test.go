@@ -94,14 +94,15 @@ func TestBuiltinKindsAnswer(t *testing.T) {
 		_, parent := k.(agent.Parent)
 		_, shape := k.(agent.Shaper)
 		_, describe := k.(agent.Describer)
-		return map[string]bool{"Guarded": guarded, "JSONReplier": json, "OutputRepairer": repairs, "InputDescriber": input,
+		_, model := k.(agent.ModelUser)
+		return map[string]bool{"ModelUser": model, "Guarded": guarded, "JSONReplier": json, "OutputRepairer": repairs, "InputDescriber": input,
 			"MemoryKeeper": memory, "HumanAsker": human, "Questioner": question, "ToolUser": tools, "Parent": parent,
 			"Shaper": shape, "Describer": describe}
 	}
 	every := []string{"Shaper", "Describer"}
 	want := map[string][]string{
 		"script":   {"InputDescriber"},
-		"llm":      {"Guarded", "JSONReplier", "OutputRepairer", "MemoryKeeper", "ToolUser"},
+		"llm":      {"Guarded", "JSONReplier", "OutputRepairer", "MemoryKeeper", "ToolUser", "ModelUser"},
 		"ask":      {"MemoryKeeper", "HumanAsker", "Questioner"},
 		"ensemble": {"Parent"},
 		"dispatch": {"Parent"},

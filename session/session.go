@@ -169,6 +169,9 @@ func Open(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Session, er
 		s.simulate = s.dispatch.Simulator()
 	}
 	s.guard = s.liveGuard()
+	if err := s.checkKeys(lookup); err != nil {
+		return nil, err
+	}
 	if opts.MCP.Environ == nil {
 		opts.MCP.Environ = opts.Environ
 	}

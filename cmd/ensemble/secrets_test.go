@@ -78,3 +78,25 @@ func TestNoSinkHoldsAnEscapedKey(t *testing.T) {
 		t.Errorf("nothing redacted in the events:\n%s", sinks["events"])
 	}
 }
+
+// An LLM agent whose key is not set stops the run before its first turn
+// (exit 2, naming the variable and the offline way), not mid-run after the
+// scripts before it ran; with injected replies for it, no key is needed.
+func TestMissingKeyBeforeTheFirstTurn(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("testdata", "nokey")
+	mark := filepath.Join(t.TempDir(), "ran")
+	env := map[string]string{"MARK": mark, "PATH": os.Getenv("PATH")}
+	o := ensembleEnv(t, env, "run", filepath.Join(dir, "ensemble.yaml"), "--output", "json")
+	if o.code != 2 || !strings.Contains(o.stderr, `agent "writer" calls model profile "fast", whose key is read from ENSEMBLE_TEST_UNSET_KEY, which is not set`) ||
+		!strings.Contains(o.stderr, "--responses") {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("the script ran before the key was checked")
+	}
+	o = ensembleEnv(t, env, "run", filepath.Join(dir, "ensemble.yaml"), "--responses", filepath.Join(dir, "responses.yaml"), "--output", "json")
+	if o.code != 0 {
+		t.Errorf("with injected replies: exit %d\n%s", o.code, o.stderr)
+	}
+}

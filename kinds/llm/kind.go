@@ -90,6 +90,9 @@ func (Kind) Tools(a *ensemble.Agent) []string { return SpecOf(a).Tools }
 // Guarded: an LLM agent reaches a model, which costs money.
 func (Kind) Guarded() bool { return true }
 
+// ModelProfile is the profile a calls first.
+func (Kind) ModelProfile(a *ensemble.Agent) string { return SpecOf(a).ModelProfile }
+
 // JSONReply: an agent with output_format: json must reply with JSON.
 // An output_schema implies it (docs/llm.md#output-schemas).
 func (Kind) JSONReply(a *ensemble.Agent) bool {

@@ -1,0 +1,3 @@
+#!/bin/sh
+touch "$MARK"
+echo done

@@ -1,0 +1,71 @@
+package session
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/ensemble"
+)
+
+// checkKeys refuses, before the first turn, a run whose agents would call a
+// model without its key: an agent of a kind that calls a model
+// (agent.ModelUser), in the file or a child ensemble, that has no injected
+// responses and would not be stopped by the guard of live agents, nor
+// served by a replay, whose profile names in api_key_env a variable that is
+// unset or empty. A simulated user (a responses entry {simulate: ...})
+// needs its profile's key too. Without this the run would fail mid-way,
+// after the scripts before it ran.
+func (s *Session) checkKeys(lookup func(string) (string, bool)) error {
+	o := s.opts
+	if o.Recording != nil && !o.Recording.Live() {
+		return nil // a replay answers every model request
+	}
+	check := func(e *ensemble.Ensemble, who, name string) error {
+		p := e.Models[name]
+		if p == nil || p.APIKeyEnv == "" {
+			return nil // an unknown profile is the loader's error; no key is needed without api_key_env
+		}
+		if v, ok := lookup(p.APIKeyEnv); ok && strings.TrimSpace(v) != "" {
+			return nil
+		}
+		return fmt.Errorf("%s calls model profile %q, whose key is read from %s, which is not set: export it, or run without the model, with injected replies (--responses FILE)",
+			who, name, p.APIKeyEnv)
+	}
+	var walk func(e *ensemble.Ensemble, prefix string) error
+	walk = func(e *ensemble.Ensemble, prefix string) error {
+		for _, a := range e.Agents {
+			path := prefix + a.Name
+			for _, c := range agent.Children(a) {
+				if err := walk(c, path+"/"); err != nil {
+					return err
+				}
+			}
+			if ent := o.Responses.Entry(path); ent != nil {
+				if ent.Simulate != nil {
+					if err := check(e, fmt.Sprintf("the simulated user of %q", path), ent.Simulate.ModelProfile); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if _, replaced := o.Replace[a.Kind.String()]; replaced || !s.calls(path) {
+				continue
+			}
+			if name := agent.ModelProfile(a); name != "" {
+				if err := check(e, fmt.Sprintf("agent %q", path), name); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return walk(s.e, "")
+}
+
+// calls reports whether an agent at path without injected responses would
+// call its model: the guard of live agents lets it through (--live), or
+// there is none.
+func (s *Session) calls(path string) bool {
+	return s.guard == nil || s.guard(path) == nil
+}
