@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 )
 
 // endings explain the completion reasons that a person may not expect, and
@@ -58,12 +59,27 @@ func Summary(w io.Writer, res *engine.Result, opts SummaryOptions) {
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
+			if opts.Quiet { // the result itself: whole values
+				fmt.Fprintf(w, "  %s: %s\n", k, whole(res.FinalState[k]))
+				continue
+			}
 			// "  key: " and the preview fill the line, up to 100 runes of
 			// preview, and never fewer than 10.
 			n := min(100, max(10, width-len([]rune(k))-4))
 			fmt.Fprintf(w, "  %s: %s\n", k, Preview(res.FinalState[k], n))
 		}
 	}
+}
+
+// whole is a value of the final state as -q prints it, uncut: a string as
+// it is, its further lines indented under the key, anything else as
+// compact JSON.
+func whole(v any) string {
+	s, ok := v.(string)
+	if !ok {
+		return jsonvalue.Compact(v)
+	}
+	return strings.ReplaceAll(s, "\n", "\n    ")
 }
 
 func summaryHead(w io.Writer, res *engine.Result, opts SummaryOptions, width int) {

@@ -160,3 +160,22 @@ func TestSpendPerAgent(t *testing.T) {
 		t.Fatalf("report:\n%s", b.String())
 	}
 }
+
+// -q prints the final state as the run's result: whole values, however
+// long; the summary without -q previews them on one line.
+func TestQuietFinalStateIsWhole(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("word ", 60) + "end"
+	res := &engine.Result{Ensemble: "e", CompletionReason: engine.Completed, AgentExecutionCount: map[string]int{},
+		FinalState: map[string]any{"essay": long, "poem": "line one\nline two", "data": map[string]any{"n": 1, "text": long}}}
+	var quiet, full strings.Builder
+	Summary(&quiet, res, SummaryOptions{Quiet: true})
+	Summary(&full, res, SummaryOptions{})
+	want := "final state:\n  data: {\"n\":1,\"text\":\"" + long + "\"}\n  essay: " + long + "\n  poem: line one\n    line two\n"
+	if quiet.String() != want {
+		t.Errorf("-q:\n%s\nwant\n%s", quiet.String(), want)
+	}
+	if strings.Contains(full.String(), "end\n") || !strings.Contains(full.String(), "…") {
+		t.Errorf("without -q the values are previews:\n%s", full.String())
+	}
+}
