@@ -129,12 +129,8 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 	default:
 		d.errorf(m.get(found[1]).key, "%s: %s are mutually exclusive; found %s", where, enumerate(keys), enumerate(found))
 	}
-	for i, k := range d.kinds {
-		for _, key := range lists.fields[i] {
-			if a.Kind != nil && a.Kind != k && m.get(key).ok() {
-				d.errorf(m.get(key).key, "%s: %s is only for %s agents, not %s agents", where, key, k, a.Kind)
-			}
-		}
+	if a.Kind != nil {
+		d.foreignFields(m, a.Kind, lists.fields, where)
 	}
 	// An agent of no clear kind has the fields of every kind checked.
 	fs := &Fields{d: d, m: m, where: where}
@@ -285,4 +281,24 @@ func enumerate(words []string) string {
 		return strings.Join(words, "")
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+// foreignFields reports each field of another kind that an agent of kind
+// sets, once, naming every kind the field is for.
+func (d *decoder) foreignFields(m fields, kind Kind, fields [][]string, where string) {
+	owners := map[string][]string{}
+	var order []string
+	for i, k := range d.kinds {
+		for _, key := range fields[i] {
+			if owners[key] == nil {
+				order = append(order, key)
+			}
+			owners[key] = append(owners[key], k.String())
+		}
+	}
+	for _, key := range order {
+		if m.get(key).ok() && !slices.Contains(owners[key], kind.String()) {
+			d.errorf(m.get(key).key, "%s: %s is only for %s agents, not %s agents", where, key, enumerate(owners[key]), kind)
+		}
+	}
 }

@@ -30,7 +30,9 @@ type decoder struct {
 	keyVars map[string]string
 
 	// set while decoding an ensemble file
-	dir    string                   // its folder, absolute
+	dir string // its folder, absolute
+	// top bounds the files its agents read (root); empty for the file run.
+	top    string
 	models map[string]*ModelProfile // merged profiles
 	// overrides are the profiles of LoadOptions.ProfileOverrides, which
 	// replace a file's own (each replaced one is warned of in shadowed).

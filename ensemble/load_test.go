@@ -623,7 +623,7 @@ func TestScriptOutsideTheFolder(t *testing.T) {
 		`12:13: agent "up": script "../out.sh" `+outside,
 		`14:13: agent "link": script "scripts/link.sh" `+outside,
 		`16:13: agent "through-dir-link": script "up/out.sh" `+outside,
-		`26:5: agent "asker": allow_outside is only for script agents, not ask agents`)
+		`26:5: agent "asker": allow_outside is only for script, ensemble and dispatch agents, not ask agents`)
 	if !strings.Contains(err.Error(), "set allow_outside: true") {
 		t.Errorf("no hint at allow_outside: %v", err)
 	}

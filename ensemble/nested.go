@@ -66,11 +66,15 @@ func (f *Fields) Keys() []string {
 // that includes itself, directly or not, and children nested more than
 // MaxNesting deep are errors. nil when the field is absent or the child is
 // bad; a file included twice in one load is loaded once.
-func (f *Fields) Ensemble(key string) *Ensemble {
-	return f.d.include(f.m.get(key))
+//
+// The file must be under the folder of the ensemble file run (the top of
+// the load), symbolic links resolved, unless allowOutside: its agents run
+// scripts and read files with the run's data.
+func (f *Fields) Ensemble(key string, allowOutside bool) *Ensemble {
+	return f.d.include(f.m.get(key), allowOutside)
 }
 
-func (d *decoder) include(f field) *Ensemble {
+func (d *decoder) include(f field, allowOutside bool) *Ensemble {
 	rel := d.str(f)
 	d.need(f, rel == "")
 	if rel == "" {
@@ -110,6 +114,12 @@ func (d *decoder) include(f field) *Ensemble {
 		d.bad(f, "%q is not a regular file", rel)
 		n.loaded[abs] = nil
 		return nil
+	} else if err == nil && !allowOutside && !d.inside(path) {
+		// Refused before a byte is read: an error must not show a line
+		// of a file that is no ensemble (/etc/passwd).
+		d.bad(f, "%q is outside %s: a child ensemble runs scripts with the run's data; move it under the folder, or set allow_outside: true", rel, d.boundary())
+		n.loaded[abs] = nil
+		return nil
 	}
 	data, err := ReadFile(path)
 	if err != nil {
@@ -122,6 +132,10 @@ func (d *decoder) include(f field) *Ensemble {
 	c := newDecoder(path, data, d.lookup, d.errs)
 	c.kinds, c.nest, c.parentTools, c.overrides = d.kinds, n, slices.Collect(maps.Values(d.tools)), d.overrides
 	c.parentMCP = d.mcp
+	c.top = d.root()
+	if !d.inside(path) {
+		c.top = filepath.Dir(abs) // let in by allow_outside
+	}
 	slices.SortFunc(c.parentTools, func(a, b *Tool) int { return strings.Compare(a.Name, b.Name) })
 	root := c.document(data)
 	c.keyVars = maps.Clone(d.keyVars)

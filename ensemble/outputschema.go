@@ -191,7 +191,7 @@ func (d *decoder) schemaFile(f field, ref string) map[string]any {
 	}
 	data, err := readcap.ReadFile(path, MaxFileSize)
 	if err == nil && !d.inside(path) {
-		d.bad(f, "$ref %q is outside the ensemble file's folder %s", ref, d.dir)
+		d.bad(f, "$ref %q is outside %s", ref, d.boundary())
 		return nil
 	}
 	if _, ok := errors.AsType[*readcap.TooLargeError](err); ok {

@@ -42,21 +42,44 @@ func (d *decoder) script(f field, allowOutside bool) (script, path string) {
 	case info.Mode()&0o111 == 0 && !slices.Contains(interpreted, strings.ToLower(filepath.Ext(path))):
 		d.bad(f, "%q is not executable and has no known extension (.py, .sh, .js, .rb)", script)
 	case !allowOutside && !d.inside(path):
-		d.bad(f, "%q is outside the ensemble file's folder %s: a script gets the run's data on stdin; move it under the folder, or set allow_outside: true if it is meant to run from there", script, d.dir)
+		d.bad(f, "%q is outside %s: a script gets the run's data on stdin; move it under the folder, or set allow_outside: true if it is meant to run from there", script, d.boundary())
 	case info.Mode()&0o111 != 0:
 		d.executable(f, script, path)
 	}
 	return script, path
 }
 
-// inside reports whether path, symbolic links resolved, is under the
-// ensemble file's folder (also resolved).
+// root is the folder that bounds the files a load reads for its agents
+// (scripts, output schemas, child ensembles): the folder of the ensemble
+// file the user ran, for its children too, so that a child in
+// ensembles/ may use the project's scripts/. A child let in from outside
+// by allow_outside is bounded by its own folder.
+func (d *decoder) root() string {
+	if d.top != "" {
+		return d.top
+	}
+	return d.dir
+}
+
+// boundary names root in a message.
+func (d *decoder) boundary() string {
+	if d.root() == d.dir {
+		return "the ensemble file's folder " + d.dir
+	}
+	return "the folder of the ensemble file run, " + d.root()
+}
+
+// inside reports whether path, symbolic links resolved, is under root
+// (also resolved).
 func (d *decoder) inside(path string) bool {
-	dir, err := filepath.EvalSymlinks(d.dir)
+	dir, err := filepath.EvalSymlinks(d.root())
 	if err != nil {
 		return false
 	}
 	real, err := filepath.EvalSymlinks(path)
+	if err == nil {
+		real, err = filepath.Abs(real)
+	}
 	if err != nil {
 		return false
 	}

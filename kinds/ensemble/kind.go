@@ -82,8 +82,8 @@ func (Kind) String() string { return "ensemble" }
 // Key is ensemble: the child's file.
 func (Kind) Key() string { return "ensemble" }
 
-// Fields are output and loop.
-func (Kind) Fields() []string { return []string{"output", "loop"} }
+// Fields are output, loop and allow_outside.
+func (Kind) Fields() []string { return []string{"output", "loop", "allow_outside"} }
 
 // Decode loads the child with the parent and checks output and loop.
 func (Kind) Decode(f *format.Fields, a *format.Agent) {
@@ -91,7 +91,7 @@ func (Kind) Decode(f *format.Fields, a *format.Agent) {
 	a.Spec = s
 	if f.Has("ensemble") {
 		s.File = f.String("ensemble")
-		s.Child = f.Ensemble("ensemble")
+		s.Child = f.Ensemble("ensemble", f.Bool("allow_outside"))
 	}
 	if f.Has("output") {
 		s.Output = f.String("output")
@@ -140,8 +140,8 @@ func (Dispatch) String() string { return "dispatch" }
 // Key is dispatch: the block.
 func (Dispatch) Key() string { return "dispatch" }
 
-// Fields: none besides the block.
-func (Dispatch) Fields() []string { return nil }
+// Fields: allow_outside, besides the block.
+func (Dispatch) Fields() []string { return []string{"allow_outside"} }
 
 // Decode compiles on and loads every case's file with the parent.
 func (Dispatch) Decode(f *format.Fields, a *format.Agent) {
@@ -152,6 +152,7 @@ func (Dispatch) Decode(f *format.Fields, a *format.Agent) {
 		return
 	}
 	s.On, s.on = expr(df, "on")
+	outside := f.Bool("allow_outside")
 	df.Require("cases", false)
 	if cf := df.Mapping("cases"); cf != nil {
 		keys := cf.Keys()
@@ -159,11 +160,11 @@ func (Dispatch) Decode(f *format.Fields, a *format.Agent) {
 			df.Require("cases", true)
 		}
 		for _, k := range keys {
-			s.Cases = append(s.Cases, &Case{Key: k, File: cf.String(k), Child: cf.Ensemble(k)})
+			s.Cases = append(s.Cases, &Case{Key: k, File: cf.String(k), Child: cf.Ensemble(k, outside)})
 		}
 	}
 	if df.Has("default") {
-		s.Default = &Case{File: df.String("default"), Child: df.Ensemble("default")}
+		s.Default = &Case{File: df.String("default"), Child: df.Ensemble("default", outside)}
 	}
 }
 

@@ -42,8 +42,8 @@ func TestLoadChild(t *testing.T) {
 }
 
 // TestLoadErrors: the child's problems carry the child's position; cycles,
-// unknown outputs, missing files and bad loops and dispatches are load
-// errors.
+// unknown outputs, missing files, files outside the folder (refused
+// unread) and bad loops and dispatches are load errors.
 func TestLoadErrors(t *testing.T) {
 	t.Parallel()
 	_, err := load(t, "testdata/bad/parent.yaml")
@@ -54,11 +54,12 @@ func TestLoadErrors(t *testing.T) {
 	want := []string{
 		`testdata/bad/child.yaml:5:22: agent "x": timeout_seconds must be at least 0.001 seconds (1ms), got -1`,
 		`testdata/bad/parent.yaml:5:13: agent "a": output names no agent of ../flows/bug.yaml: "nobody"`,
-		`testdata/bad/parent.yaml:9:15: agent "c": ensemble "missing.yaml": cannot read: no such file or directory`,
-		`testdata/bad/parent.yaml:12:19: loop of agent "d": until does not compile`,
-		`testdata/bad/parent.yaml:12:48: loop of agent "d": max_iterations must be at least 1, got 0`,
-		`testdata/bad/parent.yaml:12:65: loop of agent "d": on_exhausted must be fail or succeed, got "maybe"`,
-		`testdata/bad/parent.yaml:14:36: dispatch of agent "e": cases must not be empty`,
+		`testdata/bad/parent.yaml:10:15: agent "c": ensemble "missing.yaml": cannot read: no such file or directory`,
+		`testdata/bad/parent.yaml:13:19: loop of agent "d": until does not compile`,
+		`testdata/bad/parent.yaml:13:48: loop of agent "d": max_iterations must be at least 1, got 0`,
+		`testdata/bad/parent.yaml:13:65: loop of agent "d": on_exhausted must be fail or succeed, got "maybe"`,
+		`testdata/bad/parent.yaml:15:36: dispatch of agent "e": cases must not be empty`,
+		`testdata/bad/parent.yaml:17:15: agent "f": ensemble "../../../../../../../../../../../../../etc/passwd" is outside the ensemble file's folder `,
 		`testdata/bad/self.yaml:4:15: agent "again": ensemble "parent.yaml" includes a file that includes it: parent.yaml → self.yaml → parent.yaml`,
 	}
 	got := list.Error()
@@ -69,6 +70,9 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if len(*list) != len(want) {
 		t.Errorf("errors:\n%s", got)
+	}
+	if strings.Contains(got, "root:") {
+		t.Errorf("a line of /etc/passwd in the errors:\n%s", got)
 	}
 }
 
@@ -142,4 +146,42 @@ func mustRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestTheBoundaryIsTheFolderRun: a child in ensembles/ may use the
+// project's scripts/, since the folder of the file run holds both; a
+// script above that folder is refused in the child too, and a child let in
+// by allow_outside is bounded by its own folder.
+func TestTheBoundaryIsTheFolderRun(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	project, shared := dir+"/project", dir+"/shared"
+	writeFile(t, project+"/scripts/x.sh", "#!/bin/sh\necho '{}'\n")
+	writeFile(t, shared+"/own.sh", "#!/bin/sh\necho '{}'\n")
+	for _, f := range []string{project + "/scripts/x.sh", shared + "/own.sh"} {
+		if err := os.Chmod(f, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, project+"/ensembles/review.yaml", "name: review\nagents:\n  - {name: x, script: ../scripts/x.sh}\n")
+	writeFile(t, shared+"/lib.yaml", "name: lib\nagents:\n  - {name: own, script: own.sh}\n")
+	writeFile(t, project+"/main.yaml", "name: main\nagents:\n  - {name: r, ensemble: ensembles/review.yaml}\n  - {name: l, ensemble: ../shared/lib.yaml, allow_outside: true}\n")
+	e, err := load(t, project+"/main.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := nested.SpecOf(e.Agent("r")).Child; c == nil || c.Agent("x") == nil {
+		t.Fatalf("child %+v", c)
+	}
+
+	writeFile(t, project+"/ensembles/review.yaml", "name: review\nagents:\n  - {name: x, script: ../../shared/own.sh}\n")
+	_, err = load(t, project+"/main.yaml")
+	if err == nil || !strings.Contains(err.Error(), `review.yaml:3:23: agent "x": script "../../shared/own.sh" is outside the folder of the ensemble file run, `+project) {
+		t.Errorf("err %v", err)
+	}
+	writeFile(t, project+"/main.yaml", "name: main\nagents:\n  - {name: l, ensemble: ../shared/lib.yaml}\n")
+	_, err = load(t, project+"/main.yaml")
+	if err == nil || !strings.Contains(err.Error(), `main.yaml:3:25: agent "l": ensemble "../shared/lib.yaml" is outside the ensemble file's folder `+project) {
+		t.Errorf("err %v", err)
+	}
 }
