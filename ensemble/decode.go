@@ -197,9 +197,9 @@ func (d *decoder) collect(n *yaml.Node, where string, known []string, f fields, 
 		case d.errs.full():
 			d.errorAt(k.Line, k.Column, "unknown key") // only counted: spare the suggestion
 		case where == "":
-			d.errorf(k, "unknown top-level key %q%s", k.Value, suggest(k.Value, known))
+			d.errorf(k, "unknown top-level key %q%s", k.Value, hint(k.Value, known))
 		default:
-			d.errorf(k, "unknown key %q in %s%s", k.Value, where, suggest(k.Value, known))
+			d.errorf(k, "unknown key %q in %s%s", k.Value, where, hint(k.Value, known))
 		}
 	}
 	if len(merges) > 0 && seen == nil {
@@ -425,6 +425,38 @@ func datesAsStrings(n *yaml.Node, seen map[*yaml.Node]bool) {
 		datesAsStrings(c, seen)
 	}
 	datesAsStrings(n.Alias, seen)
+}
+
+// blocks are the keys of the nested mappings a misplaced key may belong
+// to, by the key of the mapping.
+var blocks = map[string][]string{
+	"fan_out":             fanOutKeys,
+	"conversation":        conversationKeys,
+	"budget":              budgetKeys,
+	"retry":               retryKeys,
+	"pricing":             pricingKeys,
+	"context_window":      windowKeys,
+	"conversation_limits": limitKeys,
+}
+
+// hint explains an unknown key: `: it belongs under fan_out` when a block
+// that may appear here takes it (a key indented one level too far left),
+// else the closest known key.
+func hint(s string, known []string) string {
+	var homes []string
+	for _, k := range known {
+		if slices.Contains(blocks[k], s) {
+			homes = append(homes, k)
+		}
+	}
+	switch len(homes) {
+	case 0:
+	case 1:
+		return fmt.Sprintf(": it belongs under %s: %s: {%s: ...}", homes[0], homes[0], s)
+	default:
+		return fmt.Sprintf(": it belongs under %s", strings.Join(homes, " or "))
+	}
+	return suggest(s, known)
 }
 
 // suggest returns `; did you mean "x"?` for the candidate closest to s, or ""

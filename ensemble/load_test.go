@@ -122,6 +122,9 @@ func TestLoadErrors(t *testing.T) {
 			`20:5: unknown key "condition" in agent "misplaced": it belongs to a dependency: dependencies: [{agent_name: X, condition: ...}]`,
 			`21:5: unknown key "requires_all" in agent "misplaced": it belongs to a dependency`,
 			`22:5: unknown key "max_executions" in agent "misplaced": it belongs to a dependency`,
+			// One indent too far left: not "did you mean tool_parallel".
+			`23:5: unknown key "max_parallel" in agent "misplaced": it belongs under fan_out: fan_out: {max_parallel: ...}`,
+			`24:5: unknown key "max_tokens" in agent "misplaced": it belongs under budget or context_window`,
 		}},
 		{"dependency-errors.yaml", []string{
 			`8:9: agent "sink" depends on unknown agent "sorce"; did you mean "source"?`,
