@@ -330,8 +330,21 @@ func (p *anthropicProvider) stream(ctx context.Context, params *anRequest, onTex
 		}
 		return false, nil
 	}
-	if err := p.ep.streamEvents(ctx, params, read); err != nil {
+	whole, err := p.ep.streamEvents(ctx, params, read)
+	if err != nil {
 		return nil, err
+	}
+	if whole != nil {
+		var m anMessageReply
+		if err := json.Unmarshal(whole, &m); err != nil {
+			return nil, fmt.Errorf("the server answered without streaming, and its reply is not a message (%w); drop --stream", err)
+		}
+		for _, b := range m.Content {
+			if b.Type == "text" && b.Text != "" {
+				onText(b.Text)
+			}
+		}
+		return &m, nil
 	}
 	for i, in := range inputs {
 		msg.Content[i].Input = json.RawMessage(in.String())

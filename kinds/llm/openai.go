@@ -354,8 +354,19 @@ func (p *openaiProvider) stream(ctx context.Context, params *oaRequest, onText f
 		}
 		return false, nil
 	}
-	if err := p.ep.streamEvents(ctx, params, read); err != nil {
+	whole, err := p.ep.streamEvents(ctx, params, read)
+	if err != nil {
 		return nil, err
+	}
+	if whole != nil {
+		var cc oaCompletion
+		if err := json.Unmarshal(whole, &cc); err != nil {
+			return nil, fmt.Errorf("the server answered without streaming, and its reply is not a chat completion (%w); drop --stream", err)
+		}
+		if len(cc.Choices) > 0 && cc.Choices[0].Message.Content != "" {
+			onText(string(cc.Choices[0].Message.Content))
+		}
+		return &cc, nil
 	}
 	cc := &oaCompletion{Usage: usage}
 	if seen {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -170,7 +171,7 @@ func (ep *endpoint) try(ctx context.Context, body []byte, stream func(io.Reader)
 		}
 		return nil, ep.apiError(res.StatusCode, b), retry, wait
 	}
-	if stream != nil {
+	if stream != nil && !answeredWhole(res.Header) {
 		err = stream(capped)
 		if _, err := timedOut(err); err != nil {
 			return nil, err, false, 0
@@ -210,14 +211,33 @@ func exchange[T any](ctx context.Context, ep *endpoint, params any, what string)
 }
 
 // streamEvents posts params as JSON for a streamed reply, and hands each
-// of its server-sent events to event (see sse).
-func (ep *endpoint) streamEvents(ctx context.Context, params any, event func(name string, data []byte) (bool, error)) error {
+// of its server-sent events to event (see sse). A server that ignores the
+// request to stream and answers with one JSON body (some proxies and
+// compatible servers do) has that body returned as whole, for the caller
+// to decode as an unstreamed reply.
+func (ep *endpoint) streamEvents(ctx context.Context, params any, event func(name string, data []byte) (bool, error)) (whole []byte, err error) {
 	body, err := json.Marshal(params)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = ep.post(ctx, body, func(r io.Reader) error { return sse(r, event) })
-	return err
+	events := 0
+	whole, err = ep.post(ctx, body, func(r io.Reader) error {
+		return sse(r, func(name string, data []byte) (bool, error) {
+			events++
+			return event(name, data)
+		})
+	})
+	if err == nil && whole == nil && events == 0 {
+		return nil, &providerError{msg: ep.provider + ": the server answered a streamed request without server-sent events; drop --stream"}
+	}
+	return whole, err
+}
+
+// answeredWhole reports whether a reply to a streamed request is one JSON
+// body rather than server-sent events.
+func answeredWhole(h http.Header) bool {
+	media, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && (media == "application/json" || strings.HasSuffix(media, "+json"))
 }
 
 // wrap is the error the run reports of a failed request: "cancelled" when

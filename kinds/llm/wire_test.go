@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/events"
 )
 
 // profileWith is the profile of provider against url.
@@ -291,5 +292,53 @@ func TestServerSentEvents(t *testing.T) {
 	}
 	if strings.Join(got, "|") != "one=a\nb|=c|last=x" {
 		t.Errorf("events %q", got)
+	}
+}
+
+// A server that answers a streamed request with one JSON body (it ignores
+// stream: true) still gives its reply, shown as one piece of text; one
+// that answers with neither events nor JSON fails with a message that
+// says what to do, not "the response has no choices".
+func TestStreamAnsweredWhole(t *testing.T) {
+	t.Parallel()
+	for _, provider := range []string{"openai", "anthropic"} {
+		t.Run(provider, func(t *testing.T) {
+			t.Parallel()
+			body := oaText("Hello whole")
+			if provider == "anthropic" {
+				body = anReply("end_turn", 10, 5, map[string]any{"type": "text", "text": "Hello whole"})
+			}
+			srv := newFakeServer(t, scripted(body))
+			e, a := newEnsemble(t, profileWith(provider, srv.URL), ensemble.Agent{})
+			req := request(e, a, "go")
+			var log eventLog
+			req.Events = log.sink()
+			res := newTestRunner(Options{Stream: true}).Run(context.Background(), req)
+			if res.Err != nil || res.Output != "Hello whole" || res.Usage.InputTokens != 10 {
+				t.Fatalf("output %#v usage %+v err %v", res.Output, res.Usage, res.Err)
+			}
+			var deltas []string
+			for _, ev := range log.all() {
+				if ev.Type == events.TextDelta {
+					deltas = append(deltas, ev.Message)
+				}
+			}
+			if strings.Join(deltas, "") != "Hello whole" {
+				t.Errorf("deltas %q", deltas)
+			}
+
+			plain := newFakeServer(t, func(_ int, _ recorded, w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/plain")
+				_, _ = io.WriteString(w, body)
+			})
+			e, a = newEnsemble(t, profileWith(provider, plain.URL), ensemble.Agent{})
+			req = request(e, a, "go")
+			req.Events = (&eventLog{}).sink()
+			res = newTestRunner(Options{Stream: true}).Run(context.Background(), req)
+			if res.Err == nil {
+				t.Fatalf("no error: output %#v", res.Output)
+			}
+			mustContain(t, res.Err.Error(), provider+": the server answered a streamed request without server-sent events; drop --stream")
+		})
 	}
 }
