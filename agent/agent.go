@@ -56,13 +56,10 @@ type Request struct {
 	// recording, MCP servers, tracer, answers); set by the engine, zero
 	// outside a run.
 	Services Services
-	// ReleaseSlot, when set, gives back the parallel slot
-	// (parallel_agent_limit) the execution holds and returns the function
-	// that takes it back, which must be called before the runner returns.
-	// An agent that runs a child ensemble releases it while it waits on
-	// the child's agents (docs/semantics.md#ensembles-of-ensembles), so
-	// that nested children never hold every slot of their parent.
-	ReleaseSlot func() (reacquire func())
+	// Slots are the parallel budget of the run's tree, of which the
+	// execution holds one; a child run it starts has it lent (Slots.Lend,
+	// engine.ChildOptions). Nil outside a run's executions.
+	Slots *Slots
 }
 
 // Budget is the spend a run allows an execution. Reserve is called before

@@ -40,6 +40,10 @@ type Options struct {
 	MaxTurns int
 	Timeout  time.Duration
 	Parallel int
+	// Slots are the parallel budget the run shares with the tree it is
+	// part of (ChildOptions lends a child its parent's); nil: a budget of
+	// its own, of the run's parallel limit.
+	Slots *agent.Slots
 	// Events receives the run's events; may be nil. It is called from
 	// several goroutines at once.
 	Events events.Sink
@@ -129,6 +133,8 @@ type Run struct {
 	span trace.Span
 	// services are what every execution is lent (Request.Services).
 	services agent.Services
+	// slots: the tree's parallel budget (Options.Slots).
+	slots *agent.Slots
 }
 
 // New prepares a run of e with the given input ("" takes the file's input).
@@ -149,6 +155,10 @@ func Resume(e *ensemble.Ensemble, st *state.State, opts Options) *Run {
 	r.budget.parent = opts.Parent
 	r.maxTurns = pick(opts.MaxTurns, e.Limits.MaxTotalTurns, ensemble.DefaultMaxTotalTurns)
 	r.parallel = pick(opts.Parallel, e.Limits.ParallelAgentLimit, ensemble.DefaultParallelAgentLimit)
+	r.slots = opts.Slots
+	if r.slots == nil {
+		r.slots = agent.NewSlots(r.parallel)
+	}
 	r.timeout = time.Duration(pick(int64(opts.Timeout), int64(e.Limits.Timeout), int64(ensemble.DefaultTimeout)))
 	if opts.Tracer != nil {
 		r.tr = &tracing.Tracer{Tracer: opts.Tracer, Content: opts.TraceContent, Secrets: opts.Secrets}
@@ -162,10 +172,14 @@ func Resume(e *ensemble.Ensemble, st *state.State, opts Options) *Run {
 // child ensemble's, docs/semantics.md#ensembles-of-ensembles): it runs its
 // agents with runner, and shares the services of req's run (its secrets,
 // recording, MCP servers and tracer, not its answers, which are the
-// parent's agents'); req's budget binds its model requests.
+// parent's agents'); req's budget binds its model requests, and the slot
+// req's execution holds is lent to it from the tree's parallel budget.
 func ChildOptions(req *agent.Request, runner agent.Runner) Options {
 	s := req.Services
 	o := Options{Runner: runner, Secrets: s.Secrets, Recording: s.Recording, Tools: s.Tools, Parent: req.Budget}
+	if req.Slots != nil {
+		o.Slots = req.Slots.Lend()
+	}
 	if s.Tracer != nil {
 		o.Tracer, o.TraceContent = s.Tracer.Tracer, s.Tracer.Content
 	}

@@ -16,7 +16,8 @@ import (
 	"github.com/ensemble-run/ensemble/state"
 )
 
-// execute runs a turn's executions concurrently, at most r.parallel at once.
+// execute runs a turn's executions concurrently, at most r.parallel at once
+// and each holding a slot of the tree's parallel budget (agent.Slots).
 // It knows nothing of agents being ready or of the state: each execution
 // carries its request, and gets its result, start and duration. An
 // execution that has not started when ctx is done keeps a nil result.
@@ -33,6 +34,12 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 			return
 		}
 		defer x.release()
+		give, ok := r.slots.Acquire(ctx)
+		if !ok {
+			return
+		}
+		defer give()
+		x.req.Slots = r.slots
 		x.started = time.Now()
 		x.res = r.runOne(ctx, x.req)
 		x.took = time.Since(x.started)
@@ -66,9 +73,14 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 				return
 			}
 			defer func() { <-sem }()
+			give, ok := r.slots.Acquire(ctx) // the tree's (agent.Slots)
+			if !ok {
+				return
+			}
+			defer give()
 			x.admitted()
 			x.started = time.Now()
-			x.req.ReleaseSlot = func() func() { <-sem; return func() { sem <- struct{}{} } }
+			x.req.Slots = r.slots
 			x.res = r.runOne(ctx, x.req)
 			x.took = time.Since(x.started)
 			r.finished(x)

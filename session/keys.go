@@ -32,8 +32,26 @@ func (s *Session) checkKeys(lookup func(string) (string, bool)) error {
 		return fmt.Errorf("%s calls model profile %q, whose key is read from %s, which is not set: export it, or run without the model, with injected replies (--responses FILE)",
 			who, name, p.APIKeyEnv)
 	}
+	// A child file is checked once, not once per path to it (a wide tree
+	// has exponentially many): below a path that no responses entry or
+	// --live name reaches into, every path of a file gets the same answer.
+	marked := map[string]bool{}
+	for _, name := range append(o.Responses.Agents(), o.Live...) {
+		for i := range len(name) {
+			if name[i] == '/' {
+				marked[name[:i+1]] = true
+			}
+		}
+	}
+	checked := map[*ensemble.Ensemble]bool{}
 	var walk func(e *ensemble.Ensemble, prefix string) error
 	walk = func(e *ensemble.Ensemble, prefix string) error {
+		if prefix != "" && !marked[prefix] && o.Guard == nil {
+			if checked[e] {
+				return nil
+			}
+			checked[e] = true
+		}
 		for _, a := range e.Agents {
 			path := prefix + a.Name
 			for _, c := range agent.Children(a) {

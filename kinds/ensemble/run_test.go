@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
@@ -227,29 +230,109 @@ func TestDispatch(t *testing.T) {
 	}
 }
 
-// TestSlotReleased: with parallel_agent_limit 1, an agent running a child
-// gives its slot back while the child waits on its agents: two children
-// that wait on each other both run.
-func TestSlotReleased(t *testing.T) {
-	t.Parallel()
-	ch := map[string]chan struct{}{"one/wait": make(chan struct{}), "two/wait": make(chan struct{})}
-	meet := func(ctx context.Context, req *agent.Request) *agent.Result {
-		other := "one/wait"
-		if req.Name() == other {
-			other = "two/wait"
+// tree writes a tree of ensemble files in dir: depth levels of width
+// agents each running the next level's file, whose own parallel limit is
+// 10, then width script agents "leaf"; the top file's limit is parallel.
+// It returns the top file.
+func tree(t *testing.T, dir string, width, depth, parallel int) string {
+	t.Helper()
+	for d := 0; d <= depth; d++ {
+		limit := 10
+		if d == 0 {
+			limit = parallel
 		}
-		close(ch[req.Name()])
-		select {
-		case <-ch[other]:
-			return &agent.Result{Output: "met"}
-		case <-ctx.Done():
-			return &agent.Result{Err: ctx.Err()}
+		body := fmt.Sprintf("name: d%d\nconversation_limits: {parallel_agent_limit: %d, timeout_seconds: 60}\nagents:\n", d, limit)
+		for i := range width {
+			if d < depth {
+				body += fmt.Sprintf("  - {name: a%d, ensemble: d%d.yaml}\n", i, d+1)
+			} else {
+				body += fmt.Sprintf("  - {name: a%d, script: noop.sh}\n", i)
+			}
 		}
+		writeFile(t, fmt.Sprintf("%s/d%d.yaml", dir, d), body)
 	}
-	f := newFake(map[string][]any{"one/wait": {meet}, "two/wait": {meet}})
-	res, _ := run(t, context.Background(), "testdata/slots.yaml", "", f, nil)
-	if len(res.Errors) != 0 || res.FinalState["one"] != "met" || res.FinalState["two"] != "met" {
-		t.Errorf("%s %v", failures(res), res.FinalState)
+	writeFile(t, dir+"/noop.sh", "#!/bin/sh\necho '{}'\n")
+	if err := os.Chmod(dir+"/noop.sh", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir + "/d0.yaml"
+}
+
+// leaves plays the scripts of a tree, counting those running at once.
+type leaves struct {
+	active, most, started atomic.Int64
+	// wait is how a leaf runs: it returns when the leaf may end.
+	wait func(ctx context.Context, l *leaves)
+}
+
+func (l *leaves) Run(ctx context.Context, req *agent.Request) *agent.Result {
+	l.started.Add(1)
+	n := l.active.Add(1)
+	defer l.active.Add(-1)
+	for m := l.most.Load(); n > m && !l.most.CompareAndSwap(m, n); m = l.most.Load() {
+	}
+	l.wait(ctx, l)
+	if ctx.Err() != nil {
+		return &agent.Result{Err: ctx.Err()}
+	}
+	return &agent.Result{Output: "ok"}
+}
+
+// TestOneParallelBudgetForTheTree: a tree of children runs at most the top
+// file's parallel_agent_limit agents at once (its children's own, larger
+// limits do not add up), and goes on with a limit of 1: a child always
+// has the slot of the agent that runs it.
+func TestOneParallelBudgetForTheTree(t *testing.T) {
+	t.Parallel()
+	for _, parallel := range []int{1, 2} {
+		t.Run(fmt.Sprint(parallel), func(t *testing.T) {
+			t.Parallel()
+			e, err := load(t, tree(t, t.TempDir(), 3, 3, parallel))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A leaf waits until more than the limit run at once, or a
+			// moment: a tree that ran more would show it.
+			l := &leaves{wait: func(ctx context.Context, l *leaves) {
+				for range 20 {
+					if l.active.Load() > int64(parallel) || ctx.Err() != nil {
+						return
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}}
+			d := kinds.Builtin().Runner(&agent.Host{}, map[string]agent.Runner{"script": l})
+			res := engine.New(e, "", engine.Options{Runner: d}).Run(context.Background())
+			if res.CompletionReason != engine.Completed || len(res.Errors) != 0 {
+				t.Fatalf("%s: %s", res.CompletionReason, failures(res))
+			}
+			if l.started.Load() != 81 || l.most.Load() > int64(parallel) {
+				t.Errorf("%d leaves ran, at most %d at once; the limit is %d", l.started.Load(), l.most.Load(), parallel)
+			}
+		})
+	}
+}
+
+// TestTheDeadlineReachesTheTree: the run's timeout ends every descendant:
+// the run ends timeout with no leaf still running, and no more leaves
+// started than the tree's parallel budget.
+func TestTheDeadlineReachesTheTree(t *testing.T) {
+	t.Parallel()
+	e, err := load(t, tree(t, t.TempDir(), 6, 4, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &leaves{wait: func(ctx context.Context, _ *leaves) { <-ctx.Done() }}
+	d := kinds.Builtin().Runner(&agent.Host{}, map[string]agent.Runner{"script": l})
+	res := engine.New(e, "", engine.Options{Runner: d, Timeout: 200 * time.Millisecond}).Run(context.Background())
+	if res.CompletionReason != engine.Timeout || res.ExitCode() != engine.ExitTimeout {
+		t.Fatalf("%s: %s", res.CompletionReason, failures(res))
+	}
+	if n := l.active.Load(); n != 0 {
+		t.Errorf("%d leaves still run after the run ended", n)
+	}
+	if n := l.started.Load(); n > 3 {
+		t.Errorf("%d leaves started; the tree's budget is 3", n)
 	}
 }
 

@@ -165,14 +165,9 @@ func (r *Runner) runChild(ctx context.Context, req *agent.Request, child *format
 			req.Events(ev)
 		}
 	}
-	// The child waits on its own agents: the parent's slot is free meanwhile
-	// (docs/semantics.md#ensembles-of-ensembles).
-	reacquire := func() {}
-	if req.ReleaseSlot != nil {
-		reacquire = req.ReleaseSlot()
-	}
+	// The child's run has this execution's slot lent (ChildOptions): the
+	// tree shares one parallel budget (docs/semantics.md#ensembles-of-ensembles).
 	res := engine.New(child, input, opts).Run(ctx)
-	reacquire()
 	usage.Add(&res.Usage)
 	rec = &state.Child{Ensemble: child.Name, CompletionReason: res.CompletionReason, TurnCount: res.TurnCount,
 		ConversationHistory: res.ConversationHistory}
