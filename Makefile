@@ -15,7 +15,7 @@ TRIM    := -trimpath
 PYLINK  := $(CURDIR)/bin/python
 export PATH := $(PYLINK):$(PATH)
 
-.PHONY: all build run test test-go test-race test-temporal fuzz prereqs prereqs-race python-link vet gofmt-check bench fmt clean
+.PHONY: all build run test test-go test-race test-temporal test-cmd-default fuzz prereqs prereqs-race python-link vet gofmt-check bench fmt clean
 
 all: build
 
@@ -105,6 +105,15 @@ TEMPORAL_TOOLCHAIN ?= go1.26.10
 test-temporal: python-link
 	$(GO) vet ./cmd/ensemble ./temporalengine
 	cd temporal && PATH="$(CURDIR)/bin/python:$$PATH" GOTOOLCHAIN=$(TEMPORAL_TOOLCHAIN) $(GO) test -vet=all -count=1 ./...
+
+# The tests of cmd/ensemble (every example, the CLI, kill and resume) on
+# the build make build ships, with the Temporal engine: make test and
+# make test-race build without it. CI runs this after test-temporal, whose
+# go vet of ./cmd/ensemble in the default build compiled the same packages
+# (no -trimpath either, so the build cache is shared) and vetted these
+# test files: about 1.5 min of CPU on a warm cache.
+test-cmd-default: python-link
+	$(GO) test $(TESTLD) -vet=off -count=1 ./cmd/ensemble
 
 # Speed and memory targets are benchmarks, never timed unit tests.
 bench:

@@ -177,13 +177,31 @@ func TestCloseKillsTheProcessGroup(t *testing.T) {
 	}
 }
 
+// TestNoMCPToolsStartsNothing: a server no agent takes a tool from is not
+// started (the server writes a file as it starts). The same ensemble with a
+// tool of it does start it, which shows that the file would be there.
 func TestNoMCPToolsStartsNothing(t *testing.T) {
 	t.Parallel()
-	s, err := mcptools.Start(context.Background(), load(t, false), mcptools.Options{})
-	if err != nil {
-		t.Fatal(err)
+	start := func(tools ...string) bool {
+		marker := filepath.Join(t.TempDir(), "started")
+		e := loadEnv(t, false, map[string]string{mcptest.StartedVar: marker}, tools...)
+		s, err := mcptools.Start(context.Background(), e, mcptools.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		_, err = os.Stat(marker)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		return err == nil
 	}
-	s.Close()
+	if start() {
+		t.Error("the MCP server was started though no agent takes a tool from it")
+	}
+	if !start("t.echo") {
+		t.Fatal("the MCP server an agent takes t.echo from did not write its file as it started")
+	}
 }
 
 // TestChildEnsemblesShareTheParentsServer: a child's agent naming a server

@@ -181,7 +181,10 @@ func TestEveryTruncationIsAnError(t *testing.T) {
 }
 
 // A reader polling the file while it is rewritten only ever sees complete
-// states, in order.
+// states, in order. The writer starts once both readers have read the file,
+// and writes at least 40 times and until the readers have read it 20 times
+// while it was being rewritten: a reader that never ran checks nothing, so
+// that fails the test (after 30 s, generous on a loaded machine).
 func TestConcurrentReaderSeesCompleteStates(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "s.json")
@@ -195,8 +198,10 @@ func TestConcurrentReaderSeesCompleteStates(t *testing.T) {
 	}
 	var done atomic.Bool
 	var wg sync.WaitGroup
-	var reads, bad atomic.Int64
-	for range 2 {
+	var reads [2]atomic.Int64
+	var bad atomic.Int64
+	defer func() { done.Store(true); wg.Wait() }()
+	for r := range reads {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -212,21 +217,35 @@ func TestConcurrentReaderSeesCompleteStates(t *testing.T) {
 					return
 				}
 				last = g.State.TurnCount
-				reads.Add(1)
+				reads[r].Add(1)
 			}
 		}()
 	}
-	for i := range 40 {
+	total := func() int64 { return reads[0].Load() + reads[1].Load() }
+	deadline := time.Now().Add(30 * time.Second)
+	for reads[0].Load() == 0 || reads[1].Load() == 0 {
+		if bad.Load() > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the readers had not read the file after 30 s (%d and %d reads)", reads[0].Load(), reads[1].Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	before := total()
+	for i := 0; i < 40 || total()-before < 20; i++ {
+		if bad.Load() > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s and %d writes the readers had read the file %d times while it was rewritten, not 20", i, total()-before)
+		}
 		runTurnsTo(f.State, i+2)
 		if err := state.Save(path, f); err != nil {
 			t.Fatal(err)
 		}
 	}
-	done.Store(true)
-	wg.Wait()
-	if reads.Load() == 0 && bad.Load() == 0 {
-		t.Log("the reader never ran (a very loaded machine)")
-	}
+	t.Logf("%d reads while the file was rewritten", total()-before)
 }
 
 func FuzzParse(f *testing.F) {

@@ -48,14 +48,21 @@ func turn(st *state.State, n int) {
 	st.TurnCount = n
 }
 
-// until waits until cond, read under b's lock, holds.
-func until(b *behind, cond func() bool) {
+// until waits until cond, read under b's lock, holds, and fails the test
+// if it does not within 30 s (what says what was awaited): far longer than
+// any of these waits takes on a loaded machine, so no timing is tested.
+func until(t *testing.T, b *behind, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		b.mu.Lock()
 		ok := cond()
 		b.mu.Unlock()
 		if ok {
 			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 30 s, still waiting until %s", what)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -177,7 +184,7 @@ func TestFailedWriteBehindStopsTheWrites(t *testing.T) {
 	rowInTheWay(t, other, 3)
 	save(3)
 	b := w.bg.Load()
-	until(b, func() bool { return len(b.queued) == 0 })
+	until(t, b, "the writer takes turn 3 from its queue", func() bool { return len(b.queued) == 0 })
 	save(4)
 	save(5)
 	execOn(t, other, "COMMIT")
@@ -244,7 +251,7 @@ func TestAtMostTwiceBehindRowsAhead(t *testing.T) {
 	}()
 	// The writer waits for the lock with its first batch; the run fills
 	// the queue behind it, then waits.
-	until(b, func() bool { return b.full })
+	until(t, b, "the queue behind the writer is full", func() bool { return b.full })
 	most := ahead()
 	execOn(t, other, "COMMIT")
 	for a := range saved {
@@ -317,7 +324,7 @@ func TestWaitingForRoomEndsWithTheFailure(t *testing.T) {
 			}
 		}
 	}()
-	until(b, func() bool { return b.full })
+	until(t, b, "the queue behind the writer is full", func() bool { return b.full })
 	execOn(t, other, "COMMIT")
 	n := <-failedAt
 	if failure == nil || !strings.Contains(failure.Error(), "saving turn 1: ") {

@@ -12,7 +12,11 @@ import (
 
 func TestGraphCommand(t *testing.T) {
 	t.Parallel()
-	paths, _ := filepath.Glob("../../examples/*/ensemble.yaml")
+	const glob = "../../examples/*/ensemble.yaml"
+	paths, err := filepath.Glob(glob)
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("%s matched no example (%v): nothing to graph", glob, err)
+	}
 	for _, p := range paths {
 		name := filepath.Base(filepath.Dir(p))
 		for format, ext := range map[string]string{"mermaid": "mmd", "dot": "dot"} {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -53,8 +54,8 @@ sleep 0.03
 printf '{"agent": "%s", "execution": %s, "turn": %s}\n' "$ENSEMBLE_AGENT" "$ENSEMBLE_EXECUTION" "$ENSEMBLE_TURN"
 `
 
-// A run killed with SIGKILL at 20 random moments, and resumed after each,
-// ends with the result of an uninterrupted run: every kill leaves the state
+// A run killed with SIGKILL at up to 20 random moments, and resumed after
+// each, ends with the result of an uninterrupted run: every kill leaves the state
 // of a complete turn (or no run yet, when it came before the first save, or
 // the finished run, when it came after the last),
 // the turn count never goes back, and the state always loads.
@@ -66,12 +67,12 @@ func TestKilledAtRandomMomentsResumes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	killAndResume(t, dir, nil, 20, 8)
+	killAndResume(t, dir, nil, 20, 8, 5)
 }
 
 // So does a run of instant turns, which its database follows behind (the
 // turns that injected responses answer are saved a few at a time): 2×5,000
-// turns, killed at 10 random moments.
+// turns, killed at up to 10 random moments.
 func TestKilledRunOfInstantTurnsResumes(t *testing.T) {
 	t.Parallel()
 	const loop = 5000
@@ -91,14 +92,37 @@ func TestKilledRunOfInstantTurnsResumes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	killAndResume(t, dir, []string{"--responses", filepath.Join(dir, "responses.yaml")}, 10, 2)
+	killAndResume(t, dir, []string{"--responses", filepath.Join(dir, "responses.yaml")}, 10, 2, 3)
+}
+
+// killSeedVar names the seed of the kill moments, to play a failure's
+// moments again (they land where they land on the machine's speed).
+const killSeedVar = "ENSEMBLE_TEST_KILL_SEED"
+
+// killSeed is the seed of killSeedVar, or one from the clock; it is
+// logged, and printed with a failure.
+func killSeed(t *testing.T) uint64 {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if v := os.Getenv(killSeedVar); v != "" {
+		var err error
+		if seed, err = strconv.ParseUint(v, 10, 64); err != nil {
+			t.Fatalf("%s=%q: %v", killSeedVar, v, err)
+		}
+	}
+	t.Logf("kill moments from seed %d (%s=%d to draw them again)", seed, killSeedVar, seed)
+	return seed
 }
 
 // killAndResume runs dir/ensemble.yaml with --state (and the run flags
-// extra) once whole, then kills it kills times, each at a random moment of
-// the first 1/part of the time the whole run took, resuming it after each,
-// and checks that it ends as the whole run did.
-func killAndResume(t *testing.T, dir string, extra []string, kills int, part int64) {
+// extra) once whole, then kills it up to kills times, each at a random
+// moment of the first 1/part of the time the whole run took, resuming it
+// after each, and checks that it ends as the whole run did. A kill lands
+// mid-run when the database then holds the run, unfinished, with a turn
+// saved: until at least minMidRun kills have, it runs the ensemble so
+// again in a new database (at most 5 times), so that the test cannot pass
+// having tested no resume.
+func killAndResume(t *testing.T, dir string, extra []string, kills int, part int64, minMidRun int) {
 	t.Helper()
 	ens := filepath.Join(dir, "ensemble.yaml")
 	cli := func(args ...string) *exec.Cmd {
@@ -117,34 +141,75 @@ func killAndResume(t *testing.T, dir string, extra []string, kills int, part int
 	want := comparableResult(t, out)
 	whole := time.Since(start)
 
-	sp := filepath.Join(dir, "killed.db")
-	// hasRun reports whether the database holds the run yet.
-	hasRun := func() bool {
-		if ok, _ := store.IsDatabase(sp); !ok {
-			return false
+	seed := killSeed(t)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	midRun, allKills := 0, 0
+	const rounds = 5
+	var sp string
+	for round := 1; midRun < minMidRun; round++ {
+		if round > rounds {
+			t.Fatalf("%d kills in %d runs, of which %d landed mid-run, want %d (seed %d)", allKills, rounds, midRun, minMidRun, seed)
 		}
-		db, err := store.Open(sp, false, "")
-		if errors.Is(err, store.ErrNoSchema) {
-			return false // killed before its first transaction: run --state starts it again
+		sp = filepath.Join(dir, fmt.Sprintf("killed-%d.db", round))
+		killed, mid, turns := killRun(t, cli, ens, sp, rng, kills, whole/time.Duration(part))
+		allKills += killed
+		midRun += mid
+		args := []string{"resume", sp, "--output", "json"}
+		if !hasRun(t, sp) {
+			args = []string{"run", ens, "--state", sp, "--output", "json"}
 		}
-		if err != nil {
-			t.Fatalf("after a kill: %v", err)
+		out, err = cli(args...).Output()
+		if code := exitCode(t, err); code != 0 {
+			t.Fatalf("the last resume: exit %d (seed %d)", code, seed)
 		}
-		defer db.Close()
-		runs, err := db.Runs()
-		if err != nil {
-			t.Fatalf("after a kill: %v", err)
+		if got := comparableResult(t, out); got != want {
+			t.Fatalf("after %d kills (the last at turn %d) the result differs from an uninterrupted run's (seed %d):\n%s\nwant\n%s", killed, turns, seed, got, want)
 		}
-		if len(runs) > 1 {
-			t.Fatalf("after a kill the database holds %d runs", len(runs))
-		}
-		return len(runs) == 1
+		t.Logf("run %d: %d kills, %d of them mid-run, the last after turn %d", round, killed, mid, turns)
 	}
-	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	turns, killed := 0, 0
+	out, err = cli("state", "show", sp, "--output", "json").Output()
+	if code := exitCode(t, err); code != 0 {
+		t.Fatalf("state show: exit %d", code)
+	}
+	if got := comparableResult(t, out); got != want {
+		t.Fatalf("state show prints\n%s\nwant\n%s", got, want)
+	}
+}
+
+// hasRun reports whether the database sp holds the run yet.
+func hasRun(t *testing.T, sp string) bool {
+	t.Helper()
+	if ok, _ := store.IsDatabase(sp); !ok {
+		return false
+	}
+	db, err := store.Open(sp, false, "")
+	if errors.Is(err, store.ErrNoSchema) {
+		return false // killed before its first transaction: run --state starts it again
+	}
+	if err != nil {
+		t.Fatalf("after a kill: %v", err)
+	}
+	defer db.Close()
+	runs, err := db.Runs()
+	if err != nil {
+		t.Fatalf("after a kill: %v", err)
+	}
+	if len(runs) > 1 {
+		t.Fatalf("after a kill the database holds %d runs", len(runs))
+	}
+	return len(runs) == 1
+}
+
+// killRun runs ens with its state in the database sp, killing it up to
+// kills times, each at a moment of rng within most, and resuming it after
+// each; it stops when the run finishes. It returns the kills, those that
+// landed mid-run (the database then holds the run, unfinished, with a
+// turn saved), and the turn of the state after the last kill.
+func killRun(t *testing.T, cli func(...string) *exec.Cmd, ens, sp string, rng *rand.Rand, kills int, most time.Duration) (killed, midRun, turns int) {
+	t.Helper()
 	for killed < kills {
 		args := []string{"run", ens, "--state", sp, "--output", "json"}
-		if hasRun() {
+		if hasRun(t, sp) {
 			args = []string{"resume", sp, "--output", "json"}
 		}
 		cmd := cli(args...)
@@ -153,19 +218,18 @@ func killAndResume(t *testing.T, dir string, extra []string, kills int, part int
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Anywhere from the start of the process to a part of a whole run
-		// after it.
-		time.Sleep(time.Duration(rng.Int64N(int64(whole)/part + 1)))
+		// Anywhere from the start of the process to most after it.
+		time.Sleep(time.Duration(rng.Int64N(int64(most) + 1)))
 		err := cmd.Process.Signal(syscall.SIGKILL)
 		werr := cmd.Wait()
 		if errors.Is(err, os.ErrProcessDone) || cmd.ProcessState.Success() {
-			break // it finished before the kill: a shorter test, still a valid one
+			break // it finished before the kill
 		}
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
 			t.Fatalf("%v ended on its own before the kill: %v\n%s", args, werr, stderr.Bytes())
 		}
 		killed++
-		if !hasRun() {
+		if !hasRun(t, sp) {
 			continue
 		}
 		sf := readState(t, sp)
@@ -178,24 +242,9 @@ func killAndResume(t *testing.T, dir string, extra []string, kills int, part int
 			// printed: the run is over, and resuming it prints its result.
 			break
 		}
+		if turns > 0 {
+			midRun++
+		}
 	}
-	args := []string{"resume", sp, "--output", "json"}
-	if !hasRun() {
-		args = []string{"run", ens, "--state", sp, "--output", "json"}
-	}
-	out, err = cli(args...).Output()
-	if code := exitCode(t, err); code != 0 {
-		t.Fatalf("the last resume: exit %d", code)
-	}
-	if got := comparableResult(t, out); got != want {
-		t.Fatalf("after %d kills (the last at turn %d) the result differs from an uninterrupted run's:\n%s\nwant\n%s", killed, turns, got, want)
-	}
-	t.Logf("%d kills, the last after turn %d", killed, turns)
-	out, err = cli("state", "show", sp, "--output", "json").Output()
-	if code := exitCode(t, err); code != 0 {
-		t.Fatalf("state show: exit %d", code)
-	}
-	if got := comparableResult(t, out); got != want {
-		t.Fatalf("state show prints\n%s\nwant\n%s", got, want)
-	}
+	return killed, midRun, turns
 }

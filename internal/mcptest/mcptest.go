@@ -27,6 +27,12 @@ func Main() {
 	if os.Getenv(EnvVar) != "stdio" {
 		return
 	}
+	if path := os.Getenv(StartedVar); path != "" {
+		if err := os.WriteFile(path, []byte("started\n"), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	s := NewServer()
 	// With ExitVar set, over stdio only (in process it would end the
 	// tests): exit {text} writes TEXT to stderr and ends the server with
@@ -39,6 +45,10 @@ func Main() {
 	}
 	os.Exit(0)
 }
+
+// StartedVar set to a path in a stdio server's env makes the server write
+// that file as it starts: a test can tell whether it was started at all.
+const StartedVar = "ENSEMBLE_TEST_MCP_STARTED"
 
 // ExitVar set to anything in a stdio server's env gives it the tool exit.
 const ExitVar = "ENSEMBLE_TEST_MCP_EXIT"

@@ -92,6 +92,9 @@ func BenchmarkLoopOverhead50Messages(b *testing.B) {
 	b.Run("openai+max_tokens_window", func(b *testing.B) {
 		benchLoop(b, "openai", &ensemble.ContextWindow{MaxTokens: 3000})
 	})
+	b.Run("anthropic+max_tokens_window", func(b *testing.B) {
+		benchLoop(b, "anthropic", &ensemble.ContextWindow{MaxTokens: 3000})
+	})
 }
 
 // TestHundredAgentsConcurrently: the 100 LLM agents of one turn

@@ -263,6 +263,9 @@ func TestScriptInterpreters(t *testing.T) {
 			t.Parallel()
 			if tt.script == "echo.js" {
 				if _, err := exec.LookPath("node"); err != nil {
+					if os.Getenv("ENSEMBLE_CI") != "" {
+						t.Fatal("node is not installed, and ENSEMBLE_CI is set: CI installs it (.ci/run)")
+					}
 					t.Skip("node is not installed: the .js script cannot run")
 				}
 			}
