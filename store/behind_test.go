@@ -326,7 +326,12 @@ func TestWaitingForRoomEndsWithTheFailure(t *testing.T) {
 	}()
 	until(t, b, "the queue behind the writer is full", func() bool { return b.full })
 	execOn(t, other, "COMMIT")
-	n := <-failedAt
+	var n int
+	select {
+	case n = <-failedAt:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run waiting for room never got the failure")
+	}
 	if failure == nil || !strings.Contains(failure.Error(), "saving turn 1: ") {
 		t.Fatalf("turn %d: %v", n, failure)
 	}
