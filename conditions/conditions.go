@@ -385,6 +385,10 @@ func compileError(err error) *CompileError {
 			ce.Line, ce.Column = fe.Line, fe.Column+1
 		}
 	}
+	if ce.Msg == `unexpected token Operator("=")` {
+		// a = b: the comparison is ==, assignment does not exist.
+		ce.Msg += "; did you mean ==?"
+	}
 	if t, ok := strings.CutPrefix(ce.Msg, "expected bool, but got "); ok {
 		ce.Msg = "condition must be boolean, but it is always " + typeWords(t)
 	}

@@ -148,6 +148,7 @@ func TestCompileErrors(t *testing.T) {
 		{`len(turn_count) > 0`, "invalid argument for len", 1, 1},
 		{`context.x ==`, "unexpected token EOF", 1, 12},
 		{`context.x == (1`, "unexpected token EOF", 1, 15},
+		{`context.a = true`, `unexpected token Operator("="); did you mean ==?`, 1, 11},
 		{`"unterminated`, "literal not terminated", 1, 14},
 		{big, "condition is too large", 0, 0},
 		{"true || " + strings.Repeat("x", MaxLength), "condition is too long", 0, 0},
