@@ -139,7 +139,7 @@ func (s *served) run(ctx context.Context, o Options, req *mcp.CallToolRequest) (
 	}
 	opts := session.Options{LookupEnv: o.LookupEnv, NoInput: true}
 	if s.responses != "" {
-		resp, err := runners.LoadResponses(s.responses)
+		resp, err := runners.LoadResponsesFor(s.responses, s.e)
 		if err != nil {
 			return errorResult(err.Error()), nil
 		}

@@ -120,6 +120,40 @@ func LoadResponses(path string) (*Responses, error) {
 	return parseResponses(path, data, true)
 }
 
+// LoadResponsesFor reads a responses file for e: its problems and those of
+// Validate, all in one list (a file's misspelled agent is reported with
+// its malformed entries, not after they are fixed).
+func LoadResponsesFor(path string, e *ensemble.Ensemble) (*Responses, error) {
+	data, err := readcap.ReadFile(path, MaxResponsesFile)
+	if _, ok := errors.AsType[*readcap.TooLargeError](err); ok {
+		return nil, fmt.Errorf("responses file %s: %w", path, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("responses file: %w", err)
+	}
+	r, err := parseResponses(path, data, true)
+	list, ok := errors.AsType[*ensemble.ErrorList](err)
+	if err != nil && !ok {
+		return nil, err
+	}
+	if r == nil { // the good entries, to check besides the problems
+		r, _ = parseYAML(path, data, newSourceLines(data), true)
+	}
+	var all []*ensemble.Error
+	if list != nil {
+		all = append(all, *list...)
+	}
+	if r != nil {
+		if l, ok := errors.AsType[*ensemble.ErrorList](r.Validate(e)); ok {
+			all = append(all, *l...)
+		}
+	}
+	if len(all) > 0 {
+		return nil, errorList(all)
+	}
+	return r, nil
+}
+
 // ParseResponses parses a responses file's contents; name is used in error
 // messages. The file is a mapping from agent name to either a list of
 // responses or {simulate: {model_profile, prompt}}. Every problem is
@@ -137,12 +171,13 @@ func parseResponses(name string, data []byte, share bool) (*Responses, error) {
 	if r, ok := fastParse(name, data, lines, share); ok {
 		return r, nil
 	}
-	return parseYAML(name, data, lines)
+	return parseYAML(name, data, lines, false)
 }
 
 // parseYAML parses a responses file through a YAML node tree: any YAML,
-// with every error positioned.
-func parseYAML(name string, data []byte, lines *sourceLines) (*Responses, error) {
+// with every error positioned. With partial, the entries without problems
+// are returned with the error (nil when the file is no mapping).
+func parseYAML(name string, data []byte, lines *sourceLines, partial bool) (*Responses, error) {
 	root, err := ensemble.ParseYAML(name, data) // YAML errors in plain words, as for ensemble files
 	if err != nil {
 		return nil, err
@@ -182,6 +217,9 @@ func parseYAML(name string, data []byte, lines *sourceLines) (*Responses, error)
 		}
 	}
 	if err := p.err(); err != nil {
+		if partial {
+			return r, err
+		}
 		return nil, err
 	}
 	return r, nil

@@ -18,7 +18,7 @@ func sameAsYAML(t *testing.T, doc string) bool {
 	if !ok {
 		return false
 	}
-	slow, err := parseYAML("r.yaml", data, newSourceLines(data))
+	slow, err := parseYAML("r.yaml", data, newSourceLines(data), false)
 	if err != nil {
 		t.Errorf("fast parser accepts what YAML refuses (%v):\n%s", err, doc)
 		return true

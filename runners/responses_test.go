@@ -534,3 +534,28 @@ func TestResponsesAliasBomb(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// LoadResponsesFor reports a file's malformed entries and its unknown
+// agents and profiles in one list, in file order: a user fixes them all
+// at once, not one kind after another.
+func TestLoadResponsesForReportsEverything(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "r.yaml")
+	body := "writer: just a string\nnobody: [x]\nuser_clarification:\n  simulate: {model_profile: ghost, prompt: hi}\nllm_analyzer: [{a: 1}]\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadResponsesFor(path, analysisEnsemble(t))
+	want := path + `:1:9: responses for agent "writer" must be a list (put [ ] around a single response) or {simulate: {model_profile, prompt}}
+` + path + `:2:1: unknown agent "nobody" in responses
+` + path + `:4:29: agent "user_clarification": simulate uses unknown model profile "ghost"`
+	if err == nil || err.Error() != want {
+		t.Fatalf("err:\n%v\nwant:\n%s", err, want)
+	}
+	if err := os.WriteFile(path, []byte("llm_analyzer: [{a: 1}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := LoadResponsesFor(path, analysisEnsemble(t)); err != nil || r.Entry("llm_analyzer") == nil {
+		t.Fatalf("r %v err %v", r, err)
+	}
+}

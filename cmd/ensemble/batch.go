@@ -211,7 +211,7 @@ func startBatch(ctx context.Context, io *stdio, path string, f *batchFlags) erro
 // never ask at the terminal (their answers come from --responses), and
 // they share the MCP servers the ensemble names.
 func openBatchSession(ctx context.Context, io *stdio, e *ensemble.Ensemble, s *sharedFlags) (*session.Session, error) {
-	opts, err := s.sessionOptions(io, true, false)
+	opts, err := s.sessionOptions(io, e, true, false)
 	if err != nil {
 		return nil, err
 	}

@@ -300,7 +300,7 @@ func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, 
 			io.printWarning(w)
 		}
 	}
-	opts, err := f.sessionOptions(io, stdinTaken, save != nil)
+	opts, err := f.sessionOptions(io, e, stdinTaken, save != nil)
 	if err != nil {
 		return err
 	}
@@ -392,7 +392,7 @@ func openSession(ctx context.Context, e *ensemble.Ensemble, opts session.Options
 // sessionOptions are the options of the runs the flags ask for: ask agents
 // on the terminal unless stdin is taken (--input -), and waiting for an
 // answer when the run is durable; the injected responses; the limits.
-func (s *sharedFlags) sessionOptions(io *stdio, stdinTaken, durable bool) (session.Options, error) {
+func (s *sharedFlags) sessionOptions(io *stdio, e *ensemble.Ensemble, stdinTaken, durable bool) (session.Options, error) {
 	opts := session.Options{
 		LookupEnv:   io.lookupEnv,
 		Stream:      s.stream,
@@ -409,7 +409,7 @@ func (s *sharedFlags) sessionOptions(io *stdio, stdinTaken, durable bool) (sessi
 		Budget:      s.budget(),
 	}
 	if s.responses != "" {
-		resp, err := runners.LoadResponses(s.responses)
+		resp, err := runners.LoadResponsesFor(s.responses, e)
 		if err != nil {
 			return opts, &exitError{code: engine.ExitUsage, err: err}
 		}
