@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -175,22 +174,4 @@ func newRootCmd(io *stdio) *cobra.Command {
 	root.AddCommand(newWorkerCmd(io), newAnswerCmd(io)) // the Temporal engine (temporal.go)
 	addCompletions(root)
 	return root
-}
-
-// version is the module version the binary was built from (go install
-// ...@v1.2.3), or the VCS revision of a local build, or "devel".
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			return "devel " + s.Value[:12]
-		}
-	}
-	return "devel"
 }
