@@ -62,7 +62,7 @@ interrupted, 2 when nothing ran.`,
 				return nil
 			}
 			if len(args) != 1 {
-				return usageErr("batch takes one ensemble file, got %d arguments", len(args))
+				return io.args(1, 1, "one ensemble FILE (or --resume DB and none)")(cmd, args)
 			}
 			return nil
 		},

@@ -27,7 +27,7 @@ label the edges. Script agents are boxes, LLM agents rounded boxes, ask agents
 parallelograms, ensemble agents double-sided boxes and dispatch agents hexagons;
 the child ensembles they run are drawn beside them as subgraphs (clusters in
 DOT), --depth levels deep.`,
-		Args: cobra.ExactArgs(1),
+		Args: io.args(1, 1, "one ensemble FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(graph.Formats, format) {
 				return usageErr("--format must be mermaid or dot, got %q", format)

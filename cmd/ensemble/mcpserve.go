@@ -17,10 +17,9 @@ func newMCPCmd(io *stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve ensembles to MCP clients",
-		Args:  cobra.NoArgs,
 	}
 	cmd.AddCommand(newMCPServeCmd(io))
-	return cmd
+	return io.group(cmd)
 }
 
 type mcpServeFlags struct {
@@ -49,7 +48,7 @@ calling their model, like run --responses.
 YAML files that are not ensembles (no top-level agents and name) are skipped;
 a file that is not valid YAML and an ensemble that fails to load are
 skipped with their errors on stderr.`,
-		Args: cobra.ExactArgs(1),
+		Args: io.args(1, 1, "one DIR of ensembles"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return serveMCP(cmd.Context(), io, args[0], &f, &mcp.IOTransport{
 				Reader: io2ReadCloser(io.in), Writer: nopWriteCloser{io.out}})

@@ -52,7 +52,7 @@ agent the run does not wait for is refused. A run stopped by its budget (exit
 
 Resume refuses when the ensemble file, or the responses file, changed since
 the state was saved; --force resumes anyway.`,
-		Args: cobra.ExactArgs(1),
+		Args: io.args(1, 1, "one STATE file (a state database or a JSON state file)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return resumeRun(cmd.Context(), io, args[0], &f, cmd.Flags().Changed)
 		},

@@ -447,7 +447,7 @@ func TestResumeRejectsBadStateFiles(t *testing.T) {
 	}{
 		{[]string{"resume", filepath.Join(dir, "nope.state")}, "no such file"},
 		{[]string{"resume", dir}, "is a directory"},
-		{[]string{"resume"}, "accepts 1 arg"},
+		{[]string{"resume"}, "resume needs one STATE file"},
 		{[]string{"run", durableDir + "ensemble.yaml", "--state", filepath.Join(dir, "missing", "s")}, "--state: state file " + filepath.Join(dir, "missing", "s") + ": cannot create it: the folder " + filepath.Join(dir, "missing") + " does not exist"},
 		{[]string{"state", "list", emptyFile}, "state file " + emptyFile + ": the file is empty: it holds no runs"},
 	} {

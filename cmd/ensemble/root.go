@@ -152,12 +152,11 @@ func newRootCmd(io *stdio) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	io.group(root)
 	root.SetIn(io.in)
 	root.SetOut(io.out)
 	root.SetErr(io.err)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &exitError{code: engine.ExitUsage, err: fmt.Errorf("%w\nSee '%s --help'.", err, c.CommandPath())}
-	})
+	root.SetFlagErrorFunc(io.flagError)
 	// An id flag given empty (--run-id "$ID" with ID unset, say) is a
 	// mistake, not a request for the default, which leaving the flag out
 	// asks for.

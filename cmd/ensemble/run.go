@@ -138,7 +138,7 @@ func newRunCmd(io *stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run FILE",
 		Short: "Run an ensemble",
-		Args:  cobra.ExactArgs(1),
+		Args:  io.args(1, 1, "one ensemble FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runEnsemble(cmd.Context(), io, args[0], &f, cmd.Flags().Changed("input"))
 		},

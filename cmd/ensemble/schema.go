@@ -20,7 +20,7 @@ Editors that use yaml-language-server (VS Code's YAML extension, Neovim, Helix,
 
 The schema checks the shape of a file; ensemble validate checks everything else
 (references between names, conditions, script files, agents that can never run).`,
-		Args: cobra.NoArgs,
+		Args: io.noArgs(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, err := io.out.Write(schema.JSON)
 			return err

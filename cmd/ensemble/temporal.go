@@ -49,7 +49,7 @@ runs started with run --temporal, and their agents' executions. Every worker
 must see the ensemble files (and scripts, responses and profiles files) at the
 paths the runs were started with, with the same contents. Stops on SIGINT or
 SIGTERM, after its running executions are handed back.`,
-		Args: cobra.NoArgs,
+		Args: io.noArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := t.dial()
 			if err != nil {
@@ -128,7 +128,7 @@ func newAnswerCmd(io *stdio) *cobra.Command {
 		Long: `Send the answer of AGENT's next execution to the run RUN_ID on Temporal (a
 signal): the run goes on at once. TEXT is read as any output is (JSON text is
 JSON).`,
-		Args: cobra.ExactArgs(3),
+		Args: io.args(3, 3, "a RUN_ID, an AGENT and the answer TEXT"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := t.dial()
 			if err != nil {

@@ -34,7 +34,7 @@ resolve against the current directory.
 Warnings (a join inside a loop that would pair new and old outputs) are
 printed as FILE:LINE:COL: warning: message and do not fail the check;
 --strict counts them as errors.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: io.args(1, -1, "at least one ensemble FILE, DIR, or - (standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(validateOutputs, output) {
 				return usageErr("--output must be text or json, got %q", output)

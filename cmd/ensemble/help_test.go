@@ -1,0 +1,54 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// A missing or extra argument, an unknown command and an unknown flag are
+// usage errors (exit 2) that say what the command wants, the closest name
+// for a misspelt one, and where its help is.
+func TestUsageErrorsSayWhatIsWanted(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run"}, "ensemble: run needs one ensemble FILE; see 'ensemble run --help'\n"},
+		{[]string{"run", "a.yaml", "b.yaml"}, `ensemble: run takes one ensemble FILE, got 2: "a.yaml" "b.yaml"; see 'ensemble run --help'` + "\n"},
+		{[]string{"resume"}, "ensemble: resume needs one STATE file"},
+		{[]string{"state", "show"}, "ensemble: state show needs one state FILE; see 'ensemble state show --help'\n"},
+		{[]string{"mcp", "serve"}, "ensemble: mcp serve needs one DIR"},
+		{[]string{"validate"}, "ensemble: validate needs at least one ensemble FILE, DIR, or -"},
+		{[]string{"init", "a", "b"}, `ensemble: init takes at most one DIR, got 2: "a" "b"`},
+		{[]string{"schema", "x"}, `ensemble: schema takes no argument, got 1: "x"`},
+		{[]string{"batch"}, "ensemble: batch needs one ensemble FILE"},
+		{[]string{"rnu"}, `ensemble: no command "rnu" (did you mean "run"?); see 'ensemble --help'` + "\n"},
+		{[]string{"state", "shwo", "x.db"}, `ensemble: state has no command "shwo" (did you mean "show"?); see 'ensemble state --help'` + "\n"},
+		{[]string{"run", "x.yaml", "--inptu", "y"}, `ensemble: unknown flag: --inptu (did you mean "--input"?); see 'ensemble run --help'` + "\n"},
+		{[]string{"run", "x.yaml", "-input", "y"}, `(did you mean "--input"?); see 'ensemble run --help'`},
+		{[]string{"resume", "x.db", "--max-turn", "3"}, `unknown flag: --max-turn (did you mean "--max-turns"?)`},
+		{[]string{"run", "x.yaml", "--zzzzzzzz"}, "ensemble: unknown flag: --zzzzzzzz; see 'ensemble run --help'\n"},
+	} {
+		o := ensembleCmd(t, "", tt.args...)
+		if o.code != 2 || !strings.Contains(o.stderr, tt.want) {
+			t.Errorf("ensemble %s: exit %d, stderr %q; want exit 2 and %q", strings.Join(tt.args, " "), o.code, o.stderr, tt.want)
+		}
+	}
+}
+
+// The help hint names the program as the user ran it, as every command
+// the messages suggest does.
+func TestHelpHintNamesTheProgram(t *testing.T) {
+	t.Parallel()
+	for prog, want := range map[string]string{
+		"bin/ensemble":        "see 'bin/ensemble run --help'",
+		"'/tmp/a b/ensemble'": "see: '/tmp/a b/ensemble' run --help",
+	} {
+		var out, errb strings.Builder
+		run(t.Context(), []string{"run"}, &stdio{in: strings.NewReader(""), out: &out, err: &errb, prog: prog})
+		if !strings.HasSuffix(errb.String(), want+"\n") {
+			t.Errorf("prog %s: %q, want it to end with %q", prog, errb.String(), want)
+		}
+	}
+}
