@@ -82,7 +82,7 @@ interrupted, 2 when nothing ran.`,
 	fl.StringVar(&f.batchID, "batch-id", "", "the batch's `ID` in the state database (default: a new one; with --resume, its one unfinished batch)")
 	fl.BoolVar(&f.force, "force", false, "with --resume, go on although the ensemble, inputs or responses file changed")
 	f.sharedFlags.register(cmd, forBatch)
-	f.temporal.register(cmd, false)
+	f.temporal.register(cmd, "run every input on the Temporal cluster at `HOST:PORT`, whose workers run the agents", false)
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
 		if err := checkLimitFlags(cmd); err != nil {
 			return err

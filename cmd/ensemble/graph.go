@@ -45,8 +45,8 @@ DOT), --depth levels deep.`,
 			return graph.WriteDepth(io.stdout(), e, format, depth)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "mermaid", "mermaid|dot")
-	cmd.Flags().IntVar(&depth, "depth", graph.DefaultDepth, "levels of child ensembles to draw (0: none)")
+	cmd.Flags().StringVar(&format, "format", "mermaid", "draw in `FORMAT`: mermaid or dot")
+	cmd.Flags().IntVar(&depth, "depth", graph.DefaultDepth, "draw `N` levels of child ensembles (0: none)")
 	cmd.Flags().StringArrayVar(&profiles, "profiles", nil, "model profiles `FILE` (repeatable)")
 	return cmd
 }

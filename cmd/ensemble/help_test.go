@@ -1,8 +1,12 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // A missing or extra argument, an unknown command and an unknown flag are
@@ -49,6 +53,52 @@ func TestHelpHintNamesTheProgram(t *testing.T) {
 		run(t.Context(), []string{"run"}, &stdio{in: strings.NewReader(""), out: &out, err: &errb, prog: prog})
 		if !strings.HasSuffix(errb.String(), want+"\n") {
 			t.Errorf("prog %s: %q, want it to end with %q", prog, errb.String(), want)
+		}
+	}
+}
+
+// walk calls fn on c and every command under it.
+func walk(c *cobra.Command, fn func(*cobra.Command)) {
+	fn(c)
+	for _, sub := range c.Commands() {
+		walk(sub, fn)
+	}
+}
+
+// Every flag that takes a value shows what it takes as an upper-case
+// placeholder (--run-id ID, --profiles FILE), never its Go type (string,
+// stringArray, int).
+func TestFlagPlaceholders(t *testing.T) {
+	t.Parallel()
+	placeholder := regexp.MustCompile(`^[A-Z][A-Z0-9_]*(\.[a-z]+)?([:=\[][A-Z0-9_.:=\[\]]*)?$`) // FILE, FILE.md, HOST:PORT, AGENT=TEXT, FORMAT[:FILE]
+	walk(newRootCmd(&stdio{}), func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if f.NoOptDefVal != "" { // a bool
+				return
+			}
+			if name, _ := pflag.UnquoteUsage(f); !placeholder.MatchString(name) {
+				t.Errorf("%s --%s shows %q, not a placeholder (put it in `backquotes` in the usage)", c.CommandPath(), f.Name, name)
+			}
+		})
+	})
+}
+
+// --temporal says what it does for each command: state show reads a run
+// from the cluster, it runs nothing there.
+func TestTemporalFlagIsWordedPerCommand(t *testing.T) {
+	t.Parallel()
+	root := newRootCmd(&stdio{})
+	for path, want := range map[string]string{
+		"run":        "run on the Temporal cluster",
+		"batch":      "run every input on the Temporal cluster",
+		"state show": "read the run from the Temporal cluster",
+	} {
+		c, _, err := root.Find(strings.Fields(path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Flags().Lookup("temporal").Usage; !strings.HasPrefix(got, want) {
+			t.Errorf("%s --temporal: %q, want it to start with %q", path, got, want)
 		}
 	}
 }

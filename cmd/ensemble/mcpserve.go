@@ -54,7 +54,7 @@ skipped with their errors on stderr.`,
 				Reader: io2ReadCloser(io.in), Writer: nopWriteCloser{io.out}})
 		},
 	}
-	cmd.Flags().StringArrayVar(&f.profiles, "profiles", nil, "a profiles file with more model profiles (repeatable)")
+	cmd.Flags().StringArrayVar(&f.profiles, "profiles", nil, "model profiles `FILE` for every ensemble (repeatable)")
 	cmd.Flags().BoolVar(&f.responses, "responses", false, "run each ensemble with the responses.yaml next to it, when it has one")
 	return cmd
 }

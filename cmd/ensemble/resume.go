@@ -59,7 +59,7 @@ the state was saved; --force resumes anyway.`,
 	}
 	f.sharedFlags.register(cmd, forResume)
 	cmd.Flags().BoolVar(&f.force, "force", false, "resume even if the ensemble or responses file changed")
-	cmd.Flags().StringVar(&f.runID, "run-id", "", "the run of the state database to resume (default: its one unfinished run)")
+	cmd.Flags().StringVar(&f.runID, "run-id", "", "the `ID` of the run of the state database to resume (default: its one unfinished run)")
 	f.answerFlags.register(cmd)
 	return cmd
 }

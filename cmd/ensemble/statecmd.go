@@ -39,7 +39,7 @@ func newStateShowCmd(io *stdio) *cobra.Command {
 prints with --output json, or its summary with --output text. Its
 completion_reason is empty while the run has not finished (or was killed);
 duration_seconds is the time from its start to its last save.`,
-		Args: io.args(1, 1, "one state FILE"),
+		Args: io.args(1, 1, "one state FILE (with --temporal, a run's ID)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "" && output != "json" && output != "text" {
 				return usageErr("--output must be json or text, got %q", output)
@@ -74,9 +74,9 @@ duration_seconds is the time from its start to its last save.`,
 			return res.WriteJSON(io.stdout()) // as run --output json prints it
 		},
 	}
-	cmd.Flags().StringVar(&runID, "run-id", "", "the run of the database (default: its one run)")
-	t.register(cmd, false)
-	cmd.Flags().StringVar(&output, "output", "", "json|text (default text on a terminal, json otherwise)")
+	cmd.Flags().StringVar(&runID, "run-id", "", "the run `ID` in the database (default: its one run)")
+	t.register(cmd, "read the run from the Temporal cluster at `HOST:PORT` (FILE is then the run's id)", false)
+	cmd.Flags().StringVar(&output, "output", "", "the output `FORMAT`: json or text (default text on a terminal, json otherwise)")
 	return cmd
 }
 
@@ -101,7 +101,7 @@ ensemble resume continues such a file too (writing it as JSON).`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&runID, "run-id", "", "the run of the database (default: its one run)")
+	cmd.Flags().StringVar(&runID, "run-id", "", "the run `ID` in the database (default: its one run)")
 	return cmd
 }
 
@@ -137,7 +137,7 @@ func newStateListCmd(io *stdio) *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().StringVar(&output, "output", "text", "text|json")
+	cmd.Flags().StringVar(&output, "output", "text", "the output `FORMAT`: text or json")
 	return cmd
 }
 

@@ -62,7 +62,7 @@ SIGTERM, after its running executions are handed back.`,
 			return temporalengine.Serve(ctx, c, t.queue, &temporalengine.Env{LookupEnv: io.lookupEnv})
 		},
 	}
-	t.register(cmd, true)
+	t.register(cmd, "the frontend of the Temporal cluster to work for, `HOST:PORT`", true)
 	return cmd
 }
 
@@ -141,7 +141,7 @@ JSON).`,
 			return temporalengine.SendAnswer(cmd.Context(), c, args[0], args[1], args[2])
 		},
 	}
-	t.register(cmd, true)
+	t.register(cmd, "the frontend of the Temporal cluster the run is on, `HOST:PORT`", true)
 	return cmd
 }
 

@@ -73,7 +73,7 @@ printed as FILE:LINE:COL: warning: message and do not fail the check;
 	}
 	cmd.Flags().StringArrayVar(&profiles, "profiles", nil, "model profiles `FILE` (repeatable)")
 	cmd.Flags().BoolVar(&strict, "strict", false, "count warnings as errors (exit 2)")
-	cmd.Flags().StringVar(&output, "output", "text", "text|json (json: a list of {file, line, column, severity, message} on stdout, [] when there is none)")
+	cmd.Flags().StringVar(&output, "output", "text", "the output `FORMAT`: text or json (json: a list of {file, line, column, severity, message} on stdout, [] when there is none)")
 	return cmd
 }
 
