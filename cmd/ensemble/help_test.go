@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -21,7 +23,7 @@ func TestUsageErrorsSayWhatIsWanted(t *testing.T) {
 		{[]string{"run"}, "ensemble: run needs one ensemble FILE; see 'ensemble run --help'\n"},
 		{[]string{"run", "a.yaml", "b.yaml"}, `ensemble: run takes one ensemble FILE, got 2: "a.yaml" "b.yaml"; see 'ensemble run --help'` + "\n"},
 		{[]string{"resume"}, "ensemble: resume needs one STATE file"},
-		{[]string{"state", "show"}, "ensemble: state show needs one state FILE; see 'ensemble state show --help'\n"},
+		{[]string{"state", "show"}, "ensemble: state show needs one state FILE (with --temporal, a run's ID); see 'ensemble state show --help'\n"},
 		{[]string{"mcp", "serve"}, "ensemble: mcp serve needs one DIR"},
 		{[]string{"validate"}, "ensemble: validate needs at least one ensemble FILE, DIR, or -"},
 		{[]string{"init", "a", "b"}, `ensemble: init takes at most one DIR, got 2: "a" "b"`},
@@ -99,6 +101,67 @@ func TestTemporalFlagIsWordedPerCommand(t *testing.T) {
 		}
 		if got := c.Flags().Lookup("temporal").Usage; !strings.HasPrefix(got, want) {
 			t.Errorf("%s --temporal: %q, want it to start with %q", path, got, want)
+		}
+	}
+}
+
+// run --help and resume --help list every exit code of docs/cli.md's
+// table, and no other.
+func TestHelpListsTheExitCodes(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(doc), "### Exit codes\n")
+	table, _, _ = strings.Cut(table, "\n\n\n")
+	var want []string
+	for _, m := range regexp.MustCompile(`(?m)^\| ([0-9]+) \|`).FindAllStringSubmatch(table, -1) {
+		want = append(want, m[1])
+	}
+	if len(want) < 8 {
+		t.Fatalf("docs/cli.md's exit codes: %v", want)
+	}
+	for _, cmd := range []string{"run", "resume"} {
+		o := ensembleCmd(t, "", cmd, "--help")
+		_, codes, ok := strings.Cut(o.stdout, "\nExit codes:\n")
+		if !ok {
+			t.Errorf("%s --help lists no exit codes:\n%s", cmd, o.stdout)
+			continue
+		}
+		codes, _, _ = strings.Cut(codes, "\n\n")
+		var got []string
+		for _, m := range regexp.MustCompile(`(?m)^  ([0-9]+) `).FindAllStringSubmatch(codes, -1) {
+			got = append(got, m[1])
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s --help lists exit codes %v, docs/cli.md %v", cmd, got, want)
+		}
+	}
+}
+
+// run --help puts its flags in sections: the Temporal ones apart from the
+// others.
+func TestRunHelpGroupsTheFlags(t *testing.T) {
+	t.Parallel()
+	o := ensembleCmd(t, "", "run", "--help")
+	sections := map[string]string{}
+	title := ""
+	for _, line := range strings.Split(o.stdout, "\n") {
+		if strings.HasSuffix(line, "flags:") || line == "Flags:" {
+			title = line
+		} else if f := strings.Fields(line); title != "" && len(f) > 0 && strings.HasPrefix(f[0], "--") {
+			sections[f[0]] = title
+		} else if title != "" && len(f) > 1 && strings.HasPrefix(f[1], "--") {
+			sections[f[1]] = title // -q, --quiet
+		}
+	}
+	for flag, want := range map[string]string{
+		"--input": "Flags:", "--state": "Flags:", "--output": "Output flags:", "--quiet": "Output flags:",
+		"--max-turns": "Limit flags:", "--responses": "Testing flags:", "--temporal": "Temporal flags:", "--blobs": "Temporal flags:",
+	} {
+		if sections[flag] != want {
+			t.Errorf("run --help: %s is under %q, want %q\n%s", flag, sections[flag], want, o.stdout)
 		}
 	}
 }

@@ -51,7 +51,9 @@ agent the run does not wait for is refused. A run stopped by its budget (exit
 --max-requests).
 
 Resume refuses when the ensemble file, or the responses file, changed since
-the state was saved; --force resumes anyway.`,
+the state was saved; --force resumes anyway.
+
+` + exitCodesHelp,
 		Args: io.args(1, 1, "one STATE file (a state database or a JSON state file)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return resumeRun(cmd.Context(), io, args[0], &f, cmd.Flags().Changed)

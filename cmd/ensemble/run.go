@@ -138,7 +138,13 @@ func newRunCmd(io *stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run FILE",
 		Short: "Run an ensemble",
-		Args:  io.args(1, 1, "one ensemble FILE"),
+		Long: `Run the ensemble FILE to its end: on a terminal with live progress and a
+summary (--output text), else printing the result as JSON (--output json), or
+each event as a line of JSON (--output jsonl). With --state, the run is saved
+after every turn, and resume continues it after Ctrl-C, a crash or a limit.
+
+` + exitCodesHelp,
+		Args: io.args(1, 1, "one ensemble FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runEnsemble(cmd.Context(), io, args[0], &f, cmd.Flags().Changed("input"))
 		},
@@ -148,7 +154,7 @@ func newRunCmd(io *stdio) *cobra.Command {
 	fl.StringVar(&f.inputFile, "input-file", "", "read the run's input from `FILE`")
 	f.maxInput = defaultMaxInput
 	fl.Var(&f.maxInput, "max-input-size", "the largest input `SIZE` --input - and --input-file accept (bytes, or e.g. 64KiB, 20MB, 1GiB)")
-	fl.StringVar(&f.stateFile, "state", "", "save the run in the state database `FILE` after every turn (continue it with ensemble resume FILE)")
+	fl.StringVar(&f.stateFile, "state", "", "save the run in the state database `FILE` after every turn (resume continues it)")
 	fl.StringVar(&f.runID, "run-id", "", "with --state, the run's `ID` in the database (default: a new one, printed with --output text)")
 	f.sharedFlags.register(cmd, forRun)
 	f.temporal.register(cmd, "run on the Temporal cluster at `HOST:PORT`, whose workers run the agents", false)
