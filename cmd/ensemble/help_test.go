@@ -165,3 +165,127 @@ func TestRunHelpGroupsTheFlags(t *testing.T) {
 		}
 	}
 }
+
+// Every command's --help has Examples, and each example is a command line
+// the command takes: its words name the command, and its flags and
+// arguments parse and pass the command's checks of them.
+func TestExamplesAreCommandsTheyTake(t *testing.T) {
+	t.Parallel()
+	walk(newRootCmd(&stdio{}), func(c *cobra.Command) {
+		if !c.IsAvailableCommand() && c.HasParent() || c.Name() == "help" || c.HasParent() && c.Parent().Name() == "completion" {
+			return // hidden, cobra's help, and the shells of completion (their help has its own)
+		}
+		if c.Example == "" {
+			t.Errorf("%q has no Examples", c.CommandPath())
+			return
+		}
+		ran := false
+		for _, line := range strings.Split(c.Example, "\n") {
+			line = strings.TrimSpace(line)
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			for _, words := range shellCommands(line) {
+				if words[0] != "ensemble" {
+					continue
+				}
+				root := newRootCmd(&stdio{})
+				cmd, rest, err := root.Find(words[1:])
+				if err != nil {
+					t.Errorf("example %q: %v", line, err)
+					continue
+				}
+				if err := cmd.ParseFlags(rest); err != nil {
+					t.Errorf("example %q: %v", line, err)
+					continue
+				}
+				if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
+					t.Errorf("example %q: %v", line, err)
+				}
+				if cmd.PreRunE != nil {
+					if err := cmd.PreRunE(cmd, cmd.Flags().Args()); err != nil {
+						t.Errorf("example %q: %v", line, err)
+					}
+				}
+				ran = ran || cmd.CommandPath() == c.CommandPath() || c.HasSubCommands()
+			}
+		}
+		if !ran {
+			t.Errorf("no example of %q runs it:\n%s", c.CommandPath(), c.Example)
+		}
+	})
+}
+
+// shellCommands splits a command line into its commands, each into its
+// words, as a shell would for the examples: quotes; |, && and ; between
+// commands; a redirection ends a command.
+func shellCommands(s string) [][]string {
+	var cmds [][]string
+	var words []string
+	var w strings.Builder
+	in, quote, redirected := false, rune(0), false
+	word := func() {
+		if in && !redirected {
+			words = append(words, w.String())
+		}
+		w.Reset()
+		in = false
+	}
+	end := func() {
+		word()
+		if len(words) > 0 {
+			cmds = append(cmds, words)
+		}
+		words, redirected = nil, false
+	}
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case quote != 0 && r == quote:
+			quote = 0
+		case quote != 0:
+			w.WriteRune(r)
+		case r == '\'' || r == '"':
+			quote, in = r, true
+		case r == '|' || r == ';':
+			end()
+		case r == '&' && i+1 < len(rs) && rs[i+1] == '&':
+			end()
+			i++
+		case r == '>' || r == '<':
+			word()
+			redirected = true
+		case r == ' ' || r == '\t':
+			word()
+		default:
+			w.WriteRune(r)
+			in = true
+		}
+	}
+	end()
+	return cmds
+}
+
+// --help starts its command lines the way the user runs the binary, as
+// the messages do: the usage line, the examples (after a pipe too).
+func TestHelpNamesTheProgram(t *testing.T) {
+	t.Parallel()
+	var out, errb strings.Builder
+	std := &stdio{in: strings.NewReader(""), out: &out, err: &errb, prog: "bin/ensemble"}
+	if code := run(t.Context(), []string{"run", "--help"}, std); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{
+		"Usage:\n  bin/ensemble run FILE [flags]\n",
+		"\n  bin/ensemble run ensemble.yaml --responses responses.yaml\n",
+		`| bin/ensemble run ensemble.yaml --input - --output json`,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("run --help lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "  ensemble ") {
+		t.Errorf("run --help names a bare ensemble:\n%s", out.String())
+	}
+}

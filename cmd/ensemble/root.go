@@ -174,5 +174,7 @@ func newRootCmd(io *stdio) *cobra.Command {
 	root.AddCommand(newInitCmd(io), newStateCmd(io), newBatchCmd(io), newMCPCmd(io))
 	root.AddCommand(newWorkerCmd(io), newAnswerCmd(io)) // the Temporal engine (temporal.go)
 	addCompletions(root)
+	root.InitDefaultCompletionCmd()
+	addExamples(root, "")
 	return root
 }
