@@ -47,7 +47,7 @@ lines before it are. A summary goes to standard error at the end, and a
 progress line while it runs when standard error is a terminal.
 
 With --state DB, every run is saved in the state database DB after every
-turn, and the batch with it: "ensemble batch --resume DB" finishes what is
+turn, and the batch with it: "batch --resume DB" finishes what is
 unfinished and completes the output.
 
 Exit 0 when every run completed without a failure. Otherwise the exit code

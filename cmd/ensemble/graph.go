@@ -19,7 +19,7 @@ func newGraphCmd(io *stdio) *cobra.Command {
 		Short: "Print the dependency graph as Mermaid (default) or Graphviz DOT",
 		Long: `Print an ensemble's dependency graph: a Mermaid flowchart (paste it into a
 Markdown file on GitHub, or mermaid.live), or with --format dot a Graphviz graph
-(ensemble graph FILE --format dot | dot -Tsvg > graph.svg).
+(graph FILE --format dot | dot -Tsvg > graph.svg).
 
 Edges go from a dependency to the agent that depends on it. Required edges are
 solid, optional ones (requires_all: false) dashed; conditions and max_executions

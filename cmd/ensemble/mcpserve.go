@@ -35,10 +35,10 @@ func newMCPServeCmd(io *stdio) *cobra.Command {
 		Long: `Serve the ensembles of DIR to an MCP client (an IDE assistant, an agent) on
 stdin and stdout: each ensemble file in DIR or its subfolders is a tool named
 after the ensemble, whose argument "input" is the run's input (the file's own
-input when absent) and whose result is the run's result JSON, as ensemble run
+input when absent) and whose result is the run's result JSON, as run
 --output json prints it. A run that does not complete is an error result.
 
-Every call is one run, as ensemble run does it: scripts run for real, LLM
+Every call is one run, as run does it: scripts run for real, LLM
 agents call their models, the MCP servers the file names start for the run.
 Ask agents cannot ask (stdin is the client's): they fail unless answered.
 With --responses, an ensemble that has a responses.yaml next to it runs with

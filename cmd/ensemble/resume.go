@@ -30,7 +30,7 @@ func newResumeCmd(io *stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "resume STATE [--run-id ID]",
 		Short: "Continue a run saved with run --state",
-		Long: `Continue a run saved with "ensemble run --state STATE" from its last completed turn.
+		Long: `Continue a run saved with "run --state STATE" from its last completed turn.
 
 The run goes on with the same ensemble file, input, injected responses, profiles
 files and overrides (--max-turns, --timeout, --parallel, --max-tokens,

@@ -86,7 +86,7 @@ func newStateExportCmd(io *stdio) *cobra.Command {
 		Use:   "export FILE",
 		Short: "Print a saved run as a JSON state file",
 		Long: `Print a saved run in the JSON state file format, for tools that read JSON:
-ensemble resume continues such a file too (writing it as JSON).`,
+resume continues such a file too (writing it as JSON).`,
 		Args: io.args(1, 1, "one state FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sf, _, err := loadSaved(io, args[0], runID)

@@ -98,7 +98,7 @@ func runTemporal(ctx context.Context, io *stdio, e *ensemble.Ensemble, path, inp
 		id = fmt.Sprintf("%s-%d", e.Name, time.Now().UnixNano())
 	}
 	if output == "text" && !f.quiet {
-		fmt.Fprintf(io.stderr(), "ensemble: run %s on %s (answer with: ensemble answer --temporal %s %s AGENT TEXT)\n", id, f.temporal.addr, f.temporal.addr, id)
+		fmt.Fprintf(io.stderr(), "ensemble: run %s on %s (answer with: %s answer --temporal %s %s AGENT TEXT)\n", id, f.temporal.addr, io.program(), f.temporal.addr, id)
 	}
 	stop := view.Start()
 	res, out, err := temporalengine.Run(ctx, c, f.temporal.queue, id, in, view.Sink())
