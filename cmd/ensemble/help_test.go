@@ -289,3 +289,41 @@ func TestHelpNamesTheProgram(t *testing.T) {
 		t.Errorf("run --help names a bare ensemble:\n%s", out.String())
 	}
 }
+
+// The command tables of README.md and docs/cli.md list every command: a
+// row's first cell, `ensemble state show\|export\|list FILE`, names the
+// commands whose words it has in order (an upper-case word stands for
+// any, as SHELL does).
+func TestCommandTablesListEveryCommand(t *testing.T) {
+	t.Parallel()
+	for _, doc := range []string{"../../README.md", "../../docs/cli.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows [][]string
+		for _, m := range regexp.MustCompile("(?m)^\\| \\[?`ensemble ([^`]*)`").FindAllStringSubmatch(string(b), -1) {
+			rows = append(rows, strings.Fields(strings.ReplaceAll(m[1], `\|`, "|")))
+		}
+		listed := func(path []string) bool {
+			for _, row := range rows {
+				ok := len(row) >= len(path)
+				for i := 0; ok && i < len(path); i++ {
+					ok = slices.Contains(strings.Split(row[i], "|"), path[i]) || row[i] == strings.ToUpper(row[i]) && !strings.HasPrefix(row[i], "-")
+				}
+				if ok {
+					return true
+				}
+			}
+			return false
+		}
+		walk(newRootCmd(&stdio{}), func(c *cobra.Command) {
+			if !c.HasParent() || !c.IsAvailableCommand() || c.HasAvailableSubCommands() {
+				return // the root, help, hidden commands, groups (their commands are listed)
+			}
+			if path := strings.Fields(c.CommandPath())[1:]; !listed(path) {
+				t.Errorf("%s: the command table lacks ensemble %s", doc, strings.Join(path, " "))
+			}
+		})
+	}
+}
