@@ -20,8 +20,13 @@ export PATH := $(PYLINK):$(PATH)
 all: build
 
 # -trimpath and -s -w: no local paths, symbol table or DWARF in the binary.
+# --version says what it was built from: git describe's tag, commit and
+# -dirty, stamped with -X (VCS stamping by the go command may be off, as
+# GOFLAGS=-buildvcs=false turns it off; outside a git checkout VERSION is
+# empty and the binary reads its build information, cmd/ensemble/version.go).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
 build:
-	$(GO) build $(TRIM) -ldflags="-s -w" -o $(BIN) ./cmd/ensemble
+	$(GO) build $(TRIM) -ldflags="-s -w -X main.stampedVersion=$(VERSION)" -o $(BIN) ./cmd/ensemble
 
 # Runs the flagship example with its injected responses: no model server needed.
 run: build

@@ -148,7 +148,7 @@ func (f *junit) Failed(p *messages.Pickle, st *messages.PickleStep, _ *formatter
 }
 
 func (f *junit) Undefined(p *messages.Pickle, st *messages.PickleStep, _ *formatters.StepDefinition) {
-	f.addError(p, "undefined", fmt.Sprintf("Step %s: not a built-in step (see ensemble test --list-steps)", st.Text))
+	f.addError(p, "undefined", fmt.Sprintf("Step %s: not a built-in step (see test --list-steps)", st.Text))
 }
 
 func (f *junit) Pending(p *messages.Pickle, st *messages.PickleStep, _ *formatters.StepDefinition) {

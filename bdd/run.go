@@ -540,7 +540,7 @@ func (u *undefinedSteps) report(w io.Writer) {
 		return
 	}
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "\n%d undefined step(s): they are not built-in steps of `ensemble test` (list them with `ensemble test --list-steps`):\n", len(u.steps))
+	fmt.Fprintf(bw, "\n%d undefined step(s): they are not built-in steps of the test command (list them with `test --list-steps`):\n", len(u.steps))
 	for _, st := range u.steps {
 		fmt.Fprintf(bw, "  %s\n", st)
 		if hint := Suggest(st); hint != "" {

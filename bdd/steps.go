@@ -68,10 +68,10 @@ var stepDefs = []stepDef{
 		"Queues the doc string as the agent's next injected response. A doc string that starts with { or [ (or is typed \"\"\"json) must be JSON and is the output itself; \"\"\"yaml is YAML (a string in it is reply text); anything else, or \"\"\"text, is reply text."},
 		`^agent "([^"]*)" responds:$`, func(s *Scenario) any { return s.givenRespondsDoc }},
 	{StepDoc{"Given", `Given the responses file "responses.yaml"`,
-		"Injects the responses of a responses file (the format of `ensemble run --responses`, see docs/testing.md), queued after those given so far; later steps queue after it."},
+		"Injects the responses of a responses file (the format of `run --responses`, see docs/testing.md), queued after those given so far; later steps queue after it."},
 		`^the responses file "([^"]*)"$`, func(s *Scenario) any { return s.givenResponsesFile }},
 	{StepDoc{"Given", `Given the recording "recording"`,
-		"Replays a recording folder (made with `ensemble run --record`, see docs/recording.md): LLM agents and simulated users without injected responses are served from it, offline, and ask agents its answers; a request it lacks fails the agent with the first difference."},
+		"Replays a recording folder (made with `run --record`, see docs/recording.md): LLM agents and simulated users without injected responses are served from it, offline, and ask agents its answers; a request it lacks fails the agent with the first difference."},
 		`^the recording "([^"]*)"$`, func(s *Scenario) any { return s.givenRecording }},
 	{StepDoc{"Given", `Given agent "user_clarification" is simulated by model profile "small" with the prompt "You are a sales manager."`,
 		"A model plays the agent with that persona (a simulated user, see docs/testing.md)."},
@@ -89,7 +89,7 @@ var stepDefs = []stepDef{
 	// --- When ---
 	{StepDoc{"When", "When the ensemble runs", "Runs the ensemble to its end with what the Given steps set. Agents with no injected response: scripts run for real, LLM agents fail (a test reaches no model), and ask agents wait for an answer (a test has no terminal, and keeps the run for `answers`)."},
 		`^the ensemble runs$`, func(s *Scenario) any { return s.whenRuns }},
-	{StepDoc{"When", `When "reviewer" answers "{\"approved\": true}"`, "Resumes a run that waits for the agent's answer with that answer, read as any output (JSON text is JSON), as `ensemble resume --answer` does; the Then steps then check the resumed run. An agent the run does not wait for fails the step."},
+	{StepDoc{"When", `When "reviewer" answers "{\"approved\": true}"`, "Resumes a run that waits for the agent's answer with that answer, read as any output (JSON text is JSON), as `resume --answer` does; the Then steps then check the resumed run. An agent the run does not wait for fails the step."},
 		`^"([^"]*)" answers "(.*)"$`, func(s *Scenario) any { return s.whenAnswers }},
 	{StepDoc{"When", `When "reviewer" answers:`, "The same, with the answer in the doc string."},
 		`^"([^"]*)" answers:$`, func(s *Scenario) any { return s.whenAnswersDoc }},
@@ -101,7 +101,7 @@ var stepDefs = []stepDef{
 	// --- Then: the run ---
 	{StepDoc{"Then", `Then the completion reason is "completed"`, "completed, max_total_turns, timeout, budget_exceeded, cancelled or awaiting_input."},
 		`^the completion reason is "([^"]*)"$`, func(s *Scenario) any { return s.thenReason }},
-	{StepDoc{"Then", "Then the exit code is 1", "The exit code `ensemble run` would have: 0 completed, 1 an execution failed, 3 the turn limit, 4 the timeout, 5 waiting for input, 6 a budget, 130 cancelled."},
+	{StepDoc{"Then", "Then the exit code is 1", "The exit code `run` would have: 0 completed, 1 an execution failed, 3 the turn limit, 4 the timeout, 5 waiting for input, 6 a budget, 130 cancelled."},
 		`^the exit code is (\d+)$`, func(s *Scenario) any { return s.thenExitCode }},
 	{StepDoc{"Then", "Then the run failed", "The exit code is not 0: an execution failed (and no on: failure edge handled it), or a limit or the timeout stopped the run."},
 		`^the run failed$`, func(s *Scenario) any { return s.thenRunFailed }},
@@ -117,9 +117,9 @@ var stepDefs = []stepDef{
 		`^the run has (\d+) errors?$`, func(s *Scenario) any { return s.thenErrorCount }},
 	{StepDoc{"Then", `Then there is a warning containing "needs_clarification"`, "A warning of the run (a condition that failed at run time) contains the text."},
 		`^there is a warning containing "(.*)"$`, func(s *Scenario) any { return s.thenWarning }},
-	{StepDoc{"Then", `Then the ensemble has a warning containing "trigger: all"`, "A warning of the loaded file (what `ensemble validate` warns about, such as a join inside a loop) contains the text; no run is needed."},
+	{StepDoc{"Then", `Then the ensemble has a warning containing "trigger: all"`, "A warning of the loaded file (what `validate` warns about, such as a join inside a loop) contains the text; no run is needed."},
 		`^the ensemble has a warning containing "(.*)"$`, func(s *Scenario) any { return s.thenLoadWarning }},
-	{StepDoc{"Then", "Then the ensemble has no warnings", "The loaded file has no warning (`ensemble validate --strict` would pass)."},
+	{StepDoc{"Then", "Then the ensemble has no warnings", "The loaded file has no warning (`validate --strict` would pass)."},
 		`^the ensemble has no warnings$`, func(s *Scenario) any { return s.thenNoLoadWarnings }},
 
 	// --- Then: agents ---

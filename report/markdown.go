@@ -364,7 +364,7 @@ func (m *markdown) pending() {
 	if len(m.res.PendingInput) == 0 {
 		return
 	}
-	m.p("## Waiting for input\n\nAnswer with `ensemble resume STATE --answer AGENT=TEXT`.\n\n")
+	m.p("## Waiting for input\n\nAnswer with `resume STATE --answer AGENT=TEXT`.\n\n")
 	for _, p := range m.res.PendingInput {
 		m.p("- %s (its answer goes into turn %d): %s\n", code(p.Agent), p.Turn, inline(p.Question))
 	}

@@ -16,7 +16,7 @@ import (
 var endings = map[string]string{
 	engine.MaxTotalTurns: "agents were still ready when the turn limit was reached: raise conversation_limits.max_total_turns or pass --max-turns",
 	engine.Timeout:       "the run's timeout passed and running agents were cancelled: raise conversation_limits.timeout_seconds or pass --timeout",
-	engine.AwaitingInput: "ask agents wait for answers: give them to ensemble resume with --answer AGENT=TEXT",
+	engine.AwaitingInput: "ask agents wait for answers: give them to resume with --answer AGENT=TEXT",
 	engine.BudgetExceeded: "a model request was refused because a budget was spent, and running agents were cancelled: " +
 		"raise the cap in the file, or resume with --max-cost, --max-tokens or --max-requests",
 }
@@ -222,7 +222,7 @@ func ending(reason, resume string) string {
 	if resume != "" {
 		return "interrupted; the run goes on with: " + resume
 	}
-	return "interrupted; a run started with --state FILE can be continued with: ensemble resume FILE"
+	return "interrupted; a run started with --state FILE can be continued with resume FILE"
 }
 
 func dash(n int) string {

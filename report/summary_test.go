@@ -22,7 +22,7 @@ func TestSummarySaysWhyARunStoppedEarly(t *testing.T) {
 		{engine.MaxTotalTurns, "", "pass --max-turns"},
 		{engine.Timeout, "", "pass --timeout"},
 		{engine.BudgetExceeded, "", "resume with --max-cost, --max-tokens or --max-requests"},
-		{engine.Cancelled, "", "a run started with --state FILE can be continued with: ensemble resume FILE"},
+		{engine.Cancelled, "", "a run started with --state FILE can be continued with resume FILE"},
 		{engine.Cancelled, "ensemble resume 'my run.json'", "the run goes on with: ensemble resume 'my run.json'"},
 	} {
 		var b strings.Builder

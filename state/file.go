@@ -245,7 +245,7 @@ func unwrapPath(err error) error {
 
 // ErrEmptyFile is a state file with nothing in it: what a run killed as it
 // created its state database leaves, before SQLite wrote a byte.
-var ErrEmptyFile = errors.New("the file is empty: it holds no runs (a run stopped as it created the file saved none; ensemble run --state with this file starts a run in it)")
+var ErrEmptyFile = errors.New("the file is empty: it holds no runs (a run stopped as it created the file saved none; run --state with this file starts a run in it)")
 
 // Parse decodes and checks the contents of a state file (see Load).
 func Parse(data []byte) (*File, error) {

@@ -104,7 +104,7 @@ type Error = state.FileError
 // ErrNoSchema is an SQLite database without tables: a foreign one, or one
 // whose first run was killed before it wrote anything. Reading runs never
 // turns it into a state database; run --state does.
-var ErrNoSchema = errors.New("an SQLite database with no tables, not an ensemble state database: it holds no runs (a run stopped as it created the file saved none; ensemble run --state with this file starts a run in it)")
+var ErrNoSchema = errors.New("an SQLite database with no tables, not an ensemble state database: it holds no runs (a run stopped as it created the file saved none; run --state with this file starts a run in it)")
 
 // ErrLocked is returned when another process is writing the run.
 var ErrLocked = errors.New("another ensemble process is running it")

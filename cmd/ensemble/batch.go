@@ -47,7 +47,7 @@ lines before it are. A summary goes to standard error at the end, and a
 progress line while it runs when standard error is a terminal.
 
 With --state DB, every run is saved in the state database DB after every
-turn, and the batch with it: "ensemble batch --resume DB" finishes what is
+turn, and the batch with it: "batch --resume DB" finishes what is
 unfinished and completes the output.
 
 Exit 0 when every run completed without a failure. Otherwise the exit code
@@ -62,7 +62,7 @@ interrupted, 2 when nothing ran.`,
 				return nil
 			}
 			if len(args) != 1 {
-				return usageErr("batch takes one ensemble file, got %d arguments", len(args))
+				return io.args(1, 1, "one ensemble FILE (or --resume DB and none)")(cmd, args)
 			}
 			return nil
 		},
@@ -82,7 +82,7 @@ interrupted, 2 when nothing ran.`,
 	fl.StringVar(&f.batchID, "batch-id", "", "the batch's `ID` in the state database (default: a new one; with --resume, its one unfinished batch)")
 	fl.BoolVar(&f.force, "force", false, "with --resume, go on although the ensemble, inputs or responses file changed")
 	f.sharedFlags.register(cmd, forBatch)
-	f.temporal.register(cmd, false)
+	f.temporal.register(cmd, "run every input on the Temporal cluster at `HOST:PORT`, whose workers run the agents", false)
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
 		if err := checkLimitFlags(cmd); err != nil {
 			return err

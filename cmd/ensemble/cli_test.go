@@ -139,7 +139,7 @@ func TestInterruptedRunNamesTheResumeCommand(t *testing.T) {
 		want  string
 	}{
 		{[]string{"--state", sp}, "(interrupted; the run goes on with: ensemble resume '" + sp + "')"},
-		{nil, "(interrupted; a run started with --state FILE can be continued with: ensemble resume FILE)"},
+		{nil, "(interrupted; a run started with --state FILE can be continued with resume FILE)"},
 	} {
 		var out, errb strings.Builder
 		args := append([]string{"run", example + "ensemble.yaml", "--responses", example + "responses.yaml", "--output", "text"}, tc.extra...)

@@ -19,7 +19,7 @@ func newGraphCmd(io *stdio) *cobra.Command {
 		Short: "Print the dependency graph as Mermaid (default) or Graphviz DOT",
 		Long: `Print an ensemble's dependency graph: a Mermaid flowchart (paste it into a
 Markdown file on GitHub, or mermaid.live), or with --format dot a Graphviz graph
-(ensemble graph FILE --format dot | dot -Tsvg > graph.svg).
+(graph FILE --format dot | dot -Tsvg > graph.svg).
 
 Edges go from a dependency to the agent that depends on it. Required edges are
 solid, optional ones (requires_all: false) dashed; conditions and max_executions
@@ -27,7 +27,7 @@ label the edges. Script agents are boxes, LLM agents rounded boxes, ask agents
 parallelograms, ensemble agents double-sided boxes and dispatch agents hexagons;
 the child ensembles they run are drawn beside them as subgraphs (clusters in
 DOT), --depth levels deep.`,
-		Args: cobra.ExactArgs(1),
+		Args: io.args(1, 1, "one ensemble FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(graph.Formats, format) {
 				return usageErr("--format must be mermaid or dot, got %q", format)
@@ -45,8 +45,8 @@ DOT), --depth levels deep.`,
 			return graph.WriteDepth(io.stdout(), e, format, depth)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "mermaid", "mermaid|dot")
-	cmd.Flags().IntVar(&depth, "depth", graph.DefaultDepth, "levels of child ensembles to draw (0: none)")
+	cmd.Flags().StringVar(&format, "format", "mermaid", "draw in `FORMAT`: mermaid or dot")
+	cmd.Flags().IntVar(&depth, "depth", graph.DefaultDepth, "draw `N` levels of child ensembles (0: none)")
 	cmd.Flags().StringArrayVar(&profiles, "profiles", nil, "model profiles `FILE` (repeatable)")
 	return cmd
 }

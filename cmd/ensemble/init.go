@@ -19,7 +19,7 @@ responses.yaml (the LLM agent's replies, so that no model is called),
 scripts/gather.py (python3) and ensemble.feature (a test with the built-in
 steps). Nothing is overwritten: when one of these files exists, init lists
 them and exits 2.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: io.args(0, 1, "at most one DIR"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
 			if len(args) == 1 {

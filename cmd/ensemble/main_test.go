@@ -153,7 +153,7 @@ func TestExitCodesAndUsage(t *testing.T) {
 		{"zero max cost", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--max-cost", "0"}, 2, "--max-cost must be a finite number more than 0, got 0"},
 		{"missing file", []string{"run", "nope.yaml"}, 2, "nope.yaml"},
 		{"missing responses file", []string{"run", ex + "writer-reviewer/ensemble.yaml", "--responses", "nope.yaml"}, 2, "nope.yaml"},
-		{"no args", []string{"run"}, 2, "accepts 1 arg"},
+		{"no args", []string{"run"}, 2, "run needs one ensemble FILE"},
 		{"ask without a terminal", []string{"run", ex + "runaway-loop/ensemble.yaml"}, 1, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,10 +17,9 @@ func newMCPCmd(io *stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve ensembles to MCP clients",
-		Args:  cobra.NoArgs,
 	}
 	cmd.AddCommand(newMCPServeCmd(io))
-	return cmd
+	return io.group(cmd)
 }
 
 type mcpServeFlags struct {
@@ -36,10 +35,10 @@ func newMCPServeCmd(io *stdio) *cobra.Command {
 		Long: `Serve the ensembles of DIR to an MCP client (an IDE assistant, an agent) on
 stdin and stdout: each ensemble file in DIR or its subfolders is a tool named
 after the ensemble, whose argument "input" is the run's input (the file's own
-input when absent) and whose result is the run's result JSON, as ensemble run
+input when absent) and whose result is the run's result JSON, as run
 --output json prints it. A run that does not complete is an error result.
 
-Every call is one run, as ensemble run does it: scripts run for real, LLM
+Every call is one run, as run does it: scripts run for real, LLM
 agents call their models, the MCP servers the file names start for the run.
 Ask agents cannot ask (stdin is the client's): they fail unless answered.
 With --responses, an ensemble that has a responses.yaml next to it runs with
@@ -49,13 +48,13 @@ calling their model, like run --responses.
 YAML files that are not ensembles (no top-level agents and name) are skipped;
 a file that is not valid YAML and an ensemble that fails to load are
 skipped with their errors on stderr.`,
-		Args: cobra.ExactArgs(1),
+		Args: io.args(1, 1, "one DIR of ensembles"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return serveMCP(cmd.Context(), io, args[0], &f, &mcp.IOTransport{
 				Reader: io2ReadCloser(io.in), Writer: nopWriteCloser{io.out}})
 		},
 	}
-	cmd.Flags().StringArrayVar(&f.profiles, "profiles", nil, "a profiles file with more model profiles (repeatable)")
+	cmd.Flags().StringArrayVar(&f.profiles, "profiles", nil, "model profiles `FILE` for every ensemble (repeatable)")
 	cmd.Flags().BoolVar(&f.responses, "responses", false, "run each ensemble with the responses.yaml next to it, when it has one")
 	return cmd
 }

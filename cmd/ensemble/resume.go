@@ -30,7 +30,7 @@ func newResumeCmd(io *stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "resume STATE [--run-id ID]",
 		Short: "Continue a run saved with run --state",
-		Long: `Continue a run saved with "ensemble run --state STATE" from its last completed turn.
+		Long: `Continue a run saved with "run --state STATE" from its last completed turn.
 
 The run goes on with the same ensemble file, input, injected responses, profiles
 files and overrides (--max-turns, --timeout, --parallel, --max-tokens,
@@ -51,15 +51,17 @@ agent the run does not wait for is refused. A run stopped by its budget (exit
 --max-requests).
 
 Resume refuses when the ensemble file, or the responses file, changed since
-the state was saved; --force resumes anyway.`,
-		Args: cobra.ExactArgs(1),
+the state was saved; --force resumes anyway.
+
+` + exitCodesHelp,
+		Args: io.args(1, 1, "one STATE file (a state database or a JSON state file)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return resumeRun(cmd.Context(), io, args[0], &f, cmd.Flags().Changed)
 		},
 	}
 	f.sharedFlags.register(cmd, forResume)
 	cmd.Flags().BoolVar(&f.force, "force", false, "resume even if the ensemble or responses file changed")
-	cmd.Flags().StringVar(&f.runID, "run-id", "", "the run of the state database to resume (default: its one unfinished run)")
+	cmd.Flags().StringVar(&f.runID, "run-id", "", "the `ID` of the run of the state database to resume (default: its one unfinished run)")
 	f.answerFlags.register(cmd)
 	return cmd
 }

@@ -420,7 +420,7 @@ func TestResumeRejectsBadStateFiles(t *testing.T) {
 	for _, tc := range []struct{ name, data, msg string }{
 		{"garbage", "\x00\x01 not json", "not valid JSON"},
 		{"truncated", string(goodJSON[:len(goodJSON)*2/3]), "corrupt or truncated"},
-		{"empty", "", "the file is empty: it holds no runs (a run stopped as it created the file saved none; ensemble run --state with this file starts a run in it)"},
+		{"empty", "", "the file is empty: it holds no runs (a run stopped as it created the file saved none; run --state with this file starts a run in it)"},
 		{"unknown version", strings.Replace(string(goodJSON), `"version": 1,`, `"version": 7,`, 1), "unknown state file version 7"},
 		{"not a state file", `{"ensemble": "x"}`, "not an ensemble state file"},
 		{"truncated database", string(good[:len(good)/2]), "the database is corrupt or truncated"},
@@ -447,7 +447,7 @@ func TestResumeRejectsBadStateFiles(t *testing.T) {
 	}{
 		{[]string{"resume", filepath.Join(dir, "nope.state")}, "no such file"},
 		{[]string{"resume", dir}, "is a directory"},
-		{[]string{"resume"}, "accepts 1 arg"},
+		{[]string{"resume"}, "resume needs one STATE file"},
 		{[]string{"run", durableDir + "ensemble.yaml", "--state", filepath.Join(dir, "missing", "s")}, "--state: state file " + filepath.Join(dir, "missing", "s") + ": cannot create it: the folder " + filepath.Join(dir, "missing") + " does not exist"},
 		{[]string{"state", "list", emptyFile}, "state file " + emptyFile + ": the file is empty: it holds no runs"},
 	} {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -153,12 +152,13 @@ func newRootCmd(io *stdio) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	io.group(root)
+	root.Annotations = map[string]string{programAnnotation: io.program()}
+	root.SetUsageTemplate(usageTemplate)
 	root.SetIn(io.in)
 	root.SetOut(io.out)
 	root.SetErr(io.err)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &exitError{code: engine.ExitUsage, err: fmt.Errorf("%w\nSee '%s --help'.", err, c.CommandPath())}
-	})
+	root.SetFlagErrorFunc(io.flagError)
 	// An id flag given empty (--run-id "$ID" with ID unset, say) is a
 	// mistake, not a request for the default, which leaving the flag out
 	// asks for.
@@ -174,23 +174,7 @@ func newRootCmd(io *stdio) *cobra.Command {
 	root.AddCommand(newInitCmd(io), newStateCmd(io), newBatchCmd(io), newMCPCmd(io))
 	root.AddCommand(newWorkerCmd(io), newAnswerCmd(io)) // the Temporal engine (temporal.go)
 	addCompletions(root)
+	root.InitDefaultCompletionCmd()
+	addExamples(root, "")
 	return root
-}
-
-// version is the module version the binary was built from (go install
-// ...@v1.2.3), or the VCS revision of a local build, or "devel".
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			return "devel " + s.Value[:12]
-		}
-	}
-	return "devel"
 }

@@ -73,30 +73,30 @@ const (
 func (s *sharedFlags) register(cmd *cobra.Command, mode int) {
 	fl := cmd.Flags()
 	responses, profiles, maxTurns, each, spent := "inject agent responses from `FILE` (testing, CI)", "model profiles `FILE` (repeatable)",
-		"override conversation_limits.max_total_turns", "the run's", " (e.g. to continue a run that spent it)"
+		"override conversation_limits.max_total_turns with `N`", "the run's", " (e.g. to continue a run that spent it)"
 	switch mode {
 	case forResume:
 		responses = "inject agent responses from `FILE` instead of the saved run's"
 		profiles = "model profiles `FILE` instead of the saved run's (repeatable)"
-		maxTurns = "override max_total_turns (e.g. to continue a run that reached it)"
+		maxTurns = "override max_total_turns with `N` (e.g. to continue a run that reached it)"
 	case forBatch:
 		responses, each, spent = "inject agent responses from `FILE`: each run starts at the first response", "each run's", ""
 	}
 	fl.StringVar(&s.responses, "responses", "", responses)
 	fl.StringArrayVar(&s.profiles, "profiles", nil, profiles)
 	fl.IntVar(&s.maxTurns, "max-turns", 0, maxTurns)
-	fl.DurationVar(&s.timeout, "timeout", 0, "override "+each+" timeout (e.g. 90s, 10m)")
-	fl.IntVar(&s.parallel, "parallel", 0, "override conversation_limits.parallel_agent_limit")
-	fl.IntVar(&s.maxTokens, "max-tokens", 0, "override conversation_limits.max_tokens, "+each+" token budget"+spent)
-	fl.IntVar(&s.maxRequests, "max-requests", 0, "override conversation_limits.max_requests, "+each+" budget of model requests")
-	fl.Float64Var(&s.maxCost, "max-cost", 0, "override conversation_limits.max_cost, "+each+" budget in the unit of the profiles' pricing")
+	fl.DurationVar(&s.timeout, "timeout", 0, "override "+each+" timeout with `DURATION` (e.g. 90s, 10m)")
+	fl.IntVar(&s.parallel, "parallel", 0, "run at most `N` agents at once (overrides conversation_limits.parallel_agent_limit)")
+	fl.IntVar(&s.maxTokens, "max-tokens", 0, "override conversation_limits.max_tokens, "+each+" budget of `N` tokens"+spent)
+	fl.IntVar(&s.maxRequests, "max-requests", 0, "override conversation_limits.max_requests, "+each+" budget of `N` model requests")
+	fl.Float64Var(&s.maxCost, "max-cost", 0, "override conversation_limits.max_cost, "+each+" budget of `COST` in the unit of the profiles' pricing")
 	fl.StringArrayVar(&s.live, "live", nil, "with --responses, let LLM `AGENT` call its real model though it has no responses (repeatable)")
 	fl.BoolVar(&s.liveAll, "live-all", false, "with --responses, let every LLM agent without responses call its real model")
 	if mode == forBatch {
 		fl.BoolVarP(&s.quiet, "quiet", "q", false, "no progress and no summary, only errors")
 		return
 	}
-	fl.StringVar(&s.output, "output", "", "text|json|jsonl (default text on a terminal, json otherwise)")
+	fl.StringVar(&s.output, "output", "", "the output `FORMAT`: text, json or jsonl (default text on a terminal, json otherwise)")
 	fl.BoolVar(&s.stream, "stream", false, "stream LLM replies: text shows as it comes (--output text), text_delta events (--output jsonl)")
 	fl.StringVar(&s.report, "report", "", "write a Markdown transcript of the run to `FILE.md` when it ends")
 	fl.BoolVar(&s.verbose, "verbose", false, "the text summary also shows what each script printed on stderr (its last 4 KiB)")
@@ -138,7 +138,13 @@ func newRunCmd(io *stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run FILE",
 		Short: "Run an ensemble",
-		Args:  cobra.ExactArgs(1),
+		Long: `Run the ensemble FILE to its end: on a terminal with live progress and a
+summary (--output text), else printing the result as JSON (--output json), or
+each event as a line of JSON (--output jsonl). With --state, the run is saved
+after every turn, and resume continues it after Ctrl-C, a crash or a limit.
+
+` + exitCodesHelp,
+		Args: io.args(1, 1, "one ensemble FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runEnsemble(cmd.Context(), io, args[0], &f, cmd.Flags().Changed("input"))
 		},
@@ -148,10 +154,10 @@ func newRunCmd(io *stdio) *cobra.Command {
 	fl.StringVar(&f.inputFile, "input-file", "", "read the run's input from `FILE`")
 	f.maxInput = defaultMaxInput
 	fl.Var(&f.maxInput, "max-input-size", "the largest input `SIZE` --input - and --input-file accept (bytes, or e.g. 64KiB, 20MB, 1GiB)")
-	fl.StringVar(&f.stateFile, "state", "", "save the run in the state database `FILE` after every turn (continue it with ensemble resume FILE)")
+	fl.StringVar(&f.stateFile, "state", "", "save the run in the state database `FILE` after every turn (resume continues it)")
 	fl.StringVar(&f.runID, "run-id", "", "with --state, the run's `ID` in the database (default: a new one, printed with --output text)")
 	f.sharedFlags.register(cmd, forRun)
-	f.temporal.register(cmd, false)
+	f.temporal.register(cmd, "run on the Temporal cluster at `HOST:PORT`, whose workers run the agents", false)
 	f.recording.register(fl)
 	return cmd
 }

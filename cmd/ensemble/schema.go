@@ -14,13 +14,13 @@ func newSchemaCmd(io *stdio) *cobra.Command {
 
 Editors that use yaml-language-server (VS Code's YAML extension, Neovim, Helix,
 ...) complete keys, show their documentation and flag mistakes with it. Save it
-(ensemble schema > ensemble.schema.json) and start an ensemble file with
+(schema > ensemble.schema.json) and start an ensemble file with
 
   # yaml-language-server: $schema=./ensemble.schema.json
 
-The schema checks the shape of a file; ensemble validate checks everything else
+The schema checks the shape of a file; validate checks everything else
 (references between names, conditions, script files, agents that can never run).`,
-		Args: cobra.NoArgs,
+		Args: io.noArgs(),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			_, err := io.out.Write(schema.JSON)
 			return err

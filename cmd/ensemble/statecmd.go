@@ -24,10 +24,9 @@ func newStateCmd(io *stdio) *cobra.Command {
 		Short: "Show, export or list the runs kept in a state file",
 		Long: `Read the runs that run --state keeps in a state database (or a JSON state
 file). Nothing runs, and nothing is written to the file.`,
-		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newStateShowCmd(io), newStateExportCmd(io), newStateListCmd(io))
-	return cmd
+	return io.group(cmd)
 }
 
 func newStateShowCmd(io *stdio) *cobra.Command {
@@ -40,7 +39,7 @@ func newStateShowCmd(io *stdio) *cobra.Command {
 prints with --output json, or its summary with --output text. Its
 completion_reason is empty while the run has not finished (or was killed);
 duration_seconds is the time from its start to its last save.`,
-		Args: cobra.ExactArgs(1),
+		Args: io.args(1, 1, "one state FILE (with --temporal, a run's ID)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "" && output != "json" && output != "text" {
 				return usageErr("--output must be json or text, got %q", output)
@@ -75,9 +74,9 @@ duration_seconds is the time from its start to its last save.`,
 			return res.WriteJSON(io.stdout()) // as run --output json prints it
 		},
 	}
-	cmd.Flags().StringVar(&runID, "run-id", "", "the run of the database (default: its one run)")
-	t.register(cmd, false)
-	cmd.Flags().StringVar(&output, "output", "", "json|text (default text on a terminal, json otherwise)")
+	cmd.Flags().StringVar(&runID, "run-id", "", "the run `ID` in the database (default: its one run)")
+	t.register(cmd, "read the run from the Temporal cluster at `HOST:PORT` (FILE is then the run's id)", false)
+	cmd.Flags().StringVar(&output, "output", "", "the output `FORMAT`: json or text (default text on a terminal, json otherwise)")
 	return cmd
 }
 
@@ -87,8 +86,8 @@ func newStateExportCmd(io *stdio) *cobra.Command {
 		Use:   "export FILE",
 		Short: "Print a saved run as a JSON state file",
 		Long: `Print a saved run in the JSON state file format, for tools that read JSON:
-ensemble resume continues such a file too (writing it as JSON).`,
-		Args: cobra.ExactArgs(1),
+resume continues such a file too (writing it as JSON).`,
+		Args: io.args(1, 1, "one state FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sf, _, err := loadSaved(io, args[0], runID)
 			if err != nil {
@@ -102,7 +101,7 @@ ensemble resume continues such a file too (writing it as JSON).`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&runID, "run-id", "", "the run of the database (default: its one run)")
+	cmd.Flags().StringVar(&runID, "run-id", "", "the run `ID` in the database (default: its one run)")
 	return cmd
 }
 
@@ -112,7 +111,7 @@ func newStateListCmd(io *stdio) *cobra.Command {
 		Use:   "list FILE",
 		Short: "List the runs of a state file",
 		Long:  `List the runs of a state file: id, ensemble, start, turns and how each ended ("unfinished" while it goes on, or was killed).`,
-		Args:  cobra.ExactArgs(1),
+		Args:  io.args(1, 1, "one state FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "" && output != "json" && output != "text" {
 				return usageErr("--output must be json or text, got %q", output)
@@ -138,7 +137,7 @@ func newStateListCmd(io *stdio) *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().StringVar(&output, "output", "text", "text|json")
+	cmd.Flags().StringVar(&output, "output", "text", "the output `FORMAT`: text or json")
 	return cmd
 }
 

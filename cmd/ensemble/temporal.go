@@ -49,7 +49,7 @@ runs started with run --temporal, and their agents' executions. Every worker
 must see the ensemble files (and scripts, responses and profiles files) at the
 paths the runs were started with, with the same contents. Stops on SIGINT or
 SIGTERM, after its running executions are handed back.`,
-		Args: cobra.NoArgs,
+		Args: io.noArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := t.dial()
 			if err != nil {
@@ -62,7 +62,7 @@ SIGTERM, after its running executions are handed back.`,
 			return temporalengine.Serve(ctx, c, t.queue, &temporalengine.Env{LookupEnv: io.lookupEnv})
 		},
 	}
-	t.register(cmd, true)
+	t.register(cmd, "the frontend of the Temporal cluster to work for, `HOST:PORT`", true)
 	return cmd
 }
 
@@ -98,7 +98,7 @@ func runTemporal(ctx context.Context, io *stdio, e *ensemble.Ensemble, path, inp
 		id = fmt.Sprintf("%s-%d", e.Name, time.Now().UnixNano())
 	}
 	if output == "text" && !f.quiet {
-		fmt.Fprintf(io.stderr(), "ensemble: run %s on %s (answer with: ensemble answer --temporal %s %s AGENT TEXT)\n", id, f.temporal.addr, f.temporal.addr, id)
+		fmt.Fprintf(io.stderr(), "ensemble: run %s on %s (answer with: %s answer --temporal %s %s AGENT TEXT)\n", id, f.temporal.addr, io.program(), f.temporal.addr, id)
 	}
 	stop := view.Start()
 	res, out, err := temporalengine.Run(ctx, c, f.temporal.queue, id, in, view.Sink())
@@ -128,7 +128,7 @@ func newAnswerCmd(io *stdio) *cobra.Command {
 		Long: `Send the answer of AGENT's next execution to the run RUN_ID on Temporal (a
 signal): the run goes on at once. TEXT is read as any output is (JSON text is
 JSON).`,
-		Args: cobra.ExactArgs(3),
+		Args: io.args(3, 3, "a RUN_ID, an AGENT and the answer TEXT"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := t.dial()
 			if err != nil {
@@ -141,7 +141,7 @@ JSON).`,
 			return temporalengine.SendAnswer(cmd.Context(), c, args[0], args[1], args[2])
 		},
 	}
-	t.register(cmd, true)
+	t.register(cmd, "the frontend of the Temporal cluster the run is on, `HOST:PORT`", true)
 	return cmd
 }
 

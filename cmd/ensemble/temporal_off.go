@@ -20,14 +20,21 @@ import (
 var errNoTemporal = &exitError{code: engine.ExitUsage,
 	err: errors.New("this build of ensemble has no Temporal engine (it was built with -tags notemporal)")}
 
-func newWorkerCmd(*stdio) *cobra.Command {
-	return &cobra.Command{Use: "worker", Short: "Run ensembles for a Temporal cluster (not in this build)",
+func newWorkerCmd(io *stdio) *cobra.Command {
+	var t temporalFlags
+	cmd := &cobra.Command{Use: "worker", Short: "Run ensembles for a Temporal cluster (not in this build)", Args: io.noArgs(),
 		RunE: func(*cobra.Command, []string) error { return errNoTemporal }}
+	t.register(cmd, "the frontend of the Temporal cluster to work for, `HOST:PORT`", false)
+	return cmd
 }
 
-func newAnswerCmd(*stdio) *cobra.Command {
-	return &cobra.Command{Use: "answer RUN_ID AGENT TEXT", Short: "Answer a run on Temporal (not in this build)",
+func newAnswerCmd(io *stdio) *cobra.Command {
+	var t temporalFlags
+	cmd := &cobra.Command{Use: "answer RUN_ID AGENT TEXT", Short: "Answer a run on Temporal (not in this build)",
+		Args: io.args(3, 3, "a RUN_ID, an AGENT and the answer TEXT"),
 		RunE: func(*cobra.Command, []string) error { return errNoTemporal }}
+	t.register(cmd, "the frontend of the Temporal cluster the run is on, `HOST:PORT`", false)
+	return cmd
 }
 
 func runTemporal(context.Context, *stdio, *ensemble.Ensemble, string, string, *runFlags) error {

@@ -19,12 +19,10 @@ type temporalFlags struct {
 	blobs                  string // --blobs: where large payloads go by reference
 }
 
-func (t *temporalFlags) register(cmd *cobra.Command, required bool) {
+// register adds the flags to cmd; what is the usage of --temporal, worded
+// for the command (it names its value `HOST:PORT`).
+func (t *temporalFlags) register(cmd *cobra.Command, what string, required bool) {
 	fl := cmd.Flags()
-	what := "run on the Temporal cluster at `HOST:PORT` (its workers run the agents)"
-	if required {
-		what = "the Temporal cluster's frontend, `HOST:PORT`"
-	}
 	fl.StringVar(&t.addr, "temporal", "", what)
 	fl.StringVar(&t.namespace, "namespace", defaultNamespace, "with --temporal, the Temporal `NAMESPACE`")
 	fl.StringVar(&t.queue, "task-queue", defaultTaskQueue, "with --temporal, the task `QUEUE` the workers poll")

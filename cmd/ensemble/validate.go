@@ -34,7 +34,7 @@ resolve against the current directory.
 Warnings (a join inside a loop that would pair new and old outputs) are
 printed as FILE:LINE:COL: warning: message and do not fail the check;
 --strict counts them as errors.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: io.args(1, -1, "at least one ensemble FILE, DIR, or - (standard input)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(validateOutputs, output) {
 				return usageErr("--output must be text or json, got %q", output)
@@ -73,7 +73,7 @@ printed as FILE:LINE:COL: warning: message and do not fail the check;
 	}
 	cmd.Flags().StringArrayVar(&profiles, "profiles", nil, "model profiles `FILE` (repeatable)")
 	cmd.Flags().BoolVar(&strict, "strict", false, "count warnings as errors (exit 2)")
-	cmd.Flags().StringVar(&output, "output", "text", "text|json (json: a list of {file, line, column, severity, message} on stdout, [] when there is none)")
+	cmd.Flags().StringVar(&output, "output", "text", "the output `FORMAT`: text or json (json: a list of {file, line, column, severity, message} on stdout, [] when there is none)")
 	return cmd
 }
 

@@ -102,7 +102,7 @@ func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		case a.Suspend:
 			res.Err = fmt.Errorf("agent %q %w", ag.Name, agent.ErrAwaitingInput)
 		case SpecOf(ag).Mode == ModeSuspend:
-			res.Err = fmt.Errorf("agent %q waits for an answer (ask_mode: suspend), which needs a durable run: add --state FILE, then answer with ensemble resume FILE --answer %s=...", ag.Name, ag.Name)
+			res.Err = fmt.Errorf("agent %q waits for an answer (ask_mode: suspend), which needs a durable run: add --state FILE, then answer with resume FILE --answer %s=...", ag.Name, ag.Name)
 		case a.NoInput:
 			res.Err = fmt.Errorf("agent %q asks a human but --no-input was given; add --state FILE to wait for the answer, or inject a response with --responses", ag.Name)
 		default:
