@@ -318,17 +318,29 @@ func (r *Run) step(parent, runCtx context.Context) string {
 		case BudgetExceeded:
 			why = "the run's budget was exceeded (" + r.budget.exceeded().Error() + ")"
 		}
+		var fan *fanInterrupted
 		for _, x := range p.execs {
 			msg := "stopped before it finished: " + why
 			if x.res != nil {
 				r.interruptedUsage.Add(x.res.Usage)
 				r.addInterruptedUsage(x.req.Agent.Name, x.res.Usage)
 			}
+			if x.gate != nil {
+				// A fan-out's instances are reported together: one error
+				// for the agent, not one for each of a million items.
+				if fan == nil || fan.gate != x.gate {
+					r.interrupted = fan.report(r.interrupted, turn, why)
+					fan = &fanInterrupted{gate: x.gate, agent: x.req.Agent.Name, count: x.req.Instance.Count}
+				}
+				fan.add(&x)
+				continue
+			}
 			if x.res != nil && x.res.Err == nil {
 				msg = "finished, but " + why + " before its turn ended, so its output was discarded"
 			}
 			r.interrupted = append(r.interrupted, RunError{TurnNumber: turn, AgentName: eventName(x.req), Message: msg})
 		}
+		r.interrupted = fan.report(r.interrupted, turn, why)
 		if turnSpan != nil {
 			tracing.Fail(turnSpan, "not committed: "+why)
 		}

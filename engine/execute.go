@@ -48,7 +48,7 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 	}
 	sem := make(chan struct{}, r.parallel)
 	var wg sync.WaitGroup
-	for i := range execs {
+	for i := 0; i < len(execs); i++ {
 		x := &execs[i]
 		if x.failed != nil {
 			// Failed when it was planned: reported as run, never started.
@@ -60,33 +60,80 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 			r.finished(x)
 			continue
 		}
+		if g := x.gate; g != nil {
+			// A fan-out's instances, one after the other in execs: one
+			// goroutine starts them in item order (fanout.go).
+			j := i + 1
+			for j < len(execs) && execs[j].gate == g {
+				j++
+			}
+			wg.Add(1)
+			go func(group []execution) {
+				defer wg.Done()
+				r.startFan(ctx, group, sem, &wg)
+			}(execs[i:j])
+			i = j - 1
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if !x.acquire(ctx) { // a fan-out's order and max_parallel (fanout.go)
-				return
-			}
-			defer x.release()
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
 				return
 			}
-			defer func() { <-sem }()
 			give, ok := r.slots.Acquire(ctx) // the tree's (agent.Slots)
 			if !ok {
+				<-sem
 				return
 			}
-			defer give()
-			x.admitted()
-			x.started = time.Now()
-			x.req.Slots = r.slots
-			x.res = r.runOne(ctx, x.req)
-			x.took = time.Since(x.started)
-			r.finished(x)
+			r.run(ctx, x, sem, give)
 		}()
 	}
 	wg.Wait()
+}
+
+// startFan starts the instances of one fan-out in item order, each once it
+// has a place among its fan-out's running instances and one among the
+// turn's executions; it stops starting them when ctx ends.
+func (r *Run) startFan(ctx context.Context, group []execution, sem chan struct{}, wg *sync.WaitGroup) {
+	for i := range group {
+		x := &group[i]
+		if ctx.Err() != nil || !x.acquire(ctx) {
+			return
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			x.release()
+			return
+		}
+		give, ok := r.slots.Acquire(ctx) // the tree's (agent.Slots)
+		if !ok {
+			<-sem
+			x.release()
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer x.release()
+			r.run(ctx, x, sem, give)
+		}()
+	}
+}
+
+// run runs x, which holds a place in sem and a slot of the tree (given
+// back by give), and gives both back.
+func (r *Run) run(ctx context.Context, x *execution, sem chan struct{}, give func()) {
+	defer func() { <-sem }()
+	defer give()
+	x.started = time.Now()
+	x.req.Slots = r.slots
+	x.res = r.runOne(ctx, x.req)
+	x.took = time.Since(x.started)
+	r.finished(x)
 }
 
 // executeWith runs a turn's executions through Options.Executor: each

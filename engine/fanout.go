@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,9 +56,17 @@ func (r *Run) expand(ctx context.Context, turn int, p *plan) {
 			p.fans = map[int]*fanPlan{}
 		}
 		p.fans[x.agent] = &fanPlan{base: x, count: len(items)}
+		// One allocation for the instances: growing the list by doubling
+		// copied it again and again (half a long plan's time).
+		execs = slices.Grow(execs, len(items))
 		gate := newFanGate(len(items), a.FanOut.MaxParallel)
 		seq := r.committer.instancesOf(a.Name)
 		for i, item := range items {
+			if i%checkEvery == 0 && ctx.Err() != nil {
+				// The run's deadline passed, or it was cancelled: the turn
+				// will not run, so the rest of the list is not planned.
+				break
+			}
 			req := *x.req
 			name := ensemble.InstanceName(a.Name, i)
 			req.Instance = &agent.Instance{Name: name, Item: item, Index: i, Count: len(items), Seq: seq + i + 1}
@@ -81,6 +90,9 @@ func (r *Run) items(ctx context.Context, a *ensemble.Agent) ([]any, error) {
 		return nil, fmt.Errorf("fan_out.over (%s) yielded %d items, more than fan_out.max_items (%d)", fo.Over, len(items), fo.MaxItems)
 	}
 	for i, v := range items {
+		if i%checkEvery == 0 && ctx.Err() != nil {
+			return nil, fmt.Errorf("fan_out.over (%s): %w", fo.Over, context.Cause(ctx))
+		}
 		if err := jsonvalue.Valid(v); err != nil {
 			return nil, fmt.Errorf("fan_out.over (%s): item %d: %w", fo.Over, i, err)
 		}
@@ -89,43 +101,36 @@ func (r *Run) items(ctx context.Context, a *ensemble.Agent) ([]any, error) {
 	return items, nil
 }
 
-// fanGate lets the instances of one fan-out start in item order, at most
-// fan_out.max_parallel of them at once: instance i queues for a place (and
-// then for one among the turn's executions) only once instance i-1 has
-// both, so that a fan-out capped to one at a time is a loop over its items.
+// checkEvery is how many items of a fan-out's list are planned between two
+// looks at the run's context: a list of a million items stops being
+// planned soon after the deadline, for a look that costs nothing beside
+// the work of an item.
+const checkEvery = 1024
+
+// fanGate caps the running instances of one fan-out at
+// fan_out.max_parallel. The instances start in item order because one
+// goroutine starts them, one after the other (startFan): a fan-out capped
+// to one at a time is a loop over its items, and a fan-out of a million
+// items has at most max_parallel goroutines at once, not a million
+// waiting.
 type fanGate struct {
-	slots chan struct{}   // the places, fan_out.max_parallel; nil: no cap of its own
-	turns []chan struct{} // turns[i] is closed when instance i may queue
+	slots chan struct{} // the places, fan_out.max_parallel; nil: no cap of its own
 }
 
 func newFanGate(n, maxParallel int) *fanGate {
-	g := &fanGate{turns: make([]chan struct{}, n)}
-	for i := range g.turns {
-		g.turns[i] = make(chan struct{})
-	}
-	if n > 0 {
-		close(g.turns[0])
-	}
+	g := &fanGate{}
 	if maxParallel > 0 && maxParallel < n {
 		g.slots = make(chan struct{}, maxParallel)
 	}
 	return g
 }
 
-// acquire waits for x's turn among the instances of its fan-out, then for a
-// place among its running instances (fan_out.max_parallel); false when ctx
-// ended first. Other executions pass at once.
+// acquire waits for a place among the running instances of x's fan-out
+// (fan_out.max_parallel); false when ctx ended first. Other executions pass
+// at once.
 func (x *execution) acquire(ctx context.Context) bool {
 	g := x.gate
-	if g == nil {
-		return true
-	}
-	select {
-	case <-g.turns[x.req.Instance.Index]:
-	case <-ctx.Done():
-		return false
-	}
-	if g.slots == nil {
+	if g == nil || g.slots == nil {
 		return true
 	}
 	select {
@@ -133,16 +138,6 @@ func (x *execution) acquire(ctx context.Context) bool {
 		return true
 	case <-ctx.Done():
 		return false
-	}
-}
-
-// admitted says that x has its places, in its fan-out and in the turn: the
-// next instance may queue.
-func (x *execution) admitted() {
-	if g := x.gate; g != nil {
-		if next := x.req.Instance.Index + 1; next < len(g.turns) {
-			close(g.turns[next])
-		}
 	}
 }
 
@@ -258,4 +253,43 @@ func (c *committer) fanOut(turn int, a *ensemble.Agent, f *fanPlan, execs []exec
 	}
 	st.AppendRecord(rec)
 	c.events.Emit(ev)
+}
+
+// fanInterrupted counts the instances of one fan-out in a turn cut short,
+// for one error that names them all.
+type fanInterrupted struct {
+	gate              *fanGate
+	agent             string
+	count             int // the list's length
+	finished, running int
+	first             string // the first instance that did not finish
+}
+
+func (f *fanInterrupted) add(x *execution) {
+	switch {
+	case x.res != nil && x.res.Err == nil:
+		f.finished++
+	case x.res != nil:
+		f.running++
+		if f.first == "" {
+			f.first = x.req.Instance.Name
+		}
+	default:
+		if f.first == "" {
+			f.first = x.req.Instance.Name
+		}
+	}
+}
+
+// report appends the error of the fan-out to errs; nothing for a nil f.
+func (f *fanInterrupted) report(errs []RunError, turn int, why string) []RunError {
+	if f == nil {
+		return errs
+	}
+	msg := fmt.Sprintf("fan-out stopped before it finished: %s; of its %d instances, %d finished (their outputs discarded), %d failed or were stopped while running, %d never started",
+		why, f.count, f.finished, f.running, f.count-f.finished-f.running)
+	if f.first != "" {
+		msg += " (the first unfinished: " + f.first + ")"
+	}
+	return append(errs, RunError{TurnNumber: turn, AgentName: f.agent, Message: msg})
 }

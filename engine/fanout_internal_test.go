@@ -119,3 +119,34 @@ func TestCommitFoldsAFanOut(t *testing.T) {
 		t.Errorf("instances %d", r.committer.instancesOf("sum"))
 	}
 }
+
+// A run whose deadline has passed plans no more of a long fan-out: the
+// planner looks at the context every checkEvery items.
+func TestPlanStopsAtTheDeadline(t *testing.T) {
+	t.Parallel()
+	const n = 200_000
+	e := fanEnsemble(t, 2)
+	e.Agents[1].FanOut.MaxItems = n
+	list := make([]any, n)
+	for i := range list {
+		list[i] = i
+	}
+	st := state.Restore(state.Contents{
+		AccumulatedContext:  map[string]any{"split": map[string]any{"chunks": list}},
+		OutputCount:         map[string]int{"split": 1},
+		AgentExecutionCount: map[string]int{"split": 1},
+	})
+	r := Resume(e, st, Options{Parallel: 5})
+	ready := []resolver.Ready{{Agent: e.Agents[1], Satisfied: []string{"split"}, Outputs: []int{1}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p := r.plan(ctx, 2, ready)
+	if len(p.execs) > checkEvery {
+		t.Fatalf("%d executions planned after the deadline", len(p.execs))
+	}
+	// Every item is planned while the context lasts.
+	p = r.plan(context.Background(), 2, ready)
+	if len(p.execs) != n {
+		t.Fatalf("%d executions planned, want %d", len(p.execs), n)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	agentpkg "github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/conditions"
@@ -358,7 +359,7 @@ func TestFanOutResumedMidTurn(t *testing.T) {
 	}
 	interrupted := false
 	for _, e := range res.Errors {
-		interrupted = interrupted || strings.HasPrefix(e.AgentName, "review[")
+		interrupted = interrupted || e.AgentName == "review" && strings.HasPrefix(e.Message, "fan-out stopped before it finished")
 	}
 	if !interrupted {
 		t.Errorf("the interrupted instances are not reported: %+v", res.Errors)
@@ -479,5 +480,46 @@ func TestFanOutFailErrorNamesAFew(t *testing.T) {
 	want := "15 of 15 instances failed (fan_out.on_error is fail): summarize[0], summarize[1], summarize[2], summarize[3], summarize[4] and 10 more"
 	if last.AgentName != "summarize" || last.Message != want {
 		t.Errorf("error %+v\nwant %q", last, want)
+	}
+}
+
+// A fan-out over 200,000 items (max_items raised) under a run timeout of
+// 1 s: the run ends with the timeout, having started only the instances
+// max_parallel lets run, and reports the fan-out as one error.
+func TestFanOutOfManyItemsKeepsTheDeadline(t *testing.T) {
+	t.Parallel()
+	const n = 200_000
+	e := splitEnsemble()
+	e.Agent("summarize").FanOut.MaxItems = n
+	e.Agent("summarize").FanOut.MaxParallel = 2
+	list := make([]any, n)
+	for i := range list {
+		list[i] = i
+	}
+	var started atomic.Int64
+	run := agentpkg.RunnerFunc(func(ctx context.Context, req *agentpkg.Request) *agentpkg.Result {
+		switch req.Agent.Name {
+		case "split":
+			return &agentpkg.Result{Output: map[string]any{"chunks": list}}
+		case "summarize":
+			started.Add(1)
+			<-ctx.Done() // each instance runs until the run's deadline
+			return &agentpkg.Result{Err: ctx.Err()}
+		}
+		return &agentpkg.Result{Output: "ok"}
+	})
+	res := engine.New(e, "", engine.Options{Runner: run, Timeout: time.Second}).Run(context.Background())
+	if res.CompletionReason != engine.Timeout || res.ExitCode() != engine.ExitTimeout {
+		t.Fatalf("reason %q exit %d", res.CompletionReason, res.ExitCode())
+	}
+	if got := started.Load(); got > 2 {
+		t.Errorf("%d of %d instances started, want at most max_parallel (2)", got, n)
+	}
+	// Whether the deadline came while the list was read, while it was
+	// planned or while the first instances ran, the fan-out is one error.
+	if len(res.Errors) != 1 || res.Errors[0].AgentName != "summarize" ||
+		!strings.HasPrefix(res.Errors[0].Message, "stopped before it finished: the run reached its timeout") &&
+			!strings.HasPrefix(res.Errors[0].Message, "fan-out stopped before it finished: the run reached its timeout; of its 200000 instances, 0 finished") {
+		t.Fatalf("errors: %+v", res.Errors)
 	}
 }

@@ -10,8 +10,6 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 )
 
 var (
@@ -399,32 +397,15 @@ func (d *decoder) strings(f field) []string {
 // value decodes a free-form YAML value as JSON data: maps with string keys,
 // dates kept as written, finite numbers.
 func (d *decoder) value(f field) any {
-	datesAsStrings(f.val, map[*yaml.Node]bool{})
-	var v any
-	if err := f.val.Decode(&v); err != nil {
-		d.bad(f, "cannot be decoded: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	v, ok, err := yamlValue(f.val)
+	if err != nil {
+		d.bad(f, "cannot be decoded: %s", err)
 		return nil
 	}
-	v, ok := jsonvalue.FromYAML(v)
 	if !ok {
 		d.bad(f, "holds .inf or .nan, which JSON cannot carry")
 	}
 	return v
-}
-
-// datesAsStrings retags timestamps as strings, so that they decode as written.
-func datesAsStrings(n *yaml.Node, seen map[*yaml.Node]bool) {
-	if n == nil || seen[n] {
-		return
-	}
-	seen[n] = true
-	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!timestamp" {
-		n.Tag = "!!str"
-	}
-	for _, c := range n.Content {
-		datesAsStrings(c, seen)
-	}
-	datesAsStrings(n.Alias, seen)
 }
 
 // blocks are the keys of the nested mappings a misplaced key may belong

@@ -11,12 +11,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
-	"github.com/ensemble-run/ensemble/internal/jsonvalue"
+	"github.com/ensemble-run/ensemble/internal/jsonschema"
 	"github.com/ensemble-run/ensemble/internal/readcap"
 )
 
@@ -142,6 +141,9 @@ func (d *decoder) outputSchema(f field, where string) *OutputSchema {
 			return nil
 		}
 	}
+	if !d.shallow(f, s.Doc) {
+		return nil
+	}
 	sch, err := compileSchema(s.Doc, "urn:ensemble:output:"+strings.ReplaceAll(where, " ", "-"))
 	if err != nil {
 		d.bad(f, "%s", err)
@@ -151,9 +153,57 @@ func (d *decoder) outputSchema(f field, where string) *OutputSchema {
 	return s
 }
 
+// MaxSchemaDepth is how deeply the objects and lists of an output_schema or
+// of a tool's parameters may nest (docs/format.md#output-schemas). The
+// JSON Schema compiler and validator walk a schema recursively, with work
+// per level that grows with the depth: 200 levels took a third of a second
+// to load, 3,000 never finished. 64 levels are 32 levels of properties,
+// more than the providers' native structured output accept.
+const MaxSchemaDepth = 64
+
+// shallow reports whether doc nests at most MaxSchemaDepth levels, and
+// reports it at f when it does not.
+func (d *decoder) shallow(f field, doc map[string]any) bool {
+	if depthOver(doc, MaxSchemaDepth) {
+		d.bad(f, "nests deeper than %d levels of objects and lists; flatten it, or describe the deep part as {type: object}", MaxSchemaDepth)
+		return false
+	}
+	return true
+}
+
+// depthOver reports whether v's maps and lists nest more than limit levels
+// deep; it stops descending at limit, so its work is bounded by the values
+// within limit levels.
+func depthOver(v any, limit int) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		if limit == 0 {
+			return true
+		}
+		for _, e := range x {
+			if depthOver(e, limit-1) {
+				return true
+			}
+		}
+	case []any:
+		if limit == 0 {
+			return true
+		}
+		for _, e := range x {
+			if depthOver(e, limit-1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // CompileOutputSchema compiles doc (JSON values) as an output_schema, for
 // ensembles built by hand; the loader compiles the file's.
 func CompileOutputSchema(doc map[string]any) (*OutputSchema, error) {
+	if depthOver(doc, MaxSchemaDepth) {
+		return nil, fmt.Errorf("the schema nests deeper than %d levels of objects and lists", MaxSchemaDepth)
+	}
 	sch, err := compileSchema(doc, "urn:ensemble:output")
 	if err != nil {
 		return nil, err
@@ -205,12 +255,16 @@ func (d *decoder) schemaFile(f field, ref string) map[string]any {
 		d.bad(f, "$ref %q cannot be read: %v", ref, err)
 		return nil
 	}
-	var v any
-	if err := yaml.Unmarshal(data, &v); err != nil { // JSON is YAML
+	var n yaml.Node
+	if err := yaml.Unmarshal(data, &n); err != nil { // JSON is YAML
 		d.bad(f, "$ref %q is not JSON: %s", ref, oneLine(strings.TrimPrefix(err.Error(), "yaml: ")))
 		return nil
 	}
-	v, ok := jsonvalue.FromYAML(v)
+	v, ok, err := yamlValue(&n)
+	if err != nil {
+		d.bad(f, "$ref %q is not JSON: %s", ref, oneLine(err.Error()))
+		return nil
+	}
 	m, isMap := v.(map[string]any)
 	if !ok || !isMap {
 		d.bad(f, "$ref %q must hold a JSON Schema object", ref)

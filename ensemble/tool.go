@@ -35,6 +35,9 @@ func (d *decoder) toolList(f field) []*Tool {
 		t.Parameters = map[string]any{"type": "object", "properties": map[string]any{}}
 		if p := m.get("parameters"); p.ok() {
 			t.Parameters = d.object(p)
+			if t.Parameters != nil && !d.shallow(p, t.Parameters) {
+				t.Parameters = nil
+			}
 			if typ, ok := t.Parameters["type"]; ok && typ != "object" {
 				d.bad(p, "must describe an object (type: object), got type %v", typ)
 			}

@@ -25,12 +25,11 @@ func WriteDepth(w io.Writer, e *ensemble.Ensemble, format string, depth int) err
 }
 
 // child is one child ensemble to draw: the agent running it (its node id),
-// the prefix of its agents' ids, and how deep it is.
+// and the prefix of its agents' ids.
 type child struct {
 	parentID string
 	prefix   string
 	e        *ensemble.Ensemble
-	depth    int
 }
 
 // childrenOf are the child ensembles of e's agents, ids prefixed with
@@ -49,22 +48,64 @@ func childrenOf(e *ensemble.Ensemble, id func(string) string, prefix string, dep
 			if len(kids) > 1 { // a dispatch's cases
 				p += c.Name + "/"
 			}
-			out = append(out, child{parentID: id(a.Name), prefix: p, e: c, depth: depth})
+			out = append(out, child{parentID: id(a.Name), prefix: p, e: c})
 		}
 	}
 	return out
 }
 
+// levels is, for each child ensemble within depth levels of e, the
+// shallowest level it is run at (1: by an agent of e), found breadth first.
+// A file run by several agents is drawn once, at its first reference, as
+// deep as its shallowest reference needs: a later reference, however deep,
+// shows nothing the drawing lacks.
+func levels(e *ensemble.Ensemble, depth int) map[*ensemble.Ensemble]int {
+	level := map[*ensemble.Ensemble]int{}
+	next := []*ensemble.Ensemble{e}
+	for l := 1; l <= depth && len(next) > 0; l++ {
+		var found []*ensemble.Ensemble
+		for _, p := range next {
+			for _, a := range p.Agents {
+				for _, c := range agent.Children(a) {
+					if _, seen := level[c]; !seen && c != e {
+						level[c] = l
+						found = append(found, c)
+					}
+				}
+			}
+		}
+		next = found
+	}
+	return level
+}
+
+// drawnFold is where a child ensemble was drawn: its subgraph or cluster id
+// and the id of its first agent's node.
+type drawnFold struct {
+	sub, first string
+}
+
 // mermaidChildren writes the subgraphs of the children of e's agents, down
 // to depth levels, and returns the ids of their nodes by kind; link counts
-// the links written, failure collects the failure edges' numbers.
+// the links written, failure collects the failure edges' numbers. Each file
+// is drawn once: a later agent running it is linked to the same subgraph,
+// with the label "same file", so that the drawing grows with the files and
+// their agents, not with the paths through them.
 func mermaidChildren(p func(string, ...any), e *ensemble.Ensemble, ids map[string]string, depth int, link *int, failure *[]string) map[ensemble.Kind][]string {
 	classes := map[ensemble.Kind][]string{}
+	level := levels(e, depth)
+	drawn := map[*ensemble.Ensemble]drawnFold{}
 	var walk func(c child)
 	n := 0
 	walk = func(c child) {
+		if d, ok := drawn[c.e]; ok {
+			p("    %s -. same file .- %s\n", c.parentID, d.sub)
+			*link++
+			return
+		}
 		n++
 		sub := fmt.Sprintf("c%d", n)
+		drawn[c.e] = drawnFold{sub: sub}
 		cid := map[string]string{}
 		for i, a := range c.e.Agents {
 			cid[a.Name] = fmt.Sprintf("%s_%d", sub, i+1)
@@ -79,8 +120,8 @@ func mermaidChildren(p func(string, ...any), e *ensemble.Ensemble, ids map[strin
 		p("    %s -.- %s\n", c.parentID, sub)
 		*link++
 		mermaidEdges(p, c.e, cid, link, failure)
-		if c.depth > 1 {
-			for _, g := range childrenOf(c.e, func(s string) string { return cid[s] }, c.prefix, c.depth-1) {
+		if left := depth - level[c.e]; left > 0 {
+			for _, g := range childrenOf(c.e, func(s string) string { return cid[s] }, c.prefix, left) {
 				walk(g)
 			}
 		}
@@ -93,13 +134,28 @@ func mermaidChildren(p func(string, ...any), e *ensemble.Ensemble, ids map[strin
 
 // dotChildren writes the clusters of the children of e's agents, down to
 // depth levels: node ids are paths (review_round/critic), and a dotted line
-// joins an agent to the first agent of each child it runs.
+// joins an agent to the first agent of each child it runs. Each file is
+// drawn once, as mermaidChildren does: a later agent running it gets a
+// dotted line labelled "same file" to the first agent of its cluster.
 func dotChildren(p func(string, ...any), e *ensemble.Ensemble, depth int) {
+	level := levels(e, depth)
+	drawn := map[*ensemble.Ensemble]drawnFold{}
 	n := 0
 	var walk func(c child, indent string)
 	walk = func(c child, indent string) {
+		if d, ok := drawn[c.e]; ok {
+			if d.first != "" {
+				p("%s%s -> %s [style=dotted, arrowhead=none, label=\"same file\"];\n", indent, dotString(c.parentID), dotString(d.first))
+			}
+			return
+		}
 		n++
-		p("%ssubgraph %s {\n", indent, dotString(fmt.Sprintf("cluster_%d", n)))
+		d := drawnFold{sub: fmt.Sprintf("cluster_%d", n)}
+		if len(c.e.Agents) > 0 {
+			d.first = c.prefix + c.e.Agents[0].Name
+		}
+		drawn[c.e] = d
+		p("%ssubgraph %s {\n", indent, dotString(d.sub))
 		p("%s  label=%s;\n%s  style=dashed;\n%s  color=\"#3b5b92\";\n", indent, dotString(strings.TrimSuffix(c.prefix, "/")+": "+c.e.Name), indent, indent)
 		for _, a := range c.e.Agents {
 			p("%s  %s [label=%s, class=%s, %s];\n", indent, dotString(c.prefix+a.Name), dotLabel(nodeLines(c.e, a)), dotString(kindName(a.Kind)), dotNodeShape(a))
@@ -120,14 +176,14 @@ func dotChildren(p func(string, ...any), e *ensemble.Ensemble, depth int) {
 				p(";\n")
 			}
 		}
-		if c.depth > 1 {
-			for _, g := range childrenOf(c.e, func(s string) string { return c.prefix + s }, c.prefix, c.depth-1) {
+		if left := depth - level[c.e]; left > 0 {
+			for _, g := range childrenOf(c.e, func(s string) string { return c.prefix + s }, c.prefix, left) {
 				walk(g, indent+"  ")
 			}
 		}
 		p("%s}\n", indent)
-		if len(c.e.Agents) > 0 {
-			p("%s%s -> %s [style=dotted, arrowhead=none];\n", indent, dotString(c.parentID), dotString(c.prefix+c.e.Agents[0].Name))
+		if d.first != "" {
+			p("%s%s -> %s [style=dotted, arrowhead=none];\n", indent, dotString(c.parentID), dotString(d.first))
 		}
 	}
 	for _, c := range childrenOf(e, func(s string) string { return s }, "", depth) {

@@ -26,7 +26,8 @@ solid, optional ones (requires_all: false) dashed; conditions and max_executions
 label the edges. Script agents are boxes, LLM agents rounded boxes, ask agents
 parallelograms, ensemble agents double-sided boxes and dispatch agents hexagons;
 the child ensembles they run are drawn beside them as subgraphs (clusters in
-DOT), --depth levels deep.`,
+DOT), --depth levels deep; a file run by several agents is drawn once, the
+later agents joined to it by a dotted line labelled "same file".`,
 		Args: io.args(1, 1, "one ensemble FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(graph.Formats, format) {
