@@ -11,11 +11,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
-	"github.com/ensemble-run/ensemble/internal/jsonschema"
 	"github.com/ensemble-run/ensemble/internal/readcap"
 )
 

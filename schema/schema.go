@@ -27,9 +27,9 @@ import (
 	"encoding/json"
 	"sync"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/ensemble-run/ensemble/internal/jsonschema"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 )
 

@@ -13,8 +13,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/internal/jsonschema"
 	"github.com/ensemble-run/ensemble/kinds"
 )
 

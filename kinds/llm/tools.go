@@ -11,10 +11,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/internal/jsonschema"
 	"github.com/ensemble-run/ensemble/internal/proc"
 	"github.com/ensemble-run/ensemble/runners"
 )
