@@ -154,21 +154,48 @@ func (d *decoder) outputSchema(f field, where string) *OutputSchema {
 }
 
 // MaxSchemaDepth is how deeply the objects and lists of an output_schema or
-// of a tool's parameters may nest (docs/format.md#output-schemas). The
-// JSON Schema compiler and validator walk a schema recursively, with work
-// per level that grows with the depth: 200 levels took a third of a second
-// to load, 3,000 never finished. 64 levels are 32 levels of properties,
-// more than the providers' native structured output accept.
-const MaxSchemaDepth = 64
+// of a tool's parameters may nest, and MaxSchemaNodes how many of them it
+// may hold (docs/format.md#output-schemas). The JSON Schema compiler walks
+// a schema recursively, with work per level that grows with the depth
+// (3,000 levels never finished), and its work for n subschemas grows as
+// n² (50,000 properties took 24 s; 5,000 take 0.4 s): bounds well above
+// what the providers' native structured output accept keep every load
+// short, rather than a copy of the compiler kept here to fix it.
+const (
+	MaxSchemaDepth = 64
+	MaxSchemaNodes = 10_000
+)
 
-// shallow reports whether doc nests at most MaxSchemaDepth levels, and
-// reports it at f when it does not.
+// shallow reports whether doc is within MaxSchemaDepth and MaxSchemaNodes,
+// and reports it at f when it is not.
 func (d *decoder) shallow(f field, doc map[string]any) bool {
-	if depthOver(doc, MaxSchemaDepth) {
-		d.bad(f, "nests deeper than %d levels of objects and lists; flatten it, or describe the deep part as {type: object}", MaxSchemaDepth)
+	if msg := schemaTooLarge(doc); msg != "" {
+		d.bad(f, "%s", msg)
 		return false
 	}
 	return true
+}
+
+// CheckSchemaSize refuses a schema past MaxSchemaDepth or MaxSchemaNodes
+// (one an MCP server gives for a tool, checked as the file's are).
+func CheckSchemaSize(doc map[string]any) error {
+	if msg := schemaTooLarge(doc); msg != "" {
+		return errors.New(msg)
+	}
+	return nil
+}
+
+// schemaTooLarge says how doc is past MaxSchemaDepth or MaxSchemaNodes,
+// or "" when it is within both.
+func schemaTooLarge(doc map[string]any) string {
+	if depthOver(doc, MaxSchemaDepth) {
+		return fmt.Sprintf("nests deeper than %d levels of objects and lists; flatten it, or describe the deep part as {type: object}", MaxSchemaDepth)
+	}
+	left := MaxSchemaNodes
+	if nodesOver(doc, &left) {
+		return fmt.Sprintf("holds more than %d objects and lists (subschemas); split the output, or describe parts of it as {type: object}", MaxSchemaNodes)
+	}
+	return ""
 }
 
 // depthOver reports whether v's maps and lists nest more than limit levels
@@ -198,11 +225,37 @@ func depthOver(v any, limit int) bool {
 	return false
 }
 
+// nodesOver reports whether v holds more maps and lists than *left,
+// counting them off; it stops as soon as it is.
+func nodesOver(v any, left *int) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		if *left--; *left < 0 {
+			return true
+		}
+		for _, e := range x {
+			if nodesOver(e, left) {
+				return true
+			}
+		}
+	case []any:
+		if *left--; *left < 0 {
+			return true
+		}
+		for _, e := range x {
+			if nodesOver(e, left) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // CompileOutputSchema compiles doc (JSON values) as an output_schema, for
 // ensembles built by hand; the loader compiles the file's.
 func CompileOutputSchema(doc map[string]any) (*OutputSchema, error) {
-	if depthOver(doc, MaxSchemaDepth) {
-		return nil, fmt.Errorf("the schema nests deeper than %d levels of objects and lists", MaxSchemaDepth)
+	if msg := schemaTooLarge(doc); msg != "" {
+		return nil, fmt.Errorf("the schema %s", msg)
 	}
 	sch, err := compileSchema(doc, "urn:ensemble:output")
 	if err != nil {

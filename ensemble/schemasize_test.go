@@ -35,10 +35,10 @@ func deepSchemaFile(n int) []byte {
 	return []byte(b.String())
 }
 
-// BenchmarkLoadWideSchema loads an output_schema of 5,000 and of 50,000
-// properties (1.4 MB): the MB/s must stay flat (docs/performance.md#loading).
+// BenchmarkLoadWideSchema loads an output_schema of 5,000 properties and
+// one of MaxSchemaNodes, the largest allowed (docs/performance.md#loading).
 func BenchmarkLoadWideSchema(b *testing.B) {
-	for _, n := range []int{5000, 50000} {
+	for _, n := range []int{5000, MaxSchemaNodes - 2} {
 		data := wideSchemaFile(n)
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
@@ -102,9 +102,17 @@ func deepValue(n int) any {
 	return v
 }
 
-// A wide schema loads, and a key written twice is still refused.
+// A wide schema loads, and a key written twice is still refused; one of
+// 50,000 properties is refused at once, before it is compiled.
 func TestWideSchemaLoads(t *testing.T) {
 	t.Parallel()
+	_, err := LoadBytes("wide.yaml", wideSchemaFile(50000), LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
+	checkErrors(t, err, "wide.yaml",
+		`8:7: agent "a": output_schema holds more than 10000 objects and lists (subschemas); split the output, or describe parts of it as {type: object}`)
+	if _, err := CompileOutputSchema(map[string]any{"x": make([]any, 0), "p": wideValue(MaxSchemaNodes)}); err == nil {
+		t.Error("CompileOutputSchema took a schema past MaxSchemaNodes")
+	}
+
 	e, err := LoadBytes("wide.yaml", wideSchemaFile(5000), LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 	if err != nil {
 		t.Fatal(err)
@@ -121,4 +129,12 @@ func TestWideSchemaLoads(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `mapping key "p1" already defined at line 11`) {
 		t.Errorf("duplicate key: %v", err)
 	}
+}
+
+func wideValue(n int) any {
+	v := make([]any, n)
+	for i := range v {
+		v[i] = map[string]any{}
+	}
+	return v
 }

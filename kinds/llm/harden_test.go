@@ -14,6 +14,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 )
@@ -406,5 +407,20 @@ func TestToolCallsBounded(t *testing.T) {
 				t.Errorf("%d calls ran at once, want at most %d", most, tc.wantPool)
 			}
 		})
+	}
+}
+
+// An MCP server's tool schema past the file's bounds is refused before it
+// is compiled (a schema of 50,000 properties took the compiler 24 s).
+func TestMCPToolSchemaBounded(t *testing.T) {
+	t.Parallel()
+	props := map[string]any{}
+	for i := range 50000 {
+		props[fmt.Sprint("p", i)] = map[string]any{"type": "string"}
+	}
+	m := &agent.Tool{Name: "big", ModelName: "srv__big", InputSchema: map[string]any{"type": "object", "properties": props}}
+	_, err := (&Runner{}).compiledTool(nil, m)
+	if err == nil || !strings.Contains(err.Error(), `tool "srv__big": parameters holds more than 10000 objects and lists`) {
+		t.Fatalf("err %v", err)
 	}
 }

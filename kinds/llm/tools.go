@@ -79,6 +79,9 @@ func (ct *compiledTool) compile() error {
 	if err := json.Unmarshal(raw, &normalized); err != nil {
 		return fmt.Errorf("tool %q: parameters must be a JSON Schema object: %v", t.Name, err)
 	}
+	if err := ensemble.CheckSchemaSize(normalized); err != nil {
+		return fmt.Errorf("tool %q: parameters %v", t.Name, err)
+	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return fmt.Errorf("tool %q: parameters: %v", t.Name, err)
