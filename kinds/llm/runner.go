@@ -380,6 +380,9 @@ func (r *Runner) converse(ctx context.Context, req *agent.Request, c *conversati
 				conv = append(conv, Message{Role: RoleUser, Content: repairMessage(err)})
 				continue
 			}
+			if err != nil {
+				err = gaveUp(err, reply.Content, repairs)
+			}
 			res.StopReason, res.Output, res.Err = StopEndTurn, out, err
 			return res
 		}

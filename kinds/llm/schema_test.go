@@ -72,16 +72,17 @@ func TestOutputSchemaOpenAIRepairSucceeds(t *testing.T) {
 }
 
 // A reply still invalid once the repairs are spent fails the execution
-// with the validation errors; with output_repairs: 0 no repair is asked.
+// with the validation errors and the reply quoted; with output_repairs: 0
+// no repair is asked.
 func TestOutputSchemaRepairFails(t *testing.T) {
 	t.Parallel()
 	for _, repairs := range []int{0, 2} {
 		srv := newFakeServer(t, scripted(oaText(`{"approved": "yes"}`), oaText(`not json`), oaText(`{"approved": 1}`)))
 		e, a := newEnsemble(t, openaiProfile(srv.URL), schemaAgent(t, approvalDoc(), repairs))
 		res := newTestRunner(Options{}).Run(context.Background(), request(e, a, "review this"))
-		want := "the output does not match output_schema: at '/approved': got string, want boolean"
+		want := `the output does not match output_schema: at '/approved': got string, want boolean; the reply was "{\"approved\": \"yes\"}"`
 		if repairs == 2 {
-			want = "the output does not match output_schema: at '/approved': got number, want boolean"
+			want = `the output does not match output_schema: at '/approved': got number, want boolean; the reply after 2 repair turns was "{\"approved\": 1}"`
 			mustContain(t, toJSON(messages(t, srv.requests()[2])), "Your reply is not the JSON the required JSON Schema asks for: the reply is not valid JSON")
 		}
 		var se *runners.SchemaError
