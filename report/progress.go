@@ -52,6 +52,9 @@ type Progress struct {
 	byName    map[string]*agentProgress
 	partial   map[string]*strings.Builder // streamed text not yet ended by a newline
 	lastText  string                      // the agent that streamed last
+	// failedInstances counts the failed instances of each fan-out agent
+	// in the turn, for the mark of its gathered output.
+	failedInstances map[string]int
 	shown     bool                        // the status line is on the screen
 	frame     int
 	ended     bool
@@ -137,15 +140,30 @@ func (p *Progress) Event(ev events.Event) {
 		p.flushText(ev.Agent)
 	case events.AgentCompleted:
 		p.flushText(ev.Agent)
-		p.line("  ✓ %s (%s) %s", ev.Agent, Seconds(ev.Duration), Preview(ev.Output, 70))
+		list, isList := ev.Output.([]any)
+		switch failed := p.failedInstances[ev.Agent]; {
+		case failed > 0 && isList && failed >= len(list):
+			// fan_out.on_error: continue, and nothing came of it.
+			p.line("  ✗ %s (%s) every instance failed (%d)", ev.Agent, Seconds(ev.Duration), failed)
+		case failed > 0:
+			p.line("  ! %s (%s) %d of %d instances failed: %s", ev.Agent, Seconds(ev.Duration), failed, len(list), Preview(ev.Output, 60))
+		default:
+			p.line("  ✓ %s (%s) %s", ev.Agent, Seconds(ev.Duration), Preview(ev.Output, 70))
+		}
 		if ev.Error != "" {
 			p.line("    error: %s", oneLine(ev.Error))
 		}
 	case events.AgentFailed:
 		p.flushText(ev.Agent)
+		if base, ok := instanceOf(ev.Agent); ok {
+			if p.failedInstances == nil {
+				p.failedInstances = map[string]int{}
+			}
+			p.failedInstances[base]++
+		}
 		p.line("  ✗ %s (%s) %s", ev.Agent, Seconds(ev.Duration), oneLine(ev.Error))
 	case events.TurnCompleted:
-		p.agents, p.byName = nil, map[string]*agentProgress{}
+		p.agents, p.byName, p.failedInstances = nil, map[string]*agentProgress{}, nil
 		p.clear()
 	case events.InputRequested:
 		p.line("  ? %s waits for an answer: %s", ev.Agent, oneLine(ev.Question))
@@ -331,4 +349,19 @@ func (p *Progress) status() string {
 		}
 	}
 	return Truncate(s, width-1)
+}
+
+// instanceOf is the agent of an instance's name, name[i]: ok when name is
+// one.
+func instanceOf(name string) (agent string, ok bool) {
+	base, rest, found := strings.Cut(name, "[")
+	if !found || !strings.HasSuffix(rest, "]") || len(rest) < 2 {
+		return "", false
+	}
+	for _, c := range rest[:len(rest)-1] {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	return base, true
 }

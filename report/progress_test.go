@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -257,6 +258,35 @@ func TestProgressShowsRetriesAndBudget(t *testing.T) {
 	for _, want := range []string{"↻ fetch: attempt 1 failed, trying again: exit code 3", "$ budget exceeded: the run's budget is spent"} {
 		if !strings.Contains(b.String(), want) {
 			t.Fatalf("progress lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// A fan-out gathered with fan_out.on_error: continue is not ✓ when its
+// instances failed: ✗ when every one did, ! with the count when some did.
+func TestFanOutWithFailedInstancesIsNotATick(t *testing.T) {
+	for _, tc := range []struct {
+		failed int
+		want   string
+	}{
+		{0, "  ✓ w (0.30s) [1,2,3]\n"},
+		{2, "  ! w (0.30s) 2 of 3 instances failed: [null,2,null]\n"},
+		{3, "  ✗ w (0.30s) every instance failed (3)\n"},
+	} {
+		var out bytes.Buffer
+		c := &clock{}
+		p := NewProgress(&out, ProgressOptions{Now: c.Now})
+		evs := []timed{{0, events.Event{Type: events.TurnStarted, Turn: 1, Agents: []string{"w"}}}}
+		output := []any{1.0, 2.0, 3.0}
+		for i := range tc.failed {
+			evs = append(evs, timed{100, events.Event{Type: events.AgentFailed, Turn: 1, Agent: fmt.Sprintf("w[%d]", i*2%3), Error: "boom"}})
+			output[i*2%3] = nil
+		}
+		evs = append(evs, timed{300, events.Event{Type: events.AgentCompleted, Turn: 1, Agent: "w", Duration: 0.3, Output: output}},
+			timed{300, events.Event{Type: events.TurnCompleted, Turn: 1}})
+		feed(p, c, evs...)
+		if !strings.Contains(out.String(), tc.want) {
+			t.Errorf("%d failed:\n%s\nwant %q", tc.failed, out.String(), tc.want)
 		}
 	}
 }
