@@ -417,6 +417,11 @@ func TestResumeRejectsBadStateFiles(t *testing.T) {
 	for i := 100; i < len(garbled); i += 3 {
 		garbled[i] = 'x'
 	}
+	headerByte := func(at int, b byte) string { // good with one byte of its header changed
+		d := append([]byte(nil), good...)
+		d[at] = b
+		return string(d)
+	}
 	for _, tc := range []struct{ name, data, msg string }{
 		{"garbage", "\x00\x01 not json", "not valid JSON"},
 		{"truncated", string(goodJSON[:len(goodJSON)*2/3]), "corrupt or truncated"},
@@ -426,14 +431,22 @@ func TestResumeRejectsBadStateFiles(t *testing.T) {
 		{"truncated database", string(good[:len(good)/2]), "the database is corrupt or truncated"},
 		{"garbled database", string(garbled), "the database is corrupt or truncated"},
 		{"database header only", store.Header, "the database is corrupt or truncated"},
+		// Bytes reserved at the end of each page: SQLite reads on, and
+		// found the pages malformed only when resume wrote.
+		{"database reserving page bytes", headerByte(20, 255), "the database is corrupt or truncated (database disk image is malformed: its header reserves 255 bytes"},
+		// A write version above 2: SQLite opens the file read-only.
+		{"database of write version 5", headerByte(18, 5), "the database is corrupt or truncated (database disk image is malformed: its header's file format versions are 5 and"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".state")
 			os.WriteFile(path, []byte(tc.data), 0o600)
-			o := ensembleCmd(t, "", "resume", path)
-			if o.code != 2 || o.stdout != "" || !strings.Contains(o.stderr, "state file "+path+": ") || !strings.Contains(o.stderr, tc.msg) {
-				t.Fatalf("exit %d, stderr %q, want exit 2 and %q", o.code, o.stderr, tc.msg)
+			// What resume refuses, the commands that read refuse alike.
+			for _, args := range [][]string{{"resume", path}, {"state", "show", path}, {"state", "list", path}, {"state", "export", path}} {
+				o := ensembleCmd(t, "", args...)
+				if o.code != 2 || o.stdout != "" || !strings.Contains(o.stderr, "state file "+path+": ") || !strings.Contains(o.stderr, tc.msg) {
+					t.Errorf("%s: exit %d, stderr %q, want exit 2 and %q", args[:len(args)-1], o.code, o.stderr, tc.msg)
+				}
 			}
 		})
 	}
