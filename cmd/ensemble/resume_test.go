@@ -463,6 +463,14 @@ func TestResumeRejectsBadStateFiles(t *testing.T) {
 		{[]string{"resume"}, "accepts 1 arg"},
 		{[]string{"run", durableDir + "ensemble.yaml", "--state", filepath.Join(dir, "missing", "s")}, "--state: state file " + filepath.Join(dir, "missing", "s") + ": cannot create it: the folder " + filepath.Join(dir, "missing") + " does not exist"},
 		{[]string{"state", "list", emptyFile}, "state file " + emptyFile + ": the file is empty: it holds no runs"},
+		// An empty file, a missing one and a folder are no JSON state
+		// file, with --run-id too.
+		{[]string{"state", "show", emptyFile, "--run-id", "r"}, "state file " + emptyFile + ": the file is empty: it holds no runs"},
+		{[]string{"state", "export", emptyFile, "--run-id", "r"}, "state file " + emptyFile + ": the file is empty: it holds no runs"},
+		{[]string{"resume", emptyFile, "--run-id", "r"}, "state file " + emptyFile + ": the file is empty: it holds no runs"},
+		{[]string{"state", "show", filepath.Join(dir, "nope.db"), "--run-id", "r"}, "state file " + filepath.Join(dir, "nope.db") + ": no such file"},
+		{[]string{"resume", filepath.Join(dir, "nope.db"), "--run-id", "r"}, "state file " + filepath.Join(dir, "nope.db") + ": no such file"},
+		{[]string{"state", "export", dir, "--run-id", "r"}, "state file " + dir + ": is a directory"},
 	} {
 		o := ensembleCmd(t, "", tc.args...)
 		if o.code != 2 || !strings.Contains(o.stderr, tc.msg) {
