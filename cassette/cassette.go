@@ -113,6 +113,11 @@ func (c *Cassette) Mode() Mode { return c.opts.Mode }
 // Dir is the recording folder.
 func (c *Cassette) Dir() string { return c.opts.Dir }
 
+// Path is the file that holds the recording of the agent at path.
+func (c *Cassette) Path(agent string) string {
+	return filepath.Join(c.opts.Dir, FileName(agent))
+}
+
 // Live reports whether a request the recording lacks goes to the model
 // (Record, RecordMissing): only then are API keys needed.
 func (c *Cassette) Live() bool { return c.opts.Mode != Replay }
@@ -146,7 +151,7 @@ func (c *Cassette) file(agent string) (*file, error) {
 	if f, ok := c.files[agent]; ok {
 		return f, nil
 	}
-	f := &file{path: filepath.Join(c.opts.Dir, FileName(agent)), Agent: agent}
+	f := &file{path: c.Path(agent), Agent: agent}
 	if err := f.load(); err != nil {
 		if c.opts.Mode == Record {
 			// Never overwrite what is not a recording (an ensemble file in

@@ -77,6 +77,21 @@ type Response struct {
 	Error        *Error     `yaml:"error,omitempty"`
 }
 
+// Size is the number of bytes of text the response carries: its text,
+// refusal, tool calls (names and arguments) and error message. A replay
+// holds it to the cap of a live reply, which the recording file (up to
+// 1 GiB) would otherwise pass on whole.
+func (r *Response) Size() int64 {
+	n := int64(len(r.Text) + len(r.Refusal))
+	for _, c := range r.ToolCalls {
+		n += int64(len(c.Name) + len(c.Arguments))
+	}
+	if r.Error != nil {
+		n += int64(len(r.Error.Message))
+	}
+	return n
+}
+
 // Error is a request that failed with an answer from the server (an HTTP
 // error) or without one.
 type Error struct {

@@ -3,6 +3,7 @@ package durable
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/ensemble-run/ensemble/engine"
@@ -29,7 +30,7 @@ type Saved struct {
 // (id must be ""). Close lets it go.
 func Open(path, id string, sync store.Sync) (*Saved, error) {
 	if isDB, _ := store.IsDatabase(path); !isDB {
-		if id != "" {
+		if id != "" && IsJSONFile(path) {
 			return nil, fmt.Errorf("%s is a JSON state file, which holds one run: resume it without a run id", path)
 		}
 		sf, err := LoadFile(path)
@@ -131,6 +132,20 @@ func (e *EnsembleFileError) Error() string {
 	return fmt.Sprintf("%s is an ensemble file, not a state file", e.Path)
 }
 
+// IsJSONFile reports whether path is a file that is read as a JSON state
+// file, one run without an id: a regular file, not empty, and not a
+// database. A file that does not exist, a folder and an empty file are
+// none (an empty file holds no run: reading it says so, and a run with
+// --state makes it a database).
+func IsJSONFile(path string) bool {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
+		return false
+	}
+	isDB, err := store.IsDatabase(path)
+	return err == nil && !isDB
+}
+
 // LoadFile loads the JSON state file at path; an ensemble file given by
 // mistake is an *EnsembleFileError.
 func LoadFile(path string) (*state.File, error) {
@@ -149,7 +164,7 @@ func LoadFile(path string) (*state.File, error) {
 // run. info is the run's row in a database (nil for a JSON file).
 func Load(path, id string) (sf *state.File, info *store.RunInfo, err error) {
 	if isDB, _ := store.IsDatabase(path); !isDB {
-		if id != "" {
+		if id != "" && IsJSONFile(path) {
 			return nil, nil, fmt.Errorf("%s is a JSON state file, which holds one run", path)
 		}
 		sf, err := LoadFile(path)

@@ -203,6 +203,9 @@ func Open(path string, create bool, sync Sync) (*DB, error) {
 		} else if !ok {
 			return nil, &Error{Path: path, Err: errors.New("not an SQLite database")}
 		}
+		if err := checkHeader(file); err != nil {
+			return nil, &Error{Path: path, Err: err}
+		}
 		if err := checkSize(file); err != nil {
 			return nil, &Error{Path: path, Err: err}
 		}
@@ -527,6 +530,39 @@ func CheckID(id string) error {
 // timeFormat is how times are stored: RFC 3339 in UTC with a fixed number
 // of digits, so that the text sorts as the times do.
 const timeFormat = "2006-01-02T15:04:05.000000000Z07:00"
+
+// checkHeader rejects a database whose header no state database has,
+// whatever command opens it: resume, whose writes would find the damage
+// (SQLite checks the pages it changes more closely than those it reads),
+// and state show, list and export, whose reads could return what the
+// damage made of the data. The fields checked:
+//
+//   - the file format versions (bytes 18 and 19): 1 or 2. SQLite refuses
+//     a read version above 2 itself, but opens a file of a write version
+//     above 2 read-only, and resume then failed on its first write.
+//   - the bytes reserved at the end of each page (byte 20): 0, as every
+//     state database is created (no extension that keeps a checksum or a
+//     nonce there is used). SQLite lays out the cells of a page within
+//     the rest, so a changed value misplaces them: reads may go on, and a
+//     write finds the database malformed.
+func checkHeader(file string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return unwrapPath(err)
+	}
+	defer f.Close()
+	var h [100]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return errors.New("the database is corrupt or truncated (its header is cut short)")
+	}
+	if w, r := h[18], h[19]; w < 1 || w > 2 || r < 1 || r > 2 {
+		return fmt.Errorf("the database is corrupt or truncated (database disk image is malformed: its header's file format versions are %d and %d, not 1 or 2)", w, r)
+	}
+	if h[20] != 0 {
+		return fmt.Errorf("the database is corrupt or truncated (database disk image is malformed: its header reserves %d bytes at the end of each page, where a state database has none)", h[20])
+	}
+	return nil
+}
 
 // checkSize rejects a database file shorter than its header says, or not a
 // whole number of pages: a truncated file, whose missing pages SQLite

@@ -296,6 +296,9 @@ func TestDamagedDatabase(t *testing.T) {
 		{"garbage", garbage, "corrupt or truncated"},
 		{"header only", []byte(store.Header), "corrupt or truncated"},
 		{"not sqlite", []byte("hello"), "not an SQLite database"},
+		{"page bytes reserved", withByte(data, 20, 255), "corrupt or truncated (database disk image is malformed: its header reserves 255 bytes"},
+		{"write version 5", withByte(data, 18, 5), "corrupt or truncated (database disk image is malformed: its header's file format versions are 5 and"},
+		{"read version 3", withByte(data, 19, 3), "corrupt or truncated"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -474,4 +477,11 @@ func TestLongRunReadsBack(t *testing.T) {
 	if loaded.State.Context()["pong"].(map[string]any)["n"] != 2500.0 {
 		t.Fatalf("pong's context: %v", loaded.State.Context()["pong"])
 	}
+}
+
+// withByte is data with its byte at changed to b.
+func withByte(data []byte, at int, b byte) []byte {
+	d := append([]byte(nil), data...)
+	d[at] = b
+	return d
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -249,4 +250,55 @@ func testMCPServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return string(server)
+}
+
+// TestMCPServeAnswersAMalformedLine: a line that is not JSON gets a Parse
+// error with a null id, and the server answers the requests after it.
+// (Stdin stays open until the last reply: at its end the server stops,
+// and drops what it has not answered yet.)
+func TestMCPServeAnswersAMalformedLine(t *testing.T) {
+	t.Parallel()
+	cmd := cliCommand(t, []string{"ENSEMBLE_PROFILES="}, "mcp", "serve", "../../examples/hello-scripts")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		in.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("%v: %s", err, stderr.String())
+		}
+	}()
+	if _, err := io.WriteString(in, "not json\n"+
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	replies := bufio.NewScanner(out)
+	replies.Buffer(nil, 1<<20)
+	for _, want := range []string{
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: `,
+		`{"jsonrpc":"2.0","id":1,"result":`,
+		`{"jsonrpc":"2.0","id":2,"result":{`,
+	} {
+		if !replies.Scan() {
+			t.Fatalf("no reply %s…: %v", want, replies.Err()) // Wait prints stderr
+		}
+		if !strings.HasPrefix(replies.Text(), want) {
+			t.Errorf("reply %s, want %s…", replies.Text(), want)
+		}
+	}
+	if !strings.Contains(replies.Text(), `"name":"hello-scripts"`) {
+		t.Errorf("tools/list: %s", replies.Text())
+	}
 }

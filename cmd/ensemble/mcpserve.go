@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -50,24 +49,12 @@ a file that is not valid YAML and an ensemble that fails to load are
 skipped with their errors on stderr.`,
 		Args: io.args(1, 1, "one DIR of ensembles"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return serveMCP(cmd.Context(), io, args[0], &f, &mcp.IOTransport{
-				Reader: io2ReadCloser(io.in), Writer: nopWriteCloser{io.out}})
+			return serveMCP(cmd.Context(), io, args[0], &f, mcpserve.Transport(io.in, io.out))
 		},
 	}
 	cmd.Flags().StringArrayVar(&f.profiles, "profiles", nil, "model profiles `FILE` for every ensemble (repeatable)")
 	cmd.Flags().BoolVar(&f.responses, "responses", false, "run each ensemble with the responses.yaml next to it, when it has one")
 	return cmd
-}
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
-
-func io2ReadCloser(r io.Reader) io.ReadCloser {
-	if rc, ok := r.(io.ReadCloser); ok {
-		return rc
-	}
-	return io.NopCloser(r)
 }
 
 // serveMCP serves the ensembles of dir over t until the client leaves.

@@ -13,7 +13,6 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
-	"github.com/ensemble-run/ensemble/store"
 )
 
 // resumeFlags are the flags of `ensemble resume`: those of run but the
@@ -77,7 +76,7 @@ func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, cha
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	if isDB, _ := store.IsDatabase(path); !isDB && rf.runID != "" {
+	if rf.runID != "" && durable.IsJSONFile(path) {
 		return usageErr("--run-id: %s is a JSON state file, which holds one run: resume it without --run-id", path)
 	}
 	saved, err := durable.Open(path, rf.runID, sync)

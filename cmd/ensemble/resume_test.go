@@ -417,6 +417,11 @@ func TestResumeRejectsBadStateFiles(t *testing.T) {
 	for i := 100; i < len(garbled); i += 3 {
 		garbled[i] = 'x'
 	}
+	headerByte := func(at int, b byte) string { // good with one byte of its header changed
+		d := append([]byte(nil), good...)
+		d[at] = b
+		return string(d)
+	}
 	for _, tc := range []struct{ name, data, msg string }{
 		{"garbage", "\x00\x01 not json", "not valid JSON"},
 		{"truncated", string(goodJSON[:len(goodJSON)*2/3]), "corrupt or truncated"},
@@ -426,14 +431,22 @@ func TestResumeRejectsBadStateFiles(t *testing.T) {
 		{"truncated database", string(good[:len(good)/2]), "the database is corrupt or truncated"},
 		{"garbled database", string(garbled), "the database is corrupt or truncated"},
 		{"database header only", store.Header, "the database is corrupt or truncated"},
+		// Bytes reserved at the end of each page: SQLite reads on, and
+		// found the pages malformed only when resume wrote.
+		{"database reserving page bytes", headerByte(20, 255), "the database is corrupt or truncated (database disk image is malformed: its header reserves 255 bytes"},
+		// A write version above 2: SQLite opens the file read-only.
+		{"database of write version 5", headerByte(18, 5), "the database is corrupt or truncated (database disk image is malformed: its header's file format versions are 5 and"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".state")
 			os.WriteFile(path, []byte(tc.data), 0o600)
-			o := ensembleCmd(t, "", "resume", path)
-			if o.code != 2 || o.stdout != "" || !strings.Contains(o.stderr, "state file "+path+": ") || !strings.Contains(o.stderr, tc.msg) {
-				t.Fatalf("exit %d, stderr %q, want exit 2 and %q", o.code, o.stderr, tc.msg)
+			// What resume refuses, the commands that read refuse alike.
+			for _, args := range [][]string{{"resume", path}, {"state", "show", path}, {"state", "list", path}, {"state", "export", path}} {
+				o := ensembleCmd(t, "", args...)
+				if o.code != 2 || o.stdout != "" || !strings.Contains(o.stderr, "state file "+path+": ") || !strings.Contains(o.stderr, tc.msg) {
+					t.Errorf("%s: exit %d, stderr %q, want exit 2 and %q", args[:len(args)-1], o.code, o.stderr, tc.msg)
+				}
 			}
 		})
 	}
@@ -450,6 +463,14 @@ func TestResumeRejectsBadStateFiles(t *testing.T) {
 		{[]string{"resume"}, "resume needs one STATE file"},
 		{[]string{"run", durableDir + "ensemble.yaml", "--state", filepath.Join(dir, "missing", "s")}, "--state: state file " + filepath.Join(dir, "missing", "s") + ": cannot create it: the folder " + filepath.Join(dir, "missing") + " does not exist"},
 		{[]string{"state", "list", emptyFile}, "state file " + emptyFile + ": the file is empty: it holds no runs"},
+		// An empty file, a missing one and a folder are no JSON state
+		// file, with --run-id too.
+		{[]string{"state", "show", emptyFile, "--run-id", "r"}, "state file " + emptyFile + ": the file is empty: it holds no runs"},
+		{[]string{"state", "export", emptyFile, "--run-id", "r"}, "state file " + emptyFile + ": the file is empty: it holds no runs"},
+		{[]string{"resume", emptyFile, "--run-id", "r"}, "state file " + emptyFile + ": the file is empty: it holds no runs"},
+		{[]string{"state", "show", filepath.Join(dir, "nope.db"), "--run-id", "r"}, "state file " + filepath.Join(dir, "nope.db") + ": no such file"},
+		{[]string{"resume", filepath.Join(dir, "nope.db"), "--run-id", "r"}, "state file " + filepath.Join(dir, "nope.db") + ": no such file"},
+		{[]string{"state", "export", dir, "--run-id", "r"}, "state file " + dir + ": is a directory"},
 	} {
 		o := ensembleCmd(t, "", tc.args...)
 		if o.code != 2 || !strings.Contains(o.stderr, tc.msg) {

@@ -144,7 +144,7 @@ func newStateListCmd(io *stdio) *cobra.Command {
 // loadSaved reads a run from a state database (the one named by runID, or
 // its only run) or a JSON state file.
 func loadSaved(io *stdio, path, runID string) (*state.File, *store.RunInfo, error) {
-	if isDB, _ := store.IsDatabase(path); !isDB && runID != "" {
+	if runID != "" && durable.IsJSONFile(path) {
 		return nil, nil, usageErr("--run-id: %s is a JSON state file, which holds one run", path)
 	}
 	sf, run, err := durable.Load(path, runID)

@@ -486,3 +486,53 @@ func iterationsOf(rec *state.Record) int {
 	_, _ = rec.Details.Decode(nested.IterationsDetail, &n)
 	return n
 }
+
+// TestLongLoopKeepsOneIterationWhole: a loop of many iterations whose
+// child outputs a large value keeps the last iteration whole and the
+// earlier ones without their inputs and outputs (their executions, turns
+// and endings only), so what it holds does not grow with the outputs of
+// every iteration.
+func TestLongLoopKeepsOneIterationWhole(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("x", 64<<10)
+	f := newFake(map[string][]any{
+		"build_loop/coder": {big},
+		"build_loop/check": {map[string]any{"tests_pass": false, "next_input": "again", "log": big}},
+	})
+	res, _ := run(t, context.Background(), "testdata/loop-long.yaml", "go", f, nil)
+	if len(res.Errors) != 0 {
+		t.Fatal(failures(res))
+	}
+	rec := res.ConversationHistory[0]
+	if n := iterationsOf(rec); n != 40 {
+		t.Fatalf("%d iterations", n)
+	}
+	last := rec.Child()
+	if last == nil || len(last.ConversationHistory) != 2 || last.ConversationHistory[0].OutputData != big {
+		t.Fatalf("the last iteration is not whole: %+v", last)
+	}
+	if len(last.Earlier) != 39 {
+		t.Fatalf("%d earlier iterations", len(last.Earlier))
+	}
+	whole := 0
+	for i, it := range last.Earlier {
+		if len(it.ConversationHistory) != 2 || it.ConversationHistory[1].AgentName != "check" || it.CompletionReason != engine.Completed {
+			t.Fatalf("iteration %d: %+v", i+1, it)
+		}
+		for _, r := range it.ConversationHistory {
+			if r.OutputData != nil || r.InputData != nil {
+				whole++
+			}
+		}
+	}
+	if whole != 0 {
+		t.Errorf("%d records of earlier iterations keep their input or output", whole)
+	}
+	// What the record holds is about one iteration's outputs, not 40.
+	if size := len(rec.Details.Get(state.ChildDetail)); size > 10*len(big) {
+		t.Errorf("the child's record is %d bytes, for outputs of %d", size, len(big))
+	}
+	if res.FinalState["build_loop"].(map[string]any)["log"] != big {
+		t.Error("the loop's output is not the last iteration's")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"go.opentelemetry.io/otel/trace"
@@ -85,8 +86,10 @@ func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	}
 	for i := 1; ; i++ {
 		out, final, rec, err := r.runChild(ctx, req, child, file, s.Output, input, &usage)
-		if last != nil { // a loop keeps every iteration, the last one on top
-			rec.Earlier = append(last.Earlier, last)
+		if last != nil {
+			// A loop keeps its earlier iterations slim (earlier): the last
+			// one whole, on top. until and carry see the last one only.
+			rec.Earlier = append(last.Earlier, earlier(last))
 			last.Earlier = nil
 		}
 		last = rec
@@ -127,6 +130,37 @@ func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 			input = jsonvalue.Text(v)
 		}
 	}
+}
+
+// earlier is an iteration of a loop as it is kept once the next one has
+// run: its ending, its turns and its records (which executions ran, in
+// which turns, how each ended, what they used), without their inputs,
+// outputs and stderr, which the next iteration replaced (its input is the
+// last one's carry). A loop of many iterations over large outputs then
+// keeps, in memory and in its record, one of them, not every one.
+func earlier(c *state.Child) *state.Child {
+	slim := &state.Child{Ensemble: c.Ensemble, CompletionReason: c.CompletionReason, TurnCount: c.TurnCount,
+		ConversationHistory: make([]*state.Record, len(c.ConversationHistory))}
+	for i, r := range c.ConversationHistory {
+		slim.ConversationHistory[i] = slimRecord(r)
+	}
+	return slim
+}
+
+// slimRecord is r without its input, output and stderr; the run of a
+// child it holds is slim too (every iteration of it).
+func slimRecord(r *state.Record) *state.Record {
+	cp := *r
+	cp.InputData, cp.OutputData, cp.Stderr = nil, nil, ""
+	cp.Details = slices.Clone(r.Details)
+	if c := r.Child(); c != nil {
+		s := earlier(c)
+		for _, e := range c.Earlier {
+			s.Earlier = append(s.Earlier, earlier(e))
+		}
+		_ = cp.Details.Put(state.ChildDetail, s)
+	}
+	return &cp
 }
 
 // runChild runs child once from a fresh state and returns its output.

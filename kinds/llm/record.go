@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/cassette"
@@ -85,6 +86,8 @@ type recorder struct {
 	cas   *cassette.Cassette
 	agent string // the agent's path (agent.Request.Name)
 	sec   *secrets
+	// maxReply caps a replayed reply as a live one is (MaxReply).
+	maxReply int64
 }
 
 // replay looks req up for profile p: (nil, nil) when it goes to the model.
@@ -95,6 +98,12 @@ func (rc *recorder) replay(p *ensemble.ModelProfile, req *ChatRequest) (*cassett
 	cr := cassetteRequest(p, req)
 	cr = rc.redacted(cr)
 	rec, err := rc.cas.Replayed(rc.agent, cr)
+	if err == nil && rec != nil && rec.Size() > rc.maxReply {
+		// As a live reply over the cap: failed, never passed on or
+		// retried, whichever file it comes from.
+		return cr, nil, fmt.Errorf("recording: %s: the reply recorded for agent %q: %w",
+			rc.cas.Path(rc.agent), rc.agent, &errReplyTooLarge{limit: rc.maxReply})
+	}
 	return cr, rec, err
 }
 
@@ -146,6 +155,10 @@ func (r *Runner) recordedTool(ctx context.Context, req *agent.Request, ts *toolS
 		return "", toolErrorf("tool %q: %v", c.Name, err)
 	}
 	if ok {
+		if int64(len(rec.Result)) > r.maxToolOutput { // as a live result is
+			return "", toolErrorf("tool %q: recording %s: the result recorded for agent %q is more than %d bytes",
+				c.Name, cas.Path(agent), agent, r.maxToolOutput)
+		}
 		if rec.IsError {
 			return "", toolErrorf("%s", rec.Result)
 		}

@@ -261,3 +261,60 @@ func TestReplayWithOutputSchema(t *testing.T) {
 		t.Fatalf("%v %v", res.Output, res.Err)
 	}
 }
+
+// TestReplayedReplyIsCapped replays a recorded reply larger than the cap of
+// a live reply: the execution fails as a live one would, naming the
+// recording file and the agent, and the text is not passed on.
+func TestReplayedReplyIsCapped(t *testing.T) {
+	t.Parallel()
+	const limit = 64 << 10
+	huge := strings.Repeat("a", limit+1024)
+	srv := newFakeServer(t, scripted(oaText(huge)))
+	e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{Name: "analyst"})
+	dir := t.TempDir()
+	live := newTestRunner(Options{}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Record, false), request(e, a, "Q3")))
+	if live.Err != nil {
+		t.Fatal(live.Err)
+	}
+	srv.Close()
+	req := request(e, a, "Q3")
+	res := newTestRunner(Options{LookupEnv: noKey, MaxReply: limit}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Replay, false), req))
+	if res.Err == nil {
+		t.Fatal("no error")
+	}
+	msg := res.Err.Error()
+	for _, want := range []string{filepath.Join(dir, "analyst.yaml"), `agent "analyst"`, "model reply exceeds 65536 bytes"} {
+		mustContain(t, msg, want)
+	}
+
+	// At the cap, it is served.
+	res = newTestRunner(Options{LookupEnv: noKey, MaxReply: int64(len(huge))}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Replay, false), request(e, a, "Q3")))
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+}
+
+// TestReplayedToolResultIsCapped replays a recorded tool result larger than
+// the cap of a live one: the model is sent the error a live result over the
+// cap gets, naming the recording file, not the result.
+func TestReplayedToolResultIsCapped(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(t, scripted(
+		oaCalls(call{"call_a", "echo", `{"region": "EMEA"}`}),
+		oaText("done")))
+	e, a := newEnsemble(t, openaiProfile(srv.URL), ensemble.Agent{Name: "analyst"}, echoTool)
+	dir := t.TempDir()
+	live := newTestRunner(Options{}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Record, true), request(e, a, "Q3")))
+	if live.Err != nil {
+		t.Fatal(live.Err)
+	}
+	srv.Close()
+	res := newTestRunner(Options{LookupEnv: noKey, MaxToolOutput: 4}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Replay, false), request(e, a, "Q3")))
+	if res.Err == nil {
+		t.Fatal("no error")
+	}
+	// The second request differs from the recorded one: it carries the
+	// error instead of the result.
+	mustContain(t, res.Err.Error(), `is more than 4 bytes`)
+	mustContain(t, res.Err.Error(), filepath.Join(dir, "analyst.yaml"))
+}

@@ -260,7 +260,7 @@ func (r *Runner) converse(ctx context.Context, req *agent.Request, c *conversati
 	route.sec, route.tr = sec, req.Services.Tracer
 	cas := req.Services.Recording
 	if cas != nil {
-		route.rec = &recorder{cas: cas, agent: req.Name(), sec: sec}
+		route.rec = &recorder{cas: cas, agent: req.Name(), sec: sec, maxReply: cmp.Or(r.opts.MaxReply, MaxReply)}
 	}
 	if cas == nil || cas.Mode() == cassette.Record { // a replay needs a key only for a miss it records
 		if _, err := r.provider(c.profile); err != nil {
