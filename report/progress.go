@@ -55,9 +55,9 @@ type Progress struct {
 	// failedInstances counts the failed instances of each fan-out agent
 	// in the turn, for the mark of its gathered output.
 	failedInstances map[string]int
-	shown     bool                        // the status line is on the screen
-	frame     int
-	ended     bool
+	shown           bool // the status line is on the screen
+	frame           int
+	ended           bool
 }
 
 type agentProgress struct {
