@@ -546,14 +546,9 @@ const timeFormat = "2006-01-02T15:04:05.000000000Z07:00"
 //     the rest, so a changed value misplaces them: reads may go on, and a
 //     write finds the database malformed.
 func checkHeader(file string) error {
-	f, err := os.Open(file)
+	h, _, err := readHeader(file)
 	if err != nil {
-		return unwrapPath(err)
-	}
-	defer f.Close()
-	var h [100]byte
-	if _, err := io.ReadFull(f, h[:]); err != nil {
-		return errors.New("the database is corrupt or truncated (its header is cut short)")
+		return err
 	}
 	if w, r := h[18], h[19]; w < 1 || w > 2 || r < 1 || r > 2 {
 		return fmt.Errorf("the database is corrupt or truncated (database disk image is malformed: its header's file format versions are %d and %d, not 1 or 2)", w, r)
@@ -587,24 +582,32 @@ func checkSize(file string) error {
 	return err
 }
 
+// readHeader reads the SQLite header of file (its first 100 bytes), and
+// its size.
+func readHeader(file string) (h [100]byte, size int64, err error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return h, 0, unwrapPath(err)
+	}
+	defer f.Close()
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return h, 0, errors.New("the database is corrupt or truncated (its header is cut short)")
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return h, 0, unwrapPath(err)
+	}
+	return h, fi.Size(), nil
+}
+
 func checkSizeOnce(file string) error {
 	if _, err := os.Lstat(file + "-wal"); err == nil {
 		return nil
 	}
-	f, err := os.Open(file)
+	h, size, err := readHeader(file)
 	if err != nil {
-		return unwrapPath(err)
+		return err
 	}
-	defer f.Close()
-	var h [100]byte
-	if _, err := io.ReadFull(f, h[:]); err != nil {
-		return errors.New("the database is corrupt or truncated (its header is cut short)")
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return unwrapPath(err)
-	}
-	size := fi.Size()
 	pageSize := int64(binary.BigEndian.Uint16(h[16:18]))
 	if pageSize == 1 {
 		pageSize = 65536
