@@ -221,6 +221,17 @@ func (l *eventLog) sink() events.Sink {
 	return func(e events.Event) { l.mu.Lock(); l.evs = append(l.evs, e); l.mu.Unlock() }
 }
 
+// deltas are the texts of the log's text_delta events.
+func (l *eventLog) deltas() []string {
+	var out []string
+	for _, ev := range l.all() {
+		if ev.Type == events.TextDelta {
+			out = append(out, ev.Message)
+		}
+	}
+	return out
+}
+
 func (l *eventLog) all() []events.Event {
 	l.mu.Lock()
 	defer l.mu.Unlock()

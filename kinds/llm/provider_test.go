@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/events"
 )
 
 // TestRetriesHonourRetryAfter: 500, then 429 with Retry-After: 2, then
@@ -415,12 +414,7 @@ func TestStreaming(t *testing.T) {
 			t.Errorf("not streamed: %s", reqs[0].Raw)
 		}
 		mustContain(t, messages(t, reqs[1])[3]["content"].(string), `echo:{"region":"EMEA"}`)
-		var deltas []string
-		for _, ev := range log.all() {
-			if ev.Type == events.TextDelta {
-				deltas = append(deltas, ev.Message)
-			}
-		}
+		deltas := log.deltas()
 		// Deltas may be merged: the runner holds back the tail of the text
 		// that could begin a key (see TestStreamRedaction).
 		if strings.Join(deltas, "") != "EMEA ok" {
@@ -475,12 +469,7 @@ func TestStreaming(t *testing.T) {
 			result["tool_use_id"] != "toolu_1" || result["content"].([]any)[0].(map[string]any)["text"] != `echo:{"region":"EMEA"}` {
 			t.Errorf("second request %s", reqs[1].Raw)
 		}
-		var deltas []string
-		for _, ev := range log.all() {
-			if ev.Type == events.TextDelta {
-				deltas = append(deltas, ev.Message)
-			}
-		}
+		deltas := log.deltas()
 		if strings.Join(deltas, "") != "Hello" {
 			t.Errorf("deltas %q", deltas)
 		}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/events"
 )
 
 // profileWith is the profile of provider against url.
@@ -317,12 +316,7 @@ func TestStreamAnsweredWhole(t *testing.T) {
 			if res.Err != nil || res.Output != "Hello whole" || res.Usage.InputTokens != 10 {
 				t.Fatalf("output %#v usage %+v err %v", res.Output, res.Usage, res.Err)
 			}
-			var deltas []string
-			for _, ev := range log.all() {
-				if ev.Type == events.TextDelta {
-					deltas = append(deltas, ev.Message)
-				}
-			}
+			deltas := log.deltas()
 			if strings.Join(deltas, "") != "Hello whole" {
 				t.Errorf("deltas %q", deltas)
 			}
