@@ -36,18 +36,21 @@ func ReadInputs(path string, stdin io.Reader) ([]*Input, []byte, error) {
 
 // readFile reads the file at path, up to MaxInputs bytes.
 func readFile(path string) ([]byte, error) {
-	return tooMany(readcap.ReadFile(path, MaxInputs))
+	return tooMany(readcap.ReadTextFile(path, MaxInputs))
 }
 
 // readCapped reads r to its end, up to MaxInputs bytes: an endless stream
 // must not exhaust the memory.
 func readCapped(r io.Reader) ([]byte, error) {
-	return tooMany(readcap.ReadAll(r, MaxInputs))
+	return tooMany(readcap.ReadText(r, MaxInputs))
 }
 
 // tooMany words readcap's error for inputs.
 func tooMany(data []byte, err error) ([]byte, error) {
 	if _, ok := errors.AsType[*readcap.TooLargeError](err); ok {
+		err = fmt.Errorf("the inputs are %w", err)
+	}
+	if _, ok := errors.AsType[*readcap.NotTextError](err); ok {
 		err = fmt.Errorf("the inputs are %w", err)
 	}
 	return data, err

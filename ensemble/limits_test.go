@@ -35,7 +35,7 @@ func TestTooManyErrors(t *testing.T) {
 
 func TestFileTooLarge(t *testing.T) {
 	t.Parallel()
-	want := ": the file is larger than 16 MiB, the limit for ensemble and profiles files"
+	want := ": the file is larger than 16 MiB, the limit for the YAML files read whole (ensemble, profiles, answers)"
 	big := append([]byte("name: big\n# "), bytes.Repeat([]byte("x"), MaxFileSize)...)
 	path := filepath.Join(t.TempDir(), "big.yaml")
 	if err := os.WriteFile(path, big, 0o600); err != nil {

@@ -58,16 +58,23 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, &ErrorList{readError(path, err)}
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxFileSize {
+		return nil, &ErrorList{tooLarge(path)} // refused unread
+	}
 	return ReadAll(path, f)
 }
 
 // ReadAll reads r (the file or stream name names in errors) to its end, but
-// never more than MaxFileSize bytes: an endless stream fails instead of
-// exhausting the memory. The error is a *ErrorList naming name.
+// never more than MaxFileSize bytes of text: an endless stream fails
+// instead of exhausting the memory, and a NUL byte (no YAML holds one)
+// fails at once. The error is a *ErrorList naming name.
 func ReadAll(name string, r io.Reader) ([]byte, error) {
-	data, err := readcap.ReadAll(r, MaxFileSize)
+	data, err := readcap.ReadText(r, MaxFileSize)
 	if _, ok := errors.AsType[*readcap.TooLargeError](err); ok {
 		return nil, &ErrorList{tooLarge(name)}
+	}
+	if nt, ok := errors.AsType[*readcap.NotTextError](err); ok {
+		return nil, &ErrorList{{File: name, Message: "the file is " + nt.Error() + ": YAML is text"}}
 	}
 	if err != nil {
 		return nil, &ErrorList{readError(name, err)}
@@ -76,7 +83,7 @@ func ReadAll(name string, r io.Reader) ([]byte, error) {
 }
 
 func tooLarge(path string) *Error {
-	return &Error{File: path, Message: fmt.Sprintf("the file is larger than %d MiB, the limit for ensemble and profiles files", MaxFileSize>>20)}
+	return &Error{File: path, Message: fmt.Sprintf("the file is larger than %d MiB, the limit for the YAML files read whole (ensemble, profiles, answers)", MaxFileSize>>20)}
 }
 
 // LoadBytes is Load for a file already read; path names it in errors, and

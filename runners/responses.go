@@ -109,27 +109,37 @@ const MaxResponsesFile = 1 << 30
 
 // LoadResponses reads a responses file (docs/testing.md#the-responses-file).
 func LoadResponses(path string) (*Responses, error) {
-	data, err := readcap.ReadFile(path, MaxResponsesFile)
+	data, err := readResponses(path)
+	if err != nil {
+		return nil, err
+	}
+	// data is not used after: the responses may share its bytes.
+	return parseResponses(path, data, true)
+}
+
+// readResponses reads a responses file, text of at most MaxResponsesFile
+// bytes: a stream of zeros fails at its first byte.
+func readResponses(path string) ([]byte, error) {
+	data, err := readcap.ReadTextFile(path, MaxResponsesFile)
 	if _, ok := errors.AsType[*readcap.TooLargeError](err); ok {
+		return nil, fmt.Errorf("responses file %s: %w", path, err)
+	}
+	if _, ok := errors.AsType[*readcap.NotTextError](err); ok {
 		return nil, fmt.Errorf("responses file %s: %w", path, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("responses file: %w", err)
 	}
-	// data is not used after: the responses may share its bytes.
-	return parseResponses(path, data, true)
+	return data, nil
 }
 
 // LoadResponsesFor reads a responses file for e: its problems and those of
 // Validate, all in one list (a file's misspelled agent is reported with
 // its malformed entries, not after they are fixed).
 func LoadResponsesFor(path string, e *ensemble.Ensemble) (*Responses, error) {
-	data, err := readcap.ReadFile(path, MaxResponsesFile)
-	if _, ok := errors.AsType[*readcap.TooLargeError](err); ok {
-		return nil, fmt.Errorf("responses file %s: %w", path, err)
-	}
+	data, err := readResponses(path)
 	if err != nil {
-		return nil, fmt.Errorf("responses file: %w", err)
+		return nil, err
 	}
 	r, err := parseResponses(path, data, true)
 	list, ok := errors.AsType[*ensemble.ErrorList](err)

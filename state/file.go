@@ -221,9 +221,12 @@ const MaxFileSize = 1 << 30
 // Load reads a state file written by Save. Every problem is a *FileError
 // with a message a user can act on; Load never panics on bad input.
 func Load(path string) (*File, error) {
-	data, err := readcap.ReadFile(path, MaxFileSize)
+	data, err := readcap.ReadTextFile(path, MaxFileSize)
 	if _, ok := errors.AsType[*readcap.TooLargeError](err); ok {
 		err = fmt.Errorf("the file is %w, the limit of a JSON state file", err)
+	}
+	if _, ok := errors.AsType[*readcap.NotTextError](err); ok {
+		err = fmt.Errorf("the file is %w: a JSON state file is text", err)
 	}
 	if err != nil {
 		return nil, &FileError{path, unwrapPath(err)}

@@ -5,6 +5,7 @@
 package readcap
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -18,6 +19,16 @@ type TooLargeError struct{ Limit int64 }
 
 func (e *TooLargeError) Error() string {
 	return "larger than " + Size(e.Limit)
+}
+
+// NotTextError is a file or stream holding a NUL byte, which none of the
+// text formats read whole (YAML, JSON, JSON Lines) may hold: /dev/zero or
+// /dev/urandom given for a file is refused at its first NUL, not after
+// the limit was read.
+type NotTextError struct{ Offset int64 }
+
+func (e *NotTextError) Error() string {
+	return fmt.Sprintf("not a text file (a NUL byte at offset %d)", e.Offset)
 }
 
 // Size writes n bytes as ParseSize reads it, in the largest binary unit
@@ -60,7 +71,12 @@ func ParseSize(s string) (int64, error) {
 
 // ReadAll reads r to its end, at most limit bytes.
 func ReadAll(r io.Reader, limit int64) ([]byte, error) {
-	return readInto(make([]byte, 0, 512), r, limit)
+	return readInto(make([]byte, 0, 512), r, limit, false)
+}
+
+// ReadText is ReadAll for text: a NUL byte fails it as it is read.
+func ReadText(r io.Reader, limit int64) ([]byte, error) {
+	return readInto(make([]byte, 0, 512), r, limit, true)
 }
 
 // ReadFile reads the file at path, at most limit bytes: a regular file
@@ -71,6 +87,16 @@ func ReadAll(r io.Reader, limit int64) ([]byte, error) {
 // keep up to twice the file alive. Its errors are os.Open's (an
 // *os.PathError) and ReadAll's.
 func ReadFile(path string, limit int64) ([]byte, error) {
+	return readFile(path, limit, false)
+}
+
+// ReadTextFile is ReadFile for a text file: a NUL byte fails it as it is
+// read (a NotTextError).
+func ReadTextFile(path string, limit int64) ([]byte, error) {
+	return readFile(path, limit, true)
+}
+
+func readFile(path string, limit int64, text bool) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -83,17 +109,23 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		}
 		size = fi.Size()
 	}
-	return readInto(make([]byte, 0, size+512), f, limit)
+	return readInto(make([]byte, 0, size+512), f, limit, text)
 }
 
-// readInto appends r to buf until its end, failing past limit bytes.
-func readInto(buf []byte, r io.Reader, limit int64) ([]byte, error) {
+// readInto appends r to buf until its end, failing past limit bytes, and
+// with text at a NUL byte.
+func readInto(buf []byte, r io.Reader, limit int64, text bool) ([]byte, error) {
 	lr := io.LimitReader(r, limit+1)
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)] // let append grow it
 		}
 		n, err := lr.Read(buf[len(buf):cap(buf)])
+		if text {
+			if i := bytes.IndexByte(buf[len(buf):len(buf)+n], 0); i >= 0 {
+				return nil, &NotTextError{Offset: int64(len(buf) + i)}
+			}
+		}
 		buf = buf[:len(buf)+n]
 		if err == io.EOF {
 			break

@@ -94,3 +94,40 @@ func TestReadFile(t *testing.T) {
 		}
 	}
 }
+
+// zeros is an endless stream of NUL bytes that counts what it gave.
+type zeros struct{ read int64 }
+
+func (z *zeros) Read(p []byte) (int, error) {
+	clear(p)
+	z.read += int64(len(p))
+	return len(p), nil
+}
+
+// Text is refused at its first NUL byte, so that /dev/zero given for a
+// text file fails after a read or two, not after the limit (1 GiB for a
+// responses file) was read; text without one reads as ReadAll does.
+func TestReadTextStopsAtTheFirstNUL(t *testing.T) {
+	t.Parallel()
+	z := &zeros{}
+	_, err := readcap.ReadText(z, 1<<30)
+	var nt *readcap.NotTextError
+	if !errors.As(err, &nt) || nt.Offset != 0 || err.Error() != "not a text file (a NUL byte at offset 0)" {
+		t.Fatalf("err %v", err)
+	}
+	if z.read > 1<<20 {
+		t.Errorf("%d bytes read before the NUL was seen", z.read)
+	}
+	_, err = readcap.ReadText(io.MultiReader(strings.NewReader("name: x\n"), z), 1<<30)
+	if !errors.As(err, &nt) || nt.Offset != 8 {
+		t.Errorf("err %v", err)
+	}
+	if got, err := readcap.ReadText(strings.NewReader("abc"), 4); err != nil || string(got) != "abc" {
+		t.Errorf("%q %v", got, err)
+	}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		if _, err := readcap.ReadTextFile("/dev/zero", 1<<30); !errors.As(err, &nt) {
+			t.Errorf("/dev/zero: %v", err)
+		}
+	}
+}
