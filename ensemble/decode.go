@@ -30,7 +30,11 @@ type decoder struct {
 	// set while decoding an ensemble file
 	dir string // its folder, absolute
 	// top bounds the files its agents read (root); empty for the file run.
-	top    string
+	top string
+	// noEcho leaves the values out of messages (describe): the file is
+	// a child let in from outside the folder by allow_outside, and may be
+	// no ensemble at all (/etc/passwd, a key file).
+	noEcho bool
 	models map[string]*ModelProfile // merged profiles
 	// overrides are the profiles of LoadOptions.ProfileOverrides, which
 	// replace a file's own (each replaced one is warned of in shadowed).
@@ -166,7 +170,11 @@ func (f *fieldSet) all() map[string]field {
 func (d *decoder) mapping(n *yaml.Node, where string, known ...string) fields {
 	n = resolve(n)
 	if n.Kind != yaml.MappingNode {
-		d.errorf(n, "%s must be a mapping, got %s", owner(where), describe(n))
+		got := d.describe(n)
+		if where == "" {
+			got = kindOf(n) // a whole file that is no ensemble: never shown
+		}
+		d.errorf(n, "%s must be a mapping, got %s", owner(where), got)
 		return nil
 	}
 	f := &fieldSet{present: make(map[string]field, len(n.Content)/2), where: where, parent: n}
@@ -182,7 +190,7 @@ func (d *decoder) collect(n *yaml.Node, where string, known []string, f fields, 
 		k, v := n.Content[i], n.Content[i+1]
 		switch {
 		case k.Kind != yaml.ScalarNode:
-			d.errorf(k, "%s: keys must be plain names, got %s", owner(where), describe(k))
+			d.errorf(k, "%s: keys must be plain names, got %s", owner(where), d.describe(k))
 		case k.ShortTag() == "!!merge":
 			merges = append(merges, v)
 		case f.get(k.Value).ok():
@@ -213,7 +221,7 @@ func (d *decoder) collect(n *yaml.Node, where string, known []string, f fields, 
 			s = resolve(s)
 			switch {
 			case s.Kind != yaml.MappingNode:
-				d.errorf(s, "%s: << must merge a mapping, got %s", owner(where), describe(s))
+				d.errorf(s, "%s: << must merge a mapping, got %s", owner(where), d.describe(s))
 			case !seen[s]:
 				seen[s] = true
 				d.collect(s, where, known, f, seen, true)
@@ -229,7 +237,7 @@ func (d *decoder) list(f field) []*yaml.Node {
 	}
 	v := resolve(f.val)
 	if v.Kind != yaml.SequenceNode {
-		d.bad(f, "must be a list, got %s", describe(v))
+		d.bad(f, "must be a list, got %s", d.describe(v))
 		return nil
 	}
 	return v.Content
@@ -265,6 +273,32 @@ func resolve(n *yaml.Node) *yaml.Node {
 }
 
 // describe names the type of n's value for messages: `a mapping`, `string "x"`.
+func (d *decoder) describe(n *yaml.Node) string {
+	if d.noEcho {
+		return kindOf(n)
+	}
+	return describe(n)
+}
+
+// kindOf names n's kind alone: a mapping, a list, a string, a number...
+func kindOf(n *yaml.Node) string {
+	n = resolve(n)
+	if n.Kind != yaml.ScalarNode {
+		return describe(n)
+	}
+	switch n.ShortTag() {
+	case "!!null":
+		return "nothing"
+	case "!!str":
+		return "a string"
+	case "!!int", "!!float":
+		return "a number"
+	case "!!bool":
+		return "true or false"
+	}
+	return "a value"
+}
+
 func describe(n *yaml.Node) string {
 	n = resolve(n)
 	switch n.Kind {
@@ -310,7 +344,7 @@ func (d *decoder) str(f field) string {
 	}
 	v := resolve(f.val)
 	if v.Kind != yaml.ScalarNode {
-		d.bad(f, "must be a string, got %s", describe(v))
+		d.bad(f, "must be a string, got %s", d.describe(v))
 		return ""
 	}
 	if v.ShortTag() == "!!null" {
@@ -326,7 +360,7 @@ func (d *decoder) scalar(f field, want string, out any, tags ...string) bool {
 	}
 	v := resolve(f.val)
 	if v.Kind != yaml.ScalarNode || !slices.Contains(tags, v.ShortTag()) || v.Decode(out) != nil {
-		d.bad(f, "must be %s, got %s", want, describe(v))
+		d.bad(f, "must be %s, got %s", want, d.describe(v))
 		return false
 	}
 	return true

@@ -54,7 +54,7 @@ func (d *decoder) dependencies(f field, a *Agent, agentWhere string) []*Dependen
 			}
 			dep.MaxExecutions = d.positive(m.get("max_executions"))
 		default:
-			d.errorf(n, "%s: dependency #%d must be an agent name or a mapping, got %s", agentWhere, i+1, describe(n))
+			d.errorf(n, "%s: dependency #%d must be an agent name or a mapping, got %s", agentWhere, i+1, d.describe(n))
 			continue
 		}
 		switch name := dep.AgentName; {

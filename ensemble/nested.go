@@ -134,7 +134,7 @@ func (d *decoder) include(f field, allowOutside bool) *Ensemble {
 	c.parentMCP = d.mcp
 	c.top = d.root()
 	if !d.inside(path) {
-		c.top = filepath.Dir(abs) // let in by allow_outside
+		c.top, c.noEcho = filepath.Dir(abs), true // let in by allow_outside
 	}
 	slices.SortFunc(c.parentTools, func(a, b *Tool) int { return strings.Compare(a.Name, b.Name) })
 	root := c.document(data)
@@ -150,6 +150,13 @@ func (d *decoder) include(f field, allowOutside bool) *Ensemble {
 		c.ensemble(root, e)
 	}
 	n.chain = n.chain[:len(n.chain)-1]
+	if c.noEcho {
+		for _, err := range d.errs.list[min(before, len(d.errs.list)):] {
+			if err.File == path {
+				err.Source = "" // no line of it on a terminal either
+			}
+		}
+	}
 	if len(d.errs.list)+d.errs.more > before {
 		n.loaded[abs] = nil
 		return nil

@@ -127,7 +127,7 @@ func (d *decoder) outputSchema(f field, where string) *OutputSchema {
 		return nil
 	}
 	if resolve(f.val).Kind != yaml.MappingNode {
-		d.bad(f, "must be a JSON Schema (a mapping) or {$ref: FILE}, got %s", describe(f.val))
+		d.bad(f, "must be a JSON Schema (a mapping) or {$ref: FILE}, got %s", d.describe(f.val))
 		return nil
 	}
 	doc := d.object(f)

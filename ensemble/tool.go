@@ -53,7 +53,7 @@ func (d *decoder) toolList(f field) []*Tool {
 // object decodes a mapping of free-form values (JSON Schema, parameters).
 func (d *decoder) object(f field) map[string]any {
 	if resolve(f.val).Kind != yaml.MappingNode {
-		d.bad(f, "must be a mapping, got %s", describe(f.val))
+		d.bad(f, "must be a mapping, got %s", d.describe(f.val))
 		return nil
 	}
 	m, _ := d.value(f).(map[string]any)

@@ -185,3 +185,34 @@ func TestTheBoundaryIsTheFolderRun(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+// A child let in from outside the folder by allow_outside may be no
+// ensemble at all (a key file, /etc/passwd): its errors name kinds, never
+// its values; nor does the error of a file run that is no mapping.
+func TestOutsideChildIsNotEchoed(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, dir+"/outside/key.txt", "sk-secret-value-0123456789\n")
+	writeFile(t, dir+"/outside/secrets.yaml", "agents: sk-agents-0123456789\nname: [sk-name-0123456789]\n")
+	writeFile(t, dir+"/project/main.yaml", "name: main\nagents:\n  - {name: k, ensemble: ../outside/key.txt, allow_outside: true}\n  - {name: s, ensemble: ../outside/secrets.yaml, allow_outside: true}\n")
+	_, err := load(t, dir+"/project/main.yaml")
+	if err == nil {
+		t.Fatal("loaded")
+	}
+	for _, want := range []string{"key.txt:1:1: the file must be a mapping, got a string", "secrets.yaml:1:9: agents must be a list, got a string"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("missing %q in:\n%v", want, err)
+		}
+	}
+	var list *format.ErrorList
+	if errors.As(err, &list) && strings.Contains(list.Pretty(), "sk-") {
+		t.Errorf("a line of the file under an error:\n%s", list.Pretty())
+	}
+	writeFile(t, dir+"/project/passwd", "root:x:0:0:root:/root:/bin/bash\n")
+	_, err2 := load(t, dir+"/project/passwd")
+	for _, e := range []error{err, err2} {
+		if e == nil || strings.Contains(e.Error(), "sk-") || strings.Contains(e.Error(), "/bin/bash") {
+			t.Errorf("a value of the file in the error:\n%v", e)
+		}
+	}
+}
