@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/ensemble-run/ensemble/agent"
@@ -106,6 +108,20 @@ func (ir *InjectedRunner) Run(ctx context.Context, req *agent.Request) *agent.Re
 	}
 }
 
+// maxQuotedReply is how much of a reply an error quotes.
+const maxQuotedReply = 300
+
+// QuoteReply is a reply quoted in an error: its start (300 characters),
+// on one line, so that what a model said shows where a failure is
+// reported.
+func QuoteReply(reply string) string {
+	q := strings.Join(strings.Fields(reply), " ")
+	if r := []rune(q); len(r) > maxQuotedReply {
+		q = string(r[:maxQuotedReply-1]) + "…"
+	}
+	return strconv.Quote(q)
+}
+
 // injectedOutput is the output of injected response v (number n) of agent a:
 // text is parsed as a reply would be, any other value is the output itself;
 // either must satisfy a's output_schema.
@@ -117,9 +133,9 @@ func injectedOutput(a *ensemble.Agent, v any, n int) (any, error) {
 			o, err := ParseJSONReply(v)
 			if err != nil {
 				if a.OutputSchema != nil {
-					return nil, fmt.Errorf("agent %q: injected response %d: output_schema needs JSON, but %w", a.Name, n, err)
+					return nil, fmt.Errorf("agent %q: injected response %d: output_schema needs JSON, but %w; the reply was %s", a.Name, n, err, QuoteReply(v))
 				}
-				return nil, fmt.Errorf("agent %q: injected response %d: output_format is json, but %w", a.Name, n, err)
+				return nil, fmt.Errorf("agent %q: injected response %d: output_format is json, but %w; the reply was %s", a.Name, n, err, QuoteReply(v))
 			}
 			out = o
 		} else {

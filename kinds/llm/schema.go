@@ -141,22 +141,14 @@ func (c *conversation) parseReply(text string) (any, error) {
 	return v, nil
 }
 
-// maxQuotedReply is how much of a reply an error quotes.
-const maxQuotedReply = 300
-
 // gaveUp is the error of a final reply that is not the output asked for:
-// err, with the reply quoted (its start, on one line) and the repair turns
-// it had, so that what the model said shows where the run reports it.
+// err, with the reply quoted and the repair turns it had.
 func gaveUp(err error, reply string, repairs int) error {
-	q := strings.Join(strings.Fields(reply), " ")
-	if r := []rune(q); len(r) > maxQuotedReply {
-		q = string(r[:maxQuotedReply-1]) + "…"
-	}
 	after := ""
 	if repairs > 0 {
 		after = fmt.Sprintf(" after %d repair turn%s", repairs, map[bool]string{true: "", false: "s"}[repairs == 1])
 	}
-	return fmt.Errorf("%w; the reply%s was %q", err, after, q)
+	return fmt.Errorf("%w; the reply%s was %s", err, after, runners.QuoteReply(reply))
 }
 
 // repairMessage is the user message of a repair turn: what was wrong with
