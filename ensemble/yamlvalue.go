@@ -35,6 +35,15 @@ func yamlValue(n *yaml.Node) (v any, ok bool, err error) {
 	return v, c.ok, err
 }
 
+// ExpandedSize is how many nodes n holds once its aliases are expanded
+// (merge keys counted whole), saturating at 2^40, counted in time linear
+// in the nodes written: an alias bomb is measured without being expanded.
+func ExpandedSize(n *yaml.Node) (int, error) {
+	c := valueConv{sizes: map[*yaml.Node]int{}}
+	_, expanded, err := c.size(n)
+	return expanded, err
+}
+
 type valueConv struct {
 	// sizes is the expanded size of each anchored node an alias names,
 	// -1 while it is being measured (an alias inside its own anchor).

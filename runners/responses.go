@@ -200,6 +200,12 @@ func parseYAML(name string, data []byte, lines *sourceLines, partial bool) (*Res
 	// a value between responses, but never multiply the file past a few
 	// times its own size (an alias bomb).
 	p := &respParser{file: name, lines: lines, budget: 1<<20 + 4*countNodes(root)}
+	if n, err := ensemble.ExpandedSize(root); err != nil || n > p.budget {
+		// Measured, not expanded: a bomb of nested merge keys would take
+		// seconds to convert before the budget ran out.
+		p.errorf(root, "response is too large (too many aliases?)")
+		return nil, p.err()
+	}
 	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
 		return r, nil
 	}

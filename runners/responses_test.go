@@ -559,3 +559,18 @@ func TestLoadResponsesForReportsEverything(t *testing.T) {
 		t.Fatalf("r %v err %v", r, err)
 	}
 }
+
+// A bomb of nested merge keys (each level merging the one before twice)
+// is measured, not expanded, and refused.
+func TestResponsesMergeBomb(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("x:\n  - &l0 {a: 1}\n")
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&b, "  - &l%d {<<: [*l%d, *l%d], k%d: %d}\n", i, i-1, i-1, i, i)
+	}
+	_, err := ParseResponses("bomb.yaml", []byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "bomb.yaml:1:1: response is too large (too many aliases?)") {
+		t.Fatalf("err %v", err)
+	}
+}
