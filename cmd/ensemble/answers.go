@@ -17,7 +17,7 @@ type answerFlags struct {
 
 func (a *answerFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringArrayVar(&a.answer, "answer", nil, "answer the question `AGENT=TEXT` of an agent the run waits for (repeatable; JSON text is read as JSON)")
+	fl.StringArrayVar(&a.answer, "answer", nil, "answer an agent the run waits for, `AGENT=TEXT` (repeatable; JSON text is read as JSON)")
 	fl.StringVar(&a.answers, "answers", "", "answers from a YAML `FILE` mapping agents to answers")
 }
 

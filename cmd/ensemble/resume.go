@@ -44,7 +44,7 @@ being written as a database, a JSON file as JSON. In a database holding
 several runs, --run-id names the run; without it, the one unfinished run.
 
 A run that ended waiting for input (exit 5) goes on with the answers given
-with --answer AGENT=TEXT (repeatable) or --answers FILE.yaml; an answer for an
+with --answer AGENT=TEXT (repeatable) or --answers FILE; an answer for an
 agent the run does not wait for is refused. A run stopped by its budget (exit
 6) goes on when resumed with a higher cap (--max-cost, --max-tokens,
 --max-requests).

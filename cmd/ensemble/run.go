@@ -101,7 +101,7 @@ func (s *sharedFlags) register(cmd *cobra.Command, mode int) {
 	fl.StringVar(&s.report, "report", "", "write a Markdown transcript of the run to `FILE.md` when it ends")
 	fl.BoolVar(&s.verbose, "verbose", false, "the text summary also shows what each script printed on stderr (its last 4 KiB)")
 	fl.BoolVarP(&s.quiet, "quiet", "q", false, "print no progress, summary or notice, only errors (--output text still prints the final state)")
-	fl.BoolVar(&s.noInput, "no-input", false, "never ask at the terminal: with --state, ask agents wait for answers given to resume")
+	fl.BoolVar(&s.noInput, "no-input", false, "never ask at the terminal: a saved run (run --state, resume) waits for answers given to resume, exit 5")
 	fl.StringVar(&s.otel, "otel", "", "export OpenTelemetry traces to the OTLP/HTTP collector at `URL` (default: $OTEL_EXPORTER_OTLP_ENDPOINT)")
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error { return checkLimitFlags(cmd) }
 }
