@@ -2,12 +2,16 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ensemble-run/ensemble/cassette"
 	"github.com/ensemble-run/ensemble/ensemble"
 )
 
@@ -22,8 +26,8 @@ func testOptions() map[string]any {
 func checkOptions(t *testing.T, r recorded, options map[string]any) {
 	t.Helper()
 	for k, v := range options {
-		if got := r.Body[k]; !reflect.DeepEqual(got, v) {
-			t.Errorf("%s is %#v, want %#v in %s", k, got, v, r.Raw)
+		if got, want := jsonOf(r.Body[k]), jsonOf(v); got != want {
+			t.Errorf("%s is %s, want %s in %s", k, got, want, r.Raw)
 		}
 		if n := strings.Count(r.Raw, `"`+k+`":`); n != 1 {
 			t.Errorf("%s appears %d times in %s", k, n, r.Raw)
@@ -32,6 +36,14 @@ func checkOptions(t *testing.T, r recorded, options map[string]any) {
 	if r.Body["model"] == nil || r.Body["messages"] == nil {
 		t.Errorf("the run's own fields are missing: %s", r.Raw)
 	}
+}
+
+func jsonOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }
 
 // Every provider sends the options at the top level of its request body,
@@ -159,5 +171,42 @@ func TestRequestFieldsAreReserved(t *testing.T) {
 				t.Errorf("%s.%s (%s) is not a reserved option", typ.Name(), f.Name, name)
 			}
 		}
+	}
+}
+
+// A recording keeps the options, redacted of the keys, and matches
+// requests by them: other options are a miss.
+func TestRecordedOptions(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(t, scripted(oaText("ok")))
+	p := openaiProfile(srv.URL)
+	p.Options = map[string]any{"reasoning_effort": "high", "metadata": map[string]any{"note": "key " + testKey}, "seed": 7}
+	e, a := newEnsemble(t, p, ensemble.Agent{Name: "analyst"})
+	dir := t.TempDir()
+	live := newTestRunner(Options{}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Record, false), request(e, a, "go")))
+	if live.Err != nil {
+		t.Fatal(live.Err)
+	}
+	checkOptions(t, srv.requests()[0], p.Options) // the request itself is sent as written
+	b, err := os.ReadFile(filepath.Join(dir, "analyst.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"options:", "reasoning_effort: high", "note: key [REDACTED]", "seed: 7"} {
+		mustContain(t, string(b), want)
+	}
+	assertNoKey(t, string(b))
+	if p.Options["metadata"].(map[string]any)["note"] != "key "+testKey {
+		t.Errorf("recording changed the profile's options: %v", p.Options)
+	}
+
+	srv.Close()
+	res := newTestRunner(Options{}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Replay, false), request(e, a, "go")))
+	if res.Err != nil || res.Output != "ok" {
+		t.Fatalf("replay: %v, %v", res.Output, res.Err)
+	}
+	e.Models["test"].Options = map[string]any{"reasoning_effort": "low"}
+	if res := newTestRunner(Options{}).Run(t.Context(), withRecording(openCassette(t, dir, cassette.Replay, false), request(e, a, "go"))); res.Err == nil {
+		t.Error("a request with other options was replayed")
 	}
 }
