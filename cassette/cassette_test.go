@@ -52,6 +52,7 @@ func TestHashNormalisation(t *testing.T) {
 	differ := map[string]func(r *Request){
 		"model":       func(r *Request) { r.Model = "m2" },
 		"temperature": func(r *Request) { v := 0.0; r.Temperature = &v },
+		"options":     func(r *Request) { r.Options = map[string]any{"reasoning_effort": "high"} },
 		"system":      func(r *Request) { r.System = "be long" },
 		"content":     func(r *Request) { r.Messages[0].Content = "hi" },
 		"arguments":   func(r *Request) { r.Messages[1].ToolCalls[0].Arguments = `{"a": 2, "b": [2]}` },

@@ -24,14 +24,16 @@ const Version = 1
 // Request is one model request in provider-neutral form: what its hash is
 // computed from (docs/recording.md#what-a-request-is-matched-by).
 type Request struct {
-	Provider    string    `yaml:"provider" json:"provider"`
-	Model       string    `yaml:"model" json:"model"`
-	MaxTokens   int       `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
-	Temperature *float64  `yaml:"temperature,omitempty" json:"temperature,omitempty"`
-	System      string    `yaml:"system,omitempty" json:"system,omitempty"`
-	Tools       []Tool    `yaml:"tools,omitempty" json:"tools,omitempty"`
-	Output      *Output   `yaml:"output,omitempty" json:"output,omitempty"`
-	Messages    []Message `yaml:"messages" json:"messages"`
+	Provider    string   `yaml:"provider" json:"provider"`
+	Model       string   `yaml:"model" json:"model"`
+	MaxTokens   int      `yaml:"max_tokens,omitempty" json:"max_tokens,omitempty"`
+	Temperature *float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
+	// Options are the profile's options (JSON values), as sent.
+	Options  map[string]any `yaml:"options,omitempty" json:"options,omitempty"`
+	System   string         `yaml:"system,omitempty" json:"system,omitempty"`
+	Tools    []Tool         `yaml:"tools,omitempty" json:"tools,omitempty"`
+	Output   *Output        `yaml:"output,omitempty" json:"output,omitempty"`
+	Messages []Message      `yaml:"messages" json:"messages"`
 }
 
 // Message is one message of a request.
@@ -126,6 +128,7 @@ func (x *Exchange) redact(redact func(string) string) {
 	}
 	q := &x.Request
 	q.System = redact(q.System)
+	q.Options = RedactValue(q.Options, redact).(map[string]any)
 	msgs := make([]Message, len(q.Messages))
 	for i, m := range q.Messages {
 		m.Content = redact(m.Content)
@@ -141,6 +144,31 @@ func (x *Exchange) redact(redact func(string) string) {
 		e.Message = redact(e.Message)
 		r.Error = &e
 	}
+}
+
+// RedactValue is a copy of the JSON value v with redact applied to every
+// string in it (map keys are left as they are); v itself is not changed.
+func RedactValue(v any, redact func(string) string) any {
+	switch v := v.(type) {
+	case string:
+		return redact(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = RedactValue(e, redact)
+		}
+		return out
+	case map[string]any:
+		if v == nil {
+			return v
+		}
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[k] = RedactValue(e, redact)
+		}
+		return out
+	}
+	return v
 }
 
 func redactCalls(calls []ToolCall, redact func(string) string) []ToolCall {

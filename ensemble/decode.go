@@ -456,7 +456,7 @@ var blocks = map[string][]string{
 
 // hint explains an unknown key: `: it belongs under fan_out` when a block
 // that may appear here takes it (a key indented one level too far left),
-// else the closest known key.
+// else the closest known key (in a model profile, else options).
 func hint(s string, known []string) string {
 	var homes []string
 	for _, k := range known {
@@ -471,7 +471,11 @@ func hint(s string, known []string) string {
 	default:
 		return fmt.Sprintf(": it belongs under %s", strings.Join(homes, " or "))
 	}
-	return suggest(s, known)
+	if h := suggest(s, known); h != "" || !slices.Contains(known, "options") {
+		return h
+	}
+	// A model profile: a field of the provider's API goes under options.
+	return fmt.Sprintf("; a field of the provider's request goes under options: {%s: ...}", s)
 }
 
 // suggest returns `; did you mean "x"?` for the candidate closest to s, or ""

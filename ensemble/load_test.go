@@ -601,6 +601,7 @@ func TestExpandRefusesKeys(t *testing.T) {
 		file + `:5:12: model profile "m": model uses ${MYKEY}, the API key variable of profile "m"; keys are never expanded into the file`,
 		file + `:7:20: model profile "m": system_prompt uses ${MYKEY}, the API key variable of profile "m"`,
 		file + `:11:15: model profile "local": base_url uses ${OTHERKEY}, the API key variable of profile "other"`,
+		file + `:12:25: model profile "local": options.metadata uses ${MYKEY}, the API key variable of profile "m"`,
 		profiles + `:6:20: model profile "other": system_prompt uses ${MYKEY}, the API key variable of profile "m"`,
 	} {
 		if !strings.Contains(got, want) {

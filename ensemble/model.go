@@ -2,6 +2,7 @@ package ensemble
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"os"
 	"regexp"
@@ -11,7 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-var profileKeys = []string{"provider", "model", "base_url", "api_key_env", "temperature", "max_tokens", "system_prompt", "timeout_seconds", "context_window", "pricing", "fallback"}
+var profileKeys = []string{"provider", "model", "base_url", "api_key_env", "temperature", "max_tokens", "system_prompt", "timeout_seconds", "context_window", "pricing", "fallback", "options"}
 
 var providers = []string{"openai", "anthropic", "ollama"}
 
@@ -165,7 +166,77 @@ func (d *decoder) profile(pf field) *ModelProfile {
 	p.ContextWindow = d.contextWindow(m.get("context_window"))
 	p.Pricing = d.pricing(m.get("pricing"))
 	d.fallbacks(p, m.get("fallback"))
+	p.Options = d.options(m.get("options"), where)
 	return p
+}
+
+// reservedOptions are the request fields the run sets itself, for one
+// provider or another, each with what sets it: options never override them.
+var reservedOptions = map[string]string{
+	"model":                 "use the profile's model",
+	"messages":              "the run sends the conversation",
+	"system":                "use the profile's system_prompt (the agent's prompt follows it)",
+	"max_tokens":            "use the profile's max_tokens",
+	"max_completion_tokens": "use the profile's max_tokens",
+	"temperature":           "use the profile's temperature",
+	"tools":                 "use the agent's tools",
+	"tool_choice":           "the run sets it (see docs/llm.md#output-schemas)",
+	"response_format":       "use the agent's output_schema",
+	"stream":                "use ensemble run --stream",
+	"stream_options":        "use ensemble run --stream",
+}
+
+// ReservedOption reports whether key is a request field the run sets
+// itself, which a profile's options may not set, and what to use instead.
+func ReservedOption(key string) (instead string, reserved bool) {
+	instead, reserved = reservedOptions[key]
+	return instead, reserved
+}
+
+// ReservedOptions lists, sorted, the request fields options may not set.
+func ReservedOptions() []string { return slices.Sorted(maps.Keys(reservedOptions)) }
+
+// options decodes a profile's options: a mapping of any keys but the
+// reserved ones to JSON values, whose strings expand ${VAR} as the
+// profile's other fields do (never an api_key_env variable).
+func (d *decoder) options(f field, where string) map[string]any {
+	if !f.ok() {
+		return nil
+	}
+	m := d.mapping(f.val, f.nested())
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m.all()))
+	for _, k := range slices.Sorted(maps.Keys(m.all())) {
+		of := m.get(k)
+		if instead, reserved := ReservedOption(k); reserved {
+			d.errorf(of.key, "%s: options.%s is set by the run: %s", where, k, instead)
+			continue
+		}
+		of.where, of.name = where, "options."+k // model profile "x": options.k …
+		out[k] = d.expandValue(of, d.value(of))
+	}
+	return out
+}
+
+// expandValue expands ${VAR} in every string of the JSON value v, which
+// the field f holds; keys stay as written.
+func (d *decoder) expandValue(f field, v any) any {
+	switch v := v.(type) {
+	case string:
+		s, _ := d.expandString(f, v)
+		return s
+	case []any:
+		for i, e := range v {
+			v[i] = d.expandValue(f, e)
+		}
+	case map[string]any:
+		for k, e := range v {
+			v[k] = d.expandValue(f, e)
+		}
+	}
+	return v
 }
 
 var envRef = regexp.MustCompile(`\$?\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
@@ -177,8 +248,13 @@ var envRef = regexp.MustCompile(`\$?\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}`)
 // of the field (an empty base_url sends the request to the public endpoint).
 // ok is false when such an error was reported.
 func (d *decoder) expand(f field) (s string, ok bool) {
-	ok = true
-	s = envRef.ReplaceAllStringFunc(d.str(f), func(ref string) string {
+	return d.expandString(f, d.str(f))
+}
+
+// expandString expands s, the value (or a string inside the value) of f.
+func (d *decoder) expandString(f field, s string) (string, bool) {
+	ok := true
+	s = envRef.ReplaceAllStringFunc(s, func(ref string) string {
 		if strings.HasPrefix(ref, "$$") {
 			return ref[1:]
 		}

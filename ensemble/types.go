@@ -184,6 +184,10 @@ type ModelProfile struct {
 	// Fallback names the profiles a request goes to, in order, when this
 	// one fails with a 5xx, a timeout or a connection error (docs/llm.md#fallbacks).
 	Fallback []string
+	// Options are extra fields of every request body, merged at its top
+	// level as JSON (docs/format.md#model-profiles): reasoning_effort,
+	// thinking… Never a field the run sets itself (ReservedOption).
+	Options map[string]any
 
 	checkFallback func(map[string]*ModelProfile) // set while loading
 }

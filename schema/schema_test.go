@@ -110,6 +110,8 @@ var broken = []struct {
 	{"typo in a dependency", "name: x\nagents: [{name: a, ask: q}, {name: b, ask: q, dependencies: [{agent: a}]}]\n", "/dependencies/0"},
 	{"bad provider", "models: {m: {provider: gemini, model: g}}\nname: x\nagents: [{name: a, model_profile: m}]\n", "provider"},
 	{"anthropic without api_key_env", "models: {m: {provider: anthropic, model: c}}\nname: x\nagents: [{name: a, model_profile: m}]\n", "/models/m"},
+	{"a reserved option", "models: {m: {provider: ollama, model: l, options: {temperature: 1}}}\nname: x\nagents: [{name: a, model_profile: m}]\n", "propertyName 'temperature'"},
+	{"options not a mapping", "models: {m: {provider: ollama, model: l, options: high}}\nname: x\nagents: [{name: a, model_profile: m}]\n", "options"},
 	{"temperature 3", "models: {m: {provider: ollama, model: l, temperature: 3}}\nname: x\nagents: [{name: a, model_profile: m}]\n", "temperature"},
 	{"recent_turns without its strategy", "models: {m: {provider: ollama, model: l, context_window: {max_messages: 4, recent_turns: 2}}}\nname: x\nagents: [{name: a, model_profile: m}]\n", "context_window"},
 	{"strategy recent_turns without recent_turns", "models: {m: {provider: ollama, model: l, context_window: {strategy: recent_turns}}}\nname: x\nagents: [{name: a, model_profile: m}]\n", "context_window"},
@@ -327,5 +329,32 @@ func TestAgentPropertiesAreTheKindsFields(t *testing.T) {
 	slices.Sort(read)
 	if !slices.Equal(inSchema, slices.Compact(read)) {
 		t.Errorf("the schema's agent properties differ from the keys the loader reads:\nschema: %v\nloader: %v", inSchema, read)
+	}
+}
+
+// TestReservedOptions: the schema refuses in a profile's options the
+// fields the loader refuses.
+func TestReservedOptions(t *testing.T) {
+	var doc struct {
+		Defs struct {
+			Profile struct {
+				Properties struct {
+					Options struct {
+						PropertyNames struct {
+							Not struct {
+								Enum []string `json:"enum"`
+							} `json:"not"`
+						} `json:"propertyNames"`
+					} `json:"options"`
+				} `json:"properties"`
+			} `json:"modelProfile"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(JSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	inSchema := slices.Sorted(slices.Values(doc.Defs.Profile.Properties.Options.PropertyNames.Not.Enum))
+	if read := ensemble.ReservedOptions(); !slices.Equal(inSchema, read) {
+		t.Errorf("the schema's reserved options differ from the loader's:\nschema: %v\nloader: %v", inSchema, read)
 	}
 }

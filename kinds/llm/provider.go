@@ -2,13 +2,16 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -153,6 +156,9 @@ func resolveProfile(p *ensemble.ModelProfile, lookup func(string) (string, bool)
 	default:
 		return "", "", nil, fmt.Errorf("model profile %q: unknown provider %q (want openai, anthropic or ollama)", p.Name, p.Provider)
 	}
+	if _, err := encodeOptions(p); err != nil {
+		return "", "", nil, err
+	}
 	if p.APIKeyEnv != "" {
 		v, ok := lookup(p.APIKeyEnv)
 		if !ok || strings.TrimSpace(v) == "" {
@@ -161,6 +167,26 @@ func resolveProfile(p *ensemble.ModelProfile, lookup func(string) (string, bool)
 		key = strings.TrimSpace(v)
 	}
 	return key, baseURL, query, nil
+}
+
+// encodeOptions is the profile's options as JSON members to add at the end
+// of a request body: `,"key":value` for each, by key. A field the run sets
+// itself (ensemble.ReservedOption) is refused, as the loader refuses it in a
+// file, so that an option never repeats a member of the body.
+func encodeOptions(p *ensemble.ModelProfile) ([]byte, error) {
+	var b []byte
+	for _, k := range slices.Sorted(maps.Keys(p.Options)) {
+		if instead, reserved := ensemble.ReservedOption(k); reserved {
+			return nil, fmt.Errorf("model profile %q: options.%s is set by the run: %s", p.Name, k, instead)
+		}
+		key, _ := json.Marshal(k)
+		v, err := json.Marshal(p.Options[k])
+		if err != nil {
+			return nil, fmt.Errorf("model profile %q: options.%s is not JSON: %w", p.Name, k, err)
+		}
+		b = append(append(append(append(b, ','), key...), ':'), v...)
+	}
+	return b, nil
 }
 
 func newProvider(cfg providerConfig) Provider {

@@ -23,6 +23,7 @@ func cassetteRequest(p *ensemble.ModelProfile, req *ChatRequest) *cassette.Reque
 		Model:       p.Model,
 		MaxTokens:   p.MaxTokens,
 		Temperature: p.Temperature,
+		Options:     p.Options,
 		System:      req.System,
 		Messages:    make([]cassette.Message, len(req.Messages)),
 	}
@@ -115,6 +116,7 @@ func (rc *recorder) redacted(cr *cassette.Request) *cassette.Request {
 	}
 	cp := *cr
 	cp.System = rc.sec.redact(cp.System)
+	cp.Options = cassette.RedactValue(cr.Options, rc.sec.redact).(map[string]any)
 	cp.Messages = make([]cassette.Message, len(cr.Messages))
 	for i, m := range cr.Messages {
 		m.Content = rc.sec.redact(m.Content)

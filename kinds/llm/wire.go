@@ -42,6 +42,9 @@ type endpoint struct {
 	maxReply int64
 	// apiError is the error of an error response.
 	apiError func(status int, body []byte) error
+	// options are the profile's options, encoded (encodeOptions): added
+	// to every request body.
+	options []byte
 }
 
 // defaultMaxBackoff caps the backoff between retries.
@@ -61,6 +64,7 @@ func newEndpoint(cfg providerConfig, provider, url string, header http.Header) *
 	if client == nil {
 		client = DefaultHTTPClient()
 	}
+	options, _ := encodeOptions(cfg.profile) // checked by resolveProfile
 	return &endpoint{
 		provider:   provider,
 		client:     sameHostRedirects(client),
@@ -70,7 +74,25 @@ func newEndpoint(cfg providerConfig, provider, url string, header http.Header) *
 		timeout:    cfg.profile.Timeout,
 		maxBackoff: cmp.Or(cfg.maxRetryDelay, defaultMaxBackoff),
 		maxReply:   cmp.Or(cfg.maxReply, MaxReply),
+		options:    options,
 	}
+}
+
+// body is params as JSON, the profile's options added at its top level:
+// params is an object whose members are all reserved fields, which no
+// option names, so no member is repeated.
+func (ep *endpoint) body(params any) ([]byte, error) {
+	b, err := json.Marshal(params)
+	if err != nil || len(ep.options) == 0 {
+		return b, err
+	}
+	if n := len(b); n < 2 || b[n-1] != '}' {
+		return nil, fmt.Errorf("a request body is not a JSON object")
+	}
+	if len(b) == 2 { // {}: no member to follow
+		return append(append([]byte{'{'}, ep.options[1:]...), '}'), nil
+	}
+	return append(append(b[:len(b)-1], ep.options...), '}'), nil
 }
 
 // sameHostRedirects is client, following a redirect only to the same host:
@@ -195,7 +217,7 @@ func (ep *endpoint) try(ctx context.Context, body []byte, stream func(io.Reader)
 // exchange posts params as JSON and decodes the reply into a T; what
 // names the reply in an error ("a chat completion").
 func exchange[T any](ctx context.Context, ep *endpoint, params any, what string) (*T, error) {
-	body, err := json.Marshal(params)
+	body, err := ep.body(params)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +238,7 @@ func exchange[T any](ctx context.Context, ep *endpoint, params any, what string)
 // compatible servers do) has that body returned as whole, for the caller
 // to decode as an unstreamed reply.
 func (ep *endpoint) streamEvents(ctx context.Context, params any, event func(name string, data []byte) (bool, error)) (whole []byte, err error) {
-	body, err := json.Marshal(params)
+	body, err := ep.body(params)
 	if err != nil {
 		return nil, err
 	}
