@@ -122,7 +122,7 @@ func TestTemplateFailureFailsTheExecution(t *testing.T) {
 			msgs = append(msgs, rec.AgentName+": "+*rec.Error)
 		}
 	}
-	if len(msgs) != 1 || !strings.HasPrefix(msgs[0], `summarize[1]: input of agent "summarize" (a template) failed: {{ item.text }}: `) {
+	if len(msgs) != 1 || msgs[0] != `summarize[1]: input of agent "summarize" (a template) failed: {{ item.text }}: cannot fetch text from a string or a list` {
 		t.Errorf("errors %q", msgs)
 	}
 
