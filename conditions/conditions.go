@@ -1,6 +1,8 @@
 // Package conditions compiles and evaluates dependency conditions: expr
 // expressions checked once at load time against a typed environment, required
-// to be boolean, and run in a sandbox (docs/semantics.md#conditions).
+// to be boolean, and run in a sandbox (docs/semantics.md#conditions). The
+// same language and sandbox serve a dependency's select, a fan-out's over
+// and the placeholders of an agent's templates ([Template]).
 //
 // # Language
 //
