@@ -44,6 +44,11 @@ type Request struct {
 	Events events.Sink
 	// Instance is set for an instance of a fan-out agent: its item.
 	Instance *Instance
+	// Templates are the values of the agent's templates for this execution
+	// (ensemble.Agent.Templates: its input, an LLM agent's prompt), by
+	// field, evaluated by the engine as it planned the execution
+	// (docs/semantics.md#what-an-agent-receives); nil when it has none.
+	Templates map[string]any
 	// Path is set for an agent of a child ensemble: its place from the top
 	// file's agents, `review_round/critic` (docs/semantics.md#ensembles-of-ensembles),
 	// which injected responses and events name it by; "" at the top.
@@ -60,6 +65,13 @@ type Request struct {
 	// execution holds one; a child run it starts has it lent (Slots.Lend,
 	// engine.ChildOptions). Nil outside a run's executions.
 	Slots *Slots
+}
+
+// Template is the value of the agent's template of field (input, prompt)
+// for this execution; ok is false when the agent has no such template.
+func (r *Request) Template(field string) (v any, ok bool) {
+	v, ok = r.Templates[field]
+	return v, ok
 }
 
 // Budget is the spend a run allows an execution. Reserve is called before

@@ -1,6 +1,8 @@
 // Package conditions compiles and evaluates dependency conditions: expr
 // expressions checked once at load time against a typed environment, required
-// to be boolean, and run in a sandbox (docs/semantics.md#conditions).
+// to be boolean, and run in a sandbox (docs/semantics.md#conditions). The
+// same language and sandbox serve a dependency's select, a fan-out's over
+// and the placeholders of an agent's templates ([Template]).
 //
 // # Language
 //
@@ -189,13 +191,14 @@ func (e *RuntimeError) Unwrap() error { return e.cause }
 // Compile checks src once: it must parse, type-check against Env and be boolean.
 // The error, if any, is a *CompileError.
 func Compile(src string) (*Program, error) {
-	return compile(src, "condition", Env{}, expr.AsBool())
+	return compile(src, "condition", Env{}, evalEnv{}, expr.AsBool())
 }
 
 // compile checks src against the names of checkEnv (Env's, and output for
-// a select) and builds the guarded program. what names the expression in
-// messages.
-func compile(src, what string, checkEnv any, extra ...expr.Option) (*Program, error) {
+// a select) and builds the guarded program against runEnv, the environment
+// it is run with (checkEnv's names and the meter). what names the
+// expression in messages.
+func compile(src, what string, checkEnv, runEnv any, extra ...expr.Option) (*Program, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, &CompileError{Msg: "empty " + what, What: what}
 	}
@@ -216,7 +219,7 @@ func compile(src, what string, checkEnv any, extra ...expr.Option) (*Program, er
 		return nil, &CompileError{Line: line, Column: col, Msg: "unknown name $env", What: what}
 	}
 	// Second compile: the same expression with the sandbox's meters woven in.
-	prog, err := expr.Compile(src, commonOptions(evalEnv{}, append(extra, expr.Patch(guard{}), guardFunctions)...)...)
+	prog, err := expr.Compile(src, commonOptions(runEnv, append(extra, expr.Patch(guard{}), guardFunctions)...)...)
 	if err != nil {
 		// Not expected: the first compile accepted the expression.
 		ce := compileError(err)
@@ -250,7 +253,7 @@ type selectEnv struct {
 // CompileSelect checks a select expression once, as Compile does a
 // condition; its value may be of any type.
 func CompileSelect(src string) (*Select, error) {
-	p, err := compile(src, "select", selectEnv{})
+	p, err := compile(src, "select", selectEnv{}, evalEnv{})
 	if err != nil {
 		return nil, err
 	}
@@ -656,6 +659,8 @@ func meterOf(v any) *meter {
 	case *evalEnv:
 		return e.m
 	case evalEnv:
+		return e.m
+	case *itemEvalEnv:
 		return e.m
 	}
 	panic("conditions: guard called without its environment")

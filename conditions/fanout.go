@@ -23,7 +23,7 @@ const listWhat = "fan_out.over"
 // number, a comparison, len(...)) is a *CompileError: only a list, or a
 // value known only when the run is there (context.x), can be fanned out.
 func CompileList(src string) (*List, error) {
-	p, err := compile(src, listWhat, Env{})
+	p, err := compile(src, listWhat, Env{}, evalEnv{})
 	if err != nil {
 		return nil, err
 	}

@@ -325,6 +325,7 @@ var citedSections = []string{
 	"semantics.md#state", "semantics.md#outputs", "semantics.md#when-an-agent-is-ready",
 	"semantics.md#turns", "semantics.md#end-of-a-run-and-exit-codes", "semantics.md#durable-runs",
 	"semantics.md#conditions", "semantics.md#agent-requests", "semantics.md#limits",
+	"semantics.md#what-an-agent-receives",
 	"semantics.md#script-agents", "semantics.md#ask-agents", "semantics.md#injected-responses",
 	"llm.md#providers", "llm.md#messages-and-memory", "llm.md#structured-output", "llm.md#tools",
 	"llm.md#stop-reasons-and-usage", "llm.md#context-window", "llm.md#simulated-users",

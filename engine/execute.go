@@ -51,13 +51,7 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 	for i := 0; i < len(execs); i++ {
 		x := &execs[i]
 		if x.failed != nil {
-			// Failed when it was planned: reported as run, never started.
-			r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: x.req.Turn, Agent: eventName(x.req), Execution: x.req.Execution})
-			x.started, x.res = time.Now(), &agent.Result{Err: x.failed}
-			if r.span != nil {
-				r.traceFailedPlan(ctx, x)
-			}
-			r.finished(x)
+			r.failPlanned(ctx, x)
 			continue
 		}
 		if g := x.gate; g != nil {
@@ -100,6 +94,10 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 func (r *Run) startFan(ctx context.Context, group []execution, sem chan struct{}, wg *sync.WaitGroup) {
 	for i := range group {
 		x := &group[i]
+		if x.failed != nil && ctx.Err() == nil {
+			r.failPlanned(ctx, x) // an instance whose template failed
+			continue
+		}
 		if ctx.Err() != nil || !x.acquire(ctx) {
 			return
 		}
@@ -122,6 +120,17 @@ func (r *Run) startFan(ctx context.Context, group []execution, sem chan struct{}
 			r.run(ctx, x, sem, give)
 		}()
 	}
+}
+
+// failPlanned reports x, which failed when it was planned, as run and
+// failed, never started.
+func (r *Run) failPlanned(ctx context.Context, x *execution) {
+	r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: x.req.Turn, Agent: eventName(x.req), Execution: x.req.Execution})
+	x.started, x.res = time.Now(), &agent.Result{Err: x.failed}
+	if r.span != nil {
+		r.traceFailedPlan(ctx, x)
+	}
+	r.finished(x)
 }
 
 // run runs x, which holds a place in sem and a slot of the tree (given

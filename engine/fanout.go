@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
@@ -61,6 +62,10 @@ func (r *Run) expand(ctx context.Context, turn int, p *plan) {
 		execs = slices.Grow(execs, len(items))
 		gate := newFanGate(len(items), a.FanOut.MaxParallel)
 		seq := r.committer.instancesOf(a.Name)
+		var env *conditions.Env
+		if len(a.Templates) > 0 {
+			env = templateEnv(r.st, a)
+		}
 		for i, item := range items {
 			if i%checkEvery == 0 && ctx.Err() != nil {
 				// The run's deadline passed, or it was cancelled: the turn
@@ -72,7 +77,13 @@ func (r *Run) expand(ctx context.Context, turn int, p *plan) {
 			req.Instance = &agent.Instance{Name: name, Item: item, Index: i, Count: len(items), Seq: seq + i + 1}
 			req.Memory = nil // a fresh conversation per item
 			req.Events = r.agentSink(turn, name)
-			execs = append(execs, execution{agent: x.agent, req: &req, refs: x.refs, gate: gate})
+			inst := execution{agent: x.agent, req: &req, refs: x.refs, gate: gate}
+			if env != nil {
+				// Each instance's templates, over its item: a failure
+				// fails that instance only.
+				req.Templates, inst.failed = templates(ctx, a, env, &conditions.Item{Value: item, Index: i, Count: len(items)})
+			}
+			execs = append(execs, inst)
 		}
 	}
 	p.execs = execs

@@ -134,6 +134,39 @@ func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready, x *execu
 		Memory:            st.Memory(a.Name),
 		Events:            r.agentSink(turn, a.Name),
 	}
+	if len(a.Templates) > 0 && a.FanOut == nil && x.failed == nil {
+		// A fan-out agent's templates are its instances' (expand).
+		vals, err := templates(ctx, a, templateEnv(st, a), nil)
+		if err != nil {
+			x.failed = err
+		}
+		x.req.Templates = vals
+	}
+}
+
+// templateEnv is the conditions' environment for a's templates, as the
+// turn starts.
+func templateEnv(st *state.State, a *ensemble.Agent) *conditions.Env {
+	history := false
+	for _, t := range a.Templates {
+		history = history || t.Program.UsesHistory()
+	}
+	return selectEnv(st, history)
+}
+
+// templates evaluates a's templates (docs/semantics.md#what-an-agent-receives)
+// over env and, for a fan-out instance, its item. An error names the agent
+// and the template.
+func templates(ctx context.Context, a *ensemble.Agent, env *conditions.Env, item *conditions.Item) (map[string]any, error) {
+	vals := make(map[string]any, len(a.Templates))
+	for _, t := range a.Templates {
+		v, err := t.Program.EvalContext(ctx, env, item)
+		if err != nil {
+			return nil, fmt.Errorf("%s of agent %q (a template) failed: %w", t.Field, a.Name, err)
+		}
+		vals[t.Field] = v
+	}
+	return vals, nil
 }
 
 // selectEnv is the conditions' environment for a select, as the turn starts.

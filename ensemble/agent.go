@@ -33,7 +33,7 @@ func AgentKeys(kinds []Kind) []string {
 	for _, k := range kinds {
 		keys = append(keys, k.Key())
 	}
-	keys = append(keys, "dependencies", "trigger", "conversation", "timeout_seconds", "fan_out", "budget", "retry", "output_schema")
+	keys = append(keys, "input", "dependencies", "trigger", "conversation", "timeout_seconds", "fan_out", "budget", "retry", "output_schema")
 	for _, k := range kinds {
 		keys = append(keys, k.Fields()...)
 	}
@@ -133,7 +133,7 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 		d.foreignFields(m, a.Kind, lists.fields, where)
 	}
 	// An agent of no clear kind has the fields of every kind checked.
-	fs := &Fields{d: d, m: m, where: where}
+	fs := &Fields{d: d, m: m, where: where, a: a}
 	for _, k := range d.kinds {
 		if a.Kind == nil || a.Kind == k {
 			k.Decode(fs, a)
@@ -146,6 +146,9 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 	a.Dependencies = d.dependencies(m.get("dependencies"), a, where)
 	if !fs.refused["fan_out"] {
 		a.FanOut = d.fanOut(m.get("fan_out"), a, where)
+	}
+	if !fs.refused["input"] {
+		a.Input = d.template(m.get("input"), a, a.FanOut != nil)
 	}
 	var keyNode *yaml.Node
 	a.Conversation, keyNode = d.conversation(m.get("conversation"))

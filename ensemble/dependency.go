@@ -92,7 +92,7 @@ func (d *decoder) condition(f field, dep *Dependency) {
 		return
 	}
 	dep.Program = p
-	d.conds = append(d.conds, condRef{f, p, "condition"})
+	d.conds = append(d.conds, condRef{f: f, p: p, what: "condition"})
 }
 
 // selectExpr compiles a dependency's select
@@ -112,7 +112,7 @@ func (d *decoder) selectExpr(f field, dep *Dependency) {
 		return
 	}
 	dep.SelectProgram = s
-	d.conds = append(d.conds, condRef{f, &s.Program, "select"})
+	d.conds = append(d.conds, condRef{f: f, p: &s.Program, what: "select"})
 	d.selects = append(d.selects, selectRef{f, dep})
 }
 
@@ -120,7 +120,8 @@ func (d *decoder) selectExpr(f field, dep *Dependency) {
 type condRef struct {
 	f    field
 	p    *conditions.Program
-	what string // "condition" or "select"
+	what string // "condition", "select", "fan_out.over" or "template"
+	tmpl bool   // a template's names: p has their places in the template
 }
 
 // contextKeys checks, once every agent's state key is known, that the
@@ -137,7 +138,7 @@ func (d *decoder) contextKeys() {
 			if known == nil {
 				known = slices.Sorted(maps.Keys(d.stateKeys))
 			}
-			d.bad(c.f, "names context.%s, but no agent has the state key %q%s (%s)", k.Name, k.Name, suggest(k.Name, known), keyAt(k, c.what))
+			d.badName(c, k.Line, k.Column, "names context.%s, but no agent has the state key %q%s (%s)", k.Name, k.Name, suggest(k.Name, known), keyAt(k, c.what))
 		}
 		// executions.<agent> of no agent is 0 at every turn: a loop
 		// guard such as executions.writr < 5 would never stop the loop.
@@ -149,7 +150,7 @@ func (d *decoder) contextKeys() {
 			if use, ok := d.stateKeys[k.Name]; ok {
 				hint = fmt.Sprintf("; %q is the state key of agent %q, and executions counts by agent name", k.Name, use.agent)
 			}
-			d.bad(c.f, "names executions.%s, but no agent is named %q%s (%s)", k.Name, k.Name, hint, keyAt(k, c.what))
+			d.badName(c, k.Line, k.Column, "names executions.%s, but no agent is named %q%s (%s)", k.Name, k.Name, hint, keyAt(k, c.what))
 		}
 	}
 }

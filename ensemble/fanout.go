@@ -47,7 +47,7 @@ func (d *decoder) fanOut(f field, a *Agent, where string) *FanOut {
 			d.bad(over, "does not compile: %v", err)
 		} else {
 			fo.OverProgram = p
-			d.conds = append(d.conds, condRef{over, &p.Program, "fan_out.over"})
+			d.conds = append(d.conds, condRef{f: over, p: &p.Program, what: "fan_out.over"})
 		}
 	}
 	fo.MaxParallel = d.positive(m.get("max_parallel"))

@@ -3,6 +3,7 @@ package ensemble
 import (
 	"maps"
 	"slices"
+	"strings"
 )
 
 // Fields are one agent's fields as its kind decodes them (Kind.Decode).
@@ -12,6 +13,7 @@ import (
 type Fields struct {
 	d     *decoder
 	m     fields
+	a     *Agent
 	where string
 	// refused are the agent's common fields its kind refused (Refuse):
 	// the loader does not decode them further.
@@ -79,6 +81,21 @@ func (f *Fields) Refuse(key string, k Kind, why string) {
 		f.refused = map[string]bool{}
 	}
 	f.refused[key] = true
+}
+
+// Template decodes a string that may hold `{{ EXPR }}` placeholders: a
+// template (docs/semantics.md#what-an-agent-receives), compiled and checked
+// as the agent's input is, and added to the agent's Templates, which the
+// engine evaluates for each execution. It returns the string and the
+// template; nil when the string has no `{{` (it is used as it is), or the
+// field is absent or bad.
+func (f *Fields) Template(key string) (string, *Template) {
+	fd := f.m.get(key)
+	s := f.d.str(fd)
+	if !strings.Contains(s, "{{") {
+		return s, nil
+	}
+	return s, f.d.template(fd, f.a, f.Has("fan_out"))
 }
 
 // Bad reports a problem with the field's value: `agent "x": KEY <message>`.

@@ -379,7 +379,7 @@ func (d *decoder) contextFields(agents []*Agent) {
 			if name == "" || at != len(cf.Path)-2 {
 				continue // allowed, or reported at its own (shorter) path
 			}
-			d.bad(c.f, "reads context.%s, but the output_schema of agent %q has no property %q%s (%s)",
+			d.badName(c, cf.Line, cf.Column, "reads context.%s, but the output_schema of agent %q has no property %q%s (%s)",
 				strings.Join(cf.Path, "."), a.Name, name, suggest(name, known), exprAt(cf.Line, cf.Column, c.what))
 		}
 	}

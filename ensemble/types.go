@@ -131,6 +131,13 @@ type Agent struct {
 	// OutputSchema is output_schema: the JSON Schema its outputs must
 	// satisfy (docs/format.md#output-schemas); nil when absent.
 	OutputSchema *OutputSchema
+	// Input is input: what the agent receives instead of the labelled
+	// text (docs/semantics.md#what-an-agent-receives); nil when absent.
+	Input *Template
+	// Templates are every template of the agent, Input and its kind's
+	// (an LLM agent's prompt), in the order they were decoded: the engine
+	// evaluates them for each execution.
+	Templates []*Template
 }
 
 // StateKey is where the agent's output lives in the accumulated context.

@@ -38,7 +38,8 @@ func ExecScript(ctx context.Context, req *agent.Request, environ func() []string
 }
 
 // BaseInputData is what any agent is given, less the shared context:
-// agent, input, dependencies, turn, execution, request_parameters.
+// agent, input, dependencies, turn, execution, request_parameters. input
+// is the run's input, or the value of the agent's input template (Input).
 func BaseInputData(req *agent.Request) map[string]any {
 	var rp any
 	if req.RequestParameters != nil {
@@ -46,7 +47,7 @@ func BaseInputData(req *agent.Request) map[string]any {
 	}
 	m := map[string]any{
 		"agent":              req.Agent.Name,
-		"input":              req.Input,
+		"input":              Input(req),
 		"dependencies":       orEmpty(req.Dependencies),
 		"turn":               req.Turn,
 		"execution":          req.Execution,
@@ -54,6 +55,27 @@ func BaseInputData(req *agent.Request) map[string]any {
 	}
 	req.Instance.AddTo(m) // item, index and count of a fan-out instance
 	return m
+}
+
+// Input is what a script finds under input on stdin: the value of the
+// agent's input template when it has one (docs/semantics.md#what-an-agent-receives),
+// otherwise the run's input.
+func Input(req *agent.Request) any {
+	if v, ok := req.Template("input"); ok {
+		return v
+	}
+	return req.Input
+}
+
+// Given is the text of the agent's input template for this execution
+// (a value that is not a string as compact JSON); ok is false when the
+// agent has none, and is then given the Labelled text.
+func Given(req *agent.Request) (text string, ok bool) {
+	v, ok := req.Template("input")
+	if !ok {
+		return "", false
+	}
+	return jsonvalue.Text(v), true
 }
 
 func orEmpty(m map[string]any) map[string]any {

@@ -57,6 +57,7 @@ func (a *Activities) Execute(ctx context.Context, in ExecInput) (*ExecOutput, er
 		Ensemble: f.e, Agent: ag, Input: in.Input, Turn: in.Turn, Execution: in.Execution,
 		Dependencies: in.Dependencies, Fresh: in.Fresh, Context: in.Context,
 		RequestParameters: in.RequestParameters, Memory: in.Memory, Instance: in.Instance,
+		Templates: in.Templates,
 	}
 	if req.Dependencies == nil {
 		req.Dependencies = map[string]any{}

@@ -112,6 +112,9 @@ type ExecInput struct {
 	RequestParameters map[string]any  `json:"request_parameters,omitempty"`
 	Memory            json.RawMessage `json:"memory,omitempty"`
 	Instance          *agent.Instance `json:"instance,omitempty"`
+	// Templates are the values of the agent's templates (input, prompt),
+	// evaluated by the workflow as it planned the execution.
+	Templates map[string]any `json:"templates,omitempty"`
 	// Answer is the answer an ask agent takes in this execution, if any.
 	Answer *string `json:"answer,omitempty"`
 }

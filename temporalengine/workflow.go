@@ -194,6 +194,7 @@ func (x *executor) Execute(_ context.Context, reqs []*agent.Request, parallel in
 			Agent: req.Agent.Name, Input: req.Input, Turn: req.Turn, Execution: req.Execution,
 			Dependencies: req.Dependencies, Fresh: req.Fresh, Context: req.Context,
 			RequestParameters: req.RequestParameters, Memory: req.Memory, Instance: req.Instance,
+			Templates: req.Templates,
 		}
 		if a, ok := x.answers[req.Agent.Name]; ok && req.Instance == nil {
 			in.Answer = &a

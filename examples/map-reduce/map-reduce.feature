@@ -15,6 +15,7 @@ Feature: Map-reduce
     And agent "summarize" ran over 3 items
     And the agents ran in this order: "split, summarize[0], summarize[1], summarize[2], summarize, reduce"
     And instance "summarize[2]" received "A fan-out runs one agent once per item of a list: one summary per chunk, one review per file."
+    And the input of agent "summarize[1]" contains "\"input\":\"Each turn, every agent"
     And the output of agent "summarize[1]" contains "whole turns are committed"
     And the output of agent "reduce" contains "3. A fan-out runs an agent once per list item."
     And the expression "context.reduce.parts == 3 && context.reduce.missing == 0" is true

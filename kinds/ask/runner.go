@@ -264,6 +264,14 @@ func FormatAsk(req *agent.Request) string {
 		b.WriteString(q)
 		b.WriteString("\n")
 	}
+	if text, ok := runners.Given(req); ok {
+		// An input template: what it gives, in place of the outputs.
+		if text = strings.TrimSpace(text); text != "" {
+			b.WriteString("\n" + text + "\n")
+		}
+		b.WriteString("\n" + askPrompt)
+		return b.String()
+	}
 	for _, name := range req.DependencyOrder() {
 		label := name
 		if slices.Contains(req.Fresh, name) {

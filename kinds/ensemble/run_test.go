@@ -536,3 +536,23 @@ func TestLongLoopKeepsOneIterationWhole(t *testing.T) {
 		t.Error("the loop's output is not the last iteration's")
 	}
 }
+
+// TestChildInputTemplate: an ensemble agent's input template is the
+// child's run input, and nothing else: text as it is, a map as JSON.
+func TestChildInputTemplate(t *testing.T) {
+	t.Parallel()
+	f := newFake(map[string][]any{"draft": {map[string]any{"title": "Ode"}}})
+	res, _ := run(t, context.Background(), "testdata/templated.yaml", "write a poem", f, nil)
+	if res.CompletionReason != engine.Completed || len(res.Errors) != 0 {
+		t.Fatalf("%s %s", res.CompletionReason, failures(res))
+	}
+	got := map[string]any{}
+	for _, rec := range res.ConversationHistory {
+		if rec.Child() != nil {
+			got[rec.AgentName] = rec.Child().ConversationHistory[0].InputData.(map[string]any)["input"]
+		}
+	}
+	if got["review_round"] != `{"title":"Ode"}` || got["titled"] != "Review Ode" {
+		t.Errorf("child inputs %v", got)
+	}
+}

@@ -308,7 +308,13 @@ func env(final map[string]any, rec *state.Child, input string) *conditions.Env {
 // user message would hold. The run's input alone is passed as it is; with
 // dependency outputs (the fresh ones), request parameters or a fan-out item,
 // each part is labelled as in docs/llm.md#messages-and-memory.
+//
+// An agent with an input template gives the child its text instead (a
+// value that is not a string as compact JSON).
 func childInput(req *agent.Request) string {
+	if text, ok := runners.Given(req); ok {
+		return text
+	}
 	var fresh []string
 	for _, n := range req.Fresh {
 		if _, ok := req.Dependencies[n]; ok {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -37,13 +38,16 @@ var outputFormats = []string{"text", "json"}
 
 // Spec is what an LLM agent has of its own (Agent.Spec).
 type Spec struct {
-	ModelProfile  string
-	Prompt        string   // system prompt after the profile's
-	OutputFormat  string   // "text" (default) or "json"
-	Tools         []string // tool names
-	MaxSteps      int      // model requests per execution; default 20
-	ToolParallel  int      // tool calls of one reply run at once; default 8
-	ContextWindow *ensemble.ContextWindow
+	ModelProfile string
+	Prompt       string // system prompt after the profile's
+	// PromptTemplate is Prompt when it has `{{ }}` placeholders: the
+	// engine evaluates it for each execution (agent.Request.Templates).
+	PromptTemplate *ensemble.Template
+	OutputFormat   string   // "text" (default) or "json"
+	Tools          []string // tool names
+	MaxSteps       int      // model requests per execution; default 20
+	ToolParallel   int      // tool calls of one reply run at once; default 8
+	ContextWindow  *ensemble.ContextWindow
 	// OutputRepairs is how many repair turns a reply that fails the
 	// agent's output_schema gets (docs/llm.md#output-schemas); default 1.
 	OutputRepairs int
@@ -66,7 +70,7 @@ func (Kind) Decode(f *ensemble.Fields, a *ensemble.Agent) {
 		s.ModelProfile = f.ModelProfile("model_profile")
 		f.Require("model_profile", s.ModelProfile == "")
 	}
-	s.Prompt = f.String("prompt")
+	s.Prompt, s.PromptTemplate = f.Template("prompt")
 	s.OutputFormat = f.String("output_format")
 	if f.Has("output_format") && !slices.Contains(outputFormats, s.OutputFormat) {
 		f.Bad("output_format", "must be text or json, got %q", s.OutputFormat)
@@ -82,6 +86,15 @@ func (Kind) Decode(f *ensemble.Fields, a *ensemble.Agent) {
 		s.ToolParallel = cmp.Or(s.ToolParallel, ensemble.DefaultToolParallel)
 	}
 	a.Spec = s
+}
+
+// agentPrompt is the agent's prompt for req's execution: its template's
+// text when it has placeholders, evaluated by the engine.
+func agentPrompt(req *agent.Request, s *Spec) string {
+	if v, ok := req.Template("prompt"); ok {
+		return jsonvalue.Text(v)
+	}
+	return s.Prompt
 }
 
 // Tools are the names of the tools a may call.

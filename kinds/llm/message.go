@@ -114,7 +114,16 @@ func systemPrompt(parts ...string) string {
 //
 //	Request parameters:
 //	{"focus":"EMEA"}
+//
+// An agent with an input template is given its text instead, at every
+// execution (docs/semantics.md#what-an-agent-receives).
 func userMessage(req *agent.Request, first bool) string {
+	if m, ok := runners.Given(req); ok {
+		if strings.TrimSpace(m) == "" {
+			return "(no input)"
+		}
+		return m
+	}
 	if m := runners.Labelled(req, first, depOrder(req, first)); m != "" {
 		return m
 	}

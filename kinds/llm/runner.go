@@ -223,7 +223,7 @@ func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	}
 	return r.converse(ctx, req, &conversation{
 		profile:      prof,
-		system:       systemPrompt(prof.SystemPrompt, spec.Prompt),
+		system:       systemPrompt(prof.SystemPrompt, agentPrompt(req, spec)),
 		toolNames:    spec.Tools,
 		maxSteps:     maxSteps,
 		toolParallel: cmp.Or(spec.ToolParallel, ensemble.DefaultToolParallel),

@@ -49,7 +49,7 @@ var _ agent.Runner = (*Runner)(nil)
 // scriptInput is the stdin object; the field order is the protocol's.
 type scriptInput struct {
 	Agent                string         `json:"agent"`
-	Input                string         `json:"input"`
+	Input                any            `json:"input"` // the run's, or the input template's value
 	Parameters           map[string]any `json:"parameters"`
 	Dependencies         map[string]any `json:"dependencies"`
 	Context              map[string]any `json:"context"`
@@ -65,7 +65,7 @@ func (s *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	spec := SpecOf(a)
 	in := scriptInput{
 		Agent:             a.Name,
-		Input:             req.Input,
+		Input:             runners.Input(req),
 		Parameters:        orEmpty(spec.Parameters),
 		Dependencies:      orEmpty(req.Dependencies),
 		Context:           orEmpty(req.Context),
