@@ -182,8 +182,8 @@ var reservedOptions = map[string]string{
 	"tools":                 "use the agent's tools",
 	"tool_choice":           "the run sets it (see docs/llm.md#output-schemas)",
 	"response_format":       "use the agent's output_schema",
-	"stream":                "use ensemble run --stream",
-	"stream_options":        "use ensemble run --stream",
+	"stream":                "use run --stream",
+	"stream_options":        "use run --stream",
 }
 
 // ReservedOption reports whether key is a request field the run sets

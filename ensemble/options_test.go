@@ -45,7 +45,7 @@ func TestProfileOptionErrors(t *testing.T) {
 	checkErrors(t, err, file,
 		`8:7: model profile "a": options.temperature is set by the run: use the profile's temperature`,
 		`9:7: model profile "a": options.max_tokens is set by the run: use the profile's max_tokens`,
-		`10:7: model profile "a": options.stream is set by the run: use ensemble run --stream`,
+		`10:7: model profile "a": options.stream is set by the run: use run --stream`,
 		`12:12: model profile "a": options.bad holds .inf or .nan, which JSON cannot carry`,
 		`13:12: model profile "a": options.env uses ${UNSET}, which is not set`,
 		`17:14: options of model profile "b" must be a mapping, got string "high"`,

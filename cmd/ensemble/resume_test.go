@@ -423,7 +423,8 @@ func TestResumeRejectsBadStateFiles(t *testing.T) {
 		return string(d)
 	}
 	for _, tc := range []struct{ name, data, msg string }{
-		{"garbage", "\x00\x01 not json", "not valid JSON"},
+		{"garbage", "\x00\x01 not json", "not a text file (a NUL byte at offset 0)"},
+		{"not json", "{\x01 not json", "not valid JSON"},
 		{"truncated", string(goodJSON[:len(goodJSON)*2/3]), "corrupt or truncated"},
 		{"empty", "", "the file is empty: it holds no runs (a run stopped as it created the file saved none; run --state with this file starts a run in it)"},
 		{"unknown version", strings.Replace(string(goodJSON), `"version": 1,`, `"version": 7,`, 1), "unknown state file version 7"},
