@@ -17,6 +17,12 @@
 //	                   stop_reason, usage, stderr)
 //	input        string the run's input
 //
+// Lists and maps compare in depth, numbers by value at every depth:
+// `context.a == {'n': 1}` holds when the output is {"n": 1.0}, as
+// `context.a.n == 1` does (expr alone compares maps with
+// reflect.DeepEqual). The guard rewrites ==, != and in whose operands may be
+// lists or maps into functions that do so (equal.go).
+//
 // Context values are untyped (any), so `context.x.y` is checked at run time.
 // `context.x?.y ?? false` is the idiom for "maybe missing"; `history[-1]` is the
 // latest record. A condition whose static type is unknown (for example
@@ -42,7 +48,8 @@
 //     concat) are charged before they allocate;
 //   - work: at most [MaxSteps] units of work per evaluation: one per
 //     evaluation of a predicate body (`all`, `filter`, `map`, `reduce`, …),
-//     and the work of printing values (string, toJSON).
+//     the work of printing values (string, toJSON), and one per value
+//     compared by a comparison in depth (below).
 //
 // Exceeding a budget is a run-time error ([ErrMemoryBudget], [ErrStepBudget]):
 // the caller counts the condition as false and reports a warning.
@@ -686,6 +693,8 @@ var guarded = map[string]func(m *meter, args []any) (any, error){
 const (
 	chargeFn = "__ensemble_charge"
 	stepFn   = "__ensemble_step"
+	equalFn  = "__ensemble_equal"
+	inFn     = "__ensemble_in"
 	guardFn  = "__ensemble_" // + builtin name
 )
 
@@ -694,8 +703,22 @@ type guard struct{}
 func (guard) Visit(node *ast.Node) {
 	switch n := (*node).(type) {
 	case *ast.BinaryNode:
-		if n.Operator == "+" && maybeString(n.Type()) {
+		switch {
+		case n.Operator == "+" && maybeString(n.Type()):
 			wrap(node, chargeFn)
+		case (n.Operator == "==" || n.Operator == "!=") && maybeComposite(n.Left) && maybeComposite(n.Right):
+			call := &ast.CallNode{Callee: &ast.IdentifierNode{Value: equalFn}, Arguments: []ast.Node{envNode(), n.Left, n.Right}}
+			call.SetLocation(n.Location())
+			var out ast.Node = call
+			if n.Operator == "!=" {
+				out = &ast.UnaryNode{Operator: "!", Node: call}
+				out.SetLocation(n.Location())
+			}
+			ast.Patch(node, out)
+		case n.Operator == "in" && maybeComposite(n.Left) && maybeList(n.Right.Type()):
+			call := &ast.CallNode{Callee: &ast.IdentifierNode{Value: inFn}, Arguments: []ast.Node{envNode(), n.Left, n.Right}}
+			call.SetLocation(n.Location())
+			ast.Patch(node, call)
 		}
 	case *ast.BuiltinNode:
 		if _, ok := guarded[n.Name]; ok {
@@ -712,6 +735,29 @@ func (guard) Visit(node *ast.Node) {
 	}
 }
 
+// maybeComposite is whether n may be a list or a map when the condition
+// runs: comparing it is comparing values in depth.
+func maybeComposite(n ast.Node) bool {
+	if _, ok := n.(*ast.NilNode); ok {
+		return false
+	}
+	t := n.Type()
+	if t == nil {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Interface, reflect.Map, reflect.Slice, reflect.Array, reflect.Struct, reflect.Pointer:
+		return true
+	}
+	return false
+}
+
+// maybeList is whether a value of type t may be a list when the condition
+// runs.
+func maybeList(t reflect.Type) bool {
+	return t == nil || t.Kind() == reflect.Interface || t.Kind() == reflect.Slice || t.Kind() == reflect.Array
+}
+
 func maybeString(t reflect.Type) bool {
 	return t == nil || t.Kind() == reflect.String || t.Kind() == reflect.Interface
 }
@@ -726,6 +772,7 @@ func wrap(node *ast.Node, fn string) {
 var (
 	anyType    = reflect.TypeOf((*any)(nil)).Elem()
 	stringType = reflect.TypeOf("")
+	boolType   = reflect.TypeOf(true)
 	sliceType  = reflect.TypeOf([]any{})
 )
 
@@ -757,6 +804,21 @@ func guardFunctions(c *conf.Config) {
 			return args[1], nil
 		},
 		Validate: sameAsSecond,
+	}
+	boolOut := func([]reflect.Type) (reflect.Type, error) { return boolType, nil }
+	c.Functions[equalFn] = &builtin.Function{
+		Name: equalFn,
+		Func: func(args ...any) (any, error) {
+			return meterOf(args[0]).equal(args[1], args[2])
+		},
+		Validate: boolOut,
+	}
+	c.Functions[inFn] = &builtin.Function{
+		Name: inFn,
+		Func: func(args ...any) (any, error) {
+			return meterOf(args[0]).in(args[1], args[2])
+		},
+		Validate: boolOut,
 	}
 	for name, fn := range guarded {
 		out := stringType
