@@ -88,6 +88,6 @@ Feature: Conditions are evaluated safely
       | condition                    | message                                                                          |
       | context.a.b ==               | doc string line 9, column 20: dependency \"a\" of agent \"b\": condition does not compile: unexpected token EOF (column 14 of the condition) |
       | (context.a == 1              | condition does not compile: unexpected token EOF (column 15 of the condition)                     |
-      | context.a = 1                | condition does not compile: unexpected token Operator(\"=\") (column 11 of the condition)         |
+      | context.a = 1                | condition does not compile: unexpected token Operator(\"=\"); did you mean ==? (column 11 of the condition) |
       | turn_count + 1               | condition must be boolean, but it is always a number                                   |
       | context.a ==== 1             | condition does not compile                                                       |
