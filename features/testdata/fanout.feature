@@ -26,6 +26,8 @@ Feature: Fan-out
     And agent "summarize" ran 1 time
     And agent "summarize" ran over 3 items
     And the agents ran in this order: "splitter, summarize[0], summarize[1], summarize[2], summarize, reduce"
+    And agent "summarize" took less than 60 seconds
+    And agent "summarize[1]" took less than 60.5 seconds
     And instance "summarize[1]" received "beta"
     And the output of agent "summarize[2]" is:
       """
