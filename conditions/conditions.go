@@ -695,6 +695,7 @@ const (
 	stepFn   = "__ensemble_step"
 	equalFn  = "__ensemble_equal"
 	inFn     = "__ensemble_in"
+	lastTrue = "__ensemble_last_true"
 	guardFn  = "__ensemble_" // + builtin name
 )
 
@@ -720,7 +721,34 @@ func (guard) Visit(node *ast.Node) {
 			call.SetLocation(n.Location())
 			ast.Patch(node, call)
 		}
+	case *ast.MemberNode:
+		// filter(…)[-1]: see findLast below.
+		if isFilter(n.Node) && !n.Optional && isMinusOne(n.Property) {
+			wrap(&n.Node, chargeFn)
+		}
 	case *ast.BuiltinNode:
+		// expr compiles findLast and findLastIndex, and the last(filter(…))
+		// and filter(…)[-1] its optimizer turns into findLast, with a loop
+		// that leaves a value on the stack per item it visits (expr-lang/expr
+		// issue 950, fixed after v1.17.8): any operand pushed before it is
+		// then read wrong, the guard's own $env first. They are rewritten
+		// into filter, last and map, which the optimizer does not fuse back
+		// while the filter is wrapped.
+		switch {
+		case n.Name == "findLast" && len(n.Arguments) == 2:
+			filter := &ast.BuiltinNode{Name: "filter", Arguments: n.Arguments}
+			last := &ast.BuiltinNode{Name: "last", Arguments: []ast.Node{filter}}
+			wrap(&last.Arguments[0], chargeFn)
+			ast.Patch(node, last)
+			return
+		case n.Name == "findLastIndex" && len(n.Arguments) == 2:
+			matches := &ast.BuiltinNode{Name: "map", Arguments: n.Arguments}
+			ast.Patch(node, &ast.CallNode{Callee: &ast.IdentifierNode{Value: lastTrue}, Arguments: []ast.Node{envNode(), matches}})
+			return
+		case n.Name == "last" && len(n.Arguments) == 1 && isFilter(n.Arguments[0]):
+			wrap(&n.Arguments[0], chargeFn)
+			return
+		}
 		if _, ok := guarded[n.Name]; ok {
 			args := append([]ast.Node{envNode()}, n.Arguments...)
 			ast.Patch(node, &ast.CallNode{Callee: &ast.IdentifierNode{Value: guardFn + n.Name}, Arguments: args})
@@ -733,6 +761,26 @@ func (guard) Visit(node *ast.Node) {
 		call.SetLocation(body.Location())
 		n.Node = call
 	}
+}
+
+// isFilter is whether n is a call of filter, or of map (the optimizer
+// fuses map(filter(…)) into a filter), which the optimizer may fuse with
+// what reads it.
+func isFilter(n ast.Node) bool {
+	b, ok := n.(*ast.BuiltinNode)
+	return ok && (b.Name == "filter" || b.Name == "map")
+}
+
+// isMinusOne is whether n is the constant -1.
+func isMinusOne(n ast.Node) bool {
+	switch x := n.(type) {
+	case *ast.IntegerNode:
+		return x.Value == -1
+	case *ast.UnaryNode:
+		i, ok := x.Node.(*ast.IntegerNode)
+		return ok && x.Operator == "-" && i.Value == 1
+	}
+	return false
 }
 
 // maybeComposite is whether n may be a list or a map when the condition
@@ -819,6 +867,20 @@ func guardFunctions(c *conf.Config) {
 			return meterOf(args[0]).in(args[1], args[2])
 		},
 		Validate: boolOut,
+	}
+	c.Functions[lastTrue] = &builtin.Function{
+		Name: lastTrue,
+		Func: func(args ...any) (any, error) {
+			// The index of the last true of findLastIndex's matches, or -1.
+			matches, _ := args[1].([]any)
+			for i := len(matches) - 1; i >= 0; i-- {
+				if b, _ := matches[i].(bool); b {
+					return i, nil
+				}
+			}
+			return -1, nil
+		},
+		Validate: func([]reflect.Type) (reflect.Type, error) { return reflect.TypeOf(0), nil },
 	}
 	for name, fn := range guarded {
 		out := stringType

@@ -667,3 +667,38 @@ func TestContextAndOutputFields(t *testing.T) {
 		t.Errorf("select ContextFields %s, want %s", got, want)
 	}
 }
+
+// expr v1.17.8 compiles findLast and findLastIndex (and last(filter(…)) and
+// filter(…)[-1], which its optimizer turns into findLast) into a loop that
+// leaves values on the stack: an operand pushed before them was read wrong
+// (expr-lang/expr issue 950). The guard rewrites them.
+func TestFindLast(t *testing.T) {
+	t.Parallel()
+	env := &Env{History: []any{
+		map[string]any{"agent_name": "s", "n": 1.0},
+		map[string]any{"agent_name": "t", "n": 2.0},
+	}}
+	for _, src := range []string{
+		"last(filter(history, true)).agent_name + 'x' == 'tx'",
+		"last(filter(history, .agent_name == 's')) == {'agent_name': 's', 'n': 1}",
+		"upper(last(filter(history, true)).agent_name) == 'T'",
+		"upper(findLast(history, .agent_name == 's').agent_name) == 'S'",
+		"upper(filter(history, .agent_name == 's')[-1].agent_name) == 'S'",
+		"'x' + string(findLastIndex(history, .agent_name == 's')) == 'x0'",
+		"'x' + string(findLastIndex(history, .agent_name == 'zz')) == 'x-1'",
+		"findLast(history, .agent_name == 'zz') == nil",
+		"last(filter(history, .agent_name == 'zz')) == nil",
+		"{'r': findLast([1, 2, 3, 4, 5], # > 3)}.r == 5",
+		"{'r': findLastIndex([1, 2, 3, 4, 5], # > 3)}.r == 4",
+		"{'r': last(filter([1, 2, 3, 4, 5], # > 3))}.r == 5",
+		"{'r': filter([1, 2, 3, 4, 5], # > 3)[-1]}.r == 5",
+		"{'r': last(map(filter(history, .n > 0), .n))}.r == 2",
+	} {
+		if got, err := MustCompile(src).Eval(env); !got || err != nil {
+			t.Errorf("%s = %v, %v; want true", src, got, err)
+		}
+	}
+	if _, err := MustCompile("filter(history, .n > 5)[-1] == nil").Eval(env); err == nil {
+		t.Error("filter(…)[-1] of an empty list did not fail")
+	}
+}
