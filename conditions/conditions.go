@@ -14,7 +14,9 @@
 //	history      list  conversation_history records: maps with every field of
 //	                   docs/cli.md#the-result (turn_number, agent_name, execution, input_data,
 //	                   output_data, error, execution_time, timestamp,
-//	                   stop_reason, usage, stderr)
+//	                   stop_reason, usage, stderr), plus status ("ok" or
+//	                   "failed") and, on a fan-out's record, instances (its
+//	                   instances' records, in item order)
 //	input        string the run's input
 //
 // Lists and maps compare in depth, numbers by value at every depth:
