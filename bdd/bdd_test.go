@@ -928,3 +928,32 @@ func TestUnknownPathStepSuggests(t *testing.T) {
 		t.Errorf("a mistyped path: %v", err)
 	}
 }
+
+func TestTookLessThan(t *testing.T) {
+	s := NewScenario(t.TempDir(), Options{})
+	if err := s.givenInlineEnsemble(&godog.DocString{Content: "name: timed\nagents:\n  - name: a\n    ask: \"?\"\n  - name: b\n    ask: \"?\"\n    dependencies: [{agent_name: a, condition: \"false\"}]\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.givenResponds("a", "ok"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.whenRuns(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.thenTookLessThan("a", 60); err != nil {
+		t.Error(err)
+	}
+	// The execution_time the step reads is the one expressions see.
+	if err := s.thenExprTrue("sum(filter(history, .agent_name == 'a'), .execution_time) < 60 && history[0].execution_time >= 0"); err != nil {
+		t.Error(err)
+	}
+	if err := s.thenTookLessThan("a", 0); err == nil || !strings.Contains(err.Error(), `agent "a" took 0.`) || !strings.Contains(err.Error(), "in its execution 1 (turn 1), want less than 0 seconds") {
+		t.Errorf("too slow: %v", err)
+	}
+	if err := s.thenTookLessThan("b", 1); err == nil || err.Error() != `agent "b" did not run, want it to take less than 1 second` {
+		t.Errorf("did not run: %v", err)
+	}
+	if err := s.thenTookLessThan("nobody", 1); err == nil {
+		t.Error("an unknown agent passed")
+	}
+}

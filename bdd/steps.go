@@ -141,6 +141,8 @@ var stepDefs = []stepDef{
 		`^agent "([^"]*)" failed with an error containing "(.*)"$`, func(s *Scenario) any { return s.thenFailedWith }},
 	{StepDoc{"Then", `Then agent "x" did not fail`, "None of the agent's executions failed."},
 		`^agent "([^"]*)" did not fail$`, func(s *Scenario) any { return s.thenDidNotFail }},
+	{StepDoc{"Then", `Then agent "fetch" took less than 5 seconds`, "The agent ran, and each of its executions took less than that (its execution_time; decimals work: `0.5 seconds`). The execution of a fan-out is the time from its first instance's start to its last one's end; an instance (`agent \"summarize[1]\"`) is checked on its own. For other measures, write an expression over history: `sum(filter(history, .agent_name == 'fetch'), .execution_time) < 10`."},
+		`^agent "([^"]*)" took less than (\d+(?:\.\d+)?) seconds?$`, func(s *Scenario) any { return s.thenTookLessThan }},
 	{StepDoc{"Then", `Then the output of agent "llm_analyzer" contains "EMEA"`, "The agent's latest output (a string as it is, other values as compact JSON) contains the text."},
 		`^the output of agent "([^"]*)" contains "(.*)"$`, func(s *Scenario) any { return s.thenOutputContains }},
 	{StepDoc{"Then", `Then the output of agent "llm_analyzer" does not contain "APAC"`, "The reverse."},
@@ -789,6 +791,32 @@ func (s *Scenario) thenDidNotFail(name string) error {
 		}
 	}
 	return nil
+}
+
+// thenTookLessThan checks the execution_time of each of the agent's
+// executions.
+func (s *Scenario) thenTookLessThan(name string, secs float64) error {
+	recs, err := s.records(name)
+	if err != nil {
+		return err
+	}
+	if len(recs) == 0 {
+		return fmt.Errorf("agent %q did not run, want it to take less than %s", name, secondsText(secs))
+	}
+	for _, r := range recs {
+		if r.ExecutionTime >= secs {
+			return fmt.Errorf("agent %q took %.3f seconds in its execution %d (turn %d), want less than %s", name, r.ExecutionTime, r.Execution, r.TurnNumber, secondsText(secs))
+		}
+	}
+	return nil
+}
+
+// secondsText says a number of seconds as the step gave it.
+func secondsText(v float64) string {
+	if v == 1 {
+		return "1 second"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64) + " seconds"
 }
 
 // latestOutput is the agent's latest successful output.

@@ -16,8 +16,16 @@
 //	history      list  conversation_history records: maps with every field of
 //	                   docs/cli.md#the-result (turn_number, agent_name, execution, input_data,
 //	                   output_data, error, execution_time, timestamp,
-//	                   stop_reason, usage, stderr)
+//	                   stop_reason, usage, stderr), plus status ("ok" or
+//	                   "failed") and, on a fan-out's record, instances (its
+//	                   instances' records, in item order)
 //	input        string the run's input
+//
+// Lists and maps compare in depth, numbers by value at every depth:
+// `context.a == {'n': 1}` holds when the output is {"n": 1.0}, as
+// `context.a.n == 1` does (expr alone compares maps with
+// reflect.DeepEqual). The guard rewrites ==, != and in whose operands may be
+// lists or maps into functions that do so (equal.go).
 //
 // Context values are untyped (any), so `context.x.y` is checked at run time.
 // `context.x?.y ?? false` is the idiom for "maybe missing"; `history[-1]` is the
@@ -44,7 +52,8 @@
 //     concat) are charged before they allocate;
 //   - work: at most [MaxSteps] units of work per evaluation: one per
 //     evaluation of a predicate body (`all`, `filter`, `map`, `reduce`, …),
-//     and the work of printing values (string, toJSON).
+//     the work of printing values (string, toJSON), and one per value
+//     compared by a comparison in depth (below).
 //
 // Exceeding a budget is a run-time error ([ErrMemoryBudget], [ErrStepBudget]):
 // the caller counts the condition as false and reports a warning.
@@ -691,6 +700,9 @@ var guarded = map[string]func(m *meter, args []any) (any, error){
 const (
 	chargeFn = "__ensemble_charge"
 	stepFn   = "__ensemble_step"
+	equalFn  = "__ensemble_equal"
+	inFn     = "__ensemble_in"
+	lastTrue = "__ensemble_last_true"
 	guardFn  = "__ensemble_" // + builtin name
 )
 
@@ -699,10 +711,51 @@ type guard struct{}
 func (guard) Visit(node *ast.Node) {
 	switch n := (*node).(type) {
 	case *ast.BinaryNode:
-		if n.Operator == "+" && maybeString(n.Type()) {
+		switch {
+		case n.Operator == "+" && maybeString(n.Type()):
 			wrap(node, chargeFn)
+		case (n.Operator == "==" || n.Operator == "!=") && maybeComposite(n.Left) && maybeComposite(n.Right):
+			call := &ast.CallNode{Callee: &ast.IdentifierNode{Value: equalFn}, Arguments: []ast.Node{envNode(), n.Left, n.Right}}
+			call.SetLocation(n.Location())
+			var out ast.Node = call
+			if n.Operator == "!=" {
+				out = &ast.UnaryNode{Operator: "!", Node: call}
+				out.SetLocation(n.Location())
+			}
+			ast.Patch(node, out)
+		case n.Operator == "in" && maybeComposite(n.Left) && maybeList(n.Right.Type()):
+			call := &ast.CallNode{Callee: &ast.IdentifierNode{Value: inFn}, Arguments: []ast.Node{envNode(), n.Left, n.Right}}
+			call.SetLocation(n.Location())
+			ast.Patch(node, call)
+		}
+	case *ast.MemberNode:
+		// filter(…)[-1]: see findLast below.
+		if isFilter(n.Node) && !n.Optional && isMinusOne(n.Property) {
+			wrap(&n.Node, chargeFn)
 		}
 	case *ast.BuiltinNode:
+		// expr compiles findLast and findLastIndex, and the last(filter(…))
+		// and filter(…)[-1] its optimizer turns into findLast, with a loop
+		// that leaves a value on the stack per item it visits (expr-lang/expr
+		// issue 950, fixed after v1.17.8): any operand pushed before it is
+		// then read wrong, the guard's own $env first. They are rewritten
+		// into filter, last and map, which the optimizer does not fuse back
+		// while the filter is wrapped.
+		switch {
+		case n.Name == "findLast" && len(n.Arguments) == 2:
+			filter := &ast.BuiltinNode{Name: "filter", Arguments: n.Arguments}
+			last := &ast.BuiltinNode{Name: "last", Arguments: []ast.Node{filter}}
+			wrap(&last.Arguments[0], chargeFn)
+			ast.Patch(node, last)
+			return
+		case n.Name == "findLastIndex" && len(n.Arguments) == 2:
+			matches := &ast.BuiltinNode{Name: "map", Arguments: n.Arguments}
+			ast.Patch(node, &ast.CallNode{Callee: &ast.IdentifierNode{Value: lastTrue}, Arguments: []ast.Node{envNode(), matches}})
+			return
+		case n.Name == "last" && len(n.Arguments) == 1 && isFilter(n.Arguments[0]):
+			wrap(&n.Arguments[0], chargeFn)
+			return
+		}
 		if _, ok := guarded[n.Name]; ok {
 			args := append([]ast.Node{envNode()}, n.Arguments...)
 			ast.Patch(node, &ast.CallNode{Callee: &ast.IdentifierNode{Value: guardFn + n.Name}, Arguments: args})
@@ -715,6 +768,49 @@ func (guard) Visit(node *ast.Node) {
 		call.SetLocation(body.Location())
 		n.Node = call
 	}
+}
+
+// isFilter is whether n is a call of filter, or of map (the optimizer
+// fuses map(filter(…)) into a filter), which the optimizer may fuse with
+// what reads it.
+func isFilter(n ast.Node) bool {
+	b, ok := n.(*ast.BuiltinNode)
+	return ok && (b.Name == "filter" || b.Name == "map")
+}
+
+// isMinusOne is whether n is the constant -1.
+func isMinusOne(n ast.Node) bool {
+	switch x := n.(type) {
+	case *ast.IntegerNode:
+		return x.Value == -1
+	case *ast.UnaryNode:
+		i, ok := x.Node.(*ast.IntegerNode)
+		return ok && x.Operator == "-" && i.Value == 1
+	}
+	return false
+}
+
+// maybeComposite is whether n may be a list or a map when the condition
+// runs: comparing it is comparing values in depth.
+func maybeComposite(n ast.Node) bool {
+	if _, ok := n.(*ast.NilNode); ok {
+		return false
+	}
+	t := n.Type()
+	if t == nil {
+		return true
+	}
+	switch t.Kind() {
+	case reflect.Interface, reflect.Map, reflect.Slice, reflect.Array, reflect.Struct, reflect.Pointer:
+		return true
+	}
+	return false
+}
+
+// maybeList is whether a value of type t may be a list when the condition
+// runs.
+func maybeList(t reflect.Type) bool {
+	return t == nil || t.Kind() == reflect.Interface || t.Kind() == reflect.Slice || t.Kind() == reflect.Array
 }
 
 func maybeString(t reflect.Type) bool {
@@ -731,6 +827,7 @@ func wrap(node *ast.Node, fn string) {
 var (
 	anyType    = reflect.TypeOf((*any)(nil)).Elem()
 	stringType = reflect.TypeOf("")
+	boolType   = reflect.TypeOf(true)
 	sliceType  = reflect.TypeOf([]any{})
 )
 
@@ -762,6 +859,35 @@ func guardFunctions(c *conf.Config) {
 			return args[1], nil
 		},
 		Validate: sameAsSecond,
+	}
+	boolOut := func([]reflect.Type) (reflect.Type, error) { return boolType, nil }
+	c.Functions[equalFn] = &builtin.Function{
+		Name: equalFn,
+		Func: func(args ...any) (any, error) {
+			return meterOf(args[0]).equal(args[1], args[2])
+		},
+		Validate: boolOut,
+	}
+	c.Functions[inFn] = &builtin.Function{
+		Name: inFn,
+		Func: func(args ...any) (any, error) {
+			return meterOf(args[0]).in(args[1], args[2])
+		},
+		Validate: boolOut,
+	}
+	c.Functions[lastTrue] = &builtin.Function{
+		Name: lastTrue,
+		Func: func(args ...any) (any, error) {
+			// The index of the last true of findLastIndex's matches, or -1.
+			matches, _ := args[1].([]any)
+			for i := len(matches) - 1; i >= 0; i-- {
+				if b, _ := matches[i].(bool); b {
+					return i, nil
+				}
+			}
+			return -1, nil
+		},
+		Validate: func([]reflect.Type) (reflect.Type, error) { return reflect.TypeOf(0), nil },
 	}
 	for name, fn := range guarded {
 		out := stringType

@@ -496,6 +496,89 @@ func TestEvalContextInterrupts(t *testing.T) {
 
 // Printing a value costs work: printing a huge map exceeds the step budget
 // before fmt spends seconds sorting its keys.
+// Lists and maps compare in depth with numbers by value, as numbers do at
+// the top: a JSON output's 1.0 is the literal 1 (docs/semantics.md#conditions).
+func TestEqualInDepth(t *testing.T) {
+	t.Parallel()
+	env := &Env{
+		Context: map[string]any{
+			"a":     map[string]any{"n": 1.0, "tags": []any{"x", 2.0}, "sub": map[string]any{"ok": true, "none": nil}},
+			"list":  []any{1.0, 2.0},
+			"items": []any{map[string]any{"n": 1.0}, map[string]any{"n": 2.0}},
+			"same":  map[string]any{"n": 1.0, "tags": []any{"x", 2.0}, "sub": map[string]any{"ok": true, "none": nil}},
+		},
+		Executions: map[string]int{"writer": 2},
+	}
+	for src, want := range map[string]bool{
+		"context.a.n == 1": true,
+		"context.a == {'n': 1, 'tags': ['x', 2], 'sub': {'ok': true, 'none': nil}}": true,
+		"{'n': 1, 'tags': ['x', 2], 'sub': {'ok': true, 'none': nil}} == context.a": true,
+		"context.a != {'n': 1, 'tags': ['x', 2], 'sub': {'ok': true, 'none': nil}}": false,
+		"context.a == {'n': 1, 'tags': ['x', 2], 'sub': {'ok': true}}":              false, // a missing key is not a null
+		"context.a == {'n': 2, 'tags': ['x', 2], 'sub': {'ok': true, 'none': nil}}": false,
+		"context.a == context.same":                   true,
+		"context.a.tags == ['x', 2]":                  true,
+		"context.a.tags == ['x', 2, 3]":               false,
+		"context.a.tags == ['x', '2']":                false,
+		"context.list == [1, 2]":                      true,
+		"[1, 2] == context.list":                      true,
+		"context.list != [2, 1]":                      true,
+		"context.items == [{'n': 1}, {'n': 2}]":       true,
+		"{'n': 1} in context.items":                   true,
+		"{'n': 3} in context.items":                   false,
+		"{'n': 3} not in context.items":               true,
+		"[1, 2] in [context.list]":                    true,
+		"2 in context.list":                           true,
+		"'a' in context":                              true,
+		"'zz' in context":                             false,
+		"context.a == nil":                            false,
+		"context.missing == nil":                      true,
+		"context.a == context.list":                   false,
+		"context.a == 'x'":                            false,
+		"any(context.items, # == {'n': 2})":           true,
+		"filter(context.items, .n > 1) == [{'n': 2}]": true,
+	} {
+		got, err := MustCompile(src).Eval(env)
+		if err != nil || got != want {
+			t.Errorf("%s = %v, %v; want %v", src, got, err, want)
+		}
+	}
+	// A select and a fan-out's list compile the same way.
+	s := MustCompileSelect(t, "output == {'n': 1}")
+	if got, err := s.EvalContext(context.Background(), env, map[string]any{"n": 1.0}); got != true || err != nil {
+		t.Errorf("select = %v, %v; want true", got, err)
+	}
+	l, err := CompileList("filter(context.items, # != {'n': 1})")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := l.EvalContext(context.Background(), env); err != nil || len(got) != 1 {
+		t.Errorf("fan-out list = %v, %v; want one item", got, err)
+	}
+}
+
+// Comparing in depth is work: one unit per value compared.
+func TestEqualCostsSteps(t *testing.T) {
+	t.Parallel()
+	big := make([]any, 600_000)
+	for i := range big {
+		big[i] = float64(i)
+	}
+	c := slices.Clone(big)
+	c[len(c)-1] = -1.0
+	env := &Env{Context: map[string]any{"a": big, "b": slices.Clone(big), "c": c}}
+	if ok, err := MustCompile("context.a == context.b").Eval(env); !ok || err != nil {
+		t.Fatalf("one comparison = %v, %v; want true", ok, err)
+	}
+	p := MustCompile("context.a == context.b && context.b == context.a")
+	if _, err := p.Eval(env); !errors.Is(err, ErrStepBudget) {
+		t.Fatalf("error = %v, want the step budget", err)
+	}
+	if _, err := MustCompile("context.a in [context.c, context.c]").Eval(env); !errors.Is(err, ErrStepBudget) {
+		t.Fatalf("in: error = %v, want the step budget", err)
+	}
+}
+
 func TestPrintingCostsSteps(t *testing.T) {
 	t.Parallel()
 	p := MustCompile(`len(string(groupBy(1..400000, #))) > 0`)
@@ -582,5 +665,40 @@ func TestContextAndOutputFields(t *testing.T) {
 	}
 	if got, want := fmt.Sprint(s.ContextFields), "[{[k f] 1 50}]"; got != want {
 		t.Errorf("select ContextFields %s, want %s", got, want)
+	}
+}
+
+// expr v1.17.8 compiles findLast and findLastIndex (and last(filter(…)) and
+// filter(…)[-1], which its optimizer turns into findLast) into a loop that
+// leaves values on the stack: an operand pushed before them was read wrong
+// (expr-lang/expr issue 950). The guard rewrites them.
+func TestFindLast(t *testing.T) {
+	t.Parallel()
+	env := &Env{History: []any{
+		map[string]any{"agent_name": "s", "n": 1.0},
+		map[string]any{"agent_name": "t", "n": 2.0},
+	}}
+	for _, src := range []string{
+		"last(filter(history, true)).agent_name + 'x' == 'tx'",
+		"last(filter(history, .agent_name == 's')) == {'agent_name': 's', 'n': 1}",
+		"upper(last(filter(history, true)).agent_name) == 'T'",
+		"upper(findLast(history, .agent_name == 's').agent_name) == 'S'",
+		"upper(filter(history, .agent_name == 's')[-1].agent_name) == 'S'",
+		"'x' + string(findLastIndex(history, .agent_name == 's')) == 'x0'",
+		"'x' + string(findLastIndex(history, .agent_name == 'zz')) == 'x-1'",
+		"findLast(history, .agent_name == 'zz') == nil",
+		"last(filter(history, .agent_name == 'zz')) == nil",
+		"{'r': findLast([1, 2, 3, 4, 5], # > 3)}.r == 5",
+		"{'r': findLastIndex([1, 2, 3, 4, 5], # > 3)}.r == 4",
+		"{'r': last(filter([1, 2, 3, 4, 5], # > 3))}.r == 5",
+		"{'r': filter([1, 2, 3, 4, 5], # > 3)[-1]}.r == 5",
+		"{'r': last(map(filter(history, .n > 0), .n))}.r == 2",
+	} {
+		if got, err := MustCompile(src).Eval(env); !got || err != nil {
+			t.Errorf("%s = %v, %v; want true", src, got, err)
+		}
+	}
+	if _, err := MustCompile("filter(history, .n > 5)[-1] == nil").Eval(env); err == nil {
+		t.Error("filter(…)[-1] of an empty list did not fail")
 	}
 }

@@ -153,6 +153,49 @@ func TestFanOutFailedInstance(t *testing.T) {
 	}
 }
 
+// Conditions see each instance's status in the fan-out's record
+// (docs/semantics.md#conditions): a gather can tell a failed instance from
+// one that printed null, and a fixer runs only for the failed ones.
+func TestFanOutInstancesInHistory(t *testing.T) {
+	t.Parallel()
+	run := chunks(3, func(req *agentpkg.Request) (any, error) {
+		switch req.Instance.Index {
+		case 1:
+			return nil, errors.New("chunk too hard")
+		case 2:
+			return nil, nil // succeeded with null
+		}
+		return summary(req)
+	})
+	run["fix"] = func(req *agentpkg.Request) (any, error) { return "fixed", nil }
+	const failed = `map(filter(last(filter(history, .agent_name == 'summarize')).instances, .status == 'failed'), .instance)`
+	fix := agent("fix", 1, "summarize|"+failed+" == [1]")
+	fixNone := agent("fix_none", 1, "summarize|len("+failed+") == 0")
+	check := agent("check", 1, "summarize|"+`let r = history[-1]; r.agent_name == 'summarize' && r.status == 'ok' &&
+		map(r.instances, .status) == ['ok', 'failed', 'ok'] && r.instances[1].error == 'chunk too hard' &&
+		r.instances[2].output_data == nil && r.instances[0].agent_name == 'summarize[0]' &&
+		all(r.instances, .of == 'summarize' && .execution == 1 && .execution_time >= 0) &&
+		history[2].status == 'failed' && history[0].instances == nil`)
+	e := build(agent("split", 1), fan(agent("summarize", 1, "split"), "context.split.chunks"), fix, fixNone, check)
+	res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
+	if len(res.Warnings) != 0 {
+		t.Fatalf("warnings %+v", res.Warnings)
+	}
+	if res.AgentExecutionCount["fix"] != 1 || res.AgentExecutionCount["fix_none"] != 0 || res.AgentExecutionCount["check"] != 1 {
+		t.Errorf("executions %v, want fix and check only", res.AgentExecutionCount)
+	}
+
+	// The result's records are unchanged: status and instances are the
+	// conditions' view of them.
+	b, err := json.Marshal(res.ConversationHistory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), `"instances"`) || strings.Contains(string(b), `"status"`) {
+		t.Errorf("the result's records hold the conditions' fields: %s", b)
+	}
+}
+
 // An empty list: the agent executes, with output [] and no instance.
 func TestFanOutEmptyList(t *testing.T) {
 	t.Parallel()

@@ -298,7 +298,7 @@ func (s *State) AppendRecord(r *Record) {
 	// Once a condition has read the history, its view grows with it;
 	// before, nothing is built (most conditions never read history).
 	if s.historyAny != nil && len(s.historyAny) == len(s.history)-1 {
-		s.historyAny = append(s.historyAny, s.conditionValue(r))
+		s.historyAny = append(s.historyAny, s.conditionValue(len(s.history)-1))
 	}
 }
 
@@ -307,16 +307,49 @@ func (s *State) AppendRecord(r *Record) {
 func (s *State) HistoryValues() []any {
 	if s.historyAny == nil || len(s.historyAny) != len(s.history) {
 		s.historyAny = make([]any, len(s.history), max(len(s.history), 16))
-		for i, r := range s.history {
-			s.historyAny[i] = s.conditionValue(r)
+		for i := range s.history {
+			s.historyAny[i] = s.conditionValue(i)
 		}
 	}
 	return s.historyAny
 }
 
-// conditionValue is a record as conditions see it: input_data with its
-// dependency outputs resolved (not by reference).
-func (s *State) conditionValue(r *Record) any {
+// isFanOut is whether r is the record of a fan-out agent's execution:
+// its input_data has fan_out (docs/semantics.md#fan-out).
+func isFanOut(r *Record) bool {
+	m, ok := r.InputData.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, ok = m["fan_out"]
+	return ok
+}
+
+// instanceValues are the views of the instances of the fan-out execution
+// recorded at i: the records just before it whose of is its agent, in item
+// order.
+func (s *State) instanceValues(i int) []any {
+	r := s.history[i]
+	first := i
+	for first > 0 {
+		p := s.history[first-1]
+		if p.Of != r.AgentName || p.Execution != r.Execution || p.TurnNumber != r.TurnNumber {
+			break
+		}
+		first--
+	}
+	out := make([]any, i-first)
+	copy(out, s.historyAny[first:i])
+	return out
+}
+
+// conditionValue is the record at i as conditions see it: input_data with
+// its dependency outputs resolved (not by reference), its status ("ok" or
+// "failed"), and for a fan-out's execution its instances: the views of its
+// instances' records, in item order (docs/semantics.md#conditions). The
+// views of the records before i are built.
+func (s *State) conditionValue(i int) any {
+	r := s.history[i]
 	var errv, stop, usage any
 	if r.Error != nil {
 		errv = *r.Error
@@ -345,8 +378,14 @@ func (s *State) conditionValue(r *Record) any {
 		"stderr":         r.Stderr,
 		"handles":        handlesValue(r.Handles),
 	}
+	m["status"] = "ok"
+	if r.Error != nil {
+		m["status"] = "failed"
+	}
 	if r.Of != "" {
 		m["instance"], m["of"] = *r.Instance, r.Of
+	} else if isFanOut(r) {
+		m["instances"] = s.instanceValues(i)
 	}
 	for _, d := range r.Details { // as their JSON reads
 		var v any

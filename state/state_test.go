@@ -34,7 +34,7 @@ func TestHistoryValuesAreTheResultRecords(t *testing.T) {
 	}
 	sort.Strings(keys)
 	want := []string{"agent_name", "error", "execution", "execution_time", "handles", "input_data", "output_data",
-		"stderr", "stop_reason", "timestamp", "turn_number", "usage"}
+		"status", "stderr", "stop_reason", "timestamp", "turn_number", "usage"}
 	if !reflect.DeepEqual(keys, want) {
 		t.Fatalf("keys %v, want %v", keys, want)
 	}
@@ -47,6 +47,7 @@ func TestHistoryValuesAreTheResultRecords(t *testing.T) {
 		{`history[0].timestamp == "2026-01-01T00:00:00Z"`, true},
 		{`history[1].error == "boom" && history[1].stop_reason == nil && history[1].usage == nil`, true},
 		{`history[-1].agent_name == "llm"`, false},
+		{`history[0].status == "ok" && history[1].status == "failed"`, true},
 	} {
 		p, err := conditions.Compile(tc.expr)
 		if err != nil {

@@ -26,6 +26,8 @@ Feature: Fan-out
     And agent "summarize" ran 1 time
     And agent "summarize" ran over 3 items
     And the agents ran in this order: "splitter, summarize[0], summarize[1], summarize[2], summarize, reduce"
+    And agent "summarize" took less than 60 seconds
+    And agent "summarize[1]" took less than 60.5 seconds
     And instance "summarize[1]" received "beta"
     And the output of agent "summarize[2]" is:
       """
@@ -54,7 +56,14 @@ Feature: Fan-out
           script: fanout/summarize.py
           fan_out: {over: "context.splitter.chunks"}
           dependencies: [splitter]
+        - name: retry
+          ask: "retry?"
+          dependencies:
+            - agent_name: summarize
+              condition: "any(last(filter(history, .agent_name == 'summarize')).instances, .status == 'failed')"
+              select: "map(filter(last(filter(history, .agent_name == 'summarize')).instances, .status == 'failed'), .instance)"
       """
+    And agent "retry" responds "retried"
     When the ensemble runs
     Then the run has 1 error
     And agent "summarize[1]" failed with an error containing "cannot summarize this one"
@@ -62,6 +71,9 @@ Feature: Fan-out
     And agent "summarize[0]" did not fail
     And the output of agent "summarize" contains "[{\"agent\":\"summarize\",\"position\":\"1/3\",\"summary\":\"ALPHA\"},null,"
     And the exit code is 1
+    And agent "retry" ran 1 time
+    And the input of agent "retry" contains "\"summarize\":[1]"
+    And the expression "map(history[4].instances, .status) == ['ok', 'failed', 'ok'] && history[4].status == 'ok'" is true
 
   Scenario: with on_error: fail a failed instance fails the agent
     Given agent "splitter" responds:
