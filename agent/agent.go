@@ -53,6 +53,12 @@ type Request struct {
 	// file's agents, `review_round/critic` (docs/semantics.md#ensembles-of-ensembles),
 	// which injected responses and events name it by; "" at the top.
 	Path string
+	// PathSeq is set for an agent of a child ensemble that an instance of
+	// a fan-out runs: the Seq of the nearest such instance above it (its
+	// place among the fan-out agent's instances in the run, in item
+	// order), by which a shared entry (`analyst/think`) answers each
+	// instance's child (docs/testing.md#the-responses-file); 0 otherwise.
+	PathSeq int
 	// Budget is what the run lets this execution spend on model requests;
 	// nil allows everything. A runner calls Reserve before every model
 	// request (docs/semantics.md#budgets).

@@ -63,7 +63,10 @@ func Injected(r *Responses, next agent.Runner) *InjectedRunner {
 // Run injects or delegates.
 func (ir *InjectedRunner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	a := req.Agent
-	ent, n := ir.injectedEntry(req)
+	ent, n, err := ir.injectedEntry(req)
+	if err != nil {
+		return &agent.Result{InputData: injectedInputData(req, n), Err: err}
+	}
 	if ent == nil {
 		if ir.Live != nil && agent.IsGuarded(a.Kind) {
 			if err := ir.Live(cmp.Or(req.Path, a.Name)); err != nil {

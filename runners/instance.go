@@ -15,17 +15,33 @@ import (
 // (`agent[i]`) comes first, and takes the response of the agent's
 // execution; otherwise the agent's entry gives its instances their
 // responses in order, across instances and executions (agent.Instance.Seq).
-func (ir *InjectedRunner) injectedEntry(req *agent.Request) (*ResponseEntry, int) {
+func (ir *InjectedRunner) injectedEntry(req *agent.Request) (*ResponseEntry, int, error) {
 	if req.Path != "" {
-		return ir.pathEntry(req.Path)
+		return ir.pathEntry(req.Path, req.PathSeq)
 	}
 	if in := req.Instance; in != nil {
 		if ent := ir.Responses.Entry(in.Name); ent != nil {
-			return ent, max(req.Execution, 1)
+			return ent, max(req.Execution, 1), nil
 		}
-		return ir.Responses.Entry(req.Agent.Name), max(in.Seq, 1)
+		return ir.Responses.Entry(req.Agent.Name), max(in.Seq, 1), nil
 	}
-	return ir.Responses.Entry(req.Agent.Name), max(req.Execution, 1)
+	return ir.Responses.Entry(req.Agent.Name), max(req.Execution, 1), nil
+}
+
+// PathWithoutInstances is path with the instance of each part dropped:
+// `analyst[1]/think` is `analyst/think`, the name an entry or a --live
+// name shared by every instance's child has.
+func PathWithoutInstances(path string) string {
+	if !strings.Contains(path, "[") {
+		return path
+	}
+	parts := strings.Split(path, "/")
+	for i, p := range parts {
+		if a, _, ok := ensemble.ParseInstanceName(p); ok {
+			parts[i] = a
+		}
+	}
+	return strings.Join(parts, "/")
 }
 
 // validInstance reports whether name is an instance name `agent[i]` of an
@@ -43,6 +59,14 @@ func validInstance(e *ensemble.Ensemble, name string) bool {
 // names none: its agent has no fan_out. "" when name is not of that form or
 // names no agent.
 func notAnInstance(e *ensemble.Ensemble, name string) string {
+	if strings.Contains(name, "/") {
+		// A path through an instance of an agent without fan_out.
+		generic := PathWithoutInstances(name)
+		if generic == name || AgentAt(e, generic) == nil {
+			return ""
+		}
+		return fmt.Sprintf("%q in responses names an instance, but the agent above has no fan_out: its responses go under %q", name, generic)
+	}
 	agent, _, ok := ensemble.ParseInstanceName(name)
 	if !ok || e.Agent(agent) == nil {
 		return ""
@@ -67,21 +91,46 @@ func exhausted(req *agent.Request, ent *ResponseEntry, n int) error {
 }
 
 // pathEntry is the entry of an agent of a child ensemble, named by its path
-// (`review_round/critic`), and the number of the response it takes: its
-// responses are taken in order across every execution of the child in this
-// run (docs/testing.md#the-responses-file). nil when it has no entry.
-func (ir *InjectedRunner) pathEntry(path string) (*ResponseEntry, int) {
+// (`review_round/critic`, `analyst[1]/think` below a fan-out's instance),
+// and the number of the response it takes: its responses are taken in
+// order across every execution of the child in this run
+// (docs/testing.md#the-responses-file). nil when it has no entry.
+//
+// Below a fan-out's instance, an entry without the instance
+// (`analyst/think`) is shared by every instance's child, in item order:
+// the instance numbered seq among the fan-out agent's instances in the
+// run (agent.Request.PathSeq) takes response seq, whatever order the
+// instances run in. It answers one execution per instance: an agent that
+// runs again in the same instance's child needs the instance's own entry.
+func (ir *InjectedRunner) pathEntry(path string, seq int) (*ResponseEntry, int, error) {
 	ent := ir.Responses.Entry(path)
+	key := path
+	shared := false
 	if ent == nil {
-		return nil, 0
+		if key = PathWithoutInstances(path); key != path {
+			ent, shared = ir.Responses.Entry(key), seq > 0
+		}
+	}
+	if ent == nil {
+		return nil, 0, nil
 	}
 	ir.mu.Lock()
 	defer ir.mu.Unlock()
 	if ir.taken == nil {
 		ir.taken = map[string]int{}
 	}
-	ir.taken[path]++
-	return ent, ir.taken[path]
+	if !shared {
+		ir.taken[key]++
+		return ent, ir.taken[key], nil
+	}
+	// Counted by instance, to refuse a second execution in one instance's
+	// child: it would take the next instance's response.
+	ir.taken[fmt.Sprintf("%s#%d", key, seq)]++
+	if ir.taken[fmt.Sprintf("%s#%d", key, seq)] > 1 {
+		return ent, seq, fmt.Errorf("agent %q ran again in its instance's child, but %q answers each instance once, in item order: "+
+			"give this instance's executions their own list, under %q", path, key, path)
+	}
+	return ent, seq, nil
 }
 
 // Resume counts, for a run resumed from a state, the executions of child
@@ -125,7 +174,8 @@ func validPath(e *ensemble.Ensemble, name string) bool {
 
 // AgentAt is the agent a path names: an agent of e, or through agents that
 // run child ensembles (`review_round/critic`) an agent of a child; nil when
-// there is none. A dispatch's cases are searched in order.
+// there is none. A dispatch's cases are searched in order. A part above
+// the last may name one instance of a fan-out agent (`analyst[1]/think`).
 func AgentAt(e *ensemble.Ensemble, path string) *ensemble.Agent {
 	parts := strings.Split(path, "/")
 	es := []*ensemble.Ensemble{e}
@@ -133,6 +183,14 @@ func AgentAt(e *ensemble.Ensemble, path string) *ensemble.Agent {
 		var next []*ensemble.Ensemble
 		for _, x := range es {
 			a := x.Agent(part)
+			if a == nil && i < len(parts)-1 {
+				// An instance's child (`analyst[1]/think`).
+				if name, _, ok := ensemble.ParseInstanceName(part); ok {
+					if a = x.Agent(name); a != nil && a.FanOut == nil {
+						a = nil
+					}
+				}
+			}
 			if a == nil {
 				continue
 			}

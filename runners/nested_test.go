@@ -30,10 +30,10 @@ func TestResumeCountsPaths(t *testing.T) {
 		{AgentName: "fan", InputData: map[string]any{"fan_out": map[string]any{"over": "x"}}},
 	}}
 	ir.Resume([]*state.Record{{AgentName: "other"}, withChild(&state.Record{AgentName: "loop"}, last)})
-	if _, n := ir.pathEntry("loop/critic"); n != 3 {
+	if _, n, _ := ir.pathEntry("loop/critic", 0); n != 3 {
 		t.Errorf("loop/critic takes response %d, want 3", n)
 	}
-	if _, n := ir.pathEntry("loop/inner/deep"); n != 2 {
+	if _, n, _ := ir.pathEntry("loop/inner/deep", 0); n != 2 {
 		t.Errorf("loop/inner/deep takes response %d, want 2", n)
 	}
 	if ir.taken["loop/fan"] != 0 || ir.taken["other"] != 0 {
@@ -83,4 +83,54 @@ func withChild(r *state.Record, c *state.Child) *state.Record {
 		panic(err)
 	}
 	return r
+}
+
+// TestFanOutChildPaths: below a fan-out's instance, a child's agent is
+// named with its instance (`analyst[1]/think`) or without it for every
+// instance (`analyst/think`); both are valid in responses, and the shared
+// entry answers each instance by its place in item order, once.
+func TestFanOutChildPaths(t *testing.T) {
+	t.Parallel()
+	child := &ensemble.Ensemble{Name: "child", Agents: []*ensemble.Agent{{Name: "think"}}}
+	child.Index()
+	e := &ensemble.Ensemble{Name: "fan", Agents: []*ensemble.Agent{
+		{Name: "analyst", FanOut: &ensemble.FanOut{}, Kind: nestKind{children: []*ensemble.Ensemble{child}}},
+		{Name: "once", Kind: nestKind{children: []*ensemble.Ensemble{child}}},
+	}}
+	e.Index()
+	r := NewResponses()
+	r.Add("analyst/think", "first")
+	r.Add("analyst/think", "second")
+	r.Add("analyst[1]/think", "own")
+	if err := r.Validate(e); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	bad := NewResponses()
+	bad.Add("once[0]/think", "x")
+	if err := bad.Validate(e); err == nil || !strings.Contains(err.Error(), `has no fan_out: its responses go under "once/think"`) {
+		t.Errorf("an instance of an agent without fan_out: got %v", err)
+	}
+	if a := AgentAt(e, "analyst[3]/think"); a == nil || a.Name != "think" {
+		t.Errorf("AgentAt(analyst[3]/think) = %v", a)
+	}
+	if got := PathWithoutInstances("a[1]/b/c[22]/d"); got != "a/b/c/d" {
+		t.Errorf("PathWithoutInstances = %q", got)
+	}
+
+	ir := Injected(r, nil)
+	// Instances in the order they ask, not item order: each gets its own.
+	if ent, n, err := ir.pathEntry("analyst[2]/think", 2); err != nil || ent.Agent != "analyst/think" || n != 2 {
+		t.Errorf("analyst[2]/think: %v %d %v", ent, n, err)
+	}
+	if ent, n, err := ir.pathEntry("analyst[0]/think", 1); err != nil || ent.Agent != "analyst/think" || n != 1 {
+		t.Errorf("analyst[0]/think: %v %d %v", ent, n, err)
+	}
+	// An instance's own entry wins, counted on its own.
+	if ent, n, err := ir.pathEntry("analyst[1]/think", 5); err != nil || ent.Agent != "analyst[1]/think" || n != 1 {
+		t.Errorf("analyst[1]/think: %v %d %v", ent, n, err)
+	}
+	// A second execution in one instance's child is refused.
+	if _, _, err := ir.pathEntry("analyst[0]/think", 1); err == nil || !strings.Contains(err.Error(), `under "analyst[0]/think"`) {
+		t.Errorf("second execution: %v", err)
+	}
 }

@@ -36,6 +36,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -137,8 +138,10 @@ type Session struct {
 // them.
 func Open(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Session, error) {
 	for _, name := range opts.Live {
-		if e.Agent(name) == nil {
-			return nil, fmt.Errorf("--live: unknown agent %q%s", name, ensemble.Suggest(name, e.AgentNames()))
+		// An agent, or a child ensemble's by path (`analyst/think`, one
+		// instance's `analyst[1]/think`).
+		if e.Agent(name) == nil && (!strings.Contains(name, "/") || runners.AgentAt(e, name) == nil) {
+			return nil, fmt.Errorf("--live: unknown agent %q%s", name, runners.SuggestAgent(e, name))
 		}
 	}
 	if err := opts.Responses.Validate(e); err != nil {
@@ -210,7 +213,9 @@ func (s *Session) liveGuard() func(string) error {
 		file = "the responses"
 	}
 	return func(agent string) error {
-		if slices.Contains(o.Live, agent) {
+		// A name without instances (`analyst/think`) lets every
+		// instance's child through (`analyst[1]/think`).
+		if slices.Contains(o.Live, agent) || slices.Contains(o.Live, runners.PathWithoutInstances(agent)) {
 			return nil
 		}
 		return fmt.Errorf("agent %q has no responses in %s and would call the real model; add responses for it, or pass --live %s (or --live-all)",

@@ -184,7 +184,11 @@ func (r *Runner) runChild(ctx context.Context, req *agent.Request, child *format
 	// The child shares the services of this agent's run; the parent's
 	// budget (its run's caps, this agent's budget) binds the child's model
 	// requests as they are made.
-	opts := engine.ChildOptions(req, &pathRunner{prefix: req.Name() + "/", next: next})
+	seq := req.PathSeq
+	if req.Instance != nil {
+		seq = req.Instance.Seq
+	}
+	opts := engine.ChildOptions(req, &pathRunner{prefix: req.Name() + "/", seq: seq, next: next})
 	if req.Events != nil {
 		opts.Events = func(ev events.Event) {
 			switch ev.Type {
@@ -237,6 +241,7 @@ func (r *Runner) runChild(ctx context.Context, req *agent.Request, child *format
 // request carrying the agent's path.
 type pathRunner struct {
 	prefix string // the parent agent's path and "/"
+	seq    int    // the nearest fan-out instance's Seq above (agent.Request.PathSeq)
 	next   agent.Runner
 }
 
@@ -246,7 +251,7 @@ func (p *pathRunner) Run(ctx context.Context, req *agent.Request) *agent.Result 
 	if req.Instance != nil {
 		name = req.Instance.Name
 	}
-	cp.Path = p.prefix + name
+	cp.Path, cp.PathSeq = p.prefix+name, p.seq
 	if span := trace.SpanFromContext(ctx); span.IsRecording() { // docs/tracing.md
 		span.SetAttributes(tracing.AgentPath.String(cp.Path))
 	}
