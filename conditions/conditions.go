@@ -259,6 +259,37 @@ type selectEnv struct {
 	Output any `expr:"output"`
 }
 
+// loopEnv is the names a loop's until and carry may use: a select's, and
+// the iteration's outcome.
+type loopEnv struct {
+	selectEnv
+	Status string `expr:"status"`
+	Error  any    `expr:"error"`
+}
+
+// Outcome is how an iteration of a loop ended, which its until and carry
+// see: status "ok" or "failed", and error, the failure's message (nil when
+// ok).
+type Outcome struct {
+	Status string
+	Error  any
+}
+
+// CompileLoop checks a loop's until or carry: a select that also sees
+// status and error (EvalOutcome).
+func CompileLoop(src string) (*Select, error) {
+	p, err := compile(src, "select", loopEnv{}, evalEnv{})
+	if err != nil {
+		return nil, err
+	}
+	return &Select{*p}, nil
+}
+
+// EvalOutcome is EvalContext with an iteration's outcome (CompileLoop).
+func (s *Select) EvalOutcome(ctx context.Context, env *Env, output any, o Outcome) (any, error) {
+	return s.eval(ctx, env, output, o)
+}
+
 // CompileSelect checks a select expression once, as Compile does a
 // condition; its value may be of any type.
 func CompileSelect(src string) (*Select, error) {
@@ -272,6 +303,10 @@ func CompileSelect(src string) (*Select, error) {
 // EvalContext runs the select in the sandbox over output. A run-time error
 // is a *RuntimeError.
 func (s *Select) EvalContext(ctx context.Context, env *Env, output any) (result any, err error) {
+	return s.eval(ctx, env, output, Outcome{})
+}
+
+func (s *Select) eval(ctx context.Context, env *Env, output any, o Outcome) (result any, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &RuntimeError{Msg: oneLine(err.Error()), What: "select", cause: err}
 	}
@@ -284,7 +319,7 @@ func (s *Select) EvalContext(ctx context.Context, env *Env, output any) (result 
 	if env != nil {
 		r.env.Env = *env
 	}
-	r.env.Output = output
+	r.env.Output, r.env.Status, r.env.Error = output, o.Status, o.Error
 	r.meter = meter{bytes: MaxBytes, steps: MaxSteps, ctx: ctx}
 	r.vm.MemoryBudget = MaxMemory
 	out, runErr := r.vm.Run(s.prog, &r.env)
@@ -600,7 +635,7 @@ var runnerPool = sync.Pool{New: func() any {
 }}
 
 func (r *runner) reset() {
-	r.env.Env, r.env.Output = Env{}, nil
+	r.env.Env, r.env.Output, r.env.Status, r.env.Error = Env{}, nil, "", nil
 	r.meter.ctx = nil
 	clear(r.vm.Variables)
 	clear(r.vm.Stack[:cap(r.vm.Stack)])
@@ -612,7 +647,9 @@ func (r *runner) reset() {
 // guard functions reach through `$env`.
 type evalEnv struct {
 	Env
-	Output any `expr:"output"` // a select's dependency output; conditions cannot name it
+	Output any    `expr:"output"` // a select's dependency output; conditions cannot name it
+	Status string `expr:"status"` // a loop's iteration outcome (loopEnv); others cannot name them
+	Error  any    `expr:"error"`
 	m      *meter
 }
 

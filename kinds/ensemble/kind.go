@@ -59,6 +59,8 @@ type Loop struct {
 	carry         *conditions.Select
 	// Succeed is on_exhausted: succeed.
 	Succeed bool
+	// Continue is on_iteration_error: continue.
+	Continue bool
 }
 
 // Case is one child file a dispatch may run.
@@ -100,13 +102,13 @@ func (Kind) Decode(f *format.Fields, a *format.Agent) {
 			f.Bad("output", "names no agent of %s: %q%s", s.File, s.Output, format.Suggest(s.Output, s.Child.AgentNames()))
 		}
 	}
-	if lf := f.Mapping("loop", "until", "max_iterations", "carry", "on_exhausted"); lf != nil {
+	if lf := f.Mapping("loop", "until", "max_iterations", "carry", "on_exhausted", "on_iteration_error"); lf != nil {
 		l := &Loop{}
-		l.Until, l.until = expr(lf, "until")
+		l.Until, l.until = loopExpr(lf, "until")
 		l.MaxIterations = lf.Positive("max_iterations")
 		lf.Require("max_iterations", false)
 		if lf.Has("carry") {
-			l.Carry, l.carry = expr(lf, "carry")
+			l.Carry, l.carry = loopExpr(lf, "carry")
 		}
 		switch v := lf.String("on_exhausted"); v {
 		case "", "fail":
@@ -115,18 +117,35 @@ func (Kind) Decode(f *format.Fields, a *format.Agent) {
 		default:
 			lf.Bad("on_exhausted", "must be fail or succeed, got %q", v)
 		}
+		switch v := lf.String("on_iteration_error"); v {
+		case "", "fail":
+		case "continue":
+			l.Continue = true
+		default:
+			lf.Bad("on_iteration_error", "must be fail or continue, got %q", v)
+		}
 		s.Loop = l
 	}
 }
 
 // expr decodes and compiles a required expression.
 func expr(f *format.Fields, key string) (string, *conditions.Select) {
+	return compileExpr(f, key, conditions.CompileSelect)
+}
+
+// loopExpr is expr for a loop's until and carry, which also see the
+// iteration's status and error.
+func loopExpr(f *format.Fields, key string) (string, *conditions.Select) {
+	return compileExpr(f, key, conditions.CompileLoop)
+}
+
+func compileExpr(f *format.Fields, key string, compile func(string) (*conditions.Select, error)) (string, *conditions.Select) {
 	src := f.String(key)
 	f.Require(key, strings.TrimSpace(src) == "")
 	if strings.TrimSpace(src) == "" {
 		return src, nil
 	}
-	p, err := conditions.CompileSelect(src)
+	p, err := compile(src)
 	if err != nil {
 		f.Bad(key, "does not compile: %v", err)
 		return src, nil
@@ -140,8 +159,8 @@ func (Dispatch) String() string { return "dispatch" }
 // Key is dispatch: the block.
 func (Dispatch) Key() string { return "dispatch" }
 
-// Fields: allow_outside, besides the block.
-func (Dispatch) Fields() []string { return []string{"allow_outside"} }
+// Fields: output and allow_outside, besides the block.
+func (Dispatch) Fields() []string { return []string{"output", "allow_outside"} }
 
 // Decode compiles on and loads every case's file with the parent.
 func (Dispatch) Decode(f *format.Fields, a *format.Agent) {
@@ -165,6 +184,24 @@ func (Dispatch) Decode(f *format.Fields, a *format.Agent) {
 	}
 	if df.Has("default") {
 		s.Default = &Case{File: df.String("default"), Child: df.Ensemble("default", outside)}
+	}
+	if f.Has("output") {
+		// Whichever case runs, its child must have the agent: each case's
+		// file is checked, at its case.
+		s.Output = f.String("output")
+		f.Require("output", s.Output == "")
+		if s.Output == "" {
+			return
+		}
+		cf := df.Mapping("cases")
+		for _, c := range s.Cases {
+			if c.Child != nil && c.Child.Agent(s.Output) == nil && cf != nil {
+				cf.Bad(c.Key, "output names no agent of %s: %q%s", c.File, s.Output, format.Suggest(s.Output, c.Child.AgentNames()))
+			}
+		}
+		if c := s.Default; c != nil && c.Child != nil && c.Child.Agent(s.Output) == nil {
+			df.Bad("default", "output names no agent of %s: %q%s", c.File, s.Output, format.Suggest(s.Output, c.Child.AgentNames()))
+		}
 	}
 }
 
@@ -205,6 +242,9 @@ func (Kind) Describe(_ *format.Ensemble, a *format.Agent) []string {
 func (Dispatch) Describe(_ *format.Ensemble, a *format.Agent) []string {
 	s := SpecOf(a)
 	lines := []string{"dispatch on " + s.On}
+	if s.Output != "" {
+		lines = append(lines, "output: "+s.Output)
+	}
 	for _, c := range s.Cases {
 		lines = append(lines, c.Key+": "+filepath.ToSlash(c.File))
 	}

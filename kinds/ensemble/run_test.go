@@ -556,3 +556,45 @@ func TestChildInputTemplate(t *testing.T) {
 		t.Errorf("child inputs %v", got)
 	}
 }
+
+// TestLoopContinuesPastAFailedIteration: with on_iteration_error:
+// continue, a failed iteration is seen by until and carry (status, error,
+// output null) and the loop goes on.
+func TestLoopContinuesPastAFailedIteration(t *testing.T) {
+	t.Parallel()
+	fail := func(_ context.Context, req *agent.Request) *agent.Result {
+		return &agent.Result{Err: errorString("it broke")}
+	}
+	f := newFake(map[string][]any{"build_loop/check": {fail, map[string]any{"tests_pass": true}}})
+	res, _ := run(t, context.Background(), "testdata/loop-continue.yaml", "go", f, nil)
+	if len(res.Errors) != 0 || res.FinalState["build_loop"].(map[string]any)["tests_pass"] != true {
+		t.Fatalf("%s %v", failures(res), res.FinalState)
+	}
+	rec := res.ConversationHistory[0]
+	if iterationsOf(rec) != 2 {
+		t.Errorf("iterations %d", iterationsOf(rec))
+	}
+	in, _ := rec.Child().ConversationHistory[0].InputData.(map[string]any)["input"].(string)
+	if !strings.HasPrefix(in, "retry after: the child ensemble rounds/build.yaml completed with a failure (check: it broke)") {
+		t.Errorf("carried input %q", in)
+	}
+	// Failing every time: the loop is exhausted, not failed by an iteration.
+	res, _ = run(t, context.Background(), "testdata/loop-continue.yaml", "go", newFake(map[string][]any{"build_loop/check": {fail}}), nil)
+	if want := `loop exhausted: until (status == "ok" && output.tests_pass == true) was still false after 3 iterations`; !strings.Contains(failures(res), want) {
+		t.Errorf("errors %s", failures(res))
+	}
+}
+
+// TestDispatchOutput: a dispatch's output is the chosen case's agent's,
+// which every case's child must have.
+func TestDispatchOutput(t *testing.T) {
+	t.Parallel()
+	if _, err := load(t, "testdata/dispatch-output-bad.yaml"); err == nil || !strings.Contains(err.Error(), `dispatch-output-bad.yaml:10:45: cases of dispatch of agent "handle": feature output names no agent of flows/feature.yaml: "triage"`) {
+		t.Errorf("a case without the output agent: %v", err)
+	}
+	f := newFake(map[string][]any{"router": {map[string]any{"route": "bug"}}, "handle/triage": {"a bug"}})
+	res, _ := run(t, context.Background(), "testdata/dispatch-output.yaml", "", f, nil)
+	if len(res.Errors) != 0 || res.FinalState["handle"] != "a bug" {
+		t.Errorf("%s %v", failures(res), res.FinalState)
+	}
+}

@@ -96,18 +96,25 @@ func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		if s.Loop != nil {
 			iterations = i
 		}
+		outcome := conditions.Outcome{Status: "ok"}
 		if err != nil {
-			if s.Loop != nil {
-				err = fmt.Errorf("iteration %d: %w", i, err)
+			if s.Loop == nil || !s.Loop.Continue || !continuable(ctx, rec, err) {
+				if s.Loop != nil {
+					err = fmt.Errorf("iteration %d: %w", i, err)
+				}
+				res.Err = fmt.Errorf("agent %q: %w", req.Agent.Name, err)
+				return res
 			}
-			res.Err = fmt.Errorf("agent %q: %w", req.Agent.Name, err)
-			return res
+			// on_iteration_error: continue: until and carry see the
+			// failure; the output is null.
+			outcome = conditions.Outcome{Status: "failed", Error: err.Error()}
+			out = nil
 		}
 		res.Output = out
 		if s.Loop == nil {
 			return res
 		}
-		done, err := s.Loop.done(ctx, out, final, rec, input)
+		done, err := s.Loop.done(ctx, out, final, rec, input, outcome)
 		if err != nil {
 			res.Err = fmt.Errorf("agent %q: iteration %d: %w", req.Agent.Name, i, err)
 			return res
@@ -122,7 +129,7 @@ func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 			return res
 		}
 		if s.Loop.carry != nil {
-			v, err := s.Loop.carry.EvalContext(ctx, env(final, rec, input), out)
+			v, err := s.Loop.carry.EvalOutcome(ctx, env(final, rec, input), out, outcome)
 			if err != nil {
 				res.Err = fmt.Errorf("agent %q: iteration %d: carry (%s): %w", req.Agent.Name, i, s.Loop.Carry, err)
 				return res
@@ -284,11 +291,11 @@ func (s *Spec) choose(ctx context.Context, req *agent.Request) (*Case, string, e
 }
 
 // done evaluates until over an iteration's output.
-func (l *Loop) done(ctx context.Context, out any, final map[string]any, rec *state.Child, input string) (bool, error) {
+func (l *Loop) done(ctx context.Context, out any, final map[string]any, rec *state.Child, input string, o conditions.Outcome) (bool, error) {
 	if l.until == nil {
 		return false, errors.New("loop has no until expression")
 	}
-	v, err := l.until.EvalContext(ctx, env(final, rec, input), out)
+	v, err := l.until.EvalOutcome(ctx, env(final, rec, input), out, o)
 	if err != nil {
 		return false, fmt.Errorf("until (%s): %w", l.Until, err)
 	}
@@ -297,6 +304,17 @@ func (l *Loop) done(ctx context.Context, out any, final map[string]any, rec *sta
 		return false, fmt.Errorf("until (%s) must give true or false, got %s", l.Until, jsonvalue.Text(v))
 	}
 	return b, nil
+}
+
+// continuable reports whether a failed iteration may be passed over
+// (on_iteration_error: continue): not when a budget stopped the child, nor
+// when the execution itself is ending (its timeout, the run's
+// cancellation), which stopped the child cancelled.
+func continuable(ctx context.Context, rec *state.Child, err error) bool {
+	if ctx.Err() != nil || errors.Is(err, engine.ErrBudgetExceeded) || rec == nil {
+		return false
+	}
+	return rec.CompletionReason != engine.BudgetExceeded && rec.CompletionReason != engine.Cancelled
 }
 
 // env is what until and carry see besides output: the iteration's final
