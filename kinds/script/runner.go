@@ -75,7 +75,14 @@ func (s *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		InstanceInput:     req.Instance.Stdin(),
 	}
 	res := &agent.Result{InputData: inputData(req)}
-	stdin, err := json.Marshal(in)
+	var stdin []byte
+	var err error
+	env := spec.Env
+	if spec.Protocol == ProtocolLLMOrc {
+		stdin, env, err = llmOrcInput(req, spec)
+	} else {
+		stdin, err = json.Marshal(in)
+	}
 	if err != nil {
 		res.Err = fmt.Errorf("cannot encode the script's input as JSON: %w", err)
 		return res
@@ -89,7 +96,7 @@ func (s *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		res.Err = fmt.Errorf("agent %q has no script", a.Name)
 		return res
 	}
-	out, err := runners.ExecScript(ctx, req, s.Environ, spec.Env, proc.Spec{Path: path, Stdin: stdin, Timeout: a.Timeout})
+	out, err := runners.ExecScript(ctx, req, s.Environ, env, proc.Spec{Path: path, Stdin: stdin, Timeout: a.Timeout})
 	if out != nil {
 		res.Stderr = out.Stderr
 	}

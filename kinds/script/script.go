@@ -19,7 +19,13 @@ func (Kind) String() string { return "script" }
 func (Kind) Key() string { return "script" }
 
 // Fields are the script agent's own fields.
-func (Kind) Fields() []string { return []string{"parameters", "env", "allow_outside"} }
+func (Kind) Fields() []string { return []string{"parameters", "env", "allow_outside", "protocol"} }
+
+// The values of protocol: what the script reads on stdin.
+const (
+	ProtocolEnsemble = "ensemble" // the default: docs/semantics.md#script-agents
+	ProtocolLLMOrc   = "llm-orc"  // llm-orc's script input: docs/llm-orc.md#scripts
+)
 
 // Spec is what a script agent has of its own (Agent.Spec).
 type Spec struct {
@@ -27,6 +33,7 @@ type Spec struct {
 	Path       string            // absolute path of Script
 	Parameters map[string]any    // given on stdin
 	Env        map[string]string // added to the environment
+	Protocol   string            // ProtocolEnsemble or ProtocolLLMOrc
 }
 
 // SpecOf is a's Spec; an empty one when a has none.
@@ -47,6 +54,15 @@ func (Kind) Decode(f *ensemble.Fields, a *ensemble.Agent) {
 	}
 	s.Parameters = f.Object("parameters")
 	s.Env = f.Env("env")
+	s.Protocol = ProtocolEnsemble
+	if f.Has("protocol") {
+		switch p := f.String("protocol"); p {
+		case ProtocolEnsemble, ProtocolLLMOrc:
+			s.Protocol = p
+		default:
+			f.Bad("protocol", "must be %q or %q, not %q", ProtocolEnsemble, ProtocolLLMOrc, p)
+		}
+	}
 	a.Spec = s
 }
 
