@@ -1,0 +1,56 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The llm-orc project of importer/llmorc's testdata imports into files that
+// validate, and its pipeline runs with injected responses: the llm-orc
+// scripts unchanged, the fan-out, the guard, the child, the dispatch and the
+// loop.
+func TestImportLLMOrcValidatesAndRuns(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "imported")
+	o := ensembleCmd(t, "", "import", "llm-orc", filepath.Join("..", "..", "importer", "llmorc", "testdata", "project"), "--out", out)
+	if o.code != 0 {
+		t.Fatalf("import: exit %d\n%s", o.code, o.stderr)
+	}
+	for _, want := range []string{"wrote pipeline.yaml", "wrote scripts/count.py",
+		`ensembles/pipeline.yaml:44: agent "skipped": when "${analyst.ok}": not converted`} {
+		if !strings.Contains(o.stdout, want) {
+			t.Errorf("import's output lacks %q:\n%s", want, o.stdout)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "*.yaml"))
+	if o := ensembleCmd(t, "", append([]string{"validate"}, files...)...); o.code != 0 || len(files) != 4 {
+		t.Fatalf("validate %v: exit %d\n%s%s", files, o.code, o.stdout, o.stderr)
+	}
+	resp := filepath.Join(out, "responses.yaml")
+	if err := os.WriteFile(resp, []byte("analyst: [\"two topics\"]\nskipped: [\"ran\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o = ensembleCmd(t, "", "run", filepath.Join(out, "pipeline.yaml"), "--responses", resp, "--output", "json")
+	if o.code != 0 {
+		t.Fatalf("run: exit %d\n%s", o.code, o.stderr)
+	}
+	var r struct {
+		FinalState map[string]any `json:"final_state"`
+	}
+	if err := json.Unmarshal([]byte(o.stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(map[string]any{"per-topic": r.FinalState["per-topic"], "report": r.FinalState["report"],
+		"route": r.FinalState["route"], "refine": r.FinalState["refine"].(map[string]any)["done"]})
+	want := `{"per-topic":[{"chunk":"Rust is fast.","index":0,"label":"topic","of":2,"words":3},{"chunk":"Go is simple.","index":1,"label":"topic","of":2,"words":3}],` +
+		`"refine":true,"report":{"words":6},"route":{"summarizer":{"summary":"Rust is fast. Go is simple. Is Python sl"}}}`
+	if string(got) != want {
+		t.Errorf("final state\n got %s\nwant %s", got, want)
+	}
+	if o := ensembleCmd(t, "", "import", "llm-orc", ".", "--out", out); o.code != 2 {
+		t.Errorf("import of a folder without .llm-orc: exit %d, want 2", o.code)
+	}
+}

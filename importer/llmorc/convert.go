@@ -1,0 +1,421 @@
+package llmorc
+
+import (
+	"bytes"
+	"fmt"
+	path "path"
+	"slices"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// topLevel are the llm-orc ensemble keys that are converted.
+var topLevel = []string{"name", "description", "default_task", "task", "agents"}
+
+// agentKeys are the llm-orc agent keys that are converted (some of them
+// only for some kinds, which convert reports).
+var agentKeys = []string{"name", "depends_on", "fan_out", "input_key", "when", "timeout_seconds",
+	"script", "parameters", "model_profile", "model", "provider", "system_prompt", "temperature",
+	"max_tokens", "output_format", "fallback_model_profile", "ensemble", "loop", "dispatch"}
+
+// conv is the conversion of one ensemble.
+type conv struct {
+	im      *importer
+	src     *source
+	out     *outEnsemble
+	names   map[string]string // llm-orc agent name → ensemble agent name
+	used    map[string]bool   // profiles the agents use
+	derived map[string]*outProfile
+}
+
+func (im *importer) convert(s *source) ([]byte, error) {
+	c := &conv{im: im, src: s, names: map[string]string{}, used: map[string]bool{}, derived: map[string]*outProfile{}}
+	root := s.root
+	c.out = &outEnsemble{Version: 1, Name: s.name, Description: str(get(root, "description"))}
+	if n := get(root, "name"); str(n) != s.name {
+		im.problem(s.rel, n, "ensemble name %q is %q here", str(n), s.name)
+	}
+	c.out.Input = str(get(root, "default_task"))
+	if c.out.Input == "" {
+		c.out.Input = str(get(root, "task"))
+	}
+	keys, _ := pairs(root)
+	for _, k := range keys {
+		if !slices.Contains(topLevel, k.Value) {
+			im.problem(s.rel, k, "%s: not converted (ensemble has no such field)", k.Value)
+		}
+	}
+	agents := get(root, "agents").Content
+	for _, a := range agents {
+		llm := str(get(a, "name"))
+		c.names[llm] = sanitize(llm)
+	}
+	for _, a := range agents {
+		c.agent(a)
+	}
+	c.models()
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "# Imported from llm-orc: %s (ensemble import llm-orc; docs/llm-orc.md)\n", s.rel)
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(c.out); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), enc.Close()
+}
+
+func (c *conv) problem(n *yaml.Node, format string, args ...any) {
+	c.im.problem(c.src.rel, n, format, args...)
+}
+
+// ctx is the expression reading an agent's output in context.
+func (c *conv) ctx(agent string, optional bool) string {
+	return member("context", c.names[agent], optional)
+}
+
+func (c *conv) agent(n *yaml.Node) {
+	name := str(get(n, "name"))
+	out := &outAgent{Name: c.names[name]}
+	if out.Name != name {
+		c.problem(get(n, "name"), "agent %q is named %q (ensemble names are [a-z0-9_-]+)", name, out.Name)
+	}
+	keys, _ := pairs(n)
+	for _, k := range keys {
+		if !slices.Contains(agentKeys, k.Value) {
+			c.problem(k, "agent %q: %s: not converted", name, k.Value)
+		}
+	}
+	if t := get(n, "timeout_seconds"); t != nil {
+		out.TimeoutSeconds = value(t)
+	}
+	// depends_on: names, or {agent_name: ...}
+	var deps []*outDep
+	var depNodes []*yaml.Node
+	if d := get(n, "depends_on"); d != nil {
+		for _, item := range d.Content {
+			dn := str(item)
+			if item.Kind == yaml.MappingNode {
+				dn = str(get(item, "agent_name"))
+				ks, _ := pairs(item)
+				for _, k := range ks {
+					if k.Value != "agent_name" {
+						c.problem(k, "agent %q: depends_on %s: not converted", name, k.Value)
+					}
+				}
+			}
+			if _, ok := c.names[dn]; !ok {
+				c.problem(item, "agent %q: depends_on %q: no such agent", name, dn)
+				continue
+			}
+			deps = append(deps, &outDep{AgentName: c.names[dn]})
+			depNodes = append(depNodes, item)
+		}
+	}
+	first := ""
+	if len(deps) > 0 {
+		first = str(depNodes[0])
+		if depNodes[0].Kind == yaml.MappingNode {
+			first = str(get(depNodes[0], "agent_name"))
+		}
+	}
+	inputKey := str(get(n, "input_key"))
+	if inputKey != "" && first == "" {
+		c.problem(get(n, "input_key"), "agent %q: input_key without depends_on: not converted", name)
+		inputKey = ""
+	}
+	fanOut := value(get(n, "fan_out")) == true
+	if fanOut {
+		if first == "" {
+			c.problem(get(n, "fan_out"), "agent %q: fan_out without depends_on: not converted", name)
+			fanOut = false
+		} else {
+			over := c.ctx(first, false)
+			if inputKey != "" {
+				over = member(over, inputKey, false)
+			}
+			out.FanOut = &outFanOut{Over: over}
+		}
+	} else if inputKey != "" {
+		deps[0].Select = member("output", inputKey, false)
+	}
+	if w := get(n, "when"); w != nil {
+		c.when(name, w, deps)
+	}
+	for _, d := range deps {
+		if d.Condition == "" && d.Select == "" {
+			out.Dependencies = append(out.Dependencies, d.AgentName)
+		} else {
+			out.Dependencies = append(out.Dependencies, d)
+		}
+	}
+	switch {
+	case get(n, "script") != nil:
+		c.script(name, n, out)
+	case get(n, "loop") != nil:
+		c.loop(name, n, out)
+	case get(n, "dispatch") != nil:
+		c.dispatch(name, n, out, first, inputKey)
+	case get(n, "ensemble") != nil:
+		child := sanitize(str(get(n, "ensemble")))
+		if _, ok := c.im.byName[child]; !ok {
+			c.problem(get(n, "ensemble"), "agent %q: ensemble %q: no such ensemble in the project", name, str(get(n, "ensemble")))
+		}
+		out.Ensemble = child + ".yaml"
+		if fanOut {
+			out.Input = "{{ item }}"
+		}
+	default:
+		c.llm(name, n, out)
+	}
+	if out.Script == "" {
+		if p := get(n, "parameters"); p != nil {
+			c.problem(p, "agent %q: parameters: not converted (only script agents take them)", name)
+		}
+	}
+	c.out.Agents = append(c.out.Agents, out)
+}
+
+// when converts a guard `${dep.field}` or `${dep.field} == literal` into the
+// condition of the edge from dep, which must be a dependency.
+func (c *conv) when(name string, w *yaml.Node, deps []*outDep) {
+	var edge *outDep
+	cond, ok := predicate(str(w), func(tok string) (string, bool) {
+		m := refDepField.FindStringSubmatch(tok)
+		if m == nil {
+			return "", false
+		}
+		for _, d := range deps {
+			if d.AgentName == c.names[m[1]] && c.names[m[1]] != "" {
+				edge = d
+			}
+		}
+		return fieldPath(c.ctx(m[1], false), m[2]), edge != nil
+	})
+	if !ok {
+		c.problem(w, "agent %q: when %q: not converted (only ${dep.field} or ${dep.field} == literal, dep one of its depends_on, becomes a condition)", name, str(w))
+		return
+	}
+	edge.Condition = cond
+}
+
+func (c *conv) script(name string, n *yaml.Node, out *outAgent) {
+	ref := str(get(n, "script"))
+	clean := path.Clean(ref)
+	if strings.ContainsAny(ref, " \n;|&") || path.IsAbs(clean) || strings.HasPrefix(clean, "..") {
+		c.problem(get(n, "script"), "agent %q: script %q: not converted (only a script file of the project)", name, ref)
+	} else if _, err := readcapStat(c.im.root, clean); err != nil {
+		c.problem(get(n, "script"), "agent %q: script %q: not found under .llm-orc", name, ref)
+	} else {
+		c.im.scripts[clean] = true
+	}
+	out.Script = clean
+	out.Protocol = "llm-orc"
+	if p := get(n, "parameters"); p != nil {
+		if m, ok := value(p).(map[string]any); ok && len(m) > 0 {
+			out.Parameters = m
+		}
+	}
+	for _, k := range []string{"model_profile", "system_prompt", "fallback_model_profile"} {
+		if v := get(n, k); v != nil {
+			c.problem(v, "agent %q: %s: not converted (a script agent)", name, k)
+		}
+	}
+}
+
+// llm converts an LLM agent: its profile, or a profile derived from it for
+// an inline model, temperature, max_tokens or fallback_model_profile.
+func (c *conv) llm(name string, n *yaml.Node, out *outAgent) {
+	out.Prompt = str(get(n, "system_prompt"))
+	switch f := str(get(n, "output_format")); f {
+	case "", "text":
+	case "json":
+		out.OutputFormat = "json"
+	default:
+		c.problem(get(n, "output_format"), "agent %q: output_format %q: not converted", name, f)
+	}
+	base := str(get(n, "model_profile"))
+	var p *outProfile
+	if base != "" {
+		bp, ok := c.im.profiles[base]
+		if !ok {
+			c.problem(get(n, "model_profile"), "agent %q: model_profile %q: no such profile in config.yaml or profiles/", name, base)
+			out.ModelProfile = sanitize(base)
+			return
+		}
+		p = c.im.profileOf(bp)
+		if p == nil {
+			out.ModelProfile = sanitize(base)
+			return
+		}
+	} else {
+		p = c.im.convertProfile(c.src.rel, get(n, "provider"), map[string]any{"provider": str(get(n, "provider")), "model": str(get(n, "model"))}, name)
+		if p == nil {
+			return
+		}
+	}
+	overrides := false
+	for _, k := range []string{"temperature", "max_tokens"} {
+		if v := get(n, k); v != nil {
+			overrides = true
+			cp := *p
+			p = &cp
+			if k == "temperature" {
+				p.Temperature = value(v)
+			} else {
+				p.MaxTokens = value(v)
+			}
+		}
+	}
+	if fb := str(get(n, "fallback_model_profile")); fb != "" {
+		if _, ok := c.im.profiles[fb]; !ok {
+			c.problem(get(n, "fallback_model_profile"), "agent %q: fallback_model_profile %q: no such profile", name, fb)
+		} else {
+			overrides = true
+			cp := *p
+			cp.Fallback = []string{sanitize(fb)}
+			p = &cp
+			c.use(fb)
+		}
+	}
+	if base != "" && !overrides {
+		out.ModelProfile = sanitize(base)
+		c.use(base)
+		return
+	}
+	// a profile of the agent's own
+	out.ModelProfile = out.Name + "-model"
+	c.derived[out.ModelProfile] = p
+	for _, f := range p.Fallback {
+		c.use(f)
+	}
+}
+
+func (c *conv) loop(name string, n *yaml.Node, out *outAgent) {
+	l := get(n, "loop")
+	body := sanitize(str(get(l, "body")))
+	child, ok := c.im.byName[body]
+	if !ok {
+		c.problem(get(l, "body"), "agent %q: loop body %q: no such ensemble in the project", name, str(get(l, "body")))
+	} else if t := terminal(child); t != "" {
+		out.Output = t
+	}
+	out.Ensemble = body + ".yaml"
+	ref := func(tok string) (string, bool) {
+		m := refField.FindStringSubmatch(tok)
+		if m == nil {
+			return "", false
+		}
+		return fieldPath("output", m[1]), true
+	}
+	until, ok := predicate(str(get(l, "until")), ref)
+	if !ok {
+		c.problem(get(l, "until"), "agent %q: loop until %q: not converted", name, str(get(l, "until")))
+		until = "false"
+	}
+	out.Loop = &outLoop{Until: until, MaxIterations: value(get(l, "max_iterations")), OnExhausted: "succeed"}
+	if cr := get(l, "carry"); cr != nil {
+		if e, ok := ref(str(cr)); ok {
+			out.Loop.Carry = e
+		} else {
+			c.problem(cr, "agent %q: loop carry %q: not converted", name, str(cr))
+		}
+	}
+	c.problem(l, "agent %q: loop: its output is the body's last agent's, not llm-orc's {output, iterations, terminated}", name)
+}
+
+func (c *conv) dispatch(name string, n *yaml.Node, out *outAgent, first, inputKey string) {
+	d := get(n, "dispatch")
+	m := refDepField.FindStringSubmatch(str(d))
+	if m == nil || c.names[m[1]] == "" {
+		c.problem(d, "agent %q: dispatch %q: not converted (only ${dep.field})", name, str(d))
+		return
+	}
+	cases := map[string]string{}
+	var skipped []string
+	for en, s := range c.im.byName {
+		if en == c.src.name {
+			continue
+		}
+		if hasChildren(s) {
+			skipped = append(skipped, en)
+			continue
+		}
+		cases[en] = en + ".yaml"
+	}
+	out.Dispatch = &outDispatch{On: fieldPath(c.ctx(m[1], false), m[2]), Cases: cases}
+	if len(skipped) > 0 {
+		sort.Strings(skipped)
+		c.problem(d, "agent %q: dispatch: ensembles that run other ensembles are no cases (a case could include its parent): %s", name, strings.Join(skipped, ", "))
+	}
+	if inputKey != "" {
+		out.Input = "{{ " + member(c.ctx(first, false), inputKey, false) + " }}"
+	} else {
+		out.Input = "{{ input }}"
+	}
+}
+
+// hasChildren: s has an ensemble, loop or dispatch agent.
+func hasChildren(s *source) bool {
+	for _, a := range get(s.root, "agents").Content {
+		if get(a, "ensemble") != nil || get(a, "loop") != nil || get(a, "dispatch") != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// terminal is the last agent of s that no other agent depends on: llm-orc's
+// deliverable.
+func terminal(s *source) string {
+	agents := get(s.root, "agents").Content
+	depended := map[string]bool{}
+	for _, a := range agents {
+		if d := get(a, "depends_on"); d != nil {
+			for _, item := range d.Content {
+				if item.Kind == yaml.MappingNode {
+					depended[str(get(item, "agent_name"))] = true
+				} else {
+					depended[str(item)] = true
+				}
+			}
+		}
+	}
+	for i := len(agents) - 1; i >= 0; i-- {
+		if n := str(get(agents[i], "name")); !depended[n] {
+			return sanitize(n)
+		}
+	}
+	return ""
+}
+
+func (c *conv) use(name string) {
+	if c.used[name] {
+		return
+	}
+	c.used[name] = true
+	if p, ok := c.im.profiles[name]; ok {
+		if fb, ok := p.m["fallback_model_profile"].(string); ok {
+			c.use(fb)
+		}
+	}
+}
+
+// models writes the profiles the agents use into the file.
+func (c *conv) models() {
+	for name := range c.used {
+		if p := c.im.profileOf(c.im.profiles[name]); p != nil {
+			if c.out.Models == nil {
+				c.out.Models = map[string]*outProfile{}
+			}
+			c.out.Models[sanitize(name)] = p
+		}
+	}
+	for name, p := range c.derived {
+		if c.out.Models == nil {
+			c.out.Models = map[string]*outProfile{}
+		}
+		c.out.Models[name] = p
+	}
+}

@@ -1,0 +1,413 @@
+// Package llmorc converts an llm-orc project (its .llm-orc folder: the
+// ensembles, the model profiles of config.yaml and profiles/, the scripts
+// they run) into ensemble files (docs/llm-orc.md). What cannot be converted
+// is listed as Problems, each with the file and line it came from.
+package llmorc
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/ensemble-run/ensemble/internal/readcap"
+)
+
+// maxFile caps every file the import reads.
+const maxFile = 16 << 20
+
+// Options says what to import and where to.
+type Options struct {
+	Dir string // the llm-orc project: the folder holding .llm-orc, or .llm-orc itself
+	Out string // the folder the ensemble files are written to
+}
+
+// Problem is something of the project that was not converted, or not
+// exactly: File is relative to the project's .llm-orc folder.
+type Problem struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg) }
+
+// Result is what Import wrote (paths relative to Options.Out, in order) and
+// what it could not convert.
+type Result struct {
+	Written  []string
+	Problems []Problem
+}
+
+// InputError is an import that cannot start: no .llm-orc folder, an output
+// file that exists already.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+// profile is an llm-orc model profile.
+type profile struct {
+	name, file string
+	line       int
+	m          map[string]any
+	lines      map[string]int
+}
+
+// source is one llm-orc ensemble file.
+type source struct {
+	rel  string // relative to .llm-orc
+	name string
+	root *yaml.Node
+}
+
+type importer struct {
+	root     string // the .llm-orc folder
+	out      string
+	res      *Result
+	profiles map[string]*profile
+	byName   map[string]*source
+	scripts  map[string]bool // script paths (relative to root) to copy
+}
+
+// Import converts the project at opts.Dir into opts.Out. Its error is an
+// *InputError for a bad project or output folder; anything that cannot be
+// converted is a Problem of the Result.
+func Import(opts Options) (*Result, error) {
+	root := filepath.Join(opts.Dir, ".llm-orc")
+	if filepath.Base(filepath.Clean(opts.Dir)) == ".llm-orc" {
+		root = opts.Dir
+	}
+	if st, err := os.Stat(filepath.Join(root, "ensembles")); err != nil || !st.IsDir() {
+		return nil, &InputError{fmt.Sprintf("%s: not an llm-orc project: no .llm-orc/ensembles folder", opts.Dir)}
+	}
+	im := &importer{root: root, out: opts.Out, res: &Result{}, profiles: map[string]*profile{}, byName: map[string]*source{}, scripts: map[string]bool{}}
+	if err := im.readProfiles(); err != nil {
+		return nil, err
+	}
+	if err := im.readEnsembles(); err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{}
+	names := make([]string, 0, len(im.byName))
+	for n := range im.byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		b, err := im.convert(im.byName[n])
+		if err != nil {
+			return nil, err
+		}
+		files[n+".yaml"] = b
+	}
+	for s := range im.scripts {
+		b, err := readcap.ReadFile(filepath.Join(root, s), maxFile)
+		if err != nil {
+			return nil, &InputError{fmt.Sprintf("script %s: %v", s, err)}
+		}
+		files[filepath.ToSlash(s)] = b
+	}
+	return im.res, im.write(files)
+}
+
+// write writes files under out, refusing to replace any.
+func (im *importer) write(files map[string][]byte) error {
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if _, err := os.Lstat(filepath.Join(im.out, p)); err == nil {
+			return &InputError{fmt.Sprintf("%s: exists already; import into a new or empty folder", filepath.Join(im.out, p))}
+		}
+	}
+	for _, p := range paths {
+		dst := filepath.Join(im.out, p)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		mode := os.FileMode(0o644)
+		if strings.HasPrefix(p, "scripts/") || !strings.HasSuffix(p, ".yaml") {
+			if st, err := os.Stat(filepath.Join(im.root, p)); err == nil {
+				mode = st.Mode().Perm()
+			}
+		}
+		if err := os.WriteFile(dst, files[p], mode); err != nil {
+			return err
+		}
+		im.res.Written = append(im.res.Written, p)
+	}
+	return nil
+}
+
+func (im *importer) problem(file string, n *yaml.Node, format string, args ...any) {
+	line := 0
+	if n != nil {
+		line = n.Line
+	}
+	im.res.Problems = append(im.res.Problems, Problem{File: file, Line: line, Msg: fmt.Sprintf(format, args...)})
+}
+
+// readYAML reads and parses one file, capped; the document's root.
+func (im *importer) readYAML(rel string) (*yaml.Node, error) {
+	b, err := readcap.ReadTextFile(filepath.Join(im.root, rel), maxFile)
+	if err != nil {
+		return nil, &InputError{fmt.Sprintf("%s: %v", rel, err)}
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, &InputError{fmt.Sprintf("%s: %v", rel, err)}
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, &InputError{fmt.Sprintf("%s:1: not a YAML mapping", rel)}
+	}
+	return doc.Content[0], nil
+}
+
+// pairs are a mapping node's keys and values, in order.
+func pairs(n *yaml.Node) (keys, vals []*yaml.Node) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil, nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		keys = append(keys, n.Content[i])
+		vals = append(vals, n.Content[i+1])
+	}
+	return keys, vals
+}
+
+func get(n *yaml.Node, key string) *yaml.Node {
+	keys, vals := pairs(n)
+	for i, k := range keys {
+		if k.Value == key {
+			return vals[i]
+		}
+	}
+	return nil
+}
+
+func str(n *yaml.Node) string {
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return ""
+	}
+	return n.Value
+}
+
+func value(n *yaml.Node) any {
+	var v any
+	if n != nil {
+		_ = n.Decode(&v)
+	}
+	return v
+}
+
+func (im *importer) readProfiles() error {
+	add := func(rel string, name string, k, v *yaml.Node) {
+		p := &profile{name: name, file: rel, line: k.Line, m: map[string]any{}, lines: map[string]int{}}
+		ks, vs := pairs(v)
+		for i, kk := range ks {
+			p.m[kk.Value] = value(vs[i])
+			p.lines[kk.Value] = kk.Line
+		}
+		if _, dup := im.profiles[name]; !dup {
+			im.profiles[name] = p
+		}
+	}
+	var rels []string
+	if _, err := os.Stat(filepath.Join(im.root, "config.yaml")); err == nil {
+		rels = append(rels, "config.yaml")
+	}
+	more, _ := filepath.Glob(filepath.Join(im.root, "profiles", "*.yaml"))
+	for _, m := range more {
+		rels = append(rels, filepath.ToSlash(filepath.Join("profiles", filepath.Base(m))))
+	}
+	for _, rel := range rels {
+		root, err := im.readYAML(rel)
+		if err != nil {
+			return err
+		}
+		if mp := get(root, "model_profiles"); mp != nil {
+			ks, vs := pairs(mp)
+			for i, k := range ks {
+				add(rel, k.Value, k, vs[i])
+			}
+		} else if name := str(get(root, "name")); name != "" && rel != "config.yaml" {
+			add(rel, name, root, root)
+			delete(im.profiles[name].m, "name")
+		}
+	}
+	return nil
+}
+
+func (im *importer) readEnsembles() error {
+	dir := filepath.Join(im.root, "ensembles")
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !(strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
+			return nil
+		}
+		rel, _ := filepath.Rel(im.root, path)
+		rel = filepath.ToSlash(rel)
+		root, err := im.readYAML(rel)
+		if err != nil {
+			return err
+		}
+		agents := get(root, "agents")
+		if agents == nil || agents.Kind != yaml.SequenceNode {
+			im.problem(rel, root, "not an ensemble (no agents list): not converted")
+			return nil
+		}
+		name := str(get(root, "name"))
+		out := sanitize(name)
+		if out == "" {
+			im.problem(rel, root, "ensemble without a name: not converted")
+			return nil
+		}
+		if prev, dup := im.byName[out]; dup {
+			im.problem(rel, get(root, "name"), "ensemble name %q is taken by %s: not converted", name, prev.rel)
+			return nil
+		}
+		im.byName[out] = &source{rel: rel, name: out, root: root}
+		return nil
+	})
+}
+
+var badName = regexp.MustCompile(`[^a-z0-9_-]+`)
+
+// sanitize is an llm-orc name as an ensemble name: lower case, any other
+// character a '-'.
+func sanitize(name string) string {
+	return strings.Trim(badName.ReplaceAllString(strings.ToLower(name), "-"), "-")
+}
+
+var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// member is base.name, or base["name"] when name is no identifier.
+func member(base, name string, optional bool) string {
+	if ident.MatchString(name) {
+		if optional {
+			return base + "?." + name
+		}
+		return base + "." + name
+	}
+	if optional {
+		return base + "?.[" + strconv.Quote(name) + "]"
+	}
+	return base + "[" + strconv.Quote(name) + "]"
+}
+
+// path is base followed by the dotted fields of p, each read optionally.
+func fieldPath(base, p string) string {
+	for _, f := range strings.Split(p, ".") {
+		base = member(base, f, true)
+	}
+	return base
+}
+
+var (
+	refDepField = regexp.MustCompile(`^\$\{([^.}]+)\.([^}]+)\}$`)
+	refField    = regexp.MustCompile(`^\$\{([^}]+)\}$`)
+)
+
+// literal is an llm-orc predicate literal as an expression.
+func literal(tok string) string {
+	switch {
+	case tok == "true" || tok == "false":
+		return tok
+	case len(tok) >= 2 && tok[0] == tok[len(tok)-1] && (tok[0] == '"' || tok[0] == '\''):
+		return strconv.Quote(tok[1 : len(tok)-1])
+	}
+	if _, err := strconv.ParseFloat(tok, 64); err == nil {
+		return tok
+	}
+	return strconv.Quote(tok)
+}
+
+// predicate converts llm-orc's `${ref}` or `${ref} == literal` with ref
+// turning a ${...} token into an expression; ok is false when the
+// predicate has another form.
+func predicate(p string, ref func(tok string) (string, bool)) (string, bool) {
+	p = strings.TrimSpace(p)
+	left, right, eq := strings.Cut(p, "==")
+	e, ok := ref(strings.TrimSpace(left))
+	if !ok {
+		return "", false
+	}
+	if !eq {
+		return e + " == true", true
+	}
+	return e + " == " + literal(strings.TrimSpace(right)), true
+}
+
+// outAgent is an agent of an ensemble file, its fields in the format's order.
+type outAgent struct {
+	Name           string         `yaml:"name"`
+	Script         string         `yaml:"script,omitempty"`
+	Protocol       string         `yaml:"protocol,omitempty"`
+	ModelProfile   string         `yaml:"model_profile,omitempty"`
+	Ensemble       string         `yaml:"ensemble,omitempty"`
+	Dispatch       *outDispatch   `yaml:"dispatch,omitempty"`
+	Prompt         string         `yaml:"prompt,omitempty"`
+	OutputFormat   string         `yaml:"output_format,omitempty"`
+	Input          string         `yaml:"input,omitempty"`
+	Parameters     map[string]any `yaml:"parameters,omitempty"`
+	Dependencies   []any          `yaml:"dependencies,omitempty"`
+	FanOut         *outFanOut     `yaml:"fan_out,omitempty"`
+	Output         string         `yaml:"output,omitempty"`
+	Loop           *outLoop       `yaml:"loop,omitempty"`
+	TimeoutSeconds any            `yaml:"timeout_seconds,omitempty"`
+}
+
+type outDep struct {
+	AgentName string `yaml:"agent_name"`
+	Condition string `yaml:"condition,omitempty"`
+	Select    string `yaml:"select,omitempty"`
+}
+
+type outFanOut struct {
+	Over string `yaml:"over"`
+}
+
+type outDispatch struct {
+	On    string            `yaml:"on"`
+	Cases map[string]string `yaml:"cases"`
+}
+
+type outLoop struct {
+	Until         string `yaml:"until"`
+	MaxIterations any    `yaml:"max_iterations"`
+	Carry         string `yaml:"carry,omitempty"`
+	OnExhausted   string `yaml:"on_exhausted"`
+}
+
+type outProfile struct {
+	Provider       string         `yaml:"provider"`
+	Model          string         `yaml:"model"`
+	BaseURL        string         `yaml:"base_url,omitempty"`
+	APIKeyEnv      string         `yaml:"api_key_env,omitempty"`
+	Temperature    any            `yaml:"temperature,omitempty"`
+	MaxTokens      any            `yaml:"max_tokens,omitempty"`
+	SystemPrompt   string         `yaml:"system_prompt,omitempty"`
+	TimeoutSeconds any            `yaml:"timeout_seconds,omitempty"`
+	Pricing        map[string]any `yaml:"pricing,omitempty"`
+	Fallback       []string       `yaml:"fallback,omitempty"`
+	Options        map[string]any `yaml:"options,omitempty"`
+}
+
+type outEnsemble struct {
+	Version     int                    `yaml:"version"`
+	Name        string                 `yaml:"name"`
+	Description string                 `yaml:"description,omitempty"`
+	Input       string                 `yaml:"input,omitempty"`
+	Models      map[string]*outProfile `yaml:"models,omitempty"`
+	Agents      []*outAgent            `yaml:"agents"`
+}

@@ -1,0 +1,7 @@
+#!/usr/bin/env python3
+import json
+import sys
+
+data = json.load(sys.stdin)
+n = data["input_data"].count("+")
+print(json.dumps({"done": n >= 1, "next": data["input_data"] + "+"}))
