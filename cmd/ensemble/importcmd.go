@@ -11,10 +11,10 @@ import (
 
 func newImportCmd(io *stdio) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "import",
-		Short: "Convert another tool's project into ensemble files",
+		Use:     "import",
+		Short:   "Convert another tool's project into ensemble files",
 		Example: `  ensemble import llm-orc ~/my-llm-orc-project --out imported`,
-		Args:  io.noArgs(),
+		Args:    io.noArgs(),
 	}
 	var out string
 	llm := &cobra.Command{
