@@ -192,3 +192,30 @@ agents:
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// An ask agent whose guard is false is skipped, not waited for.
+func TestGuardedAskAgentDoesNotWait(t *testing.T) {
+	t.Parallel()
+	e := loadYAML(t, `
+name: approve
+agents:
+  - name: writer
+    script: x.sh
+  - name: approver
+    ask: "Publish?"
+    ask_mode: suspend
+    dependencies: [writer]
+    when: "context.writer == 'needs approval'"
+`)
+	r := engine.New(e, "", engine.Options{Runner: scripted{}})
+	if reason := r.Step(context.Background()); reason != "" || len(r.PendingInput()) != 0 {
+		t.Fatalf("after the writer: %q, pending %v", reason, r.PendingInput())
+	}
+	res := r.Run(context.Background())
+	if res.CompletionReason != engine.Completed {
+		t.Fatalf("%s", res.CompletionReason)
+	}
+	if got := strings.Join(order(res), " "); got != "1:writer 2:approver" || !res.ConversationHistory[1].Skipped {
+		t.Fatalf("order %s", got)
+	}
+}
