@@ -131,11 +131,13 @@ var stepDefs = []stepDef{
 		`^agent "([^"]*)" ran at most (\d+) times?$`, func(s *Scenario) any { return s.thenRanAtMost }},
 	{StepDoc{"Then", `Then agent "final_synthesis" did not run`, "No execution."},
 		`^agent "([^"]*)" did not run$`, func(s *Scenario) any { return s.thenDidNotRun }},
+	{StepDoc{"Then", `Then agent "bugfix" was skipped`, "The agent has a record of a skip (its `when:` was false, or its dependencies were skipped): it did not run then."},
+		`^agent "([^"]*)" was skipped$`, func(s *Scenario) any { return s.thenSkipped }},
 	{StepDoc{"Then", `Then agent "data_extractor" ran before agent "llm_analyzer"`, "Both ran, and the first execution of the first came before the first execution of the second in the history."},
 		`^agent "([^"]*)" ran before agent "([^"]*)"$`, func(s *Scenario) any { return s.thenRanBefore }},
 	{StepDoc{"Then", `Then the agents ran in this order: "data_extractor, llm_analyzer, user_clarification"`, "The whole history, one name per execution, in order (within a turn: file order)."},
 		`^the agents ran in this order: "([^"]*)"$`, func(s *Scenario) any { return s.thenOrder }},
-	{StepDoc{"Then", "Then the conversation history is:", "The whole history, as a table with a header row; columns among turn, agent, execution, status (ok or failed), error and output (both: text the cell must contain; an empty cell checks nothing)."},
+	{StepDoc{"Then", "Then the conversation history is:", "The whole history, as a table with a header row; columns among turn, agent, execution, status (ok, failed or skipped), error and output (both: text the cell must contain; an empty cell checks nothing)."},
 		`^the conversation history is:$`, func(s *Scenario) any { return s.thenHistory }},
 	{StepDoc{"Then", `Then agent "x" failed with an error containing "timeout"`, "One of the agent's failed executions has an error containing the text."},
 		`^agent "([^"]*)" failed with an error containing "(.*)"$`, func(s *Scenario) any { return s.thenFailedWith }},
@@ -539,10 +541,14 @@ func (s *Scenario) thenWarning(sub string) error {
 // --- Then: agents ---
 
 // order is the agents of the history, one per execution.
+// order is the agents of the history's executions, in order: skipped
+// agents did not run (docs/semantics.md#guards-that-skip).
 func order(res *engine.Result) []string {
-	names := make([]string, len(res.ConversationHistory))
-	for i, r := range res.ConversationHistory {
-		names[i] = r.AgentName
+	names := make([]string, 0, len(res.ConversationHistory))
+	for _, r := range res.ConversationHistory {
+		if !r.Skipped {
+			names = append(names, r.AgentName)
+		}
 	}
 	return names
 }
@@ -679,6 +685,9 @@ func (s *Scenario) thenHistory(table *godog.Table) error {
 		case "execution":
 			return strconv.Itoa(r.Execution)
 		case "status":
+			if r.Skipped {
+				return "skipped"
+			}
 			if r.Error != nil {
 				return "failed"
 			}
@@ -749,11 +758,23 @@ func (s *Scenario) records(name string) ([]*state.Record, error) {
 	}
 	var out []*state.Record
 	for _, r := range s.result.ConversationHistory {
-		if r.AgentName == name {
+		if r.AgentName == name && !r.Skipped {
 			out = append(out, r)
 		}
 	}
 	return out, nil
+}
+
+func (s *Scenario) thenSkipped(name string) error {
+	if _, err := s.executions(name); err != nil {
+		return err
+	}
+	for _, r := range s.result.ConversationHistory {
+		if r.AgentName == name && r.Skipped {
+			return nil
+		}
+	}
+	return fmt.Errorf("agent %q was never skipped (agents ran in order %s)", name, quote(strings.Join(order(s.result), ", ")))
 }
 
 func (s *Scenario) thenFailedWith(name, sub string) error {

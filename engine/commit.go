@@ -58,6 +58,9 @@ func (c *committer) warn(turn int, warns []resolver.Warning) {
 	for _, w := range warns {
 		sw := state.Warning{TurnNumber: turn, AgentName: w.Agent, Dependency: w.Dependency, Expression: w.Expression,
 			Message: fmt.Sprintf("condition of %s ← %s (%s) failed, counted as false: %s", w.Agent, w.Dependency, w.Expression, w.Message)}
+		if w.Dependency == "" {
+			sw.Message = fmt.Sprintf("when of %s (%s) failed, counted as false: %s", w.Agent, w.Expression, w.Message)
+		}
 		if k := warningKey(sw); !c.seenWarning[k] {
 			c.seenWarning[k] = true
 			c.st.Warn(sw)
@@ -80,11 +83,19 @@ func (c *committer) ref(key string) (state.OutputRef, bool) {
 func (c *committer) commit(turn int, p *plan) {
 	st := c.st
 	for _, rd := range p.ready {
-		st.Consume(rd.Agent.Name, rd.Satisfied, rd.Outputs, rd.Fresh)
+		fresh := rd.Fresh
+		if rd.Skip != resolver.Run {
+			fresh = nil // a skip consumes, but triggers nothing: nothing ran
+		}
+		st.Consume(rd.Agent.Name, rd.Satisfied, rd.Outputs, fresh)
 		st.TakeRequests(rd.Agent.Name, len(rd.Requests))
 	}
 	execs := p.execs // grouped by agent, in the order of p.ready
 	for i := range p.ready {
+		if p.ready[i].Skip != resolver.Run {
+			c.skip(turn, &p.ready[i])
+			continue
+		}
 		n := 0
 		for n < len(execs) && execs[n].agent == i {
 			n++
@@ -157,6 +168,30 @@ func (c *committer) execution(turn int, a *ensemble.Agent, x *execution) {
 	}
 	st.AppendRecord(rec)
 	c.events.Emit(ev)
+}
+
+// skip records that a ready agent was skipped instead of run
+// (docs/semantics.md#guards-that-skip): a record marked skipped, with no
+// execution number, output or error, whose input_data says why, and an
+// agent_skipped event. Its count of executions does not move.
+func (c *committer) skip(turn int, rd *resolver.Ready) {
+	a := rd.Agent
+	var input map[string]any
+	var why string
+	switch rd.Skip {
+	case resolver.SkipWhen:
+		input = map[string]any{"skipped_because": "when", "when": a.When}
+		why = fmt.Sprintf("when (%s) is false", a.When)
+	default:
+		deps := make([]any, len(rd.Satisfied))
+		for i, d := range rd.Satisfied {
+			deps[i] = d
+		}
+		input = map[string]any{"skipped_because": "dependencies", "dependencies": deps}
+		why = "its dependencies were skipped: " + strings.Join(rd.Satisfied, ", ")
+	}
+	c.st.AppendRecord(&state.Record{TurnNumber: turn, AgentName: a.Name, Skipped: true, InputData: input, Timestamp: c.now().UTC()})
+	c.events.Emit(events.Event{Type: events.AgentSkipped, Turn: turn, Agent: a.Name, Message: why})
 }
 
 // byReference returns input data whose "dependencies" hold, in place of each

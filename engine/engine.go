@@ -275,9 +275,11 @@ func (r *Run) step(parent, runCtx context.Context) string {
 	}
 	turn := st.TurnCount + 1
 	if r.opts.Events != nil {
-		names := make([]string, len(ready))
-		for i, rd := range ready {
-			names[i] = rd.Agent.Name
+		names := make([]string, 0, len(ready))
+		for _, rd := range ready {
+			if rd.Skip == resolver.Run { // a skipped agent does not run: agent_skipped says so
+				names = append(names, rd.Agent.Name)
+			}
 		}
 		r.opts.Events.Emit(events.Event{Type: events.TurnStarted, Turn: turn, Agents: names})
 	}

@@ -55,11 +55,13 @@ type execution struct {
 // plan expands the ready agents of a turn into their executions. Every
 // request sees the state as it was at the start of the turn.
 func (r *Run) plan(ctx context.Context, turn int, ready []resolver.Ready) plan {
-	p := plan{ready: ready, execs: make([]execution, len(ready))}
+	p := plan{ready: ready, execs: make([]execution, 0, len(ready))}
 	for i := range ready {
-		x := &p.execs[i]
-		x.agent = i
-		r.request(ctx, turn, ready[i], x)
+		if ready[i].Skip != resolver.Run {
+			continue // skipped: no execution, only a record (committer.skip)
+		}
+		p.execs = append(p.execs, execution{agent: i})
+		r.request(ctx, turn, ready[i], &p.execs[len(p.execs)-1])
 	}
 	r.expand(ctx, turn, &p)
 	return p
@@ -84,7 +86,18 @@ func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready, x *execu
 		if len(edges) > 0 {
 			dep = edges[0]
 		}
-		if dep != nil && dep.OnFailure {
+		failure := dep != nil && dep.OnFailure
+		if dep != nil && !dep.OnFailure {
+			// The latest delivery may be a skip (null, never selected
+			// from), or, on an on: always edge, a failure.
+			if last := st.LastSettled(d, dep.OnAlways, dep.RequiresAll); last != nil && last.Skipped {
+				deps[d] = nil
+				continue
+			} else if last != nil && dep.OnAlways && last.Error != nil && last.OutputData == nil {
+				failure = true
+			}
+		}
+		if failure {
 			if f := st.LastFailure(d); f != nil {
 				deps[d] = map[string]any{"error": deref(f.Error), "agent": d, "execution": float64(f.Execution)}
 				x.handles = append(x.handles, state.ExecutionRef{AgentName: d, Execution: f.Execution})
@@ -101,7 +114,7 @@ func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready, x *execu
 			deps[d] = v
 			continue // what was delivered is not the output: never by reference
 		}
-		if dep != nil && dep.OnFailure {
+		if failure {
 			continue // a failure is short, and not in the history as an output
 		}
 		if ref, ok := r.committer.ref(key); ok {

@@ -102,6 +102,9 @@ func (r *Run) pending(only []string) []PendingInput {
 		if only != nil && !slices.Contains(only, a.Name) || only == nil && !agent.AsksHuman(a) {
 			continue
 		}
+		if rd.Skip != resolver.Run {
+			continue // skipped, not asked (docs/semantics.md#guards-that-skip)
+		}
 		var x execution
 		r.request(ctx, turn, rd, &x)
 		out = append(out, PendingInput{Agent: a.Name, Question: agent.Question(a), Dependencies: x.req.Dependencies, Turn: turn})

@@ -33,7 +33,7 @@ func AgentKeys(kinds []Kind) []string {
 	for _, k := range kinds {
 		keys = append(keys, k.Key())
 	}
-	keys = append(keys, "input", "dependencies", "trigger", "conversation", "timeout_seconds", "fan_out", "budget", "retry", "output_schema")
+	keys = append(keys, "input", "dependencies", "trigger", "when", "conversation", "timeout_seconds", "fan_out", "budget", "retry", "output_schema")
 	for _, k := range kinds {
 		keys = append(keys, k.Fields()...)
 	}
@@ -144,6 +144,7 @@ func (d *decoder) agent(n *yaml.Node, i int) *Agent {
 	}
 
 	a.Dependencies = d.dependencies(m.get("dependencies"), a, where)
+	d.when(m.get("when"), a)
 	if !fs.refused["fan_out"] {
 		a.FanOut = d.fanOut(m.get("fan_out"), a, where)
 	}

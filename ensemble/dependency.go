@@ -44,9 +44,11 @@ func (d *decoder) dependencies(f field, a *Agent, agentWhere string) []*Dependen
 				switch on := d.str(f); on {
 				case "failure":
 					dep.OnFailure = true
+				case "always":
+					dep.OnAlways = true
 				case "success":
 				default:
-					d.bad(f, "must be success or failure, got %q", on)
+					d.bad(f, "must be success, failure or always, got %q", on)
 				}
 			}
 			if rf := m.get("requires_all"); rf.ok() {
@@ -78,21 +80,33 @@ func (d *decoder) dependencies(f field, a *Agent, agentWhere string) []*Dependen
 
 // condition compiles a dependency's condition (docs/semantics.md#conditions).
 func (d *decoder) condition(f field, dep *Dependency) {
+	dep.Condition, dep.Program = d.boolExpr(f, "condition")
+}
+
+// when compiles an agent's guard (docs/semantics.md#guards-that-skip): a
+// boolean expression over the names a condition sees.
+func (d *decoder) when(f field, a *Agent) {
+	a.When, a.WhenProgram = d.boolExpr(f, "when")
+}
+
+// boolExpr compiles a boolean expression, a condition or a guard, and
+// queues its names for checking (contextKeys); "" and nil when f is absent.
+func (d *decoder) boolExpr(f field, what string) (string, *conditions.Program) {
 	if !f.ok() {
-		return
+		return "", nil
 	}
-	dep.Condition = d.str(f)
-	d.need(f, strings.TrimSpace(dep.Condition) == "")
-	if strings.TrimSpace(dep.Condition) == "" {
-		return
+	src := d.str(f)
+	d.need(f, strings.TrimSpace(src) == "")
+	if strings.TrimSpace(src) == "" {
+		return src, nil
 	}
-	p, err := conditions.Compile(dep.Condition)
+	p, err := conditions.Compile(src)
 	if err != nil {
 		d.bad(f, "does not compile: %v", err)
-		return
+		return src, nil
 	}
-	dep.Program = p
-	d.conds = append(d.conds, condRef{f: f, p: p, what: "condition"})
+	d.conds = append(d.conds, condRef{f: f, p: p, what: what})
+	return src, p
 }
 
 // selectExpr compiles a dependency's select
@@ -120,7 +134,7 @@ func (d *decoder) selectExpr(f field, dep *Dependency) {
 type condRef struct {
 	f    field
 	p    *conditions.Program
-	what string // "condition", "select", "fan_out.over" or "template"
+	what string // "condition", "when", "select", "fan_out.over" or "template"
 	tmpl bool   // a template's names: p has their places in the template
 }
 

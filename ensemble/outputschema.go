@@ -397,7 +397,7 @@ type selectRef struct {
 func (d *decoder) selectFields(byName map[string]*Agent) {
 	for _, s := range d.selects {
 		a := byName[s.dep.AgentName]
-		if a == nil || a.OutputSchema == nil || a.FanOut != nil || s.dep.OnFailure || s.dep.SelectProgram == nil {
+		if a == nil || a.OutputSchema == nil || a.FanOut != nil || s.dep.OnFailure || s.dep.OnAlways || s.dep.SelectProgram == nil {
 			continue
 		}
 		for _, of := range s.dep.SelectProgram.OutputFields {

@@ -27,7 +27,7 @@ agents:
 		t.Fatal("on: not decoded")
 	}
 	_, err = LoadBytes("s.yaml", []byte(strings.Replace(src, "on: failure", "on: error", 1)), LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
-	checkErrors(t, err, "s.yaml", `6:44: dependency "fetch" of agent "fallback": on must be success or failure, got "error"`)
+	checkErrors(t, err, "s.yaml", `6:44: dependency "fetch" of agent "fallback": on must be success, failure or always, got "error"`)
 }
 
 func TestSelectDecoding(t *testing.T) {

@@ -138,6 +138,10 @@ type Agent struct {
 	// (an LLM agent's prompt), in the order they were decoded: the engine
 	// evaluates them for each execution.
 	Templates []*Template
+	// When is when: a guard; an agent that would run while it is false is
+	// skipped (docs/semantics.md#guards-that-skip). "" when absent.
+	When        string
+	WhenProgram *conditions.Program // compiled When; nil when When is ""
 }
 
 // StateKey is where the agent's output lives in the accumulated context.
@@ -170,6 +174,10 @@ type Dependency struct {
 	// OnFailure is on: failure: the edge is satisfied by the dependency's
 	// failed executions, not its outputs (docs/semantics.md#edges-that-fire-on-failure).
 	OnFailure bool
+	// OnAlways is on: always: the edge is satisfied by every execution of
+	// the dependency, and delivers its output or its error, whichever came
+	// last (docs/semantics.md#edges-that-fire-on-failure).
+	OnAlways bool
 }
 
 // ModelProfile is a named model configuration (docs/format.md#model-profiles).

@@ -64,8 +64,12 @@ const (
 	AgentFinished  Type = "agent_finished"
 	AgentCompleted Type = "agent_completed"
 	AgentFailed    Type = "agent_failed"
-	Warning        Type = "warning"
-	TurnCompleted  Type = "turn_completed"
+	// AgentSkipped: a ready agent was skipped instead of run, its guard
+	// false or its dependencies skipped (docs/semantics.md#guards-that-skip);
+	// emitted when the turn is committed, in file order.
+	AgentSkipped  Type = "agent_skipped"
+	Warning       Type = "warning"
+	TurnCompleted Type = "turn_completed"
 	// InputRequested: an ask agent waits for an answer given to resume
 	// (docs/semantics.md#ask-agents-that-wait); the run then ends.
 	InputRequested Type = "input_requested"
@@ -80,7 +84,7 @@ const (
 
 // Types lists every event type, in the order a run emits them.
 var Types = []Type{RunStarted, Warning, TurnStarted, AgentStarted, ToolCallStarted, ToolCallCompleted, TextDelta,
-	AgentRetry, BudgetExceeded, AgentFinished, AgentCompleted, AgentFailed, TurnCompleted, InputRequested, RunCompleted}
+	AgentRetry, BudgetExceeded, AgentFinished, AgentCompleted, AgentFailed, AgentSkipped, TurnCompleted, InputRequested, RunCompleted}
 
 // Event is one event. Fields that do not apply to a type are left empty (and
 // omitted from JSON).

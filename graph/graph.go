@@ -95,6 +95,9 @@ func nodeLines(e *ensemble.Ensemble, a *ensemble.Agent) []string {
 	if a.TriggerAll {
 		lines = append(lines, "trigger: all")
 	}
+	if w := strings.Join(strings.Fields(a.When), " "); w != "" {
+		lines = append(lines, "when "+w)
+	}
 	return append(lines, fanOutLines(a)...)
 }
 
@@ -104,6 +107,9 @@ func edgeLines(d *ensemble.Dependency) []string {
 	var lines []string
 	if d.OnFailure {
 		lines = append(lines, "on failure")
+	}
+	if d.OnAlways {
+		lines = append(lines, "on always")
 	}
 	if c := strings.Join(strings.Fields(d.Condition), " "); c != "" {
 		lines = append(lines, c)

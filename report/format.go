@@ -85,6 +85,9 @@ type AgentStats struct {
 	// Instances and InstanceFailures count the agent's fan-out instances
 	// (fanout.go); their usage is in Usage.
 	Instances, InstanceFailures int
+	// Skips counts the times the agent was skipped instead of run
+	// (docs/semantics.md#guards-that-skip): not runs.
+	Skips int
 }
 
 // Stats sums the history per agent. Agents come in the order of names (the
@@ -111,6 +114,10 @@ func Stats(res *engine.Result, names []string) []*AgentStats {
 			continue
 		}
 		s := add(rec.AgentName)
+		if rec.Skipped {
+			s.Skips++
+			continue
+		}
 		s.Runs++
 		if rec.Error != nil {
 			s.Failures++

@@ -133,6 +133,9 @@ func (m *markdown) header() {
 			inst.addInstance(r)
 			continue
 		}
+		if r.Skipped {
+			continue
+		}
 		execs++
 		if r.Error != nil {
 			failed++
@@ -226,6 +229,23 @@ func (m *markdown) kind(agent string) string {
 	return ""
 }
 
+// skipReason says why a skipped record's agent did not run, from its
+// input_data (docs/semantics.md#guards-that-skip).
+func skipReason(rec *state.Record) string {
+	in, _ := rec.InputData.(map[string]any)
+	if w, ok := in["when"].(string); ok {
+		return "its guard was false: when " + w
+	}
+	if deps, ok := in["dependencies"].([]any); ok {
+		names := make([]string, 0, len(deps))
+		for _, d := range deps {
+			names = append(names, fmt.Sprint(d))
+		}
+		return "its dependencies were skipped: " + strings.Join(names, ", ")
+	}
+	return "not run"
+}
+
 func (m *markdown) turns() {
 	turn := 0
 	for _, rec := range m.res.ConversationHistory {
@@ -238,6 +258,10 @@ func (m *markdown) turns() {
 }
 
 func (m *markdown) execution(rec *state.Record) {
+	if rec.Skipped {
+		m.p("### – %s skipped\n\n%s\n\n", code(m.prefix+rec.AgentName), inline(skipReason(rec)))
+		return
+	}
 	mark := "✓"
 	if rec.Error != nil {
 		mark = "✗"

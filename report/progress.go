@@ -162,6 +162,8 @@ func (p *Progress) Event(ev events.Event) {
 			p.failedInstances[base]++
 		}
 		p.line("  ✗ %s (%s) %s", ev.Agent, Seconds(ev.Duration), oneLine(ev.Error))
+	case events.AgentSkipped:
+		p.line("  - %s skipped: %s", ev.Agent, oneLine(ev.Message))
 	case events.TurnCompleted:
 		p.agents, p.byName, p.failedInstances = nil, map[string]*agentProgress{}, nil
 		p.clear()

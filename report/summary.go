@@ -97,6 +97,10 @@ func summaryHead(w io.Writer, res *engine.Result, opts SummaryOptions, width int
 		// Fan-out instances get columns of their own (instanceColumns),
 		// so that the runs of every agent stay one aligned number.
 		fanned, failedInstances := instanceColumns(stats)
+		skips := slices.ContainsFunc(stats, func(s *AgentStats) bool { return s.Skips > 0 })
+		if skips {
+			header = append(header, "skipped")
+		}
 		if fanned {
 			header = append(header, "instances")
 		}
@@ -115,6 +119,9 @@ func summaryHead(w io.Writer, res *engine.Result, opts SummaryOptions, width int
 		rows := [][]string{header}
 		for _, s := range stats {
 			row := []string{s.Name, fmt.Sprint(s.Runs), dash(s.Failures)}
+			if skips {
+				row = append(row, dash(s.Skips))
+			}
 			if fanned {
 				row = append(row, dash(s.Instances))
 			}

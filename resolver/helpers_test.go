@@ -51,6 +51,13 @@ func when(d *ensemble.Dependency, cond string) *ensemble.Dependency {
 	return d
 }
 
+// guard gives an agent a when: guard.
+func guard(cond string) agentOpt {
+	return func(a *ensemble.Agent) {
+		a.When, a.WhenProgram = cond, conditions.MustCompile(cond)
+	}
+}
+
 func maxExec(d *ensemble.Dependency, n int) *ensemble.Dependency {
 	d.MaxExecutions = n
 	return d
@@ -67,7 +74,11 @@ func ens(agents ...*ensemble.Agent) *ensemble.Ensemble {
 // consumed does the bookkeeping of r's agent executing, as the engine's
 // committer does: its edges, then the requests that made it ready.
 func consumed(s *state.State, r Ready) {
-	s.Consume(r.Agent.Name, r.Satisfied, r.Outputs, r.Fresh)
+	fresh := r.Fresh
+	if r.Skip != Run {
+		fresh = nil // a skip triggers nothing
+	}
+	s.Consume(r.Agent.Name, r.Satisfied, r.Outputs, fresh)
 	s.TakeRequests(r.Agent.Name, len(r.Requests))
 }
 
@@ -95,6 +106,9 @@ func names(rs []Ready) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
 		out[i] = r.Agent.Name
+		if r.Skip != Run {
+			out[i] = "-" + r.Agent.Name // skipped
+		}
 	}
 	return out
 }
@@ -142,6 +156,10 @@ func (w *sim) run(ready []Ready, outputs map[string]any) {
 	}
 	for _, r := range ready {
 		a := r.Agent
+		if r.Skip != Run {
+			w.s.AppendRecord(&state.Record{TurnNumber: turn, AgentName: a.Name, Skipped: true})
+			continue
+		}
 		w.s.CountExecution(a.Name)
 		rec := &state.Record{TurnNumber: turn, AgentName: a.Name, Execution: w.s.Executions(a.Name)}
 		out, ok := outputs[a.Name]

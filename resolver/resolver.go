@@ -45,6 +45,20 @@
 // An agent ready through a request gets the outputs of its satisfied edges
 // like any other. A request for an agent that has reached its limits is
 // never honoured; it stays pending (harmlessly) in the state.
+//
+// # Skips
+//
+// A ready agent is skipped instead of run (Ready.Skip,
+// docs/semantics.md#guards-that-skip) when it was not requested and every
+// required edge delivers a skip of its dependency, or else when its when:
+// guard is false (a guard that fails counts as false, with a Warning). A
+// skip is a round of the agent: its skips count with its executions
+// towards its limits and rule 2. A required edge from it counts the skip in
+// its sequence, so that a dependent sees a new, empty, delivery (null): a
+// join runs with what its other dependencies delivered. The sequence of an
+// edge is the dependency's outputs (on: success), its failures (on:
+// failure), or its executions (on: always), and on a required edge other
+// than on: failure its skips too.
 package resolver
 
 import (
@@ -69,16 +83,61 @@ type Ready struct {
 	// order they were made, whether or not the agent was also ready otherwise.
 	Requests []state.AgentRequest
 
-	// Outputs[i] is OutputCount[Satisfied[i]] when the agent was resolved:
+	// Outputs[i] is the sequence number of Satisfied[i]'s edge when the
+	// agent was resolved (its OutputCount, plus its skips; see settled):
 	// the output of that dependency the agent receives, and so consumes,
 	// even if the dependency produces another before the turn is committed.
 	Outputs []int
+
+	// Skip says whether the agent is skipped instead of run, and why.
+	Skip Skip
 }
 
-// Warning is a condition that failed at run time and so counted as false.
+// Skip is why a ready agent is skipped instead of run
+// (docs/semantics.md#guards-that-skip); Run when it runs.
+type Skip uint8
+
+const (
+	Run              Skip = iota // not skipped
+	SkipWhen                     // its when: guard is false
+	SkipDependencies             // every edge that delivers to it delivers a skip
+)
+
+// settled is the sequence number of d's latest delivery on its edge: what
+// the edge counts, to be fresh and satisfied. A required edge counts the
+// dependency's skips too; an optional one does not (a skip never makes an
+// agent run through an optional edge, so a loop closed by one ends).
+func settled(s *state.State, d *ensemble.Dependency) int {
+	n, skips := d.AgentName, 0
+	if d.RequiresAll {
+		skips = s.Skips(n)
+	}
+	switch {
+	case d.OnFailure:
+		return s.Executions(n) - s.Outputs(n)
+	case d.OnAlways:
+		return s.Executions(n) + skips
+	default:
+		return s.Outputs(n) + skips
+	}
+}
+
+// DeliversSkip reports whether the edge d delivers a skip of its
+// dependency: it is a required edge and the latest record it counts is a
+// skip.
+func DeliversSkip(s *state.State, d *ensemble.Dependency) bool {
+	if d.OnFailure || !d.RequiresAll {
+		return false
+	}
+	r := s.LastSettled(d.AgentName, d.OnAlways, true)
+	return r != nil && r.Skipped
+}
+
+// Warning is a condition (or a when: guard) that failed at run time and so
+// counted as false.
 type Warning struct {
 	Agent      string // the agent whose dependency it is
-	Dependency string // the dependency: the edge is Agent ← Dependency
+	Dependency string // the dependency: the edge is Agent ← Dependency; "" for a guard
 	Expression string // the condition's source
 	Message    string // the error, one line
 }
@@ -164,7 +223,41 @@ func (sc *scan) agent(e *ensemble.Ensemble, a *ensemble.Agent) (r Ready, ready, 
 	if !withinLimits(e, sc.s, a) {
 		return Ready{}, false, false, nil
 	}
-	return sc.rules(a)
+	if r, ready, live, err = sc.rules(a); err != nil || !ready {
+		return r, ready, live, err
+	}
+	r.Skip, err = sc.skip(a, &r)
+	return r, ready, live, err
+}
+
+// skip decides whether the ready agent a is skipped instead of run
+// (docs/semantics.md#guards-that-skip): when every edge that delivers to it
+// delivers a skip (unless a request made it ready), or when its guard is
+// false.
+func (sc *scan) skip(a *ensemble.Agent, r *Ready) (Skip, error) {
+	if len(r.Requests) == 0 && len(r.Satisfied) > 0 {
+		// Ready through its dependencies: every required edge is satisfied.
+		required, skipped := 0, 0
+		for _, d := range a.Dependencies {
+			if d.RequiresAll {
+				required++
+				if DeliversSkip(sc.s, d) {
+					skipped++
+				}
+			}
+		}
+		if required > 0 && skipped == required {
+			return SkipDependencies, nil
+		}
+	}
+	if a.WhenProgram == nil {
+		return Run, nil
+	}
+	ok, err := sc.eval(a, a.WhenProgram, "", a.When)
+	if err != nil || ok {
+		return Run, err
+	}
+	return SkipWhen, nil
 }
 
 // rules are rules 2 to 4: whether a is ready, its limits aside.
@@ -173,7 +266,7 @@ func (sc *scan) rules(a *ensemble.Agent) (r Ready, ready, live bool, err error) 
 	reqs := sc.requests[a.Name]
 	requested := len(reqs) > 0 // rule 4
 	if len(a.Dependencies) == 0 {
-		never := s.Executions(a.Name) == 0 // rule 2
+		never := s.Executions(a.Name)+s.Skips(a.Name) == 0 // rule 2
 		return Ready{Agent: a, Requests: reqs}, requested || never, never, nil
 	}
 
@@ -218,10 +311,7 @@ func (sc *scan) edges(a *ensemble.Agent, requested bool) (edges []edge, blocked,
 	edges = sc.scratch[:len(a.Dependencies)]
 	bookkeeping := sc.s.Edges(a.Name)
 	for i, d := range a.Dependencies {
-		ed := edge{dep: d, outputs: sc.s.Outputs(d.AgentName)}
-		if d.OnFailure { // failures count as the outputs of this edge
-			ed.outputs = sc.s.Executions(d.AgentName) - ed.outputs
-		}
+		ed := edge{dep: d, outputs: settled(sc.s, d)}
 		if es := bookkeeping[d.AgentName]; es != nil {
 			ed.consumed = es.Consumed
 			if d.MaxExecutions > 0 && es.Triggered >= d.MaxExecutions {
@@ -290,20 +380,26 @@ func (sc *scan) conditions(a *ensemble.Agent, edges []edge, viaDeps, requested b
 // condition that fails counts as false, with a warning; an error is
 // returned only when the scan's context is done.
 func (sc *scan) holds(a *ensemble.Agent, d *ensemble.Dependency) (bool, error) {
+	return sc.eval(a, d.Program, d.AgentName, d.Condition)
+}
+
+// eval evaluates a condition of a's edge from dep, or a's guard (dep ""),
+// whose source is src.
+func (sc *scan) eval(a *ensemble.Agent, p *conditions.Program, dep, src string) (bool, error) {
 	if sc.env == nil {
 		sc.envBuf = envOf(sc.s)
 		sc.env = &sc.envBuf
 	}
-	if d.Program.UsesHistory && sc.env.History == nil {
+	if p.UsesHistory && sc.env.History == nil {
 		sc.env.History = sc.s.HistoryValues()
 	}
-	ok, err := d.Program.EvalContext(sc.ctx, sc.env)
+	ok, err := p.EvalContext(sc.ctx, sc.env)
 	if err != nil && sc.ctx.Err() != nil {
 		return false, sc.ctx.Err()
 	}
 	if err != nil {
-		sc.warnings = append(sc.warnings, Warning{Agent: a.Name, Dependency: d.AgentName,
-			Expression: d.Condition, Message: err.Error()})
+		sc.warnings = append(sc.warnings, Warning{Agent: a.Name, Dependency: dep,
+			Expression: src, Message: err.Error()})
 		return false, nil
 	}
 	return ok, nil
@@ -469,9 +565,10 @@ func HeldBack(ctx context.Context, e *ensemble.Ensemble, s *state.State) ([]*ens
 	return out, nil
 }
 
-// withinLimits is rule 1: the agent may execute again.
+// withinLimits is rule 1: the agent may execute again. Its skips count
+// with its executions: each is one of its rounds.
 func withinLimits(e *ensemble.Ensemble, s *state.State, a *ensemble.Agent) bool {
-	n := s.Executions(a.Name)
+	n := s.Executions(a.Name) + s.Skips(a.Name)
 	maxTurns := a.Conversation.MaxTurns
 	if maxTurns <= 0 {
 		maxTurns = ensemble.DefaultMaxTurns

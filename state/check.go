@@ -18,15 +18,16 @@ import (
 //
 // What every saved state satisfies: every turn from 1 to turn_count ran at
 // least one agent, so the records' turn numbers go 1, …, turn_count with
-// no gap and never back; an agent runs at most once a turn, and its records
-// number its executions 1, 2, …; agent_execution_count counts each agent's
+// no gap and never back; an agent runs (or is skipped) at most once a turn,
+// and its records number its executions 1, 2, … (a skip's record is no
+// execution: number 0, no output, no error); agent_execution_count counts each agent's
 // records and output_count its successful ones (no error, or an output
 // whose agent requests were refused); an edge never consumed more outputs
-// than its dependency produced, each trigger consumed a new one, and each
+// than its dependency produced (skips included), each trigger consumed a new one, and each
 // was an execution of its agent; a pending request comes from an agent that
 // produced an output.
 func (s *State) consistent() error {
-	type tally struct{ records, outputs, lastTurn int }
+	type tally struct{ records, outputs, skips, lastTurn int }
 	per := make(map[string]*tally, len(s.executions))
 	turn := 0
 	for i, r := range s.history {
@@ -52,11 +53,19 @@ func (s *State) consistent() error {
 			t = &tally{}
 			per[r.AgentName] = t
 		}
-		if t.records > 0 && t.lastTurn == r.TurnNumber {
+		if t.records+t.skips > 0 && t.lastTurn == r.TurnNumber {
 			return fmt.Errorf("%s is a second record of agent %q in turn %d (an agent runs at most once a turn)", at, r.AgentName, turn)
 		}
-		t.records++
 		t.lastTurn = r.TurnNumber
+		if r.Skipped {
+			// A skip is no execution: no number, no output, no error.
+			if r.Execution != 0 || r.Error != nil || r.OutputData != nil {
+				return fmt.Errorf("%s is skipped but has an execution number, an output or an error", at)
+			}
+			t.skips++
+			continue
+		}
+		t.records++
 		if r.Execution != t.records {
 			return fmt.Errorf("%s.execution is %d but it is record %d of agent %q", at, r.Execution, t.records, r.AgentName)
 		}
@@ -100,17 +109,24 @@ func (s *State) consistent() error {
 		}
 	}
 
+	skips := func(agent string) int {
+		if t := per[agent]; t != nil {
+			return t.skips
+		}
+		return 0
+	}
 	for _, target := range slices.Sorted(maps.Keys(s.edges)) {
 		for _, dep := range slices.Sorted(maps.Keys(s.edges[target])) {
 			es, at := s.edges[target][dep], fmt.Sprintf("state.edges.%s.%s", target, dep)
-			// A failure edge (on: failure) consumes failures, not outputs:
-			// either way, at most one per execution of the dependency.
+			// A failure edge (on: failure) consumes failures, not outputs;
+			// an edge may consume skips too (docs/semantics.md#guards-that-skip):
+			// at most one per execution or skip of the dependency.
 			switch execs, runs := s.executions[dep], s.executions[target]; {
-			case es.Consumed > execs:
-				return fmt.Errorf("%s.consumed is %d but %q ran %d times", at, es.Consumed, dep, execs)
+			case es.Consumed > execs+skips(dep):
+				return fmt.Errorf("%s.consumed is %d but %q ran %d times%s", at, es.Consumed, dep, execs, skipped(skips(dep)))
 			case es.Triggered > es.Consumed:
 				return fmt.Errorf("%s.triggered is %d but consumed is %d (each trigger consumes a new output)", at, es.Triggered, es.Consumed)
-			case es.Consumed > 0 && runs == 0:
+			case es.Consumed > 0 && runs+skips(target) == 0:
 				return fmt.Errorf("%s.consumed is %d but %q never ran (it consumes when it runs)", at, es.Consumed, target)
 			case es.Triggered > runs:
 				return fmt.Errorf("%s.triggered is %d but %q ran %d times", at, es.Triggered, target, runs)
@@ -129,6 +145,14 @@ func (s *State) consistent() error {
 		}
 	}
 	return nil
+}
+
+// skipped is ", and was skipped N times" for N > 0, for a message.
+func skipped(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" and was skipped %d times", n)
 }
 
 // instanceRecord checks the record of an instance of a fan-out agent

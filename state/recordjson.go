@@ -58,6 +58,10 @@ func (r *Record) AppendIndent(dst []byte, prefix, indent string) ([]byte, error)
 	field("execution")
 	dst = strconv.AppendInt(dst, int64(r.Execution), 10)
 	dst = append(dst, ',')
+	if r.Skipped {
+		field("skipped")
+		dst = append(dst, "true,"...)
+	}
 	field("input_data")
 	value(r.InputData)
 	dst = append(dst, ',')

@@ -17,7 +17,7 @@ func TestRecordAppendIndentMatchesEncodingJSON(t *testing.T) {
 	t.Parallel()
 	errMsg, stop, instance := "it <failed> & \"said\"\n", "end_turn", 4
 	full := &Record{
-		TurnNumber: 12, AgentName: "writer<1>", Execution: 3, Instance: &instance, Of: "writer<1>",
+		TurnNumber: 12, AgentName: "writer<1>", Execution: 3, Instance: &instance, Of: "writer<1>", Skipped: true,
 		InputData:     map[string]any{"dependencies": map[string]any{"a": &OutputRef{AgentName: "a", Execution: 2}, "b": "short"}, "turn": 12.0, "list": []any{1.5, nil, true}},
 		OutputData:    map[string]any{"text": "héllo\u2028", "n": 1e-7},
 		Error:         &errMsg,

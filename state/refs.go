@@ -101,6 +101,29 @@ func (s *State) LastFailure(agent string) *Record {
 	return nil
 }
 
+// LastSettled returns the latest record of agent that an edge delivers: a
+// success, with failures a failed execution too (an on: always edge), and
+// with skips a skip (a required edge); nil when there is none. A record is
+// a success when it counts as an output (no error, or an output whose
+// agent requests were refused).
+func (s *State) LastSettled(agent string, failures, skips bool) *Record {
+	if s.indexed != len(s.history) {
+		s.indexRecords()
+	}
+	recs := s.byAgent[agent]
+	for i := len(recs) - 1; i >= 0; i-- {
+		switch r := s.history[recs[i]]; {
+		case r.Skipped:
+			if skips {
+				return r
+			}
+		case failures || r.Error == nil || r.OutputData != nil:
+			return r
+		}
+	}
+	return nil
+}
+
 // handlesValue is Record.Handles as conditions see it: a list of
 // {agent_name, execution}, empty when there is none.
 func handlesValue(h []ExecutionRef) []any {

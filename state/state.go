@@ -32,6 +32,7 @@ type State struct {
 	pending    []AgentRequest                   // the agent requests for the next turn
 	memory     map[string]json.RawMessage       // per agent, owned by its runner (an LLM agent's conversation)
 	warnings   []Warning
+	skips      map[string]int // agent → its skips, counted from the history
 
 	historyAny []any            // history as condition values, appended incrementally
 	byAgent    map[string][]int // agent → indexes of its records in history
@@ -79,6 +80,14 @@ func (s *State) fill() {
 	if s.memory == nil {
 		s.memory = map[string]json.RawMessage{}
 	}
+	if s.skips == nil {
+		s.skips = map[string]int{}
+		for _, r := range s.history {
+			if r != nil && r.Skipped {
+				s.skips[r.AgentName]++
+			}
+		}
+	}
 }
 
 // Contents are the state's contents: its own maps and slices, to read, not
@@ -113,6 +122,10 @@ func (s *State) Context() map[string]any { return s.context }
 
 // History is every execution's record, in order (a view).
 func (s *State) History() []*Record { return s.history[:len(s.history):len(s.history)] }
+
+// Skips is how many times agent was skipped (docs/semantics.md#guards-that-skip):
+// its records marked skipped, which are not executions.
+func (s *State) Skips(agent string) int { return s.skips[agent] }
 
 // Outputs is how many successful outputs agent produced: the sequence
 // number of its latest output.
@@ -216,9 +229,13 @@ type Record struct {
 	AgentName  string `json:"agent_name"`
 	// Instance and Of are set on the record of an instance of a fan-out
 	// agent (docs/semantics.md#fan-out): AgentName is `of[instance]`.
-	Instance      *int      `json:"instance,omitempty"`
-	Of            string    `json:"of,omitempty"`
-	Execution     int       `json:"execution"`
+	Instance  *int   `json:"instance,omitempty"`
+	Of        string `json:"of,omitempty"`
+	Execution int    `json:"execution"`
+	// Skipped marks the record of a skip (docs/semantics.md#guards-that-skip):
+	// the agent did not run. Its execution is 0, it has no output nor
+	// error, and its input_data says why.
+	Skipped       bool      `json:"skipped,omitempty"`
 	InputData     any       `json:"input_data"`
 	OutputData    any       `json:"output_data"`
 	Error         *string   `json:"error"`
@@ -295,6 +312,12 @@ func (s *State) Edge(target, dep string) *EdgeState {
 // AppendRecord adds an execution record, keeping the condition view in step.
 func (s *State) AppendRecord(r *Record) {
 	s.history = append(s.history, r)
+	if r.Skipped {
+		if s.skips == nil {
+			s.skips = map[string]int{}
+		}
+		s.skips[r.AgentName]++
+	}
 	// Once a condition has read the history, its view grows with it;
 	// before, nothing is built (most conditions never read history).
 	if s.historyAny != nil && len(s.historyAny) == len(s.history)-1 {
@@ -381,6 +404,9 @@ func (s *State) conditionValue(i int) any {
 	m["status"] = "ok"
 	if r.Error != nil {
 		m["status"] = "failed"
+	}
+	if r.Skipped {
+		m["status"], m["skipped"] = "skipped", true
 	}
 	if r.Of != "" {
 		m["instance"], m["of"] = *r.Instance, r.Of

@@ -312,7 +312,9 @@ func (d *turnDelta) apply(s *state.Contents, context map[string]lastValue) error
 	}
 	s.History = append(s.History, d.records...)
 	for a, c := range d.counts {
-		s.AgentExecutionCount[a] = c[0]
+		if _, ok := s.AgentExecutionCount[a]; ok || c[0] != 0 {
+			s.AgentExecutionCount[a] = c[0] // an agent only ever skipped has no entry
+		}
 		if _, ok := s.OutputCount[a]; ok || c[1] != 0 {
 			s.OutputCount[a] = c[1] // an agent that never succeeded has no entry
 		}

@@ -32,6 +32,11 @@ func testEnsemble(t testing.TB) *ensemble.Ensemble {
 	reviewer := ag("reviewer", 5, dep("writer", "", true))
 	reviewer.Conversation.TriggersConversation = true
 	reviewer.Conversation.StateKey = "review"
+	// A guard that skips from the writer's second output on, and a skip
+	// that propagates (docs/semantics.md#guards-that-skip).
+	guarded := ag("guarded", 5, dep("writer", "", true))
+	guarded.When = "executions.writer < 2"
+	guarded.WhenProgram = dependency(t, "x", guarded.When, true).Program
 	e := &ensemble.Ensemble{Name: "store-test", Path: "/nowhere/store.yaml", Hash: fmt.Sprintf("%064x", 1),
 		Agents: []*ensemble.Agent{
 			ag("seed", 1),
@@ -40,6 +45,8 @@ func testEnsemble(t testing.TB) *ensemble.Ensemble {
 			ag("helper", 2, dep("seed", "context.seed.missing.field == 1", true)),
 			ag("flaky", 2, dep("writer", "", true)),
 			ag("publisher", 1, dep("reviewer", "context.review.approved == true", true)),
+			guarded,
+			ag("after", 5, dep("guarded", "", true)),
 		}}
 	e.Index()
 	return e
@@ -145,6 +152,9 @@ func TestEveryTurnRoundTrips(t *testing.T) {
 	}
 	defer db.Close()
 	r := roundTrip(t, e, db, "first", false)
+	if st := r.State(); st.Skips("guarded") == 0 || st.Skips("after") == 0 || st.Executions("guarded") == 0 {
+		t.Fatalf("guarded: %d executions, %d skips; after: %d skips", st.Executions("guarded"), st.Skips("guarded"), st.Skips("after"))
+	}
 
 	// A run loaded from the database goes on to the same end.
 	half := engine.New(e, "go", engine.Options{Runner: testRunner(), MaxTurns: 3})
