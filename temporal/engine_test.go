@@ -129,7 +129,7 @@ func indent(v any) string {
 
 // The examples that end on their own (approval waits for a person: see
 // TestAskAgentAnsweredBySignal).
-var table = []string{"hello-scripts", "iterative-analysis", "build-loop", "map-reduce", "routing", "runaway-loop", "writer-reviewer", "local-ollama"}
+var table = []string{"hello-scripts", "iterative-analysis", "build-loop", "map-reduce", "routing", "runaway-loop", "writer-reviewer", "local-ollama", "guarded-join"}
 
 // TestSameResultAsLocal runs every example of the table through both
 // engines and compares the results, events' types and exit codes.

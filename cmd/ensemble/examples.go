@@ -25,6 +25,10 @@ var commandExamples = map[string]string{
   # Record the models' replies once, then replay them offline
   ensemble run ensemble.yaml --record recording/
   ensemble run ensemble.yaml --replay recording/`,
+	"import": `  ensemble import llm-orc ~/my-llm-orc-project --out imported`,
+	"import llm-orc": `  # Convert the project in the current folder, then check the result
+  ensemble import llm-orc . --out imported
+  ensemble validate imported`,
 	"resume": `  # The one unfinished run of a state database
   ensemble resume runs.db
 

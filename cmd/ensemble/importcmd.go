@@ -11,10 +11,9 @@ import (
 
 func newImportCmd(io *stdio) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "import",
-		Short:   "Convert another tool's project into ensemble files",
-		Example: `  ensemble import llm-orc ~/my-llm-orc-project --out imported`,
-		Args:    io.noArgs(),
+		Use:   "import",
+		Short: "Convert another tool's project into ensemble files",
+		Args:  io.noArgs(),
 	}
 	var out string
 	llm := &cobra.Command{
@@ -30,9 +29,6 @@ See docs/llm-orc.md.
 
 Exit codes: 0 converted (problems may be listed); 2 bad input (no .llm-orc
 folder, a file that does not parse, an output file that exists).`,
-		Example: `  # Convert the project in the current folder, then check and run the result
-  ensemble import llm-orc . --out imported
-  ensemble validate imported`,
 		Args: io.args(1, 1, "one llm-orc project folder"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
@@ -58,7 +54,7 @@ folder, a file that does not parse, an output file that exists).`,
 			return nil
 		},
 	}
-	llm.Flags().StringVar(&out, "out", "", "the folder to write the ensemble files to (required)")
+	llm.Flags().StringVar(&out, "out", "", "the `DIR` to write the ensemble files to (required)")
 	cmd.AddCommand(llm)
 	return cmd
 }

@@ -75,6 +75,7 @@ func Cases() []Case {
 			Cannot: map[string]string{Batch: batchAsks, MCPServe: serveAsks, Temporal: batchAsks}},
 		{Name: "fanout", File: "fanout.yaml"},
 		{Name: "child", File: "child.yaml"},
+		{Name: "when", File: "when.yaml"},
 		{Name: "budget", File: "budget.yaml", Exit: 6, Cannot: map[string]string{Test: testModels, Worker: noBudget, Temporal: noBudget}},
 		{Name: "replay", File: "replay.yaml", Record: true,
 			Cannot: map[string]string{Batch: noRecording, MCPServe: "no --replay", Worker: noReplay, Temporal: noRecording}},
