@@ -102,3 +102,16 @@ func TestTemplateRuntimeErrorsAndBudgets(t *testing.T) {
 		t.Errorf("count outside a fan-out: %v", err)
 	}
 }
+
+// A template shows {{ as text through a placeholder of a string.
+func TestTemplateLiteralBraces(t *testing.T) {
+	t.Parallel()
+	tp, err := CompileTemplate(`Use {{ "{{" }} name }} here`, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := tp.EvalContext(context.Background(), &Env{}, nil)
+	if err != nil || v != "Use {{ name }} here" {
+		t.Fatalf("%#v %v", v, err)
+	}
+}

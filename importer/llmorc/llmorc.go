@@ -57,6 +57,9 @@ type profile struct {
 	line       int
 	m          map[string]any
 	lines      map[string]int
+	// converted: profileOf ran; out is what it gave (nil: not convertible).
+	converted bool
+	out       *outProfile
 }
 
 // source is one llm-orc ensemble file.

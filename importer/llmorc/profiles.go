@@ -3,7 +3,6 @@ package llmorc
 import (
 	"os"
 	"path/filepath"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -18,14 +17,13 @@ func (im *importer) profileOf(p *profile) *outProfile {
 	if p == nil {
 		return nil
 	}
-	if p.m["\x00done"] != nil {
-		out, _ := p.m["\x00done"].(*outProfile)
-		return out
+	if p.converted {
+		return p.out
 	}
 	at := &yaml.Node{Line: p.line}
 	out := im.convertProfile(p.file, at, p.m, p.name)
 	for k := range p.m {
-		if !profileKeys[k] && !strings.HasPrefix(k, "\x00") {
+		if !profileKeys[k] {
 			im.problem(p.file, &yaml.Node{Line: p.lines[k]}, "profile %q: %s: not converted", p.name, k)
 		}
 	}
@@ -34,10 +32,7 @@ func (im *importer) profileOf(p *profile) *outProfile {
 			out.Fallback = []string{sanitize(fb)}
 		}
 	}
-	p.m["\x00done"] = out
-	if out == nil {
-		p.m["\x00done"] = false
-	}
+	p.converted, p.out = true, out
 	return out
 }
 
