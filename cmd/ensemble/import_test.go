@@ -19,7 +19,7 @@ func TestImportLLMOrcValidatesAndRuns(t *testing.T) {
 	if o.code != 0 {
 		t.Fatalf("import: exit %d\n%s", o.code, o.stderr)
 	}
-	for _, want := range []string{"wrote pipeline.yaml", "wrote scripts/count.py",
+	for _, want := range []string{"wrote pipeline.yaml", "wrote scripts/count.py", "wrote scripts/_words.py",
 		`ensembles/pipeline.yaml:44: agent "skipped": when "${analyst.ok}": not converted`} {
 		if !strings.Contains(o.stdout, want) {
 			t.Errorf("import's output lacks %q:\n%s", want, o.stdout)

@@ -109,6 +109,7 @@ func Import(opts Options) (*Result, error) {
 		}
 		files[n+".yaml"] = b
 	}
+	im.addSiblings()
 	for s := range im.scripts {
 		b, err := readcap.ReadFile(filepath.Join(root, s), maxFile)
 		if err != nil {
@@ -117,6 +118,40 @@ func Import(opts Options) (*Result, error) {
 		files[filepath.ToSlash(s)] = b
 	}
 	return im.res, im.write(files)
+}
+
+// maxSiblings bounds the files copied from the folder of one script.
+const maxSiblings = 200
+
+// addSiblings adds to the scripts the other regular files of their
+// folders (not below them): the modules llm-orc's scripts import from
+// their own folder (_helpers.py), so that they run unchanged. A folder of
+// more than maxSiblings files is listed as a problem, its scripts alone
+// copied.
+func (im *importer) addSiblings() {
+	dirs := map[string]bool{}
+	for s := range im.scripts {
+		dirs[filepath.Dir(s)] = true
+	}
+	for dir := range dirs {
+		entries, err := os.ReadDir(filepath.Join(im.root, dir))
+		if err != nil {
+			continue
+		}
+		var files []string
+		for _, e := range entries {
+			if e.Type().IsRegular() {
+				files = append(files, filepath.Join(dir, e.Name()))
+			}
+		}
+		if len(files) > maxSiblings {
+			im.problem(dir, nil, "holds more than %d files: only the scripts the ensembles name were copied, not the modules beside them", maxSiblings)
+			continue
+		}
+		for _, f := range files {
+			im.scripts[f] = true
+		}
+	}
 }
 
 // write writes files under out, refusing to replace any.

@@ -4,8 +4,10 @@ import json
 import os
 import sys
 
+from _words import count_words
+
 data = json.load(sys.stdin)
 label = json.loads(os.environ.get("AGENT_PARAMETERS", "{}")).get("label")
 print(json.dumps({"success": True, "data": {
-    "label": label, "chunk": data["input"], "words": len(data["input"].split()),
+    "label": label, "chunk": data["input"], "words": count_words(data["input"]),
     "index": data["chunk_index"], "of": data["total_chunks"]}}))
