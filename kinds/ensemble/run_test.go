@@ -473,10 +473,15 @@ func TestParentBudgetBindsTheChild(t *testing.T) {
 		done(u)
 		return &agent.Result{Output: "ok", Usage: u}
 	}
-	f := newFake(map[string][]any{"rounds/ask_model": {reserve}})
-	res, _ := run(t, context.Background(), "testdata/budget/parent.yaml", "go", f, nil)
-	if res.CompletionReason != engine.BudgetExceeded || res.ExitCode() != engine.ExitBudget || made.Load() != 3 {
-		t.Fatalf("completion %q exit %d after %d requests: %s", res.CompletionReason, res.ExitCode(), made.Load(), failures(res))
+	// on_iteration_error: continue goes on past a failed iteration, never
+	// past a spent budget.
+	for _, file := range []string{"testdata/budget/parent.yaml", "testdata/budget/parent-continue.yaml"} {
+		made.Store(0)
+		f := newFake(map[string][]any{"rounds/ask_model": {reserve}})
+		res, _ := run(t, context.Background(), file, "go", f, nil)
+		if res.CompletionReason != engine.BudgetExceeded || res.ExitCode() != engine.ExitBudget || made.Load() != 3 {
+			t.Fatalf("%s: completion %q exit %d after %d requests: %s", file, res.CompletionReason, res.ExitCode(), made.Load(), failures(res))
+		}
 	}
 }
 
@@ -537,8 +542,9 @@ func TestLongLoopKeepsOneIterationWhole(t *testing.T) {
 	}
 }
 
-// TestChildInputTemplate: an ensemble agent's input template is the
-// child's run input, and nothing else: text as it is, a map as JSON.
+// TestChildInputTemplate: an ensemble or dispatch agent's input template
+// is the child's run input, and nothing else: text as it is, a map as
+// JSON.
 func TestChildInputTemplate(t *testing.T) {
 	t.Parallel()
 	f := newFake(map[string][]any{"draft": {map[string]any{"title": "Ode"}}})
@@ -552,7 +558,7 @@ func TestChildInputTemplate(t *testing.T) {
 			got[rec.AgentName] = rec.Child().ConversationHistory[0].InputData.(map[string]any)["input"]
 		}
 	}
-	if got["review_round"] != `{"title":"Ode"}` || got["titled"] != "Review Ode" {
+	if got["review_round"] != `{"title":"Ode"}` || got["titled"] != "Review Ode" || got["routed"] != "Triage Ode" {
 		t.Errorf("child inputs %v", got)
 	}
 }
