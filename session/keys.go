@@ -6,6 +6,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/runners"
 )
 
 // checkKeys refuses, before the first turn, a run whose agents would call a
@@ -37,10 +38,20 @@ func (s *Session) checkKeys(lookup func(string) (string, bool)) error {
 	// --live name reaches into, every path of a file gets the same answer.
 	marked := map[string]bool{}
 	for _, name := range append(o.Responses.Agents(), o.Live...) {
+		name = runners.PathWithoutInstances(name)
 		for i := range len(name) {
 			if name[i] == '/' {
 				marked[name[:i+1]] = true
 			}
+		}
+	}
+	// --live analyst[1]/think lets one instance's child call its model:
+	// the walk names paths without instances, so it is checked as
+	// analyst/think.
+	liveOne := map[string]bool{}
+	for _, name := range o.Live {
+		if strings.Contains(name, "[") {
+			liveOne[runners.PathWithoutInstances(name)] = true
 		}
 	}
 	checked := map[*ensemble.Ensemble]bool{}
@@ -67,7 +78,7 @@ func (s *Session) checkKeys(lookup func(string) (string, bool)) error {
 				}
 				continue
 			}
-			if _, replaced := o.Replace[a.Kind.String()]; replaced || !s.calls(path) {
+			if _, replaced := o.Replace[a.Kind.String()]; replaced || !s.calls(path) && !liveOne[path] {
 				continue
 			}
 			if name := agent.ModelProfile(a); name != "" {

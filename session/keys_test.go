@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/session"
 )
 
@@ -53,5 +54,44 @@ func write(t *testing.T, path, body string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// --live analyst[1]/think lets one fan-out instance's child call its
+// model: its key is checked before the first turn, as analyst/think's.
+func TestKeysOfALiveInstancePath(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "main.yaml"), `name: main
+agents:
+  - {name: split, script: split.sh}
+  - {name: analyst, ensemble: child.yaml, fan_out: {over: context.split}, dependencies: [split]}
+`)
+	write(t, filepath.Join(dir, "split.sh"), "#!/bin/sh\necho '[\"a\", \"b\"]'\n")
+	if err := os.Chmod(filepath.Join(dir, "split.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "child.yaml"), `name: child
+models:
+  fast: {provider: openai, model: m, api_key_env: ENSEMBLE_TEST_UNSET_KEY}
+agents:
+  - {name: think, model_profile: fast}
+`)
+	e, err := session.Load(filepath.Join(dir, "main.yaml"), nil, session.LoadOptions{LookupEnv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := runners.ParseResponses("r.yaml", []byte("split: [[a, b]]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := session.Open(context.Background(), e, session.Options{LookupEnv: noEnv, Responses: resp})
+	if err != nil {
+		t.Fatalf("no live agent, no key needed: %v", err)
+	}
+	s.Close()
+	_, err = session.Open(context.Background(), e, session.Options{LookupEnv: noEnv, Responses: resp, Live: []string{"analyst[1]/think"}})
+	if err == nil || !strings.Contains(err.Error(), `agent "analyst/think" calls model profile "fast", whose key is read from ENSEMBLE_TEST_UNSET_KEY`) {
+		t.Fatalf("err %v", err)
 	}
 }
