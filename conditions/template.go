@@ -208,14 +208,25 @@ func (t *Template) UsesHistory() bool { return t.Names.UsesHistory }
 // value it gives as it is.
 func (t *Template) Whole() bool { return t.whole }
 
-// EvalContext evaluates the placeholders in the sandbox, each within the
-// budgets of one condition, over env and, for a fan-out instance, item
+// EvalContext evaluates the placeholders in the sandbox, all of them
+// within the budgets of one condition, over env and, for a fan-out instance, item
 // (nil otherwise). The value is the placeholder's value, as JSON would
 // decode it, for a template that is one placeholder; otherwise the text.
 // A run-time error is a *RuntimeError whose Column is that of the problem
 // in the template's line; text longer than MaxBytes is one too.
 func (t *Template) EvalContext(ctx context.Context, env *Env, item *Item) (any, error) {
 	var b strings.Builder
+	// One condition's budgets for the whole template: its placeholders
+	// share the steps and bytes, and split the VM memory evenly, so that
+	// many placeholders cannot multiply the work of one.
+	n := 0
+	for _, p := range t.parts {
+		if p.prog != nil {
+			n++
+		}
+	}
+	left := &meter{bytes: MaxBytes, steps: MaxSteps}
+	memory := uint(MaxMemory / max(n, 1))
 	for _, p := range t.parts {
 		if p.prog == nil {
 			if !t.whole {
@@ -228,7 +239,7 @@ func (t *Template) EvalContext(ctx context.Context, env *Env, item *Item) (any, 
 		} else if item == nil {
 			item = &Item{}
 		}
-		v, err := p.prog.evalValue(ctx, env, item)
+		v, err := p.prog.evalValue(ctx, env, item, left, memory)
 		if err == nil {
 			err = jsonvalue.Valid(v)
 		}
@@ -258,8 +269,9 @@ func (t *Template) EvalContext(ctx context.Context, env *Env, item *Item) (any, 
 
 // evalValue runs p in the sandbox over env and, when p was compiled with
 // them, a fan-out instance's item, index and count (item is then not nil),
-// whatever the type of its value.
-func (p *Program) evalValue(ctx context.Context, env *Env, item *Item) (result any, err error) {
+// whatever the type of its value: within the steps and bytes left (which
+// it counts off) and memory.
+func (p *Program) evalValue(ctx context.Context, env *Env, item *Item, left *meter, memory uint) (result any, err error) {
 	if err := ctx.Err(); err != nil {
 		return nil, &RuntimeError{Msg: oneLine(err.Error()), cause: err}
 	}
@@ -278,9 +290,10 @@ func (p *Program) evalValue(ctx context.Context, env *Env, item *Item) (result a
 		ie := &itemEvalEnv{itemEnv: itemEnv{Env: r.env.Env, Item: item.Value, Index: item.Index, Count: item.Count}, m: &r.meter}
 		vmEnv = ie
 	}
-	r.meter = meter{bytes: MaxBytes, steps: MaxSteps, ctx: ctx}
-	r.vm.MemoryBudget = MaxMemory
+	r.meter = meter{bytes: left.bytes, steps: left.steps, ctx: ctx}
+	r.vm.MemoryBudget = memory
 	out, runErr := r.vm.Run(p.prog, vmEnv)
+	left.bytes, left.steps = r.meter.bytes, r.meter.steps
 	r.reset()
 	runnerPool.Put(r)
 	if runErr != nil {

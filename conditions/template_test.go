@@ -3,6 +3,7 @@ package conditions
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -113,5 +114,26 @@ func TestTemplateLiteralBraces(t *testing.T) {
 	v, err := tp.EvalContext(context.Background(), &Env{}, nil)
 	if err != nil || v != "Use {{ name }} here" {
 		t.Fatalf("%#v %v", v, err)
+	}
+}
+
+// A template's placeholders share one condition's budgets: what one
+// placeholder may do alone, four of them together may not.
+func TestTemplatePlaceholdersShareTheBudget(t *testing.T) {
+	t.Parallel()
+	const heavy = `{{ len(filter(1..300000, # > 0)) }}`
+	one, err := CompileTemplate(heavy, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := one.EvalContext(context.Background(), &Env{}, nil); err != nil || fmt.Sprint(v) != "300000" {
+		t.Fatalf("one placeholder: %#v %v", v, err)
+	}
+	four, err := CompileTemplate(heavy+" "+heavy+" "+heavy+" "+heavy, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := four.EvalContext(context.Background(), &Env{}, nil); !errors.Is(err, ErrMemoryBudget) {
+		t.Fatalf("four placeholders: %#v %v", v, err)
 	}
 }

@@ -43,6 +43,9 @@ type Result struct {
 type HeldBack struct {
 	AgentName  string `json:"agent_name"`
 	Executions int    `json:"executions"`
+	// Skips are its rounds skipped by its when: guard, which count
+	// towards the limit as executions do.
+	Skips int `json:"skips,omitempty"`
 	// Limit names the limit that held it: conversation.max_turns, or
 	// conversation_limits.max_agent_executions.
 	Limit string `json:"limit"`
@@ -292,11 +295,12 @@ func HeldBackIn(e *ensemble.Ensemble, st *state.State) []HeldBack {
 	}
 	var out []HeldBack
 	for _, a := range agents {
+		n := st.Executions(a.Name) + st.Skips(a.Name) // as the resolver counts
 		limit := "conversation.max_turns"
-		if m, ok := e.Limits.MaxAgentExecutions[a.Name]; ok && st.Executions(a.Name) >= m {
+		if m, ok := e.Limits.MaxAgentExecutions[a.Name]; ok && n >= m {
 			limit = "conversation_limits.max_agent_executions"
 		}
-		out = append(out, HeldBack{AgentName: a.Name, Executions: st.Executions(a.Name), Limit: limit})
+		out = append(out, HeldBack{AgentName: a.Name, Executions: st.Executions(a.Name), Skips: st.Skips(a.Name), Limit: limit})
 	}
 	return out
 }

@@ -219,3 +219,40 @@ agents:
 		t.Fatalf("order %s", got)
 	}
 }
+
+// An agent held back by a limit it reached through skips is named with
+// the limit that held it and its skips, as the resolver counts them.
+func TestHeldBackCountsSkips(t *testing.T) {
+	t.Parallel()
+	e := loadYAML(t, `
+name: held
+conversation_limits:
+  max_agent_executions: {a: 2, c: 2, b: 1}
+agents:
+  - name: s
+    script: x.sh
+  - name: a
+    script: x.sh
+    conversation: {max_turns: 5}
+    dependencies: [{agent_name: s, requires_all: false}, {agent_name: c, requires_all: false}]
+  - name: c
+    script: x.sh
+    conversation: {max_turns: 5}
+    dependencies: [a]
+  - name: b
+    script: x.sh
+    conversation: {max_turns: 5}
+    dependencies: [a]
+    when: "false"
+`)
+	res := engine.New(e, "", engine.Options{Runner: scripted{}}).Run(context.Background())
+	var b *engine.HeldBack
+	for i := range res.HeldBack {
+		if res.HeldBack[i].AgentName == "b" {
+			b = &res.HeldBack[i]
+		}
+	}
+	if b == nil || b.Limit != "conversation_limits.max_agent_executions" || b.Skips != 1 || b.Executions != 0 {
+		t.Fatalf("held back %+v", res.HeldBack)
+	}
+}

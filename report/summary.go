@@ -168,8 +168,12 @@ func summaryHead(w io.Writer, res *engine.Result, opts SummaryOptions, width int
 		paragraph(w, "", "  ", fmt.Sprintf("warning: turn %d, %s", wn.TurnNumber, wn.Message), width)
 	}
 	for _, h := range res.HeldBack {
+		after := Count(h.Executions, "execution")
+		if h.Skips > 0 {
+			after += " and " + Count(h.Skips, "skip")
+		}
 		paragraph(w, "", "  ", fmt.Sprintf("held back: %q was ready again after %s, but its %s stops it there; raise it to let it run again",
-			h.AgentName, Count(h.Executions, "execution"), h.Limit), width)
+			h.AgentName, after, h.Limit), width)
 	}
 }
 

@@ -340,8 +340,8 @@ func (sc *scan) edges(a *ensemble.Agent, requested bool) (edges []edge, blocked,
 	return edges, blocked, fresh
 }
 
-// conditions decides the candidate edges by their conditions, required
-// edges first, and returns whether the agent can still be ready through its
+// conditions decides the candidate edges by their conditions (an edge
+// that delivers a skip has none to test), required edges first, and returns whether the agent can still be ready through its
 // dependencies. A false required edge settles that, and stops the
 // evaluation unless the agent was requested (it then receives its other
 // satisfied edges).
@@ -353,7 +353,10 @@ func (sc *scan) conditions(a *ensemble.Agent, edges []edge, viaDeps, requested b
 				continue
 			}
 			ok := true
-			if ed.dep.Program != nil {
+			// A skip delivers no output to test: the edge is settled
+			// (docs/semantics.md#guards-that-skip), as its select is not
+			// evaluated either.
+			if ed.dep.Program != nil && !DeliversSkip(sc.s, ed.dep) {
 				var err error
 				if ok, err = sc.holds(a, ed.dep); err != nil {
 					return false, err

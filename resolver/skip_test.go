@@ -38,6 +38,25 @@ func TestGuardedJoin(t *testing.T) {
 	}
 }
 
+// A condition on the edge from a skipped branch is not evaluated: the skip
+// delivers no output to test, and the join runs with what the other
+// branch delivered (the condition would fail on the missing key, count as
+// false, and the join would never run).
+func TestGuardedJoinWithACondition(t *testing.T) {
+	t.Parallel()
+	e := ens(
+		agent("router"),
+		agent("a", deps(req("router")), guard("context.router == 'a'")),
+		agent("b", deps(req("router")), guard("context.router == 'b'")),
+		agent("join", deps(req("a"), when(req("b"), "context.b.ticket != ''"))),
+	)
+	w := newSim(t, e)
+	w.turn("router", map[string]any{"router": "a"})
+	w.turn("a,-b", nil)
+	w.turn("join", nil)
+	w.done()
+}
+
 // An agent whose required dependencies were all skipped is skipped in the
 // next turn, and so on down the chain; an optional edge neither carries a
 // skip nor is triggered by one.
