@@ -151,7 +151,7 @@ func killAndResume(t *testing.T, dir string, extra []string, kills int, part int
 			t.Fatalf("%d kills in %d runs, of which %d landed mid-run, want %d (seed %d)", allKills, rounds, midRun, minMidRun, seed)
 		}
 		sp = filepath.Join(dir, fmt.Sprintf("killed-%d.db", round))
-		killed, mid, turns := killRun(t, cli, ens, sp, rng, kills, whole/time.Duration(part))
+		killed, mid, turns := killRun(t, cli, ens, sp, rng, kills, whole/time.Duration(part), whole)
 		allKills += killed
 		midRun += mid
 		args := []string{"resume", sp, "--output", "json"}
@@ -205,7 +205,12 @@ func hasRun(t *testing.T, sp string) bool {
 // each; it stops when the run finishes. It returns the kills, those that
 // landed mid-run (the database then holds the run, unfinished, with a
 // turn saved), and the turn of the state after the last kill.
-func killRun(t *testing.T, cli func(...string) *exec.Cmd, ens, sp string, rng *rand.Rand, kills int, most time.Duration) (killed, midRun, turns int) {
+//
+// A kill that leaves no turn saved doubles the window of the next one, up
+// to whole: on a busy machine (or under the race detector) a process takes
+// longer to start, and kills drawn from a window fitted to a quiet one
+// would all land before the first save.
+func killRun(t *testing.T, cli func(...string) *exec.Cmd, ens, sp string, rng *rand.Rand, kills int, most, whole time.Duration) (killed, midRun, turns int) {
 	t.Helper()
 	for killed < kills {
 		args := []string{"run", ens, "--state", sp, "--output", "json"}
@@ -230,6 +235,7 @@ func killRun(t *testing.T, cli func(...string) *exec.Cmd, ens, sp string, rng *r
 		}
 		killed++
 		if !hasRun(t, sp) {
+			most = min(2*most, max(whole, most))
 			continue
 		}
 		sf := readState(t, sp)
@@ -244,6 +250,8 @@ func killRun(t *testing.T, cli func(...string) *exec.Cmd, ens, sp string, rng *r
 		}
 		if turns > 0 {
 			midRun++
+		} else {
+			most = min(2*most, max(whole, most))
 		}
 	}
 	return killed, midRun, turns
