@@ -155,17 +155,17 @@ func mustRead(t *testing.T, path string) string {
 func TestTheBoundaryIsTheFolderRun(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	project, shared := dir+"/project", dir+"/shared"
+	project, common := dir+"/project", dir+"/common"
 	writeFile(t, project+"/scripts/x.sh", "#!/bin/sh\necho '{}'\n")
-	writeFile(t, shared+"/own.sh", "#!/bin/sh\necho '{}'\n")
-	for _, f := range []string{project + "/scripts/x.sh", shared + "/own.sh"} {
+	writeFile(t, common+"/own.sh", "#!/bin/sh\necho '{}'\n")
+	for _, f := range []string{project + "/scripts/x.sh", common + "/own.sh"} {
 		if err := os.Chmod(f, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	writeFile(t, project+"/ensembles/review.yaml", "name: review\nagents:\n  - {name: x, script: ../scripts/x.sh}\n")
-	writeFile(t, shared+"/lib.yaml", "name: lib\nagents:\n  - {name: own, script: own.sh}\n")
-	writeFile(t, project+"/main.yaml", "name: main\nagents:\n  - {name: r, ensemble: ensembles/review.yaml}\n  - {name: l, ensemble: ../shared/lib.yaml, allow_outside: true}\n")
+	writeFile(t, common+"/lib.yaml", "name: lib\nagents:\n  - {name: own, script: own.sh}\n")
+	writeFile(t, project+"/main.yaml", "name: main\nagents:\n  - {name: r, ensemble: ensembles/review.yaml}\n  - {name: l, ensemble: ../common/lib.yaml, allow_outside: true}\n")
 	e, err := load(t, project+"/main.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -174,14 +174,14 @@ func TestTheBoundaryIsTheFolderRun(t *testing.T) {
 		t.Fatalf("child %+v", c)
 	}
 
-	writeFile(t, project+"/ensembles/review.yaml", "name: review\nagents:\n  - {name: x, script: ../../shared/own.sh}\n")
+	writeFile(t, project+"/ensembles/review.yaml", "name: review\nagents:\n  - {name: x, script: ../../common/own.sh}\n")
 	_, err = load(t, project+"/main.yaml")
-	if err == nil || !strings.Contains(err.Error(), `review.yaml:3:23: agent "x": script "../../shared/own.sh" is outside the folder of the ensemble file run, `+project) {
+	if err == nil || !strings.Contains(err.Error(), `review.yaml:3:23: agent "x": script "../../common/own.sh" is outside the folder of the ensemble file run, `+project) {
 		t.Errorf("err %v", err)
 	}
-	writeFile(t, project+"/main.yaml", "name: main\nagents:\n  - {name: l, ensemble: ../shared/lib.yaml}\n")
+	writeFile(t, project+"/main.yaml", "name: main\nagents:\n  - {name: l, ensemble: ../common/lib.yaml}\n")
 	_, err = load(t, project+"/main.yaml")
-	if err == nil || !strings.Contains(err.Error(), `main.yaml:3:25: agent "l": ensemble "../shared/lib.yaml" is outside the ensemble file's folder `+project) {
+	if err == nil || !strings.Contains(err.Error(), `main.yaml:3:25: agent "l": ensemble "../common/lib.yaml" is outside the ensemble file's folder `+project) {
 		t.Errorf("err %v", err)
 	}
 }

@@ -145,8 +145,11 @@ func (c *conversation) parseReply(text string) (any, error) {
 // err, with the reply quoted and the repair turns it had.
 func gaveUp(err error, reply string, repairs int) error {
 	after := ""
-	if repairs > 0 {
-		after = fmt.Sprintf(" after %d repair turn%s", repairs, map[bool]string{true: "", false: "s"}[repairs == 1])
+	switch {
+	case repairs == 1:
+		after = " after 1 repair turn"
+	case repairs > 1:
+		after = fmt.Sprintf(" after %d repair turns", repairs)
 	}
 	return fmt.Errorf("%w; the reply%s was %s", err, after, runners.QuoteReply(reply))
 }
