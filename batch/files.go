@@ -47,10 +47,9 @@ func readCapped(r io.Reader) ([]byte, error) {
 
 // tooMany words readcap's error for inputs.
 func tooMany(data []byte, err error) ([]byte, error) {
-	if _, ok := errors.AsType[*readcap.TooLargeError](err); ok {
-		err = fmt.Errorf("the inputs are %w", err)
-	}
-	if _, ok := errors.AsType[*readcap.NotTextError](err); ok {
+	_, tooLarge := errors.AsType[*readcap.TooLargeError](err)
+	_, notText := errors.AsType[*readcap.NotTextError](err)
+	if tooLarge || notText {
 		err = fmt.Errorf("the inputs are %w", err)
 	}
 	return data, err

@@ -121,10 +121,9 @@ func LoadResponses(path string) (*Responses, error) {
 // bytes: a stream of zeros fails at its first byte.
 func readResponses(path string) ([]byte, error) {
 	data, err := readcap.ReadTextFile(path, MaxResponsesFile)
-	if _, ok := errors.AsType[*readcap.TooLargeError](err); ok {
-		return nil, fmt.Errorf("responses file %s: %w", path, err)
-	}
-	if _, ok := errors.AsType[*readcap.NotTextError](err); ok {
+	_, tooLarge := errors.AsType[*readcap.TooLargeError](err)
+	_, notText := errors.AsType[*readcap.NotTextError](err)
+	if tooLarge || notText {
 		return nil, fmt.Errorf("responses file %s: %w", path, err)
 	}
 	if err != nil {
