@@ -145,6 +145,21 @@ var stepDefs = []stepDef{
 		`^agent "([^"]*)" did not fail$`, func(s *Scenario) any { return s.thenDidNotFail }},
 	{StepDoc{"Then", `Then agent "fetch" took less than 5 seconds`, "The agent ran, and each of its executions took less than that (its execution_time; decimals work: `0.5 seconds`). The execution of a fan-out is the time from its first instance's start to its last one's end; an instance (`agent \"summarize[1]\"`) is checked on its own. For other measures, write an expression over history: `sum(filter(history, .agent_name == 'fetch'), .execution_time) < 10`."},
 		`^agent "([^"]*)" took less than (\d+(?:\.\d+)?) seconds?$`, func(s *Scenario) any { return s.thenTookLessThan }},
+	{StepDoc{"Then", `Then agent "fetch" took at most 30s`, "The agent ran, and its executions took that long at most in all (the sum of their execution_time; a Go duration: 500ms, 30s, 2m). Each execution alone: took less than."},
+		`^agent "([^"]*)" took at most (\S+)$`, func(s *Scenario) any { return s.thenTookAtMost }},
+
+	// --- Then: trajectories and spend (trajectory.go) ---
+	{StepDoc{"Then", `Then agent "researcher" called tool "search.query"`, "One of the agent's executions called the tool (SERVER.TOOL for a tool of an MCP server, the name of a tool of the file), whatever its result; a fan-out agent's instances' calls count. The tool must be one of the agent's tools."},
+		`^agent "([^"]*)" called tool "([^"]*)"$`, func(s *Scenario) any { return s.thenCalledTool }},
+	{StepDoc{"Then", `Then agent "researcher" did not call tool "files.delete"`, "None of the agent's executions called the tool."},
+		`^agent "([^"]*)" did not call tool "([^"]*)"$`, func(s *Scenario) any { return s.thenDidNotCallTool }},
+	{StepDoc{"Then", `Then agent "researcher" called tools in this order: "search.query, files.read"`, "The agent called these tools in this order, over its executions: each listed call comes after the one before it, and other calls may come between them (a listed tool twice needs two calls)."},
+		`^agent "([^"]*)" called tools in this order: "(.*)"$`, func(s *Scenario) any { return s.thenCalledInOrder }},
+	{StepDoc{"Then", "Then the run made at most 6 model requests", "The run's model requests (its usage.requests: every LLM agent's, a simulated user's, child ensembles' included; injected responses make none) are at most that many."},
+		`^the run made at most (\d+) model requests?$`, func(s *Scenario) any { return s.thenRequestsAtMost }},
+	{StepDoc{"Then", "Then the run cost at most 0.05", "The run's cost (its usage.cost, in the unit of the profiles' pricing) is at most that. With no priced profile the step fails: every request would cost 0."},
+		`^the run cost at most (\S+)$`, func(s *Scenario) any { return s.thenCostAtMost }},
+
 	{StepDoc{"Then", `Then the output of agent "llm_analyzer" contains "EMEA"`, "The agent's latest output (a string as it is, other values as compact JSON) contains the text."},
 		`^the output of agent "([^"]*)" contains "(.*)"$`, func(s *Scenario) any { return s.thenOutputContains }},
 	{StepDoc{"Then", `Then the output of agent "llm_analyzer" does not contain "APAC"`, "The reverse."},
