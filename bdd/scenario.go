@@ -91,7 +91,11 @@ type Scenario struct {
 	recording string // the recording folder given (recording.go): its LLM agents replay
 	maxTurns  int
 	parallel  int
-	timeout   time.Duration
+	// judges are the judges declared, by name, and verdicts what they said,
+	// by judge and agent (judge.go).
+	judges   map[string]*judge
+	verdicts map[string]*verdict
+	timeout  time.Duration
 
 	ran    bool
 	result *engine.Result

@@ -85,6 +85,9 @@ var stepDefs = []stepDef{
 		`^the timeout is "([^"]*)"$`, func(s *Scenario) any { return s.givenTimeout }},
 	{StepDoc{"Given", "Given the parallel limit is 2", "Overrides conversation_limits.parallel_agent_limit (like --parallel)."},
 		`^the parallel limit is (\d+)$`, func(s *Scenario) any { return s.givenParallel }},
+	{StepDoc{"Given", `Given the judge "quality" uses model profile "small" with the rubric:`,
+		"Declares a judge: a model that scores an agent's final output against the rubric in the doc string (which states the scale), replying {\"score\": n, \"reason\": \"...\"}. It is an LLM agent named by the judge's name: answered by `Given agent \"quality\" responds` (declared after the judge) or by the recording, and by its model only where LLM agents may reach theirs."},
+		`^the judge "([^"]*)" uses model profile "([^"]*)" with the rubric:$`, func(s *Scenario) any { return s.givenJudge }},
 
 	// --- When ---
 	{StepDoc{"When", "When the ensemble runs", "Runs the ensemble to its end with what the Given steps set. Agents with no injected response: scripts run for real, LLM agents fail (a test reaches no model), and ask agents wait for an answer (a test has no terminal, and keeps the run for `answers`)."},
@@ -145,6 +148,21 @@ var stepDefs = []stepDef{
 		`^agent "([^"]*)" did not fail$`, func(s *Scenario) any { return s.thenDidNotFail }},
 	{StepDoc{"Then", `Then agent "fetch" took less than 5 seconds`, "The agent ran, and each of its executions took less than that (its execution_time; decimals work: `0.5 seconds`). The execution of a fan-out is the time from its first instance's start to its last one's end; an instance (`agent \"summarize[1]\"`) is checked on its own. For other measures, write an expression over history: `sum(filter(history, .agent_name == 'fetch'), .execution_time) < 10`."},
 		`^agent "([^"]*)" took less than (\d+(?:\.\d+)?) seconds?$`, func(s *Scenario) any { return s.thenTookLessThan }},
+	{StepDoc{"Then", `Then agent "fetch" took at most 30s`, "The agent ran, and its executions took that long at most in all (the sum of their execution_time; a Go duration: 500ms, 30s, 2m). For each execution alone, use took less than N seconds."},
+		`^agent "([^"]*)" took at most (\S+)$`, func(s *Scenario) any { return s.thenTookAtMost }},
+
+	// --- Then: trajectories and spend (trajectory.go) ---
+	{StepDoc{"Then", `Then agent "researcher" called tool "search.query"`, "One of the agent's executions called the tool (SERVER.TOOL for a tool of an MCP server, the name of a tool of the file), whatever its result; a fan-out agent's instances' calls count. The tool must be one of the agent's tools."},
+		`^agent "([^"]*)" called tool "([^"]*)"$`, func(s *Scenario) any { return s.thenCalledTool }},
+	{StepDoc{"Then", `Then agent "researcher" did not call tool "files.delete"`, "None of the agent's executions called the tool."},
+		`^agent "([^"]*)" did not call tool "([^"]*)"$`, func(s *Scenario) any { return s.thenDidNotCallTool }},
+	{StepDoc{"Then", `Then agent "researcher" called tools in this order: "search.query, files.read"`, "The agent called these tools in this order, over its executions: each listed call comes after the one before it, and other calls may come between them (a listed tool twice needs two calls)."},
+		`^agent "([^"]*)" called tools in this order: "(.*)"$`, func(s *Scenario) any { return s.thenCalledInOrder }},
+	{StepDoc{"Then", "Then the run made at most 6 model requests", "The run's model requests (its usage.requests: every LLM agent's, a simulated user's, child ensembles' included; injected responses make none) are at most that many."},
+		`^the run made at most (\d+) model requests?$`, func(s *Scenario) any { return s.thenRequestsAtMost }},
+	{StepDoc{"Then", "Then the run cost at most 0.05", "The run's cost (its usage.cost, in the unit of the profiles' pricing) is at most that. With no priced profile the step fails: every request would cost 0."},
+		`^the run cost at most (\S+)$`, func(s *Scenario) any { return s.thenCostAtMost }},
+
 	{StepDoc{"Then", `Then the output of agent "llm_analyzer" contains "EMEA"`, "The agent's latest output (a string as it is, other values as compact JSON) contains the text."},
 		`^the output of agent "([^"]*)" contains "(.*)"$`, func(s *Scenario) any { return s.thenOutputContains }},
 	{StepDoc{"Then", `Then the output of agent "llm_analyzer" does not contain "APAC"`, "The reverse."},
@@ -172,6 +190,8 @@ var stepDefs = []stepDef{
 		`^the expression "(.*)" is true$`, func(s *Scenario) any { return s.thenExprTrue }},
 	{StepDoc{"Then", `Then the expression "executions.final_synthesis > 0" is false`, "The same, expecting false."},
 		`^the expression "(.*)" is false$`, func(s *Scenario) any { return s.thenExprFalse }},
+	{StepDoc{"Then", `Then the judge "quality" scores agent "final_synthesis" at least 4`, "The judge, given the agent's latest input and final output, scores it at least that (asked once per agent in a scenario); a lower score fails with the judge's score and reason."},
+		`^the judge "([^"]*)" scores agent "([^"]*)" at least (\S+)$`, func(s *Scenario) any { return s.thenJudgeScores }},
 
 	// --- Then: validation ---
 	{StepDoc{"Then", "Then the ensemble is valid", "After a validated step: it loaded without problems."},
@@ -250,17 +270,31 @@ func (s *Scenario) checkAgentIfLoaded(name string) error {
 	return err
 }
 
+// respondsTo is where the responses for agent go: a judge's replies
+// (judge.go) for a judge's name, else the run's, once the name is checked.
+func (s *Scenario) respondsTo(agent string) (*runners.Responses, error) {
+	if r, ok := s.judgeReplies(agent); ok {
+		return r, nil
+	}
+	if err := s.checkAgentIfLoaded(agent); err != nil {
+		return nil, err
+	}
+	return s.responses, nil
+}
+
 func (s *Scenario) givenResponds(agent, reply string) error {
 	reply = unq(reply)
-	if err := s.checkAgentIfLoaded(agent); err != nil {
+	to, err := s.respondsTo(agent)
+	if err != nil {
 		return err
 	}
-	s.responses.AddText(agent, reply)
+	to.AddText(agent, reply)
 	return nil
 }
 
 func (s *Scenario) givenRespondsDoc(agent string, ds *godog.DocString) error {
-	if err := s.checkAgentIfLoaded(agent); err != nil {
+	to, err := s.respondsTo(agent)
+	if err != nil {
 		return err
 	}
 	v, isText, err := docValue(ds, true)
@@ -269,13 +303,13 @@ func (s *Scenario) givenRespondsDoc(agent string, ds *godog.DocString) error {
 	}
 	switch str, isString := v.(string); {
 	case isText:
-		s.responses.AddText(agent, str)
+		to.AddText(agent, str)
 	case isString:
 		// A JSON string is the output itself, but the responses take a
 		// string as reply text, which is parsed: give it quoted.
-		s.responses.AddText(agent, jsonvalue.Compact(str))
+		to.AddText(agent, jsonvalue.Compact(str))
 	default:
-		s.responses.Add(agent, v)
+		to.Add(agent, v)
 	}
 	return nil
 }

@@ -16,7 +16,23 @@ import (
 // agent's own (docs/llm.md#fallbacks).
 const ProfileUsedDetail = "model_profile_used"
 
-func init() { state.RegisterDetail(ProfileUsedDetail) }
+// ToolCallsDetail is the detail of an LLM agent's record that lists the
+// tool calls its execution ran, in the order the model issued them
+// (docs/llm.md#tools): []ToolCallRecord.
+const ToolCallsDetail = "tool_calls"
+
+func init() { state.RegisterDetail(ProfileUsedDetail, ToolCallsDetail) }
+
+// ToolCallRecord is one tool call of an execution, as its record keeps it.
+type ToolCallRecord struct {
+	// Tool is the tool's name in the ensemble file: SERVER.TOOL for a tool
+	// of an MCP server, the name of a tool of the file's tools:, or the
+	// name the model called when no tool has it.
+	Tool string `json:"tool"`
+	// Failed is whether the call's result was an error (an unknown tool,
+	// invalid arguments, a failure of the tool).
+	Failed bool `json:"failed,omitempty"`
+}
 
 // Kind is the LLM kind: agents that talk to a model.
 type Kind struct{}

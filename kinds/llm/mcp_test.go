@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -123,6 +124,16 @@ func TestMCPToolsInTheToolLoop(t *testing.T) {
 			}
 			if started != 6 {
 				t.Errorf("%d tool_call_started events", started)
+			}
+			// The record lists the calls run, in the order issued, by the
+			// names of the file (SERVER.TOOL), failed ones marked.
+			var calls []ToolCallRecord
+			if ok, err := res.Details.Decode(ToolCallsDetail, &calls); !ok || err != nil {
+				t.Fatalf("no tool_calls detail: %v", err)
+			}
+			wantCalls := []ToolCallRecord{{Tool: "t.meet"}, {Tool: "t.meet"}, {Tool: "t.fail", Failed: true}, {Tool: "t.echo", Failed: true}, {Tool: "t.echo"}, {Tool: "local"}}
+			if !slices.Equal(calls, wantCalls) {
+				t.Errorf("tool_calls %+v, want %+v", calls, wantCalls)
 			}
 		})
 	}

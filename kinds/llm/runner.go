@@ -290,7 +290,11 @@ func (r *Runner) converse(ctx context.Context, req *agent.Request, c *conversati
 		text = c.prefix + "\n\n" + text
 	}
 	conv = append(conv, Message{Role: RoleUser, Content: text})
+	var called []ToolCallRecord // the tool calls run, for the record
 	defer func() {
+		if len(called) > 0 {
+			_ = res.Details.Put(ToolCallsDetail, called)
+		}
 		res.Memory = encodeMemory(conv)
 		r.memories.put(res.Memory, conv)
 		added := conv[start:]
@@ -367,7 +371,11 @@ func (r *Runner) converse(ctx context.Context, req *agent.Request, c *conversati
 				}
 				return fail(StopMaxSteps, fmt.Errorf("max_steps (%d) reached: the model still wanted to call tools", c.maxSteps))
 			}
-			conv = append(conv, r.runTools(ctx, req, ts, calls, c.toolParallel, sec)...)
+			results := r.runTools(ctx, req, ts, calls, c.toolParallel, sec)
+			for i, tc := range calls {
+				called = append(called, ToolCallRecord{Tool: ts.fileName(tc.Name), Failed: results[i].IsError})
+			}
+			conv = append(conv, results...)
 			if ctx.Err() != nil {
 				return fail(StopCancelled, cancelError(ctx))
 			}

@@ -304,6 +304,11 @@ func TestToolErrorsGoBackToTheModel(t *testing.T) {
 			if !sawErr {
 				t.Errorf("no tool_call_completed event with an error")
 			}
+			// An unknown tool is recorded by the name the model called.
+			var calls []ToolCallRecord
+			if _, err := res.Details.Decode(ToolCallsDetail, &calls); err != nil || len(calls) != 1 || calls[0] != (ToolCallRecord{Tool: tc.call.name, Failed: true}) {
+				t.Errorf("tool_calls %+v (%v)", calls, err)
+			}
 		})
 	}
 }

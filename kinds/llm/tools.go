@@ -187,6 +187,22 @@ func (r *Runner) addMCPTools(servers agent.ToolServers, ts *toolSet, ens *ensemb
 	return nil
 }
 
+// fileName is the name of the tool the model called name in the ensemble
+// file: SERVER.TOOL for a tool of an MCP server; name itself for a tool of
+// the file, or for one the agent does not have.
+func (ts *toolSet) fileName(name string) string {
+	ct := ts.byName[name]
+	switch {
+	case ct == nil:
+		return name
+	case ct.mcp != nil && ct.mcp.Server != nil:
+		return ct.mcp.Server.Name + "." + ct.mcp.Name
+	case ct.tool != nil:
+		return ct.tool.Name
+	}
+	return name
+}
+
 // MaxToolCallsPerReply caps the tool calls of one reply that are run; the
 // others get an error result.
 const MaxToolCallsPerReply = 128
