@@ -269,12 +269,16 @@ func (c *collector) responses(sf *state.File, what string) (*responsesFile, []st
 	var saved *runners.Responses // the run's own responses file, unchanged
 	for _, key := range c.keys {
 		l := c.lists[key]
-		if l.recorded {
+		slim := slices.ContainsFunc(l.items, func(it item) bool { return it.slim })
+		// The recording answers its LLM agents; an ask agent's answers are
+		// injected (a simulated user's are recorded as model exchanges,
+		// which only a simulation would ask for again).
+		if l.recorded && (agent.IsGuarded(l.agent.Kind) || slim) {
 			continue
 		}
 		var values []any
 		switch {
-		case slices.ContainsFunc(l.items, func(it item) bool { return it.slim }):
+		case slim:
 			// A loop keeps only its last iteration's outputs: the run's
 			// own responses file has the others, when it has not changed.
 			if saved == nil {
