@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/runners"
@@ -73,7 +74,9 @@ func (c *Capture) feature(r Run, o Options, col *collector) ([]byte, error) {
 	}
 	if in := sf.State.Input; in != "" {
 		step("And the input:")
-		docStringTyped(&b, "", in)
+		if !docString(&b, "", in) {
+			return nil, fmt.Errorf("cannot capture %s: its input has lines that start with both \"\"\" and ```, which no doc string can hold", what)
+		}
 	}
 	step("When the ensemble runs")
 
@@ -126,11 +129,11 @@ func capitalise(s string) string {
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // outputStep checks the agent's latest output: text as text, any other
-// value as JSON.
+// value as JSON (and text that no doc string can hold as it is, as a JSON
+// string).
 func outputStep(b *strings.Builder, name string, out any) {
 	fmt.Fprintf(b, "    And the output of agent %q is:\n", name)
-	if s, ok := out.(string); ok {
-		docStringTyped(b, "text", s)
+	if s, ok := out.(string); ok && docString(b, "text", s) {
 		return
 	}
 	var buf bytes.Buffer
@@ -138,33 +141,81 @@ func outputStep(b *strings.Builder, name string, out any) {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(out); err != nil {
-		docStringTyped(b, "text", fmt.Sprint(out))
+		docString(b, "text", fmt.Sprint(out))
 		return
 	}
-	docStringTyped(b, "json", strings.TrimSuffix(buf.String(), "\n"))
+	docString(b, "json", docSafeJSON(strings.TrimSuffix(buf.String(), "\n")))
 }
 
-// docStringTyped writes content as a doc string of that type, between """
-// lines, or ``` lines when it holds """ (both: its """ escaped).
-func docStringTyped(b *strings.Builder, mediaType, content string) {
+// The delimiters of doc strings, and how each is escaped inside one.
+var delimiters = [][2]string{{`"""`, `\"\"\"`}, {"```", "\\`\\`\\`"}}
+
+// docString writes content as a doc string of that type, between """
+// lines, or ``` lines when """ would end it early or be read otherwise;
+// false (and nothing written) when neither can hold it as it is.
+func docString(b *strings.Builder, mediaType, content string) bool {
 	const indent = "      "
-	delim := `"""`
-	switch {
-	case !strings.Contains(content, `"""`):
-	case !strings.Contains(content, "```"):
-		delim = "```"
-	default:
-		content = strings.ReplaceAll(content, `"""`, `\"\"\"`)
-	}
-	b.WriteString(indent + delim + mediaType + "\n")
-	for _, line := range strings.Split(content, "\n") {
-		if line == "" {
-			b.WriteString("\n")
+	for _, d := range delimiters {
+		if !docSafe(content, d[0], d[1]) {
 			continue
 		}
-		b.WriteString(indent + line + "\n")
+		b.WriteString(indent + d[0] + mediaType + "\n")
+		for _, line := range strings.Split(content, "\n") {
+			if line == "" {
+				b.WriteString("\n")
+				continue
+			}
+			b.WriteString(indent + line + "\n")
+		}
+		b.WriteString(indent + d[0] + "\n")
+		return true
 	}
-	b.WriteString(indent + delim + "\n")
+	return false
+}
+
+// docSafe reports whether a doc string between delim lines reads content
+// back as it is: no line of it starts with delim (which would end the doc
+// string) and it holds no escaped delim (which would be read as delim).
+func docSafe(content, delim, escaped string) bool {
+	if strings.Contains(content, escaped) {
+		return false
+	}
+	for _, line := range strings.Split(content, "\n") {
+		if strings.HasPrefix(strings.TrimLeftFunc(line, unicode.IsSpace), delim) {
+			return false
+		}
+	}
+	return true
+}
+
+// docSafeJSON is the JSON text j with the quotes and backquotes inside its
+// strings written as \u0022 and \u0060: the same JSON, which no doc
+// string delimiter can end or be read from.
+func docSafeJSON(j string) string {
+	var b strings.Builder
+	inString, escaped := false, false
+	for i := 0; i < len(j); i++ {
+		c := j[i]
+		switch {
+		case escaped:
+			escaped = false
+			if c == '"' {
+				b.WriteString("u0022")
+				continue
+			}
+		case inString && c == '\\':
+			escaped = true
+		case inString && c == '"':
+			inString = false
+		case inString && c == '`':
+			b.WriteString(`\u0060`)
+			continue
+		case c == '"':
+			inString = true
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // topRecords are the records of the top run's agent name that are

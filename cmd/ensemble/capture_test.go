@@ -334,3 +334,57 @@ func TestCaptureOfARecordedRun(t *testing.T) {
 		t.Errorf("test after the recording changed: exit %d, want 1\n%s", o.code, o.stdout)
 	}
 }
+
+// Replies and inputs that a responses file or a doc string would read
+// otherwise (text that is JSON, doc string delimiters, blank lines) are
+// written so that they read back the same.
+func TestCaptureKeepsAwkwardText(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	files := map[string]string{
+		"ensemble.yaml": `name: awkward
+models:
+  m: {provider: openai, model: x, base_url: "http://127.0.0.1:9/v1", api_key_env: NO_SUCH_KEY}
+agents:
+  - name: number
+    model_profile: m
+    prompt: Say a number.
+  - name: quotes
+    model_profile: m
+    prompt: Quote.
+    dependencies: [number]
+`,
+		"responses.yaml": "number:\n  - '\"42\"'\nquotes:\n  - \"a doc string:\\n\\\"\\\"\\\"\\nand a fence ```\\n\\n  indented\"\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := filepath.Join(dir, "runs.db")
+	input := "first line\n\n  \"\"\" and ``` both\nlast"
+	if o := ensembleCmd(t, "", "run", filepath.Join(dir, "ensemble.yaml"), "--responses", filepath.Join(dir, "responses.yaml"), "--state", db, "--input", input); o.code != 0 {
+		t.Fatalf("run: exit %d\n%s", o.code, o.stderr)
+	}
+	out := filepath.Join(dir, "captured")
+	if o := ensembleCmd(t, "", "test", "capture", db, "--out", out); o.code != 0 {
+		t.Fatalf("test capture: exit %d\n%s", o.code, o.stderr)
+	}
+	got := readDir(t, out)
+	resp, _ := fileEnding(got, ".responses.yaml")
+	if !strings.Contains(got[resp], `'"42"'`) {
+		t.Errorf("the string 42 is not written as JSON text:\n%s", got[resp])
+	}
+	if o := ensembleCmd(t, "", "test", out); o.code != 0 {
+		t.Fatalf("test of the capture: exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	// The expected text is checked: another one fails.
+	feature, _ := fileEnding(got, ".feature")
+	changed := strings.Replace(got[feature], "and a fence", "and no fence", 1)
+	if err := os.WriteFile(feature, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if o := ensembleCmd(t, "", "test", out); o.code != 1 {
+		t.Fatalf("test after an output changed: exit %d, want 1\n%s", o.code, o.stdout)
+	}
+}
