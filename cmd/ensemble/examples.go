@@ -69,6 +69,13 @@ var commandExamples = map[string]string{
   # The scenario at line 12, then the @smoke ones, with a JUnit report
   ensemble test features/checkout.feature:12
   ensemble test --tags "@smoke && ~@slow" --format pretty,junit:report.xml features/`,
+	"test capture": `  # A saved run becomes a test that replays it offline
+  ensemble run ensemble.yaml --state runs.db
+  ensemble test capture runs.db --out captured
+  ensemble test captured
+
+  # One run of several, over an earlier capture
+  ensemble test capture runs.db --run-id nightly --out captured --force`,
 	"init": `  ensemble init my-ensemble
   cd my-ensemble && ensemble run ensemble.yaml --responses responses.yaml`,
 	"mcp": `  ensemble mcp serve ./ensembles`,

@@ -49,6 +49,7 @@ error, an unknown format, a tag expression that is not godog's: @a && ~@b,
 	fl.BoolVar(&f.noColor, "no-color", false, "no ANSI colours (also when NO_COLOR is set or the output is not a terminal)")
 	fl.BoolVar(&f.listSteps, "list-steps", false, "list the built-in steps and exit")
 	fl.StringVar(&f.otel, "otel", "", "export OpenTelemetry traces of the scenarios' runs to the OTLP/HTTP collector at `URL` (default: $OTEL_EXPORTER_OTLP_ENDPOINT)")
+	cmd.AddCommand(newTestCaptureCmd(io))
 	return cmd
 }
 
