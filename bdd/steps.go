@@ -599,7 +599,7 @@ func (s *Scenario) executions(name string) (int, error) {
 		return n, nil
 	}
 	if isPath(name) {
-		return len(pathRecords(res.ConversationHistory, name, "")), nil
+		return len(runners.PathRecords(res.ConversationHistory, name)), nil
 	}
 	return res.AgentExecutionCount[name], nil
 }
@@ -788,7 +788,7 @@ func (s *Scenario) records(name string) ([]*state.Record, error) {
 		return nil, err
 	}
 	if isPath(name) {
-		return pathRecords(s.result.ConversationHistory, name, ""), nil
+		return runners.PathRecords(s.result.ConversationHistory, name), nil
 	}
 	var out []*state.Record
 	for _, r := range s.result.ConversationHistory {

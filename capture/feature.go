@@ -102,7 +102,7 @@ func (c *Capture) feature(r Run, o Options, col *collector) ([]byte, error) {
 		}
 	}
 	for _, p := range col.paths {
-		recs := pathRecords(st.History(), p, "")
+		recs := runners.PathRecords(st.History(), p)
 		step("And agent %q ran %s", p, times(len(recs)))
 		if out, ok := latestOutput(recs); ok && out != nil {
 			outputStep(&b, p, out)
@@ -238,38 +238,4 @@ func latestOutput(recs []*state.Record) (any, bool) {
 		}
 	}
 	return nil, false
-}
-
-// pathRecords are the records of the agent at path among recs, whose
-// agents' paths start with prefix, as the Then steps find them: a part of
-// path without an instance takes in every instance's records.
-func pathRecords(recs []*state.Record, path, prefix string) []*state.Record {
-	var out []*state.Record
-	want := strings.Split(path, "/")
-	for _, r := range recs {
-		name := prefix + r.AgentName
-		depth := strings.Count(name, "/") + 1
-		if partsMatch(want, name) {
-			out = append(out, r)
-		}
-		if c := r.Child(); c != nil && len(want) > depth && partsMatch(want[:depth], name) {
-			for _, c := range c.Runs() {
-				out = append(out, pathRecords(c.ConversationHistory, path, name+"/")...)
-			}
-		}
-	}
-	return out
-}
-
-func partsMatch(want []string, name string) bool {
-	got := strings.Split(name, "/")
-	if len(got) != len(want) {
-		return false
-	}
-	for i, g := range got {
-		if g != want[i] && runners.PathWithoutInstances(g) != want[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -243,3 +243,43 @@ func agentPaths(e *ensemble.Ensemble, prefix string) []string {
 	}
 	return out
 }
+
+// PathRecords are the records of the agent at path (`review/critic`,
+// `analyst[1]/think`) among recs and the runs of the children they ran, in
+// order. A part of path without an instance (`analyst/think`) takes in
+// every instance's records.
+func PathRecords(recs []*state.Record, path string) []*state.Record {
+	return pathRecords(recs, strings.Split(path, "/"), "")
+}
+
+func pathRecords(recs []*state.Record, want []string, prefix string) []*state.Record {
+	var out []*state.Record
+	for _, r := range recs {
+		name := prefix + r.AgentName
+		depth := strings.Count(name, "/") + 1
+		if partsMatch(want, name) {
+			out = append(out, r)
+		}
+		if c := r.Child(); c != nil && len(want) > depth && partsMatch(want[:depth], name) {
+			for _, c := range c.Runs() {
+				out = append(out, pathRecords(c.ConversationHistory, want, name+"/")...)
+			}
+		}
+	}
+	return out
+}
+
+// partsMatch reports whether the path name has the parts want, each the
+// same or, where want names no instance, an instance of it.
+func partsMatch(want []string, name string) bool {
+	got := strings.Split(name, "/")
+	if len(got) != len(want) {
+		return false
+	}
+	for i, g := range got {
+		if g != want[i] && PathWithoutInstances(g) != want[i] {
+			return false
+		}
+	}
+	return true
+}
