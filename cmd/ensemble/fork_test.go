@@ -198,3 +198,32 @@ func TestResumeFromTurnRefusals(t *testing.T) {
 		t.Errorf("a fork of a changed ensemble with --force: exit %d %s", o.code, o.stderr)
 	}
 }
+
+// A fork from the turn a run stopped at waiting for an answer waits for
+// it too (the turn's pending questions are the fork's), and goes on with
+// the answer given to it; the run forked still waits.
+func TestResumeFromTurnOfARunThatWaits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db, responses := filepath.Join(dir, "runs.db"), filepath.Join(dir, "writer.yaml")
+	if err := os.WriteFile(responses, []byte("writer:\n  - {title: T, body: B}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ens := "../../examples/approval/ensemble.yaml"
+	if o := ensembleCmd(t, "", "run", ens, "--responses", responses, "--state", db, "--run-id", "waits", "--output", "json"); o.code != 5 {
+		t.Fatalf("run: exit %d %s", o.code, o.stderr)
+	}
+	o := ensembleCmd(t, "", "resume", db, "--run-id", "waits", "--from-turn", "1", "--output", "json")
+	if o.code != 5 || !strings.Contains(o.stdout, `"pending_input"`) || !strings.Contains(o.stdout, `"agent": "approver"`) {
+		t.Fatalf("a fork of a run that waits: exit %d %s%s", o.code, o.stdout, o.stderr)
+	}
+	o = ensembleCmd(t, "", "resume", db, "--run-id", "waits", "--from-turn", "1", "--answer", `approver={"approved": true}`, "--output", "json")
+	if o.code != 0 || !strings.Contains(o.stdout, `"completion_reason": "completed"`) || !strings.Contains(o.stdout, `"publisher"`) {
+		t.Fatalf("a fork answered: exit %d %s%s", o.code, o.stdout, o.stderr)
+	}
+	list := ensembleCmd(t, "", "state", "list", db)
+	if lines := strings.Split(strings.TrimSpace(list.stdout), "\n"); len(lines) != 4 || !strings.Contains(lines[1], "awaiting_input") ||
+		!strings.Contains(lines[2], "awaiting_input") || !strings.Contains(lines[3], "completed") || !strings.HasSuffix(lines[3], "waits at turn 1") {
+		t.Errorf("state list:\n%s", list.stdout)
+	}
+}
