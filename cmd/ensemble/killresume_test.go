@@ -146,12 +146,13 @@ func killAndResume(t *testing.T, dir string, extra []string, kills int, part int
 	midRun, allKills := 0, 0
 	const rounds = 5
 	var sp string
+	most := whole / time.Duration(part)
 	for round := 1; midRun < minMidRun; round++ {
 		if round > rounds {
 			t.Fatalf("%d kills in %d runs, of which %d landed mid-run, want %d (seed %d)", allKills, rounds, midRun, minMidRun, seed)
 		}
 		sp = filepath.Join(dir, fmt.Sprintf("killed-%d.db", round))
-		killed, mid, turns := killRun(t, cli, ens, sp, rng, kills, whole/time.Duration(part), whole)
+		killed, mid, turns := killRun(t, cli, ens, sp, rng, kills, &most, whole)
 		allKills += killed
 		midRun += mid
 		args := []string{"resume", sp, "--output", "json"}
@@ -206,11 +207,14 @@ func hasRun(t *testing.T, sp string) bool {
 // landed mid-run (the database then holds the run, unfinished, with a
 // turn saved), and the turn of the state after the last kill.
 //
-// A kill that leaves no turn saved doubles the window of the next one, up
-// to whole: on a busy machine (or under the race detector) a process takes
-// longer to start, and kills drawn from a window fitted to a quiet one
-// would all land before the first save.
-func killRun(t *testing.T, cli func(...string) *exec.Cmd, ens, sp string, rng *rand.Rand, kills int, most, whole time.Duration) (killed, midRun, turns int) {
+// The window adapts to the machine's speed, which changes under the test
+// as other tests come and go: a kill that leaves no turn saved doubles it,
+// up to whole (a process takes longer to start on a busy machine, or under
+// the race detector, and kills drawn from a window fitted to a quiet one
+// would all land before the first save); a run that finishes before its
+// kill halves it (the reference run, timed on a busy machine, made it too
+// wide for a quiet one, and the resumed runs have less left to do).
+func killRun(t *testing.T, cli func(...string) *exec.Cmd, ens, sp string, rng *rand.Rand, kills int, window *time.Duration, whole time.Duration) (killed, midRun, turns int) {
 	t.Helper()
 	for killed < kills {
 		args := []string{"run", ens, "--state", sp, "--output", "json"}
@@ -224,10 +228,12 @@ func killRun(t *testing.T, cli func(...string) *exec.Cmd, ens, sp string, rng *r
 			t.Fatal(err)
 		}
 		// Anywhere from the start of the process to most after it.
+		most := *window
 		time.Sleep(time.Duration(rng.Int64N(int64(most) + 1)))
 		err := cmd.Process.Signal(syscall.SIGKILL)
 		werr := cmd.Wait()
 		if errors.Is(err, os.ErrProcessDone) || cmd.ProcessState.Success() {
+			*window = max(most/2, time.Millisecond)
 			break // it finished before the kill
 		}
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
@@ -235,7 +241,7 @@ func killRun(t *testing.T, cli func(...string) *exec.Cmd, ens, sp string, rng *r
 		}
 		killed++
 		if !hasRun(t, sp) {
-			most = min(2*most, max(whole, most))
+			*window = min(2*most, max(whole, most))
 			continue
 		}
 		sf := readState(t, sp)
@@ -251,7 +257,7 @@ func killRun(t *testing.T, cli func(...string) *exec.Cmd, ens, sp string, rng *r
 		if turns > 0 {
 			midRun++
 		} else {
-			most = min(2*most, max(whole, most))
+			*window = min(2*most, max(whole, most))
 		}
 	}
 	return killed, midRun, turns
