@@ -38,6 +38,8 @@
     if (!r.ok) throw new Error(data.error || r.statusText);
     return data;
   }
+  // put replaces box's children with kids, leaving out the null ones.
+  function put(box, ...kids) { box.replaceChildren(...kids.flat().filter((k) => k !== null && k !== undefined && k !== false)); }
   const q = (o) => new URLSearchParams(o).toString();
   function fmtDur(s) {
     if (s === undefined || s === null) return "";
@@ -200,7 +202,7 @@
   function renderHead(head, data) {
     const r = data.run, h = data.head;
     const item = (label, value) => el("div", {}, el("b", { text: label }), value);
-    head.replaceChildren(
+    put(head,
       el("h2", {}, `${r.ensemble} · ${r.id} `, badge(r.status)),
       el("div", { class: "summary" },
         item("status", r.completion_reason || "unfinished"),
@@ -212,7 +214,7 @@
         item("ensemble file", h.ensemble.path),
         r.batch ? item("batch", r.batch) : null,
         r.parent ? item("forked from", el("a", { href: `#/run/${r.db}/${encodeURIComponent(r.parent)}`, text: `${r.parent} at turn ${r.parent_turn}` })) : null,
-        item("input", h.input.length > 200 ? h.input.slice(0, 200) + "…" : h.input)),
+        item("input", el("span", { title: h.input, text: h.input.length > 120 ? h.input.slice(0, 120) + "…" : h.input }))),
       r.job && r.job.startsWith("error") ? el("p", { class: "error", text: r.job }) : null,
       data.graph.changed ? el("p", { class: "muted", text: "The ensemble file changed since this run was saved: the graph is the file as it is now." }) : null,
       data.graph.error ? el("p", { class: "muted", text: "The graph is the agents the history names: " + data.graph.error }) : null);
@@ -352,8 +354,9 @@
           text: `${r.agent_name} #${r.execution} · ${fmtDur(r.execution_time)}`,
           onclick: () => select(r.agent_name, r.execution, t.turn) });
         if (recs.length > 1 && isFinite(span)) {
-          b.style.marginLeft = ((starts[i] - t0) / span * 60).toFixed(1) + "%";
-          b.style.width = Math.max(((ends[i] - starts[i]) / span) * 40, 8).toFixed(1) + "%";
+          const w = Math.max(((ends[i] - starts[i]) / span) * 60, 35);
+          b.style.width = w.toFixed(1) + "%";
+          b.style.marginLeft = ((starts[i] - t0) / span * (100 - w)).toFixed(1) + "%";
         }
         return b;
       }));
@@ -429,7 +432,7 @@
           el("h3", { text: "Input" }), diffView(pretty(o.record.input_data), pretty(r.input_data), `#${cmp.value}`, `#${n}`));
       } catch (e) { diffBox.replaceChildren(el("p", { class: "error", text: e.message })); }
     });
-    box.replaceChildren(
+    put(box,
       el("h2", {}, `${r.agent_name} · execution ${r.execution} · turn ${r.turn_number} `, badge(recStatus(r) === "ok" ? "completed" : recStatus(r))),
       el("div", { class: "summary" },
         el("div", {}, el("b", { text: "took" }), fmtDur(r.execution_time)),
