@@ -61,6 +61,12 @@ type Options struct {
 	// instead of reaching LLM (a real model costs money), whether or not the
 	// scenario has a responses file.
 	GuardModels bool
+	// Live names the LLM agents that GuardModels lets call their model
+	// when they have no injected response (`test --live AGENT`): an
+	// agent's name, or a child ensemble's agent's path; LiveAll lets every
+	// one (`test --live-all`).
+	Live    []string
+	LiveAll bool
 	// Tracer, when set, traces every scenario's run (docs/tracing.md), with
 	// its content when TraceContent is set.
 	Tracer       trace.Tracer
@@ -465,6 +471,9 @@ func (s *Scenario) sessionOptions() (session.Options, error) {
 	}
 	if s.opts.GuardModels && s.recording == "" {
 		opts.Guard = func(agent string) error {
+			if s.opts.LiveAll || slices.Contains(s.opts.Live, agent) || slices.Contains(s.opts.Live, runners.PathWithoutInstances(agent)) {
+				return nil // test --live
+			}
 			if s.respFile == "" {
 				return fmt.Errorf(`agent %q has no injected response and would call the real model; give it one: Given agent %q responds "..."`, agent, agent)
 			}
