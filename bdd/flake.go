@@ -19,7 +19,7 @@ type flake struct {
 	turn             int
 	agent            string
 	execution        int
-	what             string // "got" (its input differed) or "gave" (its output or error did)
+	what             string // "gave" (its output or error differed) or "got" (only its input did)
 	pass, fail       string // what each run's record had, short
 	note             string // when the histories part otherwise (an agent ran in one only)
 }
@@ -74,14 +74,15 @@ func explainFlake(runs []*runResult) *flake {
 			r.TurnNumber, f.failing, r.AgentName, r.Execution, f.passing, p.AgentName, p.Execution)
 		return f
 	}
-	if !reflect.DeepEqual(p.InputData, r.InputData) {
-		f.what = "got"
-		f.pass, f.fail = shortDiff(showValue(p.InputData), showValue(r.InputData))
+	// What an execution gave decides first: an LLM agent's input holds
+	// the messages it exchanged, its reply among them.
+	if pv, rv := outcome(p), outcome(r); pv != rv {
+		f.what = "gave"
+		f.pass, f.fail = shortDiff(pv, rv)
 		return f
 	}
-	f.what = "gave"
-	pv, rv := outcome(p), outcome(r)
-	f.pass, f.fail = shortDiff(pv, rv)
+	f.what = "got"
+	f.pass, f.fail = shortDiff(showValue(p.InputData), showValue(r.InputData))
 	return f
 }
 

@@ -88,7 +88,7 @@ models:
     provider: openai
     model: coin
     base_url: ${TEST_LLM_URL}
-    pricing: {input_per_million: 100000, output_per_million: 200000}
+    pricing: {input_per_million: 100, output_per_million: 200}
 agents:
   - name: draft
     model_profile: m
@@ -400,5 +400,142 @@ func TestRepeatReportsCarryCounts(t *testing.T) {
 	if e.Name != "says yes" || e.Passes != 0 || e.Runs != 4 || !strings.Contains(e.Description, "0/4 passed") ||
 		len(e.Steps) != 3 || e.Steps[2].Result.Status != "failed" {
 		t.Fatalf("Cucumber:\n%s", data)
+	}
+}
+
+// --save-baseline writes every scenario's full runs; --baseline compares: a
+// model that got worse is a regression (exit 1, both rates named), one
+// that got better an improvement, a new scenario and a missing one are
+// said; --format markdown makes a table of it.
+func TestBaselineRegressionAndImprovement(t *testing.T) {
+	t.Parallel()
+	feature := `Feature: coin
+  Scenario: new one
+    Given the ensemble "e.yaml"
+    When the ensemble runs
+    Then the output of agent "draft" is "draft"
+`
+	dir := writeFiles(t, map[string]string{"e.yaml": coinEnsemble, "a.feature": coinFeature(""), "b/b.feature": feature, "b/e.yaml": coinEnsemble})
+	base := filepath.Join(dir, "out/base.json")
+	run := func(p float64, files []string, r Repeats, format string) repeatOutcome {
+		m := newCoinModel(t, p, 11)
+		r.Repeat, r.Concurrency, r.PassRate = 20, 1, rate(0.1)
+		return runRepeats(t, RunOptions{Options: liveOptions(m, true), Paths: files, Repeats: r, Format: format})
+	}
+	// The baseline: a good model (95%), every run made (no early stop at
+	// a pass rate that 20/20 would clear after 2 runs).
+	o := run(0.95, []string{filepath.Join(dir, "a.feature")}, Repeats{SaveBaseline: base}, "")
+	if o.code != ExitPassed || strings.Contains(o.out, "saved") {
+		t.Fatalf("exit %d:\n%s", o.code, o.out)
+	}
+	var b Baseline
+	data, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &b); err != nil {
+		t.Fatal(err)
+	}
+	var key string
+	for k := range b.Scenarios {
+		key = k
+	}
+	e := b.Scenarios[key]["says yes"]
+	if b.Version != 1 || len(b.Scenarios) != 1 || !strings.HasSuffix(key, "/a.feature") || e.Runs != 20 || e.Passes < 17 {
+		t.Fatalf("baseline:\n%s", data)
+	}
+	basePasses := e.Passes
+
+	// A worse model: a regression, though every scenario meets its 10%.
+	o = run(0.3, []string{dir}, Repeats{Baseline: base}, "progress")
+	passes, runs := counts(t, o.out)
+	if o.code != ExitFailed || runs != 20 || !strings.Contains(o.out, "REGRESSION "+key+": says yes: "+strconv.Itoa(passes)+"/20") ||
+		!strings.Contains(o.out, "was "+strconv.Itoa(basePasses)+"/20") || !strings.Contains(o.out, "new "+strings.TrimSuffix(key, "a.feature")+"b/b.feature: new one: 20/20") {
+		t.Fatalf("exit %d:\n%s", o.code, o.out)
+	}
+	md := run(0.3, []string{dir}, Repeats{Baseline: base}, "markdown")
+	if md.code != ExitFailed || !strings.HasPrefix(md.out, "**1 regression**, 0 improvements, 0 unchanged, 1 new, 0 missing") ||
+		!regexp.MustCompile("(?m)^\\| 🔴 regression \\| `[^`]*a.feature` says yes \\| "+strconv.Itoa(basePasses)+"/20 \\(\\d+%\\) \\| \\d+/20 \\(\\d+%, CI \\d+–\\d+%\\) \\| (< 0\\.001|0\\.\\d+) \\| passed \\|$").MatchString(md.out) ||
+		!strings.Contains(md.out, "| 🆕 new | `") {
+		t.Fatalf("markdown:\n%s", md.out)
+	}
+
+	// A worse baseline, then the good model again: an improvement, and the
+	// scenario of the baseline that did not run is missing.
+	o = run(0.3, []string{dir}, Repeats{SaveBaseline: base}, "")
+	if o.code != ExitPassed {
+		t.Fatalf("exit %d:\n%s", o.code, o.out)
+	}
+	o = run(0.95, []string{filepath.Join(dir, "a.feature")}, Repeats{Baseline: base}, "")
+	if o.code != ExitPassed || !strings.Contains(o.out, "improvement "+key+": says yes") ||
+		!strings.Contains(o.out, "missing "+strings.TrimSuffix(key, "a.feature")+"b/b.feature: new one: in the baseline (20/20 (100%)), not run") ||
+		!strings.Contains(o.out, "0 regressions, 1 improvement, 0 unchanged, 0 new, 1 missing") {
+		t.Fatalf("exit %d:\n%s", o.code, o.out)
+	}
+}
+
+// A flaky scenario's report names the first turn where a failing run
+// departs from a passing one: the coin's answer at turn 2, after the same
+// draft.
+func TestFlakeNamesTheDepartingTurn(t *testing.T) {
+	t.Parallel()
+	m := newCoinModel(t, 0.5, 5)
+	dir := writeFiles(t, map[string]string{"e.yaml": coinEnsemble, "a.feature": coinFeature("")})
+	o := runRepeats(t, RunOptions{Options: liveOptions(m, true), Paths: []string{dir}, Repeats: Repeats{Repeat: 12, Concurrency: 1, PassRate: rate(0.5)}})
+	passes, runs := counts(t, o.out)
+	if passes == 0 || passes == runs {
+		t.Fatalf("the seed gave no flaky scenario: %d/%d", passes, runs)
+	}
+	re := regexp.MustCompile(`flaky: failing run \d+ departs from passing run \d+ at turn 2: agent "answer", execution 1, gave a different output\n  +passing: "yes"\n  +failing: "no"\n`)
+	if !re.MatchString(o.out) {
+		t.Fatalf("no explanation of the flake:\n%s", o.out)
+	}
+	// A scenario that always passes is not flaky.
+	m = newCoinModel(t, 1, 5)
+	o = runRepeats(t, RunOptions{Options: liveOptions(m, true), Paths: []string{dir}, Repeats: Repeats{Repeat: 3}})
+	if o.code != ExitPassed || strings.Contains(o.out, "flaky") {
+		t.Fatalf("exit %d:\n%s", o.code, o.out)
+	}
+}
+
+func TestShortDiff(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ a, b, wa, wb string }{
+		{`"yes"`, `"no"`, `"yes"`, `"no"`},
+		{strings.Repeat("x", 100) + "A" + strings.Repeat("y", 100), strings.Repeat("x", 100) + "B",
+			"…" + strings.Repeat("x", 20) + "A" + strings.Repeat("y", 39) + "…", "…" + strings.Repeat("x", 20) + "B"},
+	} {
+		a, b := shortDiff(tc.a, tc.b)
+		if a != tc.wa || b != tc.wb {
+			t.Errorf("shortDiff(%q, %q) = %q, %q; want %q, %q", tc.a, tc.b, a, b, tc.wa, tc.wb)
+		}
+	}
+}
+
+// --max-requests and --max-cost stop starting runs once the runs so far
+// reach them, say so, and exit 6; the scenarios left are not finished.
+func TestSpendGuardsStopTheTestRun(t *testing.T) {
+	t.Parallel()
+	// Each run makes 2 requests; each request costs 10×0.1 + 5×0.2 = 0.002.
+	for _, tc := range []struct {
+		name string
+		r    Repeats
+		want string
+		runs int
+	}{
+		{"requests", Repeats{MaxRequests: 6}, "stopped starting runs: --max-requests 6 reached (6 model requests made)", 3},
+		{"cost", Repeats{MaxCost: 0.01}, "stopped starting runs: --max-cost 0.01 reached (0.012 spent)", 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := newCoinModel(t, 1, 1)
+			dir := writeFiles(t, map[string]string{"e.yaml": coinEnsemble, "a.feature": coinFeature("")})
+			tc.r.Repeat, tc.r.Concurrency = 10, 1
+			o := runRepeats(t, RunOptions{Options: liveOptions(m, true), Paths: []string{dir}, Repeats: tc.r})
+			_, runs := counts(t, o.out)
+			if o.code != ExitBudget || runs != tc.runs || !strings.Contains(o.out, tc.want) || !strings.Contains(o.out, "not finished") {
+				t.Fatalf("exit %d, %d runs:\n%s", o.code, runs, o.out)
+			}
+		})
 	}
 }

@@ -218,9 +218,9 @@ func writeComparisonText(w io.Writer, cmp []*comparison, basePath string) {
 		label := fmt.Sprintf("%s: %s", c.path, c.name)
 		switch c.change {
 		case regression:
-			fmt.Fprintf(w, "  REGRESSION %s: %s, was %s (Fisher's exact test p = %.3g)\n", label, c.now.rate(), c.base.rate(), c.p)
+			fmt.Fprintf(w, "  REGRESSION %s: %s, was %s (Fisher's exact test p %s)\n", label, c.now.rate(), c.base.rate(), pValue(c.p))
 		case improvement:
-			fmt.Fprintf(w, "  improvement %s: %s, was %s (p = %.3g)\n", label, c.now.rate(), c.base.rate(), c.p)
+			fmt.Fprintf(w, "  improvement %s: %s, was %s (p %s)\n", label, c.now.rate(), c.base.rate(), pValue(c.p))
 		case added:
 			fmt.Fprintf(w, "  new %s: %s, not in the baseline\n", label, c.now.rate())
 		case missing:
@@ -229,8 +229,7 @@ func writeComparisonText(w io.Writer, cmp []*comparison, basePath string) {
 			fmt.Fprintf(w, "  not run %s: no run ended\n", label)
 		}
 	}
-	fmt.Fprintf(w, "  %d regressions, %d improvements, %d unchanged, %d new, %d missing\n",
-		counts[regression], counts[improvement], counts[unchanged], counts[added], counts[missing])
+	fmt.Fprintf(w, "  %s\n", changeSummary(counts))
 }
 
 // writeMarkdown writes the scenarios' pass rates as a Markdown table, fit
@@ -249,8 +248,8 @@ func writeMarkdown(w io.Writer, rr *repeatRun, cmp []*comparison, basePath strin
 		for _, c := range cmp {
 			counts[c.change]++
 		}
-		fmt.Fprintf(w, "**%d regressions**, %d improvements, %d unchanged, %d new, %d missing, compared with `%s`\n\n",
-			counts[regression], counts[improvement], counts[unchanged], counts[added], counts[missing], esc(filepath.ToSlash(basePath)))
+		fmt.Fprintf(w, "**%s**, %s, compared with `%s`\n\n", plural(counts[regression], "regression"),
+			strings.TrimPrefix(changeSummary(counts), plural(counts[regression], "regression")+", "), esc(filepath.ToSlash(basePath)))
 		fmt.Fprintln(w, "| | Scenario | Baseline | Now | p | Verdict |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|")
 		order := []change{regression, improvement, added, missing, notRun, unchanged}
@@ -265,7 +264,7 @@ func writeMarkdown(w io.Writer, rr *repeatRun, cmp []*comparison, basePath strin
 				}
 				p := "–"
 				if c.base != nil && c.now != nil {
-					p = fmt.Sprintf("%.3g", c.p)
+					p = strings.TrimPrefix(pValue(c.p), "= ")
 				}
 				fmt.Fprintf(w, "| %s | `%s` %s | %s | %s | %s | %s |\n", changeMark[ch], esc(c.path), esc(c.name), c.base.rate(), now, p, esc(verdict))
 			}
@@ -290,6 +289,27 @@ func writeMarkdown(w io.Writer, rr *repeatRun, cmp []*comparison, basePath strin
 	if rr.budget != "" {
 		fmt.Fprintf(w, "\nStopped starting runs: %s.\n", rr.budget)
 	}
+}
+
+// pValue formats a p-value: "= 0.012", "< 0.001".
+func pValue(p float64) string {
+	if p < 0.001 {
+		return "< 0.001"
+	}
+	return fmt.Sprintf("= %.3f", p)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// changeSummary counts the changes: "1 regression, 0 improvements, …".
+func changeSummary(counts map[change]int) string {
+	return fmt.Sprintf("%s, %s, %d unchanged, %d new, %d missing", plural(counts[regression], "regression"),
+		plural(counts[improvement], "improvement"), counts[unchanged], counts[added], counts[missing])
 }
 
 var changeMark = map[change]string{
