@@ -18,8 +18,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cucumber/godog"
@@ -133,11 +135,23 @@ func Register(sc *godog.ScenarioContext, opts Options) *Scenario {
 		s.step = st
 		return ctx, nil
 	})
-	for _, d := range stepDefs {
-		sc.Step(d.re, withArgument(s, d.handler(s), d.Keyword == "Given"))
+	res := stepRegexps()
+	for i, d := range stepDefs {
+		sc.Step(res[i], withArgument(s, d.handler(s), d.Keyword == "Given"))
 	}
 	return s
 }
+
+// stepRegexps are the steps' expressions, compiled once: godog would
+// compile them again for every scenario, most of the cost of a run of a
+// scenario that is repeated (regexp.Regexp is safe for concurrent use).
+var stepRegexps = sync.OnceValue(func() []*regexp.Regexp {
+	res := make([]*regexp.Regexp, len(stepDefs))
+	for i, d := range stepDefs {
+		res[i] = regexp.MustCompile(d.re)
+	}
+	return res
+})
 
 var (
 	docStringType = reflect.TypeFor[*godog.DocString]()

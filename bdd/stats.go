@@ -19,7 +19,16 @@ func wilson(passes, runs int) (lo, hi float64) {
 	den := 1 + z2/n
 	center := (p + z2/(2*n)) / den
 	half := z95 * math.Sqrt(p*(1-p)/n+z2/(4*n*n)) / den
-	return max(0, center-half), min(1, center+half)
+	lo, hi = max(0, center-half), min(1, center+half)
+	// At the ends the interval touches 0 or 1 exactly, which rounding
+	// would miss (1 - 1e-16 is below a pass rate of 1).
+	if passes <= 0 {
+		lo = 0
+	}
+	if passes >= runs {
+		hi = 1
+	}
+	return lo, hi
 }
 
 // verdict is what a scenario's runs so far say about its pass rate.

@@ -57,6 +57,15 @@ func TestFisherLess(t *testing.T) {
 
 func TestDecide(t *testing.T) {
 	t.Parallel()
+	// All passes never fail a pass rate of 1 early, whatever the rounding.
+	for n := 1; n <= 1000; n++ {
+		if lo, hi := wilson(n, n); hi != 1 || decide(n, n, n+1, 1, true) != undecided {
+			t.Fatalf("%d/%d: interval %g–%g, %d", n, n, lo, hi, decide(n, n, n+1, 1, true))
+		}
+		if lo, _ := wilson(0, n); lo != 0 {
+			t.Fatalf("0/%d: lower %g", n, lo)
+		}
+	}
 	for _, tc := range []struct {
 		passes, runs, max int
 		need              float64
