@@ -539,3 +539,30 @@ func TestSpendGuardsStopTheTestRun(t *testing.T) {
 		})
 	}
 }
+
+// Each row of a scenario outline is a scenario of its own: run on its own
+// (the other rows skipped), counted on its own, named by its values.
+func TestRepeatOutlineRows(t *testing.T) {
+	t.Parallel()
+	feature := `Feature: rows
+  @repeat(3)
+  Scenario Outline: answers <reply>
+    Given the ensemble "e.yaml"
+    And agent "draft" responds "d"
+    And agent "answer" responds "<reply>"
+    When the ensemble runs
+    Then the output of agent "answer" is "yes"
+
+    Examples:
+      | reply |
+      | yes   |
+      | no    |
+`
+	dir := writeFiles(t, map[string]string{"e.yaml": coinEnsemble, "a.feature": feature})
+	lookup := func(k string) (string, bool) { return "http://127.0.0.1:1/v1", k == "TEST_LLM_URL" }
+	o := runRepeats(t, RunOptions{Options: Options{GuardModels: true, LookupEnv: lookup}, Paths: []string{dir}})
+	if o.code != ExitFailed || !strings.Contains(o.out, "Scenario Outline answers yes\n  3/3 passed") ||
+		!strings.Contains(o.out, "Scenario Outline answers no\n  0/1 passed (0%, 95% CI 0–79%), needs 100%: FAILED: stopped early, 2 of 3 runs saved") {
+		t.Fatalf("exit %d:\n%s", o.code, o.out)
+	}
+}
