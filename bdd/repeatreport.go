@@ -85,7 +85,7 @@ func runRepeated(ctx context.Context, o *RunOptions, pl *plan, out, stderr io.Wr
 
 	code := ExitPassed
 	for _, t := range rr.ts {
-		if t.verdict == failing {
+		if t.verdict != passing { // failed, or not finished (interrupted)
 			code = ExitFailed
 		}
 	}
