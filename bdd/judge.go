@@ -35,8 +35,8 @@ type judge struct {
 	used    int
 }
 
-// verdict is what a judge said of an agent.
-type verdict struct {
+// ruling is what a judge said of an agent.
+type ruling struct {
 	score  float64
 	reason string
 }
@@ -130,9 +130,9 @@ func (s *Scenario) thenJudgeScores(name, target, min string) error {
 }
 
 // judgement asks the judge about the agent's final output, once per agent
-// in a scenario: later steps read the same verdict. tweak, for tests,
+// in a scenario: later steps read the same ruling. tweak, for tests,
 // changes the options of the judge's session.
-func (s *Scenario) judgement(ctx context.Context, j *judge, agentName string, tweak func(*session.Options)) (*verdict, error) {
+func (s *Scenario) judgement(ctx context.Context, j *judge, agentName string, tweak func(*session.Options)) (*ruling, error) {
 	if err := s.checkJudge(j); err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func (s *Scenario) judgement(ctx context.Context, j *judge, agentName string, tw
 		return nil, err
 	}
 	key := j.name + "\x00" + agentName
-	if v, ok := s.verdicts[key]; ok {
+	if v, ok := s.rulings[key]; ok {
 		return v, nil
 	}
 	recs, _ := s.records(agentName)
@@ -208,11 +208,11 @@ func (s *Scenario) judgement(ctx context.Context, j *judge, agentName string, tw
 	m, _ := rec.OutputData.(map[string]any)
 	score, _ := m["score"].(float64)
 	reason, _ := m["reason"].(string)
-	v := &verdict{score: score, reason: reason}
-	if s.verdicts == nil {
-		s.verdicts = map[string]*verdict{}
+	v := &ruling{score: score, reason: reason}
+	if s.rulings == nil {
+		s.rulings = map[string]*ruling{}
 	}
-	s.verdicts[key] = v
+	s.rulings[key] = v
 	return v, nil
 }
 

@@ -53,6 +53,8 @@ type (
 		Failure   *junitOutcome   `xml:"failure"`
 		Errors    []*junitOutcome `xml:"error"`
 		Skipped   *junitOutcome   `xml:"skipped"`
+		// SystemOut carries a repeated scenario's counts (repeatreport.go).
+		SystemOut string `xml:"system-out,omitempty"`
 
 		start, end time.Time
 		passed     int // steps that passed

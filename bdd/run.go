@@ -35,7 +35,9 @@ const (
 )
 
 // Formats are the report formats Run accepts.
-var Formats = []string{"pretty", "progress", "junit", "cucumber"}
+// markdown is the pass rates as a Markdown table (with --baseline, their
+// comparison), which makes a run one with repeats.
+var Formats = []string{"pretty", "progress", "junit", "cucumber", "markdown"}
 
 // RunOptions configure Run.
 type RunOptions struct {
@@ -59,6 +61,10 @@ type RunOptions struct {
 	NoColors bool
 	// Context is the parent of every scenario's run; nil means Background.
 	Context context.Context
+	// Repeats run each scenario several times, and judge its pass rate
+	// (repeat.go). Without them, and without @repeat or @pass-rate tags,
+	// every scenario runs once, one at a time.
+	Repeats
 }
 
 // UsageError is a problem found before any scenario ran.
@@ -100,6 +106,24 @@ func Run(o RunOptions) (int, error) {
 	}
 	if len(empty) == len(files) {
 		return ExitUsage, noScenarios(empty)
+	}
+	if err := o.Repeats.check(); err != nil {
+		return ExitUsage, err
+	}
+	repeat, need := max(o.Repeat, 1), 1.0
+	if o.PassRate != nil {
+		need = *o.PassRate
+	}
+	pl, err := planScenarios(files, o.Tags, repeat, need)
+	if err != nil {
+		return ExitUsage, err
+	}
+	if o.Repeats.active() || pl.tagged || hasFormat(o.Format, "markdown") {
+		ctx := o.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		return runRepeated(ctx, &o, pl, out, stderr)
 	}
 	format, err := checkFormat(o.Format)
 	if err != nil {
@@ -150,6 +174,17 @@ func Run(o RunOptions) (int, error) {
 		return ExitFailed, nil
 	}
 	return ExitUsage, usagef("godog could not run the features (exit %d)", status)
+}
+
+// hasFormat reports whether the --format value f names format name.
+func hasFormat(f, name string) bool {
+	parts, _ := checkFormatNames(f)
+	for _, p := range parts {
+		if n, _, _ := strings.Cut(p, ":"); n == name {
+			return true
+		}
+	}
+	return false
 }
 
 // checkFormatNames validates a --format value without touching files, and

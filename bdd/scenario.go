@@ -18,8 +18,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cucumber/godog"
@@ -61,6 +63,12 @@ type Options struct {
 	// instead of reaching LLM (a real model costs money), whether or not the
 	// scenario has a responses file.
 	GuardModels bool
+	// Live names the LLM agents that GuardModels lets call their model
+	// when they have no injected response (`test --live AGENT`): an
+	// agent's name, or a child ensemble's agent's path; LiveAll lets every
+	// one (`test --live-all`).
+	Live    []string
+	LiveAll bool
 	// Tracer, when set, traces every scenario's run (docs/tracing.md), with
 	// its content when TraceContent is set.
 	Tracer       trace.Tracer
@@ -91,11 +99,11 @@ type Scenario struct {
 	recording string // the recording folder given (recording.go): its LLM agents replay
 	maxTurns  int
 	parallel  int
-	// judges are the judges declared, by name, and verdicts what they said,
+	// judges are the judges declared, by name, and rulings what they said,
 	// by judge and agent (judge.go).
-	judges   map[string]*judge
-	verdicts map[string]*verdict
-	timeout  time.Duration
+	judges  map[string]*judge
+	rulings map[string]*ruling
+	timeout time.Duration
 
 	ran    bool
 	result *engine.Result
@@ -131,11 +139,23 @@ func Register(sc *godog.ScenarioContext, opts Options) *Scenario {
 		s.step = st
 		return ctx, nil
 	})
-	for _, d := range stepDefs {
-		sc.Step(d.re, withArgument(s, d.handler(s), d.Keyword == "Given"))
+	res := stepRegexps()
+	for i, d := range stepDefs {
+		sc.Step(res[i], withArgument(s, d.handler(s), d.Keyword == "Given"))
 	}
 	return s
 }
+
+// stepRegexps are the steps' expressions, compiled once: godog would
+// compile them again for every scenario, most of the cost of a run of a
+// scenario that is repeated (regexp.Regexp is safe for concurrent use).
+var stepRegexps = sync.OnceValue(func() []*regexp.Regexp {
+	res := make([]*regexp.Regexp, len(stepDefs))
+	for i, d := range stepDefs {
+		res[i] = regexp.MustCompile(d.re)
+	}
+	return res
+})
 
 var (
 	docStringType = reflect.TypeFor[*godog.DocString]()
@@ -469,6 +489,9 @@ func (s *Scenario) sessionOptions() (session.Options, error) {
 	}
 	if s.opts.GuardModels && s.recording == "" {
 		opts.Guard = func(agent string) error {
+			if s.opts.LiveAll || slices.Contains(s.opts.Live, agent) || slices.Contains(s.opts.Live, runners.PathWithoutInstances(agent)) {
+				return nil // test --live
+			}
 			if s.respFile == "" {
 				return fmt.Errorf(`agent %q has no injected response and would call the real model; give it one: Given agent %q responds "..."`, agent, agent)
 			}

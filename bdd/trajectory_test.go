@@ -142,7 +142,7 @@ func callInTurn(plan ...[]string) func(r *modelRequest) modelReply {
 }
 
 // writeFiles writes files under dir.
-func writeFiles(t *testing.T, dir string, files map[string]string) {
+func writeFiles(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for name, body := range files {
 		p := filepath.Join(dir, name)

@@ -77,7 +77,10 @@ var commandExamples = map[string]string{
 
   # The scenario at line 12, then the @smoke ones, with a JUnit report
   ensemble test features/checkout.feature:12
-  ensemble test --tags "@smoke && ~@slow" --format pretty,junit:report.xml features/`,
+  ensemble test --tags "@smoke && ~@slow" --format pretty,junit:report.xml features/
+
+  # Live models: each scenario up to 20 times, passing when 80% of its runs do
+  ensemble test --live-all --repeat 20 --pass-rate 0.8 features/live/`,
 	"test capture": `  # A saved run becomes a test that replays it offline
   ensemble run ensemble.yaml --state runs.db
   ensemble test capture runs.db --out captured

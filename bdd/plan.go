@@ -1,0 +1,262 @@
+package bdd
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	gherkin "github.com/cucumber/gherkin/go/v26"
+	messages "github.com/cucumber/messages/go/v21"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/readcap"
+)
+
+// planned is one scenario (one row of a scenario outline) of a run with
+// repeats: where it is, what it is called, and how often and how well it
+// must pass.
+type planned struct {
+	file        string // the feature file, as found
+	path        string // its identity: relative to the working folder, with slashes
+	featureName string
+	featureLine int64
+	line        int64 // the line of its Scenario (or Scenario Outline)
+	row         int   // which of the scenario's pickles: an outline's row
+	keyword     string
+	name        string // unique in its feature: repeated names are numbered
+	tags        []string
+	steps       []plannedStep
+	maxRuns     int
+	need        float64
+}
+
+type plannedStep struct {
+	keyword, text string
+	line          int64
+}
+
+// where is the scenario's file:line, for the report.
+func (p *planned) where() string { return fmt.Sprintf("%s:%d", p.file, p.line) }
+
+// plan is the scenarios a run with repeats runs, in file order.
+type plan struct {
+	scenarios []*planned
+	// tagged: some scenario has a @repeat or @pass-rate tag, which makes a
+	// run without repeat flags one with repeats.
+	tagged bool
+}
+
+var (
+	repeatTag   = regexp.MustCompile(`^@repeat\((\d+)\)$`)
+	passRateTag = regexp.MustCompile(`^@pass-rate\(([0-9.]+)\)$`)
+)
+
+// isRepeatTag and isPassRateTag tell the tags meant as @repeat(N) and
+// @pass-rate(P), well written or not.
+func isRepeatTag(t string) bool {
+	return t == "@repeat" || strings.HasPrefix(t, "@repeat(")
+}
+
+func isPassRateTag(t string) bool {
+	return t == "@pass-rate" || strings.HasPrefix(t, "@pass-rate(")
+}
+
+// planScenarios parses the feature files into the scenarios that --tags
+// and the files' :LINE select, each with its runs and pass rate: the tags
+// @repeat(N) and @pass-rate(P) (a scenario's over its feature's), else
+// repeat and need. A malformed tag is a usage error naming its file:line.
+func planScenarios(files []string, tagExpr string, repeat int, need float64) (*plan, error) {
+	pl := &plan{}
+	var msgs []string
+	cwd, _ := os.Getwd()
+	for _, f := range files {
+		name, suffix := splitLine(f)
+		if _, err := os.Stat(f); err == nil {
+			name, suffix = f, ""
+		}
+		onlyLine := int64(-1)
+		if suffix != "" {
+			onlyLine, _ = strconv.ParseInt(suffix[1:], 10, 64)
+		}
+		data, err := readcap.ReadFile(name, ensemble.MaxFileSize)
+		if err != nil {
+			return nil, usagef("%s: %v", name, err)
+		}
+		doc, err := gherkin.ParseGherkinDocument(bytes.NewReader(data), (&messages.Incrementing{}).NewId)
+		if err != nil || doc.Feature == nil {
+			continue // checkSyntax reported it
+		}
+		idPath := filepath.ToSlash(name)
+		if abs, err := filepath.Abs(name); err == nil && cwd != "" {
+			if rel, err := filepath.Rel(cwd, abs); err == nil {
+				idPath = filepath.ToSlash(rel)
+			}
+		}
+		idx := indexDocument(doc)
+		pickles := gherkin.Pickles(*doc, name, (&messages.Incrementing{}).NewId)
+		rows := map[string]int{}
+		var inFile []*planned
+		for _, pk := range pickles {
+			scID := pk.AstNodeIds[0]
+			row := rows[scID]
+			rows[scID]++
+			sc := idx.scenarios[scID]
+			if sc == nil || onlyLine >= 0 && sc.Location.Line != onlyLine || !matchTags(tagExpr, pk.Tags) {
+				continue
+			}
+			p := &planned{
+				file: name, path: idPath, featureName: doc.Feature.Name, featureLine: doc.Feature.Location.Line,
+				line: sc.Location.Line, row: row, keyword: strings.TrimSpace(sc.Keyword), name: pk.Name,
+				maxRuns: repeat, need: need,
+			}
+			for _, st := range pk.Steps {
+				ps := plannedStep{text: st.Text}
+				if s := idx.steps[st.AstNodeIds[0]]; s != nil {
+					ps.keyword, ps.line = s.Keyword, s.Location.Line
+				}
+				p.steps = append(p.steps, ps)
+			}
+			for _, t := range pk.Tags {
+				p.tags = append(p.tags, t.Name)
+				at := fmt.Sprintf("%s:%d", name, idx.tagLines[t.AstNodeId])
+				switch {
+				case isRepeatTag(t.Name):
+					pl.tagged = true
+					m := repeatTag.FindStringSubmatch(t.Name)
+					n, err := 0, error(nil)
+					if m != nil {
+						n, err = strconv.Atoi(m[1])
+					}
+					if m == nil || err != nil || n < 1 {
+						msgs = append(msgs, fmt.Sprintf("%s: tag %s: write @repeat(N) with N a whole number of runs, at least 1", at, t.Name))
+						continue
+					}
+					p.maxRuns = n
+				case isPassRateTag(t.Name):
+					pl.tagged = true
+					m := passRateTag.FindStringSubmatch(t.Name)
+					r, err := 0.0, error(nil)
+					if m != nil {
+						r, err = strconv.ParseFloat(m[1], 64)
+					}
+					if m == nil || err != nil || r < 0 || r > 1 || math.IsNaN(r) {
+						msgs = append(msgs, fmt.Sprintf("%s: tag %s: write @pass-rate(P) with P the share of runs that must pass, from 0 to 1 (e.g. @pass-rate(0.8))", at, t.Name))
+						continue
+					}
+					p.need = r
+				}
+			}
+			inFile = append(inFile, p)
+		}
+		numberRepeated(inFile)
+		pl.scenarios = append(pl.scenarios, inFile...)
+	}
+	if len(msgs) > 0 {
+		return nil, usagef("%s", strings.Join(msgs, "\n"))
+	}
+	return pl, nil
+}
+
+// numberRepeated numbers the scenarios of a feature that share a name
+// (the rows of an outline whose name has no <placeholder>), as the JUnit
+// report does: "name #1", "name #2"; the names identify them in baselines.
+func numberRepeated(ps []*planned) {
+	count := map[string]int{}
+	for _, p := range ps {
+		count[p.name]++
+	}
+	seen := map[string]int{}
+	for _, p := range ps {
+		if count[p.name] > 1 {
+			seen[p.name]++
+			p.name = fmt.Sprintf("%s #%d", p.name, seen[p.name])
+		}
+	}
+}
+
+// docIndex finds the nodes of a parsed feature file by id.
+type docIndex struct {
+	scenarios map[string]*messages.Scenario
+	steps     map[string]*messages.Step
+	tagLines  map[string]int64
+}
+
+func indexDocument(doc *messages.GherkinDocument) *docIndex {
+	x := &docIndex{scenarios: map[string]*messages.Scenario{}, steps: map[string]*messages.Step{}, tagLines: map[string]int64{}}
+	tags := func(ts []*messages.Tag) {
+		for _, t := range ts {
+			x.tagLines[t.Id] = t.Location.Line
+		}
+	}
+	steps := func(ss []*messages.Step) {
+		for _, s := range ss {
+			x.steps[s.Id] = s
+		}
+	}
+	scenario := func(sc *messages.Scenario) {
+		x.scenarios[sc.Id] = sc
+		tags(sc.Tags)
+		steps(sc.Steps)
+		for _, ex := range sc.Examples {
+			tags(ex.Tags)
+		}
+	}
+	ft := doc.Feature
+	tags(ft.Tags)
+	for _, c := range ft.Children {
+		switch {
+		case c.Background != nil:
+			steps(c.Background.Steps)
+		case c.Scenario != nil:
+			scenario(c.Scenario)
+		case c.Rule != nil:
+			tags(c.Rule.Tags)
+			for _, rc := range c.Rule.Children {
+				if rc.Background != nil {
+					steps(rc.Background.Steps)
+				}
+				if rc.Scenario != nil {
+					scenario(rc.Scenario)
+				}
+			}
+		}
+	}
+	return x
+}
+
+// matchTags is godog's tag filter (checkTags has checked the expression):
+// clauses joined by && must all hold; a clause holds when one of its
+// comma-separated tags is there, or a ~tag is not.
+func matchTags(expr string, tags []*messages.PickleTag) bool {
+	if strings.TrimSpace(expr) == "" {
+		return true
+	}
+	has := func(name string) bool {
+		for _, t := range tags {
+			if strings.ReplaceAll(t.Name, "@", "") == name {
+				return true
+			}
+		}
+		return false
+	}
+	for _, clause := range strings.Split(expr, "&&") {
+		ok := false
+		for _, tag := range strings.Split(clause, ",") {
+			tag = strings.ReplaceAll(strings.TrimSpace(tag), "@", "")
+			if neg, found := strings.CutPrefix(tag, "~"); found {
+				ok = ok || !has(neg)
+			} else {
+				ok = ok || has(tag)
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,339 @@
+package bdd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/cucumber/godog"
+	"github.com/cucumber/godog/formatters"
+	messages "github.com/cucumber/messages/go/v21"
+
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/state"
+)
+
+// ExitBudget is Run's exit code when --max-cost or --max-requests stopped
+// the test run before every scenario had its runs: the engine's code for a
+// spent budget.
+const ExitBudget = engine.ExitBudget
+
+// DefaultConcurrency is how many runs a run with repeats runs at a time by
+// default.
+const DefaultConcurrency = 4
+
+// Repeats are the options of a run with repeats (docs/testing.md#testing-with-live-models).
+type Repeats struct {
+	// Repeat is the most runs of each scenario (--repeat); 0 means 1. A
+	// scenario's @repeat(N) tag overrides it.
+	Repeat int
+	// Concurrency is how many runs run at a time; 0 means
+	// DefaultConcurrency.
+	Concurrency int
+	// PassRate is the share of runs that must pass (--pass-rate), from 0
+	// to 1; nil means 1. A scenario's @pass-rate(P) tag overrides it.
+	PassRate *float64
+	// Baseline is a baseline file to compare the pass rates with;
+	// SaveBaseline, where to write them. Either one runs every scenario
+	// its full number of runs.
+	Baseline, SaveBaseline string
+	// MaxCost and MaxRequests, when > 0, stop starting runs once the
+	// runs so far have spent that much (in the profiles' pricing unit) or
+	// made that many model requests.
+	MaxCost     float64
+	MaxRequests int
+}
+
+// active reports whether the options ask for a run with repeats.
+func (r *Repeats) active() bool {
+	return r.Repeat > 1 || r.PassRate != nil || r.Baseline != "" || r.SaveBaseline != "" || r.MaxCost > 0 || r.MaxRequests > 0
+}
+
+// check validates the options, naming the flag of a bad value.
+func (r *Repeats) check() error {
+	switch {
+	case r.Repeat < 0:
+		return usagef("--repeat must be at least 1, got %d", r.Repeat)
+	case r.Concurrency < 0:
+		return usagef("--concurrency must be at least 1, got %d", r.Concurrency)
+	case r.PassRate != nil && (math.IsNaN(*r.PassRate) || *r.PassRate < 0 || *r.PassRate > 1):
+		return usagef("--pass-rate must be a share from 0 to 1 (0.8 for 80%%), got %g", *r.PassRate)
+	case r.MaxCost < 0 || math.IsNaN(r.MaxCost) || math.IsInf(r.MaxCost, 0):
+		return usagef("--max-cost must be a finite number more than 0, got %g", r.MaxCost)
+	case r.MaxRequests < 0:
+		return usagef("--max-requests must be at least 1, got %d", r.MaxRequests)
+	}
+	return nil
+}
+
+// runResult is one run of a scenario.
+type runResult struct {
+	n        int // its number among the scenario's runs, from 1, in the order they started
+	passed   bool
+	failure  string // the first step that did not pass, and why
+	steps    []stepOutcome
+	result   *engine.Result // nil when the scenario did not run its ensemble
+	usage    state.Usage
+	duration time.Duration
+}
+
+type stepOutcome struct {
+	status string // passed, failed, skipped, undefined, pending, ambiguous
+	err    string
+}
+
+// tracked is a scenario as its runs go.
+type tracked struct {
+	*planned
+	early    bool
+	started  int
+	passes   int
+	runs     []*runResult // counted runs, in the order they ended
+	verdict  verdict
+	stopped  bool // decided before its last run
+	inflight map[int]context.CancelFunc
+}
+
+// done is how many runs count.
+func (t *tracked) done() int { return len(t.runs) }
+
+// saved is how many runs the early stop spared.
+func (t *tracked) saved() int {
+	if !t.stopped {
+		return 0
+	}
+	return t.maxRuns - t.done()
+}
+
+// repeatRun is a run with repeats as it goes: its scenarios, the spend,
+// and the runs it may start.
+type repeatRun struct {
+	o         *RunOptions
+	undefined *undefinedSteps
+
+	mu       sync.Mutex
+	cond     *sync.Cond
+	ts       []*tracked
+	spent    state.Usage
+	budget   string // why the budget stopped the run, "" while it has not
+	running  int
+	canceled bool
+}
+
+// runAll runs the scenarios of pl, Concurrency runs at a time, each until
+// its verdict is clear or it ran its runs, and returns them.
+func runAll(ctx context.Context, o *RunOptions, pl *plan, undefined *undefinedSteps) *repeatRun {
+	rr := &repeatRun{o: o, undefined: undefined}
+	rr.cond = sync.NewCond(&rr.mu)
+	early := o.Baseline == "" && o.SaveBaseline == ""
+	for _, p := range pl.scenarios {
+		rr.ts = append(rr.ts, &tracked{planned: p, early: early, inflight: map[int]context.CancelFunc{}})
+	}
+	workers := o.Concurrency
+	if workers <= 0 {
+		workers = DefaultConcurrency
+	}
+	stop := context.AfterFunc(ctx, func() {
+		rr.mu.Lock()
+		rr.canceled = true
+		rr.cond.Broadcast()
+		rr.mu.Unlock()
+	})
+	defer stop()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() { rr.work(ctx) })
+	}
+	wg.Wait()
+	return rr
+}
+
+// work starts runs until none is left to start.
+func (rr *repeatRun) work(ctx context.Context) {
+	for {
+		rr.mu.Lock()
+		t := rr.next()
+		if t == nil {
+			rr.mu.Unlock()
+			return
+		}
+		t.started++
+		n := t.started
+		runCtx, cancel := context.WithCancel(ctx)
+		t.inflight[n] = cancel
+		rr.running++
+		rr.mu.Unlock()
+
+		res := runOnce(runCtx, rr.o, t.planned, rr.undefined)
+		res.n = n
+
+		rr.mu.Lock()
+		interrupted := runCtx.Err() != nil
+		cancel()
+		rr.running--
+		delete(t.inflight, n)
+		rr.spent.Add(&res.usage)
+		switch {
+		case t.verdict == undecided && interrupted:
+			t.started-- // cancelled with the test run: it does not count
+		case t.verdict == undecided:
+			t.runs = append(t.runs, res)
+			if res.passed {
+				t.passes++
+			}
+			t.verdict = decide(t.passes, t.done(), t.maxRuns, t.need, t.early)
+			if t.verdict != undecided {
+				t.stopped = t.done() < t.maxRuns
+				for _, c := range t.inflight { // their verdict is known: spare them
+					c()
+				}
+			}
+		}
+		rr.checkBudget()
+		rr.cond.Broadcast()
+		rr.mu.Unlock()
+	}
+}
+
+// next is the scenario whose next run starts now: the first one undecided
+// with runs left to start; nil when none is left. It waits while every
+// undecided scenario has its runs started but not ended (one that fails
+// may leave none to start). The lock is held.
+func (rr *repeatRun) next() *tracked {
+	for {
+		if rr.canceled || rr.budget != "" {
+			return nil
+		}
+		waiting := false
+		for _, t := range rr.ts {
+			if t.verdict != undecided {
+				continue
+			}
+			if t.started < t.maxRuns {
+				return t
+			}
+			waiting = true
+		}
+		if !waiting {
+			return nil
+		}
+		rr.cond.Wait()
+	}
+}
+
+// checkBudget stops starting runs once the spend reaches --max-cost or
+// --max-requests. The lock is held.
+func (rr *repeatRun) checkBudget() {
+	if rr.budget != "" {
+		return
+	}
+	o := rr.o
+	switch {
+	case o.MaxRequests > 0 && rr.spent.Requests >= o.MaxRequests:
+		rr.budget = fmt.Sprintf("--max-requests %d reached (%d model requests made)", o.MaxRequests, rr.spent.Requests)
+	case o.MaxCost > 0 && rr.spent.Cost >= o.MaxCost:
+		rr.budget = fmt.Sprintf("--max-cost %g reached (%s spent)", o.MaxCost, formatCost(rr.spent.Cost))
+	}
+}
+
+func formatCost(c float64) string {
+	return fmt.Sprintf("%.4g", c)
+}
+
+// runDiscard is the format of the suites of single runs: they report
+// nothing, the run with repeats reports them all.
+const runDiscard = "ensemble-discard"
+
+func init() {
+	godog.Format(runDiscard, "no report (each run of a scenario with repeats)", func(string, io.Writer) formatters.Formatter { return discard{} })
+}
+
+type discard struct{}
+
+func (discard) TestRunStarted()                                   {}
+func (discard) Feature(*messages.GherkinDocument, string, []byte) {}
+func (discard) Pickle(*messages.Pickle)                           {}
+func (discard) Defined(*messages.Pickle, *messages.PickleStep, *formatters.StepDefinition) {
+}
+func (discard) Failed(*messages.Pickle, *messages.PickleStep, *formatters.StepDefinition, error) {
+}
+func (discard) Passed(*messages.Pickle, *messages.PickleStep, *formatters.StepDefinition)  {}
+func (discard) Skipped(*messages.Pickle, *messages.PickleStep, *formatters.StepDefinition) {}
+func (discard) Undefined(*messages.Pickle, *messages.PickleStep, *formatters.StepDefinition) {
+}
+func (discard) Pending(*messages.Pickle, *messages.PickleStep, *formatters.StepDefinition) {}
+func (discard) Ambiguous(*messages.Pickle, *messages.PickleStep, *formatters.StepDefinition, error) {
+}
+func (discard) Summary() {}
+
+// runOnce runs one scenario once, fresh, through a godog suite of its own
+// that selects it by file:line (an outline's other rows are skipped).
+func runOnce(ctx context.Context, o *RunOptions, p *planned, undefined *undefinedSteps) *runResult {
+	res := &runResult{}
+	start := time.Now()
+	var (
+		pickles int
+		target  *Scenario
+	)
+	suite := godog.TestSuite{
+		Name: "ensemble",
+		ScenarioInitializer: func(sc *godog.ScenarioContext) {
+			i := pickles
+			pickles++
+			s := Register(sc, o.Options)
+			if i != p.row {
+				sc.Before(func(ctx context.Context, _ *godog.Scenario) (context.Context, error) { return ctx, godog.ErrSkip })
+				return
+			}
+			target = s
+			sc.StepContext().After(func(ctx context.Context, st *godog.Step, status godog.StepResultStatus, err error) (context.Context, error) {
+				if status == godog.StepUndefined || errors.Is(err, godog.ErrUndefined) {
+					undefined.add(st.Text)
+				}
+				out := stepOutcome{status: status.String()}
+				text := st.Text
+				if i := len(res.steps); i < len(p.steps) && p.steps[i].keyword != "" {
+					text = p.steps[i].keyword + text
+				}
+				if err != nil && status != godog.StepPassed && status != godog.StepSkipped {
+					out.err = err.Error()
+					if res.failure == "" {
+						res.failure = fmt.Sprintf("Step %s: %v", text, err)
+					}
+				} else if status != godog.StepPassed && status != godog.StepSkipped && res.failure == "" {
+					res.failure = fmt.Sprintf("Step %s: %s", text, status)
+				}
+				res.steps = append(res.steps, out)
+				return ctx, nil
+			})
+		},
+		Options: &godog.Options{
+			Format:         runDiscard,
+			Paths:          []string{p.where()},
+			Strict:         true,
+			Output:         io.Discard,
+			NoColors:       true,
+			DefaultContext: ctx,
+			Concurrency:    1,
+		},
+	}
+	status := suite.Run()
+	res.duration = time.Since(start)
+	if target == nil {
+		res.failure = fmt.Sprintf("the scenario at %s did not run", p.where())
+		return res
+	}
+	res.passed = status == 0 && res.failure == ""
+	if !res.passed && res.failure == "" {
+		res.failure = "the scenario failed"
+	}
+	if r := target.Result(); r != nil {
+		res.result = r
+		res.usage = r.Usage
+	}
+	return res
+}

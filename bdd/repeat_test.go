@@ -1,0 +1,560 @@
+package bdd
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/kinds"
+)
+
+// coinModel is a model server of the OpenAI wire format that answers a
+// system prompt starting with COIN "yes" with probability p and "no"
+// otherwise, from a seeded generator: run one request at a time, its
+// answers are random but the same for the seed. Any other prompt gets
+// "draft". Each reply costs 10 input and 5 output tokens.
+type coinModel struct {
+	srv      *httptest.Server
+	mu       sync.Mutex
+	rng      *rand.Rand
+	p        float64
+	delay    time.Duration
+	requests atomic.Int64
+}
+
+func newCoinModel(t testing.TB, p float64, seed uint64) *coinModel {
+	m := &coinModel{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), p: p}
+	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
+	t.Cleanup(m.srv.Close)
+	return m
+}
+
+func (m *coinModel) serve(w http.ResponseWriter, r *http.Request) {
+	m.requests.Add(1)
+	var req struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content any    `json:"content"`
+		} `json:"messages"`
+	}
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err := json.Unmarshal(body, &req); err != nil {
+		http.Error(w, `{"error": {"message": "bad request"}}`, http.StatusBadRequest)
+		return
+	}
+	reply := "draft"
+	for _, msg := range req.Messages {
+		if s, _ := msg.Content.(string); msg.Role == "system" && strings.HasPrefix(s, "COIN") {
+			m.mu.Lock()
+			yes := m.rng.Float64() < m.p
+			m.mu.Unlock()
+			reply = "no"
+			if yes {
+				reply = "yes"
+			}
+		}
+	}
+	if m.delay > 0 {
+		time.Sleep(m.delay)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id": "c1", "object": "chat.completion", "created": 1, "model": "coin",
+		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": reply}}},
+		"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+	})
+}
+
+// coinEnsemble drafts, then tosses the coin: the answer's history departs
+// at turn 2.
+const coinEnsemble = `name: coin
+models:
+  m:
+    provider: openai
+    model: coin
+    base_url: ${TEST_LLM_URL}
+    pricing: {input_per_million: 100, output_per_million: 200}
+agents:
+  - name: draft
+    model_profile: m
+    prompt: Draft something.
+  - name: answer
+    model_profile: m
+    prompt: COIN. Answer yes or no.
+    dependencies: [draft]
+`
+
+// coinFeature's scenario passes when the coin says yes.
+func coinFeature(tags string) string {
+	return tags + `
+Feature: coin
+  Scenario: says yes
+    Given the ensemble "e.yaml"
+    When the ensemble runs
+    Then the output of agent "answer" is "yes"
+`
+}
+
+// writeTempFiles writes files into a new folder and returns it.
+func writeTempFiles(t testing.TB, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeFiles(t, dir, files)
+	return dir
+}
+
+// liveOptions are the steps' options of `test --live-all` against m.
+func liveOptions(m *coinModel, liveAll bool, live ...string) Options {
+	env := map[string]string{"TEST_LLM_URL": m.srv.URL + "/v1"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	llm := kinds.Builtin().Runner(&agent.Host{LookupEnv: lookup}, nil)
+	return Options{LookupEnv: lookup, LLM: llm, Simulate: llm.Simulator(), GuardModels: true, Live: live, LiveAll: liveAll}
+}
+
+type repeatOutcome struct {
+	code   int
+	err    error
+	out    string
+	stderr string
+}
+
+func runRepeats(t testing.TB, o RunOptions) repeatOutcome {
+	t.Helper()
+	var out, stderr bytes.Buffer
+	o.Output, o.Stderr, o.NoColors = &out, &stderr, true
+	if o.Format == "" {
+		o.Format = "progress"
+	}
+	code, err := Run(o)
+	return repeatOutcome{code, err, out.String(), stderr.String()}
+}
+
+func rate(p float64) *float64 { return &p }
+
+var countsLine = regexp.MustCompile(`(\d+)/(\d+) passed \((\d+)%, 95% CI (\d+)–(\d+)%\), needs ([0-9.]+)%`)
+
+// counts reads the passes and runs of the report's first scenario.
+func counts(t testing.TB, report string) (passes, runs int) {
+	t.Helper()
+	m := countsLine.FindStringSubmatch(report)
+	if m == nil {
+		t.Fatalf("no counts in the report:\n%s", report)
+	}
+	passes, _ = strconv.Atoi(m[1])
+	runs, _ = strconv.Atoi(m[2])
+	return passes, runs
+}
+
+// A scenario stops as soon as its verdict is clear: a model that says yes
+// 95% of the time clearly meets 30%; one that says yes 5% of the time
+// clearly misses 70%. Both stop well before their 40 runs, and say how
+// many they saved.
+func TestRepeatStopsEarlyOnAClearVerdict(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		p, need  float64
+		wantCode int
+		verdict  string
+	}{
+		{"clear pass", 0.95, 0.3, ExitPassed, "passed: stopped early"},
+		{"clear fail", 0.05, 0.7, ExitFailed, "FAILED: stopped early"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := newCoinModel(t, tc.p, 7)
+			dir := writeTempFiles(t, map[string]string{"e.yaml": coinEnsemble, "a.feature": coinFeature("")})
+			o := runRepeats(t, RunOptions{Options: liveOptions(m, true), Paths: []string{dir},
+				Repeats: Repeats{Repeat: 40, Concurrency: 1, PassRate: rate(tc.need)}})
+			if o.code != tc.wantCode || o.err != nil {
+				t.Fatalf("exit %d, %v:\n%s", o.code, o.err, o.out)
+			}
+			passes, runs := counts(t, o.out)
+			if runs >= 40 || runs < 2 || !strings.Contains(o.out, tc.verdict) || !strings.Contains(o.out, strconv.Itoa(40-runs)+" of 40 runs saved") {
+				t.Fatalf("%d/%d runs:\n%s", passes, runs, o.out)
+			}
+			if got := m.requests.Load(); got != int64(2*runs) {
+				t.Errorf("%d model requests for %d runs of 2 requests", got, runs)
+			}
+			if !strings.Contains(o.out, "needs "+needPercent(tc.need)) {
+				t.Errorf("the report does not say what it needs:\n%s", o.out)
+			}
+		})
+	}
+}
+
+// A scenario whose verdict stays unclear runs its N, and the observed
+// rate decides; a failure at pass rate 1 stops it at once.
+func TestRepeatRunsToNWhenUnclear(t *testing.T) {
+	t.Parallel()
+	m := newCoinModel(t, 0.5, 3)
+	dir := writeTempFiles(t, map[string]string{"e.yaml": coinEnsemble, "a.feature": coinFeature("")})
+	o := runRepeats(t, RunOptions{Options: liveOptions(m, true), Paths: []string{dir},
+		Repeats: Repeats{Repeat: 6, Concurrency: 1, PassRate: rate(0.5)}})
+	passes, runs := counts(t, o.out)
+	want := ExitFailed
+	if passes >= 3 {
+		want = ExitPassed
+	}
+	if runs != 6 || o.code != want || strings.Contains(o.out, "saved") {
+		t.Fatalf("%d/%d, exit %d:\n%s", passes, runs, o.code, o.out)
+	}
+
+	m = newCoinModel(t, 0.5, 3)
+	o = runRepeats(t, RunOptions{Options: liveOptions(m, true), Paths: []string{dir}, Repeats: Repeats{Repeat: 30, Concurrency: 1}})
+	passes, runs = counts(t, o.out)
+	if o.code != ExitFailed || passes != runs-1 || runs >= 30 {
+		t.Fatalf("at pass rate 1: %d/%d, exit %d:\n%s", passes, runs, o.code, o.out)
+	}
+}
+
+// @repeat(N) and @pass-rate(P) override the flags, per scenario, and make
+// a run without repeat flags one with repeats; the feature's tags apply to
+// its scenarios, a scenario's own win.
+func TestRepeatTagsOverrideFlags(t *testing.T) {
+	t.Parallel()
+	m := newCoinModel(t, 1, 1)
+	feature := `@repeat(3)
+Feature: coin
+  Scenario: from the feature
+    Given the ensemble "e.yaml"
+    When the ensemble runs
+    Then the output of agent "answer" is "yes"
+
+  @repeat(5) @pass-rate(0.5)
+  Scenario: its own
+    Given the ensemble "e.yaml"
+    When the ensemble runs
+    Then the output of agent "answer" is "yes"
+`
+	dir := writeTempFiles(t, map[string]string{"e.yaml": coinEnsemble, "a.feature": feature})
+	o := runRepeats(t, RunOptions{Options: liveOptions(m, true), Paths: []string{dir}, Repeats: Repeats{Concurrency: 2}})
+	if o.code != ExitPassed {
+		t.Fatalf("exit %d, %v:\n%s", o.code, o.err, o.out)
+	}
+	// 3 runs at 100%; at 50%, 5/5 passes clear 50% after 4 (Wilson 51–100%).
+	for _, want := range []string{"3/3 passed (100%, 95% CI 44–100%), needs 100%: passed\n",
+		"4/4 passed (100%, 95% CI 51–100%), needs 50%: passed: stopped early, 1 of 5 runs saved"} {
+		if !strings.Contains(o.out, want) {
+			t.Errorf("no %q in:\n%s", want, o.out)
+		}
+	}
+	// The flags do not override a tag.
+	o = runRepeats(t, RunOptions{Options: liveOptions(m, true), Paths: []string{dir}, Repeats: Repeats{Repeat: 2, PassRate: rate(0.9), Concurrency: 2}})
+	if !strings.Contains(o.out, "3/3 passed") || !strings.Contains(o.out, "needs 50%") {
+		t.Errorf("flags overrode tags:\n%s", o.out)
+	}
+}
+
+// Bad values are usage errors naming the flag, or the tag's file:line.
+func TestRepeatBadValues(t *testing.T) {
+	t.Parallel()
+	dir := writeTempFiles(t, map[string]string{"e.yaml": coinEnsemble, "ok.feature": coinFeature(""),
+		"bad/a.feature": coinFeature("@repeat(0)"), "bad/b.feature": "\n" + coinFeature("@pass-rate(1.5) @repeat(x)")})
+	for _, tc := range []struct {
+		name  string
+		paths []string
+		r     Repeats
+		want  []string
+	}{
+		{"repeat", []string{dir + "/ok.feature"}, Repeats{Repeat: -1}, []string{"--repeat must be at least 1"}},
+		{"pass rate", []string{dir + "/ok.feature"}, Repeats{PassRate: rate(1.2)}, []string{"--pass-rate must be a share from 0 to 1"}},
+		{"concurrency", []string{dir + "/ok.feature"}, Repeats{Concurrency: -2}, []string{"--concurrency must be at least 1"}},
+		{"tags", []string{dir + "/bad"}, Repeats{}, []string{
+			filepath.Join(dir, "bad/a.feature") + ":1: tag @repeat(0): write @repeat(N)",
+			filepath.Join(dir, "bad/b.feature") + ":2: tag @pass-rate(1.5): write @pass-rate(P)",
+			filepath.Join(dir, "bad/b.feature") + ":2: tag @repeat(x)"}},
+		{"baseline", []string{dir + "/ok.feature"}, Repeats{Baseline: filepath.Join(dir, "none.json")}, []string{"--baseline " + filepath.Join(dir, "none.json")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := runRepeats(t, RunOptions{Paths: tc.paths, Repeats: tc.r})
+			if o.code != ExitUsage || o.err == nil {
+				t.Fatalf("exit %d, %v", o.code, o.err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(o.err.Error(), w) {
+					t.Errorf("error %q lacks %q", o.err, w)
+				}
+			}
+		})
+	}
+}
+
+// Without --live or --live-all, an LLM agent without injected replies is
+// refused, with repeats too; --live names the agents that may call.
+func TestLiveAgents(t *testing.T) {
+	t.Parallel()
+	feature := strings.Replace(coinFeature(""), "    Then", "    Then the run has no errors\n    And", 1)
+	dir := writeTempFiles(t, map[string]string{"e.yaml": coinEnsemble, "a.feature": feature})
+	for _, tc := range []struct {
+		name     string
+		live     []string
+		liveAll  bool
+		repeat   int
+		code     int
+		requests int64
+		want     string
+	}{
+		{"none", nil, false, 1, ExitFailed, 0, `agent "draft" has no injected response and would call the real model`},
+		{"none, repeated", nil, false, 3, ExitFailed, 0, `agent "draft" has no injected response and would call the real model`},
+		{"one of two", []string{"draft"}, false, 1, ExitFailed, 1, `agent "answer" has no injected response`},
+		{"both", []string{"draft", "answer"}, false, 1, ExitPassed, 2, ""},
+		{"all", nil, true, 2, ExitPassed, 4, "2/2 passed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := newCoinModel(t, 1, 1)
+			o := runRepeats(t, RunOptions{Options: liveOptions(m, tc.liveAll, tc.live...), Paths: []string{dir}, Repeats: Repeats{Repeat: tc.repeat}})
+			if o.code != tc.code || m.requests.Load() != tc.requests || !strings.Contains(o.out, tc.want) {
+				t.Fatalf("exit %d, %d requests:\n%s", o.code, m.requests.Load(), o.out)
+			}
+		})
+	}
+}
+
+// JUnit and Cucumber reports of a run with repeats carry the counts.
+func TestRepeatReportsCarryCounts(t *testing.T) {
+	t.Parallel()
+	m := newCoinModel(t, 0, 1)
+	dir := writeTempFiles(t, map[string]string{"e.yaml": coinEnsemble, "a.feature": coinFeature("")})
+	junitFile, cukeFile := filepath.Join(dir, "r/j.xml"), filepath.Join(dir, "r/c.json")
+	o := runRepeats(t, RunOptions{Options: liveOptions(m, true), Paths: []string{dir}, Format: "junit:" + junitFile + ",cucumber:" + cukeFile + ",progress",
+		Repeats: Repeats{Repeat: 10, PassRate: rate(0.5), Concurrency: 1}})
+	if o.code != ExitFailed {
+		t.Fatalf("exit %d:\n%s", o.code, o.out)
+	}
+	data, err := os.ReadFile(junitFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Cases []struct {
+				Name      string `xml:"name,attr"`
+				SystemOut string `xml:"system-out"`
+				Failure   *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"failure"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(data, &j); err != nil {
+		t.Fatal(err)
+	}
+	c := j.Suites[0].Cases[0]
+	// 0/4: the interval 0–49% is below 50%.
+	if j.Tests != 1 || j.Failures != 1 || c.Failure == nil || !strings.Contains(c.Failure.Message, "0/4 passed (0%, 95% CI 0–49%), needs 50%") ||
+		!strings.Contains(c.SystemOut, "0/4 passed") || !strings.Contains(c.Failure.Message, `Then the output of agent "answer" is "yes"`) {
+		t.Fatalf("JUnit:\n%s", data)
+	}
+	if xmllint, err := exec.LookPath("xmllint"); err == nil {
+		if out, err := exec.Command(xmllint, "--noout", "--schema", filepath.Join("testdata", "junit-10.xsd"), junitFile).CombinedOutput(); err != nil {
+			t.Errorf("xmllint: %v\n%s", err, out)
+		}
+	}
+	data, err = os.ReadFile(cukeFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cuke []struct {
+		Elements []struct {
+			Name        string `json:"name"`
+			Description string `json:"description"`
+			Passes      int    `json:"passes"`
+			Runs        int    `json:"runs"`
+			Steps       []struct {
+				Result struct{ Status string } `json:"result"`
+			} `json:"steps"`
+		} `json:"elements"`
+	}
+	if err := json.Unmarshal(data, &cuke); err != nil {
+		t.Fatal(err)
+	}
+	e := cuke[0].Elements[0]
+	if e.Name != "says yes" || e.Passes != 0 || e.Runs != 4 || !strings.Contains(e.Description, "0/4 passed") ||
+		len(e.Steps) != 3 || e.Steps[2].Result.Status != "failed" {
+		t.Fatalf("Cucumber:\n%s", data)
+	}
+}
+
+// --save-baseline writes every scenario's full runs; --baseline compares: a
+// model that got worse is a regression (exit 1, both rates named), one
+// that got better an improvement, a new scenario and a missing one are
+// said; --format markdown makes a table of it.
+func TestBaselineRegressionAndImprovement(t *testing.T) {
+	t.Parallel()
+	feature := `Feature: coin
+  Scenario: new one
+    Given the ensemble "e.yaml"
+    When the ensemble runs
+    Then the output of agent "draft" is "draft"
+`
+	dir := writeTempFiles(t, map[string]string{"e.yaml": coinEnsemble, "a.feature": coinFeature(""), "b/b.feature": feature, "b/e.yaml": coinEnsemble})
+	base := filepath.Join(dir, "out/base.json")
+	run := func(p float64, files []string, r Repeats, format string) repeatOutcome {
+		m := newCoinModel(t, p, 11)
+		r.Repeat, r.Concurrency, r.PassRate = 20, 1, rate(0.1)
+		return runRepeats(t, RunOptions{Options: liveOptions(m, true), Paths: files, Repeats: r, Format: format})
+	}
+	// The baseline: a good model (95%), every run made (no early stop at
+	// a pass rate that 20/20 would clear after 2 runs).
+	o := run(0.95, []string{filepath.Join(dir, "a.feature")}, Repeats{SaveBaseline: base}, "")
+	if o.code != ExitPassed || strings.Contains(o.out, "saved") {
+		t.Fatalf("exit %d:\n%s", o.code, o.out)
+	}
+	var b Baseline
+	data, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &b); err != nil {
+		t.Fatal(err)
+	}
+	var key string
+	for k := range b.Scenarios {
+		key = k
+	}
+	e := b.Scenarios[key]["says yes"]
+	if b.Version != 1 || len(b.Scenarios) != 1 || !strings.HasSuffix(key, "/a.feature") || e.Runs != 20 || e.Passes < 17 {
+		t.Fatalf("baseline:\n%s", data)
+	}
+	basePasses := e.Passes
+
+	// A worse model: a regression, though every scenario meets its 10%.
+	o = run(0.3, []string{dir}, Repeats{Baseline: base}, "progress")
+	passes, runs := counts(t, o.out)
+	if o.code != ExitFailed || runs != 20 || !strings.Contains(o.out, "REGRESSION "+key+": says yes: "+strconv.Itoa(passes)+"/20") ||
+		!strings.Contains(o.out, "was "+strconv.Itoa(basePasses)+"/20") || !strings.Contains(o.out, "new "+strings.TrimSuffix(key, "a.feature")+"b/b.feature: new one: 20/20") {
+		t.Fatalf("exit %d:\n%s", o.code, o.out)
+	}
+	md := run(0.3, []string{dir}, Repeats{Baseline: base}, "markdown")
+	if md.code != ExitFailed || !strings.HasPrefix(md.out, "**1 regression**, 0 improvements, 0 unchanged, 1 new, 0 missing") ||
+		!regexp.MustCompile("(?m)^\\| 🔴 regression \\| `[^`]*a.feature` says yes \\| "+strconv.Itoa(basePasses)+"/20 \\(\\d+%\\) \\| \\d+/20 \\(\\d+%, CI \\d+–\\d+%\\) \\| (< 0\\.001|0\\.\\d+) \\| passed \\|$").MatchString(md.out) ||
+		!strings.Contains(md.out, "| 🆕 new | `") {
+		t.Fatalf("markdown:\n%s", md.out)
+	}
+
+	// A worse baseline, then the good model again: an improvement, and the
+	// scenario of the baseline that did not run is missing.
+	o = run(0.3, []string{dir}, Repeats{SaveBaseline: base}, "")
+	if o.code != ExitPassed {
+		t.Fatalf("exit %d:\n%s", o.code, o.out)
+	}
+	o = run(0.95, []string{filepath.Join(dir, "a.feature")}, Repeats{Baseline: base}, "")
+	if o.code != ExitPassed || !strings.Contains(o.out, "improvement "+key+": says yes") ||
+		!strings.Contains(o.out, "missing "+strings.TrimSuffix(key, "a.feature")+"b/b.feature: new one: in the baseline (20/20 (100%)), not run") ||
+		!strings.Contains(o.out, "0 regressions, 1 improvement, 0 unchanged, 0 new, 1 missing") {
+		t.Fatalf("exit %d:\n%s", o.code, o.out)
+	}
+}
+
+// A flaky scenario's report names the first turn where a failing run
+// departs from a passing one: the coin's answer at turn 2, after the same
+// draft.
+func TestFlakeNamesTheDepartingTurn(t *testing.T) {
+	t.Parallel()
+	m := newCoinModel(t, 0.5, 5)
+	dir := writeTempFiles(t, map[string]string{"e.yaml": coinEnsemble, "a.feature": coinFeature("")})
+	o := runRepeats(t, RunOptions{Options: liveOptions(m, true), Paths: []string{dir}, Repeats: Repeats{Repeat: 12, Concurrency: 1, PassRate: rate(0.5)}})
+	passes, runs := counts(t, o.out)
+	if passes == 0 || passes == runs {
+		t.Fatalf("the seed gave no flaky scenario: %d/%d", passes, runs)
+	}
+	re := regexp.MustCompile(`flaky: failing run \d+ departs from passing run \d+ at turn 2: agent "answer", execution 1, gave a different output\n  +passing: "yes"\n  +failing: "no"\n`)
+	if !re.MatchString(o.out) {
+		t.Fatalf("no explanation of the flake:\n%s", o.out)
+	}
+	// A scenario that always passes is not flaky.
+	m = newCoinModel(t, 1, 5)
+	o = runRepeats(t, RunOptions{Options: liveOptions(m, true), Paths: []string{dir}, Repeats: Repeats{Repeat: 3}})
+	if o.code != ExitPassed || strings.Contains(o.out, "flaky") {
+		t.Fatalf("exit %d:\n%s", o.code, o.out)
+	}
+}
+
+func TestShortDiff(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ a, b, wa, wb string }{
+		{`"yes"`, `"no"`, `"yes"`, `"no"`},
+		{strings.Repeat("x", 100) + "A" + strings.Repeat("y", 100), strings.Repeat("x", 100) + "B",
+			"…" + strings.Repeat("x", 20) + "A" + strings.Repeat("y", 39) + "…", "…" + strings.Repeat("x", 20) + "B"},
+	} {
+		a, b := shortDiff(tc.a, tc.b)
+		if a != tc.wa || b != tc.wb {
+			t.Errorf("shortDiff(%q, %q) = %q, %q; want %q, %q", tc.a, tc.b, a, b, tc.wa, tc.wb)
+		}
+	}
+}
+
+// --max-requests and --max-cost stop starting runs once the runs so far
+// reach them, say so, and exit 6; the scenarios left are not finished.
+func TestSpendGuardsStopTheTestRun(t *testing.T) {
+	t.Parallel()
+	// Each run makes 2 requests; each request costs 10×0.1 + 5×0.2 = 0.002.
+	for _, tc := range []struct {
+		name string
+		r    Repeats
+		want string
+		runs int
+	}{
+		{"requests", Repeats{MaxRequests: 6}, "stopped starting runs: --max-requests 6 reached (6 model requests made)", 3},
+		{"cost", Repeats{MaxCost: 0.01}, "stopped starting runs: --max-cost 0.01 reached (0.012 spent)", 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := newCoinModel(t, 1, 1)
+			dir := writeTempFiles(t, map[string]string{"e.yaml": coinEnsemble, "a.feature": coinFeature("")})
+			tc.r.Repeat, tc.r.Concurrency = 10, 1
+			o := runRepeats(t, RunOptions{Options: liveOptions(m, true), Paths: []string{dir}, Repeats: tc.r})
+			_, runs := counts(t, o.out)
+			if o.code != ExitBudget || runs != tc.runs || !strings.Contains(o.out, tc.want) || !strings.Contains(o.out, "not finished") {
+				t.Fatalf("exit %d, %d runs:\n%s", o.code, runs, o.out)
+			}
+		})
+	}
+}
+
+// Each row of a scenario outline is a scenario of its own: run on its own
+// (the other rows skipped), counted on its own, named by its values.
+func TestRepeatOutlineRows(t *testing.T) {
+	t.Parallel()
+	feature := `Feature: rows
+  @repeat(3)
+  Scenario Outline: answers <reply>
+    Given the ensemble "e.yaml"
+    And agent "draft" responds "d"
+    And agent "answer" responds "<reply>"
+    When the ensemble runs
+    Then the output of agent "answer" is "yes"
+
+    Examples:
+      | reply |
+      | yes   |
+      | no    |
+`
+	dir := writeTempFiles(t, map[string]string{"e.yaml": coinEnsemble, "a.feature": feature})
+	lookup := func(k string) (string, bool) { return "http://127.0.0.1:1/v1", k == "TEST_LLM_URL" }
+	o := runRepeats(t, RunOptions{Options: Options{GuardModels: true, LookupEnv: lookup}, Paths: []string{dir}})
+	if o.code != ExitFailed || !strings.Contains(o.out, "Scenario Outline answers yes\n  3/3 passed") ||
+		!strings.Contains(o.out, "Scenario Outline answers no\n  0/1 passed (0%, 95% CI 0–79%), needs 100%: FAILED: stopped early, 2 of 3 runs saved") {
+		t.Fatalf("exit %d:\n%s", o.code, o.out)
+	}
+}
