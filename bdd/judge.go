@@ -197,6 +197,7 @@ func (s *Scenario) judgement(ctx context.Context, j *judge, agentName string, tw
 	if err != nil {
 		return nil, fmt.Errorf("the judge %q: %w", j.name, err)
 	}
+	s.judged.Add(&res.Usage)
 	if len(res.ConversationHistory) == 0 {
 		return nil, fmt.Errorf("the judge %q did not run (completion reason %s)", j.name, res.CompletionReason)
 	}

@@ -225,8 +225,12 @@ func TestJudgeAnsweredByAModelServer(t *testing.T) {
 	if r := model.log[3]; len(r.Messages) != 4 || r.Messages[3].Role != "user" || !strings.Contains(r.Messages[3].Content, "output_schema") && !strings.Contains(r.Messages[3].Content, "JSON") {
 		t.Errorf("no repair turn: %+v", r.Messages)
 	}
-	// The judge's requests are not the run's.
+	// The judge's requests are not the run's, but the scenario spent them
+	// (test --max-requests counts them).
 	checkErr(t, "the run's requests", s.thenRequestsAtMost(2), "")
+	if u := s.Spent(); u.Requests != 6 {
+		t.Fatalf("the scenario spent %d requests, want 6 (2 of the run, 4 of the judge)", u.Requests)
+	}
 }
 
 // TestJudgeOfANondeterministicModel: a judge whose model scores at random

@@ -331,9 +331,7 @@ func runOnce(ctx context.Context, o *RunOptions, p *planned, undefined *undefine
 	if !res.passed && res.failure == "" {
 		res.failure = "the scenario failed"
 	}
-	if r := target.Result(); r != nil {
-		res.result = r
-		res.usage = r.Usage
-	}
+	res.result = target.Result()
+	res.usage = target.Spent() // the judges' requests count towards --max-cost and --max-requests
 	return res
 }

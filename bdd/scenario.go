@@ -34,6 +34,7 @@ import (
 	"github.com/ensemble-run/ensemble/kinds"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/session"
+	"github.com/ensemble-run/ensemble/state"
 )
 
 // Options configure the steps. The zero value runs script agents for real,
@@ -103,6 +104,9 @@ type Scenario struct {
 	// by judge and agent (judge.go).
 	judges  map[string]*judge
 	rulings map[string]*ruling
+	// judged is what the judges' runs spent, which the run's Usage leaves
+	// out (a step about the run's requests or cost is about the ensemble).
+	judged  state.Usage
 	timeout time.Duration
 
 	ran    bool
@@ -264,6 +268,17 @@ func (s *Scenario) Ensemble() *ensemble.Ensemble { return s.ens }
 
 // Result is the result of the run, or nil before `When the ensemble runs`.
 func (s *Scenario) Result() *engine.Result { return s.result }
+
+// Spent is what the scenario spent on models: its run's usage and its
+// judges'.
+func (s *Scenario) Spent() state.Usage {
+	var u state.Usage
+	if s.result != nil {
+		u = s.result.Usage
+	}
+	u.Add(&s.judged)
+	return u
+}
 
 // Responses are the responses injected so far.
 func (s *Scenario) Responses() *runners.Responses { return s.responses }
