@@ -310,12 +310,15 @@ func TestLiveAgents(t *testing.T) {
 		code     int
 		requests int64
 		want     string
+		warn     string // on stderr
 	}{
-		{"none", nil, false, 1, ExitFailed, 0, `agent "draft" has no injected response and would call the real model`},
-		{"none, repeated", nil, false, 3, ExitFailed, 0, `agent "draft" has no injected response and would call the real model`},
-		{"one of two", []string{"draft"}, false, 1, ExitFailed, 1, `agent "answer" has no injected response`},
-		{"both", []string{"draft", "answer"}, false, 1, ExitPassed, 2, ""},
-		{"all", nil, true, 2, ExitPassed, 4, "2/2 passed"},
+		{"none", nil, false, 1, ExitFailed, 0, `agent "draft" has no injected response and would call the real model`, ""},
+		{"none, repeated", nil, false, 3, ExitFailed, 0, `agent "draft" has no injected response and would call the real model`, ""},
+		{"one of two", []string{"draft"}, false, 1, ExitFailed, 1, `agent "answer" has no injected response`, ""},
+		{"both", []string{"draft", "answer"}, false, 1, ExitPassed, 2, "", ""},
+		{"all", nil, true, 2, ExitPassed, 4, "2/2 passed", ""},
+		{"a typo", []string{"draft", "answer", "answr"}, false, 1, ExitPassed, 2, "", "warning: --live answr: no scenario that ran has an agent or a judge of that name"},
+		{"a typo, repeated", []string{"draft", "answer", "answr"}, false, 2, ExitPassed, 4, "2/2 passed", "warning: --live answr:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -323,6 +326,9 @@ func TestLiveAgents(t *testing.T) {
 			o := runRepeats(t, RunOptions{Options: liveOptions(m, tc.liveAll, tc.live...), Paths: []string{dir}, Repeats: Repeats{Repeat: tc.repeat}})
 			if o.code != tc.code || m.requests.Load() != tc.requests || !strings.Contains(o.out, tc.want) {
 				t.Fatalf("exit %d, %d requests:\n%s", o.code, m.requests.Load(), o.out)
+			}
+			if tc.warn == "" && strings.Contains(o.stderr, "warning") || !strings.Contains(o.stderr, tc.warn) {
+				t.Fatalf("stderr %q, want %q", o.stderr, tc.warn)
 			}
 		})
 	}

@@ -80,6 +80,19 @@ func usagef(format string, args ...any) error {
 // returns the exit code: ExitPassed, ExitFailed, or ExitUsage with a
 // *UsageError when nothing could run.
 func Run(o RunOptions) (int, error) {
+	o.live = newLiveNames(o.Live)
+	code, err := run(o)
+	if code != ExitUsage {
+		stderr := o.Stderr
+		if stderr == nil {
+			stderr = os.Stderr
+		}
+		o.live.report(stderr)
+	}
+	return code, err
+}
+
+func run(o RunOptions) (int, error) {
 	out, stderr := o.Output, o.Stderr
 	if out == nil {
 		out = os.Stdout

@@ -70,6 +70,8 @@ type Options struct {
 	// one (`test --live-all`).
 	Live    []string
 	LiveAll bool
+	// live notes which of Live the scenarios had (Run sets it).
+	live *liveNames
 	// Tracer, when set, traces every scenario's run (docs/tracing.md), with
 	// its content when TraceContent is set.
 	Tracer       trace.Tracer
@@ -443,6 +445,7 @@ func (s *Scenario) Run(ctx context.Context) (*engine.Result, error) {
 	if err := s.checkResponses(); err != nil {
 		return nil, err
 	}
+	s.opts.live.mark(s)
 	input := e.Input
 	if s.input != nil {
 		input = *s.input // an explicit empty input stays empty
