@@ -15,8 +15,12 @@ func (s *Scenario) givenRecording(dir string) error {
 	path := s.Resolve(dir)
 	st, err := os.Stat(path)
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && s.opts != nil && s.opts.RecordMissing:
+		if err := os.MkdirAll(path, 0o755); err != nil { // test --record-missing makes it
+			return fmt.Errorf("the recording %s: %w", quote(dir), err)
+		}
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("the recording %s does not exist (%s: a folder relative to the feature file)", quote(dir), path)
+		return fmt.Errorf("the recording %s does not exist (%s: a folder relative to the feature file; test --record-missing --live-all makes it)", quote(dir), path)
 	case err != nil:
 		return fmt.Errorf("the recording %s: %w", quote(dir), err)
 	case !st.IsDir():

@@ -137,6 +137,9 @@ func runAll(ctx context.Context, o *RunOptions, pl *plan, undefined *undefinedSt
 	if workers <= 0 {
 		workers = DefaultConcurrency
 	}
+	if o.RecordMissing {
+		workers = 1 // runs adding to one recording folder would write its files together
+	}
 	stop := context.AfterFunc(ctx, func() {
 		rr.mu.Lock()
 		rr.canceled = true

@@ -564,3 +564,40 @@ func TestRepeatOutlineRows(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", o.code, o.out)
 	}
 }
+
+// test --record-missing makes a scenario's recording from the models it
+// lets through, one run at a time (the later runs replay what the first
+// recorded); then the scenario replays offline, and without --live it
+// still may not reach a model.
+func TestRecordMissingMakesARecording(t *testing.T) {
+	t.Parallel()
+	feature := strings.Replace(coinFeature(""), "    Then", "    Then the run has no errors\n    And", 1)
+	feature = strings.Replace(feature, `    Given the ensemble "e.yaml"`, `    Given the ensemble "e.yaml"
+    And the recording "rec"`, 1)
+	dir := writeTempFiles(t, map[string]string{"e.yaml": coinEnsemble, "a.feature": feature})
+	m := newCoinModel(t, 1, 1)
+
+	guarded := liveOptions(m, false)
+	guarded.RecordMissing = true
+	o := runRepeats(t, RunOptions{Options: guarded, Paths: []string{dir}})
+	if o.code != ExitFailed || m.requests.Load() != 0 || !strings.Contains(o.out, `agent "draft" has no injected response and would call the real model`) {
+		t.Fatalf("without --live: exit %d, %d requests:\n%s", o.code, m.requests.Load(), o.out)
+	}
+
+	live := liveOptions(m, true)
+	live.RecordMissing = true
+	o = runRepeats(t, RunOptions{Options: live, Paths: []string{dir}, Repeats: Repeats{Repeat: 3, Concurrency: 3}})
+	if o.code != ExitPassed || m.requests.Load() != 2 || !strings.Contains(o.out, "3/3 passed") {
+		t.Fatalf("recording: exit %d, %d requests (want the first run's 2):\n%s", o.code, m.requests.Load(), o.out)
+	}
+	for _, agent := range []string{"draft", "answer"} {
+		if _, err := os.Stat(filepath.Join(dir, "rec", agent+".yaml")); err != nil {
+			t.Fatalf("the recording lacks %s: %v", agent, err)
+		}
+	}
+
+	o = runRepeats(t, RunOptions{Options: liveOptions(m, false), Paths: []string{dir}})
+	if o.code != ExitPassed || m.requests.Load() != 2 {
+		t.Fatalf("replaying: exit %d, %d requests:\n%s", o.code, m.requests.Load(), o.out)
+	}
+}

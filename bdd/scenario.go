@@ -70,6 +70,12 @@ type Options struct {
 	// one (`test --live-all`).
 	Live    []string
 	LiveAll bool
+	// RecordMissing adds to the recording of a scenario that names one
+	// (Given the recording) what it lacks, asked of the model (`test
+	// --record-missing`): the recording step makes the folder when it is
+	// missing, and the agents that may reach their model are still those
+	// of Live and LiveAll. Scenarios run one at a time.
+	RecordMissing bool
 	// live notes which of Live the scenarios had (Run sets it).
 	live *liveNames
 	// Tracer, when set, traces every scenario's run (docs/tracing.md), with
@@ -499,13 +505,17 @@ func (s *Scenario) sessionOptions() (session.Options, error) {
 		TraceContent: s.opts.TraceContent,
 	}
 	if s.recording != "" { // the kinds' own runners replay, offline
-		c, err := cassette.Open(cassette.Options{Dir: s.recording, Mode: cassette.Replay})
+		mode := cassette.Replay
+		if s.opts.RecordMissing {
+			mode = cassette.RecordMissing
+		}
+		c, err := cassette.Open(cassette.Options{Dir: s.recording, Mode: mode})
 		if err != nil {
 			return opts, err
 		}
 		opts.Recording, opts.Simulate = c, nil
 	}
-	if s.opts.GuardModels && s.recording == "" {
+	if s.opts.GuardModels && (s.recording == "" || s.opts.RecordMissing) {
 		opts.Guard = func(agent string) error {
 			if s.opts.LiveAll || slices.Contains(s.opts.Live, agent) || slices.Contains(s.opts.Live, runners.PathWithoutInstances(agent)) {
 				return nil // test --live

@@ -14,14 +14,15 @@ import (
 )
 
 type testFlags struct {
-	format    string
-	out       string
-	tags      string
-	profiles  []string
-	noColor   bool
-	listSteps bool
-	otel      string // --otel (tracing.go)
-	liveFlags        // --live, --live-all (live.go)
+	format        string
+	out           string
+	tags          string
+	profiles      []string
+	noColor       bool
+	listSteps     bool
+	otel          string // --otel (tracing.go)
+	liveFlags            // --live, --live-all (live.go)
+	recordMissing bool   // --record-missing
 	// runs with repeats (docs/testing.md#testing-with-live-models)
 	repeat, concurrency int
 	passRate            float64
@@ -68,6 +69,7 @@ exits 1 on a regression (Fisher's exact test, p < 0.05). --max-cost and
 	fl.StringVar(&f.otel, "otel", "", "export OpenTelemetry traces of the scenarios' runs to the OTLP/HTTP collector at `URL` (default: $OTEL_EXPORTER_OTLP_ENDPOINT)")
 	fl.StringArrayVar(&f.live, "live", nil, "let LLM `AGENT` call its real model when a scenario gives it no injected reply (repeatable)")
 	fl.BoolVar(&f.liveAll, "live-all", false, "let every LLM agent without injected replies call its real model")
+	fl.BoolVar(&f.recordMissing, "record-missing", false, "add to each scenario's recording (Given the recording) what it lacks, asked of the models --live or --live-all lets through; scenarios run one at a time")
 	fl.IntVar(&f.repeat, "repeat", 1, "run each scenario up to `N` times, stopping early once its pass rate is clear (tag: @repeat(N))")
 	fl.IntVar(&f.concurrency, "concurrency", bdd.DefaultConcurrency, "with repeats, run `N` scenario runs at a time")
 	fl.Float64Var(&f.passRate, "pass-rate", 1, "the share `P` (0 to 1) of a scenario's runs that must pass (tag: @pass-rate(P))")
@@ -145,7 +147,7 @@ func runTests(cmd *cobra.Command, io *stdio, paths []string, f *testFlags) error
 	defer tracing.stop()
 	opts := testOptions(io, f.profiles)
 	opts.Tracer, opts.TraceContent = tracing.tracer()
-	opts.Live, opts.LiveAll = f.live, f.liveAll
+	opts.Live, opts.LiveAll, opts.RecordMissing = f.live, f.liveAll, f.recordMissing
 	code, err := bdd.Run(bdd.RunOptions{
 		Options:  opts,
 		Paths:    paths,
