@@ -21,7 +21,7 @@ func TestGivenRecordingNamesTheProblem(t *testing.T) {
 	for _, tc := range []struct{ dir, want string }{
 		{"rec", ""},
 		{"file.yaml", `the recording "file.yaml" is not a folder`},
-		{"recordings", `the recording "recordings" does not exist (` + filepath.Join(dir, "recordings") + `: a folder relative to the feature file)`},
+		{"recordings", `the recording "recordings" does not exist (` + filepath.Join(dir, "recordings") + `: a folder relative to the feature file; test --record-missing --live-all makes it)`},
 	} {
 		s := &Scenario{dir: dir}
 		err := s.givenRecording(tc.dir)
