@@ -7,11 +7,8 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/ensemble-run/ensemble/answers"
 	"github.com/ensemble-run/ensemble/durable"
-	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
@@ -80,88 +77,44 @@ func (s *Server) resume(i int, path, id string, given map[string]string, fork bo
 	return nil
 }
 
-// prepare opens the session of saved's run and the run that continues it.
+// prepare opens the session of saved's run and the run that continues it
+// (durable.Prepare and Start, as resume does), with no terminal: an ask
+// agent suspends the run again.
 func (s *Server) prepare(saved *durable.Saved, sf *state.File, given map[string]string, fork bool) (*session.Run, *session.Session, error) {
 	if !sf.Resumable() && !fork {
 		return nil, nil, &httpError{http.StatusConflict, fmt.Sprintf("run %s has ended (%s): nothing to resume; fork it from a turn instead", saved.Info.ID, sf.CompletionReason)}
 	}
-	if sf.CompletionReason == engine.BudgetExceeded {
+	p, err := durable.Prepare(saved, durable.ResumeOptions{
+		Answers:   given,
+		Force:     fork, // a fork goes on with the ensemble file as it is
+		LookupEnv: s.opts.LookupEnv,
+		Loaded: func(e *ensemble.Ensemble) {
+			s.mu.Lock()
+			s.addSecrets(e)
+			s.mu.Unlock()
+		},
+	})
+	var changed *durable.ChangedFilesError
+	var answer *durable.AnswerError
+	switch {
+	case errors.Is(err, durable.ErrBudgetSpent):
 		return nil, nil, &httpError{http.StatusConflict, "the run stopped because a budget was spent: resume it with a higher cap (resume --max-cost, --max-tokens or --max-requests)"}
-	}
-	e, err := session.Load(sf.Ensemble.Path, nil, session.LoadOptions{Profiles: sf.Profiles, LookupEnv: s.opts.LookupEnv})
-	if err != nil {
-		return nil, nil, &httpError{http.StatusConflict, saved.LoadError(err).Error()}
-	}
-	s.mu.Lock()
-	s.addSecrets(e)
-	s.mu.Unlock()
-	responses := ""
-	if sf.Responses != nil {
-		responses = sf.Responses.Path
-	}
-	errs, err := saved.Check(e, responses)
-	if err != nil {
-		return nil, nil, &httpError{http.StatusConflict, err.Error()}
-	}
-	if len(errs) > 0 && !fork {
-		return nil, nil, &httpError{http.StatusConflict, errors.Join(errs...).Error() +
+	case errors.As(err, &changed):
+		return nil, nil, &httpError{http.StatusConflict, err.Error() +
 			"\nresuming would continue the run with a different workflow: resume --force does it on the command line"}
-	}
-	if err := answers.Check(e, sf, given); err != nil {
+	case errors.As(err, &answer):
 		return nil, nil, &httpError{http.StatusBadRequest, err.Error()}
-	}
-	opts, err := s.sessionOptions(e, sf)
-	if err != nil {
+	case err != nil:
 		return nil, nil, &httpError{http.StatusConflict, err.Error()}
 	}
-	save, err := saved.Continue(durable.SavedRefs(sf))
-	if err != nil {
-		return nil, nil, err
-	}
-	sess, err := session.Open(s.ctx, e, opts)
-	if err != nil {
-		save.Abandon()
+	sess, r, err := p.Start(s.ctx, session.Options{LookupEnv: s.opts.LookupEnv, Out: io.Discard, NoInput: true, Suspend: true}, session.RunOptions{})
+	if _, ok := errors.AsType[*durable.OpenError](err); ok {
 		return nil, nil, &httpError{http.StatusConflict, err.Error()}
 	}
-	r, err := sess.Resume(sf, session.RunOptions{Save: save, RunID: saved.Info.ID, Answers: given})
 	if err != nil {
-		sess.Close()
-		save.Abandon()
 		return nil, nil, err
 	}
 	return r, sess, nil
-}
-
-// sessionOptions are the options of a run that goes on in the background:
-// no terminal (an ask agent suspends the run again), the run's saved
-// limits, injected responses and recording.
-func (s *Server) sessionOptions(e *ensemble.Ensemble, sf *state.File) (session.Options, error) {
-	o := sf.Options
-	opts := session.Options{
-		LookupEnv: s.opts.LookupEnv,
-		Out:       io.Discard,
-		NoInput:   true,
-		Suspend:   true,
-		MaxTurns:  o.MaxTurns,
-		Timeout:   o.Timeout(),
-		Parallel:  o.Parallel,
-	}
-	if b := (&ensemble.Budget{MaxTokens: o.MaxTokens, MaxRequests: o.MaxRequests, MaxCost: o.MaxCost}); !b.Empty() {
-		opts.Budget = b
-	}
-	if sf.Responses != nil {
-		resp, err := runners.LoadResponsesFor(sf.Responses.Path, e)
-		if err != nil {
-			return opts, err
-		}
-		opts.Responses, opts.ResponsesFile = resp, sf.Responses.Path
-	}
-	rec, err := session.SavedRecording(o.Recording).Open()
-	if err != nil {
-		return opts, err
-	}
-	opts.Recording = rec
-	return opts, nil
 }
 
 // fork makes a new run of the database at path whose first turn turns are

@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,12 +24,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ensemble-run/ensemble/bdd"
+	"github.com/ensemble-run/ensemble/durable"
+	"github.com/ensemble-run/ensemble/inspector"
 	"github.com/ensemble-run/ensemble/internal/parity"
 	"github.com/ensemble-run/ensemble/session"
 )
 
 // TestParity runs the table of internal/parity through every front door of
-// this binary (run, resume, batch, test, mcp serve) and holds each result
+// this binary (run, resume, batch, test, mcp serve, ui) and holds each result
 // to the result of `ensemble run` (times aside): a front door that drifts
 // from the others (a service it forgets to give the runs, an option it
 // reads another way) fails here. A front door that cannot run a case must
@@ -45,6 +50,7 @@ func TestParity(t *testing.T) {
 			}
 			doors := map[string]func() ([]byte, int, error){
 				parity.Resume: p.resume, parity.Batch: p.batch, parity.Test: p.test, parity.MCPServe: p.serve,
+				parity.UI: p.ui,
 			}
 			if !c.Kill { // a Kill case's batch is saved already
 				doors[parity.BatchState] = p.batchState
@@ -65,6 +71,7 @@ type parityRun struct {
 	dir string
 	// recording is the folder the run recorded into (a Record case).
 	recording string
+	kills     int // the runs killed so far
 }
 
 func (p *parityRun) env(closed bool) map[string]string { return p.srv.Env(closed) }
@@ -319,13 +326,116 @@ func (p *parityRun) serve() ([]byte, int, error) {
 	return []byte(text), code, nil
 }
 
+// ui saves the case's run in a database (run --state, waiting when it
+// asks; killed, for a Kill case), forks it from turn 0 through the HTTP
+// API of the inspector (ensemble ui), answers the fork when it waits,
+// and returns the fork's result once it has ended, as state show prints
+// it, but for its parent (a fork's own).
+func (p *parityRun) ui() ([]byte, int, error) {
+	db := filepath.Join(p.dir, "ui.db")
+	if p.c.Kill {
+		p.killed("run", p.c.Path(), "--state", db, "--output", "json")
+	} else {
+		args := []string{"run", p.c.Path(), "--state", db, "--output", "json"}
+		if p.c.Record {
+			args = append(args, "--replay", p.recording)
+		}
+		if o := p.cmd(p.c.Record, args...); o.code == 2 {
+			return nil, o.code, errors.New(o.stderr)
+		}
+	}
+	runs, err := durable.List(db)
+	if err != nil {
+		return nil, 0, err
+	}
+	const token = "parity-token"
+	srv, err := inspector.New(inspector.Options{DBs: []string{db}, Token: token, LookupEnv: mapEnv(p.env(p.c.Record))})
+	if err != nil {
+		return nil, 0, err
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	defer srv.Close()
+	call := func(method, path string, body, out any) error {
+		var r io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			r = bytes.NewReader(b)
+		}
+		req, err := http.NewRequest(method, ts.URL+path, r)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("X-Ensemble-Token", token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, data)
+		}
+		return json.Unmarshal(data, out)
+	}
+	var fork struct{ ID string }
+	if err := call("POST", "/api/run/fork?id="+url.QueryEscape(runs[0].ID), map[string]int{"turn": 0}, &fork); err != nil {
+		return nil, 0, err
+	}
+	answered := false
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		var v inspector.RunView
+		if err := call("GET", "/api/run?id="+url.QueryEscape(fork.ID), nil, &v); err != nil {
+			return nil, 0, err
+		}
+		run := v.Run
+		if time.Now().After(deadline) {
+			return nil, 0, fmt.Errorf("the fork %s has not ended: %+v", fork.ID, run)
+		}
+		if run.Job == inspector.StatusRunning || run.Status == inspector.StatusRunning {
+			continue
+		}
+		if run.Job != "" {
+			return nil, 0, errors.New(run.Job)
+		}
+		if run.Status == inspector.StatusSuspended && p.c.Answers != nil && !answered {
+			var ok struct{}
+			if err := call("POST", "/api/run/answer?id="+url.QueryEscape(fork.ID), map[string]any{"answers": p.c.Answers}, &ok); err != nil {
+				return nil, 0, err
+			}
+			answered = true
+			continue
+		}
+		break
+	}
+	sf, info, err := durable.Load(db, fork.ID)
+	if err != nil {
+		return nil, 0, err
+	}
+	if sf.Parent == nil || sf.Parent.Run != runs[0].ID || sf.Parent.Turn != 0 {
+		return nil, 0, fmt.Errorf("the fork's parent: %+v, want run %s at turn 0", sf.Parent, runs[0].ID)
+	}
+	o := p.cmd(false, "state", "show", db, "--run-id", fork.ID, "--output", "json")
+	if o.code != 0 {
+		return nil, o.code, errors.New(o.stderr)
+	}
+	var res map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(o.stdout), &res); err != nil {
+		return nil, 0, fmt.Errorf("state show: %v\n%s", err, o.stdout)
+	}
+	delete(res, "parent")
+	got, err := json.Marshal(res)
+	return got, durable.Result(sf, info).ExitCode(), err
+}
+
 // killed starts the binary with args and the table's environment, waits
 // for the case's parking script, kills the command with SIGKILL (and the
 // parked script after it).
 func (p *parityRun) killed(args ...string) {
 	t := p.t
 	t.Helper()
-	marker := filepath.Join(p.dir, "parked-"+args[0])
+	p.kills++ // a marker each: a door's kill must not find another's
+	marker := filepath.Join(p.dir, "parked-"+args[0]+strconv.Itoa(p.kills))
 	env := []string{"ENSEMBLE_PROFILES=", "PARITY_BLOCK=" + marker}
 	for k, v := range p.env(false) {
 		env = append(env, k+"="+v)

@@ -7,12 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ensemble-run/ensemble/answers"
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/session"
-	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
 )
 
@@ -108,81 +105,58 @@ func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, cha
 		return io.stateError(path, err, false)
 	}
 	defer saved.Close()
-	sf := saved.File
-	if sf.CompletionReason == engine.BudgetExceeded && !rf.force &&
-		!changed("max-cost") && !changed("max-tokens") && !changed("max-requests") {
+	f := runFlags{sharedFlags: rf.sharedFlags, stateFile: path, resumed: saved}
+	o := durable.ResumeOptions{
+		Force:     rf.force,
+		Answers:   given,
+		Budget:    rf.budget(),
+		LookupEnv: io.lookupEnv,
+		Loaded:    io.redactKeysOf,
+	}
+	if changed("max-turns") {
+		o.MaxTurns = rf.maxTurns
+	}
+	if changed("timeout") {
+		o.Timeout = rf.timeout
+	}
+	if changed("parallel") {
+		o.Parallel = rf.parallel
+	}
+	if changed("profiles") {
+		o.Profiles = rf.profiles
+	}
+	if changed("responses") {
+		o.Responses = rf.responses
+	}
+	p, err := durable.Prepare(saved, o)
+	var changedFiles *durable.ChangedFilesError
+	switch {
+	case errors.Is(err, durable.ErrBudgetSpent):
 		// Its stopped turn would run again and stop at the same cap, paying
 		// again for the requests it makes before it (docs/semantics.md#budgets).
 		return usageErr("%s: the run stopped because a budget was spent; resuming as it is would replay the stopped turn and stop again: "+
 			"raise the run's cap with --max-cost, --max-tokens or --max-requests, or raise the file's limits and resume with --force", path)
-	}
-	f := runFlags{sharedFlags: rf.sharedFlags, stateFile: path, resumed: saved, answers: given}
-	if !changed("max-turns") {
-		f.maxTurns = sf.Options.MaxTurns
-	}
-	if !changed("timeout") {
-		f.timeout = sf.Options.Timeout()
-	}
-	if !changed("parallel") {
-		f.parallel = sf.Options.Parallel
-	}
-	if !changed("profiles") {
-		f.profiles = sf.Profiles
-	}
-	if !changed("responses") && sf.Responses != nil {
-		f.responses = sf.Responses.Path
-	}
-	f.recording.Recording = session.SavedRecording(sf.Options.Recording)
-	e, err := loadEnsemble(io, sf.Ensemble.Path, f.profiles)
-	if err != nil {
-		return &exitError{code: engine.ExitUsage, err: saved.LoadError(err)}
-	}
-	checked := f.responses // the saved run's: it must not have changed
-	if changed("responses") {
-		checked = ""
-	}
-	if err := checkResume(io, e, saved, checked, rf.force); err != nil {
-		return err
-	}
-	if err := answers.Check(e, sf, given); err != nil {
-		return usageErr("%v", err) // an answer for an agent the run does not wait for
-	}
-	refs, err := f.refs()
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	save, err := saved.Continue(refs)
-	if err != nil {
-		return io.stateError(path, err, false)
-	}
-	return execute(ctx, io, e, &f, false, save, func(s *session.Session, ro session.RunOptions) (*session.Run, error) {
-		r, err := s.Resume(sf, ro)
-		if err != nil {
-			return nil, io.stateError(path, err, false)
-		}
-		return r, nil
-	})
-}
-
-// checkResume refuses to continue a run whose state does not fit its
-// ensemble and, unless --force, one whose ensemble or responses file has
-// changed since its state was saved.
-func checkResume(io *stdio, e *ensemble.Ensemble, saved *durable.Saved, responses string, force bool) error {
-	errs, err := saved.Check(e, responses)
-	var fe *state.FileError
-	switch {
-	case errors.As(err, &fe):
-		return &exitError{code: engine.ExitUsage, err: err}
+	case errors.As(err, &changedFiles):
+		return &exitError{code: engine.ExitUsage, err: fmt.Errorf("%w\nresuming would continue the run with a different workflow; use --force to resume anyway", err)}
 	case err != nil:
-		return usageErr("%v", err)
+		return &exitError{code: engine.ExitUsage, err: err}
 	}
-	if len(errs) == 0 {
-		return nil
+	if len(p.Changed) > 0 {
+		fmt.Fprintf(io.err, "ensemble: warning: %v; resuming anyway (--force)\n", errors.Join(p.Changed...))
 	}
-	if force {
-		fmt.Fprintf(io.err, "ensemble: warning: %v; resuming anyway (--force)\n", errors.Join(errs...))
-		return nil
-	}
-	return &exitError{code: engine.ExitUsage, err: fmt.Errorf("%w\nresuming would continue the run with a different workflow; use --force to resume anyway",
-		errors.Join(errs...))}
+	f.printWarnings(io, p.Ensemble)
+	return execute(ctx, io, p.Ensemble, &f, f.frontOptions(io, false, true), func(ctx context.Context, opts session.Options, ro session.RunOptions) (*session.Session, *session.Run, *durable.Run, error) {
+		sess, r, err := p.Start(ctx, opts, ro)
+		var interrupted *session.InterruptedError
+		var open *durable.OpenError
+		switch {
+		case errors.As(err, &interrupted):
+			return nil, nil, nil, &exitError{code: engine.ExitCancelled, err: err}
+		case errors.As(err, &open):
+			return nil, nil, nil, &exitError{code: engine.ExitUsage, err: err}
+		case err != nil:
+			return nil, nil, nil, io.stateError(path, err, false)
+		}
+		return sess, r, p.Save(), nil
+	})
 }

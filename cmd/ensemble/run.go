@@ -31,12 +31,11 @@ type runFlags struct {
 	inputFile string
 	maxInput  byteSize // --max-input-size: the largest input read from stdin or a file
 	sharedFlags
-	stateFile string            // --state: write the state after every turn
-	runID     string            // --run-id: the run's id in the state database
-	resumed   *durable.Saved    // set by `ensemble resume`
-	answers   map[string]string // resume --answer: by agent
-	temporal  temporalFlags     // --temporal: the run is a workflow (temporal.go)
-	recording recordFlags       // --record, --replay (record.go)
+	stateFile string         // --state: write the state after every turn
+	runID     string         // --run-id: the run's id in the state database
+	resumed   *durable.Saved // set by `ensemble resume`
+	temporal  temporalFlags  // --temporal: the run is a workflow (temporal.go)
+	recording recordFlags    // --record, --replay (record.go)
 }
 
 // sharedFlags are the flags that run and resume both take: where agents'
@@ -282,37 +281,53 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 			return io.stateError(f.stateFile, err, true)
 		}
 	}
-	return execute(ctx, io, e, f, inputSet && f.input == "-", save, func(s *session.Session, ro session.RunOptions) (*session.Run, error) {
-		r, err := s.Start(input, ro)
-		if err != nil {
-			return nil, io.stateError(f.stateFile, err, true)
-		}
-		return r, nil
-	})
-}
-
-// execute is what run and resume share: the session of e with the flags'
-// options, the run start prepares in it (saved by save when it is not
-// nil), the view of the run, its result and exit code.
-func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, stdinTaken bool, save *durable.Run,
-	start func(*session.Session, session.RunOptions) (*session.Run, error)) error {
 	if save != nil {
 		defer save.Abandon() // if it never ran
 	}
-	if !f.quiet {
-		// What validate warns about (docs/format.md#warnings), said once
-		// before the run, as a compiler does; -q leaves it to validate.
-		for _, w := range e.Warnings {
-			io.printWarning(w)
-		}
-	}
-	opts, err := f.sessionOptions(io, e, stdinTaken, save != nil)
+	f.printWarnings(io, e)
+	opts, err := f.sessionOptions(io, e, inputSet && f.input == "-", save != nil)
 	if err != nil {
 		return err
 	}
 	if opts.Recording, err = f.recording.Open(); err != nil {
 		return usageErr("%v", err)
 	}
+	return execute(ctx, io, e, f, opts, func(ctx context.Context, opts session.Options, ro session.RunOptions) (*session.Session, *session.Run, *durable.Run, error) {
+		sess, err := openSession(ctx, e, opts)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if save != nil {
+			ro.Save, ro.RunID = save, save.ID()
+		}
+		r, err := sess.Start(input, ro)
+		if err != nil {
+			sess.Close()
+			return nil, nil, nil, io.stateError(f.stateFile, err, true)
+		}
+		return sess, r, save, nil
+	})
+}
+
+// printWarnings prints what validate warns about (docs/format.md#warnings),
+// once before the run, as a compiler does; -q leaves it to validate.
+func (s *sharedFlags) printWarnings(io *stdio, e *ensemble.Ensemble) {
+	if s.quiet {
+		return
+	}
+	for _, w := range e.Warnings {
+		io.printWarning(w)
+	}
+}
+
+// opener opens the session of a run with the front door's options opts
+// and prepares the run in it with ro; save is its saving (nil: not saved).
+type opener func(ctx context.Context, opts session.Options, ro session.RunOptions) (sess *session.Session, r *session.Run, save *durable.Run, err error)
+
+// execute is what run and resume share: the tracer and the view of the
+// run (opts, ro), the session and the run open prepares with them, its
+// result and exit code.
+func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, opts session.Options, open opener) error {
 	tracing, err := startTracing(ctx, io, f.otel)
 	if err != nil {
 		return err
@@ -325,19 +340,11 @@ func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, 
 		return err
 	}
 	defer view.Close()
-	sess, err := openSession(ctx, e, opts)
+	sess, r, save, err := open(ctx, opts, session.RunOptions{Events: view.Sink()})
 	if err != nil {
 		return err
 	}
 	defer sess.Close()
-	ro := session.RunOptions{Events: view.Sink(), Answers: f.answers}
-	if save != nil {
-		ro.Save, ro.RunID = save, save.ID()
-	}
-	r, err := start(sess, ro)
-	if err != nil {
-		return err
-	}
 	f.warnUnpriced(io, e)
 	if output == "text" && !f.quiet {
 		switch {
@@ -402,11 +409,26 @@ func openSession(ctx context.Context, e *ensemble.Ensemble, opts session.Options
 	return sess, nil
 }
 
-// sessionOptions are the options of the runs the flags ask for: ask agents
-// on the terminal unless stdin is taken (--input -), and waiting for an
-// answer when the run is durable; the injected responses; the limits.
+// sessionOptions are the options of new runs the flags ask for: the
+// front door's (frontOptions), the limits and the injected responses.
 func (s *sharedFlags) sessionOptions(io *stdio, e *ensemble.Ensemble, stdinTaken, durable bool) (session.Options, error) {
-	opts := session.Options{
+	opts := s.frontOptions(io, stdinTaken, durable)
+	opts.MaxTurns, opts.Timeout, opts.Parallel, opts.Budget = s.maxTurns, s.timeout, s.parallel, s.budget()
+	if s.responses != "" {
+		resp, err := runners.LoadResponsesFor(s.responses, e)
+		if err != nil {
+			return opts, &exitError{code: engine.ExitUsage, err: err}
+		}
+		opts.Responses, opts.ResponsesFile = resp, s.responses
+	}
+	return opts, nil
+}
+
+// frontOptions are what the command decides of its runs, a resumed one's
+// too: ask agents on the terminal unless stdin is taken (--input -), and
+// waiting for an answer when the run is durable; streaming; --live.
+func (s *sharedFlags) frontOptions(io *stdio, stdinTaken, durable bool) session.Options {
+	return session.Options{
 		LookupEnv:   io.lookupEnv,
 		Stream:      s.stream,
 		In:          io.in,
@@ -416,19 +438,7 @@ func (s *sharedFlags) sessionOptions(io *stdio, e *ensemble.Ensemble, stdinTaken
 		NoInput:     s.noInput,
 		Live:        s.live,
 		LiveAll:     s.liveAll,
-		MaxTurns:    s.maxTurns,
-		Timeout:     s.timeout,
-		Parallel:    s.parallel,
-		Budget:      s.budget(),
 	}
-	if s.responses != "" {
-		resp, err := runners.LoadResponsesFor(s.responses, e)
-		if err != nil {
-			return opts, &exitError{code: engine.ExitUsage, err: err}
-		}
-		opts.Responses, opts.ResponsesFile = resp, s.responses
-	}
-	return opts, nil
 }
 
 // outputFormat is --output, or its default: text on a terminal, json

@@ -166,6 +166,10 @@ func load(io *stdio, path string, data []byte, profiles []string) (*ensemble.Ens
 	if err != nil {
 		return nil, err
 	}
-	io.secrets = secrets.Of(e.Models, io.lookupEnv)
+	io.redactKeysOf(e)
 	return e, nil
 }
+
+// redactKeysOf redacts, in what the command prints from now on, the keys
+// of e's profiles.
+func (s *stdio) redactKeysOf(e *ensemble.Ensemble) { s.secrets = secrets.Of(e.Models, s.lookupEnv) }
