@@ -22,6 +22,9 @@ type Saved struct {
 	Info *store.RunInfo
 	db   *store.DB
 	cont *Run
+	// fork: a fork of Info that Continue adds (OpenFork); Info is not
+	// locked until then.
+	fork bool
 }
 
 // Open finds the run to continue at path, a state database or a JSON state
@@ -58,6 +61,9 @@ func (s *Saved) Continue(refs Refs) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.fork && s.cont == nil {
+		return s.continueFork(rf)
+	}
 	if s.db != nil {
 		// The run's lock goes with it: its writer, or Abandon, lets it go.
 		s.cont = &Run{path: s.Path, refs: rf, db: s.db, id: s.Info.ID, info: s.Info, behind: true, locked: true}
@@ -77,7 +83,9 @@ func (s *Saved) Close() {
 		return
 	}
 	if s.cont == nil {
-		s.db.Unlock(s.Info)
+		if !s.fork {
+			s.db.Unlock(s.Info)
+		}
 	} else {
 		s.cont.Abandon() // nothing, once it has finished
 	}

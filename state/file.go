@@ -53,12 +53,23 @@ type File struct {
 	// timeout, cancelled), or "" while it is still going (or was killed).
 	CompletionReason string `json:"completion_reason"`
 
+	// Parent is the run this one was forked from, and the turn it was
+	// forked at (resume --from-turn); nil for a run that is no fork.
+	Parent *Parent `json:"parent,omitempty"`
+
 	// State is the ConversationState after the last completed turn
 	// (turn_count 0: before the first). It includes the input, the agents'
 	// memory (LLM conversations) and pending agent requests. The position
 	// in injected responses is the agents' execution counts: execution N of
 	// an agent takes response N.
 	State *State `json:"state"`
+}
+
+// Parent names the run a fork was started from (its id in its state
+// database) and the turn of it the fork's first turns are a copy of.
+type Parent struct {
+	Run  string `json:"run_id"`
+	Turn int    `json:"turn"`
 }
 
 // FileRef names a file and the sha256 of its contents when it was used.

@@ -130,7 +130,7 @@ func TestVersion1DatabaseIsMigrated(t *testing.T) {
 	for _, q := range []string{
 		"PRAGMA journal_mode = wal;" + schemaV1,
 		"ATTACH DATABASE '" + src + "' AS v2",
-		"INSERT INTO runs SELECT * FROM v2.runs",
+		"INSERT INTO runs SELECT seq, id, ensemble, responses, profiles, options, started_at, saved_at, completion_reason, base, snapshot FROM v2.runs",
 		"INSERT INTO turns SELECT run, turn, records, counts, context, edges, memory, pending, saved_at FROM v2.turns",
 		"INSERT INTO warnings SELECT * FROM v2.warnings",
 		"DETACH DATABASE v2",
@@ -201,8 +201,8 @@ func TestVersion1DatabaseIsMigrated(t *testing.T) {
 	}
 	defer raw.Close()
 	var v, keyed int
-	if err := raw.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 2 {
-		t.Fatalf("user_version %d (%v), want 2", v, err)
+	if err := raw.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 3 {
+		t.Fatalf("user_version %d (%v), want 3", v, err)
 	}
 	if err := raw.QueryRow("SELECT count(*) FROM turns WHERE key = (run << 32) | turn").Scan(&keyed); err != nil || keyed != runs[0].Turns+runs[1].Turns {
 		t.Errorf("%d turns keyed by run << 32 | turn (%v), want %d", keyed, err, runs[0].Turns+runs[1].Turns)

@@ -19,7 +19,24 @@ type RunInfo struct {
 	Saved            time.Time `json:"saved_at"`
 	Turns            int       `json:"turn_count"`
 	CompletionReason string    `json:"completion_reason"`
-	seq              int64
+	// Parent is the id of the run this one was forked from, at its turn
+	// ParentTurn (DB.Fork); "" and 0 for a run that is no fork.
+	Parent     string `json:"parent,omitempty"`
+	ParentTurn int    `json:"parent_turn"`
+	seq        int64
+}
+
+// MarshalJSON writes parent_turn beside parent only: a run that is no
+// fork has neither.
+func (r *RunInfo) MarshalJSON() ([]byte, error) {
+	type plain RunInfo
+	if r.Parent != "" {
+		return json.Marshal((*plain)(r))
+	}
+	return json.Marshal(struct {
+		*plain
+		ParentTurn *int `json:"parent_turn,omitempty"`
+	}{plain: (*plain)(r)})
 }
 
 // Resumable reports whether `ensemble resume` would continue the run: it is
@@ -39,7 +56,7 @@ func (db *DB) runs(where string, args ...any) ([]*RunInfo, error) {
 	}
 	rows, err := db.query(`SELECT seq, id, ensemble, started_at,
 		max(saved_at, coalesce((SELECT saved_at FROM turns WHERE `+turnsOf("seq")+` ORDER BY key DESC LIMIT 1), '')), completion_reason,
-		coalesce((SELECT turn FROM turns WHERE `+turnsOf("seq")+` ORDER BY key DESC LIMIT 1), base) FROM runs `+where+` ORDER BY seq`, args...)
+		coalesce((SELECT turn FROM turns WHERE `+turnsOf("seq")+` ORDER BY key DESC LIMIT 1), base), parent, parent_turn FROM runs `+where+` ORDER BY seq`, args...)
 	if err != nil {
 		return nil, &Error{Path: db.path, Err: err}
 	}
@@ -49,7 +66,8 @@ func (db *DB) runs(where string, args ...any) ([]*RunInfo, error) {
 		if err := unmarshal(row[2], &ref); err != nil {
 			return nil, &Error{Path: db.path, Err: fmt.Errorf("run %s: %v", str(row[1]), err)}
 		}
-		ri := &RunInfo{seq: row[0].(int64), ID: str(row[1]), Ensemble: ref.Name, CompletionReason: str(row[5]), Turns: int(row[6].(int64))}
+		ri := &RunInfo{seq: row[0].(int64), ID: str(row[1]), Ensemble: ref.Name, CompletionReason: str(row[5]), Turns: int(row[6].(int64)),
+			Parent: str(row[7]), ParentTurn: int(row[8].(int64))}
 		ri.Started, _ = time.Parse(time.RFC3339Nano, str(row[3]))
 		ri.Saved, _ = time.Parse(time.RFC3339Nano, str(row[4]))
 		out = append(out, ri)
@@ -76,15 +94,34 @@ func (db *DB) Run(id string) (*RunInfo, error) {
 // resuming it needs, as a state file holds them. The state is checked as
 // state.Load checks a state file.
 func (db *DB) Load(r *RunInfo) (*state.File, error) {
-	f, err := db.load(r)
+	f, err := db.load(r, maxTurn)
 	if err != nil {
 		return nil, &Error{Path: db.path, Err: fmt.Errorf("run %s: %w", r.ID, err)}
 	}
 	return f, nil
 }
 
-func (db *DB) load(r *RunInfo) (*state.File, error) {
-	rows, err := db.query(`SELECT ensemble, responses, profiles, options, saved_at, completion_reason, base, snapshot FROM runs WHERE seq = ?`, r.seq)
+// LoadAt reads the run as Load does, but as of its turn `turn` (the turns
+// after it left out, its warnings of those turns too), as a run forked
+// from that turn starts (Fork): with no completion reason, and r as its
+// parent. The turns it reads are committed: a process writing the run
+// meanwhile changes none of them.
+func (db *DB) LoadAt(r *RunInfo, turn int) (*state.File, error) {
+	if err := db.checkFork(r, turn); err != nil {
+		return nil, err
+	}
+	f, err := db.load(r, int64(turn))
+	if err != nil {
+		return nil, &Error{Path: db.path, Err: fmt.Errorf("run %s: %w", r.ID, err)}
+	}
+	f.CompletionReason = ""
+	f.Parent = &state.Parent{Run: r.ID, Turn: turn}
+	return f, nil
+}
+
+// load reads the run r as of its turn upTo (maxTurn: its last).
+func (db *DB) load(r *RunInfo, upTo int64) (*state.File, error) {
+	rows, err := db.query(`SELECT ensemble, responses, profiles, options, saved_at, completion_reason, base, snapshot, parent, parent_turn FROM runs WHERE seq = ?`, r.seq)
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +148,9 @@ func (db *DB) load(r *RunInfo) (*state.File, error) {
 		return nil, fmt.Errorf("corrupt: options: %v", err)
 	}
 	f.SavedAt, _ = time.Parse(time.RFC3339Nano, str(row[4]))
+	if row[8] != nil {
+		f.Parent = &state.Parent{Run: str(row[8]), Turn: int(row[9].(int64))}
+	}
 	// The state is rebuilt as plain contents, the snapshot then every turn
 	// after it, and restored at the end.
 	var st state.Contents
@@ -122,7 +162,8 @@ func (db *DB) load(r *RunInfo) (*state.File, error) {
 	}
 	fillMaps(&st)
 
-	turns, err := db.query(`SELECT turn, records, counts, context, edges, memory, pending FROM turns WHERE `+turnsOf("?1")+` ORDER BY key`, r.seq)
+	turns, err := db.query(`SELECT turn, records, counts, context, edges, memory, pending FROM turns
+		WHERE key BETWEEN ?1 << 32 AND (?1 << 32) + ?2 ORDER BY key`, r.seq, upTo)
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +185,9 @@ func (db *DB) load(r *RunInfo) (*state.File, error) {
 		return nil, fmt.Errorf("corrupt: %v", err)
 	}
 	ws, err := db.query(`SELECT warning FROM warnings WHERE run = ? ORDER BY idx`, r.seq)
+	if upTo < maxTurn {
+		ws, err = db.query(`SELECT warning FROM warnings WHERE run = ? AND json_extract(warning, '$.turn_number') <= ? ORDER BY idx`, r.seq, upTo)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -43,11 +43,13 @@ const Header = "SQLite format 3\x00"
 // SQLite then rebalanced the last leaf pages at nearly every insert, and a
 // turn wrote about four pages to the WAL. Version 2 keys a turn by one
 // integer, run<<32 | turn, so a turn appends to the last leaf page (1.3
-// pages a turn in a loop of small turns). A database of version 1 is
-// migrated when it is opened (migrate).
+// pages a turn in a loop of small turns). Version 3 adds to a run its
+// parent: the run and turn it was forked from (DB.Fork). A database of an
+// earlier version is migrated when it is opened (migrate); a release that
+// knows an earlier version only refuses a database of version 3.
 const (
 	applicationID = 0x656e7331
-	schemaVersion = 2
+	schemaVersion = 3
 )
 
 // The schema. A run is a row of runs with the state it started from
@@ -68,7 +70,9 @@ CREATE TABLE runs (
 	saved_at          TEXT NOT NULL,
 	completion_reason TEXT NOT NULL DEFAULT '',
 	base              INTEGER NOT NULL,    -- the turn count of snapshot
-	snapshot          TEXT NOT NULL        -- JSON state.State
+	snapshot          TEXT NOT NULL,       -- JSON state.State
+	parent            TEXT,                -- the id of the run it was forked from, or NULL
+	parent_turn       INTEGER NOT NULL DEFAULT 0 -- the turn of parent it was forked at
 );
 `
 
@@ -344,7 +348,7 @@ func (db *DB) init(create bool) error {
 	if err != nil {
 		return err
 	}
-	if version != 1 && version != schemaVersion {
+	if version < 1 || version > schemaVersion {
 		return fmt.Errorf("%w %d: this ensemble reads versions 1 to %d (was it written by another release?)", state.ErrUnknownVersion, version, schemaVersion)
 	}
 	// Every state database is in WAL mode already (see above): this reads
@@ -352,7 +356,7 @@ func (db *DB) init(create bool) error {
 	if err := db.exec(`PRAGMA journal_mode = WAL`); err != nil {
 		return err
 	}
-	if version == 1 {
+	if version < schemaVersion {
 		return db.migrate()
 	}
 	return nil
@@ -367,25 +371,44 @@ func (db *DB) version() (int64, error) {
 	return rows[0][0].(int64), nil
 }
 
-// migrate brings a database of version 1 to version 2, in one
-// transaction: its turns move to the table keyed by run<<32 | turn. Another
-// process may have done it meanwhile: the version is read again under the
-// write lock.
-func (db *DB) migrate() error {
-	err := db.tx(func() error {
-		if v, err := db.version(); err != nil || v != 1 {
-			return err
-		}
-		return db.script(`
+// migrations[v] brings a database of version v to version v+1.
+var migrations = map[int64]string{
+	// The turns move to the table keyed by run<<32 | turn.
+	1: `
 ALTER TABLE turns RENAME TO turns_v1;
 ` + turnsTable + `
 INSERT INTO turns (key, run, turn, records, counts, context, edges, memory, pending, saved_at)
 	SELECT (run << 32) | turn, run, turn, records, counts, context, edges, memory, pending, saved_at FROM turns_v1 ORDER BY run, turn;
 DROP TABLE turns_v1;
-PRAGMA user_version = 2;`)
+PRAGMA user_version = 2;`,
+	// A run gains its parent (none: the runs of an older database are no
+	// forks).
+	2: `
+ALTER TABLE runs ADD COLUMN parent TEXT;
+ALTER TABLE runs ADD COLUMN parent_turn INTEGER NOT NULL DEFAULT 0;
+PRAGMA user_version = 3;`,
+}
+
+// migrate brings a database of an earlier version to schemaVersion, in
+// one transaction, a step a version. Another process may have done it
+// meanwhile: the version is read again under the write lock.
+func (db *DB) migrate() error {
+	from := int64(0)
+	err := db.tx(func() error {
+		v, err := db.version()
+		if err != nil {
+			return err
+		}
+		from = v
+		for ; v < schemaVersion; v++ {
+			if err := db.script(migrations[v]); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("migrating the database from version 1 to %d: %w", schemaVersion, err)
+		return fmt.Errorf("migrating the database from version %d to %d: %w", from, schemaVersion, err)
 	}
 	return nil
 }

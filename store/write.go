@@ -114,7 +114,7 @@ func (db *DB) Create(id string, f *state.File, stateKey func(string) string) (*W
 					}
 				}
 				return db.exec(`UPDATE runs SET ensemble = ?, responses = ?, profiles = ?, options = ?, started_at = ?, saved_at = ?,
-					completion_reason = '', base = ?, snapshot = ? WHERE seq = ?`,
+					completion_reason = '', base = ?, snapshot = ?, parent = NULL, parent_turn = 0 WHERE seq = ?`,
 					ref, resp, profiles, opts, now.Format(timeFormat), now.Format(timeFormat), int64(f.State.TurnCount), snapshot, old.seq)
 			})
 			if err != nil {
@@ -122,6 +122,7 @@ func (db *DB) Create(id string, f *state.File, stateKey func(string) string) (*W
 				return nil, &Error{Path: db.path, Err: err}
 			}
 			old.CompletionReason, old.Turns, old.Started = "", f.State.TurnCount, now
+			old.Parent, old.ParentTurn = "", 0
 			return db.startLocked(old, f, stateKey)
 		} else if !errors.Is(err, ErrNoRun) {
 			return nil, err

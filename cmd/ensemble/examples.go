@@ -50,6 +50,12 @@ var commandExamples = map[string]string{
 
   # A run on Temporal, by its id
   ensemble state show --temporal localhost:7233 nightly`,
+	"ui": `  # Look at the runs of a state database in the browser
+  ensemble run ensemble.yaml --state runs.db
+  ensemble ui runs.db --open
+
+  # On a fixed port, two databases
+  ensemble ui runs.db batch.db --port 8080`,
 	"state export": `  ensemble state export runs.db --run-id nightly > run.json`,
 	"state list": `  ensemble state list runs.db
   ensemble state list runs.db --output json`,

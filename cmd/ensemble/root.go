@@ -171,7 +171,7 @@ func newRootCmd(io *stdio) *cobra.Command {
 		return nil
 	}
 	root.AddCommand(newRunCmd(io), newValidateCmd(io), newResumeCmd(io), newTestCmd(io), newGraphCmd(io), newSchemaCmd(io))
-	root.AddCommand(newInitCmd(io), newStateCmd(io), newBatchCmd(io), newMCPCmd(io), newImportCmd(io))
+	root.AddCommand(newInitCmd(io), newStateCmd(io), newBatchCmd(io), newMCPCmd(io), newImportCmd(io), newUICmd(io))
 	root.AddCommand(newWorkerCmd(io), newAnswerCmd(io)) // the Temporal engine (temporal.go)
 	addCompletions(root)
 	root.InitDefaultCompletionCmd()

@@ -1,0 +1,532 @@
+package inspector
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ensemble-run/ensemble/durable"
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/state"
+	"github.com/ensemble-run/ensemble/store"
+)
+
+// RunSummary is a run as the runs list shows it.
+type RunSummary struct {
+	DB               int         `json:"db"`
+	DBPath           string      `json:"db_path"`
+	ID               string      `json:"id"`
+	Ensemble         string      `json:"ensemble"`
+	Started          time.Time   `json:"started_at"`
+	Saved            time.Time   `json:"saved_at"`
+	Turns            int         `json:"turns"`
+	CompletionReason string      `json:"completion_reason"`
+	Status           string      `json:"status"`
+	Duration         float64     `json:"duration_seconds"`
+	Usage            state.Usage `json:"usage"`
+	Failures         int         `json:"failures"`
+	Batch            string      `json:"batch,omitempty"`
+	Parent           string      `json:"parent,omitempty"`
+	ParentTurn       int         `json:"parent_turn,omitempty"`
+	// Job is what this server does with the run in the background, if
+	// anything: "running", or the error that stopped it from running.
+	Job string `json:"job,omitempty"`
+}
+
+// Statuses of a run (RunSummary.Status), beside the completion reasons
+// (max_total_turns, timeout, cancelled, budget_exceeded).
+const (
+	StatusRunning    = "running"    // a process writes it now
+	StatusSuspended  = "suspended"  // awaiting_input: waits for a person
+	StatusCompleted  = "completed"  // completed, and no agent's last execution failed
+	StatusFailed     = "failed"     // completed, but an agent's last execution failed
+	StatusUnfinished = "unfinished" // stopped before it ended (killed): resume goes on
+)
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"error": msg})
+}
+
+// reply writes v as JSON with every secret redacted.
+func (s *Server) reply(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	s.mu.Lock()
+	red := s.redact
+	s.mu.Unlock()
+	b = red.Bytes(b)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(append(b, '\n'))
+}
+
+// httpError is an error with its HTTP status.
+type httpError struct {
+	code int
+	msg  string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func fail(w http.ResponseWriter, err error) {
+	var he *httpError
+	switch {
+	case errors.As(err, &he):
+		writeError(w, he.code, he.msg)
+	case errors.Is(err, store.ErrNoRun), errors.Is(err, store.ErrNoExecution):
+		writeError(w, http.StatusNotFound, err.Error())
+	default:
+		writeError(w, http.StatusInternalServerError, err.Error())
+	}
+}
+
+// dbOf is the database the request's db parameter names (an index into
+// Options.DBs; 0 when absent).
+func (s *Server) dbOf(r *http.Request) (int, *database, error) {
+	v := r.URL.Query().Get("db")
+	if v == "" {
+		v = "0"
+	}
+	i, err := strconv.Atoi(v)
+	if err != nil || i < 0 || i >= len(s.dbs) {
+		return 0, nil, &httpError{http.StatusNotFound, "no database " + strconv.Quote(v) + ": db is an index from 0 to " + strconv.Itoa(len(s.dbs)-1)}
+	}
+	return i, s.dbs[i], nil
+}
+
+// runOf is the run the request's db and id parameters name.
+func (s *Server) runOf(r *http.Request) (int, *database, *store.RunInfo, error) {
+	i, d, err := s.dbOf(r)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	id := r.URL.Query().Get("id")
+	if err := store.CheckID(id); err != nil {
+		return 0, nil, nil, &httpError{http.StatusNotFound, "id: " + err.Error()}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.db == nil {
+		return 0, nil, nil, &httpError{http.StatusServiceUnavailable, "the server is stopping"}
+	}
+	info, err := d.db.Run(id)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	return i, d, info, nil
+}
+
+// summary is the summary of run info of database i; d is held.
+func (s *Server) summary(i int, d *database, info *store.RunInfo, batches map[string]bool) (*RunSummary, error) {
+	t, err := s.tally(i, d, info)
+	if err != nil {
+		return nil, err
+	}
+	rs := &RunSummary{DB: i, DBPath: d.path, ID: info.ID, Ensemble: info.Ensemble, Started: info.Started, Saved: info.Saved,
+		Turns: info.Turns, CompletionReason: info.CompletionReason, Usage: t.Usage}
+	rs.Parent, rs.ParentTurn = parentOf(info)
+	if !info.Started.IsZero() {
+		rs.Duration = max(0, info.Saved.Sub(info.Started).Seconds())
+	}
+	for _, a := range t.Agents {
+		if a.Last == "failed" {
+			rs.Failures++
+		}
+	}
+	if b, _, ok := cutLast(info.ID, "."); ok && batches[b] {
+		rs.Batch = b
+	}
+	switch {
+	case d.db.Writing(info):
+		rs.Status = StatusRunning
+	case info.CompletionReason == engine.AwaitingInput:
+		rs.Status = StatusSuspended
+	case info.CompletionReason == engine.Completed && rs.Failures > 0:
+		rs.Status = StatusFailed
+	case info.CompletionReason == "":
+		rs.Status = StatusUnfinished
+	default:
+		rs.Status = info.CompletionReason
+	}
+	s.mu.Lock()
+	if j := s.jobs[key(i, info.ID)]; j != nil {
+		rs.Job = j.status()
+		if rs.Job == StatusRunning && rs.Status != StatusRunning {
+			rs.Status = StatusRunning // starting: not writing yet
+		}
+	}
+	s.mu.Unlock()
+	return rs, nil
+}
+
+func cutLast(s, sep string) (string, string, bool) {
+	i := strings.LastIndex(s, sep)
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+len(sep):], true
+}
+
+func key(db int, id string) string { return strconv.Itoa(db) + "/" + id }
+
+// tally is the totals of run info of database i, counted from where they
+// were counted last; d is held.
+func (s *Server) tally(i int, d *database, info *store.RunInfo) (store.Tally, error) {
+	k := key(i, info.ID)
+	s.mu.Lock()
+	t := s.tallies[k]
+	s.mu.Unlock()
+	if t == nil || t.Turn > info.Turns {
+		t = &store.Tally{} // new, or a run whose id was reused
+	}
+	if t.Turn < info.Turns {
+		n := cloneTally(t)
+		if err := d.db.TallyTurns(info, n); err != nil {
+			return store.Tally{}, err
+		}
+		t = n
+	}
+	s.mu.Lock()
+	s.tallies[k] = t
+	s.mu.Unlock()
+	return *t, nil
+}
+
+func cloneTally(t *store.Tally) *store.Tally {
+	n := &store.Tally{Turn: t.Turn, Usage: t.Usage, Agents: make(map[string]*store.AgentTally, len(t.Agents))}
+	for k, a := range t.Agents {
+		c := *a
+		n.Agents[k] = &c
+	}
+	return n
+}
+
+// apiRuns lists the runs: GET /api/runs?db=N&q=TEXT&status=STATUS (each
+// optional; q matches the id, the ensemble, the batch or the parent).
+func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	only := -1
+	if q.Get("db") != "" {
+		i, _, err := s.dbOf(r)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		only = i
+	}
+	text, status := strings.ToLower(strings.TrimSpace(q.Get("q"))), q.Get("status")
+	out := []*RunSummary{}
+	for i, d := range s.dbs {
+		if only >= 0 && i != only {
+			continue
+		}
+		list, err := s.listDB(i, d)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		for _, rs := range list {
+			if status != "" && rs.Status != status {
+				continue
+			}
+			if text != "" && !strings.Contains(strings.ToLower(rs.ID+" "+rs.Ensemble+" "+rs.Batch+" "+rs.Parent), text) {
+				continue
+			}
+			out = append(out, rs)
+		}
+	}
+	dbs := make([]string, len(s.dbs))
+	for i, d := range s.dbs {
+		dbs[i] = d.path
+	}
+	s.reply(w, map[string]any{"runs": out, "dbs": dbs})
+}
+
+func (s *Server) listDB(i int, d *database) ([]*RunSummary, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.db == nil {
+		return nil, &httpError{http.StatusServiceUnavailable, "the server is stopping"}
+	}
+	runs, err := d.db.Runs()
+	if err != nil {
+		return nil, err
+	}
+	batches := map[string]bool{}
+	if bs, err := d.db.Batches(); err == nil {
+		for _, b := range bs {
+			batches[b.ID] = true
+		}
+	}
+	out := make([]*RunSummary, 0, len(runs))
+	for _, info := range runs {
+		rs, err := s.summary(i, d, info, batches)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs)
+	}
+	return out, nil
+}
+
+// RunView is a run as its page's first screen shows it: what it is, its
+// graph and what each agent did, and what it waits for.
+type RunView struct {
+	Run   *RunSummary                  `json:"run"`
+	Head  *store.Head                  `json:"head"`
+	Graph *Graph                       `json:"graph"`
+	Tally map[string]*store.AgentTally `json:"agents"`
+	// Questions are what a suspended run waits for: an answer each.
+	Questions []engine.PendingInput `json:"questions,omitempty"`
+	// QuestionsError says why a suspended run's questions could not be
+	// read (its ensemble file changed or went away).
+	QuestionsError string `json:"questions_error,omitempty"`
+}
+
+// apiRun is GET /api/run?db=N&id=ID: a run's first screen. It reads the
+// run's head and totals, not its turns (but those added since the totals
+// were counted): its cost does not grow with the run, but for a suspended
+// run, whose questions need its state.
+func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
+	i, d, info, err := s.runOf(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	v, err := s.runView(i, d, info)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	s.reply(w, v)
+}
+
+func (s *Server) runView(i int, d *database, info *store.RunInfo) (*RunView, error) {
+	d.mu.Lock()
+	batches := map[string]bool{}
+	if bs, err := d.db.Batches(); err == nil {
+		for _, b := range bs {
+			batches[b.ID] = true
+		}
+	}
+	rs, err := s.summary(i, d, info, batches)
+	var head *store.Head
+	if err == nil {
+		head, err = d.db.Head(info)
+	}
+	t, _ := s.tally(i, d, info)
+	d.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	v := &RunView{Run: rs, Head: head, Tally: t.Agents}
+	e, gerr := s.ensembleOf(head)
+	v.Graph = graphOf(e, gerr, head, t.Agents)
+	if rs.Status == StatusSuspended && rs.Job == "" || info.CompletionReason == engine.AwaitingInput && rs.Status != StatusRunning {
+		if e == nil {
+			v.QuestionsError = "the questions cannot be read: " + gerr.Error()
+		} else {
+			sf, _, err := durable.Load(d.path, info.ID)
+			if err != nil {
+				v.QuestionsError = err.Error()
+			} else {
+				v.Questions = durable.Pending(e, sf)
+				if v.Questions == nil {
+					v.QuestionsError = "the run's state does not fit its ensemble file as it is now"
+				}
+				for _, q := range v.Questions {
+					for _, n := range v.Graph.Agents {
+						if n.Name == q.Agent {
+							n.Status = "waiting"
+						}
+					}
+				}
+			}
+		}
+	}
+	return v, nil
+}
+
+// TurnPage is a page of a run's turns.
+type TurnPage struct {
+	Turns []store.Turn `json:"turns"`
+	// Last is the run's last turn: there are more after the page while
+	// its last turn is below it.
+	Last int `json:"last"`
+}
+
+// maxPage is the most turns a page holds.
+const maxPage = 500
+
+// apiTurns is GET /api/run/turns?db=N&id=ID&after=T&limit=L: at most L
+// turns (default 50, at most 500) after turn T (default 0); after=-1 is the
+// last page.
+func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
+	_, d, info, err := s.runOf(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	q := r.URL.Query()
+	after, limit := 0, 50
+	if v := q.Get("after"); v != "" {
+		if after, err = strconv.Atoi(v); err != nil || after < -1 {
+			writeError(w, http.StatusBadRequest, "after: a turn number, or -1 for the last page")
+			return
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 {
+			writeError(w, http.StatusBadRequest, "limit: a positive number of turns")
+			return
+		}
+	}
+	limit = min(limit, maxPage)
+	if after == -1 {
+		after = max(0, info.Turns-limit)
+	}
+	d.mu.Lock()
+	turns, err := d.db.Turns(info, after, limit)
+	d.mu.Unlock()
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if turns == nil {
+		turns = []store.Turn{}
+	}
+	s.reply(w, &TurnPage{Turns: turns, Last: info.Turns})
+}
+
+// Execution is one execution in full: its record (with its kind's
+// details), and the memory its agent kept after it (an LLM agent's
+// conversation: the model messages and tool calls).
+type Execution struct {
+	Record *state.Record    `json:"record"`
+	Memory *json.RawMessage `json:"memory,omitempty"`
+}
+
+// apiExecution is GET /api/run/execution?db=N&id=ID&agent=NAME&n=K[&turn=T]:
+// execution K of agent NAME (K 0: a skip, with turn); turn spares looking
+// for its turn.
+func (s *Server) apiExecution(w http.ResponseWriter, r *http.Request) {
+	_, d, info, err := s.runOf(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	q := r.URL.Query()
+	agentName := q.Get("agent")
+	n, err := strconv.Atoi(q.Get("n"))
+	if agentName == "" || err != nil || n < 0 {
+		writeError(w, http.StatusBadRequest, "agent and n: an agent's name and the number of its execution, from 1")
+		return
+	}
+	turn := 0
+	if v := q.Get("turn"); v != "" {
+		if turn, err = strconv.Atoi(v); err != nil {
+			writeError(w, http.StatusBadRequest, "turn: a turn number")
+			return
+		}
+	}
+	d.mu.Lock()
+	rec, err := d.db.Execution(info, agentName, n, turn)
+	var mem json.RawMessage
+	if err == nil {
+		mem, _ = d.db.MemoryAt(info, rec.TurnNumber, agentName)
+	}
+	d.mu.Unlock()
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	ex := &Execution{Record: rec}
+	if len(mem) > 0 {
+		ex.Memory = &mem
+	}
+	s.reply(w, ex)
+}
+
+// answerBody is the body of POST /api/run/answer.
+type answerBody struct {
+	Answers map[string]string `json:"answers"`
+}
+
+// apiAnswer is POST /api/run/answer?db=N&id=ID {"answers": {AGENT: TEXT}}:
+// the run goes on with the answers, in the background.
+func (s *Server) apiAnswer(w http.ResponseWriter, r *http.Request) {
+	i, d, info, err := s.runOf(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	var body answerBody
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil {
+		writeError(w, http.StatusBadRequest, "the body: {\"answers\": {\"AGENT\": \"TEXT\"}}: "+err.Error())
+		return
+	}
+	if len(body.Answers) == 0 {
+		writeError(w, http.StatusBadRequest, "no answer given")
+		return
+	}
+	if err := s.resume(i, d.path, info.ID, body.Answers, false); err != nil {
+		fail(w, err)
+		return
+	}
+	s.reply(w, map[string]any{"db": i, "id": info.ID, "status": StatusRunning})
+}
+
+// forkBody is the body of POST /api/run/fork.
+type forkBody struct {
+	Turn *int `json:"turn"`
+}
+
+// apiFork is POST /api/run/fork?db=N&id=ID {"turn": N}: a new run whose
+// first N turns are the run's, which goes on in the background.
+func (s *Server) apiFork(w http.ResponseWriter, r *http.Request) {
+	i, d, info, err := s.runOf(r)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	var body forkBody
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(&body); err != nil || body.Turn == nil {
+		writeError(w, http.StatusBadRequest, "the body: {\"turn\": N}")
+		return
+	}
+	turn := *body.Turn
+	if turn < 0 || turn > info.Turns {
+		writeError(w, http.StatusBadRequest, "turn: from 0 to the run's "+strconv.Itoa(info.Turns))
+		return
+	}
+	id, err := s.fork(i, d.path, info.ID, turn)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	s.reply(w, map[string]any{"db": i, "id": id, "status": StatusRunning})
+}
+
+// sortedKeys are m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,448 @@
+package inspector_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ensemble-run/ensemble/durable"
+	"github.com/ensemble-run/ensemble/inspector"
+	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/session"
+	"github.com/ensemble-run/ensemble/store"
+)
+
+func noEnv(string) (string, bool) { return "", false }
+
+// saveRun runs the example ensemble in examples/NAME into the database at
+// path (with its responses file when responses), and returns the run's id.
+func saveRun(t *testing.T, path, name string, responses bool) string {
+	t.Helper()
+	dir := filepath.Join("..", "examples", name)
+	e, err := session.Load(filepath.Join(dir, "ensemble.yaml"), nil, session.LoadOptions{LookupEnv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := session.Options{Suspend: true, NoInput: true, LookupEnv: noEnv}
+	var refs durable.Refs
+	if responses {
+		rf := filepath.Join(dir, "responses.yaml")
+		if opts.Responses, err = runners.LoadResponsesFor(rf, e); err != nil {
+			t.Fatal(err)
+		}
+		opts.ResponsesFile, refs.Responses = rf, rf
+	}
+	ctx := context.Background()
+	s, err := session.Open(ctx, e, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	d, err := durable.Create(path, "", refs, store.SyncNormal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Start("", session.RunOptions{Save: d, RunID: d.ID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return d.ID()
+}
+
+func needPython(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not on PATH (make python-link; PATH=$PWD/bin/python:$PATH)")
+	}
+}
+
+type fixture struct {
+	srv       *inspector.Server
+	ts        *httptest.Server
+	approval  string // a suspended run of examples/approval
+	mapReduce string // a completed run of examples/map-reduce (3 turns)
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	needPython(t)
+	path := filepath.Join(t.TempDir(), "runs.db")
+	f := &fixture{approval: saveRun(t, path, "approval", false), mapReduce: saveRun(t, path, "map-reduce", true)}
+	srv, err := inspector.New(inspector.Options{DBs: []string{path}, Token: "secret-token", LookupEnv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv = srv
+	f.ts = httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		f.ts.Close()
+		srv.Close()
+	})
+	return f
+}
+
+// do sends a request to the fixture's server, with the token unless
+// noToken, and decodes its JSON reply into out (when not nil).
+func (f *fixture) do(t *testing.T, method, path string, body any, out any, headers ...string) int {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = strings.NewReader(string(b))
+	}
+	req, err := http.NewRequest(method, f.ts.URL+path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Ensemble-Token", "secret-token")
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i] == "Host" {
+			req.Host = headers[i+1]
+		} else if headers[i+1] == "" {
+			req.Header.Del(headers[i])
+		} else {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if strings.HasPrefix(path, "/api/") && !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		t.Errorf("%s %s: Content-Type %q, not JSON", method, path, resp.Header.Get("Content-Type"))
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, path, err, data)
+		}
+	}
+	return resp.StatusCode
+}
+
+type runsReply struct {
+	Runs []inspector.RunSummary `json:"runs"`
+	DBs  []string               `json:"dbs"`
+}
+
+func (f *fixture) runs(t *testing.T, query string) []inspector.RunSummary {
+	t.Helper()
+	var got runsReply
+	if code := f.do(t, "GET", "/api/runs?"+query, nil, &got); code != 200 {
+		t.Fatalf("GET /api/runs?%s: %d", query, code)
+	}
+	return got.Runs
+}
+
+func ids(runs []inspector.RunSummary) []string {
+	var out []string
+	for _, r := range runs {
+		out = append(out, r.ID)
+	}
+	return out
+}
+
+func TestRunsListAndFilter(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	all := f.runs(t, "")
+	if len(all) != 2 || all[0].ID != f.approval || all[1].ID != f.mapReduce {
+		t.Fatalf("runs = %v, want [%s %s]", ids(all), f.approval, f.mapReduce)
+	}
+	if a := all[0]; a.Status != inspector.StatusSuspended || a.Ensemble != "approval" || a.Turns != 1 || a.CompletionReason != "awaiting_input" {
+		t.Errorf("the approval run: %+v", a)
+	}
+	if m := all[1]; m.Status != inspector.StatusCompleted || m.Turns != 3 || m.Duration <= 0 {
+		t.Errorf("the map-reduce run: %+v", m)
+	}
+	for _, tc := range []struct{ query, want string }{
+		{"q=MAP", f.mapReduce},
+		{"q=" + url.QueryEscape(f.approval), f.approval},
+		{"status=suspended", f.approval},
+		{"status=completed&q=map", f.mapReduce},
+		{"db=0&status=completed", f.mapReduce},
+	} {
+		if got := ids(f.runs(t, tc.query)); len(got) != 1 || got[0] != tc.want {
+			t.Errorf("runs?%s = %v, want [%s]", tc.query, got, tc.want)
+		}
+	}
+	if got := f.runs(t, "q=nothing-like-it"); len(got) != 0 {
+		t.Errorf("runs?q=nothing-like-it = %v, want none", ids(got))
+	}
+}
+
+func TestTokenAndHost(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for _, tc := range []struct {
+		name, method, path string
+		headers            []string
+		want               int
+	}{
+		{"GET without the token", "GET", "/api/runs", []string{"X-Ensemble-Token", ""}, 403},
+		{"GET with a wrong token", "GET", "/api/runs", []string{"X-Ensemble-Token", "secret-tokeN"}, 403},
+		{"GET with the token in the URL", "GET", "/api/runs?token=secret-token", []string{"X-Ensemble-Token", ""}, 200},
+		{"POST answer without the token", "POST", "/api/run/answer?id=" + f.approval, []string{"X-Ensemble-Token", ""}, 403},
+		{"POST fork without the token", "POST", "/api/run/fork?id=" + f.mapReduce, []string{"X-Ensemble-Token", ""}, 403},
+		{"a rebinding Host", "GET", "/api/runs", []string{"Host", "evil.example:80"}, 403},
+		{"a rebinding Host for the page", "GET", "/", []string{"Host", "evil.example"}, 403},
+		{"localhost", "GET", "/api/runs", []string{"Host", "localhost:1234"}, 200},
+		{"an IPv6 loopback", "GET", "/api/runs", []string{"Host", "[::1]:1234"}, 200},
+		{"the page without the token", "GET", "/", []string{"X-Ensemble-Token", ""}, 200},
+	} {
+		var body any
+		if tc.method == "POST" {
+			body = map[string]any{"answers": map[string]string{"approver": `{"approved": true}`}, "turn": 1}
+		}
+		if got := f.do(t, tc.method, tc.path, body, nil, tc.headers...); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	// Nothing was answered nor forked.
+	if runs := f.runs(t, ""); len(runs) != 2 || runs[0].Status != inspector.StatusSuspended {
+		t.Errorf("after refused requests: %+v", runs)
+	}
+}
+
+func TestNotFoundIsJSON(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for _, path := range []string{
+		"/api/run?db=1&id=" + f.approval,
+		"/api/run?db=x&id=" + f.approval,
+		"/api/run?id=no-such-run",
+		"/api/run?id=../../etc/passwd",
+		"/api/run/turns?id=no-such-run",
+		"/api/run/execution?id=" + f.mapReduce + "&agent=nobody&n=1",
+		"/api/nothing",
+	} {
+		var got struct{ Error string }
+		if code := f.do(t, "GET", path, nil, &got); code != 404 || got.Error == "" {
+			t.Errorf("GET %s: %d %q, want 404 with an error", path, code, got.Error)
+		}
+	}
+}
+
+func TestRunView(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var v inspector.RunView
+	if code := f.do(t, "GET", "/api/run?db=0&id="+f.mapReduce, nil, &v); code != 200 {
+		t.Fatalf("GET /api/run: %d", code)
+	}
+	if v.Graph.Source != "file" || len(v.Graph.Agents) != 3 || len(v.Graph.Edges) != 2 {
+		t.Fatalf("graph = %+v", v.Graph)
+	}
+	var summarize *inspector.GraphNode
+	for _, n := range v.Graph.Agents {
+		if n.Status != "completed" {
+			t.Errorf("agent %s is %s, want completed", n.Name, n.Status)
+		}
+		if n.Name == "summarize" {
+			summarize = n
+		}
+	}
+	if summarize == nil || !summarize.FanOut || len(summarize.Instances) != 3 || summarize.Instances[1] != "summarize[1]" {
+		t.Errorf("summarize = %+v, want a fan-out of 3 instances", summarize)
+	}
+	if v.Head.Input == "" || v.Head.Ensemble.Name != "map-reduce" {
+		t.Errorf("head = %+v", v.Head)
+	}
+	// A suspended run: its question, and its asking agent waits.
+	if code := f.do(t, "GET", "/api/run?id="+f.approval, nil, &v); code != 200 {
+		t.Fatalf("GET /api/run: %d", code)
+	}
+	if len(v.Questions) != 1 || v.Questions[0].Agent != "approver" || !strings.Contains(v.Questions[0].Question, "Publish") {
+		t.Errorf("questions = %+v (%s)", v.Questions, v.QuestionsError)
+	}
+	for _, n := range v.Graph.Agents {
+		if want := map[string]string{"writer": "completed", "approver": "waiting", "publisher": "not_run"}[n.Name]; n.Status != want {
+			t.Errorf("agent %s is %s, want %s", n.Name, n.Status, want)
+		}
+	}
+}
+
+func TestTurnsArePaged(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for _, tc := range []struct {
+		query string
+		want  []int
+	}{
+		{"limit=2", []int{1, 2}},
+		{"after=2", []int{3}},
+		{"after=3", nil},
+		{"after=-1&limit=1", []int{3}},
+		{"", []int{1, 2, 3}},
+	} {
+		var page inspector.TurnPage
+		if code := f.do(t, "GET", "/api/run/turns?id="+f.mapReduce+"&"+tc.query, nil, &page); code != 200 {
+			t.Fatalf("turns?%s: %d", tc.query, code)
+		}
+		var got []int
+		for _, tu := range page.Turns {
+			got = append(got, tu.Turn)
+			if len(tu.Records) == 0 {
+				t.Errorf("turns?%s: turn %d has no records", tc.query, tu.Turn)
+			}
+		}
+		if !equalInts(got, tc.want) || page.Last != 3 {
+			t.Errorf("turns?%s = %v (last %d), want %v (last 3)", tc.query, got, page.Last, tc.want)
+		}
+	}
+	if code := f.do(t, "GET", "/api/run/turns?id="+f.mapReduce+"&limit=0", nil, nil); code != 400 {
+		t.Errorf("limit=0: %d, want 400", code)
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestExecutionDetail(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for _, q := range []string{"agent=summarize%5B1%5D&n=1", "agent=summarize%5B1%5D&n=1&turn=2"} {
+		var ex inspector.Execution
+		if code := f.do(t, "GET", "/api/run/execution?id="+f.mapReduce+"&"+q, nil, &ex); code != 200 {
+			t.Fatalf("execution?%s: %d", q, code)
+		}
+		if r := ex.Record; r == nil || r.AgentName != "summarize[1]" || r.TurnNumber != 2 || r.OutputData == nil || r.InputData == nil {
+			t.Errorf("execution?%s = %+v", q, ex.Record)
+		}
+	}
+	if code := f.do(t, "GET", "/api/run/execution?id="+f.mapReduce+"&agent=summarize%5B1%5D&n=2", nil, nil); code != 404 {
+		t.Errorf("a second execution that never ran: %d, want 404", code)
+	}
+	if code := f.do(t, "GET", "/api/run/execution?id="+f.mapReduce+"&agent=split", nil, nil); code != 400 {
+		t.Errorf("no n: %d, want 400", code)
+	}
+}
+
+// waitStatus polls the run until its status is want.
+func (f *fixture) waitStatus(t *testing.T, id, want string) inspector.RunSummary {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		var v inspector.RunView
+		f.do(t, "GET", "/api/run?id="+url.QueryEscape(id), nil, &v)
+		if v.Run != nil && v.Run.Status == want {
+			return *v.Run
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s: status %+v, want %s", id, v.Run, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestAnswerResumesTheRun(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var got struct{ Error string }
+	if code := f.do(t, "POST", "/api/run/answer?id="+f.approval, map[string]any{"answers": map[string]string{"publisher": "x"}}, &got); code != 400 || !strings.Contains(got.Error, "not waiting") {
+		t.Errorf("an answer for an agent that does not wait: %d %q", code, got.Error)
+	}
+	if code := f.do(t, "POST", "/api/run/answer?id="+f.mapReduce, map[string]any{"answers": map[string]string{"split": "x"}}, &got); code != 409 {
+		t.Errorf("an answer to a completed run: %d %q, want 409", code, got.Error)
+	}
+	if code := f.do(t, "POST", "/api/run/answer?id="+f.approval, map[string]any{"answers": map[string]string{"approver": `{"approved": true}`}}, &got); code != 200 {
+		t.Fatalf("answer: %d %q", code, got.Error)
+	}
+	run := f.waitStatus(t, f.approval, inspector.StatusCompleted)
+	if run.Turns != 3 {
+		t.Errorf("the answered run: %+v, want 3 turns", run)
+	}
+	var ex inspector.Execution
+	if code := f.do(t, "GET", "/api/run/execution?id="+f.approval+"&agent=publisher&n=1", nil, &ex); code != 200 || !strings.Contains(ex.Record.OutputData.(string), "published") {
+		t.Errorf("the publisher: %d %+v", code, ex.Record)
+	}
+}
+
+func TestForkFromTurn2(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var got struct {
+		ID    string
+		Error string
+	}
+	if code := f.do(t, "POST", "/api/run/fork?id="+f.mapReduce, map[string]any{"turn": 9}, &got); code != 400 {
+		t.Errorf("a fork after the last turn: %d %q, want 400", code, got.Error)
+	}
+	if code := f.do(t, "POST", "/api/run/fork?id="+f.mapReduce, map[string]any{"turn": 2}, &got); code != 200 || got.ID == "" {
+		t.Fatalf("fork: %d %+v", code, got)
+	}
+	run := f.waitStatus(t, got.ID, inspector.StatusCompleted)
+	if run.Parent != f.mapReduce || run.ParentTurn != 2 || run.Turns != 3 {
+		t.Errorf("the fork: %+v, want parent %s at turn 2, 3 turns", run, f.mapReduce)
+	}
+	if runs := f.runs(t, "q="+url.QueryEscape(f.mapReduce)); len(runs) != 2 {
+		t.Errorf("runs matching the parent: %v, want it and its fork", ids(runs))
+	}
+	// The copied turns are the parent's, the third ran again.
+	var page inspector.TurnPage
+	f.do(t, "GET", "/api/run/turns?id="+got.ID, nil, &page)
+	if len(page.Turns) != 3 || page.Turns[2].Records[0].AgentName != "reduce" {
+		t.Errorf("the fork's turns: %+v", page.Turns)
+	}
+}
+
+func TestPage(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	for _, p := range []string{"/", "/app.js", "/app.css"} {
+		resp, err := http.Get(f.ts.URL + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || len(b) < 100 {
+			t.Errorf("GET %s: %d, %d bytes", p, resp.StatusCode, len(b))
+		}
+		text := strings.ReplaceAll(string(b), "http://www.w3.org/2000/svg", "") // a namespace, not a fetch
+		if strings.Contains(text, "http://") || strings.Contains(text, "https://") {
+			t.Errorf("GET %s names another site: the page works offline", p)
+		}
+	}
+	if u := f.srv.URL("127.0.0.1:8080"); u != "http://127.0.0.1:8080/?token=secret-token" {
+		t.Errorf("URL = %s", u)
+	}
+}
+
+func TestNewRefuses(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		dbs  []string
+		want string
+	}{
+		{"none", nil, "no state database"},
+		{"missing", []string{filepath.Join(dir, "missing.db")}, "missing.db"},
+	} {
+		if _, err := inspector.New(inspector.Options{DBs: tc.dbs, LookupEnv: noEnv}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,454 @@
+// ensemble ui: the page. Plain JavaScript, no build step, nothing fetched
+// but this server's API. Routes: #/ (the runs), #/run/DB/ID (a run).
+"use strict";
+
+(function () {
+  const params = new URLSearchParams(location.search);
+  if (params.get("token")) sessionStorage.setItem("ensemble-token", params.get("token"));
+  const token = params.get("token") || sessionStorage.getItem("ensemble-token") || "";
+  const main = document.getElementById("main");
+  const crumb = document.getElementById("crumb");
+  const live = document.getElementById("live");
+  const PAGE = 50;
+  let timer = null; // the poll of the current view
+  let view = 0;     // bumped at every route: a stale poll does nothing
+
+  // --- helpers ---
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === "class") e.className = v;
+      else if (k === "text") e.textContent = v;
+      else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v === true ? "" : v);
+    }
+    for (const k of kids.flat()) if (k !== null && k !== undefined) e.append(k instanceof Node ? k : document.createTextNode(String(k)));
+    return e;
+  }
+  async function api(path, body) {
+    const opts = { headers: { "X-Ensemble-Token": token } };
+    if (body !== undefined) {
+      opts.method = "POST";
+      opts.headers["Content-Type"] = "application/json";
+      opts.body = JSON.stringify(body);
+    }
+    const r = await fetch(path, opts);
+    const data = await r.json().catch(() => ({ error: r.statusText }));
+    if (!r.ok) throw new Error(data.error || r.statusText);
+    return data;
+  }
+  // put replaces box's children with kids, leaving out the null ones.
+  function put(box, ...kids) { box.replaceChildren(...kids.flat().filter((k) => k !== null && k !== undefined && k !== false)); }
+  const q = (o) => new URLSearchParams(o).toString();
+  function fmtDur(s) {
+    if (s === undefined || s === null) return "";
+    if (s < 1) return Math.round(s * 1000) + " ms";
+    if (s < 90) return s.toFixed(1) + " s";
+    if (s < 5400) return (s / 60).toFixed(1) + " min";
+    return (s / 3600).toFixed(1) + " h";
+  }
+  function fmtTime(t) {
+    if (!t || t.startsWith("0001")) return "";
+    const d = new Date(t);
+    return d.toLocaleString();
+  }
+  function fmtUsage(u) {
+    if (!u || !u.requests) return "";
+    let s = `${u.requests} req, ${u.input_tokens + u.output_tokens} tok`;
+    if (u.cost) s += `, $${u.cost.toFixed(4)}`;
+    return s;
+  }
+  function pretty(v) {
+    if (v === undefined) return "";
+    if (typeof v === "string") return v;
+    return JSON.stringify(v, null, 2);
+  }
+  function badge(status) { return el("span", { class: "badge " + status, text: status }); }
+  function stopPoll() { if (timer) clearTimeout(timer); timer = null; }
+  function poll(fn, v) {
+    const tick = async () => {
+      if (v !== view) return;
+      try { await fn(); live.textContent = "live · " + new Date().toLocaleTimeString(); }
+      catch (e) { live.textContent = "update failed: " + e.message; }
+      if (v === view) timer = setTimeout(tick, 1000);
+    };
+    timer = setTimeout(tick, 1000);
+  }
+
+  // --- routing ---
+  function route() {
+    stopPoll();
+    view++;
+    const h = location.hash || "#/";
+    const m = h.match(/^#\/run\/(\d+)\/(.+)$/);
+    if (m) return showRun(+m[1], decodeURIComponent(m[2]), view);
+    return showRuns(view);
+  }
+  window.addEventListener("hashchange", route);
+
+  // --- the runs ---
+  const filters = { q: "", status: "", db: "" };
+  async function showRuns(v) {
+    crumb.textContent = "runs";
+    const search = el("input", { type: "search", placeholder: "search id, ensemble, batch, parent", value: filters.q, "aria-label": "search" });
+    const status = el("select", { "aria-label": "status" },
+      ["", "running", "suspended", "completed", "failed", "unfinished", "cancelled", "timeout", "max_total_turns", "budget_exceeded"]
+        .map((s) => el("option", { value: s, text: s || "any status", selected: s === filters.status })));
+    const dbSel = el("select", { "aria-label": "database" }, el("option", { value: "", text: "every database" }));
+    const tbody = el("tbody");
+    const msg = el("p", { class: "muted" });
+    main.replaceChildren(
+      el("div", { class: "filters" }, search, status, dbSel),
+      el("table", { id: "runs" },
+        el("thead", {}, el("tr", {}, ["run", "ensemble", "started", "status", "turns", "duration", "usage", "batch", "parent"].map((h) => el("th", { text: h })))),
+        tbody),
+      msg);
+    let dbsShown = false;
+    const load = async () => {
+      const p = {};
+      if (filters.q) p.q = filters.q;
+      if (filters.status) p.status = filters.status;
+      if (filters.db) p.db = filters.db;
+      const data = await api("/api/runs?" + q(p));
+      if (v !== view) return;
+      if (!dbsShown) {
+        dbsShown = true;
+        data.dbs.forEach((d, i) => dbSel.append(el("option", { value: String(i), text: d, selected: String(i) === filters.db })));
+      }
+      tbody.replaceChildren(...data.runs.slice().reverse().map((r) => el("tr", {
+        "data-run-id": r.id, "data-status": r.status, "data-db": r.db,
+        onclick: () => { location.hash = `#/run/${r.db}/${encodeURIComponent(r.id)}`; },
+      },
+      el("td", {}, el("a", { href: `#/run/${r.db}/${encodeURIComponent(r.id)}`, text: r.id }), data.dbs.length > 1 ? el("div", { class: "muted", text: r.db_path }) : null),
+      el("td", { text: r.ensemble }),
+      el("td", { text: fmtTime(r.started_at) }),
+      el("td", {}, badge(r.status), r.completion_reason && r.completion_reason !== r.status ? el("div", { class: "muted", text: r.completion_reason }) : null,
+        r.job && r.job.startsWith("error") ? el("div", { class: "error", text: r.job }) : null),
+      el("td", { class: "num", text: r.turns }),
+      el("td", { class: "num", text: fmtDur(r.duration_seconds) }),
+      el("td", { text: fmtUsage(r.usage) }),
+      el("td", { text: r.batch || "" }),
+      el("td", {}, r.parent ? el("a", { href: `#/run/${r.db}/${encodeURIComponent(r.parent)}`, text: `${r.parent} @ ${r.parent_turn}`, onclick: (e) => e.stopPropagation() }) : ""))));
+      msg.textContent = data.runs.length ? "" : "No run matches.";
+    };
+    const reload = () => load().catch((e) => { msg.className = "error"; msg.textContent = e.message; });
+    search.addEventListener("input", () => { filters.q = search.value.trim(); reload(); });
+    status.addEventListener("change", () => { filters.status = status.value; reload(); });
+    dbSel.addEventListener("change", () => { filters.db = dbSel.value; reload(); });
+    await reload();
+    poll(load, v);
+  }
+
+  // --- a run ---
+  async function showRun(db, id, v) {
+    crumb.replaceChildren(el("a", { href: "#/", text: "runs" }), " / ", id);
+    const root = el("div", { id: "run", "data-run-id": id, "data-db": db });
+    main.replaceChildren(root);
+    const st = { db, id, turns: [], last: 0, firstLoaded: 0, loadedTo: 0, follow: true, data: null, selected: null };
+    const head = el("div", { class: "card" });
+    const questions = el("div");
+    const graph = el("div", { class: "card graph" }, el("h2", { text: "Graph" }));
+    const timeline = el("div", { class: "card" });
+    const execution = el("div", { class: "card", id: "execution" }, el("p", { class: "muted", text: "Choose an execution in the timeline." }));
+    root.append(head, questions, el("div", { class: "layout" }, el("div", {}, graph, timeline), el("div", {}, execution)));
+    const expanded = new Set();
+
+    async function loadRun() {
+      const data = await api("/api/run?" + q({ db, id }));
+      if (v !== view) return;
+      st.data = data;
+      root.dataset.status = data.run.status;
+      renderHead(head, data);
+      renderQuestions(questions, data, st);
+      renderGraph(graph, data, expanded);
+      st.last = data.run.turns;
+    }
+    async function loadTurns(after, replace) {
+      const page = await api("/api/run/turns?" + q({ db, id, after, limit: PAGE }));
+      if (v !== view) return;
+      if (replace) st.turns = page.turns;
+      else st.turns = st.turns.concat(page.turns);
+      st.last = page.last;
+      st.firstLoaded = st.turns.length ? st.turns[0].turn : 0;
+      st.loadedTo = st.turns.length ? st.turns[st.turns.length - 1].turn : after;
+      renderTimeline(timeline, st, loadTurns, select);
+    }
+    function select(agent, n, turn) {
+      st.selected = `${agent}#${n}`;
+      timeline.querySelectorAll(".bar.selected").forEach((b) => b.classList.remove("selected"));
+      const b = timeline.querySelector(`[data-execution="${CSS.escape(st.selected)}"]`);
+      if (b) b.classList.add("selected");
+      showExecution(execution, st, agent, n, turn);
+    }
+    try {
+      await loadRun();
+      await loadTurns(0, true);
+    } catch (e) {
+      root.replaceChildren(el("p", { class: "error", text: e.message }));
+      return;
+    }
+    poll(async () => {
+      const before = st.last;
+      await loadRun();
+      // New turns are appended while the page shows the run's end.
+      if (st.last > before || st.loadedTo < st.last) {
+        if (st.loadedTo >= before && st.turns.length < 10 * PAGE) await loadTurns(st.loadedTo, false);
+        else renderTimeline(timeline, st, loadTurns, select);
+      }
+    }, v);
+  }
+
+  function renderHead(head, data) {
+    const r = data.run, h = data.head;
+    const item = (label, value) => el("div", {}, el("b", { text: label }), value);
+    put(head,
+      el("h2", {}, `${r.ensemble} · ${r.id} `, badge(r.status)),
+      el("div", { class: "summary" },
+        item("status", r.completion_reason || "unfinished"),
+        item("started", fmtTime(r.started_at)),
+        item("saved", fmtTime(r.saved_at)),
+        item("duration", fmtDur(r.duration_seconds)),
+        item("turns", String(r.turns)),
+        item("usage", fmtUsage(r.usage) || "none"),
+        item("ensemble file", h.ensemble.path),
+        r.batch ? item("batch", r.batch) : null,
+        r.parent ? item("forked from", el("a", { href: `#/run/${r.db}/${encodeURIComponent(r.parent)}`, text: `${r.parent} at turn ${r.parent_turn}` })) : null,
+        item("input", el("span", { title: h.input, text: h.input.length > 120 ? h.input.slice(0, 120) + "…" : h.input }))),
+      r.job && r.job.startsWith("error") ? el("p", { class: "error", text: r.job }) : null,
+      data.graph.changed ? el("p", { class: "muted", text: "The ensemble file changed since this run was saved: the graph is the file as it is now." }) : null,
+      data.graph.error ? el("p", { class: "muted", text: "The graph is the agents the history names: " + data.graph.error }) : null);
+  }
+
+  function renderQuestions(box, data, st) {
+    const qs = data.questions || [];
+    const key = JSON.stringify(qs.map((x) => x.agent)) + data.run.status;
+    if (box.dataset.key === key) return; // keep what is being typed
+    box.dataset.key = key;
+    if (data.questions_error) {
+      box.replaceChildren(el("div", { class: "card" }, el("h2", { text: "Waiting for a person" }), el("p", { class: "error", text: data.questions_error })));
+      return;
+    }
+    if (!qs.length || data.run.status !== "suspended") { box.replaceChildren(); return; }
+    const msg = el("p", { class: "muted" });
+    const form = el("form", { id: "answer", class: "card" }, el("h2", { text: "Waiting for a person" }),
+      qs.map((x) => el("div", { class: "q" },
+        el("label", { for: "answer-" + x.agent }, el("b", { text: x.agent }), ": ", x.question),
+        x.dependencies && Object.keys(x.dependencies).length ? el("details", {}, el("summary", { text: "what it is given" }), el("pre", { text: pretty(x.dependencies) })) : null,
+        el("textarea", { name: x.agent, id: "answer-" + x.agent, required: true, placeholder: "the answer: text, or JSON" }))),
+      el("button", { type: "submit", class: "primary", text: "Answer and resume" }), msg);
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const answers = {};
+      for (const t of form.querySelectorAll("textarea")) answers[t.name] = t.value;
+      form.querySelector("button").disabled = true;
+      msg.className = "muted"; msg.textContent = "Resuming…";
+      try {
+        await api("/api/run/answer?" + q({ db: st.db, id: st.id }), { answers });
+        msg.textContent = "Resumed: the run goes on in the background.";
+      } catch (e) {
+        msg.className = "error"; msg.textContent = e.message;
+        form.querySelector("button").disabled = false;
+      }
+    });
+    box.replaceChildren(form);
+  }
+
+  // --- the graph: agents in layers by their longest path from a start ---
+  function layers(agents, edges) {
+    const names = agents.map((a) => a.name);
+    const preds = new Map(names.map((n) => [n, []]));
+    for (const e of edges) if (preds.has(e.to) && preds.has(e.from)) preds.get(e.to).push(e.from);
+    const depth = new Map(), visiting = new Set();
+    const d = (n) => {
+      if (depth.has(n)) return depth.get(n);
+      if (visiting.has(n)) return -1; // a cycle: the back edge counts for nothing
+      visiting.add(n);
+      let x = 0;
+      for (const p of preds.get(n)) x = Math.max(x, d(p) + 1);
+      visiting.delete(n);
+      depth.set(n, x);
+      return x;
+    };
+    names.forEach(d);
+    const out = [];
+    for (const a of agents) (out[depth.get(a.name)] ||= []).push(a);
+    return out.filter(Boolean);
+  }
+  function nodeEl(a, prefix, expanded, rerender) {
+    const path = prefix + a.name;
+    const meta = [];
+    if (a.kind) meta.push(a.kind);
+    if (a.executions) meta.push(`${a.executions} run${a.executions > 1 ? "s" : ""}`);
+    if (a.failures) meta.push(`${a.failures} failed`);
+    if (a.skips) meta.push(`${a.skips} skipped`);
+    const n = el("div", { class: "node", "data-agent": path, "data-status": a.status, title: a.status },
+      el("div", { class: "name", text: a.name }), el("div", { class: "meta", text: meta.join(" · ") || a.status }));
+    const expandable = (a.instances && a.instances.length) || (a.children && a.children.length);
+    if (expandable) {
+      const open = expanded.has(path);
+      n.append(el("button", { type: "button", "data-expand": path, "aria-expanded": String(open), text: open ? "−" : "+" + (a.instances && a.instances.length ? ` ${a.instances.length} instances` : " child"),
+        onclick: () => { open ? expanded.delete(path) : expanded.add(path); rerender(); } }));
+      if (open) {
+        if (a.instances && a.instances.length) {
+          n.append(el("div", { class: "instances" }, a.instances.map((i) => {
+            const t = (window.__tally || {})[i] || {};
+            const status = t.last === "ok" ? "completed" : t.last || "not_run";
+            return el("div", { class: "node", "data-agent": prefix + i, "data-status": status, title: status, text: i.slice(a.name.length) });
+          })));
+        }
+        for (const c of a.children || []) {
+          n.append(el("div", { class: "child" }, el("div", { class: "meta", text: "ensemble " + c.name }),
+            c.agents.map((ca) => nodeEl(ca, path + "/", expanded, rerender))));
+        }
+      }
+    }
+    return n;
+  }
+  function renderGraph(box, data, expanded) {
+    const g = data.graph;
+    window.__tally = data.agents || {};
+    const rerender = () => renderGraph(box, data, expanded);
+    const lay = el("div", { class: "layers" }, layers(g.agents, g.edges).map((layer) =>
+      el("div", { class: "layer" }, layer.map((a) => nodeEl(a, "", expanded, rerender)))));
+    const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    svg.setAttribute("class", "edges");
+    box.replaceChildren(el("h2", { text: g.source === "file" ? "Graph" : "Agents (from the history)" }), lay, svg);
+    requestAnimationFrame(() => {
+      const base = lay.getBoundingClientRect();
+      svg.style.left = lay.offsetLeft + "px"; svg.style.top = lay.offsetTop + "px";
+      svg.setAttribute("width", lay.scrollWidth); svg.setAttribute("height", lay.scrollHeight);
+      for (const e of g.edges) {
+        const a = lay.querySelector(`.layer > [data-agent="${CSS.escape(e.from)}"]`), b = lay.querySelector(`.layer > [data-agent="${CSS.escape(e.to)}"]`);
+        if (!a || !b) continue;
+        const ra = a.getBoundingClientRect(), rb = b.getBoundingClientRect();
+        const x1 = ra.right - base.left, y1 = ra.top + 16 - base.top, x2 = rb.left - base.left, y2 = rb.top + 16 - base.top;
+        const back = x2 <= x1;
+        const p = document.createElementNS("http://www.w3.org/2000/svg", "path");
+        p.setAttribute("d", back ? `M${ra.left - base.left + 10},${ra.top - base.top} C${ra.left - base.left},${ra.top - base.top - 30} ${rb.right - base.left},${rb.top - base.top - 30} ${rb.right - base.left - 10},${rb.top - base.top}`
+          : `M${x1},${y1} C${x1 + 30},${y1} ${x2 - 30},${y2} ${x2},${y2}`);
+        p.setAttribute("fill", "none");
+        p.setAttribute("stroke", e.on_failure ? "#c0392b" : "#8e96a3");
+        if (e.condition || e.optional) p.setAttribute("stroke-dasharray", "4 3");
+        const t = document.createElementNS("http://www.w3.org/2000/svg", "title");
+        t.textContent = `${e.from} → ${e.to}${e.condition ? " when " + e.condition : ""}${e.on_failure ? " (on failure)" : ""}`;
+        p.append(t);
+        svg.append(p);
+      }
+    });
+  }
+
+  // --- the timeline: a row a turn, a bar an execution, placed by when it ran ---
+  function recStatus(r) { return r.skipped ? "skipped" : r.error ? "failed" : "ok"; }
+  function renderTimeline(box, st, loadTurns, select) {
+    const rows = st.turns.map((t) => {
+      const recs = t.records || [];
+      const ends = recs.map((r) => new Date(r.timestamp).getTime());
+      const starts = recs.map((r, i) => ends[i] - (r.execution_time || 0) * 1000);
+      const t0 = Math.min(...starts), t1 = Math.max(...ends);
+      const span = Math.max(t1 - t0, 1);
+      const bars = el("div", { class: "bars" }, recs.map((r, i) => {
+        const id = `${r.agent_name}#${r.execution}`;
+        const b = el("button", { type: "button", class: "bar " + recStatus(r) + (st.selected === id ? " selected" : ""), "data-execution": id,
+          title: `${r.agent_name} execution ${r.execution}: ${fmtDur(r.execution_time)}${r.error ? " — " + r.error : ""}`,
+          text: `${r.agent_name} #${r.execution} · ${fmtDur(r.execution_time)}`,
+          onclick: () => select(r.agent_name, r.execution, t.turn) });
+        if (recs.length > 1 && isFinite(span)) {
+          const w = Math.max(((ends[i] - starts[i]) / span) * 60, 35);
+          b.style.width = w.toFixed(1) + "%";
+          b.style.marginLeft = ((starts[i] - t0) / span * (100 - w)).toFixed(1) + "%";
+        }
+        return b;
+      }));
+      return el("div", { class: "turn", "data-turn": t.turn },
+        el("span", { class: "no", text: "turn " + t.turn }),
+        bars,
+        el("button", { type: "button", "data-fork-turn": t.turn, title: `a new run whose first ${t.turn} turns are this run's, which goes on from there`, text: "run again from here",
+          onclick: () => fork(st, t.turn) }));
+    });
+    const pager = el("div", { class: "pager" },
+      el("span", { class: "muted", text: st.turns.length ? `turns ${st.firstLoaded}–${st.loadedTo} of ${st.last}` : "no turn yet" }),
+      st.firstLoaded > 1 ? el("button", { type: "button", "data-page": "first", text: "first turns", onclick: () => loadTurns(0, true) }) : null,
+      st.loadedTo < st.last ? el("button", { type: "button", "data-page": "more", text: "more", onclick: () => loadTurns(st.loadedTo, false) }) : null,
+      st.loadedTo < st.last ? el("button", { type: "button", "data-page": "last", text: "last turns", onclick: () => loadTurns(Math.max(0, st.last - PAGE), true) }) : null);
+    box.replaceChildren(el("h2", { text: "Timeline" }), el("div", { id: "timeline" }, rows), pager);
+  }
+
+  async function fork(st, turn) {
+    if (!confirm(`Start a new run with this run's first ${turn} turns, going on from there?`)) return;
+    try {
+      const r = await api("/api/run/fork?" + q({ db: st.db, id: st.id }), { turn });
+      location.hash = `#/run/${r.db}/${encodeURIComponent(r.id)}`;
+    } catch (e) {
+      alert("The fork failed: " + e.message);
+    }
+  }
+
+  // --- an execution ---
+  function lineDiff(a, b) {
+    // The longest common subsequence of lines (bounded: long texts are
+    // compared as they are).
+    const x = a.split("\n"), y = b.split("\n");
+    if (x.length * y.length > 4e6) return null;
+    const n = x.length, m = y.length;
+    const L = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
+    for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) L[i][j] = x[i] === y[j] ? L[i + 1][j + 1] + 1 : Math.max(L[i + 1][j], L[i][j + 1]);
+    const left = [], right = [];
+    let i = 0, j = 0;
+    while (i < n || j < m) {
+      if (i < n && j < m && x[i] === y[j]) { left.push([x[i], ""]); right.push([y[j], ""]); i++; j++; }
+      else if (j < m && (i === n || L[i][j + 1] >= L[i + 1][j])) { left.push(["", ""]); right.push([y[j], "add"]); j++; }
+      else { left.push([x[i], "del"]); right.push(["", ""]); i++; }
+    }
+    return [left, right];
+  }
+  function diffView(a, b, la, lb) {
+    const d = lineDiff(a, b);
+    if (!d) return el("p", { class: "muted", text: "Too long to compare line by line." });
+    const side = (lines, label) => el("div", {}, el("h3", { text: label }), el("pre", {}, lines.map(([t, c]) => el("div", { class: c, text: t || " " }))));
+    return el("div", { class: "diff", "data-field": "diff" }, side(d[0], la), side(d[1], lb));
+  }
+  async function showExecution(box, st, agent, n, turn) {
+    box.replaceChildren(el("p", { class: "muted", text: "Loading…" }));
+    let ex;
+    try { ex = await api("/api/run/execution?" + q({ db: st.db, id: st.id, agent, n, turn })); }
+    catch (e) { box.replaceChildren(el("p", { class: "error", text: e.message })); return; }
+    const r = ex.record;
+    const section = (label, field, value) => el("div", {}, el("h3", { text: label }), el("pre", { "data-field": field, text: value }));
+    const known = new Set(["turn_number", "agent_name", "instance", "of", "execution", "skipped", "input_data", "output_data", "error", "stderr", "execution_time", "timestamp", "stop_reason", "usage", "handles"]);
+    const details = Object.fromEntries(Object.entries(r).filter(([k]) => !known.has(k)));
+    const tally = (st.data && st.data.agents && st.data.agents[agent]) || {};
+    const others = [];
+    for (let k = 1; k <= (tally.executions || 0); k++) if (k !== n) others.push(k);
+    const cmp = el("select", { "aria-label": "compare with", "data-compare": agent },
+      el("option", { value: "", text: others.length ? "compare with execution…" : "no other execution" }), others.map((k) => el("option", { value: k, text: "#" + k })));
+    const diffBox = el("div");
+    cmp.addEventListener("change", async () => {
+      if (!cmp.value) { diffBox.replaceChildren(); return; }
+      try {
+        const o = await api("/api/run/execution?" + q({ db: st.db, id: st.id, agent, n: cmp.value }));
+        const text = (rec) => pretty(rec.output_data) + (rec.error ? "\nerror: " + rec.error : "");
+        diffBox.replaceChildren(el("h3", { text: "Output" }), diffView(text(o.record), text(r), `#${cmp.value} (turn ${o.record.turn_number})`, `#${n} (turn ${r.turn_number})`),
+          el("h3", { text: "Input" }), diffView(pretty(o.record.input_data), pretty(r.input_data), `#${cmp.value}`, `#${n}`));
+      } catch (e) { diffBox.replaceChildren(el("p", { class: "error", text: e.message })); }
+    });
+    put(box,
+      el("h2", {}, `${r.agent_name} · execution ${r.execution} · turn ${r.turn_number} `, badge(recStatus(r) === "ok" ? "completed" : recStatus(r))),
+      el("div", { class: "summary" },
+        el("div", {}, el("b", { text: "took" }), fmtDur(r.execution_time)),
+        el("div", {}, el("b", { text: "ended" }), fmtTime(r.timestamp)),
+        el("div", {}, el("b", { text: "usage" }), fmtUsage(r.usage) || "none"),
+        r.stop_reason ? el("div", {}, el("b", { text: "stop reason" }), r.stop_reason) : null,
+        r.handles ? el("div", {}, el("b", { text: "handles" }), r.handles.map((h) => `${h.agent_name}#${h.execution}`).join(", ")) : null),
+      section("Output", "output", pretty(r.output_data)),
+      section("Error", "error", r.error || ""),
+      section("Input as sent", "input", pretty(r.input_data)),
+      section("Stderr", "stderr", r.stderr || ""),
+      Object.keys(details).length ? section("Details (fallback, retries, child runs…)", "details", pretty(details)) : null,
+      ex.memory ? section("Model messages and tool calls (the agent's memory after this turn)", "memory", pretty(ex.memory)) : null,
+      el("div", {}, cmp), diffBox);
+  }
+
+  if (!token) main.replaceChildren(el("p", { class: "error", text: "No token: open the URL ui printed (it ends with ?token=…)." }));
+  else route();
+})();
