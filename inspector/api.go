@@ -3,6 +3,7 @@ package inspector
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -29,9 +30,12 @@ type RunSummary struct {
 	Duration         float64     `json:"duration_seconds"`
 	Usage            state.Usage `json:"usage"`
 	Failures         int         `json:"failures"`
-	Batch            string      `json:"batch,omitempty"`
-	Parent           string      `json:"parent,omitempty"`
-	ParentTurn       int         `json:"parent_turn,omitempty"`
+	// Partial: the usage and failures are those of the run's last turns,
+	// the whole run being counted (a long run, opened a moment ago).
+	Partial    bool   `json:"partial,omitempty"`
+	Batch      string `json:"batch,omitempty"`
+	Parent     string `json:"parent,omitempty"`
+	ParentTurn int    `json:"parent_turn,omitempty"`
 	// Job is what this server does with the run in the background, if
 	// anything: "running", or the error that stopped it from running.
 	Job string `json:"job,omitempty"`
@@ -132,12 +136,12 @@ func (s *Server) runOf(r *http.Request) (int, *database, *store.RunInfo, error) 
 
 // summary is the summary of run info of database i; d is held.
 func (s *Server) summary(i int, d *database, info *store.RunInfo, batches map[string]bool) (*RunSummary, error) {
-	t, err := s.tally(i, d, info)
+	t, partial, err := s.tally(i, d, info)
 	if err != nil {
 		return nil, err
 	}
 	rs := &RunSummary{DB: i, DBPath: d.path, ID: info.ID, Ensemble: info.Ensemble, Started: info.Started, Saved: info.Saved,
-		Turns: info.Turns, CompletionReason: info.CompletionReason, Usage: t.Usage}
+		Turns: info.Turns, CompletionReason: info.CompletionReason, Usage: t.Usage, Partial: partial}
 	rs.Parent, rs.ParentTurn = parentOf(info)
 	if !info.Started.IsZero() {
 		rs.Duration = max(0, info.Saved.Sub(info.Started).Seconds())
@@ -183,9 +187,19 @@ func cutLast(s, sep string) (string, string, bool) {
 
 func key(db int, id string) string { return strconv.Itoa(db) + "/" + id }
 
+// bigTally is how many turns not yet counted make a run's totals counted
+// in the background (on a connection of their own), so that the first
+// screen of a long run does not wait for them: meanwhile its totals are
+// those of its last recentTurns turns, and partial.
+const (
+	bigTally    = 2000
+	recentTurns = 100
+)
+
 // tally is the totals of run info of database i, counted from where they
-// were counted last; d is held.
-func (s *Server) tally(i int, d *database, info *store.RunInfo) (store.Tally, error) {
+// were counted last; d is held. partial: the run's last turns only, the
+// whole being counted in the background.
+func (s *Server) tally(i int, d *database, info *store.RunInfo) (tally store.Tally, partial bool, err error) {
 	k := key(i, info.ID)
 	s.mu.Lock()
 	t := s.tallies[k]
@@ -193,17 +207,69 @@ func (s *Server) tally(i int, d *database, info *store.RunInfo) (store.Tally, er
 	if t == nil || t.Turn > info.Turns {
 		t = &store.Tally{} // new, or a run whose id was reused
 	}
+	if info.Turns-t.Turn > bigTally {
+		s.countLater(i, d.path, info.ID)
+		p := &store.Tally{Turn: info.Turns - recentTurns}
+		if err := d.db.TallyTurns(info, p); err != nil {
+			return store.Tally{}, false, err
+		}
+		return *p, true, nil
+	}
 	if t.Turn < info.Turns {
 		n := cloneTally(t)
 		if err := d.db.TallyTurns(info, n); err != nil {
-			return store.Tally{}, err
+			return store.Tally{}, false, err
 		}
 		t = n
 	}
 	s.mu.Lock()
-	s.tallies[k] = t
+	if old := s.tallies[k]; old == nil || old.Turn <= t.Turn {
+		s.tallies[k] = t
+	}
 	s.mu.Unlock()
-	return *t, nil
+	return *t, false, nil
+}
+
+// countLater counts the totals of run id of database i (at path) in the
+// background, on a connection of its own, once at a time.
+func (s *Server) countLater(i int, path, id string) {
+	k := key(i, id)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.counting[k] || s.ctx.Err() != nil {
+		return
+	}
+	s.counting[k] = true
+	s.runs.Add(1)
+	go func() {
+		defer s.runs.Done()
+		t, err := countRun(path, id)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.counting, k)
+		if err != nil {
+			fmt.Fprintf(s.opts.Stderr, "ensemble ui: counting run %s of %s: %v\n", id, path, err)
+			return
+		}
+		if old := s.tallies[k]; old == nil || old.Turn <= t.Turn {
+			s.tallies[k] = t
+		}
+	}()
+}
+
+// countRun counts the totals of run id of the database at path.
+func countRun(path, id string) (*store.Tally, error) {
+	db, err := store.Open(path, false, store.SyncNormal)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	info, err := db.Run(id)
+	if err != nil {
+		return nil, err
+	}
+	t := &store.Tally{}
+	return t, db.TallyTurns(info, t)
 }
 
 func cloneTally(t *store.Tally) *store.Tally {
@@ -328,7 +394,7 @@ func (s *Server) runView(i int, d *database, info *store.RunInfo) (*RunView, err
 	if err == nil {
 		head, err = d.db.Head(info)
 	}
-	t, _ := s.tally(i, d, info)
+	t, _, _ := s.tally(i, d, info)
 	d.mu.Unlock()
 	if err != nil {
 		return nil, err

@@ -69,12 +69,13 @@ type Server struct {
 	cancel context.CancelFunc
 	runs   sync.WaitGroup
 
-	mu      sync.Mutex
-	tallies map[string]*store.Tally   // db/id → the run's totals, added to as it grows
-	jobs    map[string]*job           // db/id → the run this server resumes in the background
-	redact  *secrets.Redactor         // every secret the loaded ensembles name, from the environment
-	keys    map[string]bool           // the secrets' values redact holds
-	graphs  map[string]*graphCacheRow // ensemble path → its graph, by the file's hash
+	mu       sync.Mutex
+	tallies  map[string]*store.Tally   // db/id → the run's totals, added to as it grows
+	counting map[string]bool           // db/id → its totals are being counted in the background
+	jobs     map[string]*job           // db/id → the run this server resumes in the background
+	redact   *secrets.Redactor         // every secret the loaded ensembles name, from the environment
+	keys     map[string]bool           // the secrets' values redact holds
+	graphs   map[string]*graphCacheRow // ensemble path → its graph, by the file's hash
 }
 
 // database is one served state database, open for reading; mu serialises
@@ -101,7 +102,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, token: opts.Token, sync: sync, tallies: map[string]*store.Tally{}, jobs: map[string]*job{},
+	s := &Server{opts: opts, token: opts.Token, sync: sync, tallies: map[string]*store.Tally{}, counting: map[string]bool{}, jobs: map[string]*job{},
 		keys: map[string]bool{}, graphs: map[string]*graphCacheRow{}}
 	if s.token == "" {
 		var b [16]byte

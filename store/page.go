@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/ensemble-run/ensemble/state"
@@ -223,8 +225,8 @@ type AgentTally struct {
 }
 
 // TallyTurns adds to t the records of r's turns after t.Turn (a new Tally
-// counts the whole run, and then only what was added since). The records
-// are read in SQL, a few fields of each: no record is decoded whole.
+// counts the whole run, and then only what was added since). Only a few
+// fields of each record are decoded.
 func (db *DB) TallyTurns(r *RunInfo, t *Tally) error {
 	if t.Agents == nil {
 		t.Agents = map[string]*AgentTally{}
@@ -272,45 +274,48 @@ func (db *DB) TallyTurns(r *RunInfo, t *Tally) error {
 		}
 		t.Turn = base
 	}
-	rows, err := db.query(`SELECT turns.turn, json_extract(value, '$.agent_name'), json_type(value, '$.error') = 'text',
-		coalesce(json_extract(value, '$.skipped'), 0), coalesce(json_extract(value, '$.usage.requests'), 0),
-		coalesce(json_extract(value, '$.usage.input_tokens'), 0), coalesce(json_extract(value, '$.usage.output_tokens'), 0),
-		coalesce(json_extract(value, '$.usage.cost'), 0)
-		FROM turns, json_each(turns.records) WHERE turns.key > (?1 << 32) + ?2 AND turns.key <= (?1 << 32) + 4294967295 ORDER BY turns.key, json_each.key`, r.seq, t.Turn)
+	rows, err := db.query(`SELECT turn, records FROM turns WHERE key > (?1 << 32) + ?2 AND key <= (?1 << 32) + 4294967295 ORDER BY key`, r.seq, t.Turn)
 	if err != nil {
 		return &Error{Path: db.path, Err: err}
 	}
-	for _, row := range rows {
+	// Decoded on every CPU, a few fields of each record (decoding is most
+	// of the cost), added in order.
+	recs := make([][]tallyRecord, len(rows))
+	errs := make([]error, len(rows))
+	workers := min(runtime.GOMAXPROCS(0), (len(rows)+63)/64)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(rows); i += workers {
+				errs[i] = unmarshal(rows[i][1], &recs[i])
+				rows[i][1] = nil
+			}
+		})
+	}
+	wg.Wait()
+	for i, row := range rows {
 		turn := int(row[0].(int64))
-		u := state.Usage{Requests: toInt(row[4]), InputTokens: toInt(row[5]), OutputTokens: toInt(row[6]), Cost: toFloat(row[7])}
-		add(turn, str(row[1]), toInt(row[2]) != 0, toInt(row[3]) != 0, u)
+		if errs[i] != nil {
+			return &Error{Path: db.path, Err: fmt.Errorf("run %s: corrupt: turn %d: records: %v", r.ID, turn, errs[i])}
+		}
+		for _, rec := range recs[i] {
+			var u state.Usage
+			if rec.Usage != nil {
+				u = *rec.Usage
+			}
+			add(turn, rec.AgentName, rec.Error != nil, rec.Skipped, u)
+		}
 		t.Turn = max(t.Turn, turn)
 	}
 	return nil
 }
 
-func toInt(v any) int {
-	switch x := v.(type) {
-	case int64:
-		return int(x)
-	case float64:
-		return int(x)
-	case bool:
-		if x {
-			return 1
-		}
-	}
-	return 0
-}
-
-func toFloat(v any) float64 {
-	switch x := v.(type) {
-	case int64:
-		return float64(x)
-	case float64:
-		return x
-	}
-	return 0
+// tallyRecord is what Tally reads of a record.
+type tallyRecord struct {
+	AgentName string       `json:"agent_name"`
+	Error     *string      `json:"error"`
+	Skipped   bool         `json:"skipped"`
+	Usage     *state.Usage `json:"usage"`
 }
 
 // Writing reports whether another process (or another open database of

@@ -127,7 +127,7 @@
         r.job && r.job.startsWith("error") ? el("div", { class: "error", text: r.job }) : null),
       el("td", { class: "num", text: r.turns }),
       el("td", { class: "num", text: fmtDur(r.duration_seconds) }),
-      el("td", { text: fmtUsage(r.usage) }),
+      el("td", { text: fmtUsage(r.usage) + (r.partial ? " (counting…)" : "") }),
       el("td", { text: r.batch || "" }),
       el("td", {}, r.parent ? el("a", { href: `#/run/${r.db}/${encodeURIComponent(r.parent)}`, text: `${r.parent} @ ${r.parent_turn}`, onclick: (e) => e.stopPropagation() }) : ""))));
       msg.textContent = data.runs.length ? "" : "No run matches.";
@@ -210,7 +210,7 @@
         item("saved", fmtTime(r.saved_at)),
         item("duration", fmtDur(r.duration_seconds)),
         item("turns", String(r.turns)),
-        item("usage", fmtUsage(r.usage) || "none"),
+        item("usage", (fmtUsage(r.usage) || "none") + (r.partial ? " (its last turns: counting the rest…)" : "")),
         item("ensemble file", h.ensemble.path),
         r.batch ? item("batch", r.batch) : null,
         r.parent ? item("forked from", el("a", { href: `#/run/${r.db}/${encodeURIComponent(r.parent)}`, text: `${r.parent} at turn ${r.parent_turn}` })) : null,
@@ -375,7 +375,6 @@
   }
 
   async function fork(st, turn) {
-    if (!confirm(`Start a new run with this run's first ${turn} turns, going on from there?`)) return;
     try {
       const r = await api("/api/run/fork?" + q({ db: st.db, id: st.id }), { turn });
       location.hash = `#/run/${r.db}/${encodeURIComponent(r.id)}`;
