@@ -308,7 +308,7 @@ func Status(reason string) string {
 func Result(sf *state.File, info *store.RunInfo) *engine.Result {
 	e := &ensemble.Ensemble{Name: sf.Ensemble.Name, Path: sf.Ensemble.Path, Hash: sf.Ensemble.SHA256}
 	res := engine.FromFile(e, sf, engine.Options{}).Result(sf.CompletionReason)
-	res.DurationSeconds = 0
+	res.DurationSeconds, res.Parent = 0, sf.Parent
 	if info != nil && !info.Started.IsZero() {
 		res.DurationSeconds = max(0, info.Saved.Sub(info.Started).Seconds())
 	}

@@ -35,6 +35,9 @@ type Result struct {
 	// PendingInput are the questions an awaiting_input run waits for
 	// (docs/semantics.md#ask-agents-that-wait); absent otherwise.
 	PendingInput []PendingInput `json:"pending_input,omitempty"`
+	// Parent is the run a fork was started from, and the turn
+	// (docs/semantics.md#forks); absent for a run that is no fork.
+	Parent *state.Parent `json:"parent,omitempty"`
 }
 
 // HeldBack is an agent that was ready again when its run completed, but
@@ -274,6 +277,11 @@ func (r *Result) writeJSON(w io.Writer, compact bool) error {
 	}
 	if len(r.PendingInput) > 0 {
 		if err := put("pending_input", r.PendingInput); err != nil {
+			return err
+		}
+	}
+	if r.Parent != nil {
+		if err := put("parent", r.Parent); err != nil {
 			return err
 		}
 	}

@@ -36,7 +36,10 @@ var commandExamples = map[string]string{
   ensemble resume runs.db --run-id nightly --max-turns 40
 
   # A run that waits for input (exit 5)
-  ensemble resume runs.db --answer approver='{"approved": true}'`,
+  ensemble resume runs.db --answer approver='{"approved": true}'
+
+  # Fork: a new run whose first 2 turns are run nightly's, then new responses
+  ensemble resume runs.db --run-id nightly --from-turn 2 --responses other.yaml`,
 	"batch": `  # One run per line of inputs.jsonl, 4 at a time, one result line each
   ensemble batch ensemble.yaml --inputs inputs.jsonl --out results.jsonl
 

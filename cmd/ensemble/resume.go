@@ -13,6 +13,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
+	"github.com/ensemble-run/ensemble/store"
 )
 
 // resumeFlags are the flags of `ensemble resume`: those of run but the
@@ -21,13 +22,16 @@ type resumeFlags struct {
 	sharedFlags
 	force bool
 	runID string // --run-id: which run of a database
+	// fromTurn: --from-turn, a fork of the run from that turn (when
+	// given: see forks).
+	fromTurn int
 	answerFlags
 }
 
 func newResumeCmd(io *stdio) *cobra.Command {
 	var f resumeFlags
 	cmd := &cobra.Command{
-		Use:   "resume STATE [--run-id ID]",
+		Use:   "resume STATE [--run-id ID] [--from-turn N]",
 		Short: "Continue a run saved with run --state",
 		Long: `Continue a run saved with "run --state STATE" from its last completed turn.
 
@@ -52,6 +56,15 @@ agent the run does not wait for is refused. A run stopped by its budget (exit
 Resume refuses when the ensemble file, or the responses file, changed since
 the state was saved; --force resumes anyway.
 
+--from-turn N forks the run instead: a new run of the database starts whose
+first N turns are the run's (copied, not executed again; 0: from its input),
+and goes on from there with the current ensemble file and the responses given
+with --responses (or the run's, or live models), by the same rules as a
+resume. The run forked is not changed, and may be one that is still going
+(its committed turns are copied). The new run records its parent, run and
+turn (state list shows it). Injected responses go on by agent: an agent that
+ran twice in the turns copied takes its third response next.
+
 ` + exitCodesHelp,
 		Args: io.args(1, 1, "one STATE file (a state database or a JSON state file)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -61,6 +74,7 @@ the state was saved; --force resumes anyway.
 	f.sharedFlags.register(cmd, forResume)
 	cmd.Flags().BoolVar(&f.force, "force", false, "resume even if the ensemble or responses file changed")
 	cmd.Flags().StringVar(&f.runID, "run-id", "", "the `ID` of the run of the state database to resume (default: its one unfinished run)")
+	cmd.Flags().IntVar(&f.fromTurn, "from-turn", 0, "fork the run: start a new run whose first `N` turns are the run's, copied, and go on from there (0: from its input)")
 	f.answerFlags.register(cmd)
 	return cmd
 }
@@ -76,10 +90,20 @@ func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, cha
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	fork := changed("from-turn")
+	if fork && durable.IsJSONFile(path) {
+		return usageErr("--from-turn: %s is a JSON state file, which keeps only a run's last state: forks need a state database (run --state with a new file writes one)", path)
+	}
 	if rf.runID != "" && durable.IsJSONFile(path) {
 		return usageErr("--run-id: %s is a JSON state file, which holds one run: resume it without --run-id", path)
 	}
-	saved, err := durable.Open(path, rf.runID, sync)
+	open := durable.Open
+	if fork {
+		open = func(path, id string, sync store.Sync) (*durable.Saved, error) {
+			return durable.OpenFork(path, id, rf.fromTurn, sync)
+		}
+	}
+	saved, err := open(path, rf.runID, sync)
 	if err != nil {
 		return io.stateError(path, err, false)
 	}

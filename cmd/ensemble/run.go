@@ -341,6 +341,10 @@ func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, 
 	f.warnUnpriced(io, e)
 	if output == "text" && !f.quiet {
 		switch {
+		case f.resumed != nil && f.resumed.IsFork():
+			p := f.resumed.File.Parent
+			fmt.Fprintf(io.stderr(), "ensemble: run %s of %s, forked from run %s at turn %d, goes on from turn %d\n",
+				f.resumed.Info.ID, f.resumed.Path, p.Run, p.Turn, p.Turn+1)
 		case f.resumed != nil:
 			done, what := f.resumed.File.State.TurnCount, f.resumed.Path
 			if f.resumed.Info != nil {
@@ -363,6 +367,9 @@ func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, 
 		if save.OthersUnfinished() {
 			resume += " --run-id " + shellQuote(save.ID())
 		}
+	}
+	if f.resumed != nil {
+		res.Parent = f.resumed.File.Parent // a fork, or a resume of one
 	}
 	if output == "json" {
 		if err := res.WriteJSON(io.stdout()); err != nil {

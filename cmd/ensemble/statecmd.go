@@ -110,8 +110,10 @@ func newStateListCmd(io *stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list FILE",
 		Short: "List the runs of a state file",
-		Long:  `List the runs of a state file: id, ensemble, start, turns and how each ended ("unfinished" while it goes on, or was killed).`,
-		Args:  io.args(1, 1, "one state FILE"),
+		Long: `List the runs of a state file: id, ensemble, start, turns, how each ended
+("unfinished" while it goes on, or was killed), and the run and turn a fork
+was started from (resume --from-turn).`,
+		Args: io.args(1, 1, "one state FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != "" && output != "json" && output != "text" {
 				return usageErr("--output must be json or text, got %q", output)
@@ -126,13 +128,17 @@ func newStateListCmd(io *stdio) *cobra.Command {
 				return enc.Encode(runs)
 			}
 			tw := tabwriter.NewWriter(io.stdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tENSEMBLE\tSTARTED\tTURNS\tSTATUS")
+			fmt.Fprintln(tw, "ID\tENSEMBLE\tSTARTED\tTURNS\tSTATUS\tFORKED FROM")
 			for _, r := range runs {
 				started := "-"
 				if !r.Started.IsZero() {
 					started = r.Started.Local().Format(time.DateTime)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.ID, r.Ensemble, started, r.Turns, durable.Status(r.CompletionReason))
+				parent := "-"
+				if r.Parent != "" {
+					parent = fmt.Sprintf("%s at turn %d", r.Parent, r.ParentTurn)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Ensemble, started, r.Turns, durable.Status(r.CompletionReason), parent)
 			}
 			return tw.Flush()
 		},
@@ -159,6 +165,9 @@ func printSummary(io *stdio, res *engine.Result, path string, run *store.RunInfo
 	opts := report.SummaryOptions{Width: io.termWidth(), Resume: io.resumeCommand(path)}
 	if run != nil {
 		opts.Resume += " --run-id " + shellQuote(run.ID)
+	}
+	if p := res.Parent; p != nil {
+		fmt.Fprintf(io.stdout(), "(a fork of run %s: its first %s are that run's)\n", p.Run, report.Count(p.Turn, "turn"))
 	}
 	if res.CompletionReason != "" {
 		report.Summary(io.stdout(), res, opts)
