@@ -46,9 +46,23 @@ type Browser struct {
 // Start starts a headless Chromium at path with a fresh profile in a new
 // temporary folder. The flags keep it from reaching the network on its own
 // (background networking, component updates, sync, QUIC) and from using a
-// GPU; it runs without its sandbox when the process is root, where
-// Chromium refuses to start with it.
+// GPU. It runs without its sandbox when the process is root, where
+// Chromium refuses to start with it, and when it does not start with it
+// (a container without user namespaces).
 func Start(path string) (*Browser, error) {
+	root := os.Geteuid() == 0
+	b, err := start(path, root)
+	if err != nil && !root {
+		var err2 error
+		if b, err2 = start(path, true); err2 == nil {
+			return b, nil
+		}
+		err = fmt.Errorf("%w; without its sandbox: %w", err, err2)
+	}
+	return b, err
+}
+
+func start(path string, noSandbox bool) (*Browser, error) {
 	dir, err := os.MkdirTemp("", "ensemble-chromium-")
 	if err != nil {
 		return nil, err
@@ -65,7 +79,7 @@ func Start(path string) (*Browser, error) {
 		chromedp.WindowSize(1200, 800),
 		chromedp.WSURLReadTimeout(time.Minute),
 	)
-	if os.Geteuid() == 0 {
+	if noSandbox {
 		opts = append(opts, chromedp.NoSandbox)
 	}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
