@@ -210,3 +210,28 @@ func TestBrowserFork(t *testing.T) {
 		t.Errorf("the parent's row says %q: it names its fork", row)
 	}
 }
+
+// A run saved while the runs list is open shows up in it, and a run seen
+// running is seen completed, without a reload.
+func TestBrowserLiveList(t *testing.T) {
+	t.Parallel()
+	b := browsertest.Shared(t)
+	needPython(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "runs.db")
+	ens, resp := example("map-reduce")
+	first := saveExampleRun(t, db, ens, resp, "completed")
+	url := serve(t, db)
+	ctx := b.Tab(t)
+	do(t, ctx, "the runs list",
+		chromedp.Navigate(url),
+		chromedp.WaitVisible(css(`[data-run-id="`+first.ID+`"]`)),
+		// A mark on the page, which a reload would lose.
+		eval(`window.__same = true`),
+	)
+	second := saveExampleRun(t, db, ens, resp, "completed")
+	do(t, ctx, "the new run", chromedp.WaitVisible(css(`[data-run-id="`+second.ID+`"][data-status="completed"]`)))
+	if same, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__same === true`)); err != nil || !same {
+		t.Errorf("the page was loaded again (%v): the list must update in place", err)
+	}
+}
