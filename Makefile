@@ -15,7 +15,7 @@ TRIM    := -trimpath
 PYLINK  := $(CURDIR)/bin/python
 export PATH := $(PYLINK):$(PATH)
 
-.PHONY: all build run test test-go test-race test-temporal test-cmd-default fuzz prereqs prereqs-race python-link vet gofmt-check bench fmt clean
+.PHONY: all build run test test-go test-race test-temporal test-cmd-default fuzz prereqs prereqs-race python-link vet gofmt-check bench screenshots fmt clean
 
 all: build
 
@@ -123,6 +123,12 @@ test-cmd-default: python-link
 # Speed and memory targets are benchmarks, never timed unit tests.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# The PNGs of docs/ui.md: each view of `ensemble ui` on runs of the
+# examples, taken by TestScreenshots in headless Chromium (Debian's
+# chromium). make test runs the same test without writing them.
+screenshots: python-link
+	ENSEMBLE_CI=1 $(GO) test $(TRIM) $(NOTEMPORAL) -count=1 -run '^TestScreenshots$$' ./inspector -args -screenshots $(CURDIR)/docs/ui
 
 fmt:
 	gofmt -w .

@@ -226,6 +226,9 @@ func TestNoReferencesOutsideTheRepository(t *testing.T) {
 			if err != nil {
 				return err
 			}
+			if bytes.IndexByte(data, 0) >= 0 { // a binary file: the screenshots of ui.md
+				return nil
+			}
 			for n, line := range strings.Split(string(data), "\n") {
 				for _, re := range outsideReferences {
 					if re.MatchString(line) {

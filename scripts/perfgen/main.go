@@ -15,10 +15,17 @@
 //	cd /tmp/s && time ensemble run ensemble.yaml -q
 //	time task --concurrency 2 all
 //	time xargs -P2 -I{} sh -c {} < commands.txt
+//
+// "saved" is the loop, run once and saved in OUT/runs.db (the run the
+// inspector's benchmark opens: 2×16,000 turns by default):
+//
+//	go run ./scripts/perfgen -case saved -turns 16000 -out /tmp/saved
+//	bin/ensemble ui /tmp/saved/runs.db
 package main
 
 import (
 	"bufio"
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -30,7 +37,7 @@ import (
 
 func main() {
 	var (
-		kind   = flag.String("case", "loop", "loop or dag")
+		kind   = flag.String("case", "loop", "loop, dag, scripts or saved")
 		turns  = flag.Int("turns", 1000, "loop: executions of each agent")
 		agents = flag.Int("agents", 1000, "dag: number of agents")
 		width  = flag.Int("width", 50, "dag: agents per level")
@@ -39,9 +46,22 @@ func main() {
 		out    = flag.String("out", "", "directory to write ensemble.yaml and responses.yaml into")
 	)
 	flag.Parse()
-	if *out == "" || (*kind != "loop" && *kind != "dag" && *kind != "scripts") {
-		fmt.Fprintln(os.Stderr, "usage: perfgen -case loop|dag|scripts -out DIR [-turns N] [-agents N -width W] [-size BYTES]")
+	if *out == "" || (*kind != "loop" && *kind != "dag" && *kind != "scripts" && *kind != "saved") {
+		fmt.Fprintln(os.Stderr, "usage: perfgen -case loop|dag|scripts|saved -out DIR [-turns N] [-agents N -width W] [-size BYTES]")
 		os.Exit(2)
+	}
+	if *kind == "saved" {
+		if err := os.MkdirAll(*out, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "perfgen:", err)
+			os.Exit(1)
+		}
+		s, err := benchdata.SaveLoop(context.Background(), *out, *turns, *size)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "perfgen:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("run %s: %s after %d turns, saved in %s\n", s.ID, s.Reason, s.Turns, s.DB)
+		return
 	}
 	if *kind == "scripts" {
 		if err := scripts(*out, *agents, *width); err != nil {

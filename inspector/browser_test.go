@@ -1,0 +1,237 @@
+package inspector_test
+
+// The page in a real browser: headless Chromium (internal/browsertest),
+// driven through chromedp, on runs saved by the engine from the examples
+// (docs/ui.md). Each test has its own server and databases and a tab of the
+// test binary's one browser; they wait for elements of the page (the
+// data-* hooks of docs/ui.md), never for a duration.
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/ensemble-run/ensemble/inspector"
+	"github.com/ensemble-run/ensemble/internal/benchdata"
+	"github.com/ensemble-run/ensemble/internal/browsertest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	browsertest.Close()
+	os.Exit(code)
+}
+
+// example is the ensemble file and responses file of an example.
+func example(name string) (ens, responses string) {
+	dir := filepath.Join("..", "examples", name)
+	return filepath.Join(dir, "ensemble.yaml"), filepath.Join(dir, "responses.yaml")
+}
+
+// saveExampleRun saves a run of the ensemble at ens in db (SaveRun), and checks
+// how it ended.
+func saveExampleRun(t testing.TB, db, ens, responses, want string) benchdata.Saved {
+	t.Helper()
+	s, err := benchdata.SaveRun(context.Background(), db, ens, responses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Reason != want {
+		t.Fatalf("%s ended %s after %d turns, want %s", ens, s.Reason, s.Turns, want)
+	}
+	return s
+}
+
+// serve serves dbs for the test's length and returns the page's URL, with
+// its token.
+func serve(t testing.TB, dbs ...string) string {
+	t.Helper()
+	url, stop := start(t, dbs...)
+	t.Cleanup(stop)
+	return url
+}
+
+// start serves dbs until stop, and returns the page's URL, with its token.
+func start(t testing.TB, dbs ...string) (url string, stop func()) {
+	t.Helper()
+	srv, err := inspector.New(inspector.Options{DBs: dbs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	return srv.URL(ts.Listener.Addr().String()), func() {
+		ts.Close()
+		if err := srv.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// css is a CSS selector for chromedp: the first element it matches.
+type css = chromedp.CSS
+
+// do runs steps in the tab, failing t with what was being done.
+func do(t testing.TB, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// eval evaluates a JavaScript expression in the page.
+func eval(expr string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := chromedp.Evaluate[any](expr)(ctx, t)
+		return err
+	})
+}
+
+// text is the text of the first element sel matches, once it is visible.
+func text(t testing.TB, ctx context.Context, sel string) string {
+	t.Helper()
+	do(t, ctx, "waiting for "+sel, chromedp.WaitVisible(css(sel)))
+	v, err := chromedp.Run(ctx, chromedp.TextContent(css(sel)))
+	if err != nil {
+		t.Fatalf("reading %s: %v", sel, err)
+	}
+	return v
+}
+
+// The saved run of examples/map-reduce: its agents in the graph, the
+// fan-out's instances once expanded, and an execution's output.
+func TestBrowserMapReduce(t *testing.T) {
+	t.Parallel()
+	b := browsertest.Shared(t)
+	needPython(t)
+	db := filepath.Join(t.TempDir(), "runs.db")
+	ens, resp := example("map-reduce")
+	run := saveExampleRun(t, db, ens, resp, "completed")
+	url := serve(t, db)
+	ctx := b.Tab(t)
+
+	row := `[data-run-id="` + run.ID + `"]`
+	do(t, ctx, "the runs list",
+		chromedp.Navigate(url),
+		chromedp.WaitVisible(css(row+`[data-status="completed"]`)),
+		chromedp.Click(css(row+" a")),
+		chromedp.WaitVisible(css(`#run[data-run-id="`+run.ID+`"]`)),
+	)
+	for _, agent := range []string{"split", "summarize", "reduce"} {
+		do(t, ctx, "the graph's "+agent, chromedp.WaitVisible(css(`[data-agent="`+agent+`"][data-status="completed"]`)))
+	}
+	do(t, ctx, "the fan-out's instances",
+		chromedp.Click(css(`[data-expand="summarize"]`)),
+		chromedp.WaitVisible(css(`[data-agent="summarize[0]"]`)),
+		chromedp.WaitVisible(css(`[data-agent="summarize[1]"]`)),
+		chromedp.WaitVisible(css(`[data-agent="summarize[2]"]`)),
+	)
+	do(t, ctx, "the timeline", chromedp.WaitVisible(css(`[data-turn="1"]`)), chromedp.Click(css(`[data-execution="reduce#1"]`)))
+	out := text(t, ctx, `#execution [data-field="output"]`)
+	// reduce merges the model's summaries (responses.yaml), in chunk order.
+	for _, want := range []string{"YAML workflows", "A fan-out runs an agent once per list item."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("reduce's output on the page is %q, want it to hold %q", out, want)
+		}
+	}
+	if in := text(t, ctx, `#execution [data-field="input"]`); in == "" {
+		t.Error("reduce's input is empty on the page")
+	}
+}
+
+// A suspended run of examples/approval: its question in the form, answered
+// there, and the run resumed to completion.
+func TestBrowserAnswer(t *testing.T) {
+	t.Parallel()
+	b := browsertest.Shared(t)
+	needPython(t)
+	db := filepath.Join(t.TempDir(), "runs.db")
+	ens, _ := example("approval")
+	run := saveExampleRun(t, db, ens, "", "awaiting_input") // no responses: the approver waits
+	url := serve(t, db)
+	ctx := b.Tab(t)
+
+	do(t, ctx, "the form",
+		chromedp.Navigate(url+"#/run/0/"+run.ID),
+		chromedp.WaitVisible(css(`#run[data-run-id="`+run.ID+`"]`)),
+		chromedp.WaitVisible(css(`form#answer textarea[name="approver"]`)),
+		chromedp.SendKeys(css(`form#answer textarea[name="approver"]`), `{"approved": true}`),
+		chromedp.Click(css(`form#answer button[type=submit]`)),
+	)
+	// The run goes on in the background; the page follows it.
+	do(t, ctx, "the run completed",
+		chromedp.WaitVisible(css(`[data-agent="publisher"][data-status="completed"]`)),
+		chromedp.WaitReady(css(`#run[data-status="completed"]`)),
+		chromedp.Navigate(url+"#/"),
+		chromedp.WaitVisible(css(`[data-run-id="`+run.ID+`"][data-status="completed"]`)),
+	)
+}
+
+// A fork from turn 2 of a completed run of examples/approval: the page
+// goes to the new run, and the runs list shows both, the new one naming
+// its parent.
+func TestBrowserFork(t *testing.T) {
+	t.Parallel()
+	b := browsertest.Shared(t)
+	needPython(t)
+	db := filepath.Join(t.TempDir(), "runs.db")
+	ens, resp := example("approval")
+	run := saveExampleRun(t, db, ens, resp, "completed")
+	url := serve(t, db)
+	ctx := b.Tab(t)
+
+	do(t, ctx, "the fork",
+		chromedp.Navigate(url+"#/run/0/"+run.ID),
+		chromedp.WaitVisible(css(`#run[data-run-id="`+run.ID+`"] [data-turn="2"]`)),
+		// The page asks for a confirmation (window.confirm): yes.
+		eval(`window.confirm = () => true`),
+		chromedp.Click(css(`button[data-fork-turn="2"]`)),
+		chromedp.WaitVisible(css(`#run:not([data-run-id="`+run.ID+`"])`)),
+	)
+	attrs, err := chromedp.Run(ctx, chromedp.Attributes(css(`#run`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fork := attrs["data-run-id"]
+	do(t, ctx, "the forked run completed",
+		chromedp.WaitReady(css(`#run[data-status="completed"]`)),
+		chromedp.Navigate(url+"#/"),
+		chromedp.WaitVisible(css(`[data-run-id="`+run.ID+`"][data-status="completed"]`)),
+		chromedp.WaitVisible(css(`[data-run-id="`+fork+`"][data-status="completed"]`)),
+	)
+	if row := text(t, ctx, `[data-run-id="`+fork+`"]`); !strings.Contains(row, run.ID) {
+		t.Errorf("the fork's row says %q: it does not name its parent %s", row, run.ID)
+	}
+	if row := text(t, ctx, `[data-run-id="`+run.ID+`"]`); strings.Contains(row, fork) {
+		t.Errorf("the parent's row says %q: it names its fork", row)
+	}
+}
+
+// A run saved while the runs list is open shows up in it, and a run seen
+// running is seen completed, without a reload.
+func TestBrowserLiveList(t *testing.T) {
+	t.Parallel()
+	b := browsertest.Shared(t)
+	needPython(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "runs.db")
+	ens, resp := example("map-reduce")
+	first := saveExampleRun(t, db, ens, resp, "completed")
+	url := serve(t, db)
+	ctx := b.Tab(t)
+	do(t, ctx, "the runs list",
+		chromedp.Navigate(url),
+		chromedp.WaitVisible(css(`[data-run-id="`+first.ID+`"]`)),
+		// A mark on the page, which a reload would lose.
+		eval(`window.__same = true`),
+	)
+	second := saveExampleRun(t, db, ens, resp, "completed")
+	do(t, ctx, "the new run", chromedp.WaitVisible(css(`[data-run-id="`+second.ID+`"][data-status="completed"]`)))
+	if same, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`window.__same === true`)); err != nil || !same {
+		t.Errorf("the page was loaded again (%v): the list must update in place", err)
+	}
+}
