@@ -215,7 +215,7 @@ func TestShellCompletion(t *testing.T) {
 		{[]string{"resume", "s.json", "--output", "j"}, "text\njson\njsonl\n:4\n"},
 		{[]string{"validate", "--output", ""}, "text\njson\n:4\n"},
 		{[]string{"graph", "x.yaml", "--format", ""}, "mermaid\ndot\n:4\n"},
-		{[]string{"test", "--format", ""}, "pretty\nprogress\njunit\ncucumber\n:4\n"},
+		{[]string{"test", "--format", ""}, "pretty\nprogress\njunit\ncucumber\nmarkdown\n:4\n"},
 		{[]string{"run", ""}, "yaml\nyml\n:8\n"},
 		{[]string{"validate", "a.yaml", ""}, "yaml\nyml\n:8\n"},
 		{[]string{"graph", ""}, "yaml\nyml\n:8\n"},
