@@ -446,3 +446,126 @@ func TestNewRefuses(t *testing.T) {
 		}
 	}
 }
+
+// serveDB serves the database at path, for a test.
+func serveDB(t *testing.T, path string) *fixture {
+	t.Helper()
+	srv, err := inspector.New(inspector.Options{DBs: []string{path}, Token: "secret-token", LookupEnv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{srv: srv, ts: httptest.NewServer(srv.Handler())}
+	t.Cleanup(func() {
+		f.ts.Close()
+		srv.Close()
+	})
+	return f
+}
+
+// childNode is the node at path (PARENT/CHILD/...) of g's child ensembles,
+// in the child ensemble named in (any, when "").
+func childNode(g *inspector.Graph, in, path string) (*inspector.ChildGraph, *inspector.GraphNode) {
+	parts := strings.Split(path, "/")
+	nodes := g.Agents
+	var cg *inspector.ChildGraph
+	for i, p := range parts {
+		var n *inspector.GraphNode
+		for _, x := range nodes {
+			if x.Name == p {
+				n = x
+			}
+		}
+		if n == nil {
+			return nil, nil
+		}
+		if i == len(parts)-1 {
+			return cg, n
+		}
+		nodes = nil
+		for _, c := range n.Children {
+			if in == "" || c.Name == in {
+				cg, nodes = c, c.Agents
+				break
+			}
+		}
+	}
+	return nil, nil
+}
+
+func TestChildEnsembleAgents(t *testing.T) {
+	t.Parallel()
+	needPython(t)
+	path := filepath.Join(t.TempDir(), "runs.db")
+	loop, routing := saveRun(t, path, "build-loop", true), saveRun(t, path, "routing", true)
+	f := serveDB(t, path)
+
+	var v inspector.RunView
+	if code := f.do(t, "GET", "/api/run?id="+loop, nil, &v); code != 200 {
+		t.Fatalf("GET /api/run: %d", code)
+	}
+	for _, tc := range []struct {
+		path, status string
+		executions   int
+	}{
+		{"build_loop/coder", "completed", 2}, // two rounds: the tests failed, then passed
+		{"build_loop/critic", "completed", 2},
+		{"build_loop/tests", "completed", 2},
+	} {
+		cg, n := childNode(v.Graph, "", tc.path)
+		if n == nil {
+			t.Errorf("%s: not in the graph %+v", tc.path, v.Graph.Agents)
+			continue
+		}
+		if n.Status != tc.status || n.Executions != tc.executions || !cg.Ran {
+			t.Errorf("%s: %s, %d executions (ran %v), want %s, %d", tc.path, n.Status, n.Executions, cg.Ran, tc.status, tc.executions)
+		}
+		if n.Last == nil || n.Last.Agent != tc.path || n.Last.N != tc.executions || n.Last.Turn != 1 {
+			t.Errorf("%s: last = %+v, want %s#%d in turn 1", tc.path, n.Last, tc.path, tc.executions)
+		}
+	}
+	// A child's executions open: each round's, by its place in the
+	// execution that ran them, with or without the turn.
+	for _, tc := range []struct {
+		query, wantIn string
+		slim          bool
+	}{
+		{"agent=build_loop/tests&n=1&turn=1", "null", true}, // an earlier round is kept without its data
+		{"agent=build_loop/tests&n=2", `"tests_pass": true`, false},
+		{"agent=build_loop/tests&n=2&turn=1", `"tests_pass": true`, false},
+	} {
+		var ex inspector.Execution
+		if code := f.do(t, "GET", "/api/run/execution?id="+loop+"&"+tc.query, nil, &ex); code != 200 {
+			t.Fatalf("execution?%s: %d", tc.query, code)
+		}
+		out, _ := json.MarshalIndent(ex.Record.OutputData, "", " ")
+		if ex.Record.AgentName != "tests" || ex.Path != "build_loop/tests" || ex.Turn != 1 || ex.Count != 2 || ex.Slim != tc.slim || !strings.Contains(string(out), tc.wantIn) {
+			t.Errorf("execution?%s = %s %s turn %d count %d: %s, want %q in it", tc.query, ex.Path, ex.Record.AgentName, ex.Turn, ex.Count, out, tc.wantIn)
+		}
+	}
+	for _, q := range []string{"agent=build_loop/tests&n=3&turn=1", "agent=build_loop/tests&n=1&turn=2", "agent=build_loop/nobody&n=1", "agent=report/x&n=1"} {
+		if code := f.do(t, "GET", "/api/run/execution?id="+loop+"&"+q, nil, nil); code != 404 {
+			t.Errorf("execution?%s: %d, want 404", q, code)
+		}
+	}
+
+	// A dispatch ran one of its cases: only that one's agents ran.
+	if code := f.do(t, "GET", "/api/run?id="+routing, nil, &v); code != 200 {
+		t.Fatalf("GET /api/run: %d", code)
+	}
+	for _, tc := range []struct {
+		in, status string
+		ran        bool
+	}{
+		{"billing", "completed", true},
+		{"technical", "not_run", false},
+		{"general", "not_run", false},
+	} {
+		cg, n := childNode(v.Graph, tc.in, "route/answer")
+		if n == nil || cg.Name != tc.in {
+			t.Fatalf("route/answer of %s: not in the graph", tc.in)
+		}
+		if cg.Ran != tc.ran || n.Status != tc.status {
+			t.Errorf("route/answer of %s: %s (ran %v), want %s (ran %v)", tc.in, n.Status, cg.Ran, tc.status, tc.ran)
+		}
+	}
+}

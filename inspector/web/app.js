@@ -161,7 +161,7 @@
       root.dataset.status = data.run.status;
       renderHead(head, data);
       renderQuestions(questions, data, st);
-      renderGraph(graph, data, expanded);
+      renderGraph(graph, data, expanded, select);
       st.last = data.run.turns;
     }
     async function loadTurns(after, replace) {
@@ -174,6 +174,7 @@
       st.loadedTo = st.turns.length ? st.turns[st.turns.length - 1].turn : after;
       renderTimeline(timeline, st, loadTurns, select);
     }
+    st.open = (agent, n, turn) => select(agent, n, turn);
     function select(agent, n, turn) {
       st.selected = `${agent}#${n}`;
       timeline.querySelectorAll(".bar.selected").forEach((b) => b.classList.remove("selected"));
@@ -275,42 +276,58 @@
     for (const a of agents) (out[depth.get(a.name)] ||= []).push(a);
     return out.filter(Boolean);
   }
-  function nodeEl(a, prefix, expanded, rerender) {
+  // openOf is what clicking the node of agent a (at path) opens: its last
+  // execution, or nothing when it never ran.
+  function openOf(a, path, tally, open) {
+    if (a.last) return () => open(a.last.agent, a.last.n, a.last.turn);
+    const t = tally[path];
+    if (!t || !t.executions) return null;
+    return () => open(path, t.executions, t.last === "skipped" ? 0 : t.last_turn);
+  }
+  function nodeEl(a, prefix, expanded, rerender, open) {
     const path = prefix + a.name;
     const meta = [];
     if (a.kind) meta.push(a.kind);
     if (a.executions) meta.push(`${a.executions} run${a.executions > 1 ? "s" : ""}`);
     if (a.failures) meta.push(`${a.failures} failed`);
     if (a.skips) meta.push(`${a.skips} skipped`);
-    const n = el("div", { class: "node", "data-agent": path, "data-status": a.status, title: a.status },
-      el("div", { class: "name", text: a.name }), el("div", { class: "meta", text: meta.join(" · ") || a.status }));
+    const tally = (window.__tally || {});
+    const go = openOf(a, path, prefix ? {} : tally, open);
+    const n = el("div", { class: "node" + (go ? " opens" : ""), "data-agent": path, "data-status": a.status,
+      title: `${path}: ${a.status.replace("_", " ")}` + (go ? " (click: its last execution)" : ""),
+      onclick: go ? (ev) => { ev.stopPropagation(); go(); } : null },
+      el("div", { class: "name", text: a.name }), el("div", { class: "meta", text: meta.join(" · ") || a.status.replace("_", " ") }));
     const expandable = (a.instances && a.instances.length) || (a.children && a.children.length);
     if (expandable) {
-      const open = expanded.has(path);
-      n.append(el("button", { type: "button", "data-expand": path, "aria-expanded": String(open), text: open ? "−" : "+" + (a.instances && a.instances.length ? ` ${a.instances.length} instances` : " child"),
-        onclick: () => { open ? expanded.delete(path) : expanded.add(path); rerender(); } }));
-      if (open) {
+      const isOpen = expanded.has(path);
+      const what = a.instances && a.instances.length ? `${a.instances.length} instances` : a.children.length > 1 ? `${a.children.length} child ensembles` : "child ensemble";
+      n.append(el("button", { type: "button", class: "expand", "data-expand": path, "aria-expanded": String(isOpen), text: (isOpen ? "− " : "+ ") + what,
+        onclick: (ev) => { ev.stopPropagation(); isOpen ? expanded.delete(path) : expanded.add(path); rerender(); } }));
+      if (isOpen) {
         if (a.instances && a.instances.length) {
           n.append(el("div", { class: "instances" }, a.instances.map((i) => {
-            const t = (window.__tally || {})[i] || {};
+            const t = tally[i] || {};
             const status = t.last === "ok" ? "completed" : t.last || "not_run";
-            return el("div", { class: "node", "data-agent": prefix + i, "data-status": status, title: status, text: i.slice(a.name.length) });
+            const goI = !prefix && t.executions ? (ev) => { ev.stopPropagation(); open(i, t.executions, t.last === "skipped" ? 0 : t.last_turn); } : null;
+            return el("div", { class: "node" + (goI ? " opens" : ""), "data-agent": prefix + i, "data-status": status, title: `${i}: ${status.replace("_", " ")}`, text: i.slice(a.name.length), onclick: goI });
           })));
         }
         for (const c of a.children || []) {
-          n.append(el("div", { class: "child" }, el("div", { class: "meta", text: "ensemble " + c.name }),
-            c.agents.map((ca) => nodeEl(ca, path + "/", expanded, rerender))));
+          const dispatch = a.children.length > 1;
+          n.append(el("div", { class: "child" + (dispatch && !c.ran ? " not-ran" : ""), "data-child": path + ":" + c.name },
+            el("div", { class: "meta", text: "ensemble " + c.name + (dispatch ? (c.ran ? " (ran last)" : " (did not run last)") : "") }),
+            c.agents.map((ca) => nodeEl(ca, path + "/", expanded, rerender, open))));
         }
       }
     }
     return n;
   }
-  function renderGraph(box, data, expanded) {
+  function renderGraph(box, data, expanded, open) {
     const g = data.graph;
     window.__tally = data.agents || {};
-    const rerender = () => renderGraph(box, data, expanded);
+    const rerender = () => renderGraph(box, data, expanded, open);
     const lay = el("div", { class: "layers" }, layers(g.agents, g.edges).map((layer) =>
-      el("div", { class: "layer" }, layer.map((a) => nodeEl(a, "", expanded, rerender)))));
+      el("div", { class: "layer" }, layer.map((a) => nodeEl(a, "", expanded, rerender, open)))));
     const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
     svg.setAttribute("class", "edges");
     box.replaceChildren(el("h2", { text: g.source === "file" ? "Graph" : "Agents (from the history)" }), lay, svg);
@@ -407,6 +424,32 @@
     const side = (lines, label) => el("div", {}, el("h3", { text: label }), el("pre", {}, lines.map(([t, c]) => el("div", { class: c, text: t || " " }))));
     return el("div", { class: "diff", "data-field": "diff" }, side(d[0], la), side(d[1], lb));
   }
+  // childRun is the run of a child ensemble an execution of the agent at
+  // path (in the run's turn) ran: a loop's iterations, each a list of its
+  // agents' executions, which open in the panel.
+  function childRun(c, path, turn, st) {
+    const runs = (c.earlier_iterations || []).concat([c]);
+    const seen = {}, nested = path.includes("/");
+    const box = el("div", { "data-field": "child" }, el("h3", { text: `Child ensemble ${c.ensemble}: ${c.completion_reason || "unfinished"}` +
+      (runs.length > 1 ? `, ${runs.length} iterations` : "") }));
+    runs.forEach((run, k) => {
+      const recs = run.conversation_history || [];
+      box.append(el("div", { class: "child-run" }, runs.length > 1 ? el("span", { class: "muted", text: `iteration ${k + 1}` }) : null,
+        recs.map((cr) => {
+          const p = `${path}/${cr.agent_name}`;
+          const m = (seen[p] = (seen[p] || 0) + 1);
+          const id = `${p}#${m}`;
+          const attrs = { class: "bar " + recStatus(cr) + (st.selected === id ? " selected" : ""),
+            title: `${p}: the child's turn ${cr.turn_number}, ${fmtDur(cr.execution_time)}${cr.error ? " — " + cr.error : ""}`,
+            text: `${cr.agent_name} · ${fmtDur(cr.execution_time)}` };
+          // A child's child opens from the graph: its number here would
+          // not count the loop iterations of the executions around it.
+          if (nested) return el("span", attrs);
+          return el("button", Object.assign(attrs, { type: "button", "data-execution": id, onclick: () => st.open(p, m, turn) }));
+        })));
+    });
+    return box;
+  }
   async function showExecution(box, st, agent, n, turn) {
     box.replaceChildren(el("p", { class: "muted", text: "Loading…" }));
     let ex;
@@ -414,25 +457,30 @@
     catch (e) { box.replaceChildren(el("p", { class: "error", text: e.message })); return; }
     const r = ex.record;
     const section = (label, field, value) => el("div", {}, el("h3", { text: label }), el("pre", { "data-field": field, text: value }));
-    const known = new Set(["turn_number", "agent_name", "instance", "of", "execution", "skipped", "input_data", "output_data", "error", "stderr", "execution_time", "timestamp", "stop_reason", "usage", "handles"]);
+    const known = new Set(["turn_number", "agent_name", "instance", "of", "execution", "skipped", "input_data", "output_data", "error", "stderr", "execution_time", "timestamp", "stop_reason", "usage", "handles", "child"]);
     const details = Object.fromEntries(Object.entries(r).filter(([k]) => !known.has(k)));
+    const path = ex.path || r.agent_name;
     const tally = (st.data && st.data.agents && st.data.agents[agent]) || {};
+    const count = ex.path ? ex.count : (tally.executions || 0);
     const others = [];
-    for (let k = 1; k <= (tally.executions || 0); k++) if (k !== n) others.push(k);
+    for (let k = 1; k <= count; k++) if (k !== n) others.push(k);
     const cmp = el("select", { "aria-label": "compare with", "data-compare": agent },
       el("option", { value: "", text: others.length ? "compare with execution…" : "no other execution" }), others.map((k) => el("option", { value: k, text: "#" + k })));
     const diffBox = el("div");
     cmp.addEventListener("change", async () => {
       if (!cmp.value) { diffBox.replaceChildren(); return; }
       try {
-        const o = await api("/api/run/execution?" + q({ db: st.db, id: st.id, agent, n: cmp.value }));
+        const o = await api("/api/run/execution?" + q({ db: st.db, id: st.id, agent, n: cmp.value, turn: ex.path ? ex.turn : 0 }));
         const text = (rec) => pretty(rec.output_data) + (rec.error ? "\nerror: " + rec.error : "");
-        diffBox.replaceChildren(el("h3", { text: "Output" }), diffView(text(o.record), text(r), `#${cmp.value} (turn ${o.record.turn_number})`, `#${n} (turn ${r.turn_number})`),
+        diffBox.replaceChildren(el("h3", { text: "Output" }), o.slim ? el("p", { class: "muted", text: `#${cmp.value} is an earlier iteration of a loop: its input and output are not kept.` }) : null,
+          diffView(text(o.record), text(r), `#${cmp.value} (turn ${o.record.turn_number})`, `#${n} (turn ${r.turn_number})`),
           el("h3", { text: "Input" }), diffView(pretty(o.record.input_data), pretty(r.input_data), `#${cmp.value}`, `#${n}`));
       } catch (e) { diffBox.replaceChildren(el("p", { class: "error", text: e.message })); }
     });
     put(box,
-      el("h2", {}, `${r.agent_name} · execution ${r.execution} · turn ${r.turn_number} `, badge(recStatus(r) === "ok" ? "completed" : recStatus(r))),
+      el("h2", {}, ex.path ? `${path} · ${n} of ${ex.count} in turn ${ex.turn} · its ensemble's turn ${r.turn_number} ` : `${r.agent_name} · execution ${r.execution} · turn ${r.turn_number} `,
+        badge(recStatus(r) === "ok" ? "completed" : recStatus(r))),
+      ex.slim ? el("p", { class: "muted", "data-field": "slim", text: "An earlier iteration of a loop: a run keeps its timing, usage and error, not its input, output nor stderr." }) : null,
       el("div", { class: "summary" },
         el("div", {}, el("b", { text: "took" }), fmtDur(r.execution_time)),
         el("div", {}, el("b", { text: "ended" }), fmtTime(r.timestamp)),
@@ -443,7 +491,8 @@
       section("Error", "error", r.error || ""),
       section("Input as sent", "input", pretty(r.input_data)),
       section("Stderr", "stderr", r.stderr || ""),
-      Object.keys(details).length ? section("Details (fallback, retries, child runs…)", "details", pretty(details)) : null,
+      r.child ? childRun(r.child, path, ex.path ? ex.turn : r.turn_number, st) : null,
+      Object.keys(details).length ? section("Details (fallback, retries…)", "details", pretty(details)) : null,
       ex.memory ? section("Model messages and tool calls (the agent's memory after this turn)", "memory", pretty(ex.memory)) : null,
       el("div", {}, cmp), diffBox);
   }
