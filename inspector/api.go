@@ -362,6 +362,9 @@ type RunView struct {
 	// QuestionsError says why a suspended run's questions could not be
 	// read (its ensemble file changed or went away).
 	QuestionsError string `json:"questions_error,omitempty"`
+	// JobError is the error that stopped the run this server went on with
+	// in the background (after an answer or a fork), if it failed.
+	JobError string `json:"job_error,omitempty"`
 }
 
 // apiRun is GET /api/run?db=N&id=ID: a run's first screen. It reads the
@@ -401,6 +404,9 @@ func (s *Server) runView(i int, d *database, info *store.RunInfo) (*RunView, err
 		return nil, err
 	}
 	v := &RunView{Run: rs, Head: head, Tally: t.Agents}
+	if e, ok := strings.CutPrefix(rs.Job, "error: "); ok {
+		v.JobError = e
+	}
 	e, gerr := s.ensembleOf(head)
 	v.Graph = graphOf(e, gerr, head, t.Agents)
 	if last, err := s.lastOfParents(d, info, v.Graph, t.Agents); err != nil {

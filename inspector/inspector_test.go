@@ -3,6 +3,7 @@ package inspector_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -567,5 +568,35 @@ func TestChildEnsembleAgents(t *testing.T) {
 		if cg.Ran != tc.ran || n.Status != tc.status {
 			t.Errorf("route/answer of %s: %s (ran %v), want %s (ran %v)", tc.in, n.Status, cg.Ran, tc.status, tc.ran)
 		}
+	}
+}
+
+// A run gone on with in the background that failed says so on its page,
+// and in the list, not only on the server's stderr.
+func TestJobErrorIsShown(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var v inspector.RunView
+	f.do(t, "GET", "/api/run?id="+f.mapReduce, nil, &v)
+	if v.JobError != "" || v.Run.Job != "" {
+		t.Fatalf("a run nothing was done with: job %q, error %q", v.Run.Job, v.JobError)
+	}
+	inspector.FailJob(f.srv, 0, f.mapReduce, errors.New("saving turn 4: disk I/O error"))
+	f.do(t, "GET", "/api/run?id="+f.mapReduce, nil, &v)
+	if v.JobError != "saving turn 4: disk I/O error" {
+		t.Errorf("the run's page: job error %q", v.JobError)
+	}
+	if runs := f.runs(t, "q="+f.mapReduce); len(runs) != 1 || !strings.Contains(runs[0].Job, "disk I/O error") {
+		t.Errorf("the list: %+v", runs)
+	}
+	// The page shows it in an element of its own.
+	resp, err := http.Get(f.ts.URL + "/app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"data-field": "job-error"`) || !strings.Contains(string(b), "job_error") {
+		t.Error("app.js has no job-error field")
 	}
 }

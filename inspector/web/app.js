@@ -216,7 +216,8 @@
         r.batch ? item("batch", r.batch) : null,
         r.parent ? item("forked from", el("a", { href: `#/run/${r.db}/${encodeURIComponent(r.parent)}`, text: `${r.parent} at turn ${r.parent_turn}` })) : null,
         item("input", el("span", { title: h.input, text: h.input.length > 120 ? h.input.slice(0, 120) + "…" : h.input }))),
-      r.job && r.job.startsWith("error") ? el("p", { class: "error", text: r.job }) : null,
+      data.job_error ? el("p", { class: "error", "data-field": "job-error",
+        text: "This run, gone on with in the background by this page, stopped: " + data.job_error + ". See what it saved below; resume on the command line tells more." }) : null,
       data.graph.changed ? el("p", { class: "muted", text: "The ensemble file changed since this run was saved: the graph is the file as it is now." }) : null,
       data.graph.error ? el("p", { class: "muted", text: "The graph is the agents the history names: " + data.graph.error }) : null);
   }
