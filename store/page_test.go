@@ -251,6 +251,10 @@ func TestExecutionPage(t *testing.T) {
 		{"an execution after its last", "writer", 99, 0},
 		{"an execution in another turn", "seed", 1, 2},
 		{"a name that only begins an agent's", "write", 1, 0},
+		// Keys are the run's seq above 32 bits of turn: these would be
+		// the next run's (the fork's) turn 1 and 2.
+		{"a turn past 32 bits", "seed", 1, 1<<32 + 1},
+		{"a turn past 32 bits, again", "writer", 1, 1<<32 + 2},
 	} {
 		if _, err := p.db.Execution(p.first, tc.agent, tc.n, tc.turn); !errors.Is(err, store.ErrNoExecution) {
 			t.Errorf("%s: %v, want ErrNoExecution", tc.name, err)
@@ -443,6 +447,9 @@ func TestMemoryAt(t *testing.T) {
 	}
 	if mem, err := p.db.MemoryAt(p.first, 1, "publisher"); err != nil || mem != nil {
 		t.Errorf("an agent that did not run in the turn: %s, %v", mem, err)
+	}
+	if mem, err := p.db.MemoryAt(p.first, 1<<32+1, "seed"); err != nil || mem != nil {
+		t.Errorf("a turn past 32 bits (the next run's turn 1): %s, %v", mem, err)
 	}
 }
 
