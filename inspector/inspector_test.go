@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -598,5 +599,70 @@ func TestJobErrorIsShown(t *testing.T) {
 	resp.Body.Close()
 	if !strings.Contains(string(b), `"data-field": "job-error"`) || !strings.Contains(string(b), "job_error") {
 		t.Error("app.js has no job-error field")
+	}
+}
+
+// What an attacker (or a slip) sends is refused with a clear status, and
+// never reaches another run, another file or the whole of a body.
+func TestHostileRequests(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	id := f.mapReduce
+	big := strings.Repeat(" ", 2<<20) + `{"turn": 1}`
+	for _, tc := range []struct {
+		name, method, path, body string
+		want                     int
+	}{
+		{"a huge limit is capped", "GET", "/api/run/turns?limit=999999999&id=" + id, "", 200},
+		{"a limit past 64 bits", "GET", "/api/run/turns?limit=99999999999999999999999&id=" + id, "", 400},
+		{"a negative after", "GET", "/api/run/turns?after=-5&id=" + id, "", 400},
+		{"an after past the end", "GET", "/api/run/turns?after=9223372036854775807&id=" + id, "", 200},
+		{"a db that is a path", "GET", "/api/run?db=" + url.QueryEscape("/etc/passwd") + "&id=" + id, "", 404},
+		{"a negative db", "GET", "/api/run?db=-1&id=" + id, "", 404},
+		{"an id that is a path", "GET", "/api/run?id=" + url.QueryEscape("../runs.db"), "", 404},
+		{"the next run's turn, past 32 bits", "GET", "/api/run/execution?agent=split&n=1&turn=4294967297&id=" + f.approval, "", 404},
+		{"a child path's turn past 32 bits", "GET", "/api/run/execution?agent=summarize/x&n=1&turn=4294967298&id=" + id, "", 404},
+		{"a page file by a path out of it", "GET", "/..%2f..%2fgo.mod", "", 404},
+		{"a body past 1 MiB", "POST", "/api/run/fork?id=" + id, big, 400},
+		{"an answer past 1 MiB", "POST", "/api/run/answer?id=" + f.approval, `{"answers": {"approver": "` + strings.Repeat("x", 2<<20) + `"}}`, 400},
+		{"a turn that is no integer", "POST", "/api/run/fork?id=" + id, `{"turn": 1e300}`, 400},
+		{"a negative turn", "POST", "/api/run/fork?id=" + id, `{"turn": -1}`, 400},
+	} {
+		req, err := http.NewRequest(tc.method, f.ts.URL+tc.path, strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Ensemble-Token", "secret-token")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s: %d %s, want %d", tc.name, resp.StatusCode, b, tc.want)
+		}
+	}
+	// Nothing was forked nor answered.
+	if runs := f.runs(t, ""); len(runs) != 2 || runs[0].Status != inspector.StatusSuspended {
+		t.Errorf("after the refused requests: %v", ids(runs))
+	}
+}
+
+// The page never parses data as HTML: every text goes in by textContent
+// (an agent's output may hold markup, and the runs' data is not the
+// page's to run).
+func TestPageWritesNoHTML(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"web/app.js", "web/index.html"} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "srcdoc", "javascript:"} {
+			if strings.Contains(string(b), sink) {
+				t.Errorf("%s uses %s: build elements with el() and textContent", name, sink)
+			}
+		}
 	}
 }
