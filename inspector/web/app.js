@@ -202,17 +202,17 @@
 
   function renderHead(head, data) {
     const r = data.run, h = data.head;
-    const item = (label, value) => el("div", {}, el("b", { text: label }), value);
+    const item = (label, value, cls) => el("div", { class: cls }, el("b", { text: label }), value);
     put(head,
       el("h2", {}, `${r.ensemble} · ${r.id} `, badge(r.status)),
       el("div", { class: "summary" },
-        item("status", r.completion_reason || "unfinished"),
+        item("completion reason", r.completion_reason || "none: it stopped before it ended"),
         item("started", fmtTime(r.started_at)),
         item("saved", fmtTime(r.saved_at)),
         item("duration", fmtDur(r.duration_seconds)),
         item("turns", String(r.turns)),
         item("usage", (fmtUsage(r.usage) || "none") + (r.partial ? " (its last turns: counting the rest…)" : "")),
-        item("ensemble file", h.ensemble.path),
+        item("ensemble file", h.ensemble.path, "wide"),
         r.batch ? item("batch", r.batch) : null,
         r.parent ? item("forked from", el("a", { href: `#/run/${r.db}/${encodeURIComponent(r.parent)}`, text: `${r.parent} at turn ${r.parent_turn}` })) : null,
         item("input", el("span", { title: h.input, text: h.input.length > 120 ? h.input.slice(0, 120) + "…" : h.input }))),
@@ -410,20 +410,32 @@
     const n = x.length, m = y.length;
     const L = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
     for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) L[i][j] = x[i] === y[j] ? L[i + 1][j + 1] + 1 : Math.max(L[i + 1][j], L[i][j + 1]);
-    const left = [], right = [];
+    // Rows of [left, right], each [text, class]: a changed block's
+    // removed and added lines side by side.
+    const rows = [];
+    let dels = [], adds = [];
+    const flush = () => {
+      for (let k = 0; k < Math.max(dels.length, adds.length); k++) {
+        rows.push([k < dels.length ? [dels[k], "del"] : null, k < adds.length ? [adds[k], "add"] : null]);
+      }
+      dels = []; adds = [];
+    };
     let i = 0, j = 0;
     while (i < n || j < m) {
-      if (i < n && j < m && x[i] === y[j]) { left.push([x[i], ""]); right.push([y[j], ""]); i++; j++; }
-      else if (j < m && (i === n || L[i][j + 1] >= L[i + 1][j])) { left.push(["", ""]); right.push([y[j], "add"]); j++; }
-      else { left.push([x[i], "del"]); right.push(["", ""]); i++; }
+      if (i < n && j < m && x[i] === y[j]) { flush(); rows.push([[x[i], ""], [y[j], ""]]); i++; j++; }
+      else if (j < m && (i === n || L[i][j + 1] >= L[i + 1][j])) { adds.push(y[j]); j++; }
+      else { dels.push(x[i]); i++; }
     }
-    return [left, right];
+    flush();
+    return rows;
   }
   function diffView(a, b, la, lb) {
-    const d = lineDiff(a, b);
-    if (!d) return el("p", { class: "muted", text: "Too long to compare line by line." });
-    const side = (lines, label) => el("div", {}, el("h3", { text: label }), el("pre", {}, lines.map(([t, c]) => el("div", { class: c, text: t || " " }))));
-    return el("div", { class: "diff", "data-field": "diff" }, side(d[0], la), side(d[1], lb));
+    if (a === b) return el("p", { class: "muted", "data-field": "diff", text: "The same in both." });
+    const rows = lineDiff(a, b);
+    if (!rows) return el("p", { class: "muted", text: "Too long to compare line by line." });
+    const cell = (c) => el("div", { class: "line " + (c ? c[1] : "gap"), text: c ? c[0] || " " : " " });
+    return el("div", { class: "diff", "data-field": "diff" }, el("h3", { text: la }), el("h3", { text: lb }),
+      rows.flatMap(([l, r]) => [cell(l), cell(r)]));
   }
   // childRun is the run of a child ensemble an execution of the agent at
   // path (in the run's turn) ran: a loop's iterations, each a list of its
@@ -466,14 +478,14 @@
     const others = [];
     for (let k = 1; k <= count; k++) if (k !== n) others.push(k);
     const cmp = el("select", { "aria-label": "compare with", "data-compare": agent },
-      el("option", { value: "", text: others.length ? "compare with execution…" : "no other execution" }), others.map((k) => el("option", { value: k, text: "#" + k })));
+      el("option", { value: "", text: others.length ? `another execution of ${path}…` : `no other execution of ${path}` + (ex.path ? " in this turn" : "") }), others.map((k) => el("option", { value: k, text: "#" + k })));
     const diffBox = el("div");
     cmp.addEventListener("change", async () => {
       if (!cmp.value) { diffBox.replaceChildren(); return; }
       try {
         const o = await api("/api/run/execution?" + q({ db: st.db, id: st.id, agent, n: cmp.value, turn: ex.path ? ex.turn : 0 }));
         const text = (rec) => pretty(rec.output_data) + (rec.error ? "\nerror: " + rec.error : "");
-        diffBox.replaceChildren(el("h3", { text: "Output" }), o.slim ? el("p", { class: "muted", text: `#${cmp.value} is an earlier iteration of a loop: its input and output are not kept.` }) : null,
+        put(diffBox, el("h3", { text: "Output" }), o.slim ? el("p", { class: "muted", text: `#${cmp.value} is an earlier iteration of a loop: its input and output are not kept.` }) : null,
           diffView(text(o.record), text(r), `#${cmp.value} (turn ${o.record.turn_number})`, `#${n} (turn ${r.turn_number})`),
           el("h3", { text: "Input" }), diffView(pretty(o.record.input_data), pretty(r.input_data), `#${cmp.value}`, `#${n}`));
       } catch (e) { diffBox.replaceChildren(el("p", { class: "error", text: e.message })); }
@@ -495,7 +507,7 @@
       r.child ? childRun(r.child, path, ex.path ? ex.turn : r.turn_number, st) : null,
       Object.keys(details).length ? section("Details (fallback, retries…)", "details", pretty(details)) : null,
       ex.memory ? section("Model messages and tool calls (the agent's memory after this turn)", "memory", pretty(ex.memory)) : null,
-      el("div", {}, cmp), diffBox);
+      el("div", { class: "compare" }, el("h3", { text: "Compare with" }), cmp), diffBox);
   }
 
   if (!token) main.replaceChildren(el("p", { class: "error", text: "No token: open the URL ui printed (it ends with ?token=…)." }));
