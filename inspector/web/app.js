@@ -64,6 +64,7 @@
     if (typeof v === "string") return v;
     return JSON.stringify(v, null, 2);
   }
+  function parses(v) { try { JSON.parse(v); return true; } catch { return false; } }
   function badge(status) { return el("span", { class: "badge " + status, text: status }); }
   function stopPoll() { if (timer) clearTimeout(timer); timer = null; }
   function poll(fn, v) {
@@ -243,6 +244,16 @@
       ev.preventDefault();
       const answers = {};
       for (const t of form.querySelectorAll("textarea")) answers[t.name] = t.value;
+      // An answer that looks like JSON but is none would go as text: say
+      // so once, and send it as it is at the second press.
+      const bad = Object.entries(answers).filter(([, v]) => /^\s*[{\[]/.test(v) && !parses(v)).map(([k]) => k);
+      const asked = bad.join("\n");
+      if (bad.length && form.dataset.warned !== asked) {
+        form.dataset.warned = asked;
+        msg.className = "error";
+        msg.textContent = `The answer for ${bad.join(", ")} looks like JSON but does not parse: it would be sent as text. Fix it, or press again to send it as text.`;
+        return;
+      }
       form.querySelector("button").disabled = true;
       msg.className = "muted"; msg.textContent = "Resuming…";
       try {
