@@ -64,6 +64,16 @@
     if (typeof v === "string") return v;
     return JSON.stringify(v, null, 2);
   }
+  // statusNote says more of a run's status, where its badge is not all.
+  function statusNote(r) {
+    if (r.status === "failed") return `completed; ${r.failures} agent${r.failures > 1 ? "s" : ""} failed last`;
+    if (r.status === "suspended") return "waits for an answer";
+    if (r.status === "unfinished") return "stopped before it ended: resume goes on";
+    const limits = { max_total_turns: "stopped at its turn limit", timeout: "stopped at its timeout", budget_exceeded: "stopped: a budget was spent", cancelled: "interrupted: resume goes on" };
+    if (limits[r.status]) return limits[r.status];
+    if (r.completion_reason && r.completion_reason !== r.status && r.status !== "running") return r.completion_reason;
+    return "";
+  }
   function parses(v) { try { JSON.parse(v); return true; } catch { return false; } }
   function badge(status) { return el("span", { class: "badge " + status, text: status }); }
   function stopPoll() { if (timer) clearTimeout(timer); timer = null; }
@@ -124,11 +134,11 @@
       el("td", {}, el("a", { href: `#/run/${r.db}/${encodeURIComponent(r.id)}`, text: r.id }), data.dbs.length > 1 ? el("div", { class: "muted", text: r.db_path }) : null),
       el("td", { text: r.ensemble }),
       el("td", { text: fmtTime(r.started_at) }),
-      el("td", {}, badge(r.status), r.completion_reason && r.completion_reason !== r.status ? el("div", { class: "muted", text: r.completion_reason }) : null,
+      el("td", {}, badge(r.status), statusNote(r) ? el("div", { class: "muted", text: statusNote(r) }) : null,
         r.job && r.job.startsWith("error") ? el("div", { class: "error", text: r.job }) : null),
       el("td", { class: "num", text: r.turns }),
       el("td", { class: "num", text: fmtDur(r.duration_seconds) }),
-      el("td", { text: fmtUsage(r.usage) + (r.partial ? " (counting…)" : "") }),
+      el("td", { class: fmtUsage(r.usage) ? "" : "muted", text: (fmtUsage(r.usage) || "—") + (r.partial ? " (counting…)" : "") }),
       el("td", { text: r.batch || "" }),
       el("td", {}, r.parent ? el("a", { href: `#/run/${r.db}/${encodeURIComponent(r.parent)}`, text: `${r.parent} @ ${r.parent_turn}`, onclick: (e) => e.stopPropagation() }) : ""))));
       msg.textContent = data.runs.length ? "" : "No run matches.";
