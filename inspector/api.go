@@ -578,6 +578,8 @@ type Execution struct {
 	// Slim: the record is of a loop's earlier iteration, which a run keeps
 	// without its input, output and stderr.
 	Slim bool `json:"slim,omitempty"`
+	// Parent is the execution of the run's agent that ran the child.
+	Parent *ExecutionRef `json:"parent,omitempty"`
 }
 
 // apiExecution is GET /api/run/execution?db=N&id=ID&agent=NAME&n=K[&turn=T]:
@@ -677,7 +679,14 @@ func (s *Server) childExecution(i int, d *database, info *store.RunInfo, path st
 	// An execution's record holds the request it was given; a slim one
 	// holds none.
 	slim := rec.InputData == nil && !rec.Skipped
-	return &Execution{Record: rec, Path: path, Turn: turn, Count: len(found), Slim: slim}, nil
+	var parent *ExecutionRef
+	for _, r := range tops {
+		if len(runners.PathRecords([]*state.Record{r}, path)) > 0 {
+			parent = &ExecutionRef{Agent: r.AgentName, N: r.Execution, Turn: r.TurnNumber}
+			break
+		}
+	}
+	return &Execution{Record: rec, Path: path, Turn: turn, Count: len(found), Slim: slim, Parent: parent}, nil
 }
 
 // answerBody is the body of POST /api/run/answer.

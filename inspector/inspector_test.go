@@ -540,6 +540,9 @@ func TestChildEnsembleAgents(t *testing.T) {
 			t.Fatalf("execution?%s: %d", tc.query, code)
 		}
 		out, _ := json.MarshalIndent(ex.Record.OutputData, "", " ")
+		if p := ex.Parent; p == nil || p.Agent != "build_loop" || p.N != 1 || p.Turn != 1 {
+			t.Errorf("execution?%s: parent %+v, want build_loop#1 in turn 1", tc.query, p)
+		}
 		if ex.Record.AgentName != "tests" || ex.Path != "build_loop/tests" || ex.Turn != 1 || ex.Count != 2 || ex.Slim != tc.slim || !strings.Contains(string(out), tc.wantIn) {
 			t.Errorf("execution?%s = %s %s turn %d count %d: %s, want %q in it", tc.query, ex.Path, ex.Record.AgentName, ex.Turn, ex.Count, out, tc.wantIn)
 		}

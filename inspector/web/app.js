@@ -516,6 +516,8 @@
         badge(recStatus(r) === "ok" ? "completed" : recStatus(r))),
       ex.slim ? el("p", { class: "muted", "data-field": "slim", text: "An earlier iteration of a loop: a run keeps its timing, usage and error, not its input, output nor stderr." }) : null,
       el("div", { class: "summary" },
+        ex.parent ? el("div", {}, el("b", { text: "run by" }), el("a", { href: "#", "data-parent": ex.parent.agent + "#" + ex.parent.n,
+          text: `${ex.parent.agent} #${ex.parent.n} (turn ${ex.parent.turn})`, onclick: (ev) => { ev.preventDefault(); st.open(ex.parent.agent, ex.parent.n, ex.parent.turn); } })) : null,
         el("div", {}, el("b", { text: "took" }), fmtDur(r.execution_time)),
         el("div", {}, el("b", { text: "ended" }), fmtTime(r.timestamp)),
         el("div", {}, el("b", { text: "usage" }), fmtUsage(r.usage) || "none"),
