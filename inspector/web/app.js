@@ -393,14 +393,17 @@
           text: `${r.agent_name} #${r.execution} · ${fmtDur(r.execution_time)}`,
           onclick: () => select(r.agent_name, r.execution, t.turn) });
         if (recs.length > 1 && isFinite(span)) {
-          const w = Math.max(((ends[i] - starts[i]) / span) * 60, 35);
+          const w = Math.max(((ends[i] - starts[i]) / span) * 60, 45);
           b.style.width = w.toFixed(1) + "%";
           b.style.marginLeft = ((starts[i] - t0) / span * (100 - w)).toFixed(1) + "%";
         }
         return b;
       }));
-      return el("div", { class: "turn", "data-turn": t.turn },
-        el("span", { class: "no", text: "turn " + t.turn }),
+      const run = (st.data && st.data.run) || {};
+      const copied = run.parent && t.turn <= run.parent_turn;
+      return el("div", { class: "turn" + (copied ? " copied" : ""), "data-turn": t.turn },
+        el("span", { class: "no", text: "turn " + t.turn, title: copied ? `copied from ${run.parent}: it did not run again` : null },
+          copied ? el("div", { class: "tag", text: "copied" }) : null),
         bars,
         el("button", { type: "button", "data-fork-turn": t.turn, title: `a new run whose first ${t.turn} turns are this run's, which goes on from there`, text: "run again from here",
           onclick: () => fork(st, t.turn) }));
