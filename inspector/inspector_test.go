@@ -422,6 +422,9 @@ func TestPage(t *testing.T) {
 		if resp.StatusCode != 200 || len(b) < 100 {
 			t.Errorf("GET %s: %d, %d bytes", p, resp.StatusCode, len(b))
 		}
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") || strings.Contains(csp, "unsafe") {
+			t.Errorf("GET %s: Content-Security-Policy %q, want self only, nothing unsafe", p, csp)
+		}
 		text := strings.ReplaceAll(string(b), "http://www.w3.org/2000/svg", "") // a namespace, not a fetch
 		if strings.Contains(text, "http://") || strings.Contains(text, "https://") {
 			t.Errorf("GET %s names another site: the page works offline", p)
