@@ -671,7 +671,7 @@ func (s *Server) childExecution(i int, d *database, info *store.RunInfo, path st
 			tops = append(tops, r)
 		}
 	}
-	found := runners.PathRecords(tops, path)
+	found := exactPathRecords(tops, path)
 	if n > len(found) {
 		return nil, fmt.Errorf("%w: %s#%d in turn %d of run %s (%d there)", store.ErrNoExecution, path, n, turn, info.ID, len(found))
 	}

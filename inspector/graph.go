@@ -49,6 +49,10 @@ type GraphNode struct {
 	// Last is the execution a node of a child ensemble opens: its agent's
 	// last record in the last execution of the agent that runs it.
 	Last *ExecutionRef `json:"last,omitempty"`
+	// InstanceStatus and InstanceLast are, for a fan-out agent of a child
+	// ensemble, how each instance ended and the execution it opens.
+	InstanceStatus map[string]string        `json:"instance_status,omitempty"`
+	InstanceLast   map[string]*ExecutionRef `json:"instance_last,omitempty"`
 }
 
 // ExecutionRef names an execution as GET /api/run/execution takes it.
@@ -275,15 +279,16 @@ func fillChildren(g *Graph, last map[string][]*state.Record) {
 
 // fillChild fills nodes, the agents of a child ensemble at path rest
 // ("" for the first level, "review/" below it) under tops, the records
-// that ran it.
+// that ran it. A fan-out's instances are filled as its instances.
 func fillChild(nodes []*GraphNode, tops []*state.Record, rest string) {
 	for _, n := range nodes {
 		sub := rest + n.Name
 		n.Status, n.Executions, n.Failures, n.Skips, n.Last = "not_run", 0, 0, 0, nil
+		n.Instances, n.InstanceStatus, n.InstanceLast = nil, nil, nil
 		failed := false
 		for _, top := range tops {
 			path := top.AgentName + "/" + sub
-			recs := runners.PathRecords([]*state.Record{top}, path)
+			recs := exactPathRecords([]*state.Record{top}, path)
 			for _, r := range recs {
 				switch {
 				case r.Skipped:
@@ -295,13 +300,15 @@ func fillChild(nodes []*GraphNode, tops []*state.Record, rest string) {
 					n.Executions++
 				}
 			}
-			if len(recs) == 0 {
-				continue
+			if len(recs) > 0 {
+				r := recs[len(recs)-1]
+				n.Status = recordStatus(r)
+				failed = failed || n.Status == "failed"
+				n.Last = &ExecutionRef{Agent: path, N: len(recs), Turn: top.TurnNumber}
 			}
-			r := recs[len(recs)-1]
-			n.Status = recordStatus(r)
-			failed = failed || n.Status == "failed"
-			n.Last = &ExecutionRef{Agent: path, N: len(recs), Turn: top.TurnNumber}
+			if n.FanOut {
+				fillInstances(n, top, path)
+			}
 		}
 		if failed {
 			n.Status = "failed"
@@ -318,6 +325,50 @@ func fillChild(nodes []*GraphNode, tops []*state.Record, rest string) {
 			fillChild(c.Agents, tops, sub+"/")
 		}
 	}
+}
+
+// fillInstances adds to n, a fan-out agent of a child ensemble at path
+// under top, the instances top ran: their names (`name[i]`), how each
+// ended last and the execution each opens.
+func fillInstances(n *GraphNode, top *state.Record, path string) {
+	for _, r := range runners.PathRecords([]*state.Record{top}, path) {
+		if r.AgentName == n.Name || !strings.HasPrefix(r.AgentName, n.Name+"[") {
+			continue
+		}
+		if n.InstanceStatus == nil {
+			n.InstanceStatus, n.InstanceLast = map[string]string{}, map[string]*ExecutionRef{}
+		}
+		ip := path + r.AgentName[len(n.Name):]
+		if _, ok := n.InstanceStatus[r.AgentName]; !ok {
+			n.Instances = append(n.Instances, r.AgentName)
+		}
+		n.InstanceStatus[r.AgentName] = recordStatus(r)
+		last := n.InstanceLast[r.AgentName]
+		if last == nil || last.Agent != ip {
+			last = &ExecutionRef{Agent: ip, Turn: top.TurnNumber}
+			n.InstanceLast[r.AgentName] = last
+		}
+		last.N++
+	}
+	slices.SortFunc(n.Instances, func(a, b string) int { return instanceNumber(a) - instanceNumber(b) })
+}
+
+// exactPathRecords are the records of the agent at path among recs and
+// the runs of the children they ran (runners.PathRecords), but those of
+// its instances when path's last part names none: what the execution of
+// a child's agent is numbered among.
+func exactPathRecords(recs []*state.Record, path string) []*state.Record {
+	_, name, ok := cutLast(path, "/")
+	if !ok {
+		name = path
+	}
+	var out []*state.Record
+	for _, r := range runners.PathRecords(recs, path) {
+		if r.AgentName == name {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // recordStatus is how a record ended, as a graph node says it.

@@ -28,7 +28,12 @@ func noEnv(string) (string, bool) { return "", false }
 // path (with its responses file when responses), and returns the run's id.
 func saveRun(t *testing.T, path, name string, responses bool) string {
 	t.Helper()
-	dir := filepath.Join("..", "examples", name)
+	return saveRunOf(t, path, filepath.Join("..", "examples", name), responses)
+}
+
+// saveRunOf is saveRun of the ensemble in dir.
+func saveRunOf(t *testing.T, path, dir string, responses bool) string {
+	t.Helper()
 	e, err := session.Load(filepath.Join(dir, "ensemble.yaml"), nil, session.LoadOptions{LookupEnv: noEnv})
 	if err != nil {
 		t.Fatal(err)
@@ -670,5 +675,53 @@ func TestPageWritesNoHTML(t *testing.T) {
 				t.Errorf("%s uses %s: build elements with el() and textContent", name, sink)
 			}
 		}
+	}
+}
+
+// A fan-out in a child ensemble opens onto its instances, each with how it
+// ended and the execution it opens.
+func TestChildFanOut(t *testing.T) {
+	t.Parallel()
+	needPython(t)
+	path := filepath.Join(t.TempDir(), "runs.db")
+	id := saveRunOf(t, path, filepath.Join("testdata", "nested"), true)
+	f := serveDB(t, path)
+	var v inspector.RunView
+	if code := f.do(t, "GET", "/api/run?id="+id, nil, &v); code != 200 {
+		t.Fatalf("GET /api/run: %d", code)
+	}
+	_, n := childNode(v.Graph, "", "inner/summarize")
+	if n == nil {
+		t.Fatalf("inner/summarize: not in the graph")
+	}
+	// The agent's own record is the gathering of its instances'.
+	if !n.FanOut || n.Status != "completed" || n.Executions != 1 || n.Last == nil || n.Last.Agent != "inner/summarize" || n.Last.N != 1 {
+		t.Errorf("inner/summarize: %+v (last %+v)", n, n.Last)
+	}
+	if len(n.Instances) != 2 || n.Instances[0] != "summarize[0]" || n.Instances[1] != "summarize[1]" {
+		t.Fatalf("instances %v, want summarize[0] and summarize[1]", n.Instances)
+	}
+	for _, i := range n.Instances {
+		last := n.InstanceLast[i]
+		if n.InstanceStatus[i] != "completed" || last == nil || last.Agent != "inner/"+i || last.N != 1 || last.Turn != 1 {
+			t.Errorf("%s: %s, last %+v", i, n.InstanceStatus[i], last)
+			continue
+		}
+		var ex inspector.Execution
+		q := url.Values{"id": {id}, "agent": {last.Agent}, "n": {"1"}, "turn": {"1"}}
+		if code := f.do(t, "GET", "/api/run/execution?"+q.Encode(), nil, &ex); code != 200 {
+			t.Fatalf("execution of %s: %d", last.Agent, code)
+		}
+		if ex.Record.AgentName != i || ex.Count != 1 || ex.Parent == nil || ex.Parent.Agent != "inner" {
+			t.Errorf("execution of %s: %s, count %d, parent %+v", last.Agent, ex.Record.AgentName, ex.Count, ex.Parent)
+		}
+	}
+	// The agent's own execution is its own, not an instance's.
+	var ex inspector.Execution
+	if code := f.do(t, "GET", "/api/run/execution?id="+id+"&agent=inner/summarize&n=1", nil, &ex); code != 200 || ex.Record.AgentName != "summarize" || ex.Count != 1 {
+		t.Errorf("inner/summarize#1: %d %+v", code, ex)
+	}
+	if code := f.do(t, "GET", "/api/run/execution?id="+id+"&agent=inner/summarize&n=2", nil, nil); code != 404 {
+		t.Errorf("inner/summarize#2: %d, want 404 (instances are not its executions)", code)
 	}
 }

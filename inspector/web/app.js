@@ -328,9 +328,16 @@
       if (isOpen) {
         if (a.instances && a.instances.length) {
           n.append(el("div", { class: "instances" }, a.instances.map((i) => {
-            const t = tally[i] || {};
-            const status = t.last === "ok" ? "completed" : t.last || "not_run";
-            const goI = !prefix && t.executions ? (ev) => { ev.stopPropagation(); open(i, t.executions, t.last === "skipped" ? 0 : t.last_turn); } : null;
+            let status, goI = null;
+            if (prefix) { // a child's instance: the graph says
+              const last = (a.instance_last || {})[i];
+              status = (a.instance_status || {})[i] || "not_run";
+              if (last) goI = (ev) => { ev.stopPropagation(); open(last.agent, last.n, last.turn); };
+            } else {
+              const t = tally[i] || {};
+              status = t.last === "ok" ? "completed" : t.last || "not_run";
+              if (t.executions) goI = (ev) => { ev.stopPropagation(); open(i, t.executions, t.last === "skipped" ? 0 : t.last_turn); };
+            }
             return el("div", { class: "node" + (goI ? " opens" : ""), "data-agent": prefix + i, "data-status": status, title: `${i}: ${status.replace("_", " ")}`, text: i.slice(a.name.length), onclick: goI });
           })));
         }
