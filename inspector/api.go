@@ -12,6 +12,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -361,6 +362,9 @@ type RunView struct {
 	// QuestionsError says why a suspended run's questions could not be
 	// read (its ensemble file changed or went away).
 	QuestionsError string `json:"questions_error,omitempty"`
+	// JobError is the error that stopped the run this server went on with
+	// in the background (after an answer or a fork), if it failed.
+	JobError string `json:"job_error,omitempty"`
 }
 
 // apiRun is GET /api/run?db=N&id=ID: a run's first screen. It reads the
@@ -400,8 +404,16 @@ func (s *Server) runView(i int, d *database, info *store.RunInfo) (*RunView, err
 		return nil, err
 	}
 	v := &RunView{Run: rs, Head: head, Tally: t.Agents}
+	if e, ok := strings.CutPrefix(rs.Job, "error: "); ok {
+		v.JobError = e
+	}
 	e, gerr := s.ensembleOf(head)
 	v.Graph = graphOf(e, gerr, head, t.Agents)
+	if last, err := s.lastOfParents(d, info, v.Graph, t.Agents); err != nil {
+		return nil, err
+	} else if len(last) > 0 {
+		fillChildren(v.Graph, last)
+	}
 	if rs.Status == StatusSuspended && rs.Job == "" || info.CompletionReason == engine.AwaitingInput && rs.Status != StatusRunning {
 		if e == nil {
 			v.QuestionsError = "the questions cannot be read: " + gerr.Error()
@@ -425,6 +437,78 @@ func (s *Server) runView(i int, d *database, info *store.RunInfo) (*RunView, err
 		}
 	}
 	return v, nil
+}
+
+// lastOfParents are the records of the last execution of each agent of g
+// that runs a child ensemble, and of each of its instances, by the agent's
+// name: a turn read for each.
+func (s *Server) lastOfParents(d *database, info *store.RunInfo, g *Graph, tally map[string]*store.AgentTally) (map[string][]*state.Record, error) {
+	out := map[string][]*state.Record{}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.db == nil {
+		return nil, &httpError{http.StatusServiceUnavailable, "the server is stopping"}
+	}
+	turns := map[int][]*state.Record{}
+	for _, n := range g.Agents {
+		if len(n.Children) == 0 {
+			continue
+		}
+		for _, name := range append([]string{n.Name}, n.Instances...) {
+			rec, err := lastExecution(d.db, info, name, tally[name], turns)
+			if err != nil {
+				return nil, err
+			}
+			if rec != nil {
+				out[n.Name] = append(out[n.Name], rec)
+			}
+		}
+	}
+	return out, nil
+}
+
+// lastExecution is the record of the last execution (not a skip) of agent
+// name, whose totals are t (nil when it never ran); turns caches the
+// turns read. d is held.
+func lastExecution(db *store.DB, info *store.RunInfo, name string, t *store.AgentTally, turns map[int][]*state.Record) (*state.Record, error) {
+	if t == nil || t.Executions == 0 {
+		return nil, nil
+	}
+	if t.Last == "skipped" {
+		// Its last record is a skip: the execution before is looked for.
+		rec, err := db.Execution(info, name, t.Executions, 0)
+		if errors.Is(err, store.ErrNoExecution) {
+			return nil, nil
+		}
+		return rec, err
+	}
+	recs, err := turnRecords(db, info, t.LastTurn, turns)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if r != nil && r.AgentName == name && !r.Skipped {
+			return r, nil
+		}
+	}
+	return nil, nil
+}
+
+// turnRecords are the records of turn of run info, read once into turns.
+func turnRecords(db *store.DB, info *store.RunInfo, turn int, turns map[int][]*state.Record) ([]*state.Record, error) {
+	if recs, ok := turns[turn]; ok {
+		return recs, nil
+	}
+	page, err := db.Turns(info, turn-1, 1)
+	if err != nil {
+		return nil, err
+	}
+	var recs []*state.Record
+	if len(page) == 1 && page[0].Turn == turn {
+		recs = page[0].Records
+	}
+	turns[turn] = recs
+	return recs, nil
 }
 
 // TurnPage is a page of a run's turns.
@@ -480,17 +564,29 @@ func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
 
 // Execution is one execution in full: its record (with its kind's
 // details), and the memory its agent kept after it (an LLM agent's
-// conversation: the model messages and tool calls).
+// conversation: the model messages and tool calls). For an agent of a
+// child ensemble (an agent path with a "/"), Path, Turn and Count say
+// where it is: its path, the run's turn of the execution that ran the
+// child, and how many records the path has in that execution (a loop's
+// iterations).
 type Execution struct {
 	Record *state.Record    `json:"record"`
 	Memory *json.RawMessage `json:"memory,omitempty"`
+	Path   string           `json:"path,omitempty"`
+	Turn   int              `json:"turn,omitempty"`
+	Count  int              `json:"count,omitempty"`
+	// Slim: the record is of a loop's earlier iteration, which a run keeps
+	// without its input, output and stderr.
+	Slim bool `json:"slim,omitempty"`
+	// Parent is the execution of the run's agent that ran the child.
+	Parent *ExecutionRef `json:"parent,omitempty"`
 }
 
 // apiExecution is GET /api/run/execution?db=N&id=ID&agent=NAME&n=K[&turn=T]:
 // execution K of agent NAME (K 0: a skip, with turn); turn spares looking
 // for its turn.
 func (s *Server) apiExecution(w http.ResponseWriter, r *http.Request) {
-	_, d, info, err := s.runOf(r)
+	i, d, info, err := s.runOf(r)
 	if err != nil {
 		fail(w, err)
 		return
@@ -509,6 +605,15 @@ func (s *Server) apiExecution(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if strings.Contains(agentName, "/") {
+		ex, err := s.childExecution(i, d, info, agentName, n, turn)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		s.reply(w, ex)
+		return
+	}
 	d.mu.Lock()
 	rec, err := d.db.Execution(info, agentName, n, turn)
 	var mem json.RawMessage
@@ -525,6 +630,63 @@ func (s *Server) apiExecution(w http.ResponseWriter, r *http.Request) {
 		ex.Memory = &mem
 	}
 	s.reply(w, ex)
+}
+
+// childExecution is record n (from 1) of path, an agent of a child
+// ensemble (`review/critic`, `analyst[1]/think`), in the execution of turn
+// that ran it (0: the last execution of the path's first agent).
+func (s *Server) childExecution(i int, d *database, info *store.RunInfo, path string, n, turn int) (*Execution, error) {
+	top, _, _ := strings.Cut(path, "/")
+	if n < 1 {
+		return nil, &httpError{http.StatusBadRequest, "n: the number of an execution of " + path + " within the execution that ran it, from 1"}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.db == nil {
+		return nil, &httpError{http.StatusServiceUnavailable, "the server is stopping"}
+	}
+	turns := map[int][]*state.Record{}
+	var recs []*state.Record
+	if turn > 0 {
+		var err error
+		if recs, err = turnRecords(d.db, info, turn, turns); err != nil {
+			return nil, err
+		}
+	} else {
+		t, _, err := s.tally(i, d, info)
+		if err != nil {
+			return nil, err
+		}
+		rec, err := lastExecution(d.db, info, top, t.Agents[top], turns)
+		if err != nil {
+			return nil, err
+		}
+		if rec != nil {
+			recs, turn = []*state.Record{rec}, rec.TurnNumber
+		}
+	}
+	var tops []*state.Record
+	for _, r := range recs {
+		if r != nil && r.AgentName == top && !r.Skipped {
+			tops = append(tops, r)
+		}
+	}
+	found := exactPathRecords(tops, path)
+	if n > len(found) {
+		return nil, fmt.Errorf("%w: %s#%d in turn %d of run %s (%d there)", store.ErrNoExecution, path, n, turn, info.ID, len(found))
+	}
+	rec := found[n-1]
+	// An execution's record holds the request it was given; a slim one
+	// holds none.
+	slim := rec.InputData == nil && !rec.Skipped
+	var parent *ExecutionRef
+	for _, r := range tops {
+		if len(runners.PathRecords([]*state.Record{r}, path)) > 0 {
+			parent = &ExecutionRef{Agent: r.AgentName, N: r.Execution, Turn: r.TurnNumber}
+			break
+		}
+	}
+	return &Execution{Record: rec, Path: path, Turn: turn, Count: len(found), Slim: slim, Parent: parent}, nil
 }
 
 // answerBody is the body of POST /api/run/answer.

@@ -9,6 +9,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/secrets"
+	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
@@ -45,12 +46,33 @@ type GraphNode struct {
 	Instances []string `json:"instances,omitempty"`
 	// Children are the child ensembles it runs (a dispatch's cases).
 	Children []*ChildGraph `json:"children,omitempty"`
+	// Last is the execution a node of a child ensemble opens: its agent's
+	// last record in the last execution of the agent that runs it.
+	Last *ExecutionRef `json:"last,omitempty"`
+	// InstanceStatus and InstanceLast are, for a fan-out agent of a child
+	// ensemble, how each instance ended and the execution it opens.
+	InstanceStatus map[string]string        `json:"instance_status,omitempty"`
+	InstanceLast   map[string]*ExecutionRef `json:"instance_last,omitempty"`
+}
+
+// ExecutionRef names an execution as GET /api/run/execution takes it.
+// For an agent of a child ensemble, Agent is its path (`review/critic`,
+// `analyst[1]/think`), Turn the run's turn of the execution that ran the
+// child, and N its place among the path's records in that execution (a
+// loop's iterations in order), from 1.
+type ExecutionRef struct {
+	Agent string `json:"agent"`
+	N     int    `json:"n"`
+	Turn  int    `json:"turn"`
 }
 
 // ChildGraph is a child ensemble as the file names it (its agents' runs are
 // in the records of the agent that runs it).
 type ChildGraph struct {
-	Name   string       `json:"name"`
+	Name string `json:"name"`
+	// Ran: the last execution of the agent that runs it ran this one (a
+	// dispatch runs one of its cases).
+	Ran    bool         `json:"ran,omitempty"`
 	Agents []*GraphNode `json:"agents"`
 	Edges  []GraphEdge  `json:"edges"`
 }
@@ -203,7 +225,7 @@ func nodesOf(e *ensemble.Ensemble, node func(string) *GraphNode, instancesOf fun
 		if depth == 0 {
 			n = node(a.Name)
 		} else {
-			n = &GraphNode{Name: a.Name, Status: "unknown"}
+			n = &GraphNode{Name: a.Name, Status: "not_run"} // fillChildren says more
 		}
 		if a.Kind != nil {
 			n.Kind = a.Kind.String()
@@ -233,4 +255,129 @@ func instanceNumber(name string) int {
 	i := strings.LastIndex(name, "[")
 	n, _ := strconv.Atoi(strings.TrimSuffix(name[i+1:], "]"))
 	return n
+}
+
+// fillChildren sets the status and counts of the agents of g's child
+// ensembles from last: the records of the last execution of each agent of
+// g that runs one (and of each of its instances), by the agent's name.
+// What a child's agent did is what it did in those: a loop's iterations,
+// every instance of a fan-out.
+func fillChildren(g *Graph, last map[string][]*state.Record) {
+	for _, n := range g.Agents {
+		for _, c := range n.Children {
+			var ran []*state.Record
+			for _, r := range last[n.Name] {
+				if ch := r.Child(); ch != nil && ch.Ensemble == c.Name {
+					ran = append(ran, r)
+				}
+			}
+			c.Ran = len(ran) > 0
+			fillChild(c.Agents, ran, "")
+		}
+	}
+}
+
+// fillChild fills nodes, the agents of a child ensemble at path rest
+// ("" for the first level, "review/" below it) under tops, the records
+// that ran it. A fan-out's instances are filled as its instances.
+func fillChild(nodes []*GraphNode, tops []*state.Record, rest string) {
+	for _, n := range nodes {
+		sub := rest + n.Name
+		n.Status, n.Executions, n.Failures, n.Skips, n.Last = "not_run", 0, 0, 0, nil
+		n.Instances, n.InstanceStatus, n.InstanceLast = nil, nil, nil
+		failed := false
+		for _, top := range tops {
+			path := top.AgentName + "/" + sub
+			recs := exactPathRecords([]*state.Record{top}, path)
+			for _, r := range recs {
+				switch {
+				case r.Skipped:
+					n.Skips++
+				case r.Error != nil:
+					n.Executions++
+					n.Failures++
+				default:
+					n.Executions++
+				}
+			}
+			if len(recs) > 0 {
+				r := recs[len(recs)-1]
+				n.Status = recordStatus(r)
+				failed = failed || n.Status == "failed"
+				n.Last = &ExecutionRef{Agent: path, N: len(recs), Turn: top.TurnNumber}
+			}
+			if n.FanOut {
+				fillInstances(n, top, path)
+			}
+		}
+		if failed {
+			n.Status = "failed"
+		}
+		for _, c := range n.Children {
+			c.Ran = false
+			for _, top := range tops {
+				for _, r := range runners.PathRecords([]*state.Record{top}, top.AgentName+"/"+sub) {
+					if ch := r.Child(); ch != nil && ch.Ensemble == c.Name {
+						c.Ran = true
+					}
+				}
+			}
+			fillChild(c.Agents, tops, sub+"/")
+		}
+	}
+}
+
+// fillInstances adds to n, a fan-out agent of a child ensemble at path
+// under top, the instances top ran: their names (`name[i]`), how each
+// ended last and the execution each opens.
+func fillInstances(n *GraphNode, top *state.Record, path string) {
+	for _, r := range runners.PathRecords([]*state.Record{top}, path) {
+		if r.AgentName == n.Name || !strings.HasPrefix(r.AgentName, n.Name+"[") {
+			continue
+		}
+		if n.InstanceStatus == nil {
+			n.InstanceStatus, n.InstanceLast = map[string]string{}, map[string]*ExecutionRef{}
+		}
+		ip := path + r.AgentName[len(n.Name):]
+		if _, ok := n.InstanceStatus[r.AgentName]; !ok {
+			n.Instances = append(n.Instances, r.AgentName)
+		}
+		n.InstanceStatus[r.AgentName] = recordStatus(r)
+		last := n.InstanceLast[r.AgentName]
+		if last == nil || last.Agent != ip {
+			last = &ExecutionRef{Agent: ip, Turn: top.TurnNumber}
+			n.InstanceLast[r.AgentName] = last
+		}
+		last.N++
+	}
+	slices.SortFunc(n.Instances, func(a, b string) int { return instanceNumber(a) - instanceNumber(b) })
+}
+
+// exactPathRecords are the records of the agent at path among recs and
+// the runs of the children they ran (runners.PathRecords), but those of
+// its instances when path's last part names none: what the execution of
+// a child's agent is numbered among.
+func exactPathRecords(recs []*state.Record, path string) []*state.Record {
+	_, name, ok := cutLast(path, "/")
+	if !ok {
+		name = path
+	}
+	var out []*state.Record
+	for _, r := range runners.PathRecords(recs, path) {
+		if r.AgentName == name {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// recordStatus is how a record ended, as a graph node says it.
+func recordStatus(r *state.Record) string {
+	switch {
+	case r.Skipped:
+		return "skipped"
+	case r.Error != nil:
+		return "failed"
+	}
+	return "completed"
 }

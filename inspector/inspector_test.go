@@ -3,10 +3,12 @@ package inspector_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -26,7 +28,12 @@ func noEnv(string) (string, bool) { return "", false }
 // path (with its responses file when responses), and returns the run's id.
 func saveRun(t *testing.T, path, name string, responses bool) string {
 	t.Helper()
-	dir := filepath.Join("..", "examples", name)
+	return saveRunOf(t, path, filepath.Join("..", "examples", name), responses)
+}
+
+// saveRunOf is saveRun of the ensemble in dir.
+func saveRunOf(t *testing.T, path, dir string, responses bool) string {
+	t.Helper()
 	e, err := session.Load(filepath.Join(dir, "ensemble.yaml"), nil, session.LoadOptions{LookupEnv: noEnv})
 	if err != nil {
 		t.Fatal(err)
@@ -420,6 +427,9 @@ func TestPage(t *testing.T) {
 		if resp.StatusCode != 200 || len(b) < 100 {
 			t.Errorf("GET %s: %d, %d bytes", p, resp.StatusCode, len(b))
 		}
+		if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'self'") || strings.Contains(csp, "unsafe") {
+			t.Errorf("GET %s: Content-Security-Policy %q, want self only, nothing unsafe", p, csp)
+		}
 		text := strings.ReplaceAll(string(b), "http://www.w3.org/2000/svg", "") // a namespace, not a fetch
 		if strings.Contains(text, "http://") || strings.Contains(text, "https://") {
 			t.Errorf("GET %s names another site: the page works offline", p)
@@ -444,5 +454,274 @@ func TestNewRefuses(t *testing.T) {
 		if _, err := inspector.New(inspector.Options{DBs: tc.dbs, LookupEnv: noEnv}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// serveDB serves the database at path, for a test.
+func serveDB(t *testing.T, path string) *fixture {
+	t.Helper()
+	srv, err := inspector.New(inspector.Options{DBs: []string{path}, Token: "secret-token", LookupEnv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{srv: srv, ts: httptest.NewServer(srv.Handler())}
+	t.Cleanup(func() {
+		f.ts.Close()
+		srv.Close()
+	})
+	return f
+}
+
+// childNode is the node at path (PARENT/CHILD/...) of g's child ensembles,
+// in the child ensemble named in (any, when "").
+func childNode(g *inspector.Graph, in, path string) (*inspector.ChildGraph, *inspector.GraphNode) {
+	parts := strings.Split(path, "/")
+	nodes := g.Agents
+	var cg *inspector.ChildGraph
+	for i, p := range parts {
+		var n *inspector.GraphNode
+		for _, x := range nodes {
+			if x.Name == p {
+				n = x
+			}
+		}
+		if n == nil {
+			return nil, nil
+		}
+		if i == len(parts)-1 {
+			return cg, n
+		}
+		nodes = nil
+		for _, c := range n.Children {
+			if in == "" || c.Name == in {
+				cg, nodes = c, c.Agents
+				break
+			}
+		}
+	}
+	return nil, nil
+}
+
+func TestChildEnsembleAgents(t *testing.T) {
+	t.Parallel()
+	needPython(t)
+	path := filepath.Join(t.TempDir(), "runs.db")
+	loop, routing := saveRun(t, path, "build-loop", true), saveRun(t, path, "routing", true)
+	f := serveDB(t, path)
+
+	var v inspector.RunView
+	if code := f.do(t, "GET", "/api/run?id="+loop, nil, &v); code != 200 {
+		t.Fatalf("GET /api/run: %d", code)
+	}
+	for _, tc := range []struct {
+		path, status string
+		executions   int
+	}{
+		{"build_loop/coder", "completed", 2}, // two rounds: the tests failed, then passed
+		{"build_loop/critic", "completed", 2},
+		{"build_loop/tests", "completed", 2},
+	} {
+		cg, n := childNode(v.Graph, "", tc.path)
+		if n == nil {
+			t.Errorf("%s: not in the graph %+v", tc.path, v.Graph.Agents)
+			continue
+		}
+		if n.Status != tc.status || n.Executions != tc.executions || !cg.Ran {
+			t.Errorf("%s: %s, %d executions (ran %v), want %s, %d", tc.path, n.Status, n.Executions, cg.Ran, tc.status, tc.executions)
+		}
+		if n.Last == nil || n.Last.Agent != tc.path || n.Last.N != tc.executions || n.Last.Turn != 1 {
+			t.Errorf("%s: last = %+v, want %s#%d in turn 1", tc.path, n.Last, tc.path, tc.executions)
+		}
+	}
+	// A child's executions open: each round's, by its place in the
+	// execution that ran them, with or without the turn.
+	for _, tc := range []struct {
+		query, wantIn string
+		slim          bool
+	}{
+		{"agent=build_loop/tests&n=1&turn=1", "null", true}, // an earlier round is kept without its data
+		{"agent=build_loop/tests&n=2", `"tests_pass": true`, false},
+		{"agent=build_loop/tests&n=2&turn=1", `"tests_pass": true`, false},
+	} {
+		var ex inspector.Execution
+		if code := f.do(t, "GET", "/api/run/execution?id="+loop+"&"+tc.query, nil, &ex); code != 200 {
+			t.Fatalf("execution?%s: %d", tc.query, code)
+		}
+		out, _ := json.MarshalIndent(ex.Record.OutputData, "", " ")
+		if p := ex.Parent; p == nil || p.Agent != "build_loop" || p.N != 1 || p.Turn != 1 {
+			t.Errorf("execution?%s: parent %+v, want build_loop#1 in turn 1", tc.query, p)
+		}
+		if ex.Record.AgentName != "tests" || ex.Path != "build_loop/tests" || ex.Turn != 1 || ex.Count != 2 || ex.Slim != tc.slim || !strings.Contains(string(out), tc.wantIn) {
+			t.Errorf("execution?%s = %s %s turn %d count %d: %s, want %q in it", tc.query, ex.Path, ex.Record.AgentName, ex.Turn, ex.Count, out, tc.wantIn)
+		}
+	}
+	for _, q := range []string{"agent=build_loop/tests&n=3&turn=1", "agent=build_loop/tests&n=1&turn=2", "agent=build_loop/nobody&n=1", "agent=report/x&n=1"} {
+		if code := f.do(t, "GET", "/api/run/execution?id="+loop+"&"+q, nil, nil); code != 404 {
+			t.Errorf("execution?%s: %d, want 404", q, code)
+		}
+	}
+
+	// A dispatch ran one of its cases: only that one's agents ran.
+	if code := f.do(t, "GET", "/api/run?id="+routing, nil, &v); code != 200 {
+		t.Fatalf("GET /api/run: %d", code)
+	}
+	for _, tc := range []struct {
+		in, status string
+		ran        bool
+	}{
+		{"billing", "completed", true},
+		{"technical", "not_run", false},
+		{"general", "not_run", false},
+	} {
+		cg, n := childNode(v.Graph, tc.in, "route/answer")
+		if n == nil || cg.Name != tc.in {
+			t.Fatalf("route/answer of %s: not in the graph", tc.in)
+		}
+		if cg.Ran != tc.ran || n.Status != tc.status {
+			t.Errorf("route/answer of %s: %s (ran %v), want %s (ran %v)", tc.in, n.Status, cg.Ran, tc.status, tc.ran)
+		}
+	}
+}
+
+// A run gone on with in the background that failed says so on its page,
+// and in the list, not only on the server's stderr.
+func TestJobErrorIsShown(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var v inspector.RunView
+	f.do(t, "GET", "/api/run?id="+f.mapReduce, nil, &v)
+	if v.JobError != "" || v.Run.Job != "" {
+		t.Fatalf("a run nothing was done with: job %q, error %q", v.Run.Job, v.JobError)
+	}
+	inspector.FailJob(f.srv, 0, f.mapReduce, errors.New("saving turn 4: disk I/O error"))
+	f.do(t, "GET", "/api/run?id="+f.mapReduce, nil, &v)
+	if v.JobError != "saving turn 4: disk I/O error" {
+		t.Errorf("the run's page: job error %q", v.JobError)
+	}
+	if runs := f.runs(t, "q="+f.mapReduce); len(runs) != 1 || !strings.Contains(runs[0].Job, "disk I/O error") {
+		t.Errorf("the list: %+v", runs)
+	}
+	// The page shows it in an element of its own.
+	resp, err := http.Get(f.ts.URL + "/app.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), `"data-field": "job-error"`) || !strings.Contains(string(b), "job_error") {
+		t.Error("app.js has no job-error field")
+	}
+}
+
+// What an attacker (or a slip) sends is refused with a clear status, and
+// never reaches another run, another file or the whole of a body.
+func TestHostileRequests(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	id := f.mapReduce
+	big := strings.Repeat(" ", 2<<20) + `{"turn": 1}`
+	for _, tc := range []struct {
+		name, method, path, body string
+		want                     int
+	}{
+		{"a huge limit is capped", "GET", "/api/run/turns?limit=999999999&id=" + id, "", 200},
+		{"a limit past 64 bits", "GET", "/api/run/turns?limit=99999999999999999999999&id=" + id, "", 400},
+		{"a negative after", "GET", "/api/run/turns?after=-5&id=" + id, "", 400},
+		{"an after past the end", "GET", "/api/run/turns?after=9223372036854775807&id=" + id, "", 200},
+		{"a db that is a path", "GET", "/api/run?db=" + url.QueryEscape("/etc/passwd") + "&id=" + id, "", 404},
+		{"a negative db", "GET", "/api/run?db=-1&id=" + id, "", 404},
+		{"an id that is a path", "GET", "/api/run?id=" + url.QueryEscape("../runs.db"), "", 404},
+		{"the next run's turn, past 32 bits", "GET", "/api/run/execution?agent=split&n=1&turn=4294967297&id=" + f.approval, "", 404},
+		{"a child path's turn past 32 bits", "GET", "/api/run/execution?agent=summarize/x&n=1&turn=4294967298&id=" + id, "", 404},
+		{"a page file by a path out of it", "GET", "/..%2f..%2fgo.mod", "", 404},
+		{"a body past 1 MiB", "POST", "/api/run/fork?id=" + id, big, 400},
+		{"an answer past 1 MiB", "POST", "/api/run/answer?id=" + f.approval, `{"answers": {"approver": "` + strings.Repeat("x", 2<<20) + `"}}`, 400},
+		{"a turn that is no integer", "POST", "/api/run/fork?id=" + id, `{"turn": 1e300}`, 400},
+		{"a negative turn", "POST", "/api/run/fork?id=" + id, `{"turn": -1}`, 400},
+	} {
+		req, err := http.NewRequest(tc.method, f.ts.URL+tc.path, strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Ensemble-Token", "secret-token")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s: %d %s, want %d", tc.name, resp.StatusCode, b, tc.want)
+		}
+	}
+	// Nothing was forked nor answered.
+	if runs := f.runs(t, ""); len(runs) != 2 || runs[0].Status != inspector.StatusSuspended {
+		t.Errorf("after the refused requests: %v", ids(runs))
+	}
+}
+
+// The page never parses data as HTML: every text goes in by textContent
+// (an agent's output may hold markup, and the runs' data is not the
+// page's to run).
+func TestPageWritesNoHTML(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"web/app.js", "web/index.html"} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "srcdoc", "javascript:"} {
+			if strings.Contains(string(b), sink) {
+				t.Errorf("%s uses %s: build elements with el() and textContent", name, sink)
+			}
+		}
+	}
+}
+
+// A fan-out in a child ensemble opens onto its instances, each with how it
+// ended and the execution it opens.
+func TestChildFanOut(t *testing.T) {
+	t.Parallel()
+	needPython(t)
+	path := filepath.Join(t.TempDir(), "runs.db")
+	id := saveRunOf(t, path, filepath.Join("testdata", "nested"), true)
+	f := serveDB(t, path)
+	var v inspector.RunView
+	if code := f.do(t, "GET", "/api/run?id="+id, nil, &v); code != 200 {
+		t.Fatalf("GET /api/run: %d", code)
+	}
+	_, n := childNode(v.Graph, "", "inner/summarize")
+	if n == nil {
+		t.Fatalf("inner/summarize: not in the graph")
+	}
+	// The agent's own record is the gathering of its instances'.
+	if !n.FanOut || n.Status != "completed" || n.Executions != 1 || n.Last == nil || n.Last.Agent != "inner/summarize" || n.Last.N != 1 {
+		t.Errorf("inner/summarize: %+v (last %+v)", n, n.Last)
+	}
+	if len(n.Instances) != 2 || n.Instances[0] != "summarize[0]" || n.Instances[1] != "summarize[1]" {
+		t.Fatalf("instances %v, want summarize[0] and summarize[1]", n.Instances)
+	}
+	for _, i := range n.Instances {
+		last := n.InstanceLast[i]
+		if n.InstanceStatus[i] != "completed" || last == nil || last.Agent != "inner/"+i || last.N != 1 || last.Turn != 1 {
+			t.Errorf("%s: %s, last %+v", i, n.InstanceStatus[i], last)
+			continue
+		}
+		var ex inspector.Execution
+		q := url.Values{"id": {id}, "agent": {last.Agent}, "n": {"1"}, "turn": {"1"}}
+		if code := f.do(t, "GET", "/api/run/execution?"+q.Encode(), nil, &ex); code != 200 {
+			t.Fatalf("execution of %s: %d", last.Agent, code)
+		}
+		if ex.Record.AgentName != i || ex.Count != 1 || ex.Parent == nil || ex.Parent.Agent != "inner" {
+			t.Errorf("execution of %s: %s, count %d, parent %+v", last.Agent, ex.Record.AgentName, ex.Count, ex.Parent)
+		}
+	}
+	// The agent's own execution is its own, not an instance's.
+	var ex inspector.Execution
+	if code := f.do(t, "GET", "/api/run/execution?id="+id+"&agent=inner/summarize&n=1", nil, &ex); code != 200 || ex.Record.AgentName != "summarize" || ex.Count != 1 {
+		t.Errorf("inner/summarize#1: %d %+v", code, ex)
+	}
+	if code := f.do(t, "GET", "/api/run/execution?id="+id+"&agent=inner/summarize&n=2", nil, nil); code != 404 {
+		t.Errorf("inner/summarize#2: %d, want 404 (instances are not its executions)", code)
 	}
 }

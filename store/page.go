@@ -169,6 +169,10 @@ var ErrNoExecution = errors.New("no such execution")
 // history: `of[i]` for a fan-out instance; n 0 for a skip) in r; turn, when
 // above 0, is the turn it is in, which spares looking for it.
 func (db *DB) Execution(r *RunInfo, agent string, n, turn int) (*state.Record, error) {
+	if turn > maxTurn {
+		// A turn past the 32 bits of a key would be another run's.
+		return nil, fmt.Errorf("%w: %s#%d in turn %d of run %s", ErrNoExecution, agent, n, turn, r.ID)
+	}
 	name, _ := json.Marshal(agent)
 	needle := `"agent_name":` + string(name) + `,`
 	var rows [][]any
@@ -333,6 +337,9 @@ func (db *DB) Writing(r *RunInfo) bool {
 // MemoryAt is the memory agent's runner kept after turn (an LLM agent's
 // conversation), when that turn changed it; nil otherwise.
 func (db *DB) MemoryAt(r *RunInfo, turn int, agent string) (json.RawMessage, error) {
+	if turn < 1 || turn > maxTurn {
+		return nil, nil // no turn of r: a key out of its range would be another run's
+	}
 	rows, err := db.query(`SELECT json_quote(json_each.value) FROM turns, json_each(turns.memory) WHERE turns.key = (?1 << 32) + ?2 AND json_each.key = ?3`, r.seq, turn, agent)
 	if err != nil {
 		return nil, &Error{Path: db.path, Err: err}

@@ -64,6 +64,17 @@
     if (typeof v === "string") return v;
     return JSON.stringify(v, null, 2);
   }
+  // statusNote says more of a run's status, where its badge is not all.
+  function statusNote(r) {
+    if (r.status === "failed") return `completed; ${r.failures} agent${r.failures > 1 ? "s" : ""} failed last`;
+    if (r.status === "suspended") return "waits for an answer";
+    if (r.status === "unfinished") return "stopped before it ended: resume goes on";
+    const limits = { max_total_turns: "stopped at its turn limit", timeout: "stopped at its timeout", budget_exceeded: "stopped: a budget was spent", cancelled: "interrupted: resume goes on" };
+    if (limits[r.status]) return limits[r.status];
+    if (r.completion_reason && r.completion_reason !== r.status && r.status !== "running") return r.completion_reason;
+    return "";
+  }
+  function parses(v) { try { JSON.parse(v); return true; } catch { return false; } }
   function badge(status) { return el("span", { class: "badge " + status, text: status }); }
   function stopPoll() { if (timer) clearTimeout(timer); timer = null; }
   function poll(fn, v) {
@@ -123,11 +134,11 @@
       el("td", {}, el("a", { href: `#/run/${r.db}/${encodeURIComponent(r.id)}`, text: r.id }), data.dbs.length > 1 ? el("div", { class: "muted", text: r.db_path }) : null),
       el("td", { text: r.ensemble }),
       el("td", { text: fmtTime(r.started_at) }),
-      el("td", {}, badge(r.status), r.completion_reason && r.completion_reason !== r.status ? el("div", { class: "muted", text: r.completion_reason }) : null,
+      el("td", {}, badge(r.status), statusNote(r) ? el("div", { class: "muted", text: statusNote(r) }) : null,
         r.job && r.job.startsWith("error") ? el("div", { class: "error", text: r.job }) : null),
       el("td", { class: "num", text: r.turns }),
       el("td", { class: "num", text: fmtDur(r.duration_seconds) }),
-      el("td", { text: fmtUsage(r.usage) + (r.partial ? " (counting…)" : "") }),
+      el("td", { class: fmtUsage(r.usage) ? "" : "muted", text: (fmtUsage(r.usage) || "—") + (r.partial ? " (counting…)" : "") }),
       el("td", { text: r.batch || "" }),
       el("td", {}, r.parent ? el("a", { href: `#/run/${r.db}/${encodeURIComponent(r.parent)}`, text: `${r.parent} @ ${r.parent_turn}`, onclick: (e) => e.stopPropagation() }) : ""))));
       msg.textContent = data.runs.length ? "" : "No run matches.";
@@ -161,7 +172,7 @@
       root.dataset.status = data.run.status;
       renderHead(head, data);
       renderQuestions(questions, data, st);
-      renderGraph(graph, data, expanded);
+      renderGraph(graph, data, expanded, select);
       st.last = data.run.turns;
     }
     async function loadTurns(after, replace) {
@@ -174,6 +185,7 @@
       st.loadedTo = st.turns.length ? st.turns[st.turns.length - 1].turn : after;
       renderTimeline(timeline, st, loadTurns, select);
     }
+    st.open = (agent, n, turn) => select(agent, n, turn);
     function select(agent, n, turn) {
       st.selected = `${agent}#${n}`;
       timeline.querySelectorAll(".bar.selected").forEach((b) => b.classList.remove("selected"));
@@ -201,21 +213,22 @@
 
   function renderHead(head, data) {
     const r = data.run, h = data.head;
-    const item = (label, value) => el("div", {}, el("b", { text: label }), value);
+    const item = (label, value, cls) => el("div", { class: cls }, el("b", { text: label }), value);
     put(head,
       el("h2", {}, `${r.ensemble} · ${r.id} `, badge(r.status)),
       el("div", { class: "summary" },
-        item("status", r.completion_reason || "unfinished"),
+        item("completion reason", r.completion_reason || "none: it stopped before it ended"),
         item("started", fmtTime(r.started_at)),
         item("saved", fmtTime(r.saved_at)),
         item("duration", fmtDur(r.duration_seconds)),
         item("turns", String(r.turns)),
         item("usage", (fmtUsage(r.usage) || "none") + (r.partial ? " (its last turns: counting the rest…)" : "")),
-        item("ensemble file", h.ensemble.path),
+        item("ensemble file", h.ensemble.path, "wide"),
         r.batch ? item("batch", r.batch) : null,
         r.parent ? item("forked from", el("a", { href: `#/run/${r.db}/${encodeURIComponent(r.parent)}`, text: `${r.parent} at turn ${r.parent_turn}` })) : null,
         item("input", el("span", { title: h.input, text: h.input.length > 120 ? h.input.slice(0, 120) + "…" : h.input }))),
-      r.job && r.job.startsWith("error") ? el("p", { class: "error", text: r.job }) : null,
+      data.job_error ? el("p", { class: "error", "data-field": "job-error",
+        text: "This run, gone on with in the background by this page, stopped: " + data.job_error + ". See what it saved below; resume on the command line tells more." }) : null,
       data.graph.changed ? el("p", { class: "muted", text: "The ensemble file changed since this run was saved: the graph is the file as it is now." }) : null,
       data.graph.error ? el("p", { class: "muted", text: "The graph is the agents the history names: " + data.graph.error }) : null);
   }
@@ -241,6 +254,16 @@
       ev.preventDefault();
       const answers = {};
       for (const t of form.querySelectorAll("textarea")) answers[t.name] = t.value;
+      // An answer that looks like JSON but is none would go as text: say
+      // so once, and send it as it is at the second press.
+      const bad = Object.entries(answers).filter(([, v]) => /^\s*[{\[]/.test(v) && !parses(v)).map(([k]) => k);
+      const asked = bad.join("\n");
+      if (bad.length && form.dataset.warned !== asked) {
+        form.dataset.warned = asked;
+        msg.className = "error";
+        msg.textContent = `The answer for ${bad.join(", ")} looks like JSON but does not parse: it would be sent as text. Fix it, or press again to send it as text.`;
+        return;
+      }
       form.querySelector("button").disabled = true;
       msg.className = "muted"; msg.textContent = "Resuming…";
       try {
@@ -275,42 +298,65 @@
     for (const a of agents) (out[depth.get(a.name)] ||= []).push(a);
     return out.filter(Boolean);
   }
-  function nodeEl(a, prefix, expanded, rerender) {
+  // openOf is what clicking the node of agent a (at path) opens: its last
+  // execution, or nothing when it never ran.
+  function openOf(a, path, tally, open) {
+    if (a.last) return () => open(a.last.agent, a.last.n, a.last.turn);
+    const t = tally[path];
+    if (!t || !t.executions) return null;
+    return () => open(path, t.executions, t.last === "skipped" ? 0 : t.last_turn);
+  }
+  function nodeEl(a, prefix, expanded, rerender, open) {
     const path = prefix + a.name;
     const meta = [];
     if (a.kind) meta.push(a.kind);
     if (a.executions) meta.push(`${a.executions} run${a.executions > 1 ? "s" : ""}`);
     if (a.failures) meta.push(`${a.failures} failed`);
     if (a.skips) meta.push(`${a.skips} skipped`);
-    const n = el("div", { class: "node", "data-agent": path, "data-status": a.status, title: a.status },
-      el("div", { class: "name", text: a.name }), el("div", { class: "meta", text: meta.join(" · ") || a.status }));
+    const tally = (window.__tally || {});
+    const go = openOf(a, path, prefix ? {} : tally, open);
+    const n = el("div", { class: "node" + (go ? " opens" : ""), "data-agent": path, "data-status": a.status,
+      title: `${path}: ${a.status.replace("_", " ")}` + (go ? " (click: its last execution)" : ""),
+      onclick: go ? (ev) => { ev.stopPropagation(); go(); } : null },
+      el("div", { class: "name", text: a.name }), el("div", { class: "meta", text: meta.join(" · ") || a.status.replace("_", " ") }));
     const expandable = (a.instances && a.instances.length) || (a.children && a.children.length);
     if (expandable) {
-      const open = expanded.has(path);
-      n.append(el("button", { type: "button", "data-expand": path, "aria-expanded": String(open), text: open ? "−" : "+" + (a.instances && a.instances.length ? ` ${a.instances.length} instances` : " child"),
-        onclick: () => { open ? expanded.delete(path) : expanded.add(path); rerender(); } }));
-      if (open) {
+      const isOpen = expanded.has(path);
+      const what = a.instances && a.instances.length ? `${a.instances.length} instances` : a.children.length > 1 ? `${a.children.length} child ensembles` : "child ensemble";
+      n.append(el("button", { type: "button", class: "expand", "data-expand": path, "aria-expanded": String(isOpen), text: (isOpen ? "− " : "+ ") + what,
+        onclick: (ev) => { ev.stopPropagation(); isOpen ? expanded.delete(path) : expanded.add(path); rerender(); } }));
+      if (isOpen) {
         if (a.instances && a.instances.length) {
           n.append(el("div", { class: "instances" }, a.instances.map((i) => {
-            const t = (window.__tally || {})[i] || {};
-            const status = t.last === "ok" ? "completed" : t.last || "not_run";
-            return el("div", { class: "node", "data-agent": prefix + i, "data-status": status, title: status, text: i.slice(a.name.length) });
+            let status, goI = null;
+            if (prefix) { // a child's instance: the graph says
+              const last = (a.instance_last || {})[i];
+              status = (a.instance_status || {})[i] || "not_run";
+              if (last) goI = (ev) => { ev.stopPropagation(); open(last.agent, last.n, last.turn); };
+            } else {
+              const t = tally[i] || {};
+              status = t.last === "ok" ? "completed" : t.last || "not_run";
+              if (t.executions) goI = (ev) => { ev.stopPropagation(); open(i, t.executions, t.last === "skipped" ? 0 : t.last_turn); };
+            }
+            return el("div", { class: "node" + (goI ? " opens" : ""), "data-agent": prefix + i, "data-status": status, title: `${i}: ${status.replace("_", " ")}`, text: i.slice(a.name.length), onclick: goI });
           })));
         }
         for (const c of a.children || []) {
-          n.append(el("div", { class: "child" }, el("div", { class: "meta", text: "ensemble " + c.name }),
-            c.agents.map((ca) => nodeEl(ca, path + "/", expanded, rerender))));
+          const dispatch = a.children.length > 1;
+          n.append(el("div", { class: "child" + (dispatch && !c.ran ? " not-ran" : ""), "data-child": path + ":" + c.name },
+            el("div", { class: "meta", text: "ensemble " + c.name + (dispatch ? (c.ran ? " (ran last)" : " (did not run last)") : "") }),
+            c.agents.map((ca) => nodeEl(ca, path + "/", expanded, rerender, open))));
         }
       }
     }
     return n;
   }
-  function renderGraph(box, data, expanded) {
+  function renderGraph(box, data, expanded, open) {
     const g = data.graph;
     window.__tally = data.agents || {};
-    const rerender = () => renderGraph(box, data, expanded);
+    const rerender = () => renderGraph(box, data, expanded, open);
     const lay = el("div", { class: "layers" }, layers(g.agents, g.edges).map((layer) =>
-      el("div", { class: "layer" }, layer.map((a) => nodeEl(a, "", expanded, rerender)))));
+      el("div", { class: "layer" }, layer.map((a) => nodeEl(a, "", expanded, rerender, open)))));
     const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
     svg.setAttribute("class", "edges");
     box.replaceChildren(el("h2", { text: g.source === "file" ? "Graph" : "Agents (from the history)" }), lay, svg);
@@ -354,14 +400,17 @@
           text: `${r.agent_name} #${r.execution} · ${fmtDur(r.execution_time)}`,
           onclick: () => select(r.agent_name, r.execution, t.turn) });
         if (recs.length > 1 && isFinite(span)) {
-          const w = Math.max(((ends[i] - starts[i]) / span) * 60, 35);
+          const w = Math.max(((ends[i] - starts[i]) / span) * 60, 45);
           b.style.width = w.toFixed(1) + "%";
           b.style.marginLeft = ((starts[i] - t0) / span * (100 - w)).toFixed(1) + "%";
         }
         return b;
       }));
-      return el("div", { class: "turn", "data-turn": t.turn },
-        el("span", { class: "no", text: "turn " + t.turn }),
+      const run = (st.data && st.data.run) || {};
+      const copied = run.parent && t.turn <= run.parent_turn;
+      return el("div", { class: "turn" + (copied ? " copied" : ""), "data-turn": t.turn },
+        el("span", { class: "no", text: "turn " + t.turn, title: copied ? `copied from ${run.parent}: it did not run again` : null },
+          copied ? el("div", { class: "tag", text: "copied" }) : null),
         bars,
         el("button", { type: "button", "data-fork-turn": t.turn, title: `a new run whose first ${t.turn} turns are this run's, which goes on from there`, text: "run again from here",
           onclick: () => fork(st, t.turn) }));
@@ -392,20 +441,58 @@
     const n = x.length, m = y.length;
     const L = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
     for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) L[i][j] = x[i] === y[j] ? L[i + 1][j + 1] + 1 : Math.max(L[i + 1][j], L[i][j + 1]);
-    const left = [], right = [];
+    // Rows of [left, right], each [text, class]: a changed block's
+    // removed and added lines side by side.
+    const rows = [];
+    let dels = [], adds = [];
+    const flush = () => {
+      for (let k = 0; k < Math.max(dels.length, adds.length); k++) {
+        rows.push([k < dels.length ? [dels[k], "del"] : null, k < adds.length ? [adds[k], "add"] : null]);
+      }
+      dels = []; adds = [];
+    };
     let i = 0, j = 0;
     while (i < n || j < m) {
-      if (i < n && j < m && x[i] === y[j]) { left.push([x[i], ""]); right.push([y[j], ""]); i++; j++; }
-      else if (j < m && (i === n || L[i][j + 1] >= L[i + 1][j])) { left.push(["", ""]); right.push([y[j], "add"]); j++; }
-      else { left.push([x[i], "del"]); right.push(["", ""]); i++; }
+      if (i < n && j < m && x[i] === y[j]) { flush(); rows.push([[x[i], ""], [y[j], ""]]); i++; j++; }
+      else if (j < m && (i === n || L[i][j + 1] >= L[i + 1][j])) { adds.push(y[j]); j++; }
+      else { dels.push(x[i]); i++; }
     }
-    return [left, right];
+    flush();
+    return rows;
   }
   function diffView(a, b, la, lb) {
-    const d = lineDiff(a, b);
-    if (!d) return el("p", { class: "muted", text: "Too long to compare line by line." });
-    const side = (lines, label) => el("div", {}, el("h3", { text: label }), el("pre", {}, lines.map(([t, c]) => el("div", { class: c, text: t || " " }))));
-    return el("div", { class: "diff", "data-field": "diff" }, side(d[0], la), side(d[1], lb));
+    if (a === b) return el("p", { class: "muted", "data-field": "diff", text: "The same in both." });
+    const rows = lineDiff(a, b);
+    if (!rows) return el("p", { class: "muted", text: "Too long to compare line by line." });
+    const cell = (c) => el("div", { class: "line " + (c ? c[1] : "gap"), text: c ? c[0] || " " : " " });
+    return el("div", { class: "diff", "data-field": "diff" }, el("h3", { text: la }), el("h3", { text: lb }),
+      rows.flatMap(([l, r]) => [cell(l), cell(r)]));
+  }
+  // childRun is the run of a child ensemble an execution of the agent at
+  // path (in the run's turn) ran: a loop's iterations, each a list of its
+  // agents' executions, which open in the panel.
+  function childRun(c, path, turn, st) {
+    const runs = (c.earlier_iterations || []).concat([c]);
+    const seen = {}, nested = path.includes("/");
+    const box = el("div", { "data-field": "child" }, el("h3", { text: `Child ensemble ${c.ensemble}: ${c.completion_reason || "unfinished"}` +
+      (runs.length > 1 ? `, ${runs.length} iterations` : "") }));
+    runs.forEach((run, k) => {
+      const recs = run.conversation_history || [];
+      box.append(el("div", { class: "child-run" }, runs.length > 1 ? el("span", { class: "muted", text: `iteration ${k + 1}` }) : null,
+        recs.map((cr) => {
+          const p = `${path}/${cr.agent_name}`;
+          const m = (seen[p] = (seen[p] || 0) + 1);
+          const id = `${p}#${m}`;
+          const attrs = { class: "bar " + recStatus(cr) + (st.selected === id ? " selected" : ""),
+            title: `${p}: the child's turn ${cr.turn_number}, ${fmtDur(cr.execution_time)}${cr.error ? " — " + cr.error : ""}`,
+            text: `${cr.agent_name} · ${fmtDur(cr.execution_time)}` };
+          // A child's child opens from the graph: its number here would
+          // not count the loop iterations of the executions around it.
+          if (nested) return el("span", attrs);
+          return el("button", Object.assign(attrs, { type: "button", "data-execution": id, onclick: () => st.open(p, m, turn) }));
+        })));
+    });
+    return box;
   }
   async function showExecution(box, st, agent, n, turn) {
     box.replaceChildren(el("p", { class: "muted", text: "Loading…" }));
@@ -414,26 +501,33 @@
     catch (e) { box.replaceChildren(el("p", { class: "error", text: e.message })); return; }
     const r = ex.record;
     const section = (label, field, value) => el("div", {}, el("h3", { text: label }), el("pre", { "data-field": field, text: value }));
-    const known = new Set(["turn_number", "agent_name", "instance", "of", "execution", "skipped", "input_data", "output_data", "error", "stderr", "execution_time", "timestamp", "stop_reason", "usage", "handles"]);
+    const known = new Set(["turn_number", "agent_name", "instance", "of", "execution", "skipped", "input_data", "output_data", "error", "stderr", "execution_time", "timestamp", "stop_reason", "usage", "handles", "child"]);
     const details = Object.fromEntries(Object.entries(r).filter(([k]) => !known.has(k)));
+    const path = ex.path || r.agent_name;
     const tally = (st.data && st.data.agents && st.data.agents[agent]) || {};
+    const count = ex.path ? ex.count : (tally.executions || 0);
     const others = [];
-    for (let k = 1; k <= (tally.executions || 0); k++) if (k !== n) others.push(k);
+    for (let k = 1; k <= count; k++) if (k !== n) others.push(k);
     const cmp = el("select", { "aria-label": "compare with", "data-compare": agent },
-      el("option", { value: "", text: others.length ? "compare with execution…" : "no other execution" }), others.map((k) => el("option", { value: k, text: "#" + k })));
+      el("option", { value: "", text: others.length ? `another execution of ${path}…` : `no other execution of ${path}` + (ex.path ? " in this turn" : "") }), others.map((k) => el("option", { value: k, text: "#" + k })));
     const diffBox = el("div");
     cmp.addEventListener("change", async () => {
       if (!cmp.value) { diffBox.replaceChildren(); return; }
       try {
-        const o = await api("/api/run/execution?" + q({ db: st.db, id: st.id, agent, n: cmp.value }));
+        const o = await api("/api/run/execution?" + q({ db: st.db, id: st.id, agent, n: cmp.value, turn: ex.path ? ex.turn : 0 }));
         const text = (rec) => pretty(rec.output_data) + (rec.error ? "\nerror: " + rec.error : "");
-        diffBox.replaceChildren(el("h3", { text: "Output" }), diffView(text(o.record), text(r), `#${cmp.value} (turn ${o.record.turn_number})`, `#${n} (turn ${r.turn_number})`),
+        put(diffBox, el("h3", { text: "Output" }), o.slim ? el("p", { class: "muted", text: `#${cmp.value} is an earlier iteration of a loop: its input and output are not kept.` }) : null,
+          diffView(text(o.record), text(r), `#${cmp.value} (turn ${o.record.turn_number})`, `#${n} (turn ${r.turn_number})`),
           el("h3", { text: "Input" }), diffView(pretty(o.record.input_data), pretty(r.input_data), `#${cmp.value}`, `#${n}`));
       } catch (e) { diffBox.replaceChildren(el("p", { class: "error", text: e.message })); }
     });
     put(box,
-      el("h2", {}, `${r.agent_name} · execution ${r.execution} · turn ${r.turn_number} `, badge(recStatus(r) === "ok" ? "completed" : recStatus(r))),
+      el("h2", {}, ex.path ? `${path} · ${n} of ${ex.count} in turn ${ex.turn} · its ensemble's turn ${r.turn_number} ` : `${r.agent_name} · execution ${r.execution} · turn ${r.turn_number} `,
+        badge(recStatus(r) === "ok" ? "completed" : recStatus(r))),
+      ex.slim ? el("p", { class: "muted", "data-field": "slim", text: "An earlier iteration of a loop: a run keeps its timing, usage and error, not its input, output nor stderr." }) : null,
       el("div", { class: "summary" },
+        ex.parent ? el("div", {}, el("b", { text: "run by" }), el("a", { href: "#", "data-parent": ex.parent.agent + "#" + ex.parent.n,
+          text: `${ex.parent.agent} #${ex.parent.n} (turn ${ex.parent.turn})`, onclick: (ev) => { ev.preventDefault(); st.open(ex.parent.agent, ex.parent.n, ex.parent.turn); } })) : null,
         el("div", {}, el("b", { text: "took" }), fmtDur(r.execution_time)),
         el("div", {}, el("b", { text: "ended" }), fmtTime(r.timestamp)),
         el("div", {}, el("b", { text: "usage" }), fmtUsage(r.usage) || "none"),
@@ -443,9 +537,10 @@
       section("Error", "error", r.error || ""),
       section("Input as sent", "input", pretty(r.input_data)),
       section("Stderr", "stderr", r.stderr || ""),
-      Object.keys(details).length ? section("Details (fallback, retries, child runs…)", "details", pretty(details)) : null,
+      r.child ? childRun(r.child, path, ex.path ? ex.turn : r.turn_number, st) : null,
+      Object.keys(details).length ? section("Details (fallback, retries…)", "details", pretty(details)) : null,
       ex.memory ? section("Model messages and tool calls (the agent's memory after this turn)", "memory", pretty(ex.memory)) : null,
-      el("div", {}, cmp), diffBox);
+      el("div", { class: "compare" }, el("h3", { text: "Compare with" }), cmp), diffBox);
   }
 
   if (!token) main.replaceChildren(el("p", { class: "error", text: "No token: open the URL ui printed (it ends with ?token=…)." }));
