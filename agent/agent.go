@@ -59,6 +59,13 @@ type Request struct {
 	// order), by which a shared entry (`analyst/think`) answers each
 	// instance's child (docs/testing.md#the-responses-file); 0 otherwise.
 	PathSeq int
+	// ChildRun is set for an agent of a child ensemble: the one run of the
+	// child it executes in (each execution of the agent that runs the
+	// child, each iteration of its loop, is a run of its own). Runners keep
+	// there what they count per run of a child: the injected responses
+	// earlier runs took, after which a fan-out's instances take theirs
+	// by their place in item order (docs/testing.md#the-responses-file).
+	ChildRun *ChildRun
 	// Budget is what the run lets this execution spend on model requests;
 	// nil allows everything. A runner calls Reserve before every model
 	// request (docs/semantics.md#budgets).

@@ -17,7 +17,7 @@ import (
 // responses in order, across instances and executions (agent.Instance.Seq).
 func (ir *InjectedRunner) injectedEntry(req *agent.Request) (*ResponseEntry, int, error) {
 	if req.Path != "" {
-		return ir.pathEntry(req.Path, req.PathSeq)
+		return ir.pathEntry(req)
 	}
 	if in := req.Instance; in != nil {
 		if ent := ir.Responses.Entry(in.Name); ent != nil {
@@ -65,6 +65,13 @@ func notAnInstance(e *ensemble.Ensemble, name string) string {
 		if generic == name || AgentAt(e, generic) == nil {
 			return ""
 		}
+		i := strings.LastIndex(name, "/") + 1
+		if last, _, ok := ensemble.ParseInstanceName(name[i:]); ok {
+			if a := AgentAt(e, name[:i]+last); a != nil && a.FanOut != nil {
+				return fmt.Sprintf("%q in responses names an instance of a fan-out in a child ensemble, which takes its responses from its agent's list, in item order: write them under %q",
+					name, name[:i]+last)
+			}
+		}
 		return fmt.Sprintf("%q in responses names an instance, but the agent above has no fan_out: its responses go under %q", name, generic)
 	}
 	agent, _, ok := ensemble.ParseInstanceName(name)
@@ -96,18 +103,34 @@ func exhausted(req *agent.Request, ent *ResponseEntry, n int) error {
 // order across every execution of the child in this run
 // (docs/testing.md#the-responses-file). nil when it has no entry.
 //
+// An instance of a fan-out in the child (`inner/summarize[2]`) takes its
+// response from its agent's entry (`inner/summarize`) by its place in
+// item order, never by the order the instances ask in: the responses
+// earlier runs of the child took (counted when the first of this run's
+// instances asks: the runs of one child at one path follow one another),
+// plus the instance's Seq in this run of the child.
+//
 // Below a fan-out's instance, an entry without the instance
 // (`analyst/think`) is shared by every instance's child, in item order:
 // the instance numbered seq among the fan-out agent's instances in the
 // run (agent.Request.PathSeq) takes response seq, whatever order the
 // instances run in. It answers one execution per instance: an agent that
-// runs again in the same instance's child needs the instance's own entry.
-func (ir *InjectedRunner) pathEntry(path string, seq int) (*ResponseEntry, int, error) {
-	ent := ir.Responses.Entry(path)
-	key := path
+// runs again in the same instance's child, or a fan-out of more than one
+// instance there, needs the instance's own entry.
+func (ir *InjectedRunner) pathEntry(req *agent.Request) (*ResponseEntry, int, error) {
+	path, seq, in := req.Path, req.PathSeq, req.Instance
+	own := path // the entry of the agent below this one instance above
+	if in != nil {
+		i := strings.LastIndex(path, "/") + 1
+		if name, _, ok := ensemble.ParseInstanceName(path[i:]); ok {
+			own = path[:i] + name
+		}
+	}
+	key := own
+	ent := ir.Responses.Entry(key)
 	shared := false
 	if ent == nil {
-		if key = PathWithoutInstances(path); key != path {
+		if key = PathWithoutInstances(own); key != own {
 			ent, shared = ir.Responses.Entry(key), seq > 0
 		}
 	}
@@ -119,18 +142,32 @@ func (ir *InjectedRunner) pathEntry(path string, seq int) (*ResponseEntry, int, 
 	if ir.taken == nil {
 		ir.taken = map[string]int{}
 	}
-	if !shared {
+	if shared {
+		if in != nil && in.Seq > 1 {
+			return ent, seq, fmt.Errorf("agent %q: %q answers each instance's child once, in item order, and %q has more than one instance there: "+
+				"give this instance's executions their own list, under %q", path, key, req.Agent.Name, own)
+		}
+		// Counted by instance, to refuse a second execution in one
+		// instance's child: it would take the next instance's response.
+		k := fmt.Sprintf("%s#%d", key, seq)
+		ir.taken[k]++
+		if ir.taken[k] > 1 {
+			return ent, seq, fmt.Errorf("agent %q ran again in its instance's child, but %q answers each instance once, in item order: "+
+				"give this instance's executions their own list, under %q", path, key, own)
+		}
+		return ent, seq, nil
+	}
+	if in == nil {
 		ir.taken[key]++
 		return ent, ir.taken[key], nil
 	}
-	// Counted by instance, to refuse a second execution in one instance's
-	// child: it would take the next instance's response.
-	ir.taken[fmt.Sprintf("%s#%d", key, seq)]++
-	if ir.taken[fmt.Sprintf("%s#%d", key, seq)] > 1 {
-		return ent, seq, fmt.Errorf("agent %q ran again in its instance's child, but %q answers each instance once, in item order: "+
-			"give this instance's executions their own list, under %q", path, key, path)
+	base := 0
+	if req.ChildRun != nil {
+		base = req.ChildRun.Once(key, func() int { return ir.taken[key] })
 	}
-	return ent, seq, nil
+	n := base + max(in.Seq, 1)
+	ir.taken[key] = max(ir.taken[key], n)
+	return ent, n, nil
 }
 
 // Resume counts, for a run resumed from a state, the executions of child
@@ -145,7 +182,14 @@ func (ir *InjectedRunner) Resume(history []*state.Record) {
 	var walk func(recs []*state.Record, prefix string)
 	walk = func(recs []*state.Record, prefix string) {
 		for _, r := range recs {
-			if prefix != "" && !isFanOutRecord(r) {
+			switch {
+			case prefix == "" || isFanOutRecord(r):
+			case r.Of != "":
+				// An instance: counted under its agent, as pathEntry
+				// counts it (its Seq in the child's run follows the
+				// records of the agent's instances).
+				ir.taken[prefix+r.Of]++
+			default:
 				ir.taken[prefix+r.AgentName]++
 			}
 			if c := r.Child(); c != nil {

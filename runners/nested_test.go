@@ -2,11 +2,10 @@ package runners
 
 import (
 	"strings"
-
 	"testing"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
-
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -30,10 +29,10 @@ func TestResumeCountsPaths(t *testing.T) {
 		{AgentName: "fan", InputData: map[string]any{"fan_out": map[string]any{"over": "x"}}},
 	}}
 	ir.Resume([]*state.Record{{AgentName: "other"}, withChild(&state.Record{AgentName: "loop"}, last)})
-	if _, n, _ := ir.pathEntry("loop/critic", 0); n != 3 {
+	if _, n, _ := ir.pathEntry(pathReq("loop/critic", 0)); n != 3 {
 		t.Errorf("loop/critic takes response %d, want 3", n)
 	}
-	if _, n, _ := ir.pathEntry("loop/inner/deep", 0); n != 2 {
+	if _, n, _ := ir.pathEntry(pathReq("loop/inner/deep", 0)); n != 2 {
 		t.Errorf("loop/inner/deep takes response %d, want 2", n)
 	}
 	if ir.taken["loop/fan"] != 0 || ir.taken["other"] != 0 {
@@ -67,6 +66,12 @@ func TestUnknownPathSuggests(t *testing.T) {
 			t.Errorf("%s: got %v, want %s", name, err, want)
 		}
 	}
+}
+
+// pathReq is a request of the agent at path in a child, below the
+// instance numbered seq (0: none).
+func pathReq(path string, seq int) *agent.Request {
+	return &agent.Request{Agent: &ensemble.Agent{Name: path[strings.LastIndex(path, "/")+1:]}, Path: path, PathSeq: seq}
 }
 
 // nestKind stands in for a kind that runs child ensembles.
@@ -119,18 +124,18 @@ func TestFanOutChildPaths(t *testing.T) {
 
 	ir := Injected(r, nil)
 	// Instances in the order they ask, not item order: each gets its own.
-	if ent, n, err := ir.pathEntry("analyst[2]/think", 2); err != nil || ent.Agent != "analyst/think" || n != 2 {
+	if ent, n, err := ir.pathEntry(pathReq("analyst[2]/think", 2)); err != nil || ent.Agent != "analyst/think" || n != 2 {
 		t.Errorf("analyst[2]/think: %v %d %v", ent, n, err)
 	}
-	if ent, n, err := ir.pathEntry("analyst[0]/think", 1); err != nil || ent.Agent != "analyst/think" || n != 1 {
+	if ent, n, err := ir.pathEntry(pathReq("analyst[0]/think", 1)); err != nil || ent.Agent != "analyst/think" || n != 1 {
 		t.Errorf("analyst[0]/think: %v %d %v", ent, n, err)
 	}
 	// An instance's own entry wins, counted on its own.
-	if ent, n, err := ir.pathEntry("analyst[1]/think", 5); err != nil || ent.Agent != "analyst[1]/think" || n != 1 {
+	if ent, n, err := ir.pathEntry(pathReq("analyst[1]/think", 5)); err != nil || ent.Agent != "analyst[1]/think" || n != 1 {
 		t.Errorf("analyst[1]/think: %v %d %v", ent, n, err)
 	}
 	// A second execution in one instance's child is refused.
-	if _, _, err := ir.pathEntry("analyst[0]/think", 1); err == nil || !strings.Contains(err.Error(), `under "analyst[0]/think"`) {
+	if _, _, err := ir.pathEntry(pathReq("analyst[0]/think", 1)); err == nil || !strings.Contains(err.Error(), `under "analyst[0]/think"`) {
 		t.Errorf("second execution: %v", err)
 	}
 }

@@ -195,7 +195,7 @@ func (r *Runner) runChild(ctx context.Context, req *agent.Request, child *format
 	if req.Instance != nil {
 		seq = req.Instance.Seq
 	}
-	opts := engine.ChildOptions(req, &pathRunner{prefix: req.Name() + "/", seq: seq, next: next})
+	opts := engine.ChildOptions(req, &pathRunner{prefix: req.Name() + "/", seq: seq, run: &agent.ChildRun{}, next: next})
 	if req.Events != nil {
 		opts.Events = func(ev events.Event) {
 			switch ev.Type {
@@ -249,6 +249,7 @@ func (r *Runner) runChild(ctx context.Context, req *agent.Request, child *format
 type pathRunner struct {
 	prefix string // the parent agent's path and "/"
 	seq    int    // the nearest fan-out instance's Seq above (agent.Request.PathSeq)
+	run    *agent.ChildRun
 	next   agent.Runner
 }
 
@@ -258,7 +259,7 @@ func (p *pathRunner) Run(ctx context.Context, req *agent.Request) *agent.Result 
 	if req.Instance != nil {
 		name = req.Instance.Name
 	}
-	cp.Path, cp.PathSeq = p.prefix+name, p.seq
+	cp.Path, cp.PathSeq, cp.ChildRun = p.prefix+name, p.seq, p.run
 	if span := trace.SpanFromContext(ctx); span.IsRecording() { // docs/tracing.md
 		span.SetAttributes(tracing.AgentPath.String(cp.Path))
 	}
