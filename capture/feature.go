@@ -80,8 +80,7 @@ func (c *Capture) feature(r Run, o Options, col *collector) ([]byte, error) {
 	}
 	step("When the ensemble runs")
 
-	run := engine.FromFile(e, sf, engine.Options{})
-	res := run.Result(sf.CompletionReason)
+	run, res := engine.SavedResult(e, sf)
 	step("Then the completion reason is %q", sf.CompletionReason)
 	step("And the exit code is %d", res.ExitCode())
 	if sf.CompletionReason == engine.AwaitingInput {

@@ -347,7 +347,7 @@ func (d *Run) Wrap(r agent.Runner) agent.Runner {
 func (d *Run) AfterTurn(st *state.State) error {
 	switch {
 	case d.db == nil:
-		d.sf.State, d.sf.CompletionReason = st, ""
+		d.sf.State, d.sf.CompletionReason, d.sf.Stopped = st, "", nil
 		return d.lock.Save(d.sf)
 	case d.save != nil:
 		return d.save(st)
@@ -357,16 +357,17 @@ func (d *Run) AfterTurn(st *state.State) error {
 	return d.w.SaveTurn(st)
 }
 
-// Finish saves the run as it ended, with its completion reason, and lets
+// Finish saves the run as it ended, with its completion reason and what
+// it reported of the turn it cut short (which is not committed), and lets
 // it go: its lock, and the database it opened.
-func (d *Run) Finish(st *state.State, reason string) error {
+func (d *Run) Finish(st *state.State, reason string, stopped *state.Stopped) error {
 	if d.db == nil {
 		defer d.Abandon()
-		d.sf.State, d.sf.CompletionReason = st, reason
+		d.sf.State, d.sf.CompletionReason, d.sf.Stopped = st, reason, stopped
 		return d.lock.Save(d.sf)
 	}
 	d.hold()
-	err := d.w.Finish(st, reason)
+	err := d.w.Finish(st, reason, stopped)
 	if cerr := d.w.Close(); err == nil {
 		err = cerr
 	}

@@ -303,11 +303,13 @@ func Status(reason string) string {
 
 // Result is the result of a saved run as of its last completed turn, as
 // engine.Run.Result builds it: no agent runs, and the ensemble file is not
-// read (it may have changed or gone). Its duration is the time from the
+// read (it may have changed or gone). Its errors and usage include what
+// the run's last invocation reported of a turn it cut short
+// (engine.SavedResult). Its duration is the time from the
 // run's start to its last save, when info (its row in a database) says.
 func Result(sf *state.File, info *store.RunInfo) *engine.Result {
 	e := &ensemble.Ensemble{Name: sf.Ensemble.Name, Path: sf.Ensemble.Path, Hash: sf.Ensemble.SHA256}
-	res := engine.FromFile(e, sf, engine.Options{}).Result(sf.CompletionReason)
+	_, res := engine.SavedResult(e, sf)
 	res.DurationSeconds, res.Parent = 0, sf.Parent
 	if info != nil && !info.Started.IsZero() {
 		res.DurationSeconds = max(0, info.Saved.Sub(info.Started).Seconds())

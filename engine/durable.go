@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/state"
@@ -84,4 +85,49 @@ type ChangedError struct {
 func (e *ChangedError) Error() string {
 	return fmt.Sprintf("the %s %s has changed since the state was saved (sha256 %.12s…, now %.12s…)",
 		e.What, e.Path, e.Saved, e.Current)
+}
+
+// Stopped is what the run reported of the turn it cut short, never
+// committed (its executions in the result's errors, what their requests
+// spent), for its saver to keep with its completion reason: the result of
+// the saved run is then the one this run printed (SavedResult). nil when
+// no turn was cut short.
+func (r *Run) Stopped() *state.Stopped {
+	u := r.interruptedUsage
+	spent := u.Requests != 0 || u.Tokens() != 0 || u.Cost != 0
+	if len(r.interrupted) == 0 && !spent {
+		return nil
+	}
+	s := &state.Stopped{Errors: slices.Clone(r.interrupted)}
+	if spent {
+		s.Usage = &u
+		for name, a := range r.interruptedByAgent {
+			if a.Requests == 0 && a.Tokens() == 0 && a.Cost == 0 {
+				continue
+			}
+			if s.UsageByAgent == nil {
+				s.UsageByAgent = map[string]*state.Usage{}
+			}
+			c := *a
+			s.UsageByAgent[name] = &c
+		}
+	}
+	return s
+}
+
+// SavedResult is the result of the run saved in f as of its last completed
+// turn, as the invocation that saved it last printed it: its state, and
+// what it reported of a turn it cut short (f.Stopped). No agent runs.
+// (A run that goes on from f, FromFile, plays that turn again and reports
+// only what it does itself.)
+func SavedResult(e *ensemble.Ensemble, f *state.File) (*Run, *Result) {
+	r := FromFile(e, f, Options{})
+	if s := f.Stopped; s != nil {
+		r.interrupted = slices.Clone(s.Errors)
+		r.interruptedUsage.Add(s.Usage)
+		for name, u := range s.UsageByAgent {
+			r.addInterruptedUsage(name, u)
+		}
+	}
+	return r, r.Result(f.CompletionReason)
 }

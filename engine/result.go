@@ -56,14 +56,7 @@ type HeldBack struct {
 
 // RunError is one entry of the result's errors: a failed execution, or an
 // execution of a turn that was interrupted.
-type RunError struct {
-	TurnNumber int    `json:"turn_number"`
-	AgentName  string `json:"agent_name"`
-	Message    string `json:"message"`
-	// Handled is a failure delivered through a failure edge to an agent
-	// that then succeeded (docs/semantics.md#edges-that-fire-on-failure).
-	Handled bool `json:"handled,omitempty"`
-}
+type RunError = state.RunError
 
 // Exit codes (docs/semantics.md#end-of-a-run-and-exit-codes).
 const (

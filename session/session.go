@@ -263,8 +263,10 @@ type Saver interface {
 	Wrap(r agent.Runner) agent.Runner
 	// AfterTurn saves a committed turn; an error stops the run.
 	AfterTurn(st *state.State) error
-	// Finish saves the run as it ended, and lets it go.
-	Finish(st *state.State, reason string) error
+	// Finish saves the run as it ended, with its completion reason and
+	// what it reported of the turn it cut short (nil: none; never
+	// committed: see engine.Run.Stopped), and lets it go.
+	Finish(st *state.State, reason string, stopped *state.Stopped) error
 	// Abandon lets a run go that was prepared but not run.
 	Abandon()
 }
@@ -395,7 +397,7 @@ func (r *Run) finish(res *engine.Result) error {
 	if r.save == nil {
 		return nil
 	}
-	err := r.save.Finish(r.eng.State(), res.CompletionReason)
+	err := r.save.Finish(r.eng.State(), res.CompletionReason, r.eng.Stopped())
 	r.save = nil
 	return err
 }

@@ -57,12 +57,43 @@ type File struct {
 	// forked at (resume --from-turn); nil for a run that is no fork.
 	Parent *Parent `json:"parent,omitempty"`
 
+	// Stopped is what the run's last invocation reported of the turn it
+	// cut short (a timeout, a budget, a cancellation), which is not in
+	// State; nil when it cut none short.
+	Stopped *Stopped `json:"stopped,omitempty"`
+
 	// State is the ConversationState after the last completed turn
 	// (turn_count 0: before the first). It includes the input, the agents'
 	// memory (LLM conversations) and pending agent requests. The position
 	// in injected responses is the agents' execution counts: execution N of
 	// an agent takes response N.
 	State *State `json:"state"`
+}
+
+// Stopped is what the last invocation of a run reported of the turn it
+// cut short, which was never committed (docs/semantics.md#turns): its
+// executions, as its result's errors name them, and what their model
+// requests spent. It belongs to that invocation's result, not to the
+// state: a resume plays the turn again, and the run's next end replaces it.
+type Stopped struct {
+	Errors []RunError `json:"errors,omitempty"`
+	// Usage is what the turn's requests spent (they were made); nil when
+	// they spent nothing.
+	Usage *Usage `json:"usage,omitempty"`
+	// UsageByAgent is Usage per agent, for the agents that spent any.
+	UsageByAgent map[string]*Usage `json:"usage_by_agent,omitempty"`
+}
+
+// RunError is one entry of a run's result's errors
+// (docs/cli.md#the-result): a failed execution, or an execution of a turn
+// that was interrupted.
+type RunError struct {
+	TurnNumber int    `json:"turn_number"`
+	AgentName  string `json:"agent_name"`
+	Message    string `json:"message"`
+	// Handled is a failure delivered through a failure edge to an agent
+	// that then succeeded (docs/semantics.md#edges-that-fire-on-failure).
+	Handled bool `json:"handled,omitempty"`
 }
 
 // Parent names the run a fork was started from (its id in its state

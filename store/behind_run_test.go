@@ -125,7 +125,7 @@ func (a *aheadRun) saved(t *testing.T) int {
 func (a *aheadRun) finish(t *testing.T, done <-chan *engine.Result, turns int) {
 	t.Helper()
 	res := <-done
-	if err := a.w.Finish(a.r.State(), res.CompletionReason); err != nil {
+	if err := a.w.Finish(a.r.State(), res.CompletionReason, nil); err != nil {
 		t.Fatal(err)
 	}
 	a.w.Close()

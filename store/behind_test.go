@@ -142,7 +142,7 @@ func TestTurnsBehindAreWrittenTogether(t *testing.T) {
 		t.Errorf("nine turns behind took %d transactions", db.commits-1)
 	}
 	wantTurns(t, other, "[1 2 3 4 5 6 7 8 9 10]")
-	if err := w.Finish(st, "completed"); err != nil {
+	if err := w.Finish(st, "completed", nil); err != nil {
 		t.Fatal(err)
 	}
 	info, err := db.Run("behind")
@@ -196,7 +196,7 @@ func TestFailedWriteBehindStopsTheWrites(t *testing.T) {
 	if err2 := w.SaveTurn(st); err2 == nil || err2.Error() != err.Error() {
 		t.Errorf("SaveTurn after a failed turn: %v", err2)
 	}
-	if err2 := w.Finish(st, "completed"); err2 == nil || err2.Error() != err.Error() {
+	if err2 := w.Finish(st, "completed", nil); err2 == nil || err2.Error() != err.Error() {
 		t.Errorf("Finish after a failed turn: %v", err2)
 	}
 	wantTurns(t, other, "[1 2 3]") // 3: the row in the way
@@ -362,7 +362,7 @@ func TestDamagedTurnRowsAreNamed(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := w.Finish(st, "completed"); err != nil {
+			if err := w.Finish(st, "completed", nil); err != nil {
 				t.Fatal(err)
 			}
 			execOn(t, other, tc.update)

@@ -32,7 +32,7 @@ func savedRun(t *testing.T, db *store.DB, id string) []string {
 	}
 	states = append(states, withoutClock(t, r.State()))
 	res := r.Run(context.Background())
-	if err := w.Finish(r.State(), res.CompletionReason); err != nil {
+	if err := w.Finish(r.State(), res.CompletionReason, nil); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
@@ -207,7 +207,7 @@ PRAGMA user_version = 2;
 
 // A database of version 2 is migrated when it is opened: its runs are no
 // forks and load as they were saved, can be forked, and the file is of
-// version 3 afterwards.
+// the current version afterwards.
 func TestVersion2DatabaseIsMigrated(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -271,13 +271,13 @@ func TestVersion2DatabaseIsMigrated(t *testing.T) {
 	}
 	defer raw.Close()
 	var v int
-	if err := raw.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 3 {
-		t.Fatalf("user_version %d (%v), want 3", v, err)
+	if err := raw.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 4 {
+		t.Fatalf("user_version %d (%v), want 4", v, err)
 	}
 }
 
 // A database of a later version than this release knows is refused, by
-// its version, as an older release refuses a database of version 3.
+// its version, as an older release refuses a database of version 4.
 func TestLaterVersionIsRefused(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "later.db")
@@ -290,12 +290,72 @@ func TestLaterVersionIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := raw.Exec("PRAGMA user_version = 4"); err != nil {
+	if _, err := raw.Exec("PRAGMA user_version = 5"); err != nil {
 		t.Fatal(err)
 	}
 	raw.Close()
 	_, err = store.Open(path, false, "")
-	if !errors.Is(err, state.ErrUnknownVersion) || !strings.Contains(err.Error(), "versions 1 to 3") {
-		t.Errorf("a database of version 4: %v", err)
+	if !errors.Is(err, state.ErrUnknownVersion) || !strings.Contains(err.Error(), "versions 1 to 4") {
+		t.Errorf("a database of version 5: %v", err)
+	}
+}
+
+// What a run reported of the turn it cut short is saved with its end, not
+// as a turn: Load returns it; a fork (of a committed turn) and a run that
+// goes on (Continue, which plays that turn again) have none.
+func TestStoppedIsSavedWithTheEnd(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "runs.db")
+	db, err := store.Open(path, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	e := testEnsemble(t)
+	var w *store.Writer
+	r := engine.New(e, "go", engine.Options{Runner: testRunner(), AfterTurn: func(st *state.State) error { return w.SaveTurn(st) }})
+	if w, err = db.Create("cut", r.File(""), stateKey(e)); err != nil {
+		t.Fatal(err)
+	}
+	r.Run(context.Background())
+	stopped := &state.Stopped{
+		Errors:       []state.RunError{{TurnNumber: 9, AgentName: "b", Message: "stopped before it finished: the run reached its timeout"}},
+		Usage:        &state.Usage{Requests: 1, InputTokens: 7},
+		UsageByAgent: map[string]*state.Usage{"b": {Requests: 1, InputTokens: 7}},
+	}
+	if err := w.Finish(r.State(), engine.Timeout, stopped); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	run, err := db.Run("cut")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := db.Load(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(f.Stopped.Errors, *f.Stopped.Usage, *f.Stopped.UsageByAgent["b"]), fmt.Sprint(stopped.Errors, *stopped.Usage, *stopped.UsageByAgent["b"]); got != want || f.CompletionReason != engine.Timeout {
+		t.Fatalf("loaded %s (%q), want %s", got, f.CompletionReason, want)
+	}
+	fork, err := db.Fork(run, 1, "fork")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ff, err := db.Load(fork); err != nil || ff.Stopped != nil {
+		t.Fatalf("a fork has what its parent reported at its end: %+v (%v)", ff.Stopped, err)
+	}
+	if ff, err := db.LoadAt(run, 1); err != nil || ff.Stopped != nil {
+		t.Fatalf("the run as of turn 1 has what it reported at its end: %+v (%v)", ff.Stopped, err)
+	}
+	if err := db.Lock(run); err != nil {
+		t.Fatal(err)
+	}
+	if w, err = db.Continue(run, f, stateKey(e)); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if f, err = db.Load(run); err != nil || f.Stopped != nil || f.CompletionReason != "" {
+		t.Fatalf("a run that goes on keeps what it reported at its end: %+v %q (%v)", f.Stopped, f.CompletionReason, err)
 	}
 }

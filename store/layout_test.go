@@ -113,7 +113,7 @@ func TestVersion1DatabaseIsMigrated(t *testing.T) {
 		reason := res.CompletionReason
 		if id == "cut" {
 			reason = "" // as a killed run leaves it
-		} else if err := w.Finish(r.State(), reason); err != nil {
+		} else if err := w.Finish(r.State(), reason, nil); err != nil {
 			t.Fatal(err)
 		}
 		w.Close()
@@ -176,7 +176,7 @@ func TestVersion1DatabaseIsMigrated(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := r.Run(context.Background())
-	if err := w.Finish(r.State(), res.CompletionReason); err != nil {
+	if err := w.Finish(r.State(), res.CompletionReason, nil); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()
@@ -201,8 +201,8 @@ func TestVersion1DatabaseIsMigrated(t *testing.T) {
 	}
 	defer raw.Close()
 	var v, keyed int
-	if err := raw.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 3 {
-		t.Fatalf("user_version %d (%v), want 3", v, err)
+	if err := raw.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 4 {
+		t.Fatalf("user_version %d (%v), want 4", v, err)
 	}
 	if err := raw.QueryRow("SELECT count(*) FROM turns WHERE key = (run << 32) | turn").Scan(&keyed); err != nil || keyed != runs[0].Turns+runs[1].Turns {
 		t.Errorf("%d turns keyed by run << 32 | turn (%v), want %d", keyed, err, runs[0].Turns+runs[1].Turns)

@@ -69,7 +69,7 @@ func newPageRuns(t *testing.T) *pageRuns {
 			t.Fatal(err)
 		}
 		res := rest.Run(context.Background())
-		if err := w.Finish(rest.State(), res.CompletionReason); err != nil {
+		if err := w.Finish(rest.State(), res.CompletionReason, nil); err != nil {
 			t.Fatal(err)
 		}
 		w.Close()

@@ -121,7 +121,7 @@ func (db *DB) LoadAt(r *RunInfo, turn int) (*state.File, error) {
 
 // load reads the run r as of its turn upTo (maxTurn: its last).
 func (db *DB) load(r *RunInfo, upTo int64) (*state.File, error) {
-	rows, err := db.query(`SELECT ensemble, responses, profiles, options, saved_at, completion_reason, base, snapshot, parent, parent_turn FROM runs WHERE seq = ?`, r.seq)
+	rows, err := db.query(`SELECT ensemble, responses, profiles, options, saved_at, completion_reason, base, snapshot, parent, parent_turn, stopped FROM runs WHERE seq = ?`, r.seq)
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +150,12 @@ func (db *DB) load(r *RunInfo, upTo int64) (*state.File, error) {
 	f.SavedAt, _ = time.Parse(time.RFC3339Nano, str(row[4]))
 	if row[8] != nil {
 		f.Parent = &state.Parent{Run: str(row[8]), Turn: int(row[9].(int64))}
+	}
+	if row[10] != nil && upTo == maxTurn { // a turn cut short comes after the last
+		f.Stopped = &state.Stopped{}
+		if err := unmarshal(row[10], f.Stopped); err != nil {
+			return nil, fmt.Errorf("corrupt: stopped: %v", err)
+		}
 	}
 	// The state is rebuilt as plain contents, the snapshot then every turn
 	// after it, and restored at the end.

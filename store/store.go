@@ -44,12 +44,15 @@ const Header = "SQLite format 3\x00"
 // turn wrote about four pages to the WAL. Version 2 keys a turn by one
 // integer, run<<32 | turn, so a turn appends to the last leaf page (1.3
 // pages a turn in a loop of small turns). Version 3 adds to a run its
-// parent: the run and turn it was forked from (DB.Fork). A database of an
-// earlier version is migrated when it is opened (migrate); a release that
-// knows an earlier version only refuses a database of version 3.
+// parent: the run and turn it was forked from (DB.Fork). Version 4 adds to
+// a run what it reported of the turn it cut short when it ended (stopped:
+// the errors of a run stopped by a budget, say, which no turn holds). A
+// database of an earlier version is migrated when it is opened (migrate);
+// a release that knows an earlier version only refuses a database of a
+// later one.
 const (
 	applicationID = 0x656e7331
-	schemaVersion = 3
+	schemaVersion = 4
 )
 
 // The schema. A run is a row of runs with the state it started from
@@ -72,7 +75,8 @@ CREATE TABLE runs (
 	base              INTEGER NOT NULL,    -- the turn count of snapshot
 	snapshot          TEXT NOT NULL,       -- JSON state.State
 	parent            TEXT,                -- the id of the run it was forked from, or NULL
-	parent_turn       INTEGER NOT NULL DEFAULT 0 -- the turn of parent it was forked at
+	parent_turn       INTEGER NOT NULL DEFAULT 0, -- the turn of parent it was forked at
+	stopped           TEXT                 -- JSON state.Stopped of a run that ended cutting a turn short, or NULL
 );
 `
 
@@ -387,6 +391,11 @@ PRAGMA user_version = 2;`,
 ALTER TABLE runs ADD COLUMN parent TEXT;
 ALTER TABLE runs ADD COLUMN parent_turn INTEGER NOT NULL DEFAULT 0;
 PRAGMA user_version = 3;`,
+	// A run gains what it reported of the turn it cut short (none: a run
+	// of an older database shows the errors of its committed turns).
+	3: `
+ALTER TABLE runs ADD COLUMN stopped TEXT;
+PRAGMA user_version = 4;`,
 }
 
 // migrate brings a database of an earlier version to schemaVersion, in

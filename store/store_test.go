@@ -165,7 +165,7 @@ func TestEveryTurnRoundTrips(t *testing.T) {
 	}
 	half.Run(context.Background())
 	// Only the turns' rows, then a finish without reason change.
-	for _, err := range []error{w2.SaveTurn(half.State()), w2.Finish(half.State(), engine.MaxTotalTurns)} {
+	for _, err := range []error{w2.SaveTurn(half.State()), w2.Finish(half.State(), engine.MaxTotalTurns, nil)} {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +190,7 @@ func TestEveryTurnRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := rest.Run(context.Background())
-	if err := w3.Finish(rest.State(), res.CompletionReason); err != nil {
+	if err := w3.Finish(rest.State(), res.CompletionReason, nil); err != nil {
 		t.Fatal(err)
 	}
 	w3.Close()
@@ -253,7 +253,7 @@ func TestOneWriterPerRun(t *testing.T) {
 	if _, err := b.Create("one", file(), stateKey(e)); !errors.As(err, &exists) {
 		t.Fatalf("a new run with the id of an unfinished one: %v", err)
 	}
-	if err := w2.Finish(file().State, engine.Completed); err != nil {
+	if err := w2.Finish(file().State, engine.Completed, nil); err != nil {
 		t.Fatal(err)
 	}
 	w2.Close()
@@ -285,7 +285,7 @@ func TestDamagedDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := r.Run(context.Background())
-	w.Finish(r.State(), res.CompletionReason)
+	w.Finish(r.State(), res.CompletionReason, nil)
 	w.Close()
 	db.Close()
 	data, err := os.ReadFile(good)
@@ -436,7 +436,7 @@ func roundTrip(t *testing.T, e *ensemble.Ensemble, db *store.DB, id string, back
 			check("")
 		}
 	}
-	if err := w.Finish(r.State(), reason); err != nil {
+	if err := w.Finish(r.State(), reason, nil); err != nil {
 		t.Fatal(err)
 	}
 	check(reason)
@@ -470,7 +470,7 @@ func TestLongRunReadsBack(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := w.Finish(st, engine.Completed); err != nil {
+	if err := w.Finish(st, engine.Completed, nil); err != nil {
 		t.Fatal(err)
 	}
 	w.Close()

@@ -48,7 +48,7 @@ const turnColumns = 9
 // given (which must be locked by the caller if it already exists, see
 // Create), or a run loaded from this database that goes on (its meta data,
 // the files and options it is resumed with, are updated and its completion
-// reason cleared). stateKey maps an agent to its state key.
+// reason, and what it reported of a turn it cut short, cleared). stateKey maps an agent to its state key.
 func (db *DB) start(r *RunInfo, f *state.File, stateKey func(string) string) (*Writer, error) {
 	w := &Writer{db: db, run: r, stateKey: stateKey}
 	w.reset(f.State)
@@ -114,7 +114,7 @@ func (db *DB) Create(id string, f *state.File, stateKey func(string) string) (*W
 					}
 				}
 				return db.exec(`UPDATE runs SET ensemble = ?, responses = ?, profiles = ?, options = ?, started_at = ?, saved_at = ?,
-					completion_reason = '', base = ?, snapshot = ?, parent = NULL, parent_turn = 0 WHERE seq = ?`,
+					completion_reason = '', stopped = NULL, base = ?, snapshot = ?, parent = NULL, parent_turn = 0 WHERE seq = ?`,
 					ref, resp, profiles, opts, now.Format(timeFormat), now.Format(timeFormat), int64(f.State.TurnCount), snapshot, old.seq)
 			})
 			if err != nil {
@@ -167,14 +167,15 @@ func (db *DB) startLocked(r *RunInfo, f *state.File, stateKey func(string) strin
 
 // Continue returns the writer of a run loaded from this database (with
 // Load, after Lock) that goes on: its files and options become f's, and
-// its completion reason is cleared.
+// its completion reason and what it reported of a turn it cut short are
+// cleared (a resume plays that turn again).
 func (db *DB) Continue(r *RunInfo, f *state.File, stateKey func(string) string) (*Writer, error) {
 	ref, resp, profiles, opts, err := meta(f)
 	if err != nil {
 		return nil, &Error{Path: db.path, Err: err}
 	}
 	err = db.tx(func() error {
-		return db.exec(`UPDATE runs SET ensemble = ?, responses = ?, profiles = ?, options = ?, saved_at = ?, completion_reason = '' WHERE seq = ?`,
+		return db.exec(`UPDATE runs SET ensemble = ?, responses = ?, profiles = ?, options = ?, saved_at = ?, completion_reason = '', stopped = NULL WHERE seq = ?`,
 			ref, resp, profiles, opts, time.Now().UTC().Format(timeFormat), r.seq)
 	})
 	if err != nil {
@@ -241,15 +242,17 @@ func (w *Writer) Run() *RunInfo { return w.run }
 // pending agent requests, the new warnings and the turn count. Its cost is
 // that of what the turn added, not of the whole state.
 func (w *Writer) SaveTurn(st *state.State) error {
-	return w.save(st, "", false)
+	return w.save(st, "", nil, false)
 }
 
-// Finish writes what is left of st and the run's completion reason.
-func (w *Writer) Finish(st *state.State, reason string) error {
-	return w.save(st, reason, true)
+// Finish writes what is left of st, the run's completion reason and what
+// the run reported of the turn it cut short (nil: none), which is kept
+// beside its turns, never as one.
+func (w *Writer) Finish(st *state.State, reason string, stopped *state.Stopped) error {
+	return w.save(st, reason, stopped, true)
 }
 
-func (w *Writer) save(st *state.State, reason string, final bool) error {
+func (w *Writer) save(st *state.State, reason string, stopped *state.Stopped, final bool) error {
 	b := w.bg.Load()
 	if b != nil {
 		var err error
@@ -265,6 +268,14 @@ func (w *Writer) save(st *state.State, reason string, final bool) error {
 	}
 	if len(st.History()) < w.records || st.TurnCount < w.turn || len(st.Warnings()) < w.warnings {
 		return &Error{Path: w.db.path, Err: errors.New("the state went back since it was last saved")}
+	}
+	var stop any // NULL: none
+	if final && stopped != nil {
+		b, err := json.Marshal(stopped)
+		if err != nil {
+			return &Error{Path: w.db.path, Err: err}
+		}
+		stop = string(b)
 	}
 	var row []any
 	if st.TurnCount > w.turn {
@@ -309,8 +320,8 @@ func (w *Writer) save(st *state.State, reason string, final bool) error {
 				}
 			}
 			if final {
-				return w.db.exec(`UPDATE runs SET completion_reason = ?, saved_at = ? WHERE seq = ?`,
-					reason, time.Now().UTC().Format(timeFormat), w.run.seq)
+				return w.db.exec(`UPDATE runs SET completion_reason = ?, stopped = ?, saved_at = ? WHERE seq = ?`,
+					reason, stop, time.Now().UTC().Format(timeFormat), w.run.seq)
 			}
 			return nil
 		})

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ensemble-run/ensemble/durable"
+	"github.com/ensemble-run/ensemble/internal/parity"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -200,5 +202,84 @@ func TestMaxCostWithoutPricingWarns(t *testing.T) {
 	}
 	if o := ensembleCmd(t, "", "run", ex+"ensemble.yaml", "--responses", ex+"responses.yaml", "--max-cost", "1", "-q"); strings.Contains(o.stderr, warn) {
 		t.Fatalf("-q: stderr %q", o.stderr)
+	}
+}
+
+// TestBudgetStoppedRunIsSavedWithItsErrors: a run stopped by its budget
+// is saved with the errors its result names (the turn it cut short, never
+// committed), in a state database and in a JSON state file alike: state
+// show prints the result run printed, state export holds them; a resume
+// with a higher cap plays the stopped turn again, and its result, and the
+// saved run's after it, have no stale error.
+func TestBudgetStoppedRunIsSavedWithItsErrors(t *testing.T) {
+	t.Parallel()
+	srv := parity.Start(t)
+	env := srv.Env(false)
+	var c parity.Case
+	for _, k := range parity.Cases() {
+		if k.Name == "budget" {
+			c = k
+		}
+	}
+	for _, format := range []string{"database", "JSON state file"} {
+		t.Run(format, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			db := filepath.Join(dir, "run.db")
+			path := db
+			var o outcome
+			if format == "database" {
+				o = ensembleEnv(t, env, "run", c.Path(), "--state", db, "--output", "json")
+			} else {
+				// A JSON state file of an unfinished run (turn 1 of 3),
+				// resumed until its budget stops it.
+				if o := ensembleEnv(t, env, "run", c.Path(), "--state", db, "--max-turns", "1"); o.code != 3 {
+					t.Fatalf("one turn: exit %d %s", o.code, o.stderr)
+				}
+				path = filepath.Join(dir, "run.json")
+				b := strings.Replace(string(exportState(t, db, "")), `"completion_reason": "max_total_turns"`, `"completion_reason": ""`, 1)
+				if err := os.WriteFile(path, []byte(b), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				o = ensembleEnv(t, env, "resume", path, "--max-turns", "50", "--output", "json")
+			}
+			if o.code != 6 || !strings.Contains(o.stdout, `stopped before it finished: the run's budget was exceeded`) {
+				t.Fatalf("run: exit %d, want 6 and the stopped execution in errors\n%s%s", o.code, o.stdout, o.stderr)
+			}
+			want := parity.Normalize(t, []byte(o.stdout))
+			show := ensembleEnv(t, env, "state", "show", path, "--output", "json")
+			if show.code != 0 || parity.Normalize(t, []byte(show.stdout)) != want {
+				t.Fatalf("state show: exit %d\n%s\nwant (run)\n%s\n%s", show.code, parity.Normalize(t, []byte(show.stdout)), want, show.stderr)
+			}
+			sf, _, err := durable.Load(path, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if export := string(exportState(t, path, "")); sf.CompletionReason != "budget_exceeded" || sf.State.Executions("c") != 0 ||
+				sf.Stopped == nil || len(sf.Stopped.Errors) != 1 || sf.Stopped.Errors[0].AgentName != "c" || !strings.Contains(export, `"stopped": {`) {
+				t.Fatalf("the saved run: c must be stopped, not committed:\n%s", export)
+			}
+
+			// A higher cap: the stopped turn (c) runs again, and nothing
+			// of the first ending stays.
+			o = ensembleEnv(t, env, "resume", path, "--max-requests", "5", "--output", "json")
+			var res struct {
+				CompletionReason    string           `json:"completion_reason"`
+				AgentExecutionCount map[string]int   `json:"agent_execution_count"`
+				Errors              []map[string]any `json:"errors"`
+			}
+			if err := json.Unmarshal([]byte(o.stdout), &res); err != nil || o.code != 0 || res.CompletionReason != "completed" ||
+				res.AgentExecutionCount["c"] != 1 || len(res.Errors) != 0 {
+				t.Fatalf("resume --max-requests 5: exit %d (%v)\n%s%s", o.code, err, o.stdout, o.stderr)
+			}
+			want = parity.Normalize(t, []byte(o.stdout))
+			show = ensembleEnv(t, env, "state", "show", path, "--output", "json")
+			if show.code != 0 || parity.Normalize(t, []byte(show.stdout)) != want {
+				t.Fatalf("state show after the resume: exit %d\n%s\nwant (resume)\n%s", show.code, parity.Normalize(t, []byte(show.stdout)), want)
+			}
+			if export := string(exportState(t, path, "")); strings.Contains(export, `"stopped"`) {
+				t.Fatalf("the resumed run keeps what its first ending reported:\n%s", export)
+			}
+		})
 	}
 }

@@ -70,10 +70,6 @@ func Cases() []Case {
 		noRecording = `unknown flag: --replay`
 		noBudget    = `a run on Temporal has no budget`
 		noReplay    = `a run on Temporal is neither recorded nor replayed`
-		// The ui door reads its fork's result as saved (state show): the
-		// errors of the turn a budget stopped are not, that turn being
-		// never committed (docs/semantics.md#budgets).
-		savedBudgetStop = `"errors":[]`
 	)
 	cases := []Case{
 		{Name: "scripts", File: "scripts.yaml"},
@@ -83,7 +79,7 @@ func Cases() []Case {
 		{Name: "fanout", File: "fanout.yaml"},
 		{Name: "child", File: "child.yaml"},
 		{Name: "when", File: "when.yaml"},
-		{Name: "budget", File: "budget.yaml", Exit: 6, Cannot: map[string]string{Test: testModels, Worker: noBudget, Temporal: noBudget, UI: savedBudgetStop}},
+		{Name: "budget", File: "budget.yaml", Exit: 6, Cannot: map[string]string{Test: testModels, Worker: noBudget, Temporal: noBudget}},
 		{Name: "replay", File: "replay.yaml", Record: true,
 			Cannot: map[string]string{Batch: noRecording, MCPServe: "no --replay", Worker: noReplay, Temporal: noRecording}},
 		{Name: "secret", File: "secret.yaml", Cannot: map[string]string{Test: testModels}},
