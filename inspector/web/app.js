@@ -224,7 +224,7 @@
     put(head,
       el("h2", {}, `${r.ensemble} · ${r.id} `, badge(r.status)),
       el("div", { class: "summary" },
-        item("completion reason", r.completion_reason || "none: it stopped before it ended"),
+        item("completion reason", r.completion_reason || (r.status === "running" ? "none yet: it is running" : "none: it stopped before it ended")),
         item("started", fmtTime(r.started_at)),
         item("saved", fmtTime(r.saved_at)),
         item("duration", fmtDur(r.duration_seconds)),
