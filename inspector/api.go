@@ -580,6 +580,11 @@ type Execution struct {
 	Slim bool `json:"slim,omitempty"`
 	// Parent is the execution of the run's agent that ran the child.
 	Parent *ExecutionRef `json:"parent,omitempty"`
+	// ChildBefore counts, by agent name, the records of the child ensemble
+	// this execution ran (if it ran one) in the executions of Path before it
+	// in the turn: the number of an execution of PATH/AGENT in this one is
+	// ChildBefore[AGENT] plus its place among this one's.
+	ChildBefore map[string]int `json:"child_before,omitempty"`
 }
 
 // apiExecution is GET /api/run/execution?db=N&id=ID&agent=NAME&n=K[&turn=T]:
@@ -686,7 +691,27 @@ func (s *Server) childExecution(i int, d *database, info *store.RunInfo, path st
 			break
 		}
 	}
-	return &Execution{Record: rec, Path: path, Turn: turn, Count: len(found), Slim: slim, Parent: parent}, nil
+	ex := &Execution{Record: rec, Path: path, Turn: turn, Count: len(found), Slim: slim, Parent: parent}
+	if rec.Child() != nil {
+		for _, r := range found[:n-1] {
+			c := r.Child()
+			if c == nil {
+				continue
+			}
+			for _, run := range c.Runs() {
+				for _, cr := range run.ConversationHistory {
+					if cr == nil {
+						continue
+					}
+					if ex.ChildBefore == nil {
+						ex.ChildBefore = map[string]int{}
+					}
+					ex.ChildBefore[cr.AgentName]++
+				}
+			}
+		}
+	}
+	return ex, nil
 }
 
 // answerBody is the body of POST /api/run/answer.

@@ -141,6 +141,45 @@ func TestBrowserMapReduce(t *testing.T) {
 	if in := text(t, ctx, `#execution [data-field="input"]`); in == "" {
 		t.Error("reduce's input is empty on the page")
 	}
+	// reduce neither failed nor wrote to stderr: no empty box for either.
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#execution [data-field="error"], #execution [data-field="stderr"]').length`)); err != nil || n != 0 {
+		t.Errorf("the panel shows %d error or stderr boxes (%v), want none", n, err)
+	}
+	// The fan-out's own record of turn 2 is the gathering of its three
+	// instances, said so in the timeline and in the panel.
+	if g := text(t, ctx, `[data-turn="2"] [data-execution="summarize#1"][data-gather="3"]`); !strings.Contains(g, "gathers 3 instances") {
+		t.Errorf("summarize#1 in the timeline reads %q, want it to say it gathers 3 instances", g)
+	}
+	do(t, ctx, "the gathering", chromedp.Click(css(`[data-execution="summarize#1"]`)))
+	if g := text(t, ctx, `#execution [data-field="gather"]`); !strings.Contains(g, "summarize[2]") {
+		t.Errorf("summarize#1's panel says %q, want it to name its instances", g)
+	}
+}
+
+// A child's child opens from the execution panel, numbered across the
+// loop's rounds around it: outer runs middle.yaml twice, whose step runs
+// leaf.yaml's count once each time.
+func TestBrowserChildOfChild(t *testing.T) {
+	t.Parallel()
+	b := browsertest.Shared(t)
+	needPython(t)
+	db := filepath.Join(t.TempDir(), "runs.db")
+	run := saveExampleRun(t, db, filepath.Join("testdata", "deep", "ensemble.yaml"), "", "completed")
+	url := serve(t, db)
+	ctx := b.Tab(t)
+	do(t, ctx, "outer's execution",
+		chromedp.Navigate(url+"#/run/0/"+run.ID),
+		chromedp.Click(css(`[data-turn="1"] [data-execution="outer#1"]`)),
+		chromedp.Click(css(`#execution [data-execution="outer/step#2"]`)),
+		chromedp.WaitVisible(css(`#execution [data-parent="outer#1"]`)),
+		chromedp.Click(css(`#execution [data-execution="outer/step/count#2"]`)),
+	)
+	if h := text(t, ctx, `#execution h2`); !strings.Contains(h, "outer/step/count · 2 of 2") {
+		t.Errorf("the panel's heading is %q, want outer/step/count's second execution", h)
+	}
+	if out := text(t, ctx, `#execution [data-field="output"]`); !strings.Contains(out, `"seen": "again"`) {
+		t.Errorf("outer/step/count#2's output is %q, want the second round's", out)
+	}
 }
 
 // A suspended run of examples/approval: its question in the form, answered

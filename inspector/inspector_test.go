@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -723,5 +725,40 @@ func TestChildFanOut(t *testing.T) {
 	}
 	if code := f.do(t, "GET", "/api/run/execution?id="+id+"&agent=inner/summarize&n=2", nil, nil); code != 404 {
 		t.Errorf("inner/summarize#2: %d, want 404 (instances are not its executions)", code)
+	}
+}
+
+// A child's child is numbered across the loop rounds around it: outer runs
+// middle.yaml twice, whose step runs leaf.yaml's count once each time; the
+// second step's count is count's second execution in outer's.
+func TestChildOfChild(t *testing.T) {
+	t.Parallel()
+	needPython(t)
+	path := filepath.Join(t.TempDir(), "runs.db")
+	id := saveRunOf(t, path, filepath.Join("testdata", "deep"), false)
+	f := serveDB(t, path)
+	for _, tc := range []struct {
+		agent  string
+		n      int
+		before map[string]int
+		seen   string
+	}{
+		{"outer/step", 1, nil, ""},
+		{"outer/step", 2, map[string]int{"count": 1}, "again"},
+		{"outer/step/count", 1, nil, ""}, // the first round's: slim
+		{"outer/step/count", 2, nil, "again"},
+	} {
+		var ex inspector.Execution
+		q := url.Values{"id": {id}, "agent": {tc.agent}, "n": {strconv.Itoa(tc.n)}, "turn": {"1"}}
+		if code := f.do(t, "GET", "/api/run/execution?"+q.Encode(), nil, &ex); code != 200 {
+			t.Fatalf("%s#%d: %d", tc.agent, tc.n, code)
+		}
+		if !maps.Equal(ex.ChildBefore, tc.before) || ex.Count != 2 {
+			t.Errorf("%s#%d: child_before %v, count %d, want %v, 2", tc.agent, tc.n, ex.ChildBefore, ex.Count, tc.before)
+		}
+		out, _ := json.Marshal(ex.Record.OutputData)
+		if seen := string(out); tc.seen != "" && !strings.Contains(seen, `"seen":"`+tc.seen+`"`) || tc.seen == "" && !ex.Slim {
+			t.Errorf("%s#%d: output %s (slim %v), want seen %q", tc.agent, tc.n, seen, ex.Slim, tc.seen)
+		}
 	}
 }

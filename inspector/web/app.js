@@ -165,8 +165,10 @@
     root.append(head, questions, el("div", { class: "layout" }, el("div", {}, graph, timeline), el("div", {}, execution)));
     const expanded = new Set();
 
-    async function loadRun() {
-      const data = await api("/api/run?" + q({ db, id }));
+    const fetchRun = () => api("/api/run?" + q({ db, id }));
+    const fetchTurns = (after) => api("/api/run/turns?" + q({ db, id, after, limit: PAGE }));
+    async function loadRun(got) {
+      const data = await (got || fetchRun());
       if (v !== view) return;
       st.data = data;
       root.dataset.status = data.run.status;
@@ -175,8 +177,8 @@
       renderGraph(graph, data, expanded, select);
       st.last = data.run.turns;
     }
-    async function loadTurns(after, replace) {
-      const page = await api("/api/run/turns?" + q({ db, id, after, limit: PAGE }));
+    async function loadTurns(after, replace, got) {
+      const page = await (got || fetchTurns(after));
       if (v !== view) return;
       if (replace) st.turns = page.turns;
       else st.turns = st.turns.concat(page.turns);
@@ -194,8 +196,13 @@
       showExecution(execution, st, agent, n, turn);
     }
     try {
-      await loadRun();
-      await loadTurns(0, true);
+      // The run and its first turns are asked for at once (one round trip
+      // for the first screen), then shown in order: the timeline marks a
+      // fork's copied turns from the run.
+      const run = fetchRun(), turns = fetchTurns(0);
+      turns.catch(() => {}); // awaited below; a failure of the run's is the one said
+      await loadRun(run);
+      await loadTurns(0, true, turns);
     } catch (e) {
       root.replaceChildren(el("p", { class: "error", text: e.message }));
       return;
@@ -217,7 +224,7 @@
     put(head,
       el("h2", {}, `${r.ensemble} · ${r.id} `, badge(r.status)),
       el("div", { class: "summary" },
-        item("completion reason", r.completion_reason || "none: it stopped before it ended"),
+        item("completion reason", r.completion_reason || (r.status === "running" ? "none yet: it is running" : "none: it stopped before it ended")),
         item("started", fmtTime(r.started_at)),
         item("saved", fmtTime(r.saved_at)),
         item("duration", fmtDur(r.duration_seconds)),
@@ -393,19 +400,35 @@
       const starts = recs.map((r, i) => ends[i] - (r.execution_time || 0) * 1000);
       const t0 = Math.min(...starts), t1 = Math.max(...ends);
       const span = Math.max(t1 - t0, 1);
+      // A fan-out's gathering record (its instances' outputs as one list,
+      // which its dependents read) ran nothing itself: it is shown under
+      // its instances, across them, and said to be what it is.
+      const instancesOf = (r) => r.of ? [] : recs.filter((x) => x.of === r.agent_name);
       const bars = el("div", { class: "bars" }, recs.map((r, i) => {
         const id = `${r.agent_name}#${r.execution}`;
-        const b = el("button", { type: "button", class: "bar " + recStatus(r) + (st.selected === id ? " selected" : ""), "data-execution": id,
-          title: `${r.agent_name} execution ${r.execution}: ${fmtDur(r.execution_time)}${r.error ? " — " + r.error : ""}`,
-          text: `${r.agent_name} #${r.execution} · ${fmtDur(r.execution_time)}`,
+        const inst = instancesOf(r);
+        const gather = inst.length > 0;
+        let title = `${r.agent_name} execution ${r.execution}: ${fmtDur(r.execution_time)}${r.error ? " — " + r.error : ""}`;
+        let text = `${r.agent_name} #${r.execution} · ${fmtDur(r.execution_time)}`;
+        if (gather) {
+          title = `${r.agent_name} execution ${r.execution}: the gathering of its ${inst.length} instances' outputs, in order, which its dependents read (it ran nothing itself)${r.error ? " — " + r.error : ""}`;
+          text = `${r.agent_name} #${r.execution} · gathers ${inst.length} instance${inst.length > 1 ? "s" : ""}`;
+        }
+        const b = el("button", { type: "button", class: "bar " + recStatus(r) + (gather ? " gather" : "") + (st.selected === id ? " selected" : ""), "data-execution": id,
+          "data-gather": gather ? String(inst.length) : null, title, text,
           onclick: () => select(r.agent_name, r.execution, t.turn) });
         if (recs.length > 1 && isFinite(span)) {
-          const w = Math.max(((ends[i] - starts[i]) / span) * 60, 45);
+          let s0 = starts[i], s1 = ends[i];
+          if (gather) { // across its instances
+            s0 = Math.min(...inst.map((x) => starts[recs.indexOf(x)]));
+            s1 = Math.max(...inst.map((x) => ends[recs.indexOf(x)]));
+          }
+          const w = gather ? Math.max((s1 - s0) / span * 100, 55) : Math.max(((s1 - s0) / span) * 60, 55);
           b.style.width = w.toFixed(1) + "%";
-          b.style.marginLeft = ((starts[i] - t0) / span * (100 - w)).toFixed(1) + "%";
+          b.style.marginLeft = ((s0 - t0) / span * (100 - w)).toFixed(1) + "%";
         }
-        return b;
-      }));
+        return { b, gather };
+      }).sort((x, y) => x.gather - y.gather).map((x) => x.b));
       const run = (st.data && st.data.run) || {};
       const copied = run.parent && t.turn <= run.parent_turn;
       return el("div", { class: "turn" + (copied ? " copied" : ""), "data-turn": t.turn },
@@ -470,10 +493,12 @@
   }
   // childRun is the run of a child ensemble an execution of the agent at
   // path (in the run's turn) ran: a loop's iterations, each a list of its
-  // agents' executions, which open in the panel.
-  function childRun(c, path, turn, st) {
+  // agents' executions, which open in the panel. before counts, by agent,
+  // the executions of the child's agents in the executions of path before
+  // this one in the turn (a child's child: their numbers go on from there).
+  function childRun(c, path, turn, st, before) {
     const runs = (c.earlier_iterations || []).concat([c]);
-    const seen = {}, nested = path.includes("/");
+    const seen = {};
     const box = el("div", { "data-field": "child" }, el("h3", { text: `Child ensemble ${c.ensemble}: ${c.completion_reason || "unfinished"}` +
       (runs.length > 1 ? `, ${runs.length} iterations` : "") }));
     runs.forEach((run, k) => {
@@ -481,18 +506,23 @@
       box.append(el("div", { class: "child-run" }, runs.length > 1 ? el("span", { class: "muted", text: `iteration ${k + 1}` }) : null,
         recs.map((cr) => {
           const p = `${path}/${cr.agent_name}`;
-          const m = (seen[p] = (seen[p] || 0) + 1);
+          const m = (seen[p] = (seen[p] || 0) + 1) + ((before || {})[cr.agent_name] || 0);
           const id = `${p}#${m}`;
           const attrs = { class: "bar " + recStatus(cr) + (st.selected === id ? " selected" : ""),
             title: `${p}: the child's turn ${cr.turn_number}, ${fmtDur(cr.execution_time)}${cr.error ? " — " + cr.error : ""}`,
             text: `${cr.agent_name} · ${fmtDur(cr.execution_time)}` };
-          // A child's child opens from the graph: its number here would
-          // not count the loop iterations of the executions around it.
-          if (nested) return el("span", attrs);
           return el("button", Object.assign(attrs, { type: "button", "data-execution": id, onclick: () => st.open(p, m, turn) }));
         })));
     });
     return box;
+  }
+  // gatherNote says, of a fan-out's gathering record, what it is (it is
+  // found among the turn's records shown: instances name it as their of).
+  function gatherNote(r, st) {
+    const t = st.turns.find((x) => x.turn === r.turn_number);
+    const inst = t ? (t.records || []).filter((x) => x.of === r.agent_name) : [];
+    if (!inst.length) return null;
+    return el("p", { class: "muted", "data-field": "gather", text: `The gathering of ${r.agent_name}'s ${inst.length} instances (${inst.map((x) => x.agent_name).join(", ")}): their outputs as one list, in order, which the agents that depend on ${r.agent_name} read. It ran nothing itself.` });
   }
   async function showExecution(box, st, agent, n, turn) {
     box.replaceChildren(el("p", { class: "muted", text: "Loading…" }));
@@ -501,6 +531,8 @@
     catch (e) { box.replaceChildren(el("p", { class: "error", text: e.message })); return; }
     const r = ex.record;
     const section = (label, field, value) => el("div", {}, el("h3", { text: label }), el("pre", { "data-field": field, text: value }));
+    // An error or stderr is shown when there is one; "none" is said once.
+    const none = [r.error ? null : "error", r.stderr ? null : "stderr"].filter(Boolean);
     const known = new Set(["turn_number", "agent_name", "instance", "of", "execution", "skipped", "input_data", "output_data", "error", "stderr", "execution_time", "timestamp", "stop_reason", "usage", "handles", "child"]);
     const details = Object.fromEntries(Object.entries(r).filter(([k]) => !known.has(k)));
     const path = ex.path || r.agent_name;
@@ -508,7 +540,7 @@
     const count = ex.path ? ex.count : (tally.executions || 0);
     const others = [];
     for (let k = 1; k <= count; k++) if (k !== n) others.push(k);
-    const cmp = el("select", { "aria-label": "compare with", "data-compare": agent },
+    const cmp = el("select", { id: "compare", "data-compare": agent },
       el("option", { value: "", text: others.length ? `another execution of ${path}…` : `no other execution of ${path}` + (ex.path ? " in this turn" : "") }), others.map((k) => el("option", { value: k, text: "#" + k })));
     const diffBox = el("div");
     cmp.addEventListener("change", async () => {
@@ -533,14 +565,16 @@
         el("div", {}, el("b", { text: "usage" }), fmtUsage(r.usage) || "none"),
         r.stop_reason ? el("div", {}, el("b", { text: "stop reason" }), r.stop_reason) : null,
         r.handles ? el("div", {}, el("b", { text: "handles" }), r.handles.map((h) => `${h.agent_name}#${h.execution}`).join(", ")) : null),
+      !ex.path && !r.of ? gatherNote(r, st) : null,
       section("Output", "output", pretty(r.output_data)),
-      section("Error", "error", r.error || ""),
+      r.error ? section("Error", "error", r.error) : null,
       section("Input as sent", "input", pretty(r.input_data)),
-      section("Stderr", "stderr", r.stderr || ""),
-      r.child ? childRun(r.child, path, ex.path ? ex.turn : r.turn_number, st) : null,
+      r.stderr ? section("Stderr", "stderr", r.stderr) : null,
+      none.length ? el("p", { class: "muted", "data-field": "none", text: `No ${none.join(" and no ")}.` }) : null,
+      r.child ? childRun(r.child, path, ex.path ? ex.turn : r.turn_number, st, ex.child_before) : null,
       Object.keys(details).length ? section("Details (fallback, retries…)", "details", pretty(details)) : null,
       ex.memory ? section("Model messages and tool calls (the agent's memory after this turn)", "memory", pretty(ex.memory)) : null,
-      el("div", { class: "compare" }, el("h3", { text: "Compare with" }), cmp), diffBox);
+      el("div", { class: "compare" }, el("label", { for: "compare", text: "Compare with" }), cmp), diffBox);
   }
 
   if (!token) main.replaceChildren(el("p", { class: "error", text: "No token: open the URL ui printed (it ends with ?token=…)." }));
