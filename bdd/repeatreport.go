@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ensemble-run/ensemble/report"
 )
 
 // runRepeated runs the scenarios of pl with repeats and pass rates, and
@@ -50,6 +52,13 @@ func runRepeated(ctx context.Context, o *RunOptions, pl *plan, out, stderr io.Wr
 	if len(pl.scenarios) == 0 {
 		return ExitUsage, usagef("no scenario matches --tags %s", o.Tags)
 	}
+	var saveTo *report.File
+	if o.SaveBaseline != "" {
+		if saveTo, err = createBaseline(o.SaveBaseline); err != nil {
+			return ExitUsage, err
+		}
+		defer saveTo.Discard() // after Commit, a no-op
+	}
 	undefined := &undefinedSteps{}
 	start := time.Now()
 	rr := runAll(ctx, o, pl, undefined)
@@ -60,8 +69,8 @@ func runRepeated(ctx context.Context, o *RunOptions, pl *plan, out, stderr io.Wr
 		cmp = compare(base, rr.ts)
 	}
 	if o.SaveBaseline != "" {
-		if err := writeBaseline(o.SaveBaseline, baselineOf(rr.ts)); err != nil {
-			return ExitUsage, usagef("%v", err)
+		if err := writeBaseline(saveTo, o.SaveBaseline, baselineOf(rr.ts)); err != nil {
+			return ExitUsage, err
 		}
 	}
 	for i, f := range formats {
