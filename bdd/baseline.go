@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ensemble-run/ensemble/internal/readcap"
+	"github.com/ensemble-run/ensemble/report"
 )
 
 // Baseline is the pass rates of a test run (--save-baseline), which a later
@@ -74,18 +75,36 @@ func baselineOf(ts []*tracked) *Baseline {
 	return b
 }
 
-// writeBaseline writes b to path (its folder created), as indented JSON
-// with sorted keys, so that a baseline kept in version control diffs well.
-func writeBaseline(path string, b *Baseline) error {
-	data, err := json.MarshalIndent(b, "", "  ")
-	if err != nil {
-		return err
-	}
+// createBaseline creates the file --save-baseline writes: created before the
+// runs, so that a path that cannot hold it is said before any money is
+// spent, and written atomically (a temporary file beside it, renamed over
+// it), so that a test run that fails to write it, or is killed, leaves an
+// earlier baseline as it was.
+func createBaseline(path string) (*report.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("--save-baseline: %v", err)
+		return nil, usagef("--save-baseline %s: %v", path, err)
 	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("--save-baseline: %v", err)
+	f, err := report.CreateFile(path)
+	if err != nil {
+		return nil, usagef("--save-baseline %s: %v", path, err)
+	}
+	return f, nil
+}
+
+// writeBaseline writes b to f, as indented JSON with sorted keys, so that
+// a baseline kept in version control diffs well, and puts it in place.
+func writeBaseline(f *report.File, path string, b *Baseline) error {
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err == nil {
+		_, err = f.Write(append(data, '\n'))
+	}
+	if err := f.Commit(err); err != nil {
+		return usagef("--save-baseline %s: %v", path, err)
+	}
+	// The file is the team's, for version control: not private as a
+	// report of conversations is.
+	if err := os.Chmod(path, 0o644); err != nil {
+		return usagef("--save-baseline %s: %v", path, err)
 	}
 	return nil
 }

@@ -106,7 +106,9 @@ func (s *Scenario) judgeReplies(name string) (*runners.Responses, bool) {
 	return nil, false
 }
 
-func (s *Scenario) thenJudgeScores(name, target, min string) error {
+// thenJudgeScores asks the judge under the step's context: a judgement
+// whose model is slow ends with the test run (Ctrl-C, an early stop).
+func (s *Scenario) thenJudgeScores(ctx context.Context, name, target, min string) error {
 	want, err := strconv.ParseFloat(min, 64)
 	if err != nil {
 		return fmt.Errorf("the score %s is not a number", quote(min))
@@ -119,7 +121,7 @@ func (s *Scenario) thenJudgeScores(name, target, min string) error {
 		}
 		return fmt.Errorf("no judge %q (the scenario's judges: %s)%s", name, strings.Join(names, ", "), ensemble.Suggest(name, names))
 	}
-	v, err := s.judgement(context.Background(), j, target, nil)
+	v, err := s.judgement(ctx, j, target, nil)
 	if err != nil {
 		return err
 	}

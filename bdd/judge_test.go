@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cucumber/godog"
 
@@ -87,30 +90,30 @@ func TestJudgeAnsweredByInjectedReplies(t *testing.T) {
 		`{"score": "two"}`, // fails the schema: the next reply repairs it
 		`{"score": 2, "reason": "names no region"}`,
 		`not JSON`, `still not JSON`)
-	checkErr(t, "passes", s.thenJudgeScores("quality", "writer", "5"), "")
-	checkErr(t, "asked once: the same verdict", s.thenJudgeScores("quality", "writer", "5.5"),
+	checkErr(t, "passes", s.thenJudgeScores(context.Background(), "quality", "writer", "5"), "")
+	checkErr(t, "asked once: the same verdict", s.thenJudgeScores(context.Background(), "quality", "writer", "5.5"),
 		`the judge "quality" scored agent "writer" 5, want at least 5.5; its reason: names EMEA and 12%`)
-	checkErr(t, "repaired", s.thenJudgeScores("quality", "editor", "3"),
+	checkErr(t, "repaired", s.thenJudgeScores(context.Background(), "quality", "editor", "3"),
 		`the judge "quality" scored agent "editor" 2, want at least 3; its reason: names no region`)
 	// The editor's verdict is kept; a fresh scenario runs out of repairs.
 	s2 := judgedScenario(t, dir, Options{GuardModels: true}, `not JSON`, `still not JSON`)
-	checkErr(t, "malformed after the repair", s2.thenJudgeScores("quality", "writer", "1"),
+	checkErr(t, "malformed after the repair", s2.thenJudgeScores(context.Background(), "quality", "writer", "1"),
 		`the judge "quality" gave no score for agent "writer": agent "quality": injected response 2: output_schema needs JSON`)
 	s3 := judgedScenario(t, dir, Options{GuardModels: true})
-	checkErr(t, "no reply: no model either", s3.thenJudgeScores("quality", "writer", "1"),
+	checkErr(t, "no reply: no model either", s3.thenJudgeScores(context.Background(), "quality", "writer", "1"),
 		`the judge "quality" has no injected reply and would call the real model; give it one: Given agent "quality" responds`)
 	s4 := judgedScenario(t, dir, Options{GuardModels: true}, `{"score": 3, "reason": "ok"}`)
-	checkErr(t, "one reply, two agents", s4.thenJudgeScores("quality", "writer", "1"), "")
-	checkErr(t, "one reply, two agents", s4.thenJudgeScores("quality", "editor", "1"),
+	checkErr(t, "one reply, two agents", s4.thenJudgeScores(context.Background(), "quality", "writer", "1"), "")
+	checkErr(t, "one reply, two agents", s4.thenJudgeScores(context.Background(), "quality", "editor", "1"),
 		`the judge "quality" has no injected reply left for agent "editor" (its earlier judgements took 1)`)
 	for _, tc := range []struct {
 		name string
 		err  error
 		want string
 	}{
-		{"unknown judge", s.thenJudgeScores("qualty", "writer", "1"), `no judge "qualty" (the scenario's judges: quality); did you mean "quality"?`},
-		{"unknown agent", s.thenJudgeScores("quality", "writr", "1"), `has no agent "writr"`},
-		{"a score that is no number", s.thenJudgeScores("quality", "writer", "high"), `the score "high" is not a number`},
+		{"unknown judge", s.thenJudgeScores(context.Background(), "qualty", "writer", "1"), `no judge "qualty" (the scenario's judges: quality); did you mean "quality"?`},
+		{"unknown agent", s.thenJudgeScores(context.Background(), "quality", "writr", "1"), `has no agent "writr"`},
+		{"a score that is no number", s.thenJudgeScores(context.Background(), "quality", "writer", "high"), `the score "high" is not a number`},
 	} {
 		checkErr(t, tc.name, tc.err, tc.want)
 	}
@@ -161,7 +164,7 @@ func TestJudgeDeclarationErrors(t *testing.T) {
 			t.Fatalf("step %d: %v", i, err)
 		}
 	}
-	checkErr(t, "checked late", s.thenJudgeScores("quality", "writer", "1"), `uses model profile "smal", which the ensemble "judged" does not have`)
+	checkErr(t, "checked late", s.thenJudgeScores(context.Background(), "quality", "writer", "1"), `uses model profile "smal", which the ensemble "judged" does not have`)
 }
 
 // judgeModel is a model server whose writer and editor reply as the test
@@ -208,8 +211,8 @@ func TestJudgeAnsweredByAModelServer(t *testing.T) {
 			t.Fatalf("step %d: %v", i, err)
 		}
 	}
-	checkErr(t, "the writer", s.thenJudgeScores("quality", "writer", "4"), "")
-	checkErr(t, "the editor", s.thenJudgeScores("quality", "editor", "4"),
+	checkErr(t, "the writer", s.thenJudgeScores(context.Background(), "quality", "writer", "4"), "")
+	checkErr(t, "the editor", s.thenJudgeScores(context.Background(), "quality", "editor", "4"),
 		`the judge "quality" scored agent "editor" 2, want at least 4; its reason: scored 2`)
 	// Writer, editor, then two requests for each judgement.
 	if got := model.Requests(); got != 6 {
@@ -260,7 +263,7 @@ func TestJudgeOfANondeterministicModel(t *testing.T) {
 					t.Fatalf("step %d: %v", i, err)
 				}
 			}
-			err := s.thenJudgeScores("quality", "writer", "3")
+			err := s.thenJudgeScores(context.Background(), "quality", "writer", "3")
 			if gave >= 3 {
 				checkErr(t, "passes", err, "")
 			} else {
@@ -375,5 +378,63 @@ func TestJudgeStepsInAFeature(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the report lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestJudgeStopsWithTheTestRun: a live judge's request is cancelled with
+// the test run (Ctrl-C, or an early stop that spares the runs under way):
+// a judge that waits on a slow model must not keep the test run, or its
+// spending, going.
+func TestJudgeStopsWithTheTestRun(t *testing.T) {
+	t.Parallel()
+	asked := make(chan struct{}, 1)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // the judge's model answers only when its request is cancelled
+		case asked <- struct{}{}:
+		default:
+		}
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+		http.Error(w, `{"error": {"message": "gone"}}`, http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	dir := judgedEnsemble(t, srv.URL)
+	writeFiles(t, dir, map[string]string{"judged.feature": `Feature: judged
+  Scenario: A good report
+    Given the ensemble "e.yaml"
+    And the judge "quality" uses model profile "small" with the rubric:
+      """
+      ` + rubric + `
+      """
+    And agent "writer" responds "EMEA grew 12% in Q3."
+    And agent "editor" responds "Q3 was fine."
+    When the ensemble runs
+    Then the judge "quality" scores agent "writer" at least 4
+`})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		code, _ := Run(RunOptions{Options: Options{LLM: llm.New(llm.Options{}), LiveAll: true}, Paths: []string{filepath.Join(dir, "judged.feature")},
+			NoColors: true, Output: io.Discard, Stderr: io.Discard, Context: ctx})
+		done <- code
+	}()
+	select {
+	case <-asked:
+	case <-time.After(time.Minute):
+		t.Fatal("the judge never asked its model")
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != ExitFailed {
+			t.Errorf("exit %d, want %d", code, ExitFailed)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the test run was cancelled, but its judge still waits on its model")
 	}
 }

@@ -100,13 +100,13 @@ func planScenarios(files []string, tagExpr string, repeat int, need float64) (*p
 		idx := indexDocument(doc)
 		pickles := gherkin.Pickles(*doc, name, (&messages.Incrementing{}).NewId)
 		rows := map[string]int{}
-		var inFile []*planned
+		var all, inFile []*planned
 		for _, pk := range pickles {
 			scID := pk.AstNodeIds[0]
 			row := rows[scID]
 			rows[scID]++
 			sc := idx.scenarios[scID]
-			if sc == nil || onlyLine >= 0 && sc.Location.Line != onlyLine || !matchTags(tagExpr, pk.Tags) {
+			if sc == nil {
 				continue
 			}
 			p := &planned{
@@ -120,6 +120,13 @@ func planScenarios(files []string, tagExpr string, repeat int, need float64) (*p
 					ps.keyword, ps.line = s.Keyword, s.Location.Line
 				}
 				p.steps = append(p.steps, ps)
+			}
+			// Every scenario of the file is numbered (below), the ones
+			// --tags or :LINE leave out too, so that a scenario's name, its
+			// identity in a baseline, does not depend on which ran.
+			all = append(all, p)
+			if onlyLine >= 0 && sc.Location.Line != onlyLine || !matchTags(tagExpr, pk.Tags) {
+				continue
 			}
 			for _, t := range pk.Tags {
 				p.tags = append(p.tags, t.Name)
@@ -153,7 +160,7 @@ func planScenarios(files []string, tagExpr string, repeat int, need float64) (*p
 			}
 			inFile = append(inFile, p)
 		}
-		numberRepeated(inFile)
+		numberRepeated(all)
 		pl.scenarios = append(pl.scenarios, inFile...)
 	}
 	if len(msgs) > 0 {

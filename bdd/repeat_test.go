@@ -601,3 +601,35 @@ func TestRecordMissingMakesARecording(t *testing.T) {
 		t.Fatalf("replaying: exit %d, %d requests:\n%s", o.code, m.requests.Load(), o.out)
 	}
 }
+
+// A baseline that cannot be written is said before any run spends money
+// (as a report file's is); one that can is written whole, with nothing
+// left beside it, readable by the team.
+func TestSaveBaselineCheckedBeforeTheRuns(t *testing.T) {
+	t.Parallel()
+	m := newCoinModel(t, 1, 1)
+	dir := writeTempFiles(t, map[string]string{"e.yaml": coinEnsemble, "a.feature": coinFeature(""), "taken": "a file"})
+	bad := filepath.Join(dir, "taken", "base.json")
+	o := runRepeats(t, RunOptions{Options: liveOptions(m, true), Paths: []string{dir}, Repeats: Repeats{Repeat: 3, SaveBaseline: bad}})
+	if o.code != ExitUsage || o.err == nil || !strings.Contains(o.err.Error(), "--save-baseline "+bad) || m.requests.Load() != 0 {
+		t.Fatalf("exit %d, %v, %d model requests, want exit 2 naming the file before any request", o.code, o.err, m.requests.Load())
+	}
+	good := filepath.Join(dir, "base", "line.json")
+	o = runRepeats(t, RunOptions{Options: liveOptions(m, true), Paths: []string{dir}, Repeats: Repeats{Repeat: 3, SaveBaseline: good}})
+	if o.code != ExitPassed {
+		t.Fatalf("exit %d, %v\n%s", o.code, o.err, o.out)
+	}
+	b, err := readBaseline(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, scs := range b.Scenarios {
+		if e := scs["says yes"]; len(b.Scenarios) != 1 || e.Runs != 3 || e.Passes != 3 {
+			t.Errorf("the baseline: %+v", b.Scenarios)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Dir(good))
+	if fi, err := os.Stat(good); len(entries) != 1 || err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("the baseline's folder holds %d files (want 1), its mode %v", len(entries), fi.Mode())
+	}
+}

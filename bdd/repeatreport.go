@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ensemble-run/ensemble/report"
 )
 
 // runRepeated runs the scenarios of pl with repeats and pass rates, and
@@ -50,6 +52,13 @@ func runRepeated(ctx context.Context, o *RunOptions, pl *plan, out, stderr io.Wr
 	if len(pl.scenarios) == 0 {
 		return ExitUsage, usagef("no scenario matches --tags %s", o.Tags)
 	}
+	var saveTo *report.File
+	if o.SaveBaseline != "" {
+		if saveTo, err = createBaseline(o.SaveBaseline); err != nil {
+			return ExitUsage, err
+		}
+		defer saveTo.Discard() // after Commit, a no-op
+	}
 	undefined := &undefinedSteps{}
 	start := time.Now()
 	rr := runAll(ctx, o, pl, undefined)
@@ -60,8 +69,8 @@ func runRepeated(ctx context.Context, o *RunOptions, pl *plan, out, stderr io.Wr
 		cmp = compare(base, rr.ts)
 	}
 	if o.SaveBaseline != "" {
-		if err := writeBaseline(o.SaveBaseline, baselineOf(rr.ts)); err != nil {
-			return ExitUsage, usagef("%v", err)
+		if err := writeBaseline(saveTo, o.SaveBaseline, baselineOf(rr.ts)); err != nil {
+			return ExitUsage, err
 		}
 	}
 	for i, f := range formats {
@@ -236,20 +245,19 @@ func writeComparisonText(w io.Writer, cmp []*comparison, basePath string) {
 // for a pull-request comment: with a baseline, each beside its baseline's,
 // regressions first.
 func writeMarkdown(w io.Writer, rr *repeatRun, cmp []*comparison, basePath string) {
-	esc := func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ") }
 	if cmp == nil {
 		fmt.Fprintln(w, "| Scenario | Passed | Needs | Verdict |")
 		fmt.Fprintln(w, "|---|---|---|---|")
 		for _, t := range rr.ts {
-			fmt.Fprintf(w, "| `%s` %s | %s | %s | %s |\n", esc(t.path), esc(t.name), markdownRate(t), needPercent(t.need), esc(t.outcomeText()))
+			fmt.Fprintf(w, "| %s %s | %s | %s | %s |\n", mdCode(t.path), mdText(t.name), markdownRate(t), needPercent(t.need), mdText(t.outcomeText()))
 		}
 	} else {
 		counts := map[change]int{}
 		for _, c := range cmp {
 			counts[c.change]++
 		}
-		fmt.Fprintf(w, "**%s**, %s, compared with `%s`\n\n", plural(counts[regression], "regression"),
-			strings.TrimPrefix(changeSummary(counts), plural(counts[regression], "regression")+", "), esc(filepath.ToSlash(basePath)))
+		fmt.Fprintf(w, "**%s**, %s, compared with %s\n\n", plural(counts[regression], "regression"),
+			strings.TrimPrefix(changeSummary(counts), plural(counts[regression], "regression")+", "), mdCode(filepath.ToSlash(basePath)))
 		fmt.Fprintln(w, "| | Scenario | Baseline | Now | p | Verdict |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|")
 		order := []change{regression, improvement, added, missing, notRun, unchanged}
@@ -266,7 +274,7 @@ func writeMarkdown(w io.Writer, rr *repeatRun, cmp []*comparison, basePath strin
 				if c.base != nil && c.now != nil {
 					p = strings.TrimPrefix(pValue(c.p), "= ")
 				}
-				fmt.Fprintf(w, "| %s | `%s` %s | %s | %s | %s | %s |\n", changeMark[ch], esc(c.path), esc(c.name), c.base.rate(), now, p, esc(verdict))
+				fmt.Fprintf(w, "| %s | %s %s | %s | %s | %s | %s |\n", changeMark[ch], mdCode(c.path), mdText(c.name), c.base.rate(), now, p, mdText(verdict))
 			}
 		}
 	}
@@ -289,6 +297,53 @@ func writeMarkdown(w io.Writer, rr *repeatRun, cmp []*comparison, basePath strin
 	if rr.budget != "" {
 		fmt.Fprintf(w, "\nStopped starting runs: %s.\n", rr.budget)
 	}
+}
+
+// mdText is s as the text of a Markdown table's cell: on one line, its
+// pipes escaped (an unescaped one would start another cell), and the
+// characters that would make it a link, HTML, emphasis or code escaped,
+// so that it reads as written (a scenario's name is anyone's text).
+func mdText(s string) string {
+	var b strings.Builder
+	for _, r := range oneLineCell(s) {
+		if strings.ContainsRune("\\|`*_[]<>~", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// mdCode is s as a code span in a Markdown table's cell: fenced by more
+// backquotes than it holds in a row, its pipes escaped (which a table
+// reads even in a code span). A backslash would escape the pipe after it
+// instead, so such a path is written as text.
+func mdCode(s string) string {
+	s = oneLineCell(s)
+	if strings.Contains(s, `\`) {
+		return mdText(s)
+	}
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	pad := ""
+	if longest > 0 {
+		pad = " " // a code span that starts or ends with a backquote needs one
+	}
+	return fence + pad + strings.ReplaceAll(s, "|", `\|`) + pad + fence
+}
+
+// oneLineCell is s with its line breaks made spaces: a table's row is one
+// line.
+func oneLineCell(s string) string {
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
 }
 
 // pValue formats a p-value: "= 0.012", "< 0.001".

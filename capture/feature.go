@@ -75,7 +75,7 @@ func (c *Capture) feature(r Run, o Options, col *collector) ([]byte, error) {
 	if in := sf.State.Input; in != "" {
 		step("And the input:")
 		if !docString(&b, "", in) {
-			return nil, fmt.Errorf("cannot capture %s: its input has lines that start with both \"\"\" and ```, which no doc string can hold", what)
+			return nil, fmt.Errorf("cannot capture %s: its input has lines that end in a carriage return (\\r), or lines that start with both \"\"\" and ```, which no doc string can hold as they are", what)
 		}
 	}
 	step("When the ensemble runs")
@@ -174,13 +174,15 @@ func docString(b *strings.Builder, mediaType, content string) bool {
 
 // docSafe reports whether a doc string between delim lines reads content
 // back as it is: no line of it starts with delim (which would end the doc
-// string) and it holds no escaped delim (which would be read as delim).
+// string), it holds no escaped delim (which would be read as delim), and
+// no line ends in a carriage return (which Gherkin reads as part of the
+// line's end, \r\n as \n).
 func docSafe(content, delim, escaped string) bool {
 	if strings.Contains(content, escaped) {
 		return false
 	}
 	for _, line := range strings.Split(content, "\n") {
-		if strings.HasPrefix(strings.TrimLeftFunc(line, unicode.IsSpace), delim) {
+		if strings.HasPrefix(strings.TrimLeftFunc(line, unicode.IsSpace), delim) || strings.HasSuffix(line, "\r") {
 			return false
 		}
 	}

@@ -353,8 +353,12 @@ agents:
     model_profile: m
     prompt: Quote.
     dependencies: [number]
+  - name: windows
+    model_profile: m
+    prompt: Answer with CRLF line ends.
+    dependencies: [quotes]
 `,
-		"responses.yaml": "number:\n  - '\"42\"'\nquotes:\n  - \"a doc string:\\n\\\"\\\"\\\"\\nand a fence ```\\n\\n  indented\"\n",
+		"responses.yaml": "number:\n  - '\"42\"'\nquotes:\n  - \"a doc string:\\n\\\"\\\"\\\"\\nand a fence ```\\n\\n  indented\"\nwindows:\n  - \"line one\\r\\nline two\\r\\n\"\n",
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
