@@ -40,10 +40,18 @@ const (
 	failing
 )
 
-// decide is the verdict on passes out of runs against the pass rate need:
-// passing when the 95% Wilson interval lies wholly at or above it, failing
-// when wholly below; undecided otherwise, when the runs may go on. At the
-// last run (runs == max) the observed rate decides.
+// minEarlyRuns is how many runs a scenario has before its Wilson interval
+// may stop it early: the interval of very few runs covers the true rate
+// far less often than its 95% says (one failed run of one gives 0–79%,
+// which would fail a model that passes 90% of the time, one CI run in ten).
+const minEarlyRuns = 5
+
+// decide is the verdict on passes out of runs against the pass rate need.
+// At the last run (runs == max) the observed rate decides. Before it, when
+// early: the verdict that the runs left cannot change (at a need of 1, the
+// first failure); then, from minEarlyRuns runs on, passing when the 95%
+// Wilson interval lies wholly at or above need, failing when wholly below;
+// undecided otherwise, when the runs go on.
 func decide(passes, runs, maxRuns int, need float64, early bool) verdict {
 	if runs >= maxRuns {
 		if rateMeets(passes, runs, need) {
@@ -52,6 +60,14 @@ func decide(passes, runs, maxRuns int, need float64, early bool) verdict {
 		return failing
 	}
 	if !early || runs == 0 {
+		return undecided
+	}
+	switch {
+	case !rateMeets(passes+maxRuns-runs, maxRuns, need):
+		return failing // even if every run left passed
+	case rateMeets(passes, maxRuns, need):
+		return passing // even if every run left failed
+	case runs < minEarlyRuns:
 		return undecided
 	}
 	lo, hi := wilson(passes, runs)

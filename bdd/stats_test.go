@@ -82,6 +82,17 @@ func TestDecide(t *testing.T) {
 		{14, 20, 20, 0.7, true, passing},
 		{13, 20, 20, 0.7, true, failing},
 		{0, 1, 1, 0, true, passing},
+		{0, 1, 20, 0.8, true, undecided}, // 0–79%, but one run says little
+		{0, 4, 20, 0.8, true, undecided}, // 16 of the 16 left would still pass
+		{0, 5, 20, 0.8, true, failing},   // 0 of 15 left could pass it
+		{1, 5, 20, 0.8, true, failing},   // 16 still possible, but 4–62% is below
+		{4, 5, 20, 0.8, true, undecided}, // 38–96%
+		{0, 1, 20, 1, true, failing},     // at 100%, the first failure decides
+		{3, 3, 5, 0.5, true, passing},    // 3 of 5 whatever comes after
+		{3, 3, 5, 0.5, false, undecided}, // with baselines every run runs
+		{12, 12, 20, 0.6, true, passing}, // 12 of 20 whatever comes after
+		{3, 5, 5, 0.6, true, passing},    // the last run: the observed rate
+		{2, 5, 5, 0.6, true, failing},
 	} {
 		if got := decide(tc.passes, tc.runs, tc.max, tc.need, tc.early); got != tc.want {
 			t.Errorf("decide(%d/%d of %d, %g, early %v) = %d, want %d", tc.passes, tc.runs, tc.max, tc.need, tc.early, got, tc.want)

@@ -51,7 +51,8 @@ unless --live names them or --live-all is given. With --repeat N each
 scenario runs up to N times (--concurrency runs at a time), and passes when
 the share of its runs that pass meets --pass-rate; a scenario's tags
 @repeat(N) and @pass-rate(P) override them. A scenario stops early once the
-95% confidence interval of its pass rate is clear of the rate it needs.
+runs left cannot change its verdict, or (from its fifth run) the 95%
+confidence interval of its pass rate is clear of the rate it needs.
 --save-baseline writes the pass rates; --baseline compares with them and
 exits 1 on a regression (Fisher's exact test, p < 0.05). --max-cost and
 --max-requests stop starting runs when the runs so far reach them, exit 6.`,

@@ -88,7 +88,7 @@ func TestTestRepeatFlags(t *testing.T) {
 		{"max cost", []string{"--max-cost", "-1"}, 2, "--max-cost must be a finite number more than 0"},
 		{"no live", []string{"--repeat", "3"}, 1, `agent "answer" has no injected response and would call the real model`},
 		{"live", []string{"--repeat", "3", "--live", "answer", "--format", "progress"}, 0, "3/3 passed (100%, 95% CI 44–100%), needs 100%: passed"},
-		{"live-all, pass rate", []string{"--repeat", "20", "--pass-rate", "0.5", "--live-all", "--format", "progress"}, 0, "4/4 passed (100%, 95% CI 51–100%), needs 50%: passed: stopped early, 16 of 20 runs saved"},
+		{"live-all, pass rate", []string{"--repeat", "20", "--pass-rate", "0.5", "--live-all", "--format", "progress"}, 0, "5/5 passed (100%, 95% CI 57–100%), needs 50%: passed: stopped early, 15 of 20 runs saved"},
 		{"budget", []string{"--repeat", "20", "--live-all", "--max-requests", "2", "--concurrency", "1"}, 6, "stopped starting runs: --max-requests 2 reached (2 model requests made)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
