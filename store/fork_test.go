@@ -338,9 +338,16 @@ func TestStoppedIsSavedWithTheEnd(t *testing.T) {
 	if got, want := fmt.Sprint(f.Stopped.Errors, *f.Stopped.Usage, *f.Stopped.UsageByAgent["b"]), fmt.Sprint(stopped.Errors, *stopped.Usage, *stopped.UsageByAgent["b"]); got != want || f.CompletionReason != engine.Timeout {
 		t.Fatalf("loaded %s (%q), want %s", got, f.CompletionReason, want)
 	}
+	// The head the inspector reads has it too, and a fork's has not.
+	if h, err := db.Head(run); err != nil || h.Stopped == nil || fmt.Sprint(h.Stopped.Errors) != fmt.Sprint(stopped.Errors) {
+		t.Fatalf("the head's stopped: %+v (%v)", h, err)
+	}
 	fork, err := db.Fork(run, 1, "fork")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if h, err := db.Head(fork); err != nil || h.Stopped != nil {
+		t.Fatalf("a fork's head has what its parent reported at its end: %+v (%v)", h, err)
 	}
 	if ff, err := db.Load(fork); err != nil || ff.Stopped != nil {
 		t.Fatalf("a fork has what its parent reported at its end: %+v (%v)", ff.Stopped, err)

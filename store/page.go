@@ -28,6 +28,10 @@ type Head struct {
 	Base             int                  `json:"base"` // the turns of the run's first state (copied by a fork)
 	Pending          []state.AgentRequest `json:"pending_requests,omitempty"`
 	CompletionReason string               `json:"completion_reason"`
+	// Stopped is what the run reported of the turn it cut short when it
+	// ended (a budget, a timeout): that turn's errors, which no saved turn
+	// holds.
+	Stopped *state.Stopped `json:"stopped,omitempty"`
 }
 
 // Head reads the head of r: its row, the input of its first state (read in
@@ -35,7 +39,8 @@ type Head struct {
 func (db *DB) Head(r *RunInfo) (*Head, error) {
 	rows, err := db.query(`SELECT ensemble, responses, profiles, options, completion_reason, base,
 		coalesce(json_extract(snapshot, '$.input'), ''),
-		coalesce((SELECT coalesce(pending, 'null') FROM turns WHERE `+turnsOf("seq")+` ORDER BY key DESC LIMIT 1), json_extract(snapshot, '$.pending_requests'))
+		coalesce((SELECT coalesce(pending, 'null') FROM turns WHERE `+turnsOf("seq")+` ORDER BY key DESC LIMIT 1), json_extract(snapshot, '$.pending_requests')),
+		stopped
 		FROM runs WHERE seq = ?`, r.seq)
 	if err != nil {
 		return nil, &Error{Path: db.path, Err: err}
@@ -68,6 +73,11 @@ func (db *DB) Head(r *RunInfo) (*Head, error) {
 	if row[7] != nil {
 		if err := unmarshal(row[7], &h.Pending); err != nil {
 			return bad("pending", err)
+		}
+	}
+	if row[8] != nil {
+		if err := unmarshal(row[8], &h.Stopped); err != nil {
+			return bad("stopped", err)
 		}
 	}
 	return h, nil
