@@ -517,7 +517,7 @@ func (s *Scenario) sessionOptions() (session.Options, error) {
 	}
 	if s.opts.GuardModels && (s.recording == "" || s.opts.RecordMissing) {
 		opts.Guard = func(agent string) error {
-			if s.opts.LiveAll || slices.Contains(s.opts.Live, agent) || slices.Contains(s.opts.Live, runners.PathWithoutInstances(agent)) {
+			if s.opts.LiveAll || runners.NamesPath(s.opts.Live, agent) {
 				return nil // test --live
 			}
 			if s.respFile == "" {

@@ -313,6 +313,19 @@ func pathRecords(recs []*state.Record, want []string, prefix string) []*state.Re
 	return out
 }
 
+// NamesPath reports whether any of names (`--live` names) names the agent
+// at path: the same path, or one whose parts without an instance take in
+// every instance there (`analyst/think` and `analyst[0]/summarize` both name
+// `analyst[0]/summarize[1]`).
+func NamesPath(names []string, path string) bool {
+	for _, n := range names {
+		if n == path || partsMatch(strings.Split(n, "/"), path) {
+			return true
+		}
+	}
+	return false
+}
+
 // partsMatch reports whether the path name has the parts want, each the
 // same or, where want names no instance, an instance of it.
 func partsMatch(want []string, name string) bool {

@@ -35,7 +35,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -215,7 +214,7 @@ func (s *Session) liveGuard() func(string) error {
 	return func(agent string) error {
 		// A name without instances (`analyst/think`) lets every
 		// instance's child through (`analyst[1]/think`).
-		if slices.Contains(o.Live, agent) || slices.Contains(o.Live, runners.PathWithoutInstances(agent)) {
+		if runners.NamesPath(o.Live, agent) {
 			return nil
 		}
 		return fmt.Errorf("agent %q has no responses in %s and would call the real model; add responses for it, or pass --live %s (or --live-all)",
