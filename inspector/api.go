@@ -736,7 +736,7 @@ func (s *Server) apiAnswer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "no answer given")
 		return
 	}
-	if err := s.resume(i, d.path, info.ID, body.Answers, false); err != nil {
+	if err := s.resume(i, d.path, info.ID, body.Answers); err != nil {
 		fail(w, err)
 		return
 	}
