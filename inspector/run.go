@@ -41,14 +41,21 @@ func (j *job) status() string {
 // given (checked against what it waits for). What stops it from starting
 // (an ensemble file that changed, an answer for an agent that does not
 // wait, a run another process holds) is returned; what happens after is
-// in its state.
-func (s *Server) resume(i int, path, id string, given map[string]string) error {
+// in its state. turns, when given, is the run's turn count the answers
+// were given for: a run that has gone on since (it asks again, say, after
+// another answer to the same question) is refused, so that an answer sent
+// twice answers once.
+func (s *Server) resume(i int, path, id string, given map[string]string, turns *int) error {
 	saved, err := durable.Open(path, id, s.sync)
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
 			return &httpError{http.StatusConflict, err.Error()}
 		}
 		return err
+	}
+	if n := saved.File.State.TurnCount; turns != nil && *turns != n {
+		saved.Close()
+		return &httpError{http.StatusConflict, fmt.Sprintf("run %s has gone on since these answers were given (at turn %d, it is at turn %d now): they answer questions it no longer waits for; read what it waits for now", id, *turns, n)}
 	}
 	_, err = s.goOn(i, saved, given, false)
 	return err
