@@ -366,3 +366,35 @@ func TestStoppedIsSavedWithTheEnd(t *testing.T) {
 		t.Fatalf("a run that goes on keeps what it reported at its end: %+v %q (%v)", f.Stopped, f.CompletionReason, err)
 	}
 }
+
+// A run read before it was replaced by a run of the same id (run --run-id
+// over a finished run) is not forked: the fork would copy the rows of the
+// new run, while what goes on from them was read from the old one.
+func TestForkOfAReplacedRunIsRefused(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "replaced.db")
+	db, err := store.Open(path, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	savedRun(t, db, "first")
+	old, err := db.Run("first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	savedRun(t, db, "first") // replaced
+	if _, err := db.Fork(old, 2, "fork"); err == nil || !strings.Contains(err.Error(), "replaced") {
+		t.Errorf("a fork of a run replaced since it was read: %v, want it refused", err)
+	}
+	if _, err := db.LoadAt(old, 2); err == nil || !strings.Contains(err.Error(), "replaced") {
+		t.Errorf("a run replaced since it was read, loaded as of turn 2: %v, want it refused", err)
+	}
+	now, err := db.Run("first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Fork(now, 2, "fork-now"); err != nil {
+		t.Errorf("a fork of the run as it is now: %v", err)
+	}
+}
