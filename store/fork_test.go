@@ -398,3 +398,64 @@ func TestForkOfAReplacedRunIsRefused(t *testing.T) {
 		t.Errorf("a fork of the run as it is now: %v", err)
 	}
 }
+
+// A database of version 3 (runs without what they cut short) opened by
+// several processes at once is migrated once: every open succeeds, reads
+// the runs as they were saved, and the file is of version 4 after.
+func TestVersion3DatabaseOpenedAtOnce(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "v3.db")
+	db, err := store.Open(path, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := savedRun(t, db, "done")
+	db.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec("ALTER TABLE runs DROP COLUMN stopped; PRAGMA user_version = 3"); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	const n = 6
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			errs <- func() error {
+				db, err := store.Open(path, false, "")
+				if err != nil {
+					return err
+				}
+				defer db.Close()
+				done, err := db.Run("done")
+				if err != nil {
+					return err
+				}
+				f, err := db.Load(done)
+				if err == nil && withoutClock(t, f.State) != states[len(states)-1] {
+					err = errors.New("the run loads otherwise")
+				}
+				return err
+			}()
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("an open during the migration: %v", err)
+		}
+	}
+	raw, err = sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var v, stopped int
+	if err := raw.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 4 {
+		t.Fatalf("user_version %d (%v), want 4", v, err)
+	}
+	if err := raw.QueryRow("SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'stopped'").Scan(&stopped); err != nil || stopped != 1 {
+		t.Errorf("runs has %d columns stopped (%v), want 1", stopped, err)
+	}
+}
