@@ -717,10 +717,14 @@ func (s *Server) childExecution(i int, d *database, info *store.RunInfo, path st
 // answerBody is the body of POST /api/run/answer.
 type answerBody struct {
 	Answers map[string]string `json:"answers"`
+	// Turns is the run's turn count the answers were given for (its
+	// questions are those of that turn); absent: the run's as it is.
+	Turns *int `json:"turns"`
 }
 
-// apiAnswer is POST /api/run/answer?db=N&id=ID {"answers": {AGENT: TEXT}}:
-// the run goes on with the answers, in the background.
+// apiAnswer is POST /api/run/answer?db=N&id=ID {"answers": {AGENT: TEXT},
+// "turns": T}: the run goes on with the answers, in the background; with
+// turns, only if it is still at that turn.
 func (s *Server) apiAnswer(w http.ResponseWriter, r *http.Request) {
 	i, d, info, err := s.runOf(r)
 	if err != nil {
@@ -736,7 +740,7 @@ func (s *Server) apiAnswer(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "no answer given")
 		return
 	}
-	if err := s.resume(i, d.path, info.ID, body.Answers, false); err != nil {
+	if err := s.resume(i, d.path, info.ID, body.Answers, body.Turns); err != nil {
 		fail(w, err)
 		return
 	}

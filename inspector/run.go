@@ -41,9 +41,11 @@ func (j *job) status() string {
 // given (checked against what it waits for). What stops it from starting
 // (an ensemble file that changed, an answer for an agent that does not
 // wait, a run another process holds) is returned; what happens after is
-// in its state. fork: the run is a new fork, which goes on with the
-// ensemble file as it is (a changed file is no reason to refuse).
-func (s *Server) resume(i int, path, id string, given map[string]string, fork bool) error {
+// in its state. turns, when given, is the run's turn count the answers
+// were given for: a run that has gone on since (it asks again, say, after
+// another answer to the same question) is refused, so that an answer sent
+// twice answers once.
+func (s *Server) resume(i int, path, id string, given map[string]string, turns *int) error {
 	saved, err := durable.Open(path, id, s.sync)
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
@@ -51,12 +53,24 @@ func (s *Server) resume(i int, path, id string, given map[string]string, fork bo
 		}
 		return err
 	}
-	sf := saved.File
-	r, sess, err := s.prepare(saved, sf, given, fork)
+	if n := saved.File.State.TurnCount; turns != nil && *turns != n {
+		saved.Close()
+		return &httpError{http.StatusConflict, fmt.Sprintf("run %s has gone on since these answers were given (at turn %d, it is at turn %d now): they answer questions it no longer waits for; read what it waits for now", id, *turns, n)}
+	}
+	_, err = s.goOn(i, saved, given, false)
+	return err
+}
+
+// goOn starts saved's run (Open, or OpenFork: fork) in the background and
+// returns its id (a fork's is new). saved is closed when the run ends, or
+// at once when it does not start.
+func (s *Server) goOn(i int, saved *durable.Saved, given map[string]string, fork bool) (string, error) {
+	r, sess, err := s.prepare(saved, saved.File, given, fork)
 	if err != nil {
 		saved.Close()
-		return err
+		return "", err
 	}
+	id, path := saved.Info.ID, saved.Path // a fork's own, once it started
 	j := &job{}
 	s.mu.Lock()
 	s.jobs[key(i, id)] = j
@@ -74,7 +88,7 @@ func (s *Server) resume(i int, path, id string, given map[string]string, fork bo
 		j.done, j.err = true, err
 		j.mu.Unlock()
 	}()
-	return nil
+	return id, nil
 }
 
 // prepare opens the session of saved's run and the run that continues it
@@ -118,14 +132,13 @@ func (s *Server) prepare(saved *durable.Saved, sf *state.File, given map[string]
 }
 
 // fork makes a new run of the database at path whose first turn turns are
-// those of run id, and goes on with it in the background.
+// those of run id, and goes on with it in the background. Nothing is
+// written when it cannot start (durable.OpenFork): a refused fork leaves
+// no run behind.
 func (s *Server) fork(i int, path, id string, turn int) (string, error) {
-	newID, err := forkRun(path, id, turn, s.sync)
+	saved, err := durable.OpenFork(path, id, turn, s.sync)
 	if err != nil {
 		return "", err
 	}
-	if err := s.resume(i, path, newID, nil, true); err != nil {
-		return newID, err
-	}
-	return newID, nil
+	return s.goOn(i, saved, nil, true)
 }

@@ -27,14 +27,20 @@ func (e *ForkError) Error() string {
 }
 
 // checkFork refuses to fork r from turn: the turns a fork copies must be
-// committed, and after the run's first saved state.
+// committed, and after the run's first saved state, and r must still be
+// the run of its row (not replaced since it was read by a run of the same
+// id, which takes the row: run --run-id over a finished run).
 func (db *DB) checkFork(r *RunInfo, turn int) error {
-	rows, err := db.query(`SELECT base, coalesce((SELECT turn FROM turns WHERE `+turnsOf("seq")+` ORDER BY key DESC LIMIT 1), base) FROM runs WHERE seq = ?`, r.seq)
+	rows, err := db.query(`SELECT base, coalesce((SELECT turn FROM turns WHERE `+turnsOf("seq")+` ORDER BY key DESC LIMIT 1), base), started_at FROM runs WHERE seq = ?`, r.seq)
 	if err != nil {
 		return &Error{Path: db.path, Err: err}
 	}
 	if len(rows) == 0 {
 		return &Error{Path: db.path, Err: fmt.Errorf("run %s: %w: it was removed", r.ID, ErrNoRun)}
+	}
+	// By the time, as RunInfo reads it, whatever the text's digits.
+	if started, _ := time.Parse(time.RFC3339Nano, str(rows[0][2])); !started.Equal(r.Started) {
+		return &Error{Path: db.path, Err: fmt.Errorf("run %s was replaced by a new run of the same id (started %s) since it was read: fork that one, or another", r.ID, started.Format(time.RFC3339))}
 	}
 	base, last := int(rows[0][0].(int64)), int(rows[0][1].(int64))
 	if turn < base || turn > last {

@@ -366,3 +366,96 @@ func TestStoppedIsSavedWithTheEnd(t *testing.T) {
 		t.Fatalf("a run that goes on keeps what it reported at its end: %+v %q (%v)", f.Stopped, f.CompletionReason, err)
 	}
 }
+
+// A run read before it was replaced by a run of the same id (run --run-id
+// over a finished run) is not forked: the fork would copy the rows of the
+// new run, while what goes on from them was read from the old one.
+func TestForkOfAReplacedRunIsRefused(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "replaced.db")
+	db, err := store.Open(path, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	savedRun(t, db, "first")
+	old, err := db.Run("first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	savedRun(t, db, "first") // replaced
+	if _, err := db.Fork(old, 2, "fork"); err == nil || !strings.Contains(err.Error(), "replaced") {
+		t.Errorf("a fork of a run replaced since it was read: %v, want it refused", err)
+	}
+	if _, err := db.LoadAt(old, 2); err == nil || !strings.Contains(err.Error(), "replaced") {
+		t.Errorf("a run replaced since it was read, loaded as of turn 2: %v, want it refused", err)
+	}
+	now, err := db.Run("first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Fork(now, 2, "fork-now"); err != nil {
+		t.Errorf("a fork of the run as it is now: %v", err)
+	}
+}
+
+// A database of version 3 (runs without what they cut short) opened by
+// several processes at once is migrated once: every open succeeds, reads
+// the runs as they were saved, and the file is of version 4 after.
+func TestVersion3DatabaseOpenedAtOnce(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "v3.db")
+	db, err := store.Open(path, true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	states := savedRun(t, db, "done")
+	db.Close()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec("ALTER TABLE runs DROP COLUMN stopped; PRAGMA user_version = 3"); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	const n = 6
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			errs <- func() error {
+				db, err := store.Open(path, false, "")
+				if err != nil {
+					return err
+				}
+				defer db.Close()
+				done, err := db.Run("done")
+				if err != nil {
+					return err
+				}
+				f, err := db.Load(done)
+				if err == nil && withoutClock(t, f.State) != states[len(states)-1] {
+					err = errors.New("the run loads otherwise")
+				}
+				return err
+			}()
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("an open during the migration: %v", err)
+		}
+	}
+	raw, err = sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var v, stopped int
+	if err := raw.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 4 {
+		t.Fatalf("user_version %d (%v), want 4", v, err)
+	}
+	if err := raw.QueryRow("SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'stopped'").Scan(&stopped); err != nil || stopped != 1 {
+		t.Errorf("runs has %d columns stopped (%v), want 1", stopped, err)
+	}
+}

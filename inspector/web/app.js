@@ -277,7 +277,8 @@
       form.querySelector("button").disabled = true;
       msg.className = "muted"; msg.textContent = "Resuming…";
       try {
-        await api("/api/run/answer?" + q({ db: st.db, id: st.id }), { answers });
+        // The turn they answer: a run that has gone on since refuses them.
+        await api("/api/run/answer?" + q({ db: st.db, id: st.id }), { answers, turns: data.run.turns });
         msg.textContent = "Resumed: the run goes on in the background.";
       } catch (e) {
         msg.className = "error"; msg.textContent = e.message;
