@@ -87,16 +87,28 @@ type httpError struct {
 
 func (e *httpError) Error() string { return e.msg }
 
-func fail(w http.ResponseWriter, err error) {
+// fail answers with err as a JSON error: its own status for an
+// *httpError, 404 for a run or an execution that is not there, else 500;
+// every secret redacted.
+func (s *Server) fail(w http.ResponseWriter, err error) {
 	var he *httpError
+	code, msg := http.StatusInternalServerError, err.Error()
 	switch {
 	case errors.As(err, &he):
-		writeError(w, he.code, he.msg)
+		code, msg = he.code, he.msg
 	case errors.Is(err, store.ErrNoRun), errors.Is(err, store.ErrNoExecution):
-		writeError(w, http.StatusNotFound, err.Error())
-	default:
-		writeError(w, http.StatusInternalServerError, err.Error())
+		code = http.StatusNotFound
 	}
+	writeError(w, code, s.redacted(msg))
+}
+
+// redacted is msg with every secret the server knows redacted: an error
+// may quote what a run or an ensemble file holds.
+func (s *Server) redacted(msg string) string {
+	s.mu.Lock()
+	red := s.redact
+	s.mu.Unlock()
+	return red.String(msg)
 }
 
 // dbOf is the database the request's db parameter names (an index into
@@ -249,7 +261,7 @@ func (s *Server) countLater(i int, path, id string) {
 		defer s.mu.Unlock()
 		delete(s.counting, k)
 		if err != nil {
-			fmt.Fprintf(s.opts.Stderr, "ensemble ui: counting run %s of %s: %v\n", id, path, err)
+			fmt.Fprintf(s.opts.Stderr, "ensemble ui: counting run %s of %s: %s\n", id, path, s.redacted(err.Error()))
 			return
 		}
 		if old := s.tallies[k]; old == nil || old.Turn <= t.Turn {
@@ -290,7 +302,7 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 	if q.Get("db") != "" {
 		i, _, err := s.dbOf(r)
 		if err != nil {
-			fail(w, err)
+			s.fail(w, err)
 			return
 		}
 		only = i
@@ -303,7 +315,7 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 		}
 		list, err := s.listDB(i, d)
 		if err != nil {
-			fail(w, err)
+			s.fail(w, err)
 			return
 		}
 		for _, rs := range list {
@@ -374,12 +386,12 @@ type RunView struct {
 func (s *Server) apiRun(w http.ResponseWriter, r *http.Request) {
 	i, d, info, err := s.runOf(r)
 	if err != nil {
-		fail(w, err)
+		s.fail(w, err)
 		return
 	}
 	v, err := s.runView(i, d, info)
 	if err != nil {
-		fail(w, err)
+		s.fail(w, err)
 		return
 	}
 	s.reply(w, v)
@@ -528,7 +540,7 @@ const maxPage = 500
 func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
 	_, d, info, err := s.runOf(r)
 	if err != nil {
-		fail(w, err)
+		s.fail(w, err)
 		return
 	}
 	q := r.URL.Query()
@@ -553,7 +565,7 @@ func (s *Server) apiTurns(w http.ResponseWriter, r *http.Request) {
 	turns, err := d.db.Turns(info, after, limit)
 	d.mu.Unlock()
 	if err != nil {
-		fail(w, err)
+		s.fail(w, err)
 		return
 	}
 	if turns == nil {
@@ -593,7 +605,7 @@ type Execution struct {
 func (s *Server) apiExecution(w http.ResponseWriter, r *http.Request) {
 	i, d, info, err := s.runOf(r)
 	if err != nil {
-		fail(w, err)
+		s.fail(w, err)
 		return
 	}
 	q := r.URL.Query()
@@ -613,7 +625,7 @@ func (s *Server) apiExecution(w http.ResponseWriter, r *http.Request) {
 	if strings.Contains(agentName, "/") {
 		ex, err := s.childExecution(i, d, info, agentName, n, turn)
 		if err != nil {
-			fail(w, err)
+			s.fail(w, err)
 			return
 		}
 		s.reply(w, ex)
@@ -627,7 +639,7 @@ func (s *Server) apiExecution(w http.ResponseWriter, r *http.Request) {
 	}
 	d.mu.Unlock()
 	if err != nil {
-		fail(w, err)
+		s.fail(w, err)
 		return
 	}
 	ex := &Execution{Record: rec}
@@ -728,7 +740,7 @@ type answerBody struct {
 func (s *Server) apiAnswer(w http.ResponseWriter, r *http.Request) {
 	i, d, info, err := s.runOf(r)
 	if err != nil {
-		fail(w, err)
+		s.fail(w, err)
 		return
 	}
 	var body answerBody
@@ -741,7 +753,7 @@ func (s *Server) apiAnswer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.resume(i, d.path, info.ID, body.Answers, body.Turns); err != nil {
-		fail(w, err)
+		s.fail(w, err)
 		return
 	}
 	s.reply(w, map[string]any{"db": i, "id": info.ID, "status": StatusRunning})
@@ -757,7 +769,7 @@ type forkBody struct {
 func (s *Server) apiFork(w http.ResponseWriter, r *http.Request) {
 	i, d, info, err := s.runOf(r)
 	if err != nil {
-		fail(w, err)
+		s.fail(w, err)
 		return
 	}
 	var body forkBody
@@ -772,7 +784,7 @@ func (s *Server) apiFork(w http.ResponseWriter, r *http.Request) {
 	}
 	id, err := s.fork(i, d.path, info.ID, turn)
 	if err != nil {
-		fail(w, err)
+		s.fail(w, err)
 		return
 	}
 	s.reply(w, map[string]any{"db": i, "id": id, "status": StatusRunning})

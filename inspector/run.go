@@ -82,7 +82,7 @@ func (s *Server) goOn(i int, saved *durable.Saved, given map[string]string, fork
 		sess.Close()
 		saved.Close()
 		if err != nil {
-			fmt.Fprintf(s.opts.Stderr, "ensemble ui: run %s of %s: %v\n", id, path, err)
+			fmt.Fprintf(s.opts.Stderr, "ensemble ui: run %s of %s: %s\n", id, path, s.redacted(err.Error()))
 		}
 		j.mu.Lock()
 		j.done, j.err = true, err
