@@ -88,8 +88,8 @@ type httpError struct {
 func (e *httpError) Error() string { return e.msg }
 
 // fail answers with err as a JSON error: its own status for an
-// *httpError, 404 for a run or an execution that is not there, else 500;
-// every secret redacted.
+// *httpError, 404 for a run or an execution that is not there, 400 for a
+// fork from a turn the run has not, else 500; every secret redacted.
 func (s *Server) fail(w http.ResponseWriter, err error) {
 	var he *httpError
 	code, msg := http.StatusInternalServerError, err.Error()
@@ -98,6 +98,8 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		code, msg = he.code, he.msg
 	case errors.Is(err, store.ErrNoRun), errors.Is(err, store.ErrNoExecution):
 		code = http.StatusNotFound
+	case errors.As(err, new(*store.ForkError)):
+		code = http.StatusBadRequest // a turn the run has not
 	}
 	writeError(w, code, s.redacted(msg))
 }

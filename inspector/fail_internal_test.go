@@ -2,6 +2,7 @@ package inspector
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -24,6 +25,7 @@ func TestErrorRepliesAreRedacted(t *testing.T) {
 		{errors.New("the model said: bad key " + key), http.StatusInternalServerError},
 		{&httpError{http.StatusConflict, `changed: {"api_key": "` + key + `"}`}, http.StatusConflict},
 		{errors.Join(store.ErrNoRun, errors.New(key)), http.StatusNotFound},
+		{fmt.Errorf("%w (%s)", &store.ForkError{Run: "r", Turn: 9, Turns: 4}, key), http.StatusBadRequest},
 	} {
 		w := httptest.NewRecorder()
 		s.fail(w, tc.err)
