@@ -100,6 +100,10 @@ func (r *Run) items(ctx context.Context, a *ensemble.Agent) ([]any, error) {
 	if len(items) > fo.MaxItems {
 		return nil, fmt.Errorf("fan_out.over (%s) yielded %d items, more than fan_out.max_items (%d)", fo.Over, len(items), fo.MaxItems)
 	}
+	// The list may be a value of the state (`over: split.chunks`), which
+	// other runs read too (the runs of a child fanned out share its
+	// input): the plain items go into a list of their own.
+	plain := make([]any, len(items))
 	for i, v := range items {
 		if i%checkEvery == 0 && ctx.Err() != nil {
 			return nil, fmt.Errorf("fan_out.over (%s): %w", fo.Over, context.Cause(ctx))
@@ -107,9 +111,9 @@ func (r *Run) items(ctx context.Context, a *ensemble.Agent) ([]any, error) {
 		if err := jsonvalue.Valid(v); err != nil {
 			return nil, fmt.Errorf("fan_out.over (%s): item %d: %w", fo.Over, i, err)
 		}
-		items[i] = jsonvalue.Plain(v)
+		plain[i] = jsonvalue.Plain(v)
 	}
-	return items, nil
+	return plain, nil
 }
 
 // checkEvery is how many items of a fan-out's list are planned between two
