@@ -1,6 +1,7 @@
 package process
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,11 +38,21 @@ func TestHideEnviron(t *testing.T) {
 	}
 	const secret = "sk-hidden-0123456789"
 	child := func(mode string) string {
-		cmd := exec.Command(bin, "-test.run=^TestHideEnvironChild$")
-		cmd.Dir = filepath.Dir(bin)
-		cmd.Env = append(os.Environ(), "ENSEMBLE_TEST_HIDE_ENVIRON="+mode, "ENSEMBLE_TEST_SECRET="+secret)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-		out, err := cmd.CombinedOutput()
+		var out []byte
+		var err error
+		// The binary was just copied: a process another test forks while
+		// the copy was open for writing holds it open until it execs, and
+		// exec then fails with "text file busy" for that moment.
+		for try := 0; try < 20; try++ {
+			cmd := exec.Command(bin, "-test.run=^TestHideEnvironChild$")
+			cmd.Dir = filepath.Dir(bin)
+			cmd.Env = append(os.Environ(), "ENSEMBLE_TEST_HIDE_ENVIRON="+mode, "ENSEMBLE_TEST_SECRET="+secret)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+			if out, err = cmd.CombinedOutput(); !errors.Is(err, syscall.ETXTBSY) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 		if err != nil {
 			t.Fatalf("child (%s, credential %+v): %v\n%s", mode, cred, err, out)
 		}
