@@ -343,11 +343,11 @@ func TestLineMustNameAScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, line := range []string{"3", "7"} {
-		if _, err := checkSyntax([]string{f + ":" + line}); err != nil {
+		if _, _, err := checkSyntax([]string{f + ":" + line}); err != nil {
 			t.Errorf("line %s: %v", line, err)
 		}
 	}
-	_, err := checkSyntax([]string{f + ":4"})
+	_, _, err := checkSyntax([]string{f + ":4"})
 	if err == nil || !strings.Contains(err.Error(), f+":4: no scenario starts at line 4 (scenarios start at lines 3, 7)") {
 		t.Errorf("a step's line: %v", err)
 	}

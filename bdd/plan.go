@@ -1,7 +1,6 @@
 package bdd
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -12,9 +11,6 @@ import (
 
 	gherkin "github.com/cucumber/gherkin/go/v26"
 	messages "github.com/cucumber/messages/go/v21"
-
-	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/internal/readcap"
 )
 
 // planned is one scenario (one row of a scenario outline) of a run with
@@ -70,26 +66,19 @@ func isPassRateTag(t string) bool {
 // and the files' :LINE select, each with its runs and pass rate: the tags
 // @repeat(N) and @pass-rate(P) (a scenario's over its feature's), else
 // repeat and need. A malformed tag is a usage error naming its file:line.
-func planScenarios(files []string, tagExpr string, repeat int, need float64) (*plan, error) {
+func planScenarios(features []*feature, tagExpr string, repeat int, need float64) (*plan, error) {
 	pl := &plan{}
 	var msgs []string
 	cwd, _ := os.Getwd()
-	for _, f := range files {
-		name, suffix := splitLine(f)
-		if _, err := os.Stat(f); err == nil {
-			name, suffix = f, ""
-		}
+	for _, f := range features {
+		name, doc := f.name, f.doc
 		onlyLine := int64(-1)
-		if suffix != "" {
+		if f.arg != name {
+			_, suffix := splitLine(f.arg)
 			onlyLine, _ = strconv.ParseInt(suffix[1:], 10, 64)
 		}
-		data, err := readcap.ReadFile(name, ensemble.MaxFileSize)
-		if err != nil {
-			return nil, usagef("%s: %v", name, err)
-		}
-		doc, err := gherkin.ParseGherkinDocument(bytes.NewReader(data), (&messages.Incrementing{}).NewId)
-		if err != nil || doc.Feature == nil {
-			continue // checkSyntax reported it
+		if doc.Feature == nil {
+			continue // no scenarios
 		}
 		idPath := filepath.ToSlash(name)
 		if abs, err := filepath.Abs(name); err == nil && cwd != "" {

@@ -32,7 +32,11 @@ func TestPlanNumbersNamesWhateverTheSelection(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			pl, err := planScenarios(tc.files, tc.tags, 1, 1)
+			parsed, _, err := checkSyntax(tc.files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pl, err := planScenarios(parsed, tc.tags, 1, 1)
 			if err != nil {
 				t.Fatal(err)
 			}

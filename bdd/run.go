@@ -113,7 +113,7 @@ func run(o RunOptions) (int, error) {
 	if len(files) == 0 {
 		return ExitUsage, usagef("no .feature files found in %s (hidden folders, testdata, vendor and node_modules are not searched)", strings.Join(defaultPaths(o.Paths), ", "))
 	}
-	empty, err := checkSyntax(files)
+	parsed, empty, err := checkSyntax(files)
 	if err != nil {
 		return ExitUsage, err
 	}
@@ -127,7 +127,7 @@ func run(o RunOptions) (int, error) {
 	if o.PassRate != nil {
 		need = *o.PassRate
 	}
-	pl, err := planScenarios(files, o.Tags, repeat, need)
+	pl, err := planScenarios(parsed, o.Tags, repeat, need)
 	if err != nil {
 		return ExitUsage, err
 	}
@@ -371,10 +371,18 @@ func FindFeatures(paths []string) ([]string, error) {
 	return files, nil
 }
 
+// feature is a feature file given to Run, parsed once for the syntax
+// check and the plan of a run with repeats.
+type feature struct {
+	arg  string // as given: the file, or file:LINE
+	name string // the file
+	doc  *messages.GherkinDocument
+}
+
 // checkSyntax parses every file, so that a Gherkin syntax error is reported
 // clearly (godog would print it to the process's stderr), and returns the
-// files that have no scenario.
-func checkSyntax(files []string) (empty []string, err error) {
+// files parsed and those that have no scenario.
+func checkSyntax(files []string) (parsed []*feature, empty []string, err error) {
 	var msgs []string
 	for _, f := range files {
 		name := lineSuffix.ReplaceAllString(f, "")
@@ -388,6 +396,7 @@ func checkSyntax(files []string) (empty []string, err error) {
 		}
 		doc, err := gherkin.ParseGherkinDocument(bytes.NewReader(data), (&messages.Incrementing{}).NewId)
 		if err == nil {
+			parsed = append(parsed, &feature{arg: f, name: name, doc: doc})
 			msgs = append(msgs, colonless(name, data, doc)...)
 			if len(scenarioLines(doc)) == 0 {
 				empty = append(empty, name)
@@ -420,9 +429,9 @@ func checkSyntax(files []string) (empty []string, err error) {
 		}
 	}
 	if len(msgs) > 0 {
-		return nil, usagef("%s", strings.Join(msgs, "\n"))
+		return nil, nil, usagef("%s", strings.Join(msgs, "\n"))
 	}
-	return empty, nil
+	return parsed, empty, nil
 }
 
 // noScenarios is the error of a run whose files have no scenario at all.
