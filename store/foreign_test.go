@@ -103,6 +103,21 @@ func sqliteFile(t *testing.T, path, statements string) {
 	}
 }
 
+// sqliteInt is the integer the query reads from the SQLite database path.
+func sqliteInt(t *testing.T, path, query string) int {
+	t.Helper()
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	var n int
+	if err := raw.QueryRow(query).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return n
+}
+
 // A state database is in WAL mode from its creation, and one that lost it
 // (turned to another journal mode by hand) has it again once opened.
 func TestStateDatabaseIsInWALMode(t *testing.T) {

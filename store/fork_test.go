@@ -220,24 +220,12 @@ func TestVersion2DatabaseIsMigrated(t *testing.T) {
 	db.Close()
 
 	path := filepath.Join(dir, "v2.db")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw.SetMaxOpenConns(1)
-	for _, q := range []string{
-		"PRAGMA journal_mode = wal;" + schemaV2,
-		"ATTACH DATABASE '" + src + "' AS v3",
-		"INSERT INTO runs SELECT seq, id, ensemble, responses, profiles, options, started_at, saved_at, completion_reason, base, snapshot FROM v3.runs",
-		"INSERT INTO turns SELECT * FROM v3.turns",
-		"INSERT INTO warnings SELECT * FROM v3.warnings",
-		"DETACH DATABASE v3",
-	} {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	raw.Close()
+	sqliteFile(t, path, "PRAGMA journal_mode = wal;"+schemaV2+`;
+		ATTACH DATABASE '`+src+`' AS v3;
+		INSERT INTO runs SELECT seq, id, ensemble, responses, profiles, options, started_at, saved_at, completion_reason, base, snapshot FROM v3.runs;
+		INSERT INTO turns SELECT * FROM v3.turns;
+		INSERT INTO warnings SELECT * FROM v3.warnings;
+		DETACH DATABASE v3`)
 
 	db, err = store.Open(path, false, "")
 	if err != nil {
@@ -265,14 +253,8 @@ func TestVersion2DatabaseIsMigrated(t *testing.T) {
 	if f, err = db.Load(fork); err != nil || withoutClock(t, f.State) != states[3] {
 		t.Fatalf("fork of a migrated run: %v", err)
 	}
-	raw, err = sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	var v int
-	if err := raw.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 4 {
-		t.Fatalf("user_version %d (%v), want 4", v, err)
+	if v := sqliteInt(t, path, "PRAGMA user_version"); v != 4 {
+		t.Fatalf("user_version %d, want 4", v)
 	}
 }
 
@@ -286,14 +268,7 @@ func TestLaterVersionIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec("PRAGMA user_version = 5"); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
+	sqliteFile(t, path, "PRAGMA user_version = 5")
 	_, err = store.Open(path, false, "")
 	if !errors.Is(err, state.ErrUnknownVersion) || !strings.Contains(err.Error(), "versions 1 to 4") {
 		t.Errorf("a database of version 5: %v", err)
@@ -411,14 +386,7 @@ func TestVersion3DatabaseOpenedAtOnce(t *testing.T) {
 	}
 	states := savedRun(t, db, "done")
 	db.Close()
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec("ALTER TABLE runs DROP COLUMN stopped; PRAGMA user_version = 3"); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
+	sqliteFile(t, path, "ALTER TABLE runs DROP COLUMN stopped; PRAGMA user_version = 3")
 	const n = 6
 	errs := make(chan error, n)
 	for range n {
@@ -446,16 +414,10 @@ func TestVersion3DatabaseOpenedAtOnce(t *testing.T) {
 			t.Errorf("an open during the migration: %v", err)
 		}
 	}
-	raw, err = sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
+	if v := sqliteInt(t, path, "PRAGMA user_version"); v != 4 {
+		t.Fatalf("user_version %d, want 4", v)
 	}
-	defer raw.Close()
-	var v, stopped int
-	if err := raw.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 4 {
-		t.Fatalf("user_version %d (%v), want 4", v, err)
-	}
-	if err := raw.QueryRow("SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'stopped'").Scan(&stopped); err != nil || stopped != 1 {
-		t.Errorf("runs has %d columns stopped (%v), want 1", stopped, err)
+	if n := sqliteInt(t, path, "SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'stopped'"); n != 1 {
+		t.Errorf("runs has %d columns stopped, want 1", n)
 	}
 }

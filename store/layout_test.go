@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -122,24 +121,12 @@ func TestVersion1DatabaseIsMigrated(t *testing.T) {
 	db.Close()
 
 	path := filepath.Join(dir, "v1.db")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw.SetMaxOpenConns(1)
-	for _, q := range []string{
-		"PRAGMA journal_mode = wal;" + schemaV1,
-		"ATTACH DATABASE '" + src + "' AS v2",
-		"INSERT INTO runs SELECT seq, id, ensemble, responses, profiles, options, started_at, saved_at, completion_reason, base, snapshot FROM v2.runs",
-		"INSERT INTO turns SELECT run, turn, records, counts, context, edges, memory, pending, saved_at FROM v2.turns",
-		"INSERT INTO warnings SELECT * FROM v2.warnings",
-		"DETACH DATABASE v2",
-	} {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	raw.Close()
+	sqliteFile(t, path, "PRAGMA journal_mode = wal;"+schemaV1+`;
+		ATTACH DATABASE '`+src+`' AS v2;
+		INSERT INTO runs SELECT seq, id, ensemble, responses, profiles, options, started_at, saved_at, completion_reason, base, snapshot FROM v2.runs;
+		INSERT INTO turns SELECT run, turn, records, counts, context, edges, memory, pending, saved_at FROM v2.turns;
+		INSERT INTO warnings SELECT * FROM v2.warnings;
+		DETACH DATABASE v2`)
 
 	db, err = store.Open(path, false, "")
 	if err != nil {
@@ -195,16 +182,10 @@ func TestVersion1DatabaseIsMigrated(t *testing.T) {
 	if got := withoutClock(t, f.State); got != want["done"] {
 		t.Errorf("the resumed run ends\n%s\nwant, as the run never cut short\n%s", got, want["done"])
 	}
-	raw, err = sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
+	if v := sqliteInt(t, path, "PRAGMA user_version"); v != 4 {
+		t.Fatalf("user_version %d, want 4", v)
 	}
-	defer raw.Close()
-	var v, keyed int
-	if err := raw.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 4 {
-		t.Fatalf("user_version %d (%v), want 4", v, err)
-	}
-	if err := raw.QueryRow("SELECT count(*) FROM turns WHERE key = (run << 32) | turn").Scan(&keyed); err != nil || keyed != runs[0].Turns+runs[1].Turns {
-		t.Errorf("%d turns keyed by run << 32 | turn (%v), want %d", keyed, err, runs[0].Turns+runs[1].Turns)
+	if keyed := sqliteInt(t, path, "SELECT count(*) FROM turns WHERE key = (run << 32) | turn"); keyed != runs[0].Turns+runs[1].Turns {
+		t.Errorf("%d turns keyed by run << 32 | turn, want %d", keyed, runs[0].Turns+runs[1].Turns)
 	}
 }
