@@ -423,13 +423,15 @@ func (s *Scenario) thenReason(want string) error {
 		return err
 	}
 	switch want {
-	case engine.Completed, engine.MaxTotalTurns, engine.Timeout, engine.Cancelled, engine.AwaitingInput, engine.BudgetExceeded:
+	case engine.Completed, engine.MaxTotalTurns, engine.Timeout, engine.Cancelled, engine.AwaitingInput, engine.BudgetExceeded,
+		engine.ExpectationFailed:
 	default:
-		return fmt.Errorf("%q is not a completion reason: use completed, max_total_turns, timeout, cancelled, awaiting_input or budget_exceeded", want)
+		return fmt.Errorf("%q is not a completion reason: use completed, max_total_turns, timeout, cancelled, awaiting_input, budget_exceeded or expectation_failed", want)
 	}
 	if res.CompletionReason != want {
-		return fmt.Errorf("completion reason is %q, want %q%s", res.CompletionReason, want, s.errorsNote())
+		return fmt.Errorf("completion reason is %q, want %q%s%s", res.CompletionReason, want, s.errorsNote(), s.expectationsNote())
 	}
+	s.expectedFailure = s.expectedFailure || want == engine.ExpectationFailed
 	return nil
 }
 
@@ -452,8 +454,9 @@ func (s *Scenario) thenExitCode(want int) error {
 		return err
 	}
 	if got := res.ExitCode(); got != want {
-		return fmt.Errorf("exit code is %d (completion reason %q), want %d%s", got, res.CompletionReason, want, s.errorsNote())
+		return fmt.Errorf("exit code is %d (completion reason %q), want %d%s%s", got, res.CompletionReason, want, s.errorsNote(), s.expectationsNote())
 	}
+	s.expectedFailure = s.expectedFailure || want == engine.ExitExpectation
 	return nil
 }
 
