@@ -9,7 +9,7 @@ import (
 )
 
 // expectationsHeld fails a scenario whose run ended with an expectation of
-// the file's expect: false (docs/testing.md#expectations): the file's
+// the file's expect: false (docs/testing.md#paths-and-scenarios): the file's
 // verdict holds in its tests too, unless a step asked for that ending
 // (the completion reason expectation_failed, or exit code 8).
 func (s *Scenario) expectationsHeld() error {
