@@ -120,6 +120,7 @@ func (x *Expectation) EvalContext(ctx context.Context, f *Final) (result bool, e
 	if runErr != nil {
 		re := runtimeError(runErr, x.Source)
 		re.What = expectWhat
+		re.Msg = strings.Replace(re.Msg, "condition must be", "expectation must be", 1)
 		return false, re
 	}
 	b, ok := out.(bool)

@@ -155,13 +155,13 @@ func (r *Run) finish(reason string) *Result {
 	if reason == Completed || reason == ExpectationFailed {
 		res.HeldBack = HeldBackIn(r.ens, r.st)
 	}
-	if reason == Completed {
-		r.expect(res)
-	} else if reason == ExpectationFailed || r.expectations != nil {
+	if reason == Completed && len(r.opts.Expect) > 0 {
+		r.expect(res) // may make it expectation_failed
+	} else {
 		res.Expectations = r.expectations // a saved run's (SavedResult)
 	}
 	r.endTrace(res)
-	r.opts.Events.Emit(events.Event{Type: events.RunCompleted, Turn: st.TurnCount, Message: reason, Result: res})
+	r.opts.Events.Emit(events.Event{Type: events.RunCompleted, Turn: st.TurnCount, Message: res.CompletionReason, Result: res})
 	return res
 }
 
