@@ -73,8 +73,9 @@ func expectationValue(rd conditions.Read) state.ExpectationValue {
 		if str, ok := rd.Value.(string); ok {
 			s = str
 		}
-		cut := state.MaxExpectationValue
-		for cut > 0 && (s[cut]&0xC0) == 0x80 { // not inside a character
+		// A string is cut as it is, which may be shorter than its JSON.
+		cut := min(state.MaxExpectationValue, len(s))
+		for cut > 0 && cut < len(s) && (s[cut]&0xC0) == 0x80 { // not inside a character
 			cut--
 		}
 		v.Value, v.Cut = fmt.Sprint(s[:cut], "…"), true

@@ -155,3 +155,24 @@ func TestExpectationsWaitForCompletion(t *testing.T) {
 		t.Fatalf("%s %+v", res.CompletionReason, res.Expectations)
 	}
 }
+
+// A long value an expectation read is cut in its result, whole in the
+// final state.
+func TestExpectationValuesAreCut(t *testing.T) {
+	t.Parallel()
+	e := loadYAML(t, reviewYAML)
+	for _, verdict := range []string{strings.Repeat("é", 3000), strings.Repeat(`"`, 900)} {
+		r := engine.New(e, "", engine.Options{Expect: e.Expect, Runner: scripted{
+			"judge": func(*agentpkg.Request) (any, error) { return map[string]any{"verdict": verdict}, nil },
+		}})
+		res := r.Run(context.Background())
+		if res.CompletionReason != engine.ExpectationFailed || len(res.Expectations) != 1 || len(res.Expectations[0].Values) != 1 {
+			t.Fatalf("%s %+v", res.CompletionReason, res.Expectations)
+		}
+		v := res.Expectations[0].Values[0]
+		s, _ := v.Value.(string)
+		if !v.Cut || !strings.HasSuffix(s, "…") || len(s) > 1003 || !strings.HasPrefix(verdict, strings.TrimSuffix(s, "…")) {
+			t.Errorf("value %d bytes, cut %t: %.40q", len(s), v.Cut, s)
+		}
+	}
+}
