@@ -119,6 +119,9 @@ type Scenario struct {
 
 	ran    bool
 	result *engine.Result
+	// expectedFailure: a step asked for the run to end expectation_failed
+	// (expect.go).
+	expectedFailure bool
 	// run is the run of the scenario, kept for the answers that resume it
 	// (answers.go).
 	run *session.Run
@@ -146,6 +149,12 @@ func Register(sc *godog.ScenarioContext, opts Options) *Scenario {
 		file, _ := splitLine(p.Uri)
 		s.dir = filepath.Dir(file)
 		return ctx, nil
+	})
+	sc.After(func(ctx context.Context, _ *godog.Scenario, err error) (context.Context, error) {
+		if err != nil {
+			return ctx, nil // the scenario failed already
+		}
+		return ctx, s.expectationsHeld()
 	})
 	sc.StepContext().Before(func(ctx context.Context, st *godog.Step) (context.Context, error) {
 		s.step = st

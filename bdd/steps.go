@@ -102,11 +102,11 @@ var stepDefs = []stepDef{
 		`^this ensemble is validated:$`, func(s *Scenario) any { return s.whenInlineValidated }},
 
 	// --- Then: the run ---
-	{StepDoc{"Then", `Then the completion reason is "completed"`, "completed, max_total_turns, timeout, budget_exceeded, cancelled or awaiting_input."},
+	{StepDoc{"Then", `Then the completion reason is "completed"`, "completed, expectation_failed, max_total_turns, timeout, budget_exceeded, cancelled or awaiting_input."},
 		`^the completion reason is "([^"]*)"$`, func(s *Scenario) any { return s.thenReason }},
 	{StepDoc{"Then", "Then the exit code is 1", "The exit code `run` would have: 0 completed, 1 an execution failed, 3 the turn limit, 4 the timeout, 5 waiting for input, 6 a budget, 130 cancelled."},
 		`^the exit code is (\d+)$`, func(s *Scenario) any { return s.thenExitCode }},
-	{StepDoc{"Then", "Then the run failed", "The exit code is not 0: an execution failed (and no on: failure edge handled it), or a limit or the timeout stopped the run."},
+	{StepDoc{"Then", "Then the run failed", "The exit code is not 0: an execution failed (and no on: failure edge handled it), a limit or the timeout stopped the run, or an expectation of the file is false."},
 		`^the run failed$`, func(s *Scenario) any { return s.thenRunFailed }},
 	{StepDoc{"Then", `Then the run is waiting for input from "reviewer"`, "The run ended awaiting_input, and the agent is among the questions it waits for (its pending_input)."},
 		`^the run is waiting for input from "([^"]*)"$`, func(s *Scenario) any { return s.thenWaitingFor }},
@@ -423,13 +423,15 @@ func (s *Scenario) thenReason(want string) error {
 		return err
 	}
 	switch want {
-	case engine.Completed, engine.MaxTotalTurns, engine.Timeout, engine.Cancelled, engine.AwaitingInput, engine.BudgetExceeded:
+	case engine.Completed, engine.MaxTotalTurns, engine.Timeout, engine.Cancelled, engine.AwaitingInput, engine.BudgetExceeded,
+		engine.ExpectationFailed:
 	default:
-		return fmt.Errorf("%q is not a completion reason: use completed, max_total_turns, timeout, cancelled, awaiting_input or budget_exceeded", want)
+		return fmt.Errorf("%q is not a completion reason: use completed, max_total_turns, timeout, cancelled, awaiting_input, budget_exceeded or expectation_failed", want)
 	}
 	if res.CompletionReason != want {
-		return fmt.Errorf("completion reason is %q, want %q%s", res.CompletionReason, want, s.errorsNote())
+		return fmt.Errorf("completion reason is %q, want %q%s%s", res.CompletionReason, want, s.errorsNote(), s.expectationsNote())
 	}
+	s.expectedFailure = s.expectedFailure || want == engine.ExpectationFailed
 	return nil
 }
 
@@ -452,8 +454,9 @@ func (s *Scenario) thenExitCode(want int) error {
 		return err
 	}
 	if got := res.ExitCode(); got != want {
-		return fmt.Errorf("exit code is %d (completion reason %q), want %d%s", got, res.CompletionReason, want, s.errorsNote())
+		return fmt.Errorf("exit code is %d (completion reason %q), want %d%s%s", got, res.CompletionReason, want, s.errorsNote(), s.expectationsNote())
 	}
+	s.expectedFailure = s.expectedFailure || want == engine.ExitExpectation
 	return nil
 }
 

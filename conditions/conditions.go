@@ -708,6 +708,8 @@ func meterOf(v any) *meter {
 		return e.m
 	case *itemEvalEnv:
 		return e.m
+	case *expectEvalEnv:
+		return e.m
 	}
 	panic("conditions: guard called without its environment")
 }

@@ -95,10 +95,10 @@ func (e *ChangedError) Error() string {
 func (r *Run) Stopped() *state.Stopped {
 	u := r.interruptedUsage
 	spent := u.Requests != 0 || u.Tokens() != 0 || u.Cost != 0
-	if len(r.interrupted) == 0 && !spent {
+	if len(r.interrupted) == 0 && !spent && len(r.expectations) == 0 {
 		return nil
 	}
-	s := &state.Stopped{Errors: slices.Clone(r.interrupted)}
+	s := &state.Stopped{Errors: slices.Clone(r.interrupted), Expectations: slices.Clone(r.expectations)}
 	if spent {
 		s.Usage = &u
 		for name, a := range r.interruptedByAgent {
@@ -128,6 +128,7 @@ func SavedResult(e *ensemble.Ensemble, f *state.File) (*Run, *Result) {
 		for name, u := range s.UsageByAgent {
 			r.addInterruptedUsage(name, u)
 		}
+		r.expectations = slices.Clone(s.Expectations)
 	}
 	return r, r.Result(f.CompletionReason)
 }

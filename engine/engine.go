@@ -93,6 +93,11 @@ type Options struct {
 	// Started is when the run started, on Clock, for a run continued from
 	// its state by a durable engine; zero starts it at its first Step.
 	Started time.Time
+	// Expect are the expectations the run checks over its final state
+	// when it completes (docs/semantics.md#expectations): a session gives
+	// the file's expect: and the command's --expect. nil checks none (a
+	// child ensemble's run).
+	Expect []*ensemble.Expectation
 }
 
 // Executor runs a turn's executions (docs/development.md#how-a-turn-flows)
@@ -135,6 +140,9 @@ type Run struct {
 	services agent.Services
 	// slots: the tree's parallel budget (Options.Slots).
 	slots *agent.Slots
+	// expectations are the run's expectations as its completion checked
+	// them (expect.go), saved with it (Stopped).
+	expectations []Expectation
 }
 
 // New prepares a run of e with the given input ("" takes the file's input).

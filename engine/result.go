@@ -38,6 +38,9 @@ type Result struct {
 	// Parent is the run a fork was started from, and the turn
 	// (docs/semantics.md#forks); absent for a run that is no fork.
 	Parent *state.Parent `json:"parent,omitempty"`
+	// Expectations are the run's expectations as its completion checked
+	// them (docs/semantics.md#expectations); absent when it checked none.
+	Expectations []Expectation `json:"expectations,omitempty"`
 }
 
 // HeldBack is an agent that was ready again when its run completed, but
@@ -60,13 +63,16 @@ type RunError = state.RunError
 
 // Exit codes (docs/semantics.md#end-of-a-run-and-exit-codes).
 const (
-	ExitOK        = 0
-	ExitFailed    = 1
-	ExitUsage     = 2
-	ExitMaxTurns  = 3
-	ExitTimeout   = 4
-	ExitBudget    = 6
-	ExitCancelled = 130
+	ExitOK       = 0
+	ExitFailed   = 1
+	ExitUsage    = 2
+	ExitMaxTurns = 3
+	ExitTimeout  = 4
+	ExitBudget   = 6
+	// ExitExpectation: a completed run's expectation is false
+	// (expectation_failed), and no execution failed.
+	ExitExpectation = 8
+	ExitCancelled   = 130
 )
 
 // ExitCode is the process exit code for this result (docs/semantics.md#end-of-a-run-and-exit-codes).
@@ -85,8 +91,11 @@ func (r *Result) ExitCode() int {
 	}
 	for _, e := range r.Errors {
 		if !e.Handled {
-			return ExitFailed
+			return ExitFailed // before ExitExpectation: the likelier cause
 		}
+	}
+	if r.CompletionReason == ExpectationFailed {
+		return ExitExpectation
 	}
 	return ExitOK
 }
@@ -143,11 +152,16 @@ func (r *Run) finish(reason string) *Result {
 		}
 	}
 	res.UsageByAgent = r.usageByAgent()
-	if reason == Completed {
+	if reason == Completed || reason == ExpectationFailed {
 		res.HeldBack = HeldBackIn(r.ens, r.st)
 	}
+	if reason == Completed && len(r.opts.Expect) > 0 {
+		r.expect(res) // may make it expectation_failed
+	} else {
+		res.Expectations = r.expectations // a saved run's (SavedResult)
+	}
 	r.endTrace(res)
-	r.opts.Events.Emit(events.Event{Type: events.RunCompleted, Turn: st.TurnCount, Message: reason, Result: res})
+	r.opts.Events.Emit(events.Event{Type: events.RunCompleted, Turn: st.TurnCount, Message: res.CompletionReason, Result: res})
 	return res
 }
 
@@ -275,6 +289,11 @@ func (r *Result) writeJSON(w io.Writer, compact bool) error {
 	}
 	if r.Parent != nil {
 		if err := put("parent", r.Parent); err != nil {
+			return err
+		}
+	}
+	if len(r.Expectations) > 0 {
+		if err := put("expectations", r.Expectations); err != nil {
 			return err
 		}
 	}

@@ -155,7 +155,7 @@ func LoadBytes(path string, data []byte, opts LoadOptions) (*Ensemble, error) {
 	return e, nil // indexed by d.ensemble, for the run check
 }
 
-var topKeys = []string{"version", "name", "description", "input", "models", "mcp_servers", "tools", "agents", "conversation_limits"}
+var topKeys = []string{"version", "name", "description", "input", "models", "mcp_servers", "tools", "agents", "conversation_limits", "expect"}
 
 func (d *decoder) ensemble(root *yaml.Node, e *Ensemble) {
 	fs := d.mapping(root, "", topKeys...)
@@ -186,6 +186,9 @@ func (d *decoder) ensemble(root *yaml.Node, e *Ensemble) {
 	checkFallbacks(e.Models)
 	e.MCPServers = d.mcpServers(fs.get("mcp_servers"))
 	e.Tools = d.toolList(fs.get("tools"))
+	// Before the agents: their decoding checks the names the expectations
+	// read with the conditions' (contextKeys, contextFields).
+	e.Expect = d.expectations(fs.get("expect"))
 	e.Agents = d.agents(fs.get("agents"))
 	e.Limits = d.limits(fs.get("conversation_limits"))
 	// The run check goes on despite other errors, so that every problem is

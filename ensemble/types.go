@@ -66,6 +66,10 @@ type Ensemble struct {
 
 	Limits Limits
 
+	// Expect are the file's expect:, the expectations a completed run
+	// must meet (docs/semantics.md#expectations), in file order.
+	Expect []*Expectation
+
 	// Warnings are problems that do not stop the file from loading, each
 	// FILE:LINE:COL: message (docs/format.md#warnings).
 	Warnings []*Error

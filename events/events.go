@@ -26,6 +26,8 @@
 //	  agent_completed | agent_failed  (per agent, in file order, when the turn commits)
 //	turn_completed
 //	... more turns ...
+//	expectations_checked              (a completed run with expectations: message
+//	                                   "held" or "failed"; expectations)
 //	run_completed                     (message: the completion reason; result: the result)
 //
 // Events of the agents of one turn interleave. A turn that is interrupted
@@ -80,11 +82,15 @@ const (
 	// BudgetExceeded: a model request was refused because a budget was
 	// spent (docs/semantics.md#budgets); the run ends as budget_exceeded.
 	BudgetExceeded Type = "budget_exceeded"
+	// ExpectationsChecked: a completed run checked its expectations
+	// (docs/semantics.md#expectations), just before run_completed:
+	// message "held" or "failed", expectations each as the result has it.
+	ExpectationsChecked Type = "expectations_checked"
 )
 
 // Types lists every event type, in the order a run emits them.
 var Types = []Type{RunStarted, Warning, TurnStarted, AgentStarted, ToolCallStarted, ToolCallCompleted, TextDelta,
-	AgentRetry, BudgetExceeded, AgentFinished, AgentCompleted, AgentFailed, AgentSkipped, TurnCompleted, InputRequested, RunCompleted}
+	AgentRetry, BudgetExceeded, AgentFinished, AgentCompleted, AgentFailed, AgentSkipped, TurnCompleted, InputRequested, ExpectationsChecked, RunCompleted}
 
 // Event is one event. Fields that do not apply to a type are left empty (and
 // omitted from JSON).
@@ -109,6 +115,8 @@ type Event struct {
 	// input_requested: the question and what the answered execution will be given.
 	Question     string         `json:"question,omitempty"`
 	Dependencies map[string]any `json:"dependencies,omitempty"`
+	// Expectations are expectations_checked's expectations.
+	Expectations any `json:"expectations,omitempty"`
 }
 
 // Sink receives events. It must be safe for concurrent use: agents of one

@@ -43,7 +43,7 @@ type RunSummary struct {
 }
 
 // Statuses of a run (RunSummary.Status), beside the completion reasons
-// (max_total_turns, timeout, cancelled, budget_exceeded).
+// (max_total_turns, timeout, cancelled, budget_exceeded, expectation_failed).
 const (
 	StatusRunning    = "running"    // a process writes it now
 	StatusSuspended  = "suspended"  // awaiting_input: waits for a person

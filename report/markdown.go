@@ -64,6 +64,7 @@ func Markdown(w io.Writer, res *engine.Result, opts MarkdownOptions) error {
 	m.interrupted()
 	m.pending()
 	m.warnings()
+	m.expectations()
 	m.summary()
 	m.finalState()
 	return bw.Flush()
@@ -472,4 +473,37 @@ func (m *markdown) finalState() {
 			m.details(k, "json", indentJSON(m.res.FinalState[k]))
 		}
 	}
+}
+
+// expectations lists the expectations a completed run checked
+// (docs/semantics.md#expectations): each, whether it held, and the values
+// it read.
+func (m *markdown) expectations() {
+	if len(m.res.Expectations) == 0 {
+		return
+	}
+	m.p("## Expectations\n\n")
+	for _, x := range m.res.Expectations {
+		mark := "held"
+		if !x.Held {
+			mark = "**failed**"
+		}
+		m.p("- %s %s (%s)", mark, code(x.Expression), x.Where)
+		if x.Error != "" {
+			m.p(": %s", inline(x.Error))
+		}
+		var read []string
+		for _, v := range x.Values {
+			if v.Missing {
+				read = append(read, code(v.Path)+" is missing")
+				continue
+			}
+			read = append(read, code(v.Path)+" = "+code(Truncate(oneLine(jsonvalue.Compact(v.Value)), 200)))
+		}
+		if len(read) > 0 {
+			m.p("; read %s", strings.Join(read, ", "))
+		}
+		m.p("\n")
+	}
+	m.p("\n")
 }

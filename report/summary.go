@@ -19,6 +19,7 @@ var endings = map[string]string{
 	engine.AwaitingInput: "ask agents wait for answers: give them to resume with --answer AGENT=TEXT",
 	engine.BudgetExceeded: "a model request was refused because a budget was spent, and running agents were cancelled: " +
 		"raise the cap in the file, or resume with --max-cost, --max-tokens or --max-requests",
+	engine.ExpectationFailed: "the run completed, but an expectation of its final state does not hold",
 }
 
 // SummaryOptions tune a Summary.
@@ -175,6 +176,38 @@ func summaryHead(w io.Writer, res *engine.Result, opts SummaryOptions, width int
 		paragraph(w, "", "  ", fmt.Sprintf("held back: %q was ready again after %s, but its %s stops it there; raise it to let it run again",
 			h.AgentName, after, h.Limit), width)
 	}
+	for _, x := range res.Expectations {
+		if !x.Held {
+			paragraph(w, "", "  ", ExpectationText(x, 100), width)
+		}
+	}
+}
+
+// ExpectationText is a failed expectation on one line: the expression,
+// where it was written, why it failed when it erred, and the values it
+// read, each cut to n runes:
+//
+//	expectation failed: context.judge.verdict == 'APPROVE' (review.yaml:40:5); it read context.judge.verdict = "REJECT"
+func ExpectationText(x engine.Expectation, n int) string {
+	s := "expectation failed: " + x.Expression
+	if x.Where != "" {
+		s += " (" + x.Where + ")"
+	}
+	if x.Error != "" {
+		s += ": " + x.Error
+	}
+	var read []string
+	for _, v := range x.Values {
+		if v.Missing {
+			read = append(read, v.Path+" is missing")
+			continue
+		}
+		read = append(read, v.Path+" = "+Truncate(oneLine(jsonvalue.Compact(v.Value)), n))
+	}
+	if len(read) > 0 {
+		s += "; it read " + strings.Join(read, ", ")
+	}
+	return s
 }
 
 // headline is how the run ended: "completed after 2 turns in 0.10s", and

@@ -148,6 +148,8 @@ var broken = []struct {
 	{"prompt on an ensemble agent", "name: x\nagents: [{name: a, ensemble: c.yaml, prompt: hi}]\n", "/agents/0"},
 	{"loop without until", "name: x\nagents: [{name: a, ensemble: c.yaml, loop: {max_iterations: 2}}]\n", "/agents/0/loop"},
 	{"loop bad on_exhausted", "name: x\nagents: [{name: a, ensemble: c.yaml, loop: {until: \"true\", max_iterations: 2, on_exhausted: retry}}]\n", "on_exhausted"},
+	{"expect not a list", "name: x\nagents: [{name: a, ask: q}]\nexpect: \"context.a == 'y'\"\n", "expect"},
+	{"blank expectation", "name: x\nagents: [{name: a, ask: q}]\nexpect: [\" \"]\n", "/expect/0"},
 	{"dispatch without cases", "name: x\nagents: [{name: a, dispatch: {on: input}}]\n", "/agents/0/dispatch"},
 	{"ensemble and dispatch", "name: x\nagents: [{name: a, ensemble: c.yaml, dispatch: {on: input, cases: {a: c.yaml}}}]\n", "/agents/0"},
 }

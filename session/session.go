@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -118,6 +119,11 @@ type Options struct {
 	// when TraceContent is set; nil traces nothing.
 	Tracer       trace.Tracer
 	TraceContent bool
+
+	// Expect are expectations the runs check when they complete, after
+	// the file's own expect: (docs/semantics.md#expectations): a
+	// command's --expect, compiled by ensemble.CompileExpectation.
+	Expect []*ensemble.Expectation
 }
 
 // Session is the runs of one ensemble, and what they share.
@@ -145,6 +151,11 @@ func Open(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Session, er
 	}
 	if err := opts.Responses.Validate(e); err != nil {
 		return nil, err
+	}
+	for _, x := range opts.Expect {
+		if err := e.CheckExpectation(x); err != nil {
+			return nil, err
+		}
 	}
 	reg := opts.Kinds
 	if reg == nil {
@@ -362,6 +373,7 @@ func (r *Run) engineOptions(ro RunOptions) engine.Options {
 		Executor:     ro.Executor,
 		Clock:        ro.Clock,
 		Started:      ro.Started,
+		Expect:       s.expect(),
 	}
 	if s.servers != nil {
 		o.Tools = s.servers
@@ -370,6 +382,15 @@ func (r *Run) engineOptions(ro RunOptions) engine.Options {
 		o.AfterTurn = r.save.AfterTurn
 	}
 	return o
+}
+
+// expect are the expectations of the session's runs: the file's, then the
+// front door's.
+func (s *Session) expect() []*ensemble.Expectation {
+	if len(s.opts.Expect) == 0 {
+		return s.e.Expect
+	}
+	return append(slices.Clip(s.e.Expect), s.opts.Expect...)
 }
 
 // begin has the saver write the run as it stands.

@@ -70,11 +70,13 @@ type File struct {
 	State *State `json:"state"`
 }
 
-// Stopped is what the last invocation of a run reported of the turn it
-// cut short, which was never committed (docs/semantics.md#turns): its
-// executions, as its result's errors name them, and what their model
-// requests spent. It belongs to that invocation's result, not to the
-// state: a resume plays the turn again, and the run's next end replaces it.
+// Stopped is what the last invocation of a run reported that its turns do
+// not hold: of the turn it cut short, which was never committed
+// (docs/semantics.md#turns), its executions, as its result's errors name
+// them, and what their model requests spent; and the expectations it
+// checked when it completed. It belongs to that invocation's result, not
+// to the state: a resume plays the turn again (checks the expectations
+// again), and the run's next end replaces it.
 type Stopped struct {
 	Errors []RunError `json:"errors,omitempty"`
 	// Usage is what the turn's requests spent (they were made); nil when
@@ -82,6 +84,9 @@ type Stopped struct {
 	Usage *Usage `json:"usage,omitempty"`
 	// UsageByAgent is Usage per agent, for the agents that spent any.
 	UsageByAgent map[string]*Usage `json:"usage_by_agent,omitempty"`
+	// Expectations are the run's expectations as its completion checked
+	// them (docs/semantics.md#expectations); absent when it checked none.
+	Expectations []Expectation `json:"expectations,omitempty"`
 }
 
 // RunError is one entry of a run's result's errors

@@ -58,6 +58,9 @@ func (w *Workflows) Run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 		// one (after a continue-as-new) did.
 		Started: begun,
 		Events:  func(ev events.Event) { log = append(log, ev) },
+		// The file's expect: (a pure function of the final state: it
+		// replays the same).
+		Expect: e.Expect,
 	}
 	var r *engine.Run
 	if len(in.State) > 0 {

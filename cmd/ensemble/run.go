@@ -59,6 +59,11 @@ type sharedFlags struct {
 	noInput bool // --no-input: ask agents never ask at the terminal
 
 	otel string // --otel: export traces to this OTLP/HTTP endpoint (tracing.go)
+
+	// --expect: expectations of the run's final state (expect.go), and
+	// compiled by the command's PreRunE.
+	expect   []string
+	expected []*ensemble.Expectation
 }
 
 // The commands that take the shared flags, for their wording.
@@ -102,7 +107,13 @@ func (s *sharedFlags) register(cmd *cobra.Command, mode int) {
 	fl.BoolVarP(&s.quiet, "quiet", "q", false, "print no progress, summary or notice, only errors (--output text still prints the final state)")
 	fl.BoolVar(&s.noInput, "no-input", false, "never ask at the terminal: a saved run (run --state, resume) waits for answers given to resume, exit 5")
 	fl.StringVar(&s.otel, "otel", "", "export OpenTelemetry traces to the OTLP/HTTP collector at `URL` (default: $OTEL_EXPORTER_OTLP_ENDPOINT)")
-	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error { return checkLimitFlags(cmd) }
+	fl.StringArrayVar(&s.expect, "expect", nil, "a condition `EXPR` the final state of the completed run must meet, or it ends expectation_failed, exit 8 (repeatable)")
+	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
+		if err := checkLimitFlags(cmd); err != nil {
+			return err
+		}
+		return s.compileExpect()
+	}
 }
 
 // minDuration is the least duration a flag takes: a shorter one would be
@@ -172,6 +183,9 @@ func (f *runFlags) check(inputSet bool) error {
 		if err := store.CheckID(f.runID); err != nil {
 			return usageErr("--run-id: %v", err)
 		}
+	}
+	if len(f.expect) > 0 && f.temporal.addr != "" {
+		return usageErr("--expect and --temporal: a run on Temporal checks only its file's expect:")
 	}
 	if f.output != "" && !slices.Contains(runOutputs, f.output) {
 		return usageErr("--output must be text, json or jsonl, got %q", f.output)
@@ -438,6 +452,7 @@ func (s *sharedFlags) frontOptions(io *stdio, stdinTaken, durable bool) session.
 		NoInput:     s.noInput,
 		Live:        s.live,
 		LiveAll:     s.liveAll,
+		Expect:      s.expected,
 	}
 }
 

@@ -52,12 +52,13 @@ duration_seconds is the time from its start to its last save.`,
 				return err
 			}
 			res := durable.Result(sf, run)
-			if sf.CompletionReason == engine.AwaitingInput || sf.CompletionReason == engine.Completed {
+			completed := sf.CompletionReason == engine.Completed || sf.CompletionReason == engine.ExpectationFailed
+			if sf.CompletionReason == engine.AwaitingInput || completed {
 				// What the run printed of what it waits for, or held back:
 				// read against its ensemble, when that still loads.
 				if e, err := loadEnsemble(io, sf.Ensemble.Path, sf.Profiles); err == nil && engine.CheckState(e, sf) == nil {
 					res.PendingInput = durable.Pending(e, sf)
-					if sf.CompletionReason == engine.Completed {
+					if completed {
 						res.HeldBack = engine.HeldBackIn(e, sf.State)
 					}
 				}

@@ -69,7 +69,7 @@
     if (r.status === "failed") return `completed; ${r.failures} agent${r.failures > 1 ? "s" : ""} failed last`;
     if (r.status === "suspended") return "waits for an answer";
     if (r.status === "unfinished") return "stopped before it ended: resume goes on";
-    const limits = { max_total_turns: "stopped at its turn limit", timeout: "stopped at its timeout", budget_exceeded: "stopped: a budget was spent", cancelled: "interrupted: resume goes on" };
+    const limits = { max_total_turns: "stopped at its turn limit", timeout: "stopped at its timeout", budget_exceeded: "stopped: a budget was spent", cancelled: "interrupted: resume goes on", expectation_failed: "completed, but an expectation of its final state is false" };
     if (limits[r.status]) return limits[r.status];
     if (r.completion_reason && r.completion_reason !== r.status && r.status !== "running") return r.completion_reason;
     return "";
@@ -104,7 +104,7 @@
     crumb.textContent = "runs";
     const search = el("input", { type: "search", placeholder: "search id, ensemble, batch, parent", value: filters.q, "aria-label": "search" });
     const status = el("select", { "aria-label": "status" },
-      ["", "running", "suspended", "completed", "failed", "unfinished", "cancelled", "timeout", "max_total_turns", "budget_exceeded"]
+      ["", "running", "suspended", "completed", "failed", "unfinished", "cancelled", "timeout", "max_total_turns", "budget_exceeded", "expectation_failed"]
         .map((s) => el("option", { value: s, text: s || "any status", selected: s === filters.status })));
     const dbSel = el("select", { "aria-label": "database" }, el("option", { value: "", text: "every database" }));
     const tbody = el("tbody");
