@@ -208,8 +208,13 @@ func schemaAt(doc map[string]any, steps []conditions.Step) (map[string]any, bool
 	return node, !hasRef(node)
 }
 
-// itemsOf is the schema of a list's items, when node says it is a list.
+// itemsOf is the schema of a list's items, when node says the value is a
+// list and never an object: in looks for a key in an object.
 func itemsOf(node map[string]any) (map[string]any, bool) {
+	dom, ok := domainOf(node, 0)
+	if !ok || dom.types == nil || typeAllows(dom.types, "object") {
+		return nil, false
+	}
 	return schemaAt(node, []conditions.Step{{Index: true}})
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 // literalsFile is an ensemble whose agent approve depends on judge with
-// the condition %s (quoted) on line 31.
+// the condition %s (quoted) on line 32.
 const literalsFile = `name: lits
 models:
   m: {provider: ollama, model: llama3.2}
@@ -26,6 +26,7 @@ agents:
         ratio: {type: number}
         ok: {type: boolean}
         tags: {type: array, items: {type: string, enum: [bug, feature]}}
+        keyed: {items: {enum: [a]}}
         note: {type: [string, "null"]}
         level: {oneOf: [{const: low}, {const: high}]}
         either: {anyOf: [{type: string}, {type: object}]}
@@ -87,6 +88,7 @@ func TestComparedLiteralsCheckedAgainstSchemas(t *testing.T) {
 		{`'bugs' in context.judge.tags`,
 			`looks for 'bugs' among the items of context.judge.tags, but 'bugs' is not one of "bug", "feature", the values ` + judge + ` allows there, so the in is always false; did you mean "bug"? (column 1 of the condition)`},
 		{`'bug' in context.judge.tags && 'feature' not in context.judge.tags`, ""},
+		{`'b' in context.judge.keyed`, ""}, // maybe an object: in looks for a key
 		{`any(context.judge.findings, .severity == 'medium')`, `compares context.judge.findings[].severity with 'medium'`},
 		{`context.judge.findings[0].severity == 'hgh'`, `did you mean "high"?`},
 		{`context.judge.ref == 'y'`, ""},
@@ -105,7 +107,7 @@ func TestComparedLiteralsCheckedAgainstSchemas(t *testing.T) {
 		case err == nil:
 			t.Errorf("%s: loads, want an error: %s", c.cond, c.want)
 		default:
-			prefix := `lits.yaml:31:62: dependency "judge" of agent "approve": condition `
+			prefix := `lits.yaml:32:62: dependency "judge" of agent "approve": condition `
 			if got := err.Error(); !strings.HasPrefix(got, prefix) || !strings.Contains(got, c.want) || strings.Count(got, "\n") > 0 {
 				t.Errorf("%s:\n got: %s\nwant: %s…%s", c.cond, got, prefix, c.want)
 			}
