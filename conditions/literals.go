@@ -118,8 +118,13 @@ func (f *literalFinder) Visit(node *ast.Node) {
 			f.binaries = append(f.binaries, n)
 		}
 	case *ast.UnaryNode:
-		if n.Operator == "not" || n.Operator == "!" {
-			f.negated[n.Node] = true
+		// The outermost of !!x is visited last: its parity stands.
+		if isNot(n) {
+			inner, neg := n.Node, true
+			for u, ok := inner.(*ast.UnaryNode); ok && isNot(u); u, ok = inner.(*ast.UnaryNode) {
+				inner, neg = u.Node, !neg
+			}
+			f.negated[inner] = neg
 		}
 	case *ast.BuiltinNode:
 		if !predicateBuiltins[n.Name] || len(n.Arguments) < 2 {
@@ -133,6 +138,8 @@ func (f *literalFinder) Visit(node *ast.Node) {
 		ast.Walk(&p.Node, pointerClaim{f.items, n.Arguments[0]})
 	}
 }
+
+func isNot(u *ast.UnaryNode) bool { return u.Operator == "not" || u.Operator == "!" }
 
 // pointerClaim gives the unclaimed item pointers (# and .field) of a
 // predicate's body to the list the predicate ranges over.

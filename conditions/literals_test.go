@@ -35,6 +35,8 @@ func TestComparisons(t *testing.T) {
 		{`context.a.level in [1, 'x', context.b, 2.5]`, []string{`context.a.level@1:11 in 1(int)@1:21, 'x'(string)@1:24, 2.5(float64)@1:40`}},
 		{`context.a.level not in ["x"]`, []string{`context.a.level@1:11 not in "x"(string)@1:25`}},
 		{`!(context.a.b == true)`, []string{`context.a.b@1:13 != true(bool)@1:18`}},
+		{`!!(context.a.b == true)`, []string{`context.a.b@1:14 == true(bool)@1:19`}},
+		{`not not not ('x' in context.a.b)`, []string{`context.a.b@1:31 not in 'x'(string)@1:14 (items)`}},
 		{`'bug' in context.triage.labels`, []string{`context.triage.labels@1:25 in 'bug'(string)@1:1 (items)`}},
 		{`all(context.r, .verdict == 'OK')`, []string{`context.r[].verdict@1:17 == 'OK'(string)@1:28`}},
 		{`any(context.r, all(.items, # == 1.0))`, []string{`context.r[].items[]@1:28 == 1.0(float64)@1:33`}},
