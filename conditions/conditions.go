@@ -135,6 +135,9 @@ type Program struct {
 	// OutputFields are the fields of output a select reads (output.a.b is
 	// [a b]), in source order, each at its last field.
 	OutputFields []ContextField
+	// Comparisons are the comparisons of values read from context or
+	// output with literals, in source order (literals.go).
+	Comparisons []Comparison
 	// UsesHistory is whether the condition names history: the environment
 	// of one that does not may leave Env.History nil (building the view of
 	// a long history costs; docs/performance.md).
@@ -242,7 +245,7 @@ func compile(src, what string, checkEnv, runEnv any, extra ...expr.Option) (*Pro
 	slices.SortStableFunc(keys.output, func(a, b ContextField) int { return cmp.Or(a.Line-b.Line, a.Column-b.Column) })
 	slices.SortStableFunc(keys.execs, func(a, b ContextKey) int { return cmp.Or(a.Line-b.Line, a.Column-b.Column) })
 	return &Program{Source: src, ContextKeys: keys.found, ExecutionKeys: keys.execs, ContextFields: keys.fields, OutputFields: keys.output,
-		UsesHistory: keys.history, prog: prog}, nil
+		Comparisons: comparisons(src), UsesHistory: keys.history, prog: prog}, nil
 }
 
 // Select is a dependency's select: an expression over the dependency's

@@ -173,6 +173,15 @@ func (t *Template) add(src string, start int, p *Program) {
 		f.Line, f.Column = shift(src, start, f.Line, f.Column)
 		t.Names.ContextFields = append(t.Names.ContextFields, f)
 	}
+	for _, c := range p.Comparisons {
+		c.Line, c.Column = shift(src, start, c.Line, c.Column)
+		c.Literals = slices.Clone(c.Literals)
+		for i := range c.Literals {
+			l := &c.Literals[i]
+			l.Line, l.Column = shift(src, start, l.Line, l.Column)
+		}
+		t.Names.Comparisons = append(t.Names.Comparisons, c)
+	}
 	t.Names.UsesHistory = t.Names.UsesHistory || p.UsesHistory
 }
 

@@ -78,6 +78,7 @@ func (d *decoder) agents(f field) []*Agent {
 	}
 	d.contextKeys()
 	d.contextFields(agents)
+	d.comparedLiterals(agents)
 	return agents
 }
 

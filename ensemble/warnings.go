@@ -21,6 +21,7 @@ import (
 // waits for every one; an explicit trigger: any says the pairing is wanted.
 func (d *decoder) warnings(e *Ensemble) []*Error {
 	comp := components(e)
+	loops := loopMembers(e, comp)
 	var out []*Error
 	warn := func(a *Agent, format string, args ...any) {
 		w := &Error{File: d.file, Line: a.Pos.Line, Column: a.Pos.Column, Message: fmt.Sprintf(format, args...)}
@@ -32,7 +33,7 @@ func (d *decoder) warnings(e *Ensemble) []*Error {
 	for _, a := range e.Agents {
 		if comp[a.Index] >= 0 && a.Conversation.MaxTurns <= 1 {
 			warn(a, "agent %q is in a loop (%s) but runs only once: conversation.max_turns is %d, so the loop never goes round; give it conversation: {max_turns: N}",
-				a.Name, loopOf(e, comp, a), max(a.Conversation.MaxTurns, DefaultMaxTurns))
+				a.Name, loopOf(loops, comp, a), max(a.Conversation.MaxTurns, DefaultMaxTurns))
 		}
 		if a.TriggerAll {
 			triggerAllWarnings(e, a, comp, warn)
@@ -120,15 +121,46 @@ func (d *decoder) unpricedCostWarnings(e *Ensemble) []*Error {
 	return out
 }
 
-// loopOf names the agents of a's loop (its component), a first.
-func loopOf(e *Ensemble, comp []int, a *Agent) string {
-	names := []string{a.Name}
-	for _, b := range e.Agents {
-		if b != a && comp[b.Index] == comp[a.Index] {
+// loopNames is how many of the other agents of a loop a warning names: a
+// warning per agent of a long loop, each naming the whole loop, would grow
+// as the square of the loop's length.
+const loopNames = 5
+
+// loopMembers lists the agents of each loop (component of comp), in file
+// order: loops[c] are those of component c.
+func loopMembers(e *Ensemble, comp []int) [][]*Agent {
+	var loops [][]*Agent
+	for _, a := range e.Agents {
+		c := comp[a.Index]
+		if c < 0 {
+			continue
+		}
+		for len(loops) <= c {
+			loops = append(loops, nil)
+		}
+		loops[c] = append(loops[c], a)
+	}
+	return loops
+}
+
+// loopOf names the other agents of a's loop (its component): at most
+// loopNames of them, then how many more.
+func loopOf(loops [][]*Agent, comp []int, a *Agent) string {
+	members := loops[comp[a.Index]]
+	others := len(members) - 1 // a self-dependency is an error, never a loop
+	var names []string
+	for _, b := range members {
+		if len(names) == loopNames-1 && others > loopNames {
+			break
+		}
+		if b != a {
 			names = append(names, b.Name)
 		}
 	}
-	return "with " + enumerate(quote(names[1:])) // a self-dependency is an error, never a loop
+	if others > loopNames {
+		return fmt.Sprintf("with %s and %d other agents", strings.Join(quote(names), ", "), others-len(names))
+	}
+	return "with " + enumerate(quote(names))
 }
 
 func quote(names []string) []string {

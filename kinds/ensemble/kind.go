@@ -110,6 +110,12 @@ func (Kind) Decode(f *format.Fields, a *format.Agent) {
 		if lf.Has("carry") {
 			l.Carry, l.carry = loopExpr(lf, "carry")
 		}
+		if l.until != nil {
+			lf.CheckLiterals("until", &l.until.Program, s.Child, s.Output)
+		}
+		if l.carry != nil {
+			lf.CheckLiterals("carry", &l.carry.Program, s.Child, s.Output)
+		}
 		switch v := lf.String("on_exhausted"); v {
 		case "", "fail":
 		case "succeed":
