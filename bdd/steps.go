@@ -17,6 +17,7 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
+	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/report"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
@@ -1016,6 +1017,13 @@ func (s *Scenario) Eval(src string) (bool, error) {
 		Input:      res.Input,
 	})
 	if err != nil {
+		// The expression may put a key back together from outputs that
+		// each hold a part of it: its error is redacted as the run's are.
+		lookup := s.opts.LookupEnv
+		if lookup == nil {
+			lookup = os.LookupEnv
+		}
+		err = secrets.Of(s.ens.Models, lookup).Error(err)
 		return false, fmt.Errorf("the expression %s failed: %v", quote(src), err)
 	}
 	return v, nil

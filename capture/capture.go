@@ -76,7 +76,11 @@ type Capture struct {
 	// RecordingDir is the run's recording folder, copied to
 	// Base+".recording"; "" when the run had none.
 	RecordingDir string
-	Notes        []string
+	// RecordingFiles are the files of that folder that are copied: those
+	// of the run's LLM and ask agents (cassette.FileName of their paths),
+	// by file name, with the agent's path.
+	RecordingFiles map[string]string
+	Notes          []string
 }
 
 // Refused completion reasons: a replay would not end the same way.
@@ -119,6 +123,7 @@ func Build(r Run, o Options) (*Capture, error) {
 		return nil, err
 	}
 	c.Notes = notes
+	c.RecordingFiles = col.files
 	if len(responses.Content) > 0 {
 		var buf bytes.Buffer
 		buf.WriteString("# The replies the run got, by agent (path), in the order it took them:\n# written by `test capture`.\n")
@@ -177,6 +182,9 @@ type collector struct {
 	lists     map[string]*list
 	keys      []string // in the order first met
 	recording string
+	// files are the recording's files of the agents met, by file name,
+	// with the agent's path.
+	files map[string]string
 	// paths are the child agents' paths, instances left out, in the order
 	// first met: the Then steps check them too.
 	paths []string
@@ -218,6 +226,12 @@ func (c *collector) walk(e *ensemble.Ensemble, recs []*state.Record, prefix stri
 		// A fan-out's instances share their agent's list (the k-th instance
 		// in the run takes the k-th reply); a child's agent is named by its
 		// path, instances of its parents included.
+		if c.recording != "" {
+			if c.files == nil {
+				c.files = map[string]string{}
+			}
+			c.files[cassette.FileName(prefix+r.AgentName)] = prefix + r.AgentName
+		}
 		key := prefix + base
 		l := c.lists[key]
 		if l == nil {
@@ -375,12 +389,15 @@ func (c *Capture) Write(o Options) (*Result, error) {
 	}
 	if c.RecordingDir != "" {
 		res.Recording = filepath.Join(o.Out, c.Base+".recording")
-		rec, err := recordingFiles(c.RecordingDir)
+		rec, err := recordingFiles(c.RecordingDir, c.RecordingFiles)
 		if err != nil {
 			return nil, err
 		}
 		for name, data := range rec {
 			files[filepath.Join(res.Recording, name)] = data
+		}
+		if note := otherFiles(c.RecordingDir, c.RecordingFiles); note != "" {
+			res.Notes = append(slices.Clip(res.Notes), note)
 		}
 	}
 	names := slices.Sorted(func(yield func(string) bool) {
@@ -415,24 +432,79 @@ func (c *Capture) Write(o Options) (*Result, error) {
 // maxRecordingFile caps what is read of one file of a recording.
 const maxRecordingFile = 64 << 20
 
-// recordingFiles are the recording's files (its agents' .yaml files).
-func recordingFiles(dir string) (map[string][]byte, error) {
-	entries, err := os.ReadDir(dir)
+// recordingFiles are the files of the recording folder dir named by
+// files (file name → agent path): the run's agents' recordings. Nothing
+// else of the folder is read (a hand-edited state may name any folder);
+// each file is read as a recording before it is copied, and one reached
+// through a symbolic link that leads out of the folder is refused.
+func recordingFiles(dir string, files map[string]string) (map[string][]byte, error) {
+	realDir, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return nil, fmt.Errorf("the run's recording: %w", err)
 	}
 	out := map[string][]byte{}
-	for _, ent := range entries {
-		if !ent.Type().IsRegular() || !strings.HasSuffix(ent.Name(), ".yaml") {
-			continue
+	for name, agent := range files {
+		p := filepath.Join(dir, name)
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // the agent recorded nothing (its answers were injected)
 		}
-		data, err := readcap.ReadFile(filepath.Join(dir, ent.Name()), maxRecordingFile)
 		if err != nil {
 			return nil, fmt.Errorf("the run's recording: %w", err)
 		}
-		out[ent.Name()] = data
+		if st.Mode()&fs.ModeSymlink != 0 {
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil || !inside(realDir, real) {
+				return nil, fmt.Errorf("the run's recording: %s, the file of agent %q, is a symbolic link leading out of the recording folder (or to nothing): not copied", p, agent)
+			}
+			if st, err = os.Stat(real); err != nil {
+				return nil, fmt.Errorf("the run's recording: %w", err)
+			}
+		}
+		if !st.Mode().IsRegular() {
+			return nil, fmt.Errorf("the run's recording: %s, the file of agent %q, is not a regular file: not copied", p, agent)
+		}
+		data, err := readcap.ReadFile(p, maxRecordingFile)
+		if err != nil {
+			return nil, fmt.Errorf("the run's recording: %w", err)
+		}
+		if err := cassette.Check(p, data); err != nil {
+			return nil, fmt.Errorf("the run's recording: %s, the file of agent %q, is not a recording: not copied (%v)", p, agent, err)
+		}
+		out[name] = data
 	}
 	return out, nil
+}
+
+// otherFiles is a note naming the files of the recording folder dir that
+// are of no agent of the run (files), which were not copied; "" when
+// there are none. Only their names are read.
+func otherFiles(dir string, files map[string]string) string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	var others []string
+	for _, e := range entries {
+		if _, ours := files[e.Name()]; !ours && !e.IsDir() {
+			others = append(others, e.Name())
+		}
+	}
+	if len(others) == 0 {
+		return ""
+	}
+	const shown = 5
+	list := strings.Join(others[:min(len(others), shown)], ", ")
+	if len(others) > shown {
+		list += fmt.Sprintf(", and %d more", len(others)-shown)
+	}
+	return fmt.Sprintf("the recording folder %s holds %d file(s) of no agent of this run, not copied: %s", dir, len(others), list)
+}
+
+// inside reports whether the resolved path p is in the folder dir.
+func inside(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // sameContents reports whether the file at name is missing or holds data.

@@ -249,6 +249,11 @@ func (f *file) load() error {
 	if err != nil {
 		return fmt.Errorf("recording: %w", err)
 	}
+	return f.parse(b)
+}
+
+// parse reads the recording b of the file.
+func (f *file) parse(b []byte) error {
 	// (An editor that drops the last newline, or adds blank lines, leaves
 	// the end line.)
 	if bytes.Contains(b[:min(len(b), 512)], []byte(appendedLine)) && !bytes.HasSuffix(bytes.TrimRight(b, " \t\r\n"), []byte("\n# end")) {

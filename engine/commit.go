@@ -9,6 +9,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/resolver"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -23,6 +24,10 @@ type committer struct {
 	ens    *ensemble.Ensemble
 	st     *state.State
 	events *events.Sink // the run's sink, which Run.Events may swap
+	// secrets are redacted from the warnings: a condition's error may
+	// quote a key that it put back together from outputs that each hold
+	// a part of it.
+	secrets *secrets.Redactor
 
 	seenWarning map[string]bool
 	// lastOutput is, per state key, the execution whose output it holds
@@ -36,8 +41,8 @@ type committer struct {
 	now func() time.Time
 }
 
-func newCommitter(e *ensemble.Ensemble, st *state.State, sink *events.Sink) *committer {
-	c := &committer{ens: e, st: st, events: sink, seenWarning: map[string]bool{}, lastOutput: map[string]state.OutputRef{}}
+func newCommitter(e *ensemble.Ensemble, st *state.State, sink *events.Sink, sec *secrets.Redactor) *committer {
+	c := &committer{ens: e, st: st, events: sink, secrets: sec, seenWarning: map[string]bool{}, lastOutput: map[string]state.OutputRef{}}
 	for _, w := range st.Warnings() {
 		c.seenWarning[warningKey(w)] = true
 	}
@@ -61,6 +66,7 @@ func (c *committer) warn(turn int, warns []resolver.Warning) {
 		if w.Dependency == "" {
 			sw.Message = fmt.Sprintf("when of %s (%s) failed, counted as false: %s", w.Agent, w.Expression, w.Message)
 		}
+		sw.Message, sw.Expression = c.secrets.String(sw.Message), c.secrets.String(sw.Expression)
 		if k := warningKey(sw); !c.seenWarning[k] {
 			c.seenWarning[k] = true
 			c.st.Warn(sw)

@@ -157,7 +157,7 @@ func New(e *ensemble.Ensemble, input string, opts Options) *Run {
 // completed turn.
 func Resume(e *ensemble.Ensemble, st *state.State, opts Options) *Run {
 	r := &Run{ens: e, opts: opts, st: st, res: resolver.New(e)}
-	r.committer = newCommitter(e, st, &r.opts.Events)
+	r.committer = newCommitter(e, st, &r.opts.Events, opts.Secrets)
 	r.committer.now = r.now
 	r.budget = newBudget(e, opts.Budget, st, opts.Events)
 	r.budget.parent = opts.Parent

@@ -126,6 +126,7 @@ func (r *Run) startFan(ctx context.Context, group []execution, sem chan struct{}
 // failed, never started.
 func (r *Run) failPlanned(ctx context.Context, x *execution) {
 	r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: x.req.Turn, Agent: eventName(x.req), Execution: x.req.Execution})
+	x.failed = r.opts.Secrets.Error(x.failed)
 	x.started, x.res = time.Now(), &agent.Result{Err: x.failed}
 	if r.span != nil {
 		r.traceFailedPlan(ctx, x)
@@ -159,6 +160,7 @@ func (r *Run) executeWith(ctx context.Context, execs []execution) {
 		r.opts.Events.Emit(events.Event{Type: events.AgentStarted, Turn: x.req.Turn, Agent: eventName(x.req), Execution: x.req.Execution})
 		x.started = now
 		if x.failed != nil {
+			x.failed = r.opts.Secrets.Error(x.failed)
 			x.res = &agent.Result{Err: x.failed}
 			r.finished(x)
 			continue

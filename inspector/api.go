@@ -634,6 +634,14 @@ func (s *Server) apiExecution(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.mu.Lock()
+	if turn == 0 && d.db != nil {
+		// Its turn from the run's totals (counted when the run was shown),
+		// so that one row is read, not every turn of the run ("Compare
+		// with"); a run being counted still is searched.
+		if t, _, err := s.tally(i, d, info); err == nil {
+			turn = t.Agents[agentName].TurnOf(n)
+		}
+	}
 	rec, err := d.db.Execution(info, agentName, n, turn)
 	var mem json.RawMessage
 	if err == nil {

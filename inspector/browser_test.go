@@ -8,9 +8,13 @@ package inspector_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -222,13 +226,19 @@ func TestBrowserFork(t *testing.T) {
 	run := saveExampleRun(t, db, ens, resp, "completed")
 	url := serve(t, db)
 	ctx := b.Tab(t)
+	// A turn neither the first nor the last of the run: a fork from
+	// another one would show.
+	if run.Turns < 3 {
+		t.Fatalf("the run has %d turns: too few to choose one between the first and the last", run.Turns)
+	}
+	const chosen = 2
 
 	do(t, ctx, "the fork",
 		chromedp.Navigate(url+"#/run/0/"+run.ID),
 		chromedp.WaitVisible(css(`#run[data-run-id="`+run.ID+`"] [data-turn="2"]`)),
 		// The page asks for a confirmation (window.confirm): yes.
 		eval(`window.confirm = () => true`),
-		chromedp.Click(css(`button[data-fork-turn="2"]`)),
+		chromedp.Click(css(`button[data-fork-turn="`+strconv.Itoa(chosen)+`"]`)),
 		chromedp.WaitVisible(css(`#run:not([data-run-id="`+run.ID+`"])`)),
 	)
 	attrs, err := chromedp.Run(ctx, chromedp.Attributes(css(`#run`)))
@@ -247,6 +257,39 @@ func TestBrowserFork(t *testing.T) {
 	}
 	if row := text(t, ctx, `[data-run-id="`+run.ID+`"]`); strings.Contains(row, fork) {
 		t.Errorf("the parent's row says %q: it names its fork", row)
+	}
+	// The fork goes on from the turn chosen on the page: what the server
+	// saved, and what its row shows.
+	var runs struct {
+		Runs []struct {
+			ID         string `json:"id"`
+			Parent     string `json:"parent"`
+			ParentTurn int    `json:"parent_turn"`
+		} `json:"runs"`
+	}
+	base, token, _ := strings.Cut(url, "/?token=")
+	hr, err := http.Get(base + "/api/runs?token=" + token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hr.Body.Close()
+	if err := json.NewDecoder(hr.Body).Decode(&runs); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range runs.Runs {
+		if r.ID == fork {
+			found = true
+			if r.Parent != run.ID || r.ParentTurn != chosen {
+				t.Errorf("the fork's parent is %s at turn %d, want %s at turn %d, the turn chosen on the page", r.Parent, r.ParentTurn, run.ID, chosen)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the fork %s is not listed: %+v", fork, runs.Runs)
+	}
+	if row := text(t, ctx, `[data-run-id="`+fork+`"]`); !strings.Contains(row, fmt.Sprintf("%s @ %d", run.ID, chosen)) {
+		t.Errorf("the fork's row says %q, not that it went on from turn %d of %s", row, chosen, run.ID)
 	}
 }
 

@@ -8,3 +8,7 @@ func FailJob(s *Server, db int, id string, err error) {
 	defer s.mu.Unlock()
 	s.jobs[key(db, id)] = &job{done: true, err: err}
 }
+
+// RowsRead is how many rows the queries of the server's database db have
+// returned.
+func RowsRead(s *Server, db int) int64 { return s.dbs[db].db.RowsRead() }

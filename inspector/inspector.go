@@ -76,6 +76,7 @@ type Server struct {
 	redact   *secrets.Redactor         // every secret the loaded ensembles name, from the environment
 	keys     map[string]bool           // the secrets' values redact holds
 	graphs   map[string]*graphCacheRow // ensemble path → its graph, by the file's hash
+	codes    map[string]time.Time      // one-time codes (code.go) → when they expire
 }
 
 // database is one served state database, open for reading; mu serialises
@@ -205,6 +206,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/run/execution", s.apiExecution)
 	mux.HandleFunc("POST /api/run/answer", s.apiAnswer)
 	mux.HandleFunc("POST /api/run/fork", s.apiFork)
+	mux.HandleFunc("POST /auth/code", s.apiCode)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such API: "+r.Method+" "+r.URL.Path)
 	})
@@ -228,6 +230,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			tok := r.Header.Get("X-Ensemble-Token")
 			if tok == "" {
 				tok = r.URL.Query().Get("token")
+			}
+			if tok == "" {
+				tok = s.cookieToken(r)
 			}
 			if subtle.ConstantTimeCompare([]byte(tok), []byte(s.token)) != 1 {
 				writeError(w, http.StatusForbidden, "missing or wrong token: open the URL ui printed, with its ?token=")

@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,6 +46,10 @@ type Options struct {
 	// StartTimeout bounds starting one server and listing its tools; 0
 	// means DefaultStartTimeout.
 	StartTimeout time.Duration
+	// Deadline bounds the start of all the servers together: the run's
+	// timeout, which a server that never answers must not outlast; 0
+	// means none beyond StartTimeout.
+	Deadline time.Duration
 }
 
 // DefaultStartTimeout bounds the start of one server: a command that
@@ -105,30 +110,69 @@ func Start(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Servers, e
 			agents = append(agents, named{e, a, names})
 		}
 	})
-	var errs []error
-	failed := map[*ensemble.MCPServer]bool{}
+	// The servers start together: one that takes its time does not hold
+	// the others back, and the run's deadline bounds them all.
+	type starting struct {
+		ens  *ensemble.Ensemble
+		decl *ensemble.MCPServer
+		srv  *server
+		err  error
+		late bool // it failed once the deadline had passed
+	}
+	var all []*starting
+	seen := map[*ensemble.MCPServer]bool{}
 	for _, u := range uses {
-		if ctx.Err() != nil {
-			// Interrupted (Ctrl-C): say so, not that each server failed.
-			s.Close()
-			return nil, fmt.Errorf("MCP servers not started: %w", context.Cause(ctx))
-		}
 		name, _, _ := ensemble.SplitMCPTool(u.name)
 		decl := u.ens.MCPServer(name)
-		if decl == nil || failed[decl] || s.byDecl[decl] != nil {
+		if decl == nil || seen[decl] {
 			continue
 		}
-		srv, err := s.start(ctx, u.ens, decl)
-		if err != nil && ctx.Err() != nil {
-			s.Close()
-			return nil, fmt.Errorf("MCP server %q not started: %w", decl.Name, context.Cause(ctx))
-		}
-		if err != nil {
-			failed[decl] = true
-			errs = append(errs, err)
+		seen[decl] = true
+		all = append(all, &starting{ens: u.ens, decl: decl})
+	}
+	if len(all) > 0 && ctx.Err() != nil {
+		// Interrupted (Ctrl-C): say so, not that each server failed.
+		return nil, fmt.Errorf("MCP servers not started: %w", context.Cause(ctx))
+	}
+	startCtx := ctx
+	if opts.Deadline > 0 {
+		var cancel context.CancelFunc
+		startCtx, cancel = context.WithTimeoutCause(ctx, opts.Deadline, errDeadline)
+		defer cancel()
+	}
+	var wg sync.WaitGroup
+	for _, st := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st.srv, st.err = s.start(startCtx, st.ens, st.decl)
+			st.late = st.err != nil && startCtx.Err() != nil
+		}()
+	}
+	wg.Wait()
+	var late []string // the servers the deadline cut short
+	var errs []error
+	for _, st := range all {
+		if st.err == nil {
+			s.byDecl[st.decl] = st.srv
 			continue
 		}
-		s.byDecl[decl] = srv
+		if st.late {
+			late = append(late, strconv.Quote(st.decl.Name))
+			continue
+		}
+		errs = append(errs, st.err)
+	}
+	if len(all) > 0 && ctx.Err() != nil {
+		s.Close()
+		if len(late) == 0 {
+			return nil, fmt.Errorf("MCP servers not started: %w", context.Cause(ctx))
+		}
+		return nil, fmt.Errorf("MCP servers %s not started: %w", strings.Join(late, ", "), context.Cause(ctx))
+	}
+	if len(late) > 0 {
+		s.Close()
+		return nil, &TimeoutError{Servers: late, Timeout: opts.Deadline}
 	}
 	for _, u := range uses {
 		if _, err := s.Tools(u.ens, u.name); err != nil && !errors.Is(err, errNotStarted) {
@@ -186,6 +230,25 @@ func (s *Servers) sameModelName(ens *ensemble.Ensemble, names []string) error {
 }
 
 var errNotStarted = errors.New("was not started")
+
+// errDeadline is the cause of the run's deadline passing while the
+// servers start.
+var errDeadline = errors.New("the run's timeout")
+
+// TimeoutError is a start that the run's deadline (Options.Deadline) cut
+// short: the servers that had not answered yet.
+type TimeoutError struct {
+	Servers []string // quoted names
+	Timeout time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	what := "MCP server " + e.Servers[0]
+	if len(e.Servers) > 1 {
+		what = "MCP servers " + strings.Join(e.Servers, ", ")
+	}
+	return fmt.Sprintf("%s did not start within the run's timeout (%s): no answer to the initialize request in time", what, e.Timeout)
+}
 
 // start starts one server and lists its tools.
 func (s *Servers) start(ctx context.Context, ens *ensemble.Ensemble, decl *ensemble.MCPServer) (*server, error) {

@@ -31,6 +31,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -187,6 +188,10 @@ func Open(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Session, er
 	}
 	if opts.MCP.Environ == nil {
 		opts.MCP.Environ = opts.Environ
+	}
+	if opts.MCP.Deadline == 0 {
+		// The run's timeout bounds the start of its servers too.
+		opts.MCP.Deadline = cmp.Or(opts.Timeout, e.Limits.Timeout, ensemble.DefaultTimeout)
 	}
 	servers, err := mcptools.Start(ctx, e, opts.MCP)
 	if err != nil {

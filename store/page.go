@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -236,6 +237,23 @@ type AgentTally struct {
 	Last string `json:"last"`
 	// LastTurn is the turn of its last record.
 	LastTurn int `json:"last_turn"`
+	// execs and turns are the executions counted, in order, and the turn
+	// of each: the index TurnOf reads.
+	execs, turns []int
+}
+
+// TurnOf is the turn of the agent's execution n, when the tally counted
+// it; 0 otherwise (a tally of a run's last turns only). With it, finding
+// an execution reads one row (DB.Execution with its turn), not the run.
+func (a *AgentTally) TurnOf(n int) int {
+	if a == nil {
+		return 0
+	}
+	i, ok := slices.BinarySearch(a.execs, n)
+	if !ok {
+		return 0
+	}
+	return a.turns[i]
 }
 
 // TallyTurns adds to t the records of r's turns after t.Turn (a new Tally
@@ -245,11 +263,20 @@ func (db *DB) TallyTurns(r *RunInfo, t *Tally) error {
 	if t.Agents == nil {
 		t.Agents = map[string]*AgentTally{}
 	}
-	add := func(turn int, agent string, failed, skipped bool, u state.Usage) {
+	owned := map[*AgentTally]bool{}
+	add := func(turn int, agent string, execution int, failed, skipped bool, u state.Usage) {
 		a := t.Agents[agent]
 		if a == nil {
 			a = &AgentTally{}
 			t.Agents[agent] = a
+		}
+		if !skipped && execution > 0 && (len(a.execs) == 0 || a.execs[len(a.execs)-1] < execution) {
+			if !owned[a] {
+				// A copy of a tally shares its index: appending reallocates.
+				owned[a] = true
+				a.execs, a.turns = slices.Clip(a.execs), slices.Clip(a.turns)
+			}
+			a.execs, a.turns = append(a.execs, execution), append(a.turns, turn)
 		}
 		switch {
 		case skipped:
@@ -284,7 +311,7 @@ func (db *DB) TallyTurns(r *RunInfo, t *Tally) error {
 			if rec.Usage != nil {
 				u = *rec.Usage
 			}
-			add(rec.TurnNumber, rec.AgentName, rec.Error != nil, rec.Skipped, u)
+			add(rec.TurnNumber, rec.AgentName, rec.Execution, rec.Error != nil, rec.Skipped, u)
 		}
 		t.Turn = base
 	}
@@ -317,7 +344,7 @@ func (db *DB) TallyTurns(r *RunInfo, t *Tally) error {
 			if rec.Usage != nil {
 				u = *rec.Usage
 			}
-			add(turn, rec.AgentName, rec.Error != nil, rec.Skipped, u)
+			add(turn, rec.AgentName, rec.Execution, rec.Error != nil, rec.Skipped, u)
 		}
 		t.Turn = max(t.Turn, turn)
 	}
@@ -327,6 +354,7 @@ func (db *DB) TallyTurns(r *RunInfo, t *Tally) error {
 // tallyRecord is what Tally reads of a record.
 type tallyRecord struct {
 	AgentName string       `json:"agent_name"`
+	Execution int          `json:"execution"`
 	Error     *string      `json:"error"`
 	Skipped   bool         `json:"skipped"`
 	Usage     *state.Usage `json:"usage"`

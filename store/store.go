@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	sqlite "modernc.org/sqlite"
@@ -166,7 +167,13 @@ type DB struct {
 	// SQLite parses a statement in tens of microseconds, a batch runs the
 	// same dozen of them for each of its inputs.
 	stmts map[string]*sql.Stmt
+	// rowsRead counts the rows query returned (RowsRead).
+	rowsRead atomic.Int64
 }
+
+// RowsRead is how many rows the queries of db have returned so far: what
+// a lookup costs, for the tests of the indexed ones.
+func (db *DB) RowsRead() int64 { return db.rowsRead.Load() }
 
 // turnsOf is the SQL condition that selects the turns of the run whose
 // seq is the SQL expression seq (by their key, in order).
@@ -498,6 +505,7 @@ func (db *DB) query(q string, args ...any) ([][]any, error) {
 		}
 		out = append(out, row)
 	}
+	db.rowsRead.Add(int64(len(out)))
 	return out, explain(rows.Err())
 }
 

@@ -25,6 +25,7 @@ with the model profiles it uses, and the scripts it runs copied beside it
 (script agents get protocol: llm-orc, so the scripts run unchanged). It prints
 each file written, then each thing it could not convert, as
 FILE:LINE: what (FILE under DIR's .llm-orc). Nothing is overwritten.
+A symbolic link leading out of DIR is not followed: it is listed instead.
 See docs/llm-orc.md.
 
 Exit codes: 0 converted (problems may be listed); 2 bad input (no .llm-orc

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/mcptools"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -152,6 +153,8 @@ func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, cha
 		switch {
 		case errors.As(err, &interrupted):
 			return nil, nil, nil, &exitError{code: engine.ExitCancelled, err: err}
+		case errors.As(err, new(*mcptools.TimeoutError)):
+			return nil, nil, nil, &exitError{code: engine.ExitTimeout, err: err}
 		case errors.As(err, &open):
 			return nil, nil, nil, &exitError{code: engine.ExitUsage, err: err}
 		case err != nil:

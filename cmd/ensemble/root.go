@@ -31,6 +31,9 @@ type stdio struct {
 	// prog is how the user runs this binary, in the commands it suggests
 	// (see programName); "" is "ensemble".
 	prog string
+	// opener starts a program without waiting for it (ui --open starts
+	// the browser with it); nil starts it for real.
+	opener func(name string, args ...string) error
 }
 
 // program is the command that runs this binary, for the commands the

@@ -18,6 +18,7 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/readcap"
+	"github.com/ensemble-run/ensemble/mcptools"
 	"github.com/ensemble-run/ensemble/report"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/session"
@@ -417,6 +418,9 @@ func openSession(ctx context.Context, e *ensemble.Ensemble, opts session.Options
 	switch {
 	case errors.As(err, &interrupted):
 		return nil, &exitError{code: engine.ExitCancelled, err: err}
+	case errors.As(err, new(*mcptools.TimeoutError)):
+		// the run's timeout passed while its servers started
+		return nil, &exitError{code: engine.ExitTimeout, err: err}
 	case err != nil:
 		return nil, &exitError{code: engine.ExitUsage, err: err}
 	}

@@ -32,7 +32,9 @@ updated live while a run is written; answer a run that waits for a person, and
 run a run again from any of its turns (a fork). See docs/ui.md.
 
 It listens on 127.0.0.1 (a free port unless --port) and prints the page's URL,
-which holds a token: every request of the page needs it. Only the databases
+which holds a token: every request of the page needs it. --open starts the
+browser on a one-time code instead, which the page exchanges for a cookie: the
+token is never on a command line. Only the databases
 given are served. --listen ADDR listens on another interface (with a warning:
 anyone who can reach it and has the URL can answer and fork runs). It runs until
 Ctrl-C; runs it resumed in the background are then interrupted, and resume goes
@@ -81,7 +83,9 @@ func serveUI(ctx context.Context, io *stdio, dbs []string, f *uiFlags) error {
 	url := srv.URL(l.Addr().String())
 	fmt.Fprintf(io.stdout(), "ensemble ui: serving %d state database(s) at\n  %s\nCtrl-C stops it.\n", len(dbs), url)
 	if f.open {
-		if err := openBrowser(url); err != nil {
+		// The browser is started on a one-time code, not the token: a
+		// command line is readable by every local user.
+		if err := openBrowser(io, srv.OpenURL(l.Addr().String())); err != nil {
 			fmt.Fprintf(io.stderr(), "ensemble: warning: cannot open a browser (%v): open the URL above\n", err)
 		}
 	}
@@ -92,13 +96,16 @@ func serveUI(ctx context.Context, io *stdio, dbs []string, f *uiFlags) error {
 }
 
 // openBrowser starts the system's browser on url, without waiting for it.
-func openBrowser(url string) error {
+func openBrowser(io *stdio, url string) error {
 	name := "xdg-open"
 	switch runtime.GOOS {
 	case "darwin":
 		name = "open"
 	case "windows":
 		name = "explorer"
+	}
+	if io.opener != nil {
+		return io.opener(name, url)
 	}
 	c := exec.Command(name, url)
 	if err := c.Start(); err != nil {

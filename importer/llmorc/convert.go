@@ -205,6 +205,8 @@ func (c *conv) script(name string, n *yaml.Node, out *outAgent) {
 	clean := path.Clean(ref)
 	if strings.ContainsAny(ref, " \n;|&") || path.IsAbs(clean) || strings.HasPrefix(clean, "..") {
 		c.problem(get(n, "script"), "agent %q: script %q: not converted (only a script file of the project)", name, ref)
+	} else if c.im.leaves(clean) {
+		// listed as the link it goes through
 	} else if _, err := readcapStat(c.im.root, clean); err != nil {
 		c.problem(get(n, "script"), "agent %q: script %q: not found under .llm-orc", name, ref)
 	} else {

@@ -36,7 +36,12 @@ type Problem struct {
 	Msg  string
 }
 
-func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg) }
+func (p Problem) String() string {
+	if p.Line == 0 {
+		return fmt.Sprintf("%s: %s", p.File, p.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
+}
 
 // Result is what Import wrote (paths relative to Options.Out, in order) and
 // what it could not convert.
@@ -70,7 +75,9 @@ type source struct {
 }
 
 type importer struct {
-	root     string // the .llm-orc folder
+	root     string          // the .llm-orc folder
+	project  string          // the project folder, links resolved
+	links    map[string]bool // links out of the project, listed
 	out      string
 	res      *Result
 	profiles map[string]*profile
@@ -89,7 +96,14 @@ func Import(opts Options) (*Result, error) {
 	if st, err := os.Stat(filepath.Join(root, "ensembles")); err != nil || !st.IsDir() {
 		return nil, &InputError{fmt.Sprintf("%s: not an llm-orc project: no .llm-orc/ensembles folder", opts.Dir)}
 	}
-	im := &importer{root: root, out: opts.Out, res: &Result{}, profiles: map[string]*profile{}, byName: map[string]*source{}, scripts: map[string]bool{}}
+	project, err := realProject(opts.Dir, root)
+	if err != nil {
+		return nil, err
+	}
+	im := &importer{root: root, project: project, out: opts.Out, res: &Result{}, profiles: map[string]*profile{}, byName: map[string]*source{}, scripts: map[string]bool{}}
+	if link, why := im.escapes("ensembles"); link != "" {
+		return nil, &InputError{fmt.Sprintf("%s: %s", filepath.Join(root, "ensembles"), why)}
+	}
 	if err := im.readProfiles(); err != nil {
 		return nil, err
 	}
@@ -111,6 +125,9 @@ func Import(opts Options) (*Result, error) {
 	}
 	im.addSiblings()
 	for s := range im.scripts {
+		if im.leaves(s) {
+			continue
+		}
 		b, err := readcap.ReadFile(filepath.Join(root, s), maxFile)
 		if err != nil {
 			return nil, &InputError{fmt.Sprintf("script %s: %v", s, err)}
@@ -133,16 +150,34 @@ func (im *importer) addSiblings() {
 	for s := range im.scripts {
 		dirs[filepath.Dir(s)] = true
 	}
+	sorted := make([]string, 0, len(dirs))
 	for dir := range dirs {
+		sorted = append(sorted, dir)
+	}
+	sort.Strings(sorted)
+	for _, dir := range sorted {
+		if im.leaves(dir) {
+			continue
+		}
 		entries, err := os.ReadDir(filepath.Join(im.root, dir))
 		if err != nil {
 			continue
 		}
 		var files []string
 		for _, e := range entries {
-			if e.Type().IsRegular() {
-				files = append(files, filepath.Join(dir, e.Name()))
+			f := filepath.Join(dir, e.Name())
+			if e.Type()&fs.ModeSymlink != 0 {
+				// a link beside a script: followed when it stays inside
+				if im.leaves(f) {
+					continue
+				}
+				if st, err := os.Stat(filepath.Join(im.root, f)); err != nil || !st.Mode().IsRegular() {
+					continue
+				}
+			} else if !e.Type().IsRegular() {
+				continue
 			}
+			files = append(files, f)
 		}
 		if len(files) > maxSiblings {
 			im.problem(dir, nil, "holds more than %d files: only the scripts the ensembles name were copied, not the modules beside them", maxSiblings)
@@ -259,14 +294,19 @@ func (im *importer) readProfiles() error {
 		}
 	}
 	var rels []string
-	if _, err := os.Stat(filepath.Join(im.root, "config.yaml")); err == nil {
+	if _, err := os.Lstat(filepath.Join(im.root, "config.yaml")); err == nil {
 		rels = append(rels, "config.yaml")
 	}
-	more, _ := filepath.Glob(filepath.Join(im.root, "profiles", "*.yaml"))
-	for _, m := range more {
-		rels = append(rels, filepath.ToSlash(filepath.Join("profiles", filepath.Base(m))))
+	if !im.leaves("profiles") {
+		more, _ := filepath.Glob(filepath.Join(im.root, "profiles", "*.yaml"))
+		for _, m := range more {
+			rels = append(rels, filepath.ToSlash(filepath.Join("profiles", filepath.Base(m))))
+		}
 	}
 	for _, rel := range rels {
+		if im.leaves(rel) {
+			continue
+		}
 		root, err := im.readYAML(rel)
 		if err != nil {
 			return err
@@ -295,6 +335,9 @@ func (im *importer) readEnsembles() error {
 		}
 		rel, _ := filepath.Rel(im.root, path)
 		rel = filepath.ToSlash(rel)
+		if im.leaves(rel) {
+			return nil
+		}
 		root, err := im.readYAML(rel)
 		if err != nil {
 			return err

@@ -6,6 +6,10 @@
   const params = new URLSearchParams(location.search);
   if (params.get("token")) sessionStorage.setItem("ensemble-token", params.get("token"));
   const token = params.get("token") || sessionStorage.getItem("ensemble-token") || "";
+  // ui --open opens the page with a one-time code, which is exchanged once
+  // for a cookie holding the token (the page cannot read it; the server
+  // takes it from requests that carry X-Ensemble-Cookie).
+  const code = params.get("code");
   const main = document.getElementById("main");
   const crumb = document.getElementById("crumb");
   const live = document.getElementById("live");
@@ -27,7 +31,7 @@
     return e;
   }
   async function api(path, body) {
-    const opts = { headers: { "X-Ensemble-Token": token } };
+    const opts = { headers: token ? { "X-Ensemble-Token": token } : { "X-Ensemble-Cookie": "1" } };
     if (body !== undefined) {
       opts.method = "POST";
       opts.headers["Content-Type"] = "application/json";
@@ -581,6 +585,18 @@
       el("div", { class: "compare" }, el("label", { for: "compare", text: "Compare with" }), cmp), diffBox);
   }
 
-  if (!token) main.replaceChildren(el("p", { class: "error", text: "No token: open the URL ui printed (it ends with ?token=…)." }));
-  else route();
+  async function start() {
+    if (code) {
+      history.replaceState(null, "", location.pathname + location.hash);
+      const r = await fetch("/auth/code?" + q({ code }), { method: "POST" }).catch(() => null);
+      if (!r || !r.ok) {
+        main.replaceChildren(el("p", { class: "error", text: "This link was used already or has expired: open the URL ui printed (it ends with ?token=…)." }));
+        return;
+      }
+      sessionStorage.setItem("ensemble-cookie", "1");
+    }
+    if (!token && !sessionStorage.getItem("ensemble-cookie")) main.replaceChildren(el("p", { class: "error", text: "No token: open the URL ui printed (it ends with ?token=…)." }));
+    else route();
+  }
+  start();
 })();

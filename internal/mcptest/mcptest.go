@@ -7,6 +7,7 @@ package mcptest
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,13 +19,16 @@ import (
 )
 
 // EnvVar set to "stdio" makes a test binary that calls Main serve the test
-// server on its stdin and stdout instead of running its tests.
+// server on its stdin and stdout instead of running its tests; set to
+// "silent", the binary reads its stdin and never answers (a server that
+// hangs while it starts).
 const EnvVar = "ENSEMBLE_TEST_MCP_SERVER"
 
 // Main serves the server over stdio and exits when EnvVar says so; call it
 // first in TestMain.
 func Main() {
-	if os.Getenv(EnvVar) != "stdio" {
+	mode := os.Getenv(EnvVar)
+	if mode != "stdio" && mode != "silent" {
 		return
 	}
 	if path := os.Getenv(StartedVar); path != "" {
@@ -32,6 +36,11 @@ func Main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+	}
+	if mode == "silent" {
+		// A server that never answers: it reads its stdin to the end.
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
 	}
 	s := NewServer()
 	// With ExitVar set, over stdio only (in process it would end the
