@@ -47,6 +47,10 @@ func (e *Ensemble) CheckExpectation(x *Expectation) error {
 				x.Where, x.Source, k.Name, e.Name, k.Name, suggest(k.Name, slices.Sorted(maps.Keys(keys))))
 		}
 	}
+	scope := literalScope{byKey: schemaAgents(e.Agents)}
+	if prs := scope.problems(x.Program.Comparisons); len(prs) > 0 {
+		return fmt.Errorf("%s %q: %s", x.Where, x.Source, prs[0].text)
+	}
 	for _, k := range x.Program.ExecutionKeys {
 		if e.Agent(k.Name) == nil {
 			names := make([]string, len(e.Agents))

@@ -1,6 +1,8 @@
 package ensemble_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -97,6 +99,36 @@ func TestCompileExpectation(t *testing.T) {
 			}
 		} else if tc.err != "" {
 			t.Errorf("%s: no error, want %q", tc.src, tc.err)
+		}
+	}
+}
+
+// --expect is held to the output schemas as the file's expect: is: a
+// literal the schema rules out is an error with a did-you-mean.
+func TestCompileExpectationLiterals(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "s.sh"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "name: x\nagents:\n  - name: judge\n    script: s.sh\n    output_schema:\n      type: object\n      properties:\n        verdict: {type: string, enum: [APPROVE, REJECT]}\n"
+	e, err := LoadBytes(filepath.Join(dir, "g.yaml"), []byte(src), LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ src, err string }{
+		{"context.judge.verdict == 'APPROVE'", ""},
+		{"context.judge.verdict == 'APPROVED'", `--expect "context.judge.verdict == 'APPROVED'": compares context.judge.verdict with 'APPROVED', but 'APPROVED' is not one of "APPROVE", "REJECT"`},
+	} {
+		x, err := CompileExpectation(tc.src, "--expect")
+		if err == nil {
+			err = e.CheckExpectation(x)
+		}
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.src, err)
+		case tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err)):
+			t.Errorf("%s: error %v, want %q", tc.src, err, tc.err)
 		}
 	}
 }
