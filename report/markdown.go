@@ -282,7 +282,11 @@ func (m *markdown) execution(rec *state.Record) {
 		facts = append(facts, "started "+rec.Timestamp.UTC().Format("15:04:05.000"))
 	}
 	if rec.StopReason != nil {
-		facts = append(facts, "stop reason "+code(*rec.StopReason))
+		stop := "stop reason " + code(*rec.StopReason)
+		if cutOff(rec) {
+			stop += " (**the reply was cut off**)"
+		}
+		facts = append(facts, stop)
 	}
 	if rec.Usage != nil {
 		facts = append(facts, usageText(*rec.Usage))
