@@ -153,7 +153,6 @@ func newRootCmd(io *stdio) *cobra.Command {
 		SilenceErrors: true,
 	}
 	io.group(root)
-	root.Annotations = map[string]string{programAnnotation: io.program()}
 	root.SetUsageTemplate(usageTemplate)
 	root.SetIn(io.in)
 	root.SetOut(io.out)
