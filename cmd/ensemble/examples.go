@@ -71,7 +71,8 @@ var commandExamples = map[string]string{
   cat ensemble.yaml | ensemble validate --output json -`,
 	"graph": `  ensemble graph ensemble.yaml > graph.mmd
   ensemble graph ensemble.yaml --format dot | dot -Tsvg > graph.svg`,
-	"schema": `  ensemble schema > ensemble.schema.json`,
+	"schema":  `  ensemble schema > ensemble.schema.json`,
+	"version": `  ensemble version`,
 	"test": `  # Every .feature file under the current folder
   ensemble test
 
