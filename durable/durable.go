@@ -174,8 +174,6 @@ type Run struct {
 	// locked: info is locked for this run, which lets it go (Abandon)
 	// unless a writer took it (the writer's Close does).
 	locked bool
-	// others: the database holds other unfinished runs (read by Finish).
-	others bool
 
 	// A JSON state file: its lock, the file as it stands, and for a resumed
 	// run the file as it was read (another process must not have changed
@@ -258,25 +256,6 @@ func (d *Run) Path() string { return d.path }
 
 // IsDatabase reports whether the run is saved in a state database.
 func (d *Run) IsDatabase() bool { return d.db != nil }
-
-// OthersUnfinished reports whether, when the run finished, the database
-// held another run that has not finished: a plain resume of the database
-// would not know which to pick.
-func (d *Run) OthersUnfinished() bool { return d.others }
-
-// othersUnfinished reads OthersUnfinished; d holds the database.
-func (d *Run) othersUnfinished() bool {
-	runs, err := d.db.Runs()
-	if err != nil {
-		return true
-	}
-	for _, o := range runs {
-		if o.ID != d.id && o.Resumable() {
-			return true
-		}
-	}
-	return false
-}
 
 func (d *Run) hold() {
 	if d.mu != nil {
@@ -372,12 +351,6 @@ func (d *Run) Finish(st *state.State, reason string, stopped *state.Stopped) err
 		err = cerr
 	}
 	d.w = nil
-	if d.mu == nil {
-		// The command's hint that names the run among others. Not for the
-		// runs of a batch (a database shared under mu), which would list
-		// every run of the database at the end of each: quadratic.
-		d.others = d.othersUnfinished()
-	}
 	d.release()
 	d.Abandon()
 	return err

@@ -49,6 +49,9 @@ type MarkdownOptions struct {
 	// Events are the run's events (a Recorder's): tool calls and the start
 	// time. Others are ignored.
 	Events []events.Event
+	// Resume is the command that continues the run ("" when unknown): a
+	// run that waits for input says to answer with it.
+	Resume string
 }
 
 // Markdown writes a readable transcript of a run: a header (ensemble, input,
@@ -280,7 +283,11 @@ func (m *markdown) execution(rec *state.Record) {
 		facts = append(facts, "started "+rec.Timestamp.UTC().Format("15:04:05.000"))
 	}
 	if rec.StopReason != nil {
-		facts = append(facts, "stop reason "+code(*rec.StopReason))
+		stop := "stop reason " + code(*rec.StopReason)
+		if cutOff(rec) {
+			stop += " (**the reply was cut off**)"
+		}
+		facts = append(facts, stop)
 	}
 	if rec.Usage != nil {
 		facts = append(facts, usageText(*rec.Usage))
@@ -389,7 +396,11 @@ func (m *markdown) pending() {
 	if len(m.res.PendingInput) == 0 {
 		return
 	}
-	m.p("## Waiting for input\n\nAnswer with `resume STATE --answer AGENT=TEXT`.\n\n")
+	if m.opts.Resume != "" {
+		m.p("## Waiting for input\n\nAnswer with %s.\n\n", code(m.opts.Resume+" --answer AGENT=TEXT"))
+	} else {
+		m.p("## Waiting for input\n\nAnswer with `resume STATE --answer AGENT=TEXT`.\n\n")
+	}
 	for _, p := range m.res.PendingInput {
 		m.p("- %s (its answer goes into turn %d): %s\n", code(p.Agent), p.Turn, inline(p.Question))
 	}

@@ -165,6 +165,7 @@ func summaryHead(w io.Writer, res *engine.Result, opts SummaryOptions, width int
 		}
 		paragraph(w, "", "  ", fmt.Sprintf("%s: turn %d, %s: %s", label, e.TurnNumber, who, e.Message), width)
 	}
+	cutOffs(w, res, width)
 	for _, wn := range res.Warnings {
 		paragraph(w, "", "  ", fmt.Sprintf("warning: turn %d, %s", wn.TurnNumber, wn.Message), width)
 	}

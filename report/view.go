@@ -140,7 +140,7 @@ func (v *View) Finish(res *engine.Result, resume string) error {
 	}
 	// Rendered whole, then redacted: no key is split between two writes.
 	var md bytes.Buffer
-	err := Markdown(&md, res, MarkdownOptions{Ensemble: v.e, Events: v.recorder.Events()})
+	err := Markdown(&md, res, MarkdownOptions{Ensemble: v.e, Events: v.recorder.Events(), Resume: resume})
 	if err == nil {
 		b := md.Bytes()
 		if o.Redact != nil {

@@ -98,8 +98,14 @@ func (ir *InjectedRunner) Run(ctx context.Context, req *agent.Request) *agent.Re
 			res.Err = exhausted(req, ent, n)
 			return res
 		}
-		res.Output, res.Err = injectedOutput(a, ent.Values[n-1], n)
+		res.Output, res.Err = injectedOutput(a, ent.Values[n-1], n, ent.Position(n))
 		if res.Err == nil || a.OutputSchema == nil || repairs >= ir.maxRepairs(req) {
+			return res
+		}
+		if n >= len(ent.Values) {
+			// The repair turn would take the next response, and there is
+			// none: the failure is this response's, not the list's end.
+			res.Err = fmt.Errorf("%w; a repair turn would take response %d, and the list has %d", res.Err, n+1, len(ent.Values))
 			return res
 		}
 		// A response that fails the output_schema is answered with a
@@ -125,10 +131,14 @@ func QuoteReply(reply string) string {
 	return strconv.Quote(q)
 }
 
-// injectedOutput is the output of injected response v (number n) of agent a:
-// text is parsed as a reply would be, any other value is the output itself;
-// either must satisfy a's output_schema.
-func injectedOutput(a *ensemble.Agent, v any, n int) (any, error) {
+// injectedOutput is the output of injected response v (number n) of agent a,
+// from at ("FILE:LINE", or ""): text is parsed as a reply would be, any
+// other value is the output itself; either must satisfy a's output_schema.
+func injectedOutput(a *ensemble.Agent, v any, n int, at string) (any, error) {
+	resp := fmt.Sprintf("injected response %d", n)
+	if at != "" {
+		resp += " (" + at + ")"
+	}
 	var out any
 	switch v := v.(type) {
 	case string:
@@ -136,26 +146,26 @@ func injectedOutput(a *ensemble.Agent, v any, n int) (any, error) {
 			o, err := ParseJSONReply(v)
 			if err != nil {
 				if a.OutputSchema != nil {
-					return nil, fmt.Errorf("agent %q: injected response %d: output_schema needs JSON, but %w; the reply was %s", a.Name, n, err, QuoteReply(v))
+					return nil, fmt.Errorf("agent %q: %s: output_schema needs JSON, but %w; the reply was %s", a.Name, resp, err, QuoteReply(v))
 				}
-				return nil, fmt.Errorf("agent %q: injected response %d: output_format is json, but %w; the reply was %s", a.Name, n, err, QuoteReply(v))
+				return nil, fmt.Errorf("agent %q: %s: output_format is json, but %w; the reply was %s", a.Name, resp, err, QuoteReply(v))
 			}
 			out = o
 		} else {
 			o, err := ParseOutput(v)
 			if err != nil {
-				return nil, fmt.Errorf("agent %q: injected response %d: %w", a.Name, n, err)
+				return nil, fmt.Errorf("agent %q: %s: %w", a.Name, resp, err)
 			}
 			out = o
 		}
 	default:
 		if valueDepth(v) > MaxOutputDepth {
-			return nil, fmt.Errorf("agent %q: injected response %d: %w", a.Name, n, ErrTooDeep)
+			return nil, fmt.Errorf("agent %q: %s: %w", a.Name, resp, ErrTooDeep)
 		}
 		out = jsonvalue.Copy(v)
 	}
 	if err := CheckSchema(a, out); err != nil {
-		return nil, fmt.Errorf("agent %q: injected response %d: %w", a.Name, n, err)
+		return nil, fmt.Errorf("agent %q: %s: %w", a.Name, resp, err)
 	}
 	return out, nil
 }

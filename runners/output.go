@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 )
 
 // MaxOutputDepth is how deeply an output's arrays and objects may nest.
@@ -18,13 +20,17 @@ var ErrTooDeep = fmt.Errorf("output nests deeper than %d levels", MaxOutputDepth
 
 // decodeOutput decodes the JSON value b as an output. Its nesting is checked
 // first, in one pass over b: valid JSON that nests deeper than MaxOutputDepth
-// is ErrTooDeep; invalid JSON is json.Unmarshal's error.
+// is ErrTooDeep; a number too large for a float64 is a
+// *jsonvalue.NumberRangeError; invalid JSON is json.Unmarshal's error.
 func decodeOutput(b []byte) (any, error) {
 	if jsonDepth(b) > MaxOutputDepth && json.Valid(b) {
 		return nil, ErrTooDeep
 	}
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
+		if re := jsonvalue.RangeError(b, err); re != nil {
+			return nil, re // valid JSON, with a number no float64 holds
+		}
 		return nil, err
 	}
 	return v, nil
@@ -93,21 +99,33 @@ func depthUnder(v any, outer int) int {
 // docs/llm.md#messages-and-memory): the whole reply, trimmed, or else the first fenced code block in it
 // — ```json preferred, then any ``` block — so "Here it is:\n```json\n{...}\n```"
 // is accepted.
+//
+// A reply that is JSON but holds a number too large for a float64 says so,
+// with the number's line and column in the reply: it is not invalid JSON.
 func ParseJSONReply(text string) (any, error) {
 	trimmed := strings.TrimSpace(text)
 	v, err := decodeOutput([]byte(trimmed))
 	if err == nil || errors.Is(err, ErrTooDeep) {
 		return v, err
 	}
+	var outOfRange *jsonvalue.NumberRangeError
+	errors.As(err, &outOfRange)
+	at := int64(strings.Index(text, trimmed)) // where the JSON starts in the reply
 	for _, body := range fencedBlocks(trimmed) {
 		fv, ferr := decodeOutput([]byte(body))
 		if ferr == nil || errors.Is(ferr, ErrTooDeep) {
 			return fv, ferr
 		}
 		err = ferr
+		if re, ok := errors.AsType[*jsonvalue.NumberRangeError](ferr); ok && outOfRange == nil {
+			outOfRange, at = re, int64(strings.Index(text, body))
+		}
 	}
 	if trimmed == "" {
 		return nil, errors.New("the reply is empty, not JSON")
+	}
+	if outOfRange != nil {
+		return nil, fmt.Errorf("the reply is JSON, but %w", outOfRange.Within([]byte(text), at))
 	}
 	return nil, fmt.Errorf("the reply is not valid JSON: %v", err)
 }

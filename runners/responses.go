@@ -43,6 +43,9 @@ type ResponseEntry struct {
 	// Values are the responses in order: a string is reply text; anything
 	// else is the output.
 	Values []any
+	// Lines are the lines of File where Values start, one for each value
+	// while known (a value added in code has none: 0, or Lines is shorter).
+	Lines []int32
 	// Simulate, when set, replaces Values: a model plays the agent.
 	Simulate *Simulation
 
@@ -265,10 +268,12 @@ func (p *respParser) entry(ent *ResponseEntry, v *yaml.Node) bool {
 	case yaml.SequenceNode:
 		ok := true
 		ent.Values = make([]any, 0, len(v.Content))
+		ent.Lines = make([]int32, 0, len(v.Content))
 		for _, item := range v.Content {
 			val, good := p.value(item, 0)
 			ok = ok && good
 			ent.Values = append(ent.Values, val)
+			ent.Lines = append(ent.Lines, int32(item.Line))
 		}
 		return ok
 	case yaml.MappingNode:
@@ -503,6 +508,15 @@ func (r *Responses) Add(agent string, v any) {
 	ent.Values = append(ent.Values, v)
 }
 
+// Position is where response n (1-based) of the entry comes from, for an
+// error: "FILE:LINE" when its line is known, "" otherwise.
+func (e *ResponseEntry) Position(n int) string {
+	if e == nil || e.File == "" || n < 1 || n > len(e.Lines) || e.Lines[n-1] <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d", e.File, e.Lines[n-1])
+}
+
 // AddText appends reply text for agent (as `Given agent "x" responds "..."`).
 func (r *Responses) AddText(agent, text string) { r.Add(agent, text) }
 
@@ -526,6 +540,7 @@ func (r *Responses) Merge(o *Responses) {
 	for _, name := range o.order {
 		e := *o.entries[name]
 		e.Values = slices.Clone(e.Values)
+		e.Lines = slices.Clone(e.Lines)
 		ents = append(ents, e)
 	}
 	o.mu.Unlock()
@@ -537,12 +552,25 @@ func (r *Responses) Merge(o *Responses) {
 			mine.Values, mine.Simulate = nil, e.Simulate
 		} else {
 			mine.Simulate = nil
+			if e.File != "" && (mine.File == "" || mine.File == e.File) {
+				// The lines are of e.File, which is (or becomes) mine's:
+				// none for the values mine had without one.
+				mine.Lines = append(padLines(mine.Lines, len(mine.Values)), e.Lines...)
+			}
 			mine.Values = append(mine.Values, e.Values...)
 		}
 		if mine.File == "" {
 			mine.File, mine.Pos, mine.src = e.File, e.Pos, e.src
 		}
 	}
+}
+
+// padLines is lines with zeros (no line) added up to n.
+func padLines(lines []int32, n int) []int32 {
+	for len(lines) < n {
+		lines = append(lines, 0)
+	}
+	return lines
 }
 
 func (r *Responses) entryLocked(agent string) *ResponseEntry {
@@ -584,6 +612,7 @@ func (r *Responses) Entry(agent string) *ResponseEntry {
 	}
 	c := *ent
 	c.Values = ent.Values[:len(ent.Values):len(ent.Values)]
+	c.Lines = ent.Lines[:len(ent.Lines):len(ent.Lines)]
 	return &c
 }
 

@@ -90,6 +90,10 @@ func fastParse(name string, data []byte, lines *sourceLines, share bool) (*Respo
 						return nil, false
 					}
 					cur.Values = v.([]any)
+					cur.Lines = make([]int32, len(cur.Values))
+					for k := range cur.Lines {
+						cur.Lines[k] = int32(line)
+					}
 					cur = nil
 				}
 			}
@@ -107,8 +111,10 @@ func fastParse(name string, data []byte, lines *sourceLines, share bool) (*Respo
 			}
 			if cur.Values == nil {
 				cur.Values = make([]any, 0, 8)
+				cur.Lines = make([]int32, 0, 8)
 			}
 			cur.Values = append(cur.Values, v)
+			cur.Lines = append(cur.Lines, int32(line))
 		}
 		pos = next
 	}

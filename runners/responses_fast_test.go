@@ -29,7 +29,7 @@ func sameAsYAML(t *testing.T, doc string) bool {
 	}
 	for _, name := range slow.order {
 		f, s := fast.entries[name], slow.entries[name]
-		if f.Agent != s.Agent || f.File != s.File || f.Pos != s.Pos || f.src != s.src || s.Simulate != nil ||
+		if f.Agent != s.Agent || f.File != s.File || f.Pos != s.Pos || f.src != s.src || s.Simulate != nil || !reflect.DeepEqual(f.Lines, s.Lines) ||
 			len(f.Values) != len(s.Values) || !reflect.DeepEqual(append([]any{}, f.Values...), append([]any{}, s.Values...)) {
 			t.Errorf("agent %q: fast %#v, YAML %#v:\n%s", name, f, s, doc)
 		}

@@ -138,7 +138,7 @@ func TestInterruptedRunNamesTheResumeCommand(t *testing.T) {
 		extra []string
 		want  string
 	}{
-		{[]string{"--state", sp}, "(interrupted; the run goes on with: ensemble resume '" + sp + "')"},
+		{[]string{"--state", sp}, "(interrupted; the run goes on with: ensemble resume '" + sp + "' --run-id "},
 		{nil, "(interrupted; a run started with --state FILE can be continued with resume FILE)"},
 	} {
 		var out, errb strings.Builder

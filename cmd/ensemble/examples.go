@@ -3,9 +3,9 @@ package main
 import "github.com/spf13/cobra"
 
 // commandExamples are the Examples of --help, by command (its path under
-// the root): real command lines, each with what it does. --help starts
-// them the way the user runs the binary (asRun); a test parses each line
-// as the command it names would.
+// the root): real command lines, each with what it does, starting with
+// the program's name; a test parses each line as the command it names
+// would.
 var commandExamples = map[string]string{
 	"": `  ensemble init my-ensemble && cd my-ensemble
   ensemble run ensemble.yaml --responses responses.yaml
@@ -71,7 +71,8 @@ var commandExamples = map[string]string{
   cat ensemble.yaml | ensemble validate --output json -`,
 	"graph": `  ensemble graph ensemble.yaml > graph.mmd
   ensemble graph ensemble.yaml --format dot | dot -Tsvg > graph.svg`,
-	"schema": `  ensemble schema > ensemble.schema.json`,
+	"schema":  `  ensemble schema > ensemble.schema.json`,
+	"version": `  ensemble version`,
 	"test": `  # Every .feature file under the current folder
   ensemble test
 

@@ -267,8 +267,10 @@ func shellCommands(s string) [][]string {
 	return cmds
 }
 
-// --help starts its command lines the way the user runs the binary, as
-// the messages do: the usage line, the examples (after a pipe too).
+// --help describes the program: its usage line and examples name it
+// ensemble, however it was started (bin/ensemble after make build), while
+// the help hint of a usage error, a command to type, starts as the user
+// runs it.
 func TestHelpNamesTheProgram(t *testing.T) {
 	t.Parallel()
 	var out, errb strings.Builder
@@ -277,16 +279,16 @@ func TestHelpNamesTheProgram(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	for _, want := range []string{
-		"Usage:\n  bin/ensemble run FILE [flags]\n",
-		"\n  bin/ensemble run ensemble.yaml --responses responses.yaml\n",
-		`| bin/ensemble run ensemble.yaml --input - --output json`,
+		"Usage:\n  ensemble run FILE [flags]\n",
+		"\n  ensemble run ensemble.yaml --responses responses.yaml\n",
+		`| ensemble run ensemble.yaml --input - --output json`,
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("run --help lacks %q:\n%s", want, out.String())
 		}
 	}
-	if strings.Contains(out.String(), "  ensemble ") {
-		t.Errorf("run --help names a bare ensemble:\n%s", out.String())
+	if strings.Contains(out.String(), "bin/ensemble") {
+		t.Errorf("run --help names the path:\n%s", out.String())
 	}
 }
 

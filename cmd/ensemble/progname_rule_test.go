@@ -17,8 +17,8 @@ import (
 // a message that cannot know it (a library's) names the command without a
 // program ("resume --answer", "run --state"). So no string of the code
 // starts a command line with a bare "ensemble", which is not on the PATH
-// after make build; --help's examples are rewritten as they are shown
-// (examples.go, asRun).
+// after make build; --help, which describes the program, names it
+// ensemble (examples.go).
 func TestNoMessageSuggestsABareEnsemble(t *testing.T) {
 	t.Parallel()
 	bare := regexp.MustCompile(`(^|[^\w/.-])ensemble (run|resume|batch|state|validate|graph|schema|test|init|mcp|completion|worker|answer)\b`)

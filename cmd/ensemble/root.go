@@ -156,7 +156,6 @@ func newRootCmd(io *stdio) *cobra.Command {
 		SilenceErrors: true,
 	}
 	io.group(root)
-	root.Annotations = map[string]string{programAnnotation: io.program()}
 	root.SetUsageTemplate(usageTemplate)
 	root.SetIn(io.in)
 	root.SetOut(io.out)
@@ -176,6 +175,7 @@ func newRootCmd(io *stdio) *cobra.Command {
 	root.AddCommand(newRunCmd(io), newValidateCmd(io), newResumeCmd(io), newTestCmd(io), newGraphCmd(io), newSchemaCmd(io))
 	root.AddCommand(newInitCmd(io), newStateCmd(io), newBatchCmd(io), newMCPCmd(io), newImportCmd(io), newUICmd(io))
 	root.AddCommand(newWorkerCmd(io), newAnswerCmd(io)) // the Temporal engine (temporal.go)
+	root.AddCommand(newVersionCmd(io))
 	addCompletions(root)
 	root.InitDefaultCompletionCmd()
 	addExamples(root, "")

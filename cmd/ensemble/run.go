@@ -386,7 +386,10 @@ func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, 
 		saveErr = &exitError{code: engine.ExitFailed}
 	} else if save != nil {
 		resume = io.resumeCommand(f.stateFile)
-		if save.OthersUnfinished() {
+		if save.IsDatabase() {
+			// A database may hold other runs by the time the hint is used
+			// (a run that waits for an answer may wait for days): the hint
+			// names its run, as state show's does.
 			resume += " --run-id " + shellQuote(save.ID())
 		}
 	}

@@ -201,7 +201,7 @@ func TestSuspendTextSaysHowToAnswer(t *testing.T) {
 	o := ensembleCmd(t, "", "run", file, "--state", db, "--output", "text")
 	if o.code != 5 || !strings.Contains(o.stdout, "awaiting_input") ||
 		!strings.Contains(o.stderr, "reviewer waits for an answer: Approve as reviewer?") ||
-		!strings.Contains(o.stderr, "answer with: ensemble resume "+db+" --answer reviewer=") {
+		!strings.Contains(o.stderr, "answer with: ensemble resume "+db+" --run-id ") || !strings.Contains(o.stderr, " --answer reviewer=") {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", o.code, o.stdout, o.stderr)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -22,29 +21,9 @@ var flagSections = []struct {
 	{"Temporal flags:", []string{"temporal", "namespace", "task-queue", "blobs"}},
 }
 
-// programAnnotation is the key, in the root command's annotations, of how
-// the user runs this binary (stdio.program), which --help uses too.
-const programAnnotation = "ensemble_program"
-
 func init() {
 	cobra.AddTemplateFunc("flagSections", sectionedFlags)
-	cobra.AddTemplateFunc("asRun", asRun)
 }
-
-// asRun is s, cobra's text of a command line or of examples, with each
-// command line starting the way the user runs this binary: "ensemble run"
-// becomes "bin/ensemble run" after make build (see programName).
-func asRun(c *cobra.Command, s string) string {
-	prog := c.Root().Annotations[programAnnotation]
-	if prog == "" || prog == c.Root().Name() {
-		return s
-	}
-	return commandStart.ReplaceAllString(s, "${1}"+strings.ReplaceAll(prog, "$", "$$")+"$2")
-}
-
-// commandStart is "ensemble" where it starts a command line: at the start
-// of a line (after its indentation) or after a pipe.
-var commandStart = regexp.MustCompile(`(?m)(^\s*|\|\s*)ensemble(\s|$)`)
 
 // sectionedFlags is the "Flags:" part of c's usage and the sections of
 // flagSections that c has flags of.
@@ -74,17 +53,19 @@ func sectionedFlags(c *cobra.Command) string {
 	return b.String()
 }
 
-// usageTemplate is cobra's, but for the flags, in sections, and the
-// command lines, which start as the user runs this binary.
+// usageTemplate is cobra's, but for the flags, in sections. Its command
+// lines start with the program's name, ensemble, whatever path started
+// it: --help describes the program (the messages' commands to type start
+// as the user runs it, see programName).
 const usageTemplate = `Usage:{{if .Runnable}}
-  {{asRun . .UseLine}}{{end}}{{if .HasAvailableSubCommands}}
-  {{asRun . .CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
+  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
+  {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
 
 Aliases:
   {{.NameAndAliases}}{{end}}{{if .HasExample}}
 
 Examples:
-{{asRun . .Example}}{{end}}{{if .HasAvailableSubCommands}}{{$cmds := .Commands}}
+{{.Example}}{{end}}{{if .HasAvailableSubCommands}}{{$cmds := .Commands}}
 
 Available Commands:{{range $cmds}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
   {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}{{flagSections .}}{{end}}{{if .HasAvailableInheritedFlags}}
@@ -92,7 +73,7 @@ Available Commands:{{range $cmds}}{{if (or .IsAvailableCommand (eq .Name "help")
 Global Flags:
 {{.InheritedFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableSubCommands}}
 
-Use "{{asRun . .CommandPath}} [command] --help" for more information about a command.{{end}}
+Use "{{.CommandPath}} [command] --help" for more information about a command.{{end}}
 `
 
 // exitCodesHelp ends the help of run and resume: the exit codes of a run

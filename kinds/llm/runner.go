@@ -17,6 +17,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/tracing"
+	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -189,7 +190,7 @@ type conversation struct {
 //   - max_tokens: the reply was cut off at the profile's max_tokens; its
 //     tool calls (if any) are not run and the text so far is the output (a
 //     failure when there is no text, or when it is not valid JSON under
-//     output_format json);
+//     output_format json or an output_schema, which names the cut);
 //   - max_steps: max_steps model requests were made and the model still
 //     wants tools: a failure ("max_steps (20) reached"); the calls of that
 //     last reply are not run and get error results;
@@ -407,9 +408,16 @@ func maxTokensText(p *ensemble.ModelProfile) string {
 	return "the server's limit"
 }
 
-// finish sets the output from the final reply text.
+// finish sets the output from the final reply text, a reply cut off at
+// max_tokens: when it is not the output asked for (JSON, or JSON that the
+// output_schema takes), the error names the cut, the likely cause, and
+// quotes the reply's start. No repair turn is asked: it would be cut too.
 func (r *Runner) finish(res *agent.Result, c *conversation, text string) *agent.Result {
 	res.Output, res.Err = c.parseReply(text)
+	if res.Err != nil {
+		res.Err = fmt.Errorf("the reply was cut off at max_tokens (%s): %w; the reply began %s",
+			maxTokensText(c.profile), res.Err, runners.QuoteReply(text))
+	}
 	return res
 }
 

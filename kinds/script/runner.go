@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 	"github.com/ensemble-run/ensemble/internal/proc"
 	"github.com/ensemble-run/ensemble/runners"
 )
@@ -156,6 +157,11 @@ func parseStdout(stdout []byte) (any, error) {
 	v, err := runners.DecodeOutput(trimmed)
 	if err == nil || errors.Is(err, runners.ErrTooDeep) {
 		return v, err
+	}
+	if re, ok := errors.AsType[*jsonvalue.NumberRangeError](err); ok {
+		// Valid JSON, which no float64 holds: placed in the whole stdout.
+		at := int64(bytes.Index(stdout, trimmed))
+		return nil, fmt.Errorf("stdout is JSON, but %w", re.Within(stdout, at))
 	}
 	if line, mixed := mixedJSON(stdout); mixed {
 		return nil, fmt.Errorf("stdout mixes JSON with other text (line %d); print logs to stderr", line)
