@@ -131,3 +131,47 @@ func TestReadTextStopsAtTheFirstNUL(t *testing.T) {
 		}
 	}
 }
+
+// A Reader reads a stream in pieces under a limit: past it, or at a NUL
+// byte of text, it fails as it reads, with the offset of the NUL; what it
+// read is the caller's to keep or not.
+func TestReader(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		r     io.Reader
+		limit int64
+		text  bool
+		n     int64 // bytes read before the error
+		err   string
+	}{
+		{"under", strings.NewReader("abc"), 4, true, 3, ""},
+		{"exactly", strings.NewReader("abcd"), 4, true, 4, ""},
+		{"over", strings.NewReader("abcde"), 4, true, 4, "larger than 4 bytes"},
+		{"endless", endless{}, 1 << 20, false, 1 << 20, "larger than 1MiB"},
+		{"a NUL", io.MultiReader(strings.NewReader("ab"), strings.NewReader("c\x00")), 10, true, 3, "not a text file (a NUL byte at offset 3)"},
+		{"NUL as bytes", strings.NewReader("a\x00"), 10, false, 2, ""},
+	} {
+		n, err := io.Copy(io.Discard, readcap.NewReader(tc.r, tc.limit, tc.text))
+		if (tc.err == "" && err != nil) || (tc.err != "" && (err == nil || err.Error() != tc.err)) || n > tc.n {
+			t.Errorf("%s: read %d, %v; want at most %d, %q", tc.name, n, err, tc.n, tc.err)
+		}
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	os.WriteFile(p, []byte("12345"), 0o600)
+	if _, err := readcap.Open(p, 4, true); err == nil || err.Error() != "larger than 4 bytes" {
+		t.Errorf("a file over the limit: %v", err)
+	}
+	f, err := readcap.Open(p, 5, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if b, err := io.ReadAll(f); string(b) != "12345" || err != nil {
+		t.Errorf("%q %v", b, err)
+	}
+	if _, err := readcap.Open(filepath.Join(dir, "missing"), 4, true); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: %v", err)
+	}
+}
