@@ -10,37 +10,52 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 )
 
-// The templates of one fan-out's instances add up to at most
-// engine.MaxFanOutTemplates: each instance's record keeps what its
-// templates gave, so a template embedding a large output would store a
-// copy of it per instance. Past the cap the fan-out is one failed
-// execution of the agent, no instance runs, and the error names the
-// agent, the template and the sizes. A value given whole by a template
-// counts as much as text: the record keeps it for each instance.
-func TestFanOutTemplatesAreCapped(t *testing.T) {
+// What one fan-out's instances are given beside their dependencies, their
+// items and what their templates give, adds up to at most
+// engine.MaxFanOutGiven: each instance's record keeps it, so a template
+// embedding a large output, or items that are that output again and
+// again, would store a copy of it per instance. Past the cap the fan-out
+// is one failed execution of the agent, no instance runs or is recorded,
+// and the error names the agent, the template or the list, and the sizes.
+// A value given whole by a template counts as much as text: the record
+// keeps it for each instance.
+func TestFanOutGivenIsCapped(t *testing.T) {
 	t.Parallel()
 	doc := strings.Repeat("x", 2<<20) // 2 MiB: 32 instances reach the cap
+	const prefix = `fan_out of agent "summarize": its instances would be given more than 64MiB in all beside their dependencies, the cap of one fan-out (each instance's record keeps its item and what its templates gave): `
 	for _, tc := range []struct {
-		name, template string
+		name, template string // template "": none
 		items          int
+		docItems       bool   // each item is doc
 		err            string // "": the fan-out runs
 	}{
-		{"text under the cap", "{{ item }}: {{ context.split.doc }}", 30, ""},
-		{"text over the cap", "{{ item }}: {{ context.split.doc }}", 100,
-			`fan_out of agent "summarize": its instances' templates would give more than 64MiB in all, the cap of one fan-out (each instance's record keeps what its templates gave): input ("{{ item }}: {{ context.split.doc }}") gave 2.1 MB to summarize[10], about 209.7 MB for its 100 instances; pass a large value through the agent's dependencies, which the history holds once, rather than through a template`},
-		{"whole value over the cap", "{{ context.split.doc }}", 40, `input ("{{ context.split.doc }}") gave 2.1 MB to summarize[0], about 83.9 MB for its 40 instances`},
-		{"small items, many instances", "{{ item }}", 1000, ""},
+		{"text under the cap", "{{ item }}: {{ context.split.doc }}", 30, false, ""},
+		{"text over the cap", "{{ item }}: {{ context.split.doc }}", 100, false, prefix +
+			`input ("{{ item }}: {{ context.split.doc }}") gave 2.1 MB to summarize[10], about 209.7 MB for its 100 instances; pass a large value through the agent's dependencies, which the history holds once, rather than through a template or the items`},
+		{"whole value over the cap", "{{ context.split.doc }}", 40, false, `input ("{{ context.split.doc }}") gave 2.1 MB to summarize[0], about 83.9 MB for its 40 instances`},
+		{"items under the cap", "", 30, true, ""},
+		{"items over the cap", "", 40, true, `the item (fan_out.over "context.split.chunks") gave 2.1 MB to summarize[0], about 83.9 MB for its 40 instances`},
+		{"items and their template count both", "{{ item }}", 20, true, `the item (fan_out.over "context.split.chunks") gave 2.1 MB to summarize[0], about 41.9 MB for its 20 instances`},
+		{"small items, many instances", "{{ item }}", 1000, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := splitEnsemble()
-			withTemplate(e.Agent("summarize"), "input", tc.template)
+			if tc.template != "" {
+				withTemplate(e.Agent("summarize"), "input", tc.template)
+			}
 			var ran atomic.Int32
 			run := chunks(tc.items, func(req *agentpkg.Request) (any, error) { ran.Add(1); return "ok", nil })
 			split := run["split"]
 			run["split"] = func(req *agentpkg.Request) (any, error) {
 				out, err := split(req)
-				out.(map[string]any)["doc"] = doc
+				m := out.(map[string]any)
+				m["doc"] = doc
+				if tc.docItems {
+					for i := range m["chunks"].([]any) {
+						m["chunks"].([]any)[i] = doc
+					}
+				}
 				return out, err
 			}
 			res := engine.New(e, "", engine.Options{Runner: run}).Run(context.Background())
@@ -62,7 +77,7 @@ func TestFanOutTemplatesAreCapped(t *testing.T) {
 					t.Errorf("an instance recorded past the cap: %s", rec.AgentName)
 				}
 			}
-			if len(msgs) != 1 || !strings.HasPrefix(msgs[0], "summarize: ") || !strings.Contains(msgs[0], tc.err) {
+			if len(msgs) != 1 || !strings.HasPrefix(msgs[0], "summarize: "+prefix) || !strings.Contains(msgs[0], tc.err) {
 				t.Errorf("errors %q, want one of summarize with %q", msgs, tc.err)
 			}
 		})
