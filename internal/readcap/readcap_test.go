@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -173,5 +174,59 @@ func TestReader(t *testing.T) {
 	}
 	if _, err := readcap.Open(filepath.Join(dir, "missing"), 4, true); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file: %v", err)
+	}
+}
+
+// allocated is how many bytes f allocates, by the runtime's count.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A stream of unknown size (a pipe given for a file) is read in blocks:
+// one that goes past the limit has allocated about the limit when it
+// fails, one under it about twice its size (the blocks, then the one
+// buffer they are joined into). A buffer grown as it read allocated five
+// times the limit, most of it garbage still held when the read failed.
+// Not parallel: it counts the process's allocations.
+func TestStreamAllocatesAboutItsSize(t *testing.T) {
+	const limit = 32 << 20
+	got := allocated(func() {
+		if _, err := readcap.ReadAll(endless{}, limit); err == nil {
+			t.Error("an endless stream was read")
+		}
+	})
+	if got > limit+limit/8 {
+		t.Errorf("an endless stream read to a limit of %d allocated %d bytes", limit, got)
+	}
+	data := strings.Repeat("ab\n", limit/3)
+	var b []byte
+	got = allocated(func() {
+		var err error
+		if b, err = readcap.ReadText(io.MultiReader(strings.NewReader(data)), limit); err != nil {
+			t.Error(err)
+		}
+	})
+	if string(b) != data {
+		t.Errorf("read %d bytes, not the stream's %d", len(b), len(data))
+	}
+	if got > 2*limit+limit/8 {
+		t.Errorf("a stream of %d bytes allocated %d", len(data), got)
+	}
+	// A regular file is read into one buffer of its size.
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got = allocated(func() {
+		if b, _ = readcap.ReadTextFile(p, limit); len(b) != len(data) {
+			t.Errorf("read %d bytes of %d", len(b), len(data))
+		}
+	})
+	if got > uint64(len(data))+64<<10 {
+		t.Errorf("a file of %d bytes allocated %d", len(data), got)
 	}
 }
