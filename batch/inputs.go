@@ -28,6 +28,11 @@ type Input struct {
 	Input string // the run's input
 }
 
+// MaxInputCount is the most inputs a batch holds: an inputs file of short
+// lines near its 1 GiB cap would be hundreds of millions of inputs, each
+// taking far more memory than its line.
+const MaxInputCount = 1_000_000
+
 // maxInputErrors is how many problems of an inputs file are reported.
 const maxInputErrors = 10
 
@@ -115,6 +120,10 @@ func parseInputs(name string, r io.Reader) ([]*Input, error) {
 			}
 			seen[key] = n
 			out = append(out, in)
+		}
+		if len(out) > MaxInputCount {
+			// Nothing more is read: the file is refused whatever follows.
+			return nil, fmt.Errorf("%s:%d: more than %d inputs, the most a batch holds: split the file into batches of fewer", name, n, MaxInputCount)
 		}
 		if eof {
 			break

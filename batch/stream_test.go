@@ -155,3 +155,23 @@ func BenchmarkReadInputs(b *testing.B) {
 	b.ReportMetric(float64(total)/float64(b.N)/float64(64*len(line)), "alloc-bytes/byte")
 	b.SetBytes(int64(64 * len(line)))
 }
+
+// A batch holds at most MaxInputCount inputs: the line of the one past
+// it is an error naming it (so MaxInputCount are read), and nothing after
+// it is read.
+func TestInputCountIsCapped(t *testing.T) {
+	t.Parallel()
+	src := &lines{n: batch.MaxInputCount + 10, line: func(int) string { return "\"a\"\n" }, h: io.Discard}
+	_, _, err := batch.ReadInputs("-", src)
+	want := "<stdin>:1000001: more than 1000000 inputs, the most a batch holds: split the file into batches of fewer"
+	if err == nil || err.Error() != want {
+		t.Errorf("err %v, want %q", err, want)
+	}
+	if src.i > batch.MaxInputCount+1+lineBuffer/4 {
+		t.Errorf("%d lines read", src.i)
+	}
+}
+
+// lineBuffer is the reader's buffer, which may have read ahead of the line
+// past the cap.
+const lineBuffer = 64 << 10
