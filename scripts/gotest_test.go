@@ -1,8 +1,10 @@
 package scripts
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,5 +89,33 @@ func TestGotestTimeoutIsOneLine(t *testing.T) {
 				t.Errorf("%d lines", strings.Count(got, "\n"))
 			}
 		})
+	}
+}
+
+// go test's lines come through as they are printed, not when a block of
+// them fills (mawk reads a pipe by blocks unless told otherwise): the
+// command prints a line, then waits for the test to have read it.
+func TestGotestPassesLinesAtOnce(t *testing.T) {
+	t.Parallel()
+	seen := filepath.Join(t.TempDir(), "seen")
+	cmd := exec.Command("sh", "gotest.sh", "sh", "-c",
+		`echo "ok  	first"; i=0; while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; [ -e "$1" ] && echo "ok  	second" || echo "the first line was held back"`, "sh", seen)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(out)
+	if line, err := r.ReadString('\n'); err != nil || line != "ok  \tfirst\n" {
+		t.Fatalf("read %q, %v", line, err)
+	}
+	if err := os.WriteFile(seen, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(r)
+	if err := cmd.Wait(); err != nil || string(rest) != "ok  \tsecond\n" {
+		t.Errorf("then %q, %v", rest, err)
 	}
 }

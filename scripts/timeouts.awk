@@ -40,7 +40,9 @@ state == "stacks" {
 	state = ""
 }
 
-{ print }
+# Each line as it comes: go test's lines for a package are its progress,
+# and its standard error (build errors, vet) is not held back.
+{ print; fflush() }
 
 END {
 	if (state == "running")
