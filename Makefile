@@ -15,6 +15,18 @@ TRIM    := -trimpath
 PYLINK  := $(CURDIR)/bin/python
 export PATH := $(PYLINK):$(PATH)
 
+# Every go test has a -timeout of its own, sized for a loaded 2-core
+# machine (go test's default, 10 minutes a package, was hit there by
+# cmd/ensemble), and runs through scripts/gotest.sh: a test that runs past
+# it is one line naming the tests that were running (gotest.sh keeps the
+# panic's line and drops go's dump of every goroutine), and the status is
+# go test's. Longer: make test TEST_TIMEOUT=1h.
+TEST_TIMEOUT  ?= 30m
+RACE_TIMEOUT  ?= 60m
+FUZZ_TIMEOUT  ?= 20m
+BENCH_TIMEOUT ?= 60m
+GOTEST   = sh $(CURDIR)/scripts/gotest.sh $(GO) test
+
 .PHONY: all build run test test-go test-race test-temporal test-cmd-default fuzz prereqs prereqs-race python-link vet gofmt-check bench screenshots fmt clean
 
 all: build
@@ -79,7 +91,7 @@ NOTEMPORAL = -tags notemporal
 # to step through with a debugger: dlv test ./PKG (it builds its own).
 TESTLD  = -ldflags='-s -w'
 test-go:
-	$(GO) test $(TRIM) $(NOTEMPORAL) $(TESTLD) -vet=all -count=1 ./...
+	$(GOTEST) $(TRIM) $(NOTEMPORAL) $(TESTLD) -vet=all -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # The fuzz targets of the loader and of conditions, briefly, by a number of
 # inputs rather than a duration: with a duration, Go 1.26's fuzzing
@@ -91,13 +103,13 @@ test-go:
 FUZZ_LOAD ?= 3000x
 FUZZ_COND ?= 20000x
 fuzz:
-	$(GO) test $(TRIM) -vet=off -run '^$$' -fuzz '^FuzzLoadBytes$$' -fuzztime $(FUZZ_LOAD) ./ensemble/fuzz
-	$(GO) test $(TRIM) -vet=off -run '^$$' -fuzz '^FuzzCompileEval$$' -fuzztime $(FUZZ_COND) ./conditions
+	$(GOTEST) $(TRIM) -vet=off -timeout $(FUZZ_TIMEOUT) -run '^$$' -fuzz '^FuzzLoadBytes$$' -fuzztime $(FUZZ_LOAD) ./ensemble/fuzz
+	$(GOTEST) $(TRIM) -vet=off -timeout $(FUZZ_TIMEOUT) -run '^$$' -fuzz '^FuzzCompileEval$$' -fuzztime $(FUZZ_COND) ./conditions
 
 # The race detector needs cgo, so a C compiler. make test has vetted
 # everything already: -vet=off spares vetting every dependency again.
 test-race: prereqs-race python-link
-	CGO_ENABLED=1 $(GO) test $(TRIM) $(NOTEMPORAL) $(TESTLD) -race -vet=off -count=1 ./...
+	CGO_ENABLED=1 $(GOTEST) $(TRIM) $(NOTEMPORAL) $(TESTLD) -race -vet=off -count=1 -timeout $(RACE_TIMEOUT) ./...
 
 # The Temporal engine against a real Temporal server started in the test
 # process (docs/temporal.md). The tests are a module of their own,
@@ -109,7 +121,7 @@ test-race: prereqs-race python-link
 TEMPORAL_TOOLCHAIN ?= go1.26.10
 test-temporal: python-link
 	$(GO) vet ./cmd/ensemble ./temporalengine
-	cd temporal && PATH="$(CURDIR)/bin/python:$$PATH" GOTOOLCHAIN=$(TEMPORAL_TOOLCHAIN) $(GO) test -vet=all -count=1 ./...
+	cd temporal && PATH="$(CURDIR)/bin/python:$$PATH" GOTOOLCHAIN=$(TEMPORAL_TOOLCHAIN) $(GOTEST) -vet=all -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # The tests of cmd/ensemble (every example, the CLI, kill and resume) on
 # the build make build ships, with the Temporal engine: make test and
@@ -118,17 +130,17 @@ test-temporal: python-link
 # (no -trimpath either, so the build cache is shared) and vetted these
 # test files: about 1.5 min of CPU on a warm cache.
 test-cmd-default: python-link
-	$(GO) test $(TESTLD) -vet=off -count=1 ./cmd/ensemble
+	$(GOTEST) $(TESTLD) -vet=off -count=1 -timeout $(TEST_TIMEOUT) ./cmd/ensemble
 
 # Speed and memory targets are benchmarks, never timed unit tests.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GOTEST) -run '^$$' -bench . -benchmem -timeout $(BENCH_TIMEOUT) ./...
 
 # The PNGs of docs/ui.md: each view of `ensemble ui` on runs of the
 # examples, taken by TestScreenshots in headless Chromium (Debian's
 # chromium). make test runs the same test without writing them.
 screenshots: python-link
-	ENSEMBLE_CI=1 $(GO) test $(TRIM) $(NOTEMPORAL) -count=1 -run '^TestScreenshots$$' ./inspector -args -screenshots $(CURDIR)/docs/ui
+	ENSEMBLE_CI=1 $(GOTEST) $(TRIM) $(NOTEMPORAL) -count=1 -timeout $(TEST_TIMEOUT) -run '^TestScreenshots$$' ./inspector -args -screenshots $(CURDIR)/docs/ui
 
 fmt:
 	gofmt -w .

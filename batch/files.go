@@ -1,10 +1,13 @@
 package batch
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/ensemble-run/ensemble/internal/readcap"
 )
@@ -13,46 +16,67 @@ import (
 const MaxInputs = 1 << 30
 
 // ReadInputs reads and parses the inputs file at path ("-": stdin), up to
-// MaxInputs bytes. It returns the inputs and the file's bytes (whose hash a
-// saved batch keeps).
-func ReadInputs(path string, stdin io.Reader) ([]*Input, []byte, error) {
-	var data []byte
-	var err error
-	name := path
+// MaxInputs bytes, line by line: the memory it takes is the inputs', not
+// the file's size besides. It returns the inputs and the SHA-256 of the
+// file's bytes, in hex (which a saved batch keeps).
+func ReadInputs(path string, stdin io.Reader) ([]*Input, string, error) {
 	if path == "-" {
-		name = "<stdin>"
-		if stdin != nil {
-			data, err = readCapped(stdin)
+		if stdin == nil {
+			stdin = strings.NewReader("")
 		}
-	} else {
-		data, err = readFile(path)
+		return readInputs("<stdin>", readcap.NewReader(stdin, MaxInputs, true))
+	}
+	return openInputs(path, path)
+}
+
+// openInputs reads the inputs file at path, named name in messages.
+func openInputs(path, name string) ([]*Input, string, error) {
+	f, err := readcap.Open(path, MaxInputs, true)
+	if err != nil {
+		return nil, "", &ReadError{Err: tooMany(err)}
+	}
+	defer f.Close()
+	return readInputs(name, f)
+}
+
+// readInputs parses the inputs read from r, hashing its bytes as they
+// are read. A read error (the limit, a NUL byte) is a *ReadError.
+func readInputs(name string, r io.Reader) ([]*Input, string, error) {
+	h := sha256.New()
+	src := &readErr{r: io.TeeReader(r, h)}
+	inputs, err := parseInputs(name, src)
+	if src.err != nil {
+		return nil, "", &ReadError{Err: tooMany(src.err)}
 	}
 	if err != nil {
-		return nil, nil, &ReadError{Err: err}
+		return nil, "", err
 	}
-	inputs, err := ParseInputs(name, data)
-	return inputs, data, err
+	return inputs, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// readFile reads the file at path, up to MaxInputs bytes.
-func readFile(path string) ([]byte, error) {
-	return tooMany(readcap.ReadTextFile(path, MaxInputs))
+// readErr notes the error of its reader other than io.EOF: a read error,
+// told from a problem of the lines.
+type readErr struct {
+	r   io.Reader
+	err error
 }
 
-// readCapped reads r to its end, up to MaxInputs bytes: an endless stream
-// must not exhaust the memory.
-func readCapped(r io.Reader) ([]byte, error) {
-	return tooMany(readcap.ReadText(r, MaxInputs))
+func (r *readErr) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		r.err = err
+	}
+	return n, err
 }
 
 // tooMany words readcap's error for inputs.
-func tooMany(data []byte, err error) ([]byte, error) {
+func tooMany(err error) error {
 	_, tooLarge := errors.AsType[*readcap.TooLargeError](err)
 	_, notText := errors.AsType[*readcap.NotTextError](err)
 	if tooLarge || notText {
 		err = fmt.Errorf("the inputs are %w", err)
 	}
-	return data, err
+	return err
 }
 
 // ReadError is an inputs file that cannot be read.
@@ -80,14 +104,10 @@ func OpenOutput(path string, stdout io.Writer, keep bool, redact func(io.Writer)
 	return redact(file), file.Close, nil
 }
 
-// Inputs reads and parses the saved batch's inputs file again.
-func (s *Saved) Inputs() ([]*Input, []byte, error) {
-	data, err := readFile(s.Spec.Inputs.Path)
-	if err != nil {
-		return nil, nil, &ReadError{Err: err}
-	}
-	inputs, err := ParseInputs(s.Spec.Inputs.Path, data)
-	return inputs, data, err
+// Inputs reads and parses the saved batch's inputs file again, and
+// returns them with the SHA-256 of the file, in hex.
+func (s *Saved) Inputs() ([]*Input, string, error) {
+	return openInputs(s.Spec.Inputs.Path, s.Spec.Inputs.Path)
 }
 
 // Reads are the files the saved batch reads (its ensemble, inputs,

@@ -7,10 +7,13 @@
 package batch
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -24,6 +27,11 @@ type Input struct {
 	ID    []byte // its id, compact JSON: as given, or the line number
 	Input string // the run's input
 }
+
+// MaxInputCount is the most inputs a batch holds: an inputs file of short
+// lines near its 1 GiB cap would be hundreds of millions of inputs, each
+// taking far more memory than its line.
+const MaxInputCount = 1_000_000
 
 // maxInputErrors is how many problems of an inputs file are reported.
 const maxInputErrors = 10
@@ -39,44 +47,87 @@ const MaxLine = 10 << 20
 // run as its compact JSON text. Every problem names its line; nothing is
 // run when there is one.
 func ParseInputs(name string, data []byte) ([]*Input, error) {
+	return parseInputs(name, bytes.NewReader(data))
+}
+
+// lineReader is the size of the buffer an inputs file is read through.
+const lineReader = 64 << 10
+
+// parseInputs is ParseInputs over a stream, read line by line: what it
+// keeps is the inputs, never the stream's bytes, and a line longer than
+// MaxLine is read no further than that. The stream's own errors (a
+// *readcap.Reader's limit) are returned as they are.
+func parseInputs(name string, r io.Reader) ([]*Input, error) {
 	var out []*Input
 	var errs []string
 	seen := map[string]int{} // id as text → its line
 	fail := func(line int, format string, args ...any) {
 		errs = append(errs, fmt.Sprintf("%s:%d: %s", name, line, fmt.Sprintf(format, args...)))
 	}
-	data = bytes.TrimPrefix(data, []byte("\ufeff")) // a byte order mark some editors write
-	for n := 1; len(data) > 0; n++ {
-		var text []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			text, data = data[:i], data[i+1:]
-		} else {
-			text, data = data, nil
+	br := bufio.NewReaderSize(r, lineReader)
+	var text []byte // the line, reused: at most MaxLine+1 bytes kept
+	for n := 1; ; n++ {
+		text = text[:0]
+		long, eof := false, false
+		for {
+			chunk, err := br.ReadSlice('\n')
+			if len(text) == 0 {
+				chunk = bytes.TrimLeft(chunk, " \t\r\n\v\f")
+				if n == 1 {
+					chunk = bytes.TrimPrefix(chunk, []byte("\ufeff")) // a byte order mark some editors write
+				}
+			}
+			if !long {
+				if room := MaxLine + 1 - len(text); len(chunk) > room {
+					chunk, long = chunk[:room], true
+				}
+				if len(text)+len(chunk) > cap(text) {
+					// Doubled: append grows a large slice by a quarter,
+					// which for a line of 10 MiB allocated 50.
+					text = slices.Grow(text, min(max(2*cap(text), len(text)+len(chunk)), MaxLine+1)-len(text))
+				}
+				text = append(text, chunk...)
+			}
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if err == io.EOF {
+				eof = true
+			} else if err != nil {
+				return nil, err
+			}
+			break
 		}
 		text = bytes.TrimSpace(text)
-		if len(text) == 0 {
-			continue
-		}
-		if len(text) > MaxLine {
+		switch {
+		case len(text) == 0:
+		case len(text) > MaxLine:
 			fail(n, "the line is larger than %s, the most a run's input may be (as run's default --max-input-size)", readcap.Size(MaxLine))
-			continue
+		default:
+			in, err := parseInputLine(text)
+			if err != nil {
+				fail(n, "%v", err)
+				break
+			}
+			in.Line, in.Index = n, len(out)
+			if in.ID == nil {
+				in.ID = strconv.AppendInt(nil, int64(n), 10)
+			}
+			key := idText(in.ID)
+			if first, ok := seen[key]; ok {
+				fail(n, "the id %s is the id of line %d too: ids must differ", in.ID, first)
+				break
+			}
+			seen[key] = n
+			out = append(out, in)
 		}
-		in, err := parseInputLine(text)
-		if err != nil {
-			fail(n, "%v", err)
-			continue
+		if len(out) > MaxInputCount {
+			// Nothing more is read: the file is refused whatever follows.
+			return nil, fmt.Errorf("%s:%d: more than %d inputs, the most a batch holds: split the file into batches of fewer", name, n, MaxInputCount)
 		}
-		in.Line, in.Index = n, len(out)
-		if in.ID == nil {
-			in.ID = strconv.AppendInt(nil, int64(n), 10)
+		if eof {
+			break
 		}
-		key := idText(in.ID)
-		if first, ok := seen[key]; ok {
-			fail(n, "the id %s is the id of line %d too: ids must differ", in.ID, first)
-			continue
-		}
-		seen[key] = n
-		out = append(out, in)
 	}
 	if len(errs) > 0 {
 		if len(errs) > maxInputErrors {

@@ -36,7 +36,7 @@ type Resumption struct {
 // output's lines that are those lines kept, the rest cut. statePath is the
 // database's path, which the output must not be.
 func (s *Saved) Prepare(e *ensemble.Ensemble, statePath, out string, force bool) (*Resumption, error) {
-	inputs, data, err := s.Inputs()
+	inputs, sum, err := s.Inputs()
 	var re *ReadError
 	switch {
 	case errors.As(err, &re):
@@ -44,7 +44,7 @@ func (s *Saved) Prepare(e *ensemble.Ensemble, statePath, out string, force bool)
 	case err != nil:
 		return nil, err
 	}
-	changes, err := s.Spec.Changes(e, data)
+	changes, err := s.Spec.Changes(e, sum)
 	if err != nil {
 		return nil, fmt.Errorf("cannot resume batch %s: %w", s.ID(), err)
 	}

@@ -3,8 +3,6 @@ package batch
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,17 +41,16 @@ type Spec struct {
 }
 
 // NewSpec is the spec of a new batch of e over the inputs file at inputs
-// (whose contents are data), written to out ("-": standard output), with
-// refs and opts.
-func NewSpec(e *ensemble.Ensemble, inputs string, data []byte, out string, refs durable.Refs, opts state.Options) (*Spec, error) {
+// (whose SHA-256 in hex, as ReadInputs returns it, is sum), written to out
+// ("-": standard output), with refs and opts.
+func NewSpec(e *ensemble.Ensemble, inputs, sum string, out string, refs durable.Refs, opts state.Options) (*Spec, error) {
 	abs, err := filepath.Abs(inputs)
 	if err != nil {
 		return nil, fmt.Errorf("--inputs: %w", err)
 	}
-	sum := sha256.Sum256(data)
 	spec := &Spec{
 		Ensemble: state.FileRef{Name: e.Name, Path: e.Path, SHA256: e.Hash},
-		Inputs:   state.FileRef{Path: abs, SHA256: hex.EncodeToString(sum[:])},
+		Inputs:   state.FileRef{Path: abs, SHA256: sum},
 		Output:   out,
 		Options:  opts,
 	}
@@ -93,14 +90,14 @@ func (s *Spec) Refs() durable.Refs {
 }
 
 // Changes names the files of the batch that changed since it started: its
-// ensemble (e as it loads now), its inputs (data as they read now), its
+// ensemble (e as it loads now), its inputs (inputsSum: their SHA-256 now), its
 // responses file.
-func (s *Spec) Changes(e *ensemble.Ensemble, data []byte) ([]string, error) {
+func (s *Spec) Changes(e *ensemble.Ensemble, inputsSum string) ([]string, error) {
 	var changes []string
 	if e.Hash != s.Ensemble.SHA256 {
 		changes = append(changes, "the ensemble file "+s.Ensemble.Path)
 	}
-	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != s.Inputs.SHA256 {
+	if inputsSum != s.Inputs.SHA256 {
 		changes = append(changes, "the inputs file "+s.Inputs.Path)
 	}
 	if r := s.Responses; r != nil {

@@ -60,12 +60,14 @@ func (r *Run) expand(ctx context.Context, turn int, p *plan) {
 		// One allocation for the instances: growing the list by doubling
 		// copied it again and again (half a long plan's time).
 		execs = slices.Grow(execs, len(items))
+		first := len(execs) // where this fan-out's instances start
 		gate := newFanGate(len(items), a.FanOut.MaxParallel)
 		seq := r.committer.instancesOf(a.Name)
 		var env *conditions.Env
 		if len(a.Templates) > 0 {
 			env = templateEnv(r.st, a)
 		}
+		sizes := &fanSizes{agent: a, count: len(items)}
 		for i, item := range items {
 			if i%checkEvery == 0 && ctx.Err() != nil {
 				// The run's deadline passed, or it was cancelled: the turn
@@ -82,6 +84,17 @@ func (r *Run) expand(ctx context.Context, turn int, p *plan) {
 				// Each instance's templates, over its item: a failure
 				// fails that instance only.
 				req.Templates, inst.failed = templates(ctx, a, env, &conditions.Item{Value: item, Index: i, Count: len(items)})
+			}
+			if err := sizes.add(name, item, req.Templates); err != nil {
+				// Over the cap: the fan-out is one failed execution of
+				// the agent, and the instances planned so far are
+				// dropped with what their templates gave.
+				clear(execs[first:])
+				execs = execs[:first]
+				delete(p.fans, x.agent)
+				x.failed = err
+				execs = append(execs, x)
+				break
 			}
 			execs = append(execs, inst)
 		}

@@ -1,6 +1,7 @@
 package runners
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -73,17 +74,31 @@ func errorList(errs []*ensemble.Error) error {
 
 // sourceLines finds the lines of a file's contents for error messages,
 // without copying the contents: a large responses file is not held twice.
+// It keeps where every linesPerMark-th line starts, not every line: a file
+// of short lines near its 1 GiB cap would otherwise take an offset of 8
+// bytes per line, more than its own size.
 type sourceLines struct {
 	data  []byte
-	start []int // offset of each line
+	marks []int // offset of lines 1, 1+linesPerMark, 1+2×linesPerMark…
+	count int   // the lines
 }
 
+// linesPerMark is how many lines apart sourceLines marks their start: a
+// line is found by reading at most that many from a mark.
+const linesPerMark = 256
+
 func newSourceLines(data []byte) *sourceLines {
-	l := &sourceLines{data: data, start: []int{0}}
-	for i, b := range data {
-		if b == '\n' {
-			l.start = append(l.start, i+1)
+	l := &sourceLines{data: data, marks: []int{0}, count: 1}
+	for i := 0; ; {
+		j := bytes.IndexByte(data[i:], '\n')
+		if j < 0 {
+			break
 		}
+		i += j + 1
+		if l.count%linesPerMark == 0 {
+			l.marks = append(l.marks, i)
+		}
+		l.count++
 	}
 	return l
 }
@@ -91,14 +106,17 @@ func newSourceLines(data []byte) *sourceLines {
 // sourceLine is line n (1-based) of lines, or "": a copy, so that it does
 // not keep the whole file in memory.
 func sourceLine(lines *sourceLines, n int) string {
-	if n < 1 || n > len(lines.start) {
+	if n < 1 || n > lines.count {
 		return ""
 	}
-	end := len(lines.data)
-	if n < len(lines.start) {
-		end = lines.start[n] - 1
+	rest := lines.data[lines.marks[(n-1)/linesPerMark]:]
+	for k := (n - 1) % linesPerMark; k > 0; k-- {
+		rest = rest[bytes.IndexByte(rest, '\n')+1:]
 	}
-	return strings.TrimRight(string(lines.data[lines.start[n-1]:end]), "\r")
+	if j := bytes.IndexByte(rest, '\n'); j >= 0 {
+		rest = rest[:j]
+	}
+	return strings.TrimRight(string(rest), "\r")
 }
 
 // NewResponses returns an empty set, to fill with Add, AddText and

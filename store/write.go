@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/ensemble-run/ensemble/internal/jsonw"
 	"github.com/ensemble-run/ensemble/state"
@@ -40,6 +41,10 @@ type Writer struct {
 
 	bg atomic.Pointer[behind] // the goroutine that writes the rows, after Background
 }
+
+// keepRecords is the most bytes of a turn's records whose buffer the
+// writer reuses for the next turn: a larger one is handed to the row.
+const keepRecords = 1 << 20
 
 // turnColumns is the number of values of a row of turns.
 const turnColumns = 9
@@ -380,7 +385,17 @@ func (w *Writer) delta(st *state.State) ([]any, error) {
 			return nil, err
 		}
 	}
-	w.row[0], w.row[1], w.row[2] = w.run.seq, int64(st.TurnCount), string(append(w.rec, ']'))
+	w.rec = append(w.rec, ']')
+	w.row[0], w.row[1] = w.run.seq, int64(st.TurnCount)
+	if len(w.rec) > keepRecords {
+		// A large turn (a fan-out's records): its buffer becomes the
+		// row's text as it is, rather than copied, and is not kept for
+		// the next turns. Nothing writes to it again.
+		w.row[2] = unsafe.String(&w.rec[0], len(w.rec))
+		w.rec = nil
+	} else {
+		w.row[2] = string(w.rec)
+	}
 	counts := make(map[string][2]int, len(w.agents))
 	var (
 		context []byte // [[state key, value], …], in the order of the agents

@@ -121,17 +121,18 @@ interrupted, 2 when nothing ran.`,
 	return cmd
 }
 
-// readInputs reads and parses the inputs file (- standard input).
-func readInputs(io *stdio, path string) ([]*batch.Input, []byte, error) {
-	inputs, data, err := batch.ReadInputs(path, io.in)
+// readInputs reads and parses the inputs file (- standard input), and
+// returns the SHA-256 of its bytes, in hex.
+func readInputs(io *stdio, path string) ([]*batch.Input, string, error) {
+	inputs, sum, err := batch.ReadInputs(path, io.in)
 	var re *batch.ReadError
 	switch {
 	case errors.As(err, &re):
-		return nil, nil, usageErr("--inputs: %v", err)
+		return nil, "", usageErr("--inputs: %v", err)
 	case err != nil:
-		return nil, nil, &exitError{code: engine.ExitUsage, err: err}
+		return nil, "", &exitError{code: engine.ExitUsage, err: err}
 	}
-	return inputs, data, nil
+	return inputs, sum, nil
 }
 
 // startBatch is `ensemble batch FILE`.
@@ -153,7 +154,7 @@ func startBatch(ctx context.Context, io *stdio, path string, f *batchFlags) erro
 			io.printWarning(w)
 		}
 	}
-	inputs, data, err := readInputs(io, f.inputs)
+	inputs, sum, err := readInputs(io, f.inputs)
 	if err != nil {
 		return err
 	}
@@ -176,7 +177,7 @@ func startBatch(ctx context.Context, io *stdio, path string, f *batchFlags) erro
 		}
 		opts := state.Options{MaxTurns: f.maxTurns, Parallel: f.parallel, MaxTokens: f.maxTokens, MaxRequests: f.maxRequests, MaxCost: f.maxCost}
 		opts.SetTimeout(f.timeout)
-		spec, err := batch.NewSpec(e, f.inputs, data, f.out, durable.Refs{Responses: f.responses, Profiles: f.profiles}, opts)
+		spec, err := batch.NewSpec(e, f.inputs, sum, f.out, durable.Refs{Responses: f.responses, Profiles: f.profiles}, opts)
 		if err != nil {
 			return usageErr("%v", err)
 		}

@@ -69,14 +69,64 @@ func ParseSize(s string) (int64, error) {
 	return n * unit, nil
 }
 
-// ReadAll reads r to its end, at most limit bytes.
+// ReadAll reads r to its end, at most limit bytes. A stream of unknown
+// size is read in blocks, joined once at its end: a stream that goes past
+// the limit has taken about the limit in memory when it fails (a buffer
+// grown as it read took over twice that, with the copies it left behind).
 func ReadAll(r io.Reader, limit int64) ([]byte, error) {
-	return readInto(make([]byte, 0, 512), r, limit, false)
+	return readStream(r, limit, false)
 }
 
 // ReadText is ReadAll for text: a NUL byte fails it as it is read.
 func ReadText(r io.Reader, limit int64) ([]byte, error) {
-	return readInto(make([]byte, 0, 512), r, limit, true)
+	return readStream(r, limit, true)
+}
+
+// maxBlock is the largest block a stream is read in.
+const maxBlock = 8 << 20
+
+// readStream reads r to its end in blocks (512 bytes, then twice the one
+// before, up to maxBlock), failing past limit bytes, and with text at a
+// NUL byte; one block is returned as it is, more are joined into one
+// buffer of their size.
+func readStream(r io.Reader, limit int64, text bool) ([]byte, error) {
+	lr := io.LimitReader(r, limit+1)
+	var blocks [][]byte
+	var total int64
+	for size := int64(512); ; size = min(2*size, maxBlock) {
+		b := make([]byte, min(size, limit+1-total))
+		n, err := io.ReadFull(lr, b)
+		if text {
+			if i := bytes.IndexByte(b[:n], 0); i >= 0 {
+				return nil, &NotTextError{Offset: total + int64(i)}
+			}
+		}
+		total += int64(n)
+		if n > 0 {
+			blocks = append(blocks, b[:n])
+		}
+		if total > limit {
+			return nil, &TooLargeError{Limit: limit}
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	switch len(blocks) {
+	case 0:
+		return []byte{}, nil
+	case 1:
+		return blocks[0], nil
+	}
+	out := make([]byte, 0, total)
+	for i, b := range blocks {
+		out = append(out, b...)
+		blocks[i] = nil // garbage once copied
+	}
+	return out, nil
 }
 
 // ReadFile reads the file at path, at most limit bytes: a regular file
@@ -102,14 +152,13 @@ func readFile(path string, limit int64, text bool) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	size := int64(0)
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 		if fi.Size() > limit {
 			return nil, &TooLargeError{Limit: limit}
 		}
-		size = fi.Size()
+		return readInto(make([]byte, 0, fi.Size()+512), f, limit, text)
 	}
-	return readInto(make([]byte, 0, size+512), f, limit, text)
+	return readStream(f, limit, text) // a FIFO, a device: its size is unknown
 }
 
 // readInto appends r to buf until its end, failing past limit bytes, and

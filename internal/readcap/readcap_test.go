@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -129,5 +130,103 @@ func TestReadTextStopsAtTheFirstNUL(t *testing.T) {
 		if _, err := readcap.ReadTextFile("/dev/zero", 1<<30); !errors.As(err, &nt) {
 			t.Errorf("/dev/zero: %v", err)
 		}
+	}
+}
+
+// A Reader reads a stream in pieces under a limit: past it, or at a NUL
+// byte of text, it fails as it reads, with the offset of the NUL; what it
+// read is the caller's to keep or not.
+func TestReader(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		r     io.Reader
+		limit int64
+		text  bool
+		n     int64 // bytes read before the error
+		err   string
+	}{
+		{"under", strings.NewReader("abc"), 4, true, 3, ""},
+		{"exactly", strings.NewReader("abcd"), 4, true, 4, ""},
+		{"over", strings.NewReader("abcde"), 4, true, 4, "larger than 4 bytes"},
+		{"endless", endless{}, 1 << 20, false, 1 << 20, "larger than 1MiB"},
+		{"a NUL", io.MultiReader(strings.NewReader("ab"), strings.NewReader("c\x00")), 10, true, 3, "not a text file (a NUL byte at offset 3)"},
+		{"NUL as bytes", strings.NewReader("a\x00"), 10, false, 2, ""},
+	} {
+		n, err := io.Copy(io.Discard, readcap.NewReader(tc.r, tc.limit, tc.text))
+		if (tc.err == "" && err != nil) || (tc.err != "" && (err == nil || err.Error() != tc.err)) || n > tc.n {
+			t.Errorf("%s: read %d, %v; want at most %d, %q", tc.name, n, err, tc.n, tc.err)
+		}
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	os.WriteFile(p, []byte("12345"), 0o600)
+	if _, err := readcap.Open(p, 4, true); err == nil || err.Error() != "larger than 4 bytes" {
+		t.Errorf("a file over the limit: %v", err)
+	}
+	f, err := readcap.Open(p, 5, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if b, err := io.ReadAll(f); string(b) != "12345" || err != nil {
+		t.Errorf("%q %v", b, err)
+	}
+	if _, err := readcap.Open(filepath.Join(dir, "missing"), 4, true); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: %v", err)
+	}
+}
+
+// allocated is how many bytes f allocates, by the runtime's count.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A stream of unknown size (a pipe given for a file) is read in blocks:
+// one that goes past the limit has allocated about the limit when it
+// fails, one under it about twice its size (the blocks, then the one
+// buffer they are joined into). A buffer grown as it read allocated five
+// times the limit, most of it garbage still held when the read failed.
+// Not parallel: it counts the process's allocations.
+func TestStreamAllocatesAboutItsSize(t *testing.T) {
+	const limit = 32 << 20
+	got := allocated(func() {
+		if _, err := readcap.ReadAll(endless{}, limit); err == nil {
+			t.Error("an endless stream was read")
+		}
+	})
+	if got > limit+limit/8 {
+		t.Errorf("an endless stream read to a limit of %d allocated %d bytes", limit, got)
+	}
+	data := strings.Repeat("ab\n", limit/3)
+	var b []byte
+	got = allocated(func() {
+		var err error
+		if b, err = readcap.ReadText(io.MultiReader(strings.NewReader(data)), limit); err != nil {
+			t.Error(err)
+		}
+	})
+	if string(b) != data {
+		t.Errorf("read %d bytes, not the stream's %d", len(b), len(data))
+	}
+	if got > 2*limit+limit/8 {
+		t.Errorf("a stream of %d bytes allocated %d", len(data), got)
+	}
+	// A regular file is read into one buffer of its size.
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got = allocated(func() {
+		if b, _ = readcap.ReadTextFile(p, limit); len(b) != len(data) {
+			t.Errorf("read %d bytes of %d", len(b), len(data))
+		}
+	})
+	if got > uint64(len(data))+64<<10 {
+		t.Errorf("a file of %d bytes allocated %d", len(data), got)
 	}
 }
