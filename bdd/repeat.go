@@ -122,6 +122,7 @@ type repeatRun struct {
 	budget   string // why the budget stopped the run, "" while it has not
 	running  int
 	canceled bool
+	workers  int // how many workers started
 }
 
 // runAll runs the scenarios of pl, Concurrency runs at a time, each until
@@ -133,13 +134,6 @@ func runAll(ctx context.Context, o *RunOptions, pl *plan, undefined *undefinedSt
 	for _, p := range pl.scenarios {
 		rr.ts = append(rr.ts, &tracked{planned: p, early: early, inflight: map[int]context.CancelFunc{}})
 	}
-	workers := o.Concurrency
-	if workers <= 0 {
-		workers = DefaultConcurrency
-	}
-	if o.RecordMissing {
-		workers = 1 // runs adding to one recording folder would write its files together
-	}
 	stop := context.AfterFunc(ctx, func() {
 		rr.mu.Lock()
 		rr.canceled = true
@@ -148,11 +142,39 @@ func runAll(ctx context.Context, o *RunOptions, pl *plan, undefined *undefinedSt
 	})
 	defer stop()
 	var wg sync.WaitGroup
-	for range workers {
+	// Ctrl-C or SIGTERM stops the start of the workers too: none starts
+	// once the test run is cancelled.
+	for range rr.workerCount() {
+		if ctx.Err() != nil {
+			break
+		}
+		rr.workers++
 		wg.Go(func() { rr.work(ctx) })
 	}
 	wg.Wait()
 	return rr
+}
+
+// workerCount is how many runs go at once: --concurrency, but never more
+// than the runs there are to start, as a batch runs no more at once than
+// its inputs (a worker with no run to start would only wait, each with its
+// stack: --concurrency 1000000 took 8.8 GB); 1 when adding to recordings.
+func (rr *repeatRun) workerCount() int {
+	workers := rr.o.Concurrency
+	if workers <= 0 {
+		workers = DefaultConcurrency
+	}
+	if rr.o.RecordMissing {
+		workers = 1 // runs adding to one recording folder would write its files together
+	}
+	runs := 0
+	for _, t := range rr.ts {
+		if runs >= workers {
+			break
+		}
+		runs += max(t.maxRuns, 0)
+	}
+	return min(workers, runs)
 }
 
 // work starts runs until none is left to start.
