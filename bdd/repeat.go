@@ -78,6 +78,7 @@ type runResult struct {
 	steps    []stepOutcome
 	result   *engine.Result // nil when the scenario did not run its ensemble
 	usage    state.Usage
+	replays  int // model requests its recordings answered (sent.go)
 	duration time.Duration
 }
 
@@ -121,6 +122,7 @@ type repeatRun struct {
 	spent    state.Usage
 	budget   string // why the budget stopped the run, "" while it has not
 	running  int
+	sending  int // the requests the runs under way have sent (sent.go)
 	canceled bool
 	workers  int // how many workers started
 }
@@ -191,9 +193,10 @@ func (rr *repeatRun) work(ctx context.Context) {
 		runCtx, cancel := context.WithCancel(ctx)
 		t.inflight[n] = cancel
 		rr.running++
+		sent := &sentCounter{rr: rr}
 		rr.mu.Unlock()
 
-		res := runOnce(runCtx, rr.o, t.planned, rr.undefined)
+		res := runOnce(sent.trace(runCtx), rr.o, t.planned, rr.undefined)
 		res.n = n
 
 		rr.mu.Lock()
@@ -201,6 +204,7 @@ func (rr *repeatRun) work(ctx context.Context) {
 		cancel()
 		rr.running--
 		delete(t.inflight, n)
+		sent.end(res)
 		rr.spent.Add(&res.usage)
 		switch {
 		case t.verdict == undecided && interrupted:
@@ -230,6 +234,7 @@ func (rr *repeatRun) work(ctx context.Context) {
 // may leave none to start). The lock is held.
 func (rr *repeatRun) next() *tracked {
 	for {
+		rr.checkBudget()
 		if rr.canceled || rr.budget != "" {
 			return nil
 		}
@@ -257,9 +262,11 @@ func (rr *repeatRun) checkBudget() {
 		return
 	}
 	o := rr.o
-	switch {
-	case o.MaxRequests > 0 && rr.spent.Requests >= o.MaxRequests:
-		rr.budget = fmt.Sprintf("--max-requests %d reached (%d model requests made)", o.MaxRequests, rr.spent.Requests)
+	// The requests of the runs under way count from the moment they are
+	// sent: the runs that end may count more (sent.go).
+	switch requests := rr.spent.Requests + rr.sending; {
+	case o.MaxRequests > 0 && requests >= o.MaxRequests:
+		rr.budget = fmt.Sprintf("--max-requests %d reached (%d model requests made)", o.MaxRequests, requests)
 	case o.MaxCost > 0 && rr.spent.Cost >= o.MaxCost:
 		rr.budget = fmt.Sprintf("--max-cost %g reached (%s spent)", o.MaxCost, formatCost(rr.spent.Cost))
 	}
@@ -358,5 +365,6 @@ func runOnce(ctx context.Context, o *RunOptions, p *planned, undefined *undefine
 	}
 	res.result = target.Result()
 	res.usage = target.Spent() // the judges' requests count towards --max-cost and --max-requests
+	res.replays = target.replays()
 	return res
 }

@@ -106,6 +106,9 @@ type Scenario struct {
 	responses *runners.Responses
 	respFile  string // the last responses file given: its LLM agents run offline
 	recording string // the recording folder given (recording.go): its LLM agents replay
+	// cassettes are the recordings its runs opened (sent.go counts their
+	// replays).
+	cassettes []*cassette.Cassette
 	maxTurns  int
 	parallel  int
 	// judges are the judges declared, by name, and rulings what they said,
@@ -513,6 +516,7 @@ func (s *Scenario) sessionOptions() (session.Options, error) {
 		if err != nil {
 			return opts, err
 		}
+		s.cassettes = append(s.cassettes, c)
 		opts.Recording, opts.Simulate = c, nil
 	}
 	if s.opts.GuardModels && (s.recording == "" || s.opts.RecordMissing) {
