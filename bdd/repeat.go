@@ -78,7 +78,8 @@ type runResult struct {
 	steps    []stepOutcome
 	result   *engine.Result // nil when the scenario did not run its ensemble
 	usage    state.Usage
-	replays  int // model requests its recordings answered (sent.go)
+	replays  int          // model requests its recordings answered (sent.go)
+	checks   []judgeCheck // its judge steps' outcomes (flake.go)
 	duration time.Duration
 }
 
@@ -366,5 +367,6 @@ func runOnce(ctx context.Context, o *RunOptions, p *planned, undefined *undefine
 	res.result = target.Result()
 	res.usage = target.Spent() // the judges' requests count towards --max-cost and --max-requests
 	res.replays = target.replays()
+	res.checks = target.checks
 	return res
 }

@@ -115,6 +115,7 @@ type Scenario struct {
 	// by judge and agent (judge.go).
 	judges  map[string]*judge
 	rulings map[string]*ruling
+	checks  []judgeCheck // the judge steps' outcomes, in order
 	// judged is what the judges' runs spent, which the run's Usage leaves
 	// out (a step about the run's requests or cost is about the ensemble).
 	judged  state.Usage
