@@ -59,7 +59,11 @@ func judgeDeparture(runs []*runResult, failing, passing int) string {
 		if c.passed {
 			continue
 		}
-		s := fmt.Sprintf("the judge %q scored agent %q %s in failing run %d, want at least %s", c.judge, c.agent, costText(c.score), failing, c.min)
+		want := "want at least " + c.min
+		if c.outside != "" {
+			want = "outside the scale of " + c.outside
+		}
+		s := fmt.Sprintf("the judge %q scored agent %q %s in failing run %d, %s", c.judge, c.agent, costText(c.score), failing, want)
 		if pr != nil {
 			for _, p := range pr.checks {
 				if p.judge == c.judge && p.agent == c.agent {

@@ -161,6 +161,7 @@ type judgeCheck struct {
 	judge, agent string
 	score        float64
 	min          string
+	outside      string // the scale the score is outside of, when it is
 	passed       bool
 }
 
@@ -186,7 +187,7 @@ func (s *Scenario) judgeStep(ctx context.Context, name, target, min string, sc *
 	}
 	reason := oneLine(cut(v.reason, maxReasonText))
 	if sc != nil && (v.score < sc.lo || v.score > sc.hi) {
-		s.checks = append(s.checks, judgeCheck{judge: name, agent: target, score: v.score, min: min})
+		s.checks = append(s.checks, judgeCheck{judge: name, agent: target, score: v.score, min: min, outside: sc.String()})
 		return fmt.Errorf("the judge %q scored agent %q %s, outside the scale of %s; its reason: %s", name, target, costText(v.score), sc, reason)
 	}
 	passed := v.score >= want

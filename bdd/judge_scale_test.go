@@ -206,3 +206,29 @@ func TestFlakeNamesTheJudgesScore(t *testing.T) {
 		t.Fatalf("%d/%d:\n%s", passes, runs, o.out)
 	}
 }
+
+// The judge's line of a flake: the threshold, or the scale the score is
+// outside of; what the passing run got when the judge judged it.
+func TestJudgeDeparture(t *testing.T) {
+	t.Parallel()
+	pass := &runResult{n: 1, passed: true, checks: []judgeCheck{{judge: "quality", agent: "writer", score: 5, min: "4", passed: true}}}
+	for _, tc := range []struct {
+		name string
+		fail judgeCheck
+		runs []*runResult
+		want string
+	}{
+		{"too low", judgeCheck{judge: "quality", agent: "writer", score: 2, min: "4"}, []*runResult{pass},
+			`the judge "quality" scored agent "writer" 2 in failing run 2, want at least 4; 5 in passing run 1`},
+		{"off the scale", judgeCheck{judge: "quality", agent: "writer", score: 100, min: "4", outside: "1 to 5"}, []*runResult{pass},
+			`the judge "quality" scored agent "writer" 100 in failing run 2, outside the scale of 1 to 5; 5 in passing run 1`},
+		{"no passing judgement", judgeCheck{judge: "quality", agent: "writer", score: 2, min: "4"}, []*runResult{{n: 1, passed: true}},
+			`the judge "quality" scored agent "writer" 2 in failing run 2, want at least 4`},
+		{"a judge that passed", judgeCheck{judge: "quality", agent: "writer", score: 5, min: "4", passed: true}, []*runResult{pass}, ""},
+	} {
+		runs := append(tc.runs, &runResult{n: 2, checks: []judgeCheck{tc.fail}})
+		if got := judgeDeparture(runs, 2, 1); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+}
