@@ -37,6 +37,11 @@ const baselineVersion = 1
 // maxBaselineSize caps the read of a baseline file.
 const maxBaselineSize = 16 << 20
 
+// maxBaselineRuns is the most runs a baseline may give a scenario: far
+// more than any test run makes (a billion runs of a scenario), and small
+// enough that the comparison's sums of runs cannot overflow.
+const maxBaselineRuns = 1_000_000_000
+
 // readBaseline reads a baseline file, or says clearly why it cannot.
 func readBaseline(path string) (*Baseline, error) {
 	data, err := readcap.ReadFile(path, maxBaselineSize)
@@ -54,6 +59,9 @@ func readBaseline(path string) (*Baseline, error) {
 		for name, e := range scs {
 			if e.Runs < 0 || e.Passes < 0 || e.Passes > e.Runs {
 				return nil, usagef("--baseline %s: %s, %q: %d passes of %d runs is not possible", path, f, name, e.Passes, e.Runs)
+			}
+			if e.Runs > maxBaselineRuns {
+				return nil, usagef("--baseline %s: %s, %q: %d runs is more than any test run makes (at most %d)", path, f, name, e.Runs, maxBaselineRuns)
 			}
 		}
 	}

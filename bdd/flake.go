@@ -22,9 +22,64 @@ type flake struct {
 	what             string // "gave" (its output or error differed) or "got" (only its input did)
 	pass, fail       string // what each run's record had, short
 	note             string // when the histories part otherwise (an agent ran in one only)
+	judge            string // when a judge step failed the failing run: its score and threshold
 }
 
+// explainFlake is explainHistory, with the score and threshold of the judge
+// step that failed the failing run, when one did (and what the judge gave
+// the passing run).
 func explainFlake(runs []*runResult) *flake {
+	f := explainHistory(runs)
+	if f == nil {
+		return nil
+	}
+	if f.judge = judgeDeparture(runs, f.failing, f.passing); f.judge != "" && f.turn == 0 && f.what == "" {
+		f.note = fmt.Sprintf("run %d's history is the same as passing run %d's: the judge's score differs", f.failing, f.passing)
+	}
+	return f
+}
+
+// judgeDeparture says what the judge whose step failed run failing scored,
+// against the threshold, and what it scored in run passing; "" when no
+// judge step failed it.
+func judgeDeparture(runs []*runResult, failing, passing int) string {
+	var fr, pr *runResult
+	for _, r := range runs {
+		switch r.n {
+		case failing:
+			fr = r
+		case passing:
+			pr = r
+		}
+	}
+	if fr == nil {
+		return ""
+	}
+	for _, c := range fr.checks {
+		if c.passed {
+			continue
+		}
+		want := "want at least " + c.min
+		if c.outside != "" {
+			want = "outside the scale of " + c.outside
+		}
+		s := fmt.Sprintf("the judge %q scored agent %q %s in failing run %d, %s", c.judge, c.agent, costText(c.score), failing, want)
+		if pr != nil {
+			for _, p := range pr.checks {
+				if p.judge == c.judge && p.agent == c.agent {
+					s += fmt.Sprintf("; %s in passing run %d", costText(p.score), passing)
+					break
+				}
+			}
+		}
+		return s
+	}
+	return ""
+}
+
+// explainHistory is where the history of the first failing run departs
+// from that of the passing run that follows it longest.
+func explainHistory(runs []*runResult) *flake {
 	var failing *runResult
 	var passing []*runResult
 	for _, r := range runs {
@@ -163,14 +218,20 @@ func shortDiff(a, b string) (string, string) {
 // String is the explanation, on lines indented by the report.
 func (f *flake) lines() []string {
 	head := fmt.Sprintf("flaky: failing run %d departs from passing run %d", f.failing, f.passing)
+	var out []string
 	if f.note != "" {
-		return []string{head + ": " + f.note}
+		out = []string{head + ": " + f.note}
+	} else {
+		out = []string{
+			fmt.Sprintf("%s at turn %d: agent %q, execution %d, %s", head, f.turn, f.agent, f.execution, map[string]string{"got": "got a different input", "gave": "gave a different output"}[f.what]),
+			"  passing: " + oneLine(f.pass),
+			"  failing: " + oneLine(f.fail),
+		}
 	}
-	return []string{
-		fmt.Sprintf("%s at turn %d: agent %q, execution %d, %s", head, f.turn, f.agent, f.execution, map[string]string{"got": "got a different input", "gave": "gave a different output"}[f.what]),
-		"  passing: " + oneLine(f.pass),
-		"  failing: " + oneLine(f.fail),
+	if f.judge != "" {
+		out = append(out, "  judge: "+f.judge)
 	}
+	return out
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", `\n`) }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -188,7 +189,7 @@ func judgeModel(t *testing.T, score func(user string) int) *scriptedModel {
 }
 
 func byRegion(user string) int {
-	if strings.Contains(user, "Its final output:\nEMEA") {
+	if regexp.MustCompile(`\nBEGIN OUTPUT JUDGED-[0-9A-F]{16}\nEMEA`).MatchString(user) {
 		return 5
 	}
 	return 2
@@ -222,7 +223,7 @@ func TestJudgeAnsweredByAModelServer(t *testing.T) {
 	if !strings.HasPrefix(q.System, rubric) || !strings.Contains(q.System, `{"score": n, "reason": "..."}`) {
 		t.Errorf("the judge's system prompt: %q", q.System)
 	}
-	if u := q.Messages[1].Content; !strings.Contains(u, `The agent "writer" was given:`) || !strings.Contains(u, "Sales figures for Q3") || !strings.Contains(u, "Its final output:\nEMEA grew 12% in Q3.") {
+	if u := q.Messages[1].Content; !strings.Contains(u, `The agent "writer" was given`) || !regexp.MustCompile(`(?s)\nBEGIN GIVEN (JUDGED-[0-9A-F]{16})\n[^\n]*Sales figures for Q3[^\n]*\nEND GIVEN (JUDGED-[0-9A-F]{16})\n\nBEGIN OUTPUT (JUDGED-[0-9A-F]{16})\nEMEA grew 12% in Q3.\nEND OUTPUT (JUDGED-[0-9A-F]{16})$`).MatchString(u) {
 		t.Errorf("the judge's question: %q", u)
 	}
 	if r := model.log[3]; len(r.Messages) != 4 || r.Messages[3].Role != "user" || !strings.Contains(r.Messages[3].Content, "output_schema") && !strings.Contains(r.Messages[3].Content, "JSON") {
@@ -297,7 +298,7 @@ func TestJudgeReplayedFromARecording(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.judgement(context.Background(), s.judges["quality"], "writer", func(o *session.Options) { o.Recording = c }); err != nil {
+	if _, err := s.judgement(context.Background(), s.judges["quality"], "writer", nil, func(o *session.Options) { o.Recording = c }); err != nil {
 		t.Fatal(err)
 	}
 	before := model.Requests()

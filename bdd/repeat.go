@@ -78,6 +78,8 @@ type runResult struct {
 	steps    []stepOutcome
 	result   *engine.Result // nil when the scenario did not run its ensemble
 	usage    state.Usage
+	replays  int          // model requests its recordings answered (sent.go)
+	checks   []judgeCheck // its judge steps' outcomes (flake.go)
 	duration time.Duration
 }
 
@@ -121,7 +123,9 @@ type repeatRun struct {
 	spent    state.Usage
 	budget   string // why the budget stopped the run, "" while it has not
 	running  int
+	sending  int // the requests the runs under way have sent (sent.go)
 	canceled bool
+	workers  int // how many workers started
 }
 
 // runAll runs the scenarios of pl, Concurrency runs at a time, each until
@@ -133,13 +137,6 @@ func runAll(ctx context.Context, o *RunOptions, pl *plan, undefined *undefinedSt
 	for _, p := range pl.scenarios {
 		rr.ts = append(rr.ts, &tracked{planned: p, early: early, inflight: map[int]context.CancelFunc{}})
 	}
-	workers := o.Concurrency
-	if workers <= 0 {
-		workers = DefaultConcurrency
-	}
-	if o.RecordMissing {
-		workers = 1 // runs adding to one recording folder would write its files together
-	}
 	stop := context.AfterFunc(ctx, func() {
 		rr.mu.Lock()
 		rr.canceled = true
@@ -148,11 +145,39 @@ func runAll(ctx context.Context, o *RunOptions, pl *plan, undefined *undefinedSt
 	})
 	defer stop()
 	var wg sync.WaitGroup
-	for range workers {
+	// Ctrl-C or SIGTERM stops the start of the workers too: none starts
+	// once the test run is cancelled.
+	for range rr.workerCount() {
+		if ctx.Err() != nil {
+			break
+		}
+		rr.workers++
 		wg.Go(func() { rr.work(ctx) })
 	}
 	wg.Wait()
 	return rr
+}
+
+// workerCount is how many runs go at once: --concurrency, but never more
+// than the runs there are to start, as a batch runs no more at once than
+// its inputs (a worker with no run to start would only wait, each with its
+// stack: --concurrency 1000000 took 8.8 GB); 1 when adding to recordings.
+func (rr *repeatRun) workerCount() int {
+	workers := rr.o.Concurrency
+	if workers <= 0 {
+		workers = DefaultConcurrency
+	}
+	if rr.o.RecordMissing {
+		workers = 1 // runs adding to one recording folder would write its files together
+	}
+	runs := 0
+	for _, t := range rr.ts {
+		if runs >= workers {
+			break
+		}
+		runs += max(t.maxRuns, 0)
+	}
+	return min(workers, runs)
 }
 
 // work starts runs until none is left to start.
@@ -169,9 +194,10 @@ func (rr *repeatRun) work(ctx context.Context) {
 		runCtx, cancel := context.WithCancel(ctx)
 		t.inflight[n] = cancel
 		rr.running++
+		sent := &sentCounter{rr: rr}
 		rr.mu.Unlock()
 
-		res := runOnce(runCtx, rr.o, t.planned, rr.undefined)
+		res := runOnce(sent.trace(runCtx), rr.o, t.planned, rr.undefined)
 		res.n = n
 
 		rr.mu.Lock()
@@ -179,6 +205,7 @@ func (rr *repeatRun) work(ctx context.Context) {
 		cancel()
 		rr.running--
 		delete(t.inflight, n)
+		sent.end(res)
 		rr.spent.Add(&res.usage)
 		switch {
 		case t.verdict == undecided && interrupted:
@@ -208,6 +235,7 @@ func (rr *repeatRun) work(ctx context.Context) {
 // may leave none to start). The lock is held.
 func (rr *repeatRun) next() *tracked {
 	for {
+		rr.checkBudget()
 		if rr.canceled || rr.budget != "" {
 			return nil
 		}
@@ -235,9 +263,11 @@ func (rr *repeatRun) checkBudget() {
 		return
 	}
 	o := rr.o
-	switch {
-	case o.MaxRequests > 0 && rr.spent.Requests >= o.MaxRequests:
-		rr.budget = fmt.Sprintf("--max-requests %d reached (%d model requests made)", o.MaxRequests, rr.spent.Requests)
+	// The requests of the runs under way count from the moment they are
+	// sent: the runs that end may count more (sent.go).
+	switch requests := rr.spent.Requests + rr.sending; {
+	case o.MaxRequests > 0 && requests >= o.MaxRequests:
+		rr.budget = fmt.Sprintf("--max-requests %d reached (%d model requests made)", o.MaxRequests, requests)
 	case o.MaxCost > 0 && rr.spent.Cost >= o.MaxCost:
 		rr.budget = fmt.Sprintf("--max-cost %g reached (%s spent)", o.MaxCost, formatCost(rr.spent.Cost))
 	}
@@ -336,5 +366,7 @@ func runOnce(ctx context.Context, o *RunOptions, p *planned, undefined *undefine
 	}
 	res.result = target.Result()
 	res.usage = target.Spent() // the judges' requests count towards --max-cost and --max-requests
+	res.replays = target.replays()
+	res.checks = target.checks
 	return res
 }

@@ -394,6 +394,10 @@ func checkSyntax(files []string) (parsed []*feature, empty []string, err error) 
 			msgs = append(msgs, fmt.Sprintf("%s: %v", name, err))
 			continue
 		}
+		if line := longLine(data); line > 0 {
+			msgs = append(msgs, fmt.Sprintf("%s:%d: the line is longer than %d bytes, which the Gherkin parser cannot read: put a long value in a doc string over several lines, or in a file", name, line, maxFeatureLine))
+			continue
+		}
 		doc, err := gherkin.ParseGherkinDocument(bytes.NewReader(data), (&messages.Incrementing{}).NewId)
 		if err == nil {
 			parsed = append(parsed, &feature{arg: f, name: name, doc: doc})

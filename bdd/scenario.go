@@ -106,12 +106,16 @@ type Scenario struct {
 	responses *runners.Responses
 	respFile  string // the last responses file given: its LLM agents run offline
 	recording string // the recording folder given (recording.go): its LLM agents replay
+	// cassettes are the recordings its runs opened (sent.go counts their
+	// replays).
+	cassettes []*cassette.Cassette
 	maxTurns  int
 	parallel  int
 	// judges are the judges declared, by name, and rulings what they said,
 	// by judge and agent (judge.go).
 	judges  map[string]*judge
 	rulings map[string]*ruling
+	checks  []judgeCheck // the judge steps' outcomes, in order
 	// judged is what the judges' runs spent, which the run's Usage leaves
 	// out (a step about the run's requests or cost is about the ensemble).
 	judged  state.Usage
@@ -522,6 +526,7 @@ func (s *Scenario) sessionOptions() (session.Options, error) {
 		if err != nil {
 			return opts, err
 		}
+		s.cassettes = append(s.cassettes, c)
 		opts.Recording, opts.Simulate = c, nil
 	}
 	if s.opts.GuardModels && (s.recording == "" || s.opts.RecordMissing) {

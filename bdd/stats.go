@@ -103,12 +103,19 @@ func fisherLess(passes1, runs1, passes2, runs2 int) float64 {
 		return logChoose(allPasses, x) + logChoose(total-allPasses, runs1-x) - logChoose(total, runs1)
 	}
 	hiX := min(allPasses, runs1)
+	// The tables possible have at most total-allPasses failures in the
+	// first sample; past the distribution's mode its terms only fall, and
+	// once they are too small to change the sum the rest is left out, so
+	// that large counts take few steps.
+	lo := max(passes1, runs1-(total-allPasses))
+	mode := math.Floor((float64(runs1) + 1) * (float64(allPasses) + 1) / (float64(total) + 2))
 	p := 0.0
-	for x := passes1; x <= hiX; x++ {
-		if runs1-x > total-allPasses {
-			continue // not a possible table
+	for x := lo; x <= hiX; x++ {
+		term := math.Exp(logP(x))
+		p += term
+		if float64(x) > mode && term <= p*1e-17 {
+			break
 		}
-		p += math.Exp(logP(x))
 	}
 	return min(1, p)
 }

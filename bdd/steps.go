@@ -193,6 +193,8 @@ var stepDefs = []stepDef{
 		`^the expression "(.*)" is false$`, func(s *Scenario) any { return s.thenExprFalse }},
 	{StepDoc{"Then", `Then the judge "quality" scores agent "final_synthesis" at least 4`, "The judge, given the agent's latest input and final output, scores it at least that (asked once per agent in a scenario); a lower score fails with the judge's score and reason."},
 		`^the judge "([^"]*)" scores agent "([^"]*)" at least (\S+)$`, func(s *Scenario) any { return s.thenJudgeScores }},
+	{StepDoc{"Then", `Then the judge "quality" scores agent "final_synthesis" at least 4 on a scale of 1 to 5`, "As above, on the rubric's scale, which the judge is told: a score outside it fails the step (a judge that says 100 where 5 is the best is wrong, not excellent)."},
+		`^the judge "([^"]*)" scores agent "([^"]*)" at least (\S+) on a scale of (\S+) to (\S+)$`, func(s *Scenario) any { return s.thenJudgeScoresOnScale }},
 
 	// --- Then: validation ---
 	{StepDoc{"Then", "Then the ensemble is valid", "After a validated step: it loaded without problems."},

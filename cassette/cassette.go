@@ -52,6 +52,15 @@ type Cassette struct {
 	opts  Options
 	mu    sync.Mutex
 	files map[string]*file // by agent path
+	hits  int              // the responses Replayed served
+}
+
+// Replays is how many recorded responses the cassette has served: the
+// model requests it answered in the model's place.
+func (c *Cassette) Replays() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hits
 }
 
 // Open opens the recording folder: created for Record, required to exist
@@ -186,6 +195,7 @@ func (c *Cassette) Replayed(agent string, req *Request) (*Response, error) {
 	n := f.served
 	f.served++
 	if x := f.take(hashOf(req)); x != nil {
+		c.hits++
 		resp := x.Response
 		return &resp, nil
 	}

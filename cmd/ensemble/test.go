@@ -55,7 +55,9 @@ runs left cannot change its verdict, or (from its fifth run) the 95%
 confidence interval of its pass rate is clear of the rate it needs.
 --save-baseline writes the pass rates; --baseline compares with them and
 exits 1 on a regression (Fisher's exact test, p < 0.05). --max-cost and
---max-requests stop starting runs when the runs so far reach them, exit 6.`,
+--max-requests stop starting runs when the runs so far reach them (a
+request counts once sent, answered or not), exit 6. No more runs go at once
+than there are runs to make.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTests(cmd, io, args, &f)
 		},
@@ -76,7 +78,7 @@ exits 1 on a regression (Fisher's exact test, p < 0.05). --max-cost and
 	fl.Float64Var(&f.passRate, "pass-rate", 1, "the share `P` (0 to 1) of a scenario's runs that must pass (tag: @pass-rate(P))")
 	fl.StringVar(&f.saveBase, "save-baseline", "", "write each scenario's passes and runs to the baseline `FILE` (JSON); every scenario runs its full --repeat")
 	fl.StringVar(&f.baseline, "baseline", "", "compare the pass rates with the baseline `FILE`: a significant fall is a regression, exit 1; every scenario runs its full --repeat")
-	fl.IntVar(&f.maxRequests, "max-requests", 0, "stop starting runs once the test run made `N` model requests (exit 6)")
+	fl.IntVar(&f.maxRequests, "max-requests", 0, "stop starting runs once the test run sent `N` model requests, answered or not (exit 6)")
 	fl.Float64Var(&f.maxCost, "max-cost", 0, "stop starting runs once the test run spent `COST`, in the unit of the profiles' pricing (exit 6)")
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error { return checkTestFlags(cmd, &f) }
 	cmd.AddCommand(newTestCaptureCmd(io))
