@@ -66,6 +66,7 @@ const (
 	ExitMaxTurns  = 3
 	ExitTimeout   = 4
 	ExitBudget    = 6
+	ExitStrict    = 7 // run --strict and a read of a missing key (StrictWarning)
 	ExitCancelled = 130
 )
 
@@ -82,6 +83,8 @@ func (r *Result) ExitCode() int {
 		return ExitAwaitingInput
 	case BudgetExceeded:
 		return ExitBudget
+	case StrictWarning:
+		return ExitStrict
 	}
 	for _, e := range r.Errors {
 		if !e.Handled {

@@ -109,6 +109,10 @@ type Event struct {
 	// input_requested: the question and what the answered execution will be given.
 	Question     string         `json:"question,omitempty"`
 	Dependencies map[string]any `json:"dependencies,omitempty"`
+	// Warning is a warning event's record (a state.Warning) when it is a
+	// read of a missing key or a null message: its kind, path and
+	// suggestion (docs/semantics.md#reads-of-missing-keys).
+	Warning any `json:"warning,omitempty"`
 }
 
 // Sink receives events. It must be safe for concurrent use: agents of one

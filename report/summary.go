@@ -19,6 +19,8 @@ var endings = map[string]string{
 	engine.AwaitingInput: "ask agents wait for answers: give them to resume with --answer AGENT=TEXT",
 	engine.BudgetExceeded: "a model request was refused because a budget was spent, and running agents were cancelled: " +
 		"raise the cap in the file, or resume with --max-cost, --max-tokens or --max-requests",
+	engine.StrictWarning: "--strict: an expression read a key its value does not have (see the warnings): " +
+		"correct the name, or write ?. or ?? where the key may be absent",
 }
 
 // SummaryOptions tune a Summary.
