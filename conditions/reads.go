@@ -17,7 +17,8 @@ import (
 // has no such key gives null, as expr does; the guard also notes it as a
 // Miss in the evaluation's Reads (Env.Reads), so that the run can say so.
 // Not noted:
-//   - a read through ?. (x?.name): the file says the key may be absent;
+//   - a read through ?. (x?.name), or just before one (x.name?.y): the
+//     file says the key may be absent;
 //   - a read on the left of ?? (x.a.b ?? d: both .a and .b), along the
 //     chain of members that is the left operand: the same;
 //   - the top-level keys of context and executions (context.agent): an
@@ -81,6 +82,10 @@ func (v markReads) Visit(node *ast.Node) {
 			}
 			v.marks.paths[n] = cut(n.String(), maxPath)
 		}
+		if base, ok := n.Node.(*ast.MemberNode); ok && n.Optional {
+			// x.b?.c: the ?. says x.b may be null, absent included.
+			v.mark(base)
+		}
 	case *ast.BinaryNode:
 		if n.Operator == "??" {
 			v.silence(n.Left)
@@ -95,10 +100,7 @@ func (v markReads) silence(n ast.Node) {
 		case *ast.ChainNode:
 			n = x.Node
 		case *ast.MemberNode:
-			if v.marks.silent == nil {
-				v.marks.silent = map[*ast.MemberNode]bool{}
-			}
-			v.marks.silent[x] = true
+			v.mark(x)
 			n = x.Node
 		case *ast.BinaryNode:
 			if x.Operator != "??" {
@@ -110,6 +112,13 @@ func (v markReads) silence(n ast.Node) {
 			return
 		}
 	}
+}
+
+func (v markReads) mark(n *ast.MemberNode) {
+	if v.marks.silent == nil {
+		v.marks.silent = map[*ast.MemberNode]bool{}
+	}
+	v.marks.silent[n] = true
 }
 
 // member rewrites a member access that may read a missing key into a call

@@ -36,6 +36,9 @@ func TestMissingReads(t *testing.T) {
 		{"context.get_diff?.touches_cod ?? false", "condition", nil, false},
 		{"context.get_diff?.nope == nil", "condition", nil, true},
 		{"context.author?.pach == nil", "condition", nil, true},
+		// …and so does a ?. just after the key.
+		{"context.get_diff.nope?.x == nil", "condition", nil, true},
+		{"context.get_diff.nope?.x.y == nil", "condition", nil, true},
 		// After a ?., a read below a present map is still seen.
 		{"context.get_diff?.meta.line == nil", "condition", []miss{{"context.get_diff?.meta.line", "line", "lines"}}, true},
 		// The chain on the left of ?? may be absent.

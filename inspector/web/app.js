@@ -239,6 +239,9 @@
         h.stopped.errors.map((e) => el("p", { text: `turn ${e.turn_number} · ${e.agent_name}: ${e.message}` }))) : null,
       data.job_error ? el("p", { class: "error", "data-field": "job-error",
         text: "This run, gone on with in the background by this page, stopped: " + data.job_error + ". See what it saved below; resume on the command line tells more." }) : null,
+      data.warnings && data.warnings.length ? el("div", { class: "warnings", "data-field": "warnings" },
+        el("b", { text: data.warnings_count > data.warnings.length ? `Warnings (the first ${data.warnings.length} of ${data.warnings_count})` : "Warnings" }),
+        data.warnings.map((w) => el("p", { "data-kind": w.kind || "condition", text: `turn ${w.turn_number} · ${w.agent_name}: ${w.message}` }))) : null,
       data.graph.changed ? el("p", { class: "muted", text: "The ensemble file changed since this run was saved: the graph is the file as it is now." }) : null,
       data.graph.error ? el("p", { class: "muted", text: "The graph is the agents the history names: " + data.graph.error }) : null);
   }
