@@ -108,6 +108,7 @@ type Scenario struct {
 	recording string // the recording folder given (recording.go): its LLM agents replay
 	maxTurns  int
 	parallel  int
+	strict    bool // Given the run is strict: --strict
 	// judges are the judges declared, by name, and rulings what they said,
 	// by judge and agent (judge.go).
 	judges  map[string]*judge
@@ -501,6 +502,7 @@ func (s *Scenario) sessionOptions() (session.Options, error) {
 		MaxTurns:     s.maxTurns,
 		Timeout:      s.timeout,
 		Parallel:     s.parallel,
+		Strict:       s.strict,
 		Tracer:       s.opts.Tracer,
 		TraceContent: s.opts.TraceContent,
 	}
