@@ -147,3 +147,32 @@ func TestStrictFlagHelp(t *testing.T) {
 		}
 	}
 }
+
+// A saved strict_warning run goes on with resume; a warning it recorded
+// is not recorded again, so resume --strict stops only on a new one.
+func TestResumeStrict(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "runs.db")
+	o, res := runMissing(t, "ensemble.yaml", "--strict", "--state", db)
+	if o.code != 7 || res.TurnCount != 1 {
+		t.Fatalf("run: exit %d after %d turns\n%s", o.code, res.TurnCount, o.stderr)
+	}
+	resume := func() (outcome, missingResult) {
+		o := ensembleCmd(t, "", "resume", db, "--strict", "--output", "json")
+		var res missingResult
+		if err := json.Unmarshal([]byte(o.stdout), &res); err != nil {
+			t.Fatalf("exit %d: %v\n%s\n%s", o.code, err, o.stdout, o.stderr)
+		}
+		return o, res
+	}
+	// Turn 2's resolution read touches_cod again (no new warning), then its
+	// planning read dif: a new one, and the turn does not run.
+	o, res = resume()
+	if o.code != 7 || res.CompletionReason != "strict_warning" || res.TurnCount != 1 || len(res.Warnings) != 3 {
+		t.Fatalf("resume: exit %d, %s after %d turns, warnings %+v\n%s", o.code, res.CompletionReason, res.TurnCount, res.Warnings, o.stderr)
+	}
+	o, res = resume()
+	if o.code != 0 || res.CompletionReason != "completed" || res.TurnCount != 2 || len(res.Warnings) != 3 {
+		t.Fatalf("second resume: exit %d, %s after %d turns, warnings %+v\n%s", o.code, res.CompletionReason, res.TurnCount, res.Warnings, o.stderr)
+	}
+}
