@@ -35,8 +35,19 @@ type Miss struct {
 	// Key is the missing key: touches_cod.
 	Key string
 	// Suggestion is the key the map has that is closest to Key (a
-	// spelling away), "" when none is.
+	// spelling away), "" when none is: set by Suggest.
 	Suggestion string
+	// obj is the map read, until Suggest searched it.
+	obj map[string]any
+}
+
+// Suggest sets and returns Suggestion. The search costs the keys of the
+// map read, so it is done once, and only for a miss that is reported.
+func (m *Miss) Suggest() string {
+	if m.obj != nil {
+		m.Suggestion, m.obj = closest(m.Key, m.obj), nil
+	}
+	return m.Suggestion
 }
 
 // Reads collects the misses of evaluations: set Env.Reads to one, and read
@@ -178,7 +189,7 @@ func (m *meter) miss(path, key string, obj map[string]any) {
 			return
 		}
 	}
-	r.Misses = append(r.Misses, Miss{Expression: m.source, Path: path, Key: key, Suggestion: closest(key, obj)})
+	r.Misses = append(r.Misses, Miss{Expression: m.source, Path: path, Key: key, obj: obj})
 }
 
 // Bounds of the search for a suggestion: the keys it looks at, and their
@@ -197,16 +208,18 @@ func closest(key string, obj map[string]any) string {
 		return ""
 	}
 	best, bestD := "", -1
-	limit := max(1, utf8.RuneCountInString(key)/3)
+	n := utf8.RuneCountInString(key)
+	limit := max(1, n/3)
 	seen := 0
 	for k := range obj {
 		if seen++; seen > maxSuggestKeys {
 			break
 		}
-		if len(k) > maxSuggestLen {
+		// The distance is at least the difference of the lengths.
+		if len(k) > maxSuggestLen || abs(utf8.RuneCountInString(k)-n) > limit {
 			continue
 		}
-		d := distance(key, k)
+		d := distance(key, k, limit)
 		if strings.EqualFold(k, key) {
 			d = 0
 		}
@@ -220,8 +233,9 @@ func closest(key string, obj map[string]any) string {
 	return best
 }
 
-// distance is the Levenshtein distance of a and b, in runes.
-func distance(a, b string) int {
+// distance is the Levenshtein distance of a and b, in runes, or a number
+// above bound once it is known to exceed it.
+func distance(a, b string, bound int) int {
 	ra, rb := []rune(a), []rune(b)
 	prev := make([]int, len(rb)+1)
 	cur := make([]int, len(rb)+1)
@@ -230,12 +244,17 @@ func distance(a, b string) int {
 	}
 	for i := 1; i <= len(ra); i++ {
 		cur[0] = i
+		least := cur[0]
 		for j := 1; j <= len(rb); j++ {
 			sub := prev[j-1]
 			if ra[i-1] != rb[j-1] {
 				sub++
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, sub)
+			least = min(least, cur[j])
+		}
+		if least > bound {
+			return bound + 1 // every later row is at least as far
 		}
 		prev, cur = cur, prev
 	}
@@ -251,4 +270,11 @@ func cut(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }

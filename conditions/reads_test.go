@@ -91,6 +91,7 @@ func TestMissingReads(t *testing.T) {
 			}
 			var misses []miss
 			for _, m := range env.Reads.Take() {
+				m.Suggest()
 				if m.Expression != c.src {
 					t.Errorf("expression %q, want %q", m.Expression, c.src)
 				}
@@ -124,6 +125,9 @@ func TestMissingReadsOfItemAndOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := reads.Take()
+	for i := range got {
+		got[i].Suggest()
+	}
 	want := []Miss{
 		{Expression: "item.pth", Path: "item.pth", Key: "pth", Suggestion: "path"},
 		{Expression: "output.verdikt == 'ok' || status == 'failed'", Path: "output.verdikt", Key: "verdikt", Suggestion: "verdict"},
@@ -188,5 +192,18 @@ func BenchmarkMissingRead(b *testing.B) {
 	for b.Loop() {
 		_, _ = p.Eval(env)
 		env.Reads.Take()
+	}
+}
+
+// The search for a suggestion, over an object of 10,000 keys: what the
+// first report of a miss costs (later reads of it skip it).
+func BenchmarkSuggest(b *testing.B) {
+	obj := map[string]any{}
+	for i := range 10_000 {
+		obj[fmt.Sprintf("field_%d", i)] = i
+	}
+	for b.Loop() {
+		m := Miss{Key: "feild_77", obj: obj}
+		m.Suggest()
 	}
 }

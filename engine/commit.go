@@ -67,6 +67,9 @@ func warningKey(w state.Warning) string {
 func (c *committer) warn(turn int, warns []resolver.Warning) {
 	for _, w := range warns {
 		if w.Miss != nil {
+			if c.seenWarning[missKey(w.Agent, w.Dependency, w.Miss)] {
+				continue // recorded already: its suggestion is not searched again
+			}
 			what := fmt.Sprintf("condition of %s ← %s", w.Agent, w.Dependency)
 			if w.Dependency == "" {
 				what = "when of " + w.Agent
@@ -115,9 +118,7 @@ func (c *committer) ref(key string) (state.OutputRef, bool) {
 func (c *committer) commit(turn int, p *plan) {
 	st := c.st
 	for i := range p.execs {
-		for _, w := range resultMisses(p.execs[i].req.Agent.Name, p.execs[i].res) {
-			c.record(turn, w)
-		}
+		c.recordMisses(turn, p.execs[i].req.Agent.Name, p.execs[i].res)
 	}
 	for _, rd := range p.ready {
 		fresh := rd.Fresh

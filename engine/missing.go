@@ -27,6 +27,7 @@ const StrictWarning = "strict_warning"
 // ("" when it is not an edge's). placeholder: the expression is a
 // template's, shown in its braces.
 func missWarning(name, what, dep string, m conditions.Miss, placeholder bool) state.Warning {
+	m.Suggest()
 	msg := what
 	switch {
 	case placeholder:
@@ -43,12 +44,20 @@ func missWarning(name, what, dep string, m conditions.Miss, placeholder bool) st
 		Path: m.Path, Suggestion: m.Suggestion, Message: msg}
 }
 
+// missKey is the key (warningKey) of the warning of a read of a missing
+// key: known before its message, whose suggestion costs a search.
+func missKey(name, dep string, m *conditions.Miss) string {
+	return warningKey(state.Warning{Kind: state.WarnMissingRead, AgentName: name, Dependency: dep, Expression: m.Expression, Path: m.Path})
+}
+
 // readNotes are the warnings the planner's evaluations noted in a turn,
-// each once; the committer records them when the turn commits.
+// each once, and none the run has (known: the committer's); the committer
+// records them.
 type readNotes struct {
 	reads    conditions.Reads // where the evaluations note their misses
 	warnings []state.Warning
 	seen     map[string]bool
+	known    map[string]bool
 }
 
 // env is e noting its reads in n.
@@ -61,13 +70,15 @@ func (n *readNotes) env(e *conditions.Env) *conditions.Env {
 // of agent name.
 func (n *readNotes) take(name, what, dep string, placeholder bool) {
 	for _, m := range n.reads.Take() {
-		n.add(missWarning(name, what, dep, m, placeholder))
+		if k := missKey(name, dep, &m); !n.known[k] && !n.seen[k] {
+			n.add(missWarning(name, what, dep, m, placeholder))
+		}
 	}
 }
 
 func (n *readNotes) add(w state.Warning) {
 	k := warningKey(w)
-	if n.seen[k] {
+	if n.seen[k] || n.known[k] {
 		return
 	}
 	if n.seen == nil {
@@ -89,15 +100,15 @@ func (n *readNotes) nullMessage(a *ensemble.Agent, t *ensemble.Template, v any) 
 		Message: fmt.Sprintf("%s of %s ({{ %s }}) is null: the model is sent the text \"null\"", t.Field, a.Name, expr)})
 }
 
-// resultMisses are the warnings of a loop's until and carry that an execution
-// noted (agent.Result.Misses), as warnings of agent name.
-func resultMisses(name string, res *agent.Result) []state.Warning {
-	if res == nil || len(res.Misses) == 0 {
-		return nil
+// recordMisses records the reads of missing keys that an execution of
+// agent name noted (a loop's until and carry: agent.Result.Misses).
+func (c *committer) recordMisses(turn int, name string, res *agent.Result) {
+	if res == nil {
+		return
 	}
-	out := make([]state.Warning, 0, len(res.Misses))
 	for _, m := range res.Misses {
-		out = append(out, missWarning(name, m.What+" of "+name, "", m.Miss, false))
+		if !c.seenWarning[missKey(name, "", &m.Miss)] {
+			c.record(turn, missWarning(name, m.What+" of "+name, "", m.Miss, false))
+		}
 	}
-	return out
 }

@@ -58,7 +58,7 @@ type execution struct {
 // plan expands the ready agents of a turn into their executions. Every
 // request sees the state as it was at the start of the turn.
 func (r *Run) plan(ctx context.Context, turn int, ready []resolver.Ready) plan {
-	p := plan{ready: ready, execs: make([]execution, 0, len(ready))}
+	p := plan{ready: ready, execs: make([]execution, 0, len(ready)), notes: readNotes{known: r.committer.seenWarning}}
 	for i := range ready {
 		if ready[i].Skip != resolver.Run {
 			continue // skipped: no execution, only a record (committer.skip)
