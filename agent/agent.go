@@ -125,6 +125,10 @@ type Result struct {
 	// expressions made (a loop's until and carry), which the engine
 	// records as warnings (docs/semantics.md#reads-of-missing-keys).
 	Misses []Miss
+	// Warnings are the reads of missing keys and null messages of the
+	// runs of a child ensemble the execution made, their agents named by
+	// path (review_round/critic), which the engine records as the run's.
+	Warnings []state.Warning
 }
 
 // Miss is a read of a missing key by one of an execution's expressions:

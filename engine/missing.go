@@ -101,7 +101,8 @@ func (n *readNotes) nullMessage(a *ensemble.Agent, t *ensemble.Template, v any) 
 }
 
 // recordMisses records the reads of missing keys that an execution of
-// agent name noted (a loop's until and carry: agent.Result.Misses).
+// agent name noted (a loop's until and carry: agent.Result.Misses), and
+// those of the child runs it made (agent.Result.Warnings).
 func (c *committer) recordMisses(turn int, name string, res *agent.Result) {
 	if res == nil {
 		return
@@ -110,5 +111,8 @@ func (c *committer) recordMisses(turn int, name string, res *agent.Result) {
 		if !c.seenWarning[missKey(name, "", &m.Miss)] {
 			c.record(turn, missWarning(name, m.What+" of "+name, "", m.Miss, false))
 		}
+	}
+	for _, w := range res.Warnings {
+		c.record(turn, w) // a child run's: its message names its agent
 	}
 }

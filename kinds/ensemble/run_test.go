@@ -635,3 +635,18 @@ func TestLoopMissingReads(t *testing.T) {
 		t.Errorf("strict: %s after %d turns, %v", res.CompletionReason, res.TurnCount, res.AgentExecutionCount)
 	}
 }
+
+// TestChildMissingReads: a child's reads of missing keys are warnings of
+// the parent's run, by path, once however many iterations made them.
+func TestChildMissingReads(t *testing.T) {
+	t.Parallel()
+	plays := map[string][]any{"build_loop/check": {map[string]any{"tests_pass": false}}}
+	res, _ := run(t, context.Background(), "testdata/loop-child-missing.yaml", "go", newFake(plays), nil)
+	if len(res.Errors) != 0 {
+		t.Fatal(failures(res))
+	}
+	if len(res.Warnings) != 1 || res.Warnings[0].AgentName != "build_loop/after" || res.Warnings[0].Path != "context.check.tests_pas" ||
+		res.Warnings[0].Suggestion != "tests_pass" {
+		t.Errorf("warnings %+v", res.Warnings)
+	}
+}

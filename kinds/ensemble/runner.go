@@ -98,7 +98,7 @@ func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		max = s.Loop.MaxIterations
 	}
 	for i := 1; ; i++ {
-		out, final, rec, err := r.runChild(ctx, req, child, file, s.Output, input, &usage)
+		out, final, rec, err := r.runChild(ctx, req, child, file, s.Output, input, &usage, &res.Warnings)
 		if last != nil {
 			// A loop keeps its earlier iterations slim (earlier): the last
 			// one whole, on top. until and carry see the last one only.
@@ -186,7 +186,8 @@ func slimRecord(r *state.Record) *state.Record {
 }
 
 // runChild runs child once from a fresh state and returns its output.
-func (r *Runner) runChild(ctx context.Context, req *agent.Request, child *format.Ensemble, file, output, input string, usage *state.Usage) (out any, final map[string]any, rec *state.Child, err error) {
+func (r *Runner) runChild(ctx context.Context, req *agent.Request, child *format.Ensemble, file, output, input string, usage *state.Usage,
+	warnings *[]state.Warning) (out any, final map[string]any, rec *state.Child, err error) {
 	// The child's agents are run by the runner that runs this agent (the
 	// run's, which injected responses wrap), named by their path.
 	next := req.Services.Runner
@@ -229,6 +230,19 @@ func (r *Runner) runChild(ctx context.Context, req *agent.Request, child *format
 	// tree shares one parallel budget (docs/semantics.md#ensembles-of-ensembles).
 	res := engine.New(child, input, opts).Run(ctx)
 	usage.Add(&res.Usage)
+	// The child's reads of missing keys are the parent run's warnings,
+	// its agents named by path (docs/semantics.md#reads-of-missing-keys).
+	for _, w := range res.Warnings {
+		if !w.Strict() {
+			continue
+		}
+		w.AgentName = local + "/" + w.AgentName
+		if !slices.ContainsFunc(*warnings, func(x state.Warning) bool { // each once, however many iterations
+			return x.Kind == w.Kind && x.AgentName == w.AgentName && x.Expression == w.Expression && x.Path == w.Path && x.Dependency == w.Dependency
+		}) {
+			*warnings = append(*warnings, w)
+		}
+	}
 	rec = &state.Child{Ensemble: child.Name, CompletionReason: res.CompletionReason, TurnCount: res.TurnCount,
 		ConversationHistory: res.ConversationHistory}
 	if res.CompletionReason != engine.Completed || res.ExitCode() != engine.ExitOK {
