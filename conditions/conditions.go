@@ -29,7 +29,9 @@
 //
 // Context values are untyped (any), so `context.x.y` is checked at run time.
 // `context.x?.y ?? false` is the idiom for "maybe missing"; `history[-1]` is the
-// latest record. A condition whose static type is unknown (for example
+// latest record. A read of a key its object does not have gives nil; an
+// evaluation whose Env.Reads is set notes it there (reads.go), unless the
+// read is through ?. or on the left of ??. A condition whose static type is unknown (for example
 // `context.reviewer.approved`) is accepted at compile time and must produce a
 // boolean at run time.
 //
