@@ -120,7 +120,7 @@ var stepDefs = []stepDef{
 		`^the run has no unhandled errors$`, func(s *Scenario) any { return s.thenNoUnhandledErrors }},
 	{StepDoc{"Then", "Then the run has 2 errors", "Exactly that many entries in the result's errors."},
 		`^the run has (\d+) errors?$`, func(s *Scenario) any { return s.thenErrorCount }},
-	{StepDoc{"Then", `Then there is a warning containing "needs_clarification"`, "A warning of the run (a condition that failed at run time) contains the text."},
+	{StepDoc{"Then", `Then there is a warning containing "needs_clarification"`, "A warning of the run (a condition that failed at run time, a read of a missing key) contains the text."},
 		`^there is a warning containing "(.*)"$`, func(s *Scenario) any { return s.thenWarning }},
 	{StepDoc{"Then", `Then the ensemble has a warning containing "trigger: all"`, "A warning of the loaded file (what `validate` warns about, such as a join inside a loop) contains the text; no run is needed."},
 		`^the ensemble has a warning containing "(.*)"$`, func(s *Scenario) any { return s.thenLoadWarning }},
