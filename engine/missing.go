@@ -96,8 +96,12 @@ func (n *readNotes) nullMessage(a *ensemble.Agent, t *ensemble.Template, v any) 
 		return
 	}
 	expr := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(t.Source), "{{"), "}}"))
-	n.add(state.Warning{AgentName: a.Name, Expression: expr, Kind: state.WarnNullMessage,
-		Message: fmt.Sprintf("%s of %s ({{ %s }}) is null: the model is sent the text \"null\"", t.Field, a.Name, expr)})
+	w := state.Warning{AgentName: a.Name, Expression: expr, Kind: state.WarnNullMessage}
+	if k := warningKey(w); n.seen[k] || n.known[k] {
+		return // a fan-out's every instance: the message is written once
+	}
+	w.Message = fmt.Sprintf("%s of %s ({{ %s }}) is null: the model is sent the text \"null\"", t.Field, a.Name, expr)
+	n.add(w)
 }
 
 // recordMisses records the reads of missing keys that an execution of
