@@ -11,6 +11,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/state"
@@ -120,6 +121,21 @@ type Result struct {
 	// profile that answered an LLM agent (docs/llm.md#fallbacks), the run
 	// of a child ensemble (docs/semantics.md#ensembles-of-ensembles).
 	Details state.Details
+	// Misses are the reads of missing keys the execution's own
+	// expressions made (a loop's until and carry), which the engine
+	// records as warnings (docs/semantics.md#reads-of-missing-keys).
+	Misses []Miss
+	// Warnings are the reads of missing keys and null messages of the
+	// runs of a child ensemble the execution made, their agents named by
+	// path (review_round/critic), which the engine records as the run's.
+	Warnings []state.Warning
+}
+
+// Miss is a read of a missing key by one of an execution's expressions:
+// What names the expression's field (until, carry).
+type Miss struct {
+	What string
+	conditions.Miss
 }
 
 // Name is how injected responses and events name the agent of req: its

@@ -957,3 +957,31 @@ func TestTookLessThan(t *testing.T) {
 		t.Error("an unknown agent passed")
 	}
 }
+
+// Given the run is strict: a read of a missing key ends the run
+// strict_warning, exit 7, as run --strict does.
+func TestStrictStep(t *testing.T) {
+	s := NewScenario(t.TempDir(), Options{})
+	doc := "name: strict\nagents:\n  - name: a\n    ask: \"?\"\n  - name: b\n    ask: \"?\"\n    dependencies: [a]\n    when: \"context.a.aproved\"\n"
+	if err := s.givenInlineEnsemble(&godog.DocString{Content: doc}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.givenRespondsDoc("a", &godog.DocString{MediaType: "yaml", Content: "{approved: true}"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.givenStrict(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.whenRuns(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.thenReason("strict_warning"); err != nil {
+		t.Error(err)
+	}
+	if err := s.thenExitCode(7); err != nil {
+		t.Error(err)
+	}
+	if err := s.thenWarning("did you mean `approved`?"); err != nil {
+		t.Error(err)
+	}
+}

@@ -111,6 +111,7 @@ type Scenario struct {
 	cassettes []*cassette.Cassette
 	maxTurns  int
 	parallel  int
+	strict    bool // Given the run is strict: --strict
 	// judges are the judges declared, by name, and rulings what they said,
 	// by judge and agent (judge.go).
 	judges  map[string]*judge
@@ -514,6 +515,7 @@ func (s *Scenario) sessionOptions() (session.Options, error) {
 		MaxTurns:     s.maxTurns,
 		Timeout:      s.timeout,
 		Parallel:     s.parallel,
+		Strict:       s.strict,
 		Tracer:       s.opts.Tracer,
 		TraceContent: s.opts.TraceContent,
 	}

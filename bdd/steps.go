@@ -86,6 +86,8 @@ var stepDefs = []stepDef{
 		`^the timeout is "([^"]*)"$`, func(s *Scenario) any { return s.givenTimeout }},
 	{StepDoc{"Given", "Given the parallel limit is 2", "Overrides conversation_limits.parallel_agent_limit (like --parallel)."},
 		`^the parallel limit is (\d+)$`, func(s *Scenario) any { return s.givenParallel }},
+	{StepDoc{"Given", "Given the run is strict", "A read of a key its value does not have (or a null message to a model) ends the run strict_warning, exit 7 (like run --strict)."},
+		`^the run is strict$`, func(s *Scenario) any { return s.givenStrict }},
 	{StepDoc{"Given", `Given the judge "quality" uses model profile "small" with the rubric:`,
 		"Declares a judge: a model that scores an agent's final output against the rubric in the doc string (which states the scale), replying {\"score\": n, \"reason\": \"...\"}. It is an LLM agent named by the judge's name: answered by `Given agent \"quality\" responds` (declared after the judge) or by the recording, and by its model only where LLM agents may reach theirs."},
 		`^the judge "([^"]*)" uses model profile "([^"]*)" with the rubric:$`, func(s *Scenario) any { return s.givenJudge }},
@@ -103,9 +105,9 @@ var stepDefs = []stepDef{
 		`^this ensemble is validated:$`, func(s *Scenario) any { return s.whenInlineValidated }},
 
 	// --- Then: the run ---
-	{StepDoc{"Then", `Then the completion reason is "completed"`, "completed, expectation_failed, max_total_turns, timeout, budget_exceeded, cancelled or awaiting_input."},
+	{StepDoc{"Then", `Then the completion reason is "completed"`, "completed, expectation_failed, max_total_turns, timeout, budget_exceeded, cancelled, awaiting_input or strict_warning."},
 		`^the completion reason is "([^"]*)"$`, func(s *Scenario) any { return s.thenReason }},
-	{StepDoc{"Then", "Then the exit code is 1", "The exit code `run` would have: 0 completed, 1 an execution failed, 3 the turn limit, 4 the timeout, 5 waiting for input, 6 a budget, 130 cancelled."},
+	{StepDoc{"Then", "Then the exit code is 1", "The exit code `run` would have: 0 completed, 1 an execution failed, 3 the turn limit, 4 the timeout, 5 waiting for input, 6 a budget, 7 a warning of a strict run, 130 cancelled."},
 		`^the exit code is (\d+)$`, func(s *Scenario) any { return s.thenExitCode }},
 	{StepDoc{"Then", "Then the run failed", "The exit code is not 0: an execution failed (and no on: failure edge handled it), a limit or the timeout stopped the run, or an expectation of the file is false."},
 		`^the run failed$`, func(s *Scenario) any { return s.thenRunFailed }},
@@ -119,7 +121,7 @@ var stepDefs = []stepDef{
 		`^the run has no unhandled errors$`, func(s *Scenario) any { return s.thenNoUnhandledErrors }},
 	{StepDoc{"Then", "Then the run has 2 errors", "Exactly that many entries in the result's errors."},
 		`^the run has (\d+) errors?$`, func(s *Scenario) any { return s.thenErrorCount }},
-	{StepDoc{"Then", `Then there is a warning containing "needs_clarification"`, "A warning of the run (a condition that failed at run time) contains the text."},
+	{StepDoc{"Then", `Then there is a warning containing "needs_clarification"`, "A warning of the run (a condition that failed at run time, a read of a missing key) contains the text."},
 		`^there is a warning containing "(.*)"$`, func(s *Scenario) any { return s.thenWarning }},
 	{StepDoc{"Then", `Then the ensemble has a warning containing "trigger: all"`, "A warning of the loaded file (what `validate` warns about, such as a join inside a loop) contains the text; no run is needed."},
 		`^the ensemble has a warning containing "(.*)"$`, func(s *Scenario) any { return s.thenLoadWarning }},
@@ -380,6 +382,11 @@ func (s *Scenario) givenTimeout(d string) error {
 	return nil
 }
 
+func (s *Scenario) givenStrict() error {
+	s.strict = true
+	return nil
+}
+
 func (s *Scenario) givenParallel(n int) error {
 	if n < 1 {
 		return fmt.Errorf("the parallel limit must be at least 1, got %d", n)
@@ -427,9 +434,9 @@ func (s *Scenario) thenReason(want string) error {
 	}
 	switch want {
 	case engine.Completed, engine.MaxTotalTurns, engine.Timeout, engine.Cancelled, engine.AwaitingInput, engine.BudgetExceeded,
-		engine.ExpectationFailed:
+		engine.ExpectationFailed, engine.StrictWarning:
 	default:
-		return fmt.Errorf("%q is not a completion reason: use completed, max_total_turns, timeout, cancelled, awaiting_input, budget_exceeded or expectation_failed", want)
+		return fmt.Errorf("%q is not a completion reason: use completed, max_total_turns, timeout, cancelled, awaiting_input, budget_exceeded, expectation_failed or strict_warning", want)
 	}
 	if res.CompletionReason != want {
 		return fmt.Errorf("completion reason is %q, want %q%s%s", res.CompletionReason, want, s.errorsNote(), s.expectationsNote())

@@ -89,6 +89,7 @@ var refused = map[string]string{
 	engine.Cancelled:      "it was cancelled: a turn cut short is not in its state, so a replay would not stop where it did",
 	engine.Timeout:        "it ended on its timeout: a replay takes its own time, and would not stop where it did",
 	engine.BudgetExceeded: "it ended on its budget: injected and recorded replies spend nothing, so a replay would not stop where it did",
+	engine.StrictWarning:  "it ended on a warning under --strict: a test replays without --strict, so a replay would not stop where it did",
 }
 
 // Build makes the test of run r.

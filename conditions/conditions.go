@@ -29,7 +29,9 @@
 //
 // Context values are untyped (any), so `context.x.y` is checked at run time.
 // `context.x?.y ?? false` is the idiom for "maybe missing"; `history[-1]` is the
-// latest record. A condition whose static type is unknown (for example
+// latest record. A read of a key its object does not have gives nil; an
+// evaluation whose Env.Reads is set notes it there (reads.go), unless the
+// read is through ?. or on the left of ??. A condition whose static type is unknown (for example
 // `context.reviewer.approved`) is accepted at compile time and must produce a
 // boolean at run time.
 //
@@ -117,6 +119,9 @@ type Env struct {
 	Executions map[string]int `expr:"executions"`
 	History    []any          `expr:"history"`
 	Input      string         `expr:"input"`
+	// Reads, when set, collects the reads of missing keys of the
+	// evaluations over this environment (reads.go); conditions cannot name it.
+	Reads *Reads `expr:"-"`
 }
 
 // Program is a compiled condition. It is immutable and safe for concurrent use.
@@ -231,7 +236,8 @@ func compile(src, what string, checkEnv, runEnv any, extra ...expr.Option) (*Pro
 		return nil, &CompileError{Line: line, Column: col, Msg: "unknown name $env", What: what}
 	}
 	// Second compile: the same expression with the sandbox's meters woven in.
-	prog, err := expr.Compile(src, commonOptions(runEnv, append(extra, expr.Patch(guard{}), guardFunctions)...)...)
+	marks := &readMarks{}
+	prog, err := expr.Compile(src, commonOptions(runEnv, append(extra, expr.Patch(markReads{marks}), expr.Patch(guard{marks: marks}), guardFunctions)...)...)
 	if err != nil {
 		// Not expected: the first compile accepted the expression.
 		ce := compileError(err)
@@ -323,7 +329,7 @@ func (s *Select) eval(ctx context.Context, env *Env, output any, o Outcome) (res
 		r.env.Env = *env
 	}
 	r.env.Output, r.env.Status, r.env.Error = output, o.Status, o.Error
-	r.meter = meter{bytes: MaxBytes, steps: MaxSteps, ctx: ctx}
+	r.meter = meter{bytes: MaxBytes, steps: MaxSteps, ctx: ctx, reads: r.env.Reads, source: strings.TrimSpace(s.Source)}
 	r.vm.MemoryBudget = MaxMemory
 	out, runErr := r.vm.Run(s.prog, &r.env)
 	r.reset()
@@ -530,7 +536,7 @@ func (p *Program) EvalContext(ctx context.Context, env *Env) (result bool, err e
 	if env != nil {
 		r.env.Env = *env
 	}
-	r.meter = meter{bytes: MaxBytes, steps: MaxSteps, ctx: ctx}
+	r.meter = meter{bytes: MaxBytes, steps: MaxSteps, ctx: ctx, reads: r.env.Reads, source: strings.TrimSpace(p.Source)}
 	r.vm.MemoryBudget = MaxMemory
 	out, runErr := r.vm.Run(p.prog, &r.env)
 	r.reset()
@@ -639,7 +645,7 @@ var runnerPool = sync.Pool{New: func() any {
 
 func (r *runner) reset() {
 	r.env.Env, r.env.Output, r.env.Status, r.env.Error = Env{}, nil, "", nil
-	r.meter.ctx = nil
+	r.meter.ctx, r.meter.reads = nil, nil
 	clear(r.vm.Variables)
 	clear(r.vm.Stack[:cap(r.vm.Stack)])
 	r.vm.Stack = r.vm.Stack[:0]
@@ -661,6 +667,10 @@ type meter struct {
 	steps int // left
 	ctx   context.Context
 	work  int // units of work since ctx was last checked
+	// reads collects the misses (Env.Reads; nil: none are kept), each
+	// noted with source, the expression evaluated.
+	reads  *Reads
+	source string
 }
 
 const (
@@ -748,9 +758,11 @@ const (
 	guardFn  = "__ensemble_" // + builtin name
 )
 
-type guard struct{}
+// guard weaves the meters into a program; marks are what markReads found
+// (reads.go).
+type guard struct{ marks *readMarks }
 
-func (guard) Visit(node *ast.Node) {
+func (g guard) Visit(node *ast.Node) {
 	switch n := (*node).(type) {
 	case *ast.BinaryNode:
 		switch {
@@ -775,6 +787,7 @@ func (guard) Visit(node *ast.Node) {
 		if isFilter(n.Node) && !n.Optional && isMinusOne(n.Property) {
 			wrap(&n.Node, chargeFn)
 		}
+		g.member(node, n) // a read that may miss its key: reads.go
 	case *ast.BuiltinNode:
 		// expr compiles findLast and findLastIndex, and the last(filter(…))
 		// and filter(…)[-1] its optimizer turns into findLast, with a loop
@@ -882,6 +895,7 @@ func sameAsSecond(args []reflect.Type) (reflect.Type, error) {
 }
 
 func guardFunctions(c *conf.Config) {
+	memberFunction(c)
 	c.Functions[chargeFn] = &builtin.Function{
 		Name: chargeFn,
 		Func: func(args ...any) (any, error) {

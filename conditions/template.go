@@ -299,7 +299,7 @@ func (p *Program) evalValue(ctx context.Context, env *Env, item *Item, left *met
 		ie := &itemEvalEnv{itemEnv: itemEnv{Env: r.env.Env, Item: item.Value, Index: item.Index, Count: item.Count}, m: &r.meter}
 		vmEnv = ie
 	}
-	r.meter = meter{bytes: left.bytes, steps: left.steps, ctx: ctx}
+	r.meter = meter{bytes: left.bytes, steps: left.steps, ctx: ctx, reads: r.env.Reads, source: strings.TrimSpace(p.Source)}
 	r.vm.MemoryBudget = memory
 	out, runErr := r.vm.Run(p.prog, vmEnv)
 	left.bytes, left.steps = r.meter.bytes, r.meter.steps

@@ -24,10 +24,10 @@ import (
 // resolver ignores.
 func CheckState(e *ensemble.Ensemble, f *state.File) error {
 	switch f.CompletionReason {
-	case "", Completed, MaxTotalTurns, Timeout, Cancelled, AwaitingInput, BudgetExceeded, ExpectationFailed:
+	case "", Completed, MaxTotalTurns, Timeout, Cancelled, AwaitingInput, BudgetExceeded, ExpectationFailed, StrictWarning:
 	default:
-		return fmt.Errorf("completion_reason %q is not one of %q, %q, %q, %q, %q, %q, %q, or \"\" while the run goes on",
-			f.CompletionReason, Completed, MaxTotalTurns, Timeout, Cancelled, AwaitingInput, BudgetExceeded, ExpectationFailed)
+		return fmt.Errorf("completion_reason %q is not one of %q, %q, %q, %q, %q, %q, %q, %q, or \"\" while the run goes on",
+			f.CompletionReason, Completed, MaxTotalTurns, Timeout, Cancelled, AwaitingInput, BudgetExceeded, ExpectationFailed, StrictWarning)
 	}
 	if e.Hash != f.Ensemble.SHA256 {
 		return nil

@@ -55,7 +55,7 @@ func TestCheckStateRejectsStatesThatDoNotFit(t *testing.T) {
 	}
 	const missing = `, which the ensemble /work/review/ensemble.yaml does not have`
 	for _, tc := range []struct{ file, msg string }{
-		{"completion-reason", `completion_reason "finished" is not one of "completed", "max_total_turns", "timeout", "cancelled", "awaiting_input", "budget_exceeded", "expectation_failed", or "" while the run goes on`},
+		{"completion-reason", `completion_reason "finished" is not one of "completed", "max_total_turns", "timeout", "cancelled", "awaiting_input", "budget_exceeded", "expectation_failed", "strict_warning", or "" while the run goes on`},
 		{"history-unknown-agent", `state.conversation_history[2].agent_name names agent "ghost"` + missing},
 		{"count-unknown-agent", `state.agent_execution_count names agent "ghost"` + missing},
 		{"edge-unknown-agent", `state.edges names agent "ghost"` + missing},

@@ -30,6 +30,9 @@ type committer struct {
 	secrets *secrets.Redactor
 
 	seenWarning map[string]bool
+	// strict is set once a warning --strict ends a run on is recorded
+	// (state.Warning.Strict).
+	strict bool
 	// lastOutput is, per state key, the execution whose output it holds
 	// when that output is long: what a record's input_data refers to
 	// instead of copying the output.
@@ -54,25 +57,61 @@ func newCommitter(e *ensemble.Ensemble, st *state.State, sink *events.Sink, sec 
 	return c
 }
 
+// warningKey identifies a warning recorded once per run: a condition's
+// failure by its message, a read of a missing key by its agent,
+// expression and path (its suggestion may change with the value read),
+// none of which grows with the turns.
 func warningKey(w state.Warning) string {
+	if w.Kind != "" {
+		return w.Kind + "\x00" + w.AgentName + "\x00" + w.Dependency + "\x00" + w.Expression + "\x00" + w.Path
+	}
 	return w.AgentName + "\x00" + w.Dependency + "\x00" + w.Message
 }
 
 // warn records run-time condition failures, each distinct one once.
 func (c *committer) warn(turn int, warns []resolver.Warning) {
 	for _, w := range warns {
+		if w.Miss != nil {
+			if c.seenWarning[missKey(w.Agent, w.Dependency, w.Miss)] {
+				continue // recorded already: its suggestion is not searched again
+			}
+			what := fmt.Sprintf("condition of %s ← %s", w.Agent, w.Dependency)
+			if w.Dependency == "" {
+				what = "when of " + w.Agent
+			}
+			c.record(turn, missWarning(w.Agent, what, w.Dependency, *w.Miss, false))
+			continue
+		}
 		sw := state.Warning{TurnNumber: turn, AgentName: w.Agent, Dependency: w.Dependency, Expression: w.Expression,
 			Message: fmt.Sprintf("condition of %s ← %s (%s) failed, counted as false: %s", w.Agent, w.Dependency, w.Expression, w.Message)}
 		if w.Dependency == "" {
 			sw.Message = fmt.Sprintf("when of %s (%s) failed, counted as false: %s", w.Agent, w.Expression, w.Message)
 		}
-		sw.Message, sw.Expression = c.secrets.String(sw.Message), c.secrets.String(sw.Expression)
-		if k := warningKey(sw); !c.seenWarning[k] {
-			c.seenWarning[k] = true
-			c.st.Warn(sw)
-			c.events.Emit(events.Event{Type: events.Warning, Turn: turn, Agent: w.Agent, Message: sw.Message})
-		}
+		c.record(turn, sw)
 	}
+}
+
+// record records a warning of turn, unless the run has it already, and
+// emits its event.
+func (c *committer) record(turn int, w state.Warning) {
+	w.TurnNumber = turn
+	k := warningKey(w)
+	if c.seenWarning[k] {
+		return
+	}
+	c.seenWarning[k] = true
+	// Redacted where it is made, so that every sink (the state, its
+	// export, events, reports, tests' output) has it redacted: a key
+	// rebuilt by an expression from two outputs is in no output alone.
+	w.Message, w.Expression = c.secrets.String(w.Message), c.secrets.String(w.Expression)
+	w.Path, w.Suggestion = c.secrets.String(w.Path), c.secrets.String(w.Suggestion)
+	c.st.Warn(w)
+	c.strict = c.strict || w.Strict()
+	ev := events.Event{Type: events.Warning, Turn: turn, Agent: w.AgentName, Message: w.Message}
+	if w.Kind != "" {
+		ev.Warning = &w
+	}
+	c.events.Emit(ev)
 }
 
 // ref is the execution whose output the state key holds, when that output
@@ -88,6 +127,9 @@ func (c *committer) ref(key string) (state.OutputRef, bool) {
 // records and agent requests.
 func (c *committer) commit(turn int, p *plan) {
 	st := c.st
+	for i := range p.execs {
+		c.recordMisses(turn, p.execs[i].req.Agent.Name, p.execs[i].res)
+	}
 	for _, rd := range p.ready {
 		fresh := rd.Fresh
 		if rd.Skip != resolver.Run {

@@ -98,6 +98,12 @@ type Options struct {
 	// the file's expect: and the command's --expect. nil checks none (a
 	// child ensemble's run).
 	Expect []*ensemble.Expectation
+	// Strict ends the run, StrictWarning, on a read of a missing key or a
+	// null message (state.Warning.Strict): before the turn whose
+	// resolution or planning read it runs, or after the turn whose
+	// execution did (a loop's until and carry)
+	// (docs/semantics.md#reads-of-missing-keys).
+	Strict bool
 }
 
 // Executor runs a turn's executions (docs/development.md#how-a-turn-flows)
@@ -275,6 +281,9 @@ func (r *Run) step(parent, runCtx context.Context) string {
 		return Cancelled
 	}
 	r.committer.warn(st.TurnCount+1, warns)
+	if r.opts.Strict && r.committer.strict {
+		return StrictWarning
+	}
 	if len(ready) == 0 {
 		return Completed
 	}
@@ -303,6 +312,17 @@ func (r *Run) step(parent, runCtx context.Context) string {
 	}
 
 	p := r.plan(runCtx, turn, ready)
+	for _, w := range p.notes.warnings {
+		r.committer.record(turn, w)
+	}
+	if r.opts.Strict && r.committer.strict {
+		// Nothing of the turn runs: no agent is given what was built
+		// on the missing key.
+		if turnSpan != nil {
+			tracing.Fail(turnSpan, "not run: --strict and a warning")
+		}
+		return StrictWarning
+	}
 	turnCtx, cancelTurn := runCtx, context.CancelCauseFunc(nil)
 	if r.budget.active() {
 		// A spent budget cancels the turn's executions: the turn has a
@@ -370,6 +390,9 @@ func (r *Run) step(parent, runCtx context.Context) string {
 	}
 	if len(waiting) > 0 {
 		return r.awaitInput(waiting)
+	}
+	if r.opts.Strict && r.committer.strict {
+		return StrictWarning // a loop's until or carry, as its agent ran
 	}
 	return ""
 }

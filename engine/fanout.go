@@ -47,7 +47,7 @@ func (r *Run) expand(ctx context.Context, turn int, p *plan) {
 			execs = append(execs, x)
 			continue
 		}
-		items, err := r.items(ctx, a)
+		items, err := r.items(ctx, a, &p.notes)
 		if err != nil {
 			x.failed = err
 			execs = append(execs, x)
@@ -65,7 +65,7 @@ func (r *Run) expand(ctx context.Context, turn int, p *plan) {
 		seq := r.committer.instancesOf(a.Name)
 		var env *conditions.Env
 		if len(a.Templates) > 0 {
-			env = templateEnv(r.st, a)
+			env = p.notes.env(templateEnv(r.st, a))
 		}
 		sizes := &fanSizes{agent: a, count: len(items)}
 		for i, item := range items {
@@ -83,7 +83,7 @@ func (r *Run) expand(ctx context.Context, turn int, p *plan) {
 			if env != nil {
 				// Each instance's templates, over its item: a failure
 				// fails that instance only.
-				req.Templates, inst.failed = templates(ctx, a, env, &conditions.Item{Value: item, Index: i, Count: len(items)})
+				req.Templates, inst.failed = templates(ctx, a, env, &conditions.Item{Value: item, Index: i, Count: len(items)}, &p.notes)
 			}
 			if err := sizes.add(name, item, req.Templates); err != nil {
 				// Over the cap: the fan-out is one failed execution of
@@ -103,10 +103,11 @@ func (r *Run) expand(ctx context.Context, turn int, p *plan) {
 }
 
 // items evaluates a's fan_out.over as the turn starts.
-func (r *Run) items(ctx context.Context, a *ensemble.Agent) ([]any, error) {
+func (r *Run) items(ctx context.Context, a *ensemble.Agent, notes *readNotes) ([]any, error) {
 	fo := a.FanOut
 	p := fo.OverProgram
-	items, err := p.EvalContext(ctx, selectEnv(r.st, p.UsesHistory))
+	items, err := p.EvalContext(ctx, notes.env(selectEnv(r.st, p.UsesHistory)))
+	notes.take(a.Name, "fan_out.over of "+a.Name, "", false)
 	if err != nil {
 		return nil, fmt.Errorf("fan_out.over (%s) failed: %w", fo.Over, err)
 	}

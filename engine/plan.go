@@ -31,6 +31,9 @@ type plan struct {
 	ready []resolver.Ready
 	execs []execution
 	fans  map[int]*fanPlan // by index in ready: the fan-out agents (fanout.go)
+	// notes are the reads of missing keys of the turn's selects,
+	// templates and lists, which the committer records (missing.go).
+	notes readNotes
 }
 
 // execution is one run of one agent's runner: the request as planned, and
@@ -55,13 +58,13 @@ type execution struct {
 // plan expands the ready agents of a turn into their executions. Every
 // request sees the state as it was at the start of the turn.
 func (r *Run) plan(ctx context.Context, turn int, ready []resolver.Ready) plan {
-	p := plan{ready: ready, execs: make([]execution, 0, len(ready))}
+	p := plan{ready: ready, execs: make([]execution, 0, len(ready)), notes: readNotes{known: r.committer.seenWarning}}
 	for i := range ready {
 		if ready[i].Skip != resolver.Run {
 			continue // skipped: no execution, only a record (committer.skip)
 		}
 		p.execs = append(p.execs, execution{agent: i})
-		r.request(ctx, turn, ready[i], &p.execs[len(p.execs)-1])
+		r.request(ctx, turn, ready[i], &p.execs[len(p.execs)-1], &p.notes)
 	}
 	r.expand(ctx, turn, &p)
 	return p
@@ -71,7 +74,7 @@ func (r *Run) plan(ctx context.Context, turn int, ready []resolver.Ready) plan {
 // satisfied edge delivers (the dependency's output; its latest failure for
 // an on: failure edge; what its select makes of either). A select that
 // fails sets x.failed: the execution fails without running.
-func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready, x *execution) {
+func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready, x *execution, notes *readNotes) {
 	st, a := r.st, rd.Agent
 	deps := make(map[string]any, len(rd.Satisfied))
 	var refs map[string]state.OutputRef
@@ -104,7 +107,8 @@ func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready, x *execu
 			}
 		}
 		if dep != nil && dep.SelectProgram != nil {
-			v, err := dep.SelectProgram.EvalContext(ctx, selectEnv(st, dep.SelectProgram.UsesHistory), deps[d])
+			v, err := dep.SelectProgram.EvalContext(ctx, notes.env(selectEnv(st, dep.SelectProgram.UsesHistory)), deps[d])
+			notes.take(a.Name, fmt.Sprintf("select of %s ← %s", a.Name, d), d, false)
 			if err == nil {
 				err = jsonvalue.Valid(v) // NaN and ±Inf (from a division by 0) have no JSON
 			}
@@ -149,7 +153,7 @@ func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready, x *execu
 	}
 	if len(a.Templates) > 0 && a.FanOut == nil && x.failed == nil {
 		// A fan-out agent's templates are its instances' (expand).
-		vals, err := templates(ctx, a, templateEnv(st, a), nil)
+		vals, err := templates(ctx, a, notes.env(templateEnv(st, a)), nil, notes)
 		if err != nil {
 			x.failed = err
 		}
@@ -169,11 +173,16 @@ func templateEnv(st *state.State, a *ensemble.Agent) *conditions.Env {
 
 // templates evaluates a's templates (docs/semantics.md#what-an-agent-receives)
 // over env and, for a fan-out instance, its item. An error names the agent
-// and the template.
-func templates(ctx context.Context, a *ensemble.Agent, env *conditions.Env, item *conditions.Item) (map[string]any, error) {
+// and the template. The reads of missing keys, and a null message, are
+// noted in notes (env notes its reads there).
+func templates(ctx context.Context, a *ensemble.Agent, env *conditions.Env, item *conditions.Item, notes *readNotes) (map[string]any, error) {
 	vals := make(map[string]any, len(a.Templates))
 	for _, t := range a.Templates {
 		v, err := t.Program.EvalContext(ctx, env, item)
+		notes.take(a.Name, t.Field+" of "+a.Name, "", true)
+		if err == nil {
+			notes.nullMessage(a, t, v)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s of agent %q (a template) failed: %w", t.Field, a.Name, err)
 		}

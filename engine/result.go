@@ -69,6 +69,7 @@ const (
 	ExitMaxTurns = 3
 	ExitTimeout  = 4
 	ExitBudget   = 6
+	ExitStrict   = 7 // run --strict and a read of a missing key (StrictWarning)
 	// ExitExpectation: a completed run's expectation is false
 	// (expectation_failed), and no execution failed.
 	ExitExpectation = 8
@@ -88,6 +89,8 @@ func (r *Result) ExitCode() int {
 		return ExitAwaitingInput
 	case BudgetExceeded:
 		return ExitBudget
+	case StrictWarning:
+		return ExitStrict
 	}
 	for _, e := range r.Errors {
 		if !e.Handled {

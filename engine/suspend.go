@@ -106,7 +106,7 @@ func (r *Run) pending(only []string) []PendingInput {
 			continue // skipped, not asked (docs/semantics.md#guards-that-skip)
 		}
 		var x execution
-		r.request(ctx, turn, rd, &x)
+		r.request(ctx, turn, rd, &x, &readNotes{}) // its notes are the turn's, which plans it again
 		out = append(out, PendingInput{Agent: a.Name, Question: agent.Question(a), Dependencies: x.req.Dependencies, Turn: turn})
 	}
 	return out

@@ -117,6 +117,10 @@ type Event struct {
 	Dependencies map[string]any `json:"dependencies,omitempty"`
 	// Expectations are expectations_checked's expectations.
 	Expectations any `json:"expectations,omitempty"`
+	// Warning is a warning event's record (a state.Warning) when it is a
+	// read of a missing key or a null message: its kind, path and
+	// suggestion (docs/semantics.md#reads-of-missing-keys).
+	Warning any `json:"warning,omitempty"`
 }
 
 // Sink receives events. It must be safe for concurrent use: agents of one

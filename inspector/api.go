@@ -43,7 +43,7 @@ type RunSummary struct {
 }
 
 // Statuses of a run (RunSummary.Status), beside the completion reasons
-// (max_total_turns, timeout, cancelled, budget_exceeded, expectation_failed).
+// (max_total_turns, timeout, cancelled, budget_exceeded, expectation_failed, strict_warning).
 const (
 	StatusRunning    = "running"    // a process writes it now
 	StatusSuspended  = "suspended"  // awaiting_input: waits for a person
@@ -379,7 +379,15 @@ type RunView struct {
 	// JobError is the error that stopped the run this server went on with
 	// in the background (after an answer or a fork), if it failed.
 	JobError string `json:"job_error,omitempty"`
+	// Warnings are the run's first warnings (shownWarnings), reads of
+	// missing keys among them (docs/semantics.md#reads-of-missing-keys),
+	// and WarningsCount how many it has in all.
+	Warnings      []state.Warning `json:"warnings,omitempty"`
+	WarningsCount int             `json:"warnings_count,omitempty"`
 }
+
+// shownWarnings is how many warnings a run's first screen lists.
+const shownWarnings = 100
 
 // apiRun is GET /api/run?db=N&id=ID: a run's first screen. It reads the
 // run's head and totals, not its turns (but those added since the totals
@@ -413,11 +421,20 @@ func (s *Server) runView(i int, d *database, info *store.RunInfo) (*RunView, err
 		head, err = d.db.Head(info)
 	}
 	t, _, _ := s.tally(i, d, info)
+	var warnings []state.Warning
+	var nWarnings int
+	if err == nil {
+		warnings, nWarnings, err = d.db.Warnings(info, shownWarnings)
+	}
 	d.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	v := &RunView{Run: rs, Head: head, Tally: t.Agents}
+	for k := range warnings {
+		warnings[k].Message = s.redacted(warnings[k].Message)
+		warnings[k].Expression = s.redacted(warnings[k].Expression)
+	}
+	v := &RunView{Run: rs, Head: head, Tally: t.Agents, Warnings: warnings, WarningsCount: nWarnings}
 	if e, ok := strings.CutPrefix(rs.Job, "error: "); ok {
 		v.JobError = e
 	}

@@ -317,3 +317,19 @@ func TestBrowserLiveList(t *testing.T) {
 		t.Errorf("the page was loaded again (%v): the list must update in place", err)
 	}
 }
+
+// A run's warnings show on its first screen: a read of a missing key with
+// the key meant.
+func TestBrowserWarnings(t *testing.T) {
+	t.Parallel()
+	b := browsertest.Shared(t)
+	db := filepath.Join(t.TempDir(), "runs.db")
+	dir := filepath.Join("testdata", "missing")
+	run := saveExampleRun(t, db, filepath.Join(dir, "ensemble.yaml"), filepath.Join(dir, "responses.yaml"), "completed")
+	url := serve(t, db)
+	ctx := b.Tab(t)
+	do(t, ctx, "the run", chromedp.Navigate(url+"#/run/0/"+run.ID), chromedp.WaitVisible(css(`#run[data-run-id="`+run.ID+`"]`)))
+	if w := text(t, ctx, `[data-field="warnings"] [data-kind="missing_read"]`); !strings.Contains(w, "security") || !strings.Contains(w, "did you mean `touches_code`?") {
+		t.Errorf("warnings: %q", w)
+	}
+}

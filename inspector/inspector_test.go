@@ -762,3 +762,27 @@ func TestChildOfChild(t *testing.T) {
 		}
 	}
 }
+
+// A run's first screen lists its warnings: reads of missing keys with
+// their kind, path and suggestion (docs/semantics.md#reads-of-missing-keys).
+func TestRunViewWarnings(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "runs.db")
+	id := saveRunOf(t, path, filepath.Join("testdata", "missing"), true)
+	f := serveDB(t, path)
+	var v inspector.RunView
+	if code := f.do(t, "GET", "/api/run?id="+id, nil, &v); code != 200 {
+		t.Fatalf("GET /api/run: %d", code)
+	}
+	if v.WarningsCount != 3 || len(v.Warnings) != 3 {
+		t.Fatalf("warnings %d %+v", v.WarningsCount, v.Warnings)
+	}
+	w := v.Warnings[0]
+	if w.AgentName != "security" || w.Kind != "missing_read" || w.Path != "context.get_diff.touches_cod" || w.Suggestion != "touches_code" ||
+		!strings.Contains(w.Message, "did you mean `touches_code`?") {
+		t.Errorf("warning %+v", w)
+	}
+	if v.Warnings[2].Kind != "null_message" {
+		t.Errorf("warning %+v", v.Warnings[2])
+	}
+}

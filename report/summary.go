@@ -20,6 +20,8 @@ var endings = map[string]string{
 	engine.BudgetExceeded: "a model request was refused because a budget was spent, and running agents were cancelled: " +
 		"raise the cap in the file, or resume with --max-cost, --max-tokens or --max-requests",
 	engine.ExpectationFailed: "the run completed, but an expectation of its final state does not hold",
+	engine.StrictWarning: "--strict: an expression read a key its value does not have (see the warnings): " +
+		"correct the name, or write ?. or ?? where the key may be absent",
 }
 
 // SummaryOptions tune a Summary.

@@ -140,6 +140,10 @@ type Warning struct {
 	Dependency string // the dependency: the edge is Agent ← Dependency; "" for a guard
 	Expression string // the condition's source
 	Message    string // the error, one line
+	// Miss is set for a read of a missing key (Message is then empty):
+	// the condition did not fail, but read null there
+	// (docs/semantics.md#reads-of-missing-keys).
+	Miss *conditions.Miss
 }
 
 // edge is the scratch state of one dependency edge during Resolve.
@@ -191,6 +195,7 @@ type scan struct {
 	envBuf   conditions.Env // what env points to
 	scratch  []edge
 	warnings []Warning
+	reads    conditions.Reads // the misses of the evaluation under way
 }
 
 func newScan(ctx context.Context, s *state.State) *scan {
@@ -391,6 +396,7 @@ func (sc *scan) holds(a *ensemble.Agent, d *ensemble.Dependency) (bool, error) {
 func (sc *scan) eval(a *ensemble.Agent, p *conditions.Program, dep, src string) (bool, error) {
 	if sc.env == nil {
 		sc.envBuf = envOf(sc.s)
+		sc.envBuf.Reads = &sc.reads
 		sc.env = &sc.envBuf
 	}
 	if p.UsesHistory && sc.env.History == nil {
@@ -398,7 +404,11 @@ func (sc *scan) eval(a *ensemble.Agent, p *conditions.Program, dep, src string) 
 	}
 	ok, err := p.EvalContext(sc.ctx, sc.env)
 	if err != nil && sc.ctx.Err() != nil {
+		sc.reads.Take()
 		return false, sc.ctx.Err()
+	}
+	for _, m := range sc.reads.Take() {
+		sc.warnings = append(sc.warnings, Warning{Agent: a.Name, Dependency: dep, Expression: src, Miss: &m})
 	}
 	if err != nil {
 		sc.warnings = append(sc.warnings, Warning{Agent: a.Name, Dependency: dep,

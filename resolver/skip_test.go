@@ -146,7 +146,10 @@ func TestGuardRuntimeError(t *testing.T) {
 	w := newSim(t, e)
 	w.turn("src", map[string]any{"src": map[string]any{}})
 	w.turn("-g", nil)
-	if len(w.warnings) != 1 || w.warnings[0].Agent != "g" || w.warnings[0].Dependency != "" {
-		t.Fatalf("warnings = %+v, want one for g's guard", w.warnings)
+	// The read of missing (src has no such key) comes first, then the
+	// failure of .deeper on its null.
+	if len(w.warnings) != 2 || w.warnings[0].Miss == nil || w.warnings[0].Miss.Path != "context.src.missing" ||
+		w.warnings[1].Agent != "g" || w.warnings[1].Dependency != "" || w.warnings[1].Miss != nil {
+		t.Fatalf("warnings = %+v, want a miss and a failure of g's guard", w.warnings)
 	}
 }

@@ -115,6 +115,9 @@ type Options struct {
 	Timeout  time.Duration
 	Parallel int
 	Budget   *ensemble.Budget
+	// Strict ends a run strict_warning (exit 7) on a read of a missing
+	// key or a null message (--strict; docs/semantics.md#reads-of-missing-keys).
+	Strict bool
 
 	// Tracer makes spans of the runs (docs/tracing.md), with their content
 	// when TraceContent is set; nil traces nothing.
@@ -368,6 +371,7 @@ func (r *Run) engineOptions(ro RunOptions) engine.Options {
 		Timeout:      s.opts.Timeout,
 		Parallel:     s.opts.Parallel,
 		Budget:       s.opts.Budget,
+		Strict:       s.opts.Strict,
 		Events:       ro.Events,
 		Secrets:      s.secrets,
 		Recording:    s.opts.Recording,

@@ -46,8 +46,8 @@ func TestHistoryValuesInstances(t *testing.T) {
 	check := func(name string, view []any) {
 		t.Helper()
 		rec := func(i int) map[string]any { return view[i].(map[string]any) }
-		if _, ok := rec(0)["instances"]; ok {
-			t.Errorf("%s: a record without fan_out has instances", name)
+		if v, ok := rec(0)["instances"]; !ok || v != nil {
+			t.Errorf("%s: a record without fan_out has instances %v, want null", name, v)
 		}
 		if got := rec(2)["instances"].([]any); len(got) != 1 || got[0].(map[string]any)["agent_name"] != "work[0]" {
 			t.Errorf("%s: first fan-out's instances %v", name, got)

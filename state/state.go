@@ -186,7 +186,29 @@ type Warning struct {
 	Dependency string `json:"dependency,omitempty"`
 	Expression string `json:"expression,omitempty"`
 	Message    string `json:"message"`
+	// Kind is what the warning is about: "" for a condition that failed
+	// at run time; WarnMissingRead or WarnNullMessage
+	// (docs/semantics.md#reads-of-missing-keys).
+	Kind string `json:"kind,omitempty"`
+	// Path is the read of a missing key, as written
+	// (context.get_diff.touches_cod), and Suggestion the key its value
+	// has that is nearest (touches_code); set for WarnMissingRead.
+	Path       string `json:"path,omitempty"`
+	Suggestion string `json:"suggestion,omitempty"`
 }
+
+// Kinds of warnings (Warning.Kind).
+const (
+	// WarnMissingRead: an expression read a key its value does not have.
+	WarnMissingRead = "missing_read"
+	// WarnNullMessage: the template that is an LLM agent's whole message
+	// (its input or prompt) gave null.
+	WarnNullMessage = "null_message"
+)
+
+// Strict reports whether w is a warning `run --strict` ends a run on: a
+// read of a missing key, or a null message.
+func (w *Warning) Strict() bool { return w.Kind == WarnMissingRead || w.Kind == WarnNullMessage }
 
 // Usage counts model requests and tokens.
 type Usage struct {
@@ -405,6 +427,10 @@ func (s *State) conditionValue(i int) any {
 	if r.Error != nil {
 		m["status"] = "failed"
 	}
+	// Every record has the keys some records have (null, false where it
+	// has none): reading one is no read of a missing key
+	// (docs/semantics.md#reads-of-missing-keys).
+	m["skipped"], m["instance"], m["of"], m["instances"] = false, nil, nil, nil
 	if r.Skipped {
 		m["status"], m["skipped"] = "skipped", true
 	}

@@ -33,8 +33,10 @@ func TestHistoryValuesAreTheResultRecords(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	want := []string{"agent_name", "error", "execution", "execution_time", "handles", "input_data", "output_data",
-		"status", "stderr", "stop_reason", "timestamp", "turn_number", "usage"}
+	// instance, instances, of and skipped are there, null or false, for
+	// every record: reading them is no read of a missing key.
+	want := []string{"agent_name", "error", "execution", "execution_time", "handles", "input_data", "instance", "instances", "of", "output_data",
+		"skipped", "status", "stderr", "stop_reason", "timestamp", "turn_number", "usage"}
 	if !reflect.DeepEqual(keys, want) {
 		t.Fatalf("keys %v, want %v", keys, want)
 	}

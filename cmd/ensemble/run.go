@@ -58,6 +58,7 @@ type sharedFlags struct {
 	verbose bool // --verbose: the text summary shows scripts' stderr
 	quiet   bool // -q: no progress, no summary, no notices: only errors
 	noInput bool // --no-input: ask agents never ask at the terminal
+	strict  bool // --strict: a read of a missing key ends the run, exit 7
 
 	otel string // --otel: export traces to this OTLP/HTTP endpoint (tracing.go)
 
@@ -106,6 +107,7 @@ func (s *sharedFlags) register(cmd *cobra.Command, mode int) {
 	fl.StringVar(&s.report, "report", "", "write a Markdown transcript of the run to `FILE.md` when it ends")
 	fl.BoolVar(&s.verbose, "verbose", false, "the text summary also shows what each script printed on stderr (its last 4 KiB)")
 	fl.BoolVarP(&s.quiet, "quiet", "q", false, "print no progress, summary or notice, only errors (--output text still prints the final state)")
+	fl.BoolVar(&s.strict, "strict", false, "end the run, exit 7, on a read of a key its value does not have (or a null message to a model): the warning as a failure")
 	fl.BoolVar(&s.noInput, "no-input", false, "never ask at the terminal: a saved run (run --state, resume) waits for answers given to resume, exit 5")
 	fl.StringVar(&s.otel, "otel", "", "export OpenTelemetry traces to the OTLP/HTTP collector at `URL` (default: $OTEL_EXPORTER_OTLP_ENDPOINT)")
 	fl.StringArrayVar(&s.expect, "expect", nil, "a condition `EXPR` the final state of the completed run must meet, or it ends expectation_failed, exit 8 (repeatable)")
@@ -457,6 +459,7 @@ func (s *sharedFlags) frontOptions(io *stdio, stdinTaken, durable bool) session.
 		Interactive: !stdinTaken && (io.inTTY || isTerminal(io.in)),
 		Suspend:     durable,
 		NoInput:     s.noInput,
+		Strict:      s.strict,
 		Live:        s.live,
 		LiveAll:     s.liveAll,
 		Expect:      s.expected,

@@ -209,6 +209,9 @@ func temporalBatch(ctx context.Context, io *stdio, e *ensemble.Ensemble, path st
 // temporalInput is the input of a run of the file at path with the shared
 // flags' overrides (temporalengine.InputFor).
 func temporalInput(e *ensemble.Ensemble, path, input string, s *sharedFlags) (temporalengine.RunInput, error) {
+	if s.strict {
+		return temporalengine.RunInput{}, usageErr("--strict: a run on Temporal does not end on warnings; run it without --temporal, or read its warnings in the result")
+	}
 	if s.budget() != nil {
 		return temporalengine.RunInput{}, usageErr("--max-tokens, --max-requests and --max-cost: a run on Temporal has no budget (each execution is an activity, not capped mid-turn); run it without --temporal to cap it")
 	}

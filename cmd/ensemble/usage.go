@@ -86,5 +86,6 @@ const exitCodesHelp = `Exit codes:
   4    the run's timeout passed
   5    waiting for input: an ask agent waits for an answer given to resume --answer
   6    a budget was spent (max_tokens, max_requests or max_cost)
+  7    --strict, and an expression read a key its value does not have
   8    completed, but an expectation (expect:, --expect) is false
   130  interrupted (SIGINT or SIGTERM)`

@@ -73,7 +73,7 @@
     if (r.status === "failed") return `completed; ${r.failures} agent${r.failures > 1 ? "s" : ""} failed last`;
     if (r.status === "suspended") return "waits for an answer";
     if (r.status === "unfinished") return "stopped before it ended: resume goes on";
-    const limits = { max_total_turns: "stopped at its turn limit", timeout: "stopped at its timeout", budget_exceeded: "stopped: a budget was spent", cancelled: "interrupted: resume goes on", expectation_failed: "completed, but an expectation of its final state is false" };
+    const limits = { max_total_turns: "stopped at its turn limit", timeout: "stopped at its timeout", budget_exceeded: "stopped: a budget was spent", cancelled: "interrupted: resume goes on", expectation_failed: "completed, but an expectation of its final state is false", strict_warning: "stopped by --strict: an expression read a key its value does not have" };
     if (limits[r.status]) return limits[r.status];
     if (r.completion_reason && r.completion_reason !== r.status && r.status !== "running") return r.completion_reason;
     return "";
@@ -108,7 +108,7 @@
     crumb.textContent = "runs";
     const search = el("input", { type: "search", placeholder: "search id, ensemble, batch, parent", value: filters.q, "aria-label": "search" });
     const status = el("select", { "aria-label": "status" },
-      ["", "running", "suspended", "completed", "failed", "unfinished", "cancelled", "timeout", "max_total_turns", "budget_exceeded", "expectation_failed"]
+      ["", "running", "suspended", "completed", "failed", "unfinished", "cancelled", "timeout", "max_total_turns", "budget_exceeded", "expectation_failed", "strict_warning"]
         .map((s) => el("option", { value: s, text: s || "any status", selected: s === filters.status })));
     const dbSel = el("select", { "aria-label": "database" }, el("option", { value: "", text: "every database" }));
     const tbody = el("tbody");
@@ -243,6 +243,9 @@
         h.stopped.errors.map((e) => el("p", { text: `turn ${e.turn_number} · ${e.agent_name}: ${e.message}` }))) : null,
       data.job_error ? el("p", { class: "error", "data-field": "job-error",
         text: "This run, gone on with in the background by this page, stopped: " + data.job_error + ". See what it saved below; resume on the command line tells more." }) : null,
+      data.warnings && data.warnings.length ? el("div", { class: "warnings", "data-field": "warnings" },
+        el("b", { text: data.warnings_count > data.warnings.length ? `Warnings (the first ${data.warnings.length} of ${data.warnings_count})` : "Warnings" }),
+        data.warnings.map((w) => el("p", { "data-kind": w.kind || "condition", text: `turn ${w.turn_number} · ${w.agent_name}: ${w.message}` }))) : null,
       data.graph.changed ? el("p", { class: "muted", text: "The ensemble file changed since this run was saved: the graph is the file as it is now." }) : null,
       data.graph.error ? el("p", { class: "muted", text: "The graph is the agents the history names: " + data.graph.error }) : null);
   }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -602,5 +603,50 @@ func TestDispatchOutput(t *testing.T) {
 	res, _ := run(t, context.Background(), "testdata/dispatch-output.yaml", "", f, nil)
 	if len(res.Errors) != 0 || res.FinalState["handle"] != "a bug" {
 		t.Errorf("%s %v", failures(res), res.FinalState)
+	}
+}
+
+// TestLoopMissingReads: until and carry that read keys the iteration's
+// output lacks are warnings of the loop's agent, once each however many
+// iterations read them; a strict run ends after the loop's turn.
+func TestLoopMissingReads(t *testing.T) {
+	t.Parallel()
+	plays := map[string][]any{"build_loop/check": {map[string]any{"tests_pass": false, "next_input": "again"}}}
+	res, _ := run(t, context.Background(), "testdata/loop-missing.yaml", "go", newFake(plays), nil)
+	if len(res.Errors) != 0 || res.CompletionReason != engine.Completed {
+		t.Fatalf("%s: %s", res.CompletionReason, failures(res))
+	}
+	type w struct{ path, suggestion, start string }
+	var got []w
+	for _, x := range res.Warnings {
+		start, _, _ := strings.Cut(x.Message, " reads")
+		got = append(got, w{x.Path, x.Suggestion, start})
+	}
+	want := []w{{"output.tests_pas", "tests_pass", "until of build_loop (output.tests_pas == true)"}, {"output.next_inpt", "next_input", "carry of build_loop"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("warnings %+v, want %+v", got, want)
+	}
+	e, err := load(t, "testdata/loop-missing.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = engine.New(e, "go", engine.Options{Runner: runner(newFake(plays), nil), Strict: true}).Run(context.Background())
+	if res.CompletionReason != engine.StrictWarning || res.TurnCount != 1 || res.AgentExecutionCount["after"] != 0 {
+		t.Errorf("strict: %s after %d turns, %v", res.CompletionReason, res.TurnCount, res.AgentExecutionCount)
+	}
+}
+
+// TestChildMissingReads: a child's reads of missing keys are warnings of
+// the parent's run, by path, once however many iterations made them.
+func TestChildMissingReads(t *testing.T) {
+	t.Parallel()
+	plays := map[string][]any{"build_loop/check": {map[string]any{"tests_pass": false}}}
+	res, _ := run(t, context.Background(), "testdata/loop-child-missing.yaml", "go", newFake(plays), nil)
+	if len(res.Errors) != 0 {
+		t.Fatal(failures(res))
+	}
+	if len(res.Warnings) != 1 || res.Warnings[0].AgentName != "build_loop/after" || res.Warnings[0].Path != "context.check.tests_pas" ||
+		res.Warnings[0].Suggestion != "tests_pass" {
+		t.Errorf("warnings %+v", res.Warnings)
 	}
 }

@@ -38,6 +38,19 @@ func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	input := childInput(req)
 	in := runners.BaseInputData(req)
 	res := &agent.Result{InputData: in}
+	// The reads of missing keys of on, until and carry, which the engine
+	// records as warnings (docs/semantics.md#reads-of-missing-keys).
+	var onReads, untilReads, carryReads conditions.Reads
+	defer func() {
+		for _, r := range []struct {
+			what  string
+			reads *conditions.Reads
+		}{{"dispatch on", &onReads}, {"until", &untilReads}, {"carry", &carryReads}} {
+			for _, m := range r.reads.Take() {
+				res.Misses = append(res.Misses, agent.Miss{What: r.what, Miss: m})
+			}
+		}
+	}()
 	defer func() {
 		// docs/format.md#output-schemas: the output the execution ends with
 		// (the last iteration's, for a loop) must satisfy the agent's schema.
@@ -47,7 +60,7 @@ func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	}()
 	child, file := s.Child, s.File
 	if s.on != nil || s.Cases != nil {
-		c, key, err := s.choose(ctx, req)
+		c, key, err := s.choose(ctx, req, &onReads)
 		in["dispatch"] = key
 		if err != nil {
 			res.Err = fmt.Errorf("agent %q: %w", req.Agent.Name, err)
@@ -85,7 +98,7 @@ func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		max = s.Loop.MaxIterations
 	}
 	for i := 1; ; i++ {
-		out, final, rec, err := r.runChild(ctx, req, child, file, s.Output, input, &usage)
+		out, final, rec, err := r.runChild(ctx, req, child, file, s.Output, input, &usage, &res.Warnings)
 		if last != nil {
 			// A loop keeps its earlier iterations slim (earlier): the last
 			// one whole, on top. until and carry see the last one only.
@@ -114,7 +127,7 @@ func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		if s.Loop == nil {
 			return res
 		}
-		done, err := s.Loop.done(ctx, out, final, rec, input, outcome)
+		done, err := s.Loop.done(ctx, out, final, rec, input, outcome, &untilReads)
 		if err != nil {
 			res.Err = fmt.Errorf("agent %q: iteration %d: %w", req.Agent.Name, i, err)
 			return res
@@ -129,7 +142,9 @@ func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 			return res
 		}
 		if s.Loop.carry != nil {
-			v, err := s.Loop.carry.EvalOutcome(ctx, env(final, rec, input), out, outcome)
+			e := env(final, rec, input)
+			e.Reads = &carryReads
+			v, err := s.Loop.carry.EvalOutcome(ctx, e, out, outcome)
 			if err != nil {
 				res.Err = fmt.Errorf("agent %q: iteration %d: carry (%s): %w", req.Agent.Name, i, s.Loop.Carry, err)
 				return res
@@ -171,7 +186,8 @@ func slimRecord(r *state.Record) *state.Record {
 }
 
 // runChild runs child once from a fresh state and returns its output.
-func (r *Runner) runChild(ctx context.Context, req *agent.Request, child *format.Ensemble, file, output, input string, usage *state.Usage) (out any, final map[string]any, rec *state.Child, err error) {
+func (r *Runner) runChild(ctx context.Context, req *agent.Request, child *format.Ensemble, file, output, input string, usage *state.Usage,
+	warnings *[]state.Warning) (out any, final map[string]any, rec *state.Child, err error) {
 	// The child's agents are run by the runner that runs this agent (the
 	// run's, which injected responses wrap), named by their path.
 	next := req.Services.Runner
@@ -214,6 +230,19 @@ func (r *Runner) runChild(ctx context.Context, req *agent.Request, child *format
 	// tree shares one parallel budget (docs/semantics.md#ensembles-of-ensembles).
 	res := engine.New(child, input, opts).Run(ctx)
 	usage.Add(&res.Usage)
+	// The child's reads of missing keys are the parent run's warnings,
+	// its agents named by path (docs/semantics.md#reads-of-missing-keys).
+	for _, w := range res.Warnings {
+		if !w.Strict() {
+			continue
+		}
+		w.AgentName = local + "/" + w.AgentName
+		if !slices.ContainsFunc(*warnings, func(x state.Warning) bool { // each once, however many iterations
+			return x.Kind == w.Kind && x.AgentName == w.AgentName && x.Expression == w.Expression && x.Path == w.Path && x.Dependency == w.Dependency
+		}) {
+			*warnings = append(*warnings, w)
+		}
+	}
 	rec = &state.Child{Ensemble: child.Name, CompletionReason: res.CompletionReason, TurnCount: res.TurnCount,
 		ConversationHistory: res.ConversationHistory}
 	if res.CompletionReason != engine.Completed || res.ExitCode() != engine.ExitOK {
@@ -267,11 +296,11 @@ func (p *pathRunner) Run(ctx context.Context, req *agent.Request) *agent.Result 
 }
 
 // choose evaluates a dispatch's on and picks its case.
-func (s *Spec) choose(ctx context.Context, req *agent.Request) (*Case, string, error) {
+func (s *Spec) choose(ctx context.Context, req *agent.Request, reads *conditions.Reads) (*Case, string, error) {
 	if s.on == nil {
 		return nil, "", errors.New("dispatch has no on expression")
 	}
-	v, err := s.on.EvalContext(ctx, &conditions.Env{Context: req.Context, Input: req.Input, TurnCount: req.Turn - 1}, nil)
+	v, err := s.on.EvalContext(ctx, &conditions.Env{Context: req.Context, Input: req.Input, TurnCount: req.Turn - 1, Reads: reads}, nil)
 	if err != nil {
 		return nil, "", fmt.Errorf("dispatch on (%s): %w", s.On, err)
 	}
@@ -292,11 +321,13 @@ func (s *Spec) choose(ctx context.Context, req *agent.Request) (*Case, string, e
 }
 
 // done evaluates until over an iteration's output.
-func (l *Loop) done(ctx context.Context, out any, final map[string]any, rec *state.Child, input string, o conditions.Outcome) (bool, error) {
+func (l *Loop) done(ctx context.Context, out any, final map[string]any, rec *state.Child, input string, o conditions.Outcome, reads *conditions.Reads) (bool, error) {
 	if l.until == nil {
 		return false, errors.New("loop has no until expression")
 	}
-	v, err := l.until.EvalOutcome(ctx, env(final, rec, input), out, o)
+	e := env(final, rec, input)
+	e.Reads = reads
+	v, err := l.until.EvalOutcome(ctx, e, out, o)
 	if err != nil {
 		return false, fmt.Errorf("until (%s): %w", l.Until, err)
 	}
