@@ -69,7 +69,9 @@ func (st *Store) runDurable(ctx context.Context, sess *session.Session, in *Inpu
 		if err != nil {
 			return nil, err
 		}
-		return durable.Result(sf, info), nil
+		res := durable.Result(sf, info)
+		res.SetOutput(sess.Ensemble()) // as the run's own line would have it
+		return res, nil
 	}
 	if err != nil {
 		return nil, err

@@ -15,12 +15,18 @@ import (
 
 // Result is the result object of docs/cli.md#the-result.
 type Result struct {
-	Ensemble            string          `json:"ensemble"`
-	Input               string          `json:"input"`
-	CompletionReason    string          `json:"completion_reason"`
-	TurnCount           int             `json:"turn_count"`
-	AgentExecutionCount map[string]int  `json:"agent_execution_count"`
-	FinalState          map[string]any  `json:"final_state"`
+	Ensemble            string         `json:"ensemble"`
+	Input               string         `json:"input"`
+	CompletionReason    string         `json:"completion_reason"`
+	TurnCount           int            `json:"turn_count"`
+	AgentExecutionCount map[string]int `json:"agent_execution_count"`
+	FinalState          map[string]any `json:"final_state"`
+	// Output is what the ensemble returns to its callers when its file
+	// names an agent in output: (docs/cli.md#the-result): that agent's
+	// output, the value under its state key in FinalState. Absent (nil)
+	// when the file has no output:, and when that agent has no output (it
+	// never ran, or only failed or was skipped: SetOutput).
+	Output              any             `json:"output,omitempty"`
 	ConversationHistory []*state.Record `json:"conversation_history"`
 	Errors              []RunError      `json:"errors"`
 	Warnings            []state.Warning `json:"warnings"`
@@ -154,6 +160,7 @@ func (r *Run) finish(reason string) *Result {
 			res.PendingInput = r.PendingInput()
 		}
 	}
+	res.SetOutput(r.ens)
 	res.UsageByAgent = r.usageByAgent()
 	if reason == Completed || reason == ExpectationFailed {
 		res.HeldBack = HeldBackIn(r.ens, r.st)
@@ -235,6 +242,12 @@ func (r *Result) writeJSON(w io.Writer, compact bool) error {
 		{"agent_execution_count", r.AgentExecutionCount},
 		{"final_state", r.FinalState},
 	}
+	if r.Output != nil {
+		fields = append(fields, struct {
+			key string
+			v   any
+		}{"output", r.Output})
+	}
 	for _, f := range fields {
 		if err := put(f.key, f.v); err != nil {
 			return err
@@ -306,6 +319,21 @@ func (r *Result) writeJSON(w io.Writer, compact bool) error {
 		bw.WriteByte('\n')
 	}
 	return bw.Flush()
+}
+
+// SetOutput sets r.Output from r.FinalState: the output of the agent e's
+// output: names (ensemble.ResultOf), or nil when e has no output: or that
+// agent has no output in the final state. Run.Result sets it; a result
+// read from a saved run without its ensemble (durable.Result) is given it
+// here once the ensemble is loaded, as state show does.
+func (r *Result) SetOutput(e *ensemble.Ensemble) {
+	r.Output = nil
+	if e == nil || e.Output == "" {
+		return
+	}
+	if v, ok := e.ResultOf(r.FinalState); ok {
+		r.Output = v
+	}
 }
 
 // HeldBackIn are the agents of e that were ready again when the run of st

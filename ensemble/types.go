@@ -53,6 +53,10 @@ type Ensemble struct {
 	Name        string
 	Description string
 	Input       string // default input
+	// Output is output: the agent whose output is the ensemble's result
+	// for its callers (docs/format.md#what-an-ensemble-returns); "" when
+	// the file has none, and the result is the whole final state.
+	Output string
 
 	Models map[string]*ModelProfile // file profiles merged with --profiles / $ENSEMBLE_PROFILES
 	Tools  []*Tool

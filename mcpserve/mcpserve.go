@@ -2,7 +2,8 @@
 // each ensemble file of a folder is a tool named after the ensemble, whose
 // argument "input" is the run's input (the file's own when absent) and
 // whose result is the run's result JSON, as ensemble run --output json
-// prints it. A call is one run, assembled as every run is (package
+// prints it; or, for a file that names its output agent (output:), that
+// agent's output when the run succeeds (output.go). A call is one run, assembled as every run is (package
 // session): scripts run for real, LLM agents call their models, the MCP
 // servers the file names start for the run; ask agents cannot ask (the
 // client has the terminal), and a run that does not complete is an error
@@ -68,7 +69,7 @@ func New(dir string, o Options) (*mcp.Server, error) {
 		if desc == "" {
 			desc = "Runs the ensemble " + s.e.Name + "."
 		}
-		desc += " Returns the run's result JSON."
+		desc += returns(s.e)
 		inputDesc := "the run's input"
 		if s.e.Input != "" {
 			inputDesc += "; default: " + s.e.Input
@@ -78,6 +79,7 @@ func New(dir string, o Options) (*mcp.Server, error) {
 			Description: desc,
 			InputSchema: map[string]any{"type": "object", "additionalProperties": false,
 				"properties": map[string]any{"input": map[string]any{"type": "string", "description": inputDesc}}},
+			OutputSchema: outputSchema(s.e),
 		}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return s.run(ctx, o, req)
 		})
@@ -155,6 +157,9 @@ func (s *served) run(ctx context.Context, o Options, req *mcp.CallToolRequest) (
 		return errorResult(err.Error()), nil
 	}
 	res, _ := r.Run(ctx)
+	if s.e.Output != "" && res.ExitCode() == 0 {
+		return outputResult(s.e, res, sess.Secrets().String)
+	}
 	var buf bytes.Buffer
 	if err := res.WriteJSON(sess.Secrets().Writer(&buf)); err != nil {
 		return nil, err

@@ -38,14 +38,17 @@ type SummaryOptions struct {
 	Resume string
 	// Quiet prints the final state only: it is the run's result.
 	Quiet bool
+	// Output is the agent the ensemble's output: names ("": none): a
+	// result without an output then says that it has none.
+	Output string
 }
 
 // shownFailures is how many failed executions the headline names.
 const shownFailures = 3
 
 // Summary writes the end of a run for a person: how it ended, a table of the
-// agents (runs, failures, time, usage), errors, warnings and the final
-// state.
+// agents (runs, failures, time, usage), errors, warnings, the ensemble's
+// output (when its file names an output: agent) and the final state.
 func Summary(w io.Writer, res *engine.Result, opts SummaryOptions) {
 	width := opts.Width
 	if width <= 0 {
@@ -53,6 +56,14 @@ func Summary(w io.Writer, res *engine.Result, opts SummaryOptions) {
 	}
 	if !opts.Quiet {
 		summaryHead(w, res, opts, width)
+	}
+	switch {
+	case res.Output != nil && opts.Quiet:
+		fmt.Fprintf(w, "output: %s\n", whole(res.Output))
+	case res.Output != nil:
+		fmt.Fprintf(w, "output: %s\n", Preview(res.Output, min(100, max(10, width-len("output: ")))))
+	case opts.Output != "":
+		fmt.Fprintf(w, "output: none (%q, the ensemble's output agent, has no output)\n", opts.Output)
 	}
 	if len(res.FinalState) > 0 {
 		fmt.Fprintln(w, "final state:")

@@ -179,3 +179,45 @@ func TestQuietFinalStateIsWhole(t *testing.T) {
 		t.Errorf("without -q the values are previews:\n%s", full.String())
 	}
 }
+
+// TestSummaryOutput: the summary shows the ensemble's output on a line of
+// its own (cut, or whole with -q), and says so when the file names an
+// output agent that has none.
+func TestSummaryOutput(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("word ", 40)
+	for _, tc := range []struct {
+		name   string
+		output any
+		agent  string
+		quiet  bool
+		want   string // a line of the summary; "" = no output line
+	}{
+		{"none named", nil, "", false, ""},
+		{"object", map[string]any{"verdict": "ok"}, "judge", false, `output: {"verdict":"ok"}`},
+		{"string", "approved", "judge", false, "output: approved"},
+		{"cut", long, "judge", false, "output: " + Preview(long, 100)},
+		{"whole with -q", long, "judge", true, "output: " + long},
+		{"missing", nil, "judge", false, `output: none ("judge", the ensemble's output agent, has no output)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var b strings.Builder
+			res := &engine.Result{Ensemble: "e", CompletionReason: engine.Completed, AgentExecutionCount: map[string]int{},
+				FinalState: map[string]any{"judge": tc.output}, Output: tc.output}
+			Summary(&b, res, SummaryOptions{Output: tc.agent, Quiet: tc.quiet})
+			var got []string
+			for _, l := range strings.Split(b.String(), "\n") {
+				if strings.HasPrefix(l, "output:") {
+					got = append(got, l)
+				}
+			}
+			switch {
+			case tc.want == "" && len(got) > 0:
+				t.Errorf("an output line without an output agent: %q", got)
+			case tc.want != "" && (len(got) != 1 || got[0] != tc.want):
+				t.Errorf("output lines %q, want %q\n%s", got, tc.want, b.String())
+			}
+		})
+	}
+}

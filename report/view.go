@@ -121,7 +121,7 @@ func (v *View) Finish(res *engine.Result, resume string) error {
 		if o.Width != nil {
 			width = o.Width()
 		}
-		Summary(o.Out, res, SummaryOptions{Agents: names, Width: width, Quiet: o.Quiet, Resume: resume})
+		Summary(o.Out, res, SummaryOptions{Agents: names, Width: width, Quiet: o.Quiet, Resume: resume, Output: v.e.Output})
 		if o.Verbose && !o.Quiet {
 			StderrTails(o.Out, res)
 		}

@@ -334,6 +334,23 @@ func TestAgentPropertiesAreTheKindsFields(t *testing.T) {
 	}
 }
 
+// TestTopPropertiesAreTheLoadersKeys: the schema's top-level properties
+// are the keys the loader reads at the top of a file (its x- keys aside).
+func TestTopPropertiesAreTheLoadersKeys(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if err := json.Unmarshal(JSON, &doc); err != nil {
+		t.Fatal(err)
+	}
+	inSchema := slices.Sorted(maps.Keys(doc.Properties))
+	read := slices.Sorted(slices.Values(ensemble.TopKeys()))
+	if !slices.Equal(inSchema, read) {
+		t.Errorf("the schema's top-level properties differ from the keys the loader reads:\nschema: %v\nloader: %v", inSchema, read)
+	}
+}
+
 // TestReservedOptions: the schema refuses in a profile's options the
 // fields the loader refuses.
 func TestReservedOptions(t *testing.T) {

@@ -360,11 +360,12 @@ func TestBatchKilledAndResumed(t *testing.T) {
 
 // A run that ended but whose line was never saved (the process was killed
 // in between) is not run again when the batch is resumed: its line is made
-// from the saved run.
+// from the saved run, with the ensemble's output.
 func TestBatchResumeRunEndedWithoutItsLine(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	batchFiles(t, dir, map[string]string{"ensemble.yaml": batchScriptEnsemble, "step.sh": batchScript, "in.jsonl": "\"a\"\n\"b\"\n\"c\"\n"})
+	ens := strings.Replace(batchScriptEnsemble, "name: echo\n", "name: echo\noutput: second\n", 1)
+	batchFiles(t, dir, map[string]string{"ensemble.yaml": ens, "step.sh": batchScript, "in.jsonl": "\"a\"\n\"b\"\n\"c\"\n"})
 	db, out := filepath.Join(dir, "runs.db"), filepath.Join(dir, "out.jsonl")
 	r := ensembleCmd(t, "", "batch", filepath.Join(dir, "ensemble.yaml"), "--inputs", filepath.Join(dir, "in.jsonl"), "--out", out, "--state", db)
 	if r.code != 0 {
@@ -373,6 +374,9 @@ func TestBatchResumeRunEndedWithoutItsLine(t *testing.T) {
 	want, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !bytes.Contains(want, []byte(`"output":`)) {
+		t.Fatalf("the lines have no output:\n%s", want)
 	}
 	before := ensembleCmd(t, "", "state", "list", db, "--output", "json").stdout
 	conn, err := sql.Open("sqlite", db)

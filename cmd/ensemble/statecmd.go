@@ -53,14 +53,17 @@ duration_seconds is the time from its start to its last save.`,
 			}
 			res := durable.Result(sf, run)
 			completed := sf.CompletionReason == engine.Completed || sf.CompletionReason == engine.ExpectationFailed
-			if sf.CompletionReason == engine.AwaitingInput || completed {
-				// What the run printed of what it waits for, or held back:
-				// read against its ensemble, when that still loads.
-				if e, err := loadEnsemble(io, sf.Ensemble.Path, sf.Profiles); err == nil && engine.CheckState(e, sf) == nil {
+			// What the run printed of its output, what it waits for, or
+			// held back: read against its ensemble, when that still loads.
+			outputAgent := ""
+			if e, err := loadEnsemble(io, sf.Ensemble.Path, sf.Profiles); err == nil && engine.CheckState(e, sf) == nil {
+				res.SetOutput(e)
+				outputAgent = e.Output
+				if sf.CompletionReason == engine.AwaitingInput {
 					res.PendingInput = durable.Pending(e, sf)
-					if completed {
-						res.HeldBack = engine.HeldBackIn(e, sf.State)
-					}
+				}
+				if completed {
+					res.HeldBack = engine.HeldBackIn(e, sf.State)
 				}
 			}
 			if output == "" {
@@ -70,7 +73,7 @@ duration_seconds is the time from its start to its last save.`,
 				}
 			}
 			if output == "text" {
-				return printSummary(io, res, args[0], run)
+				return printSummary(io, res, args[0], run, outputAgent)
 			}
 			return res.WriteJSON(io.stdout()) // as run --output json prints it
 		},
@@ -162,8 +165,8 @@ func loadSaved(io *stdio, path, runID string) (*state.File, *store.RunInfo, erro
 }
 
 // printSummary prints the text summary of a saved run.
-func printSummary(io *stdio, res *engine.Result, path string, run *store.RunInfo) error {
-	opts := report.SummaryOptions{Width: io.termWidth(), Resume: io.resumeCommand(path)}
+func printSummary(io *stdio, res *engine.Result, path string, run *store.RunInfo, output string) error {
+	opts := report.SummaryOptions{Width: io.termWidth(), Resume: io.resumeCommand(path), Output: output}
 	if run != nil {
 		opts.Resume += " --run-id " + shellQuote(run.ID)
 	}

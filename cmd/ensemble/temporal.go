@@ -171,7 +171,7 @@ func showTemporal(ctx context.Context, io *stdio, t *temporalFlags, id, output s
 	}
 	res := durable.Result(sf, nil)
 	if output == "text" {
-		return printSummary(io, res, id, nil)
+		return printSummary(io, res, id, nil, "")
 	}
 	return res.WriteJSON(io.stdout())
 }

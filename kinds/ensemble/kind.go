@@ -39,8 +39,9 @@ type Spec struct {
 	// a file that failed to load). For dispatch, Cases and Default.
 	File  string
 	Child *format.Ensemble
-	// Output is the child agent whose output is the execution's; "" is the
-	// child's whole final state.
+	// Output is the child agent whose output is the execution's; "" is
+	// what the child returns: the agent of its own top-level output:, or
+	// without one its whole final state.
 	Output string
 	Loop   *Loop
 
@@ -110,11 +111,15 @@ func (Kind) Decode(f *format.Fields, a *format.Agent) {
 		if lf.Has("carry") {
 			l.Carry, l.carry = loopExpr(lf, "carry")
 		}
+		output := s.Output
+		if output == "" && s.Child != nil {
+			output = s.Child.Output // what the child returns
+		}
 		if l.until != nil {
-			lf.CheckLiterals("until", &l.until.Program, s.Child, s.Output)
+			lf.CheckLiterals("until", &l.until.Program, s.Child, output)
 		}
 		if l.carry != nil {
-			lf.CheckLiterals("carry", &l.carry.Program, s.Child, s.Output)
+			lf.CheckLiterals("carry", &l.carry.Program, s.Child, output)
 		}
 		switch v := lf.String("on_exhausted"); v {
 		case "", "fail":

@@ -185,7 +185,9 @@ func slimRecord(r *state.Record) *state.Record {
 	return &cp
 }
 
-// runChild runs child once from a fresh state and returns its output.
+// runChild runs child once from a fresh state and returns its output: the
+// output of its agent named output, or with output "" what the child
+// returns (format.Ensemble.ResultOf).
 func (r *Runner) runChild(ctx context.Context, req *agent.Request, child *format.Ensemble, file, output, input string, usage *state.Usage,
 	warnings *[]state.Warning) (out any, final map[string]any, rec *state.Child, err error) {
 	// The child's agents are run by the runner that runs this agent (the
@@ -262,6 +264,11 @@ func (r *Runner) runChild(ctx context.Context, req *agent.Request, child *format
 			return nil, res.FinalState, rec, fmt.Errorf("%s: %w", msg, engine.ErrBudgetExceeded)
 		}
 		return nil, res.FinalState, rec, errors.New(msg)
+	}
+	if output == "" {
+		// Without an output of the agent's own, what the child file says
+		// it returns (its top-level output:), else its whole final state.
+		output = child.Output
 	}
 	if output == "" {
 		return maps.Clone(res.FinalState), res.FinalState, rec, nil
