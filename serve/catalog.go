@@ -91,7 +91,8 @@ type EnsembleInfo struct {
 }
 
 // AskInfo is an agent that waits for a person: its question, and the
-// JSON Schema its answer must meet (null: any text).
+// JSON Schema its answer must meet (null: any answer, text or JSON; the
+// format declares none for ask agents yet).
 type AskInfo struct {
 	Agent        string         `json:"agent"`
 	Question     string         `json:"question"`
@@ -108,11 +109,7 @@ func (s *served) info() EnsembleInfo {
 		if !agent.AsksHuman(a) {
 			continue
 		}
-		ai := AskInfo{Agent: a.Name, Question: ask.SpecOf(a).Question}
-		if a.OutputSchema != nil {
-			ai.AnswerSchema = a.OutputSchema.Doc
-		}
-		in.Asks = append(in.Asks, ai)
+		in.Asks = append(in.Asks, AskInfo{Agent: a.Name, Question: ask.SpecOf(a).Question})
 	}
 	return in
 }

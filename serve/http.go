@@ -35,7 +35,6 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 var statusOf = map[string]int{
 	CodeNotFound:   http.StatusNotFound,
 	CodeBadRequest: http.StatusBadRequest,
-	CodeInvalid:    http.StatusUnprocessableEntity,
 	CodeConflict:   http.StatusConflict,
 	CodeBusy:       http.StatusTooManyRequests,
 	CodeClosing:    http.StatusServiceUnavailable,

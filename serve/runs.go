@@ -46,7 +46,6 @@ func (e *Error) Error() string { return e.Message }
 const (
 	CodeNotFound   = "not_found"   // no such ensemble, run or turn
 	CodeBadRequest = "bad_request" // the request is malformed
-	CodeInvalid    = "invalid"     // an answer or an input fails its schema
 	CodeConflict   = "conflict"    // the run is not in a state that allows it
 	CodeBusy       = "busy"        // the queue is full
 	CodeClosing    = "closing"     // the server is shutting down
@@ -170,6 +169,9 @@ func (rs *Runs) Start(ctx context.Context, name string, input *string, so StartO
 	id = so.RunID
 	if id == "" {
 		id = store.NewID()
+	} else if _, err := rs.info(id); err == nil {
+		// The database would let a new run take a finished one's place.
+		return "", false, errorf(CodeConflict, "run_id %q is taken: name another, or leave it out", id)
 	}
 	if so.IdempotencyKey != "" {
 		owner, claimed, err := rs.j.claimKey(so.IdempotencyKey, id)
@@ -548,8 +550,7 @@ func (rs *Runs) claim(id, what string) (release func(), err error) {
 }
 
 // Answer gives answers (by agent: text, or JSON text) to run id, which
-// must wait for each of them: the checks of `resume --answer`, and each
-// answer against its agent's output_schema. turn, when > 0, is the turn
+// must wait for each of them: the checks of `resume --answer`. turn, when > 0, is the turn
 // count the answers were given at: a run that has gone on since refuses
 // them (stale). The run goes on in the background.
 func (rs *Runs) Answer(id string, given map[string]string, turn int) error {
@@ -577,31 +578,7 @@ func (rs *Runs) Answer(id string, given map[string]string, turn int) error {
 		saved.Close()
 		return errorf(CodeConflict, "run %s has gone on since these answers were given (at turn %d, it is at turn %d now): they answer questions it no longer waits for", id, turn, sf.State.TurnCount)
 	}
-	if e := rs.ensembleOf(sf); e != nil {
-		if err := checkAnswers(e, given); err != nil {
-			saved.Close()
-			return err
-		}
-	}
 	return rs.goOn(saved, given, false, nil)
-}
-
-// checkAnswers checks each answer against its agent's output_schema.
-func checkAnswers(e *ensemble.Ensemble, given map[string]string) error {
-	for name, text := range given {
-		a := e.Agent(name)
-		if a == nil || a.OutputSchema == nil {
-			continue
-		}
-		var v any
-		if json.Unmarshal([]byte(text), &v) != nil {
-			v = text
-		}
-		if err := a.OutputSchema.Validate(v); err != nil {
-			return errorf(CodeInvalid, "the answer of %q does not meet its output_schema: %v", name, err)
-		}
-	}
-	return nil
 }
 
 // open locks run id of the state database to go on with it.
