@@ -832,3 +832,34 @@ func mapsEqual(a, b map[string]int) bool {
 	}
 	return true
 }
+
+// A shutdown lets a run going on end within the grace period; one that
+// outlasts it is interrupted, saved, and goes on at the next start from its
+// last saved turn.
+func TestShutdownGrace(t *testing.T) {
+	t.Parallel()
+	dir := ensembles(t)
+	s := startServer(t, dir, func(o *serve.Options) { o.Grace = patience })
+	code, b, _ := s.do(t, "POST", "/v1/ensembles/count/runs", map[string]any{"input": "slow"})
+	if code != 201 {
+		t.Fatalf("%d %s", code, b)
+	}
+	slow := decodeRun(t, b).RunID
+	s.stop() // returns once the run has ended
+	sf, _, err := durable.Load(s.o.State, slow)
+	if err != nil || sf.CompletionReason != "completed" {
+		t.Fatalf("after the grace period: %v %+v", err, sf)
+	}
+
+	s = startServer(t, dir, func(o *serve.Options) { o.Grace = 100 * time.Millisecond })
+	_, b, _ = s.do(t, "POST", "/v1/ensembles/count/runs", map[string]any{"input": "park"})
+	park := decodeRun(t, b).RunID
+	pid := parked(t, dir)
+	defer killPid(pid)
+	s.stop()
+	s = startServer(t, dir, nil)
+	s.waitStatus(t, park, "completed")
+	if c := counts(t, dir); c["park one"] != 1 || c["park two"] != 1 || c["park three"] != 1 {
+		t.Fatalf("executions %v", c)
+	}
+}
