@@ -83,6 +83,13 @@ type Runs struct {
 	slots  chan struct{}
 	stop   chan struct{} // closed when the server stops starting runs
 
+	// rd is the server's one connection reading the state database (the
+	// runs write through their own); rdMu serialises its use.
+	rdMu sync.Mutex
+	rd   *store.DB
+	// keyMu serialises the starts that carry an idempotency key.
+	keyMu sync.Mutex
+
 	mu      sync.Mutex
 	active  map[string]*active
 	claimed map[string]bool // runs an answer, a cancel or a fork is being given to
@@ -107,7 +114,11 @@ func newRuns(o *Options, list []*served) (*Runs, error) {
 	if err != nil {
 		return nil, err
 	}
-	rs := &Runs{o: o, sync: sync, j: j, list: list, byName: map[string]*served{}, active: map[string]*active{},
+	rd, err := store.Open(o.State, false, store.SyncNormal)
+	if err != nil {
+		return nil, fmt.Errorf("--state: %w", err)
+	}
+	rs := &Runs{o: o, sync: sync, j: j, rd: rd, list: list, byName: map[string]*served{}, active: map[string]*active{},
 		claimed: map[string]bool{}, slots: make(chan struct{}, o.MaxRuns), stop: make(chan struct{})}
 	for _, s := range list {
 		rs.byName[s.e.Name] = s
@@ -169,17 +180,33 @@ func (rs *Runs) Start(ctx context.Context, name string, input *string, so StartO
 	id = so.RunID
 	if id == "" {
 		id = store.NewID()
-	} else if _, err := rs.info(id); err == nil {
-		// The database would let a new run take a finished one's place.
-		return "", false, errorf(CodeConflict, "run_id %q is taken: name another, or leave it out", id)
 	}
 	if so.IdempotencyKey != "" {
+		rs.keyMu.Lock()
+		defer rs.keyMu.Unlock()
 		owner, claimed, err := rs.j.claimKey(so.IdempotencyKey, id)
 		if err != nil {
 			return "", false, err
 		}
 		if !claimed {
-			return owner, false, nil
+			if _, err := rs.info(owner); err == nil {
+				return owner, false, nil
+			}
+			// A server killed between the key and the run's first save:
+			// the key made no run, and makes this one.
+			rs.j.releaseKey(so.IdempotencyKey)
+			if _, _, err := rs.j.claimKey(so.IdempotencyKey, id); err != nil {
+				return "", false, err
+			}
+		}
+	}
+	if so.RunID != "" {
+		if _, err := rs.info(id); err == nil {
+			if so.IdempotencyKey != "" {
+				rs.j.releaseKey(so.IdempotencyKey)
+			}
+			// The database would let a new run take a finished one's place.
+			return "", false, errorf(CodeConflict, "run_id %q is taken: name another, or leave it out", id)
 		}
 	}
 	release := func() {
@@ -340,8 +367,8 @@ func (rs *Runs) launch(id string, sess *session.Session, r *session.Run, after f
 		rs.mu.Unlock()
 		close(a.done)
 		rs.j.log(id).wake()
-		if ran && (user || rs.ctx.Err() == nil) {
-			rs.hook(id, user)
+		if user || ran && rs.ctx.Err() == nil {
+			rs.hook(id, user) // not for a run a shutdown interrupted
 		}
 	}()
 }
@@ -358,12 +385,16 @@ func (rs *Runs) logf(format string, args ...any) {
 func (rs *Runs) status(id, reason string) string {
 	rs.mu.Lock()
 	a := rs.active[id]
-	rs.mu.Unlock()
+	st := ""
 	if a != nil {
+		st = a.status
 		if a.user {
-			return StatusCancelled
+			st = StatusCancelled
 		}
-		return a.status
+	}
+	rs.mu.Unlock()
+	if st != "" {
+		return st
 	}
 	if m := rs.j.meta(id); m != nil && m.Cancelled {
 		return StatusCancelled
@@ -401,16 +432,20 @@ func (rs *Runs) info(id string) (*store.RunInfo, error) {
 	if !runIDPattern.MatchString(id) {
 		return nil, errorf(CodeNotFound, "no run %q", id)
 	}
-	runs, err := durable.List(rs.o.State)
-	if err != nil {
-		return nil, err
+	rs.rdMu.Lock()
+	r, err := rs.rd.Run(id)
+	rs.rdMu.Unlock()
+	if errors.Is(err, store.ErrNoRun) {
+		return nil, errorf(CodeNotFound, "no run %q", id)
 	}
-	for _, r := range runs {
-		if r.ID == id {
-			return r, nil
-		}
-	}
-	return nil, errorf(CodeNotFound, "no run %q", id)
+	return r, err
+}
+
+// runs lists the runs of the state database.
+func (rs *Runs) runs() ([]*store.RunInfo, error) {
+	rs.rdMu.Lock()
+	defer rs.rdMu.Unlock()
+	return rs.rd.Runs()
 }
 
 // RunSummary is a run as GET /v1/runs lists it.
@@ -431,7 +466,7 @@ type RunSummary struct {
 // after the run after (""; from the first), limit of them at most, and
 // the id to list the next page after ("" at the end).
 func (rs *Runs) List(ensembleName, status, after string, limit int) ([]RunSummary, string, error) {
-	runs, err := durable.List(rs.o.State)
+	runs, err := rs.runs()
 	if err != nil {
 		return nil, "", err
 	}
@@ -461,13 +496,13 @@ func (rs *Runs) List(ensembleName, status, after string, limit int) ([]RunSummar
 // run --output json` and `state show` write it (engine.Result.WriteJSON),
 // redacted, and its status.
 func (rs *Runs) Result(id string) (result []byte, status string, err error) {
-	if !runIDPattern.MatchString(id) {
-		return nil, "", errorf(CodeNotFound, "no run %q", id)
+	info, err := rs.info(id)
+	if err != nil {
+		return nil, "", err
 	}
-	sf, info, err := durable.Load(rs.o.State, id)
-	if errors.Is(err, durable.ErrPick) {
-		return nil, "", errorf(CodeNotFound, "no run %q", id)
-	}
+	rs.rdMu.Lock()
+	sf, err := rs.rd.Load(info)
+	rs.rdMu.Unlock()
 	if err != nil {
 		return nil, "", err
 	}
@@ -732,7 +767,7 @@ func (rs *Runs) Fork(id string, turn int) (string, error) {
 // continues each from its last saved turn. Runs that wait for an answer
 // stay as they are.
 func (rs *Runs) recover() {
-	runs, err := durable.List(rs.o.State)
+	runs, err := rs.runs()
 	if err != nil {
 		rs.logf("listing the runs to go on with: %s", err)
 		return
@@ -778,4 +813,7 @@ func (rs *Runs) Close(grace time.Duration) {
 	}
 	rs.cancel()
 	<-done
+	rs.rdMu.Lock()
+	rs.rd.Close()
+	rs.rdMu.Unlock()
 }
