@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/kinds/ask"
@@ -19,6 +20,7 @@ type served struct {
 	e         *ensemble.Ensemble
 	responses string // its responses.yaml, with Options.Responses
 	secrets   *secrets.Redactor
+	refs      durable.Resolved // what its runs are saved with
 }
 
 // DuplicateError is an ensemble not served: another, served, has its name.

@@ -87,6 +87,10 @@ type Runs struct {
 	// runs write through their own); rdMu serialises its use.
 	rdMu sync.Mutex
 	rd   *store.DB
+	// wdb is the connection new runs are saved through, shared as a
+	// batch's runs share theirs: wmu serialises its use.
+	wmu sync.Mutex
+	wdb *store.DB
 	// keyMu serialises the starts that carry an idempotency key.
 	keyMu sync.Mutex
 
@@ -114,11 +118,21 @@ func newRuns(o *Options, list []*served) (*Runs, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, s := range list {
+		if s.refs, err = (durable.Refs{Responses: s.responses, Profiles: o.Profiles}).Resolve(); err != nil {
+			return nil, err
+		}
+	}
 	rd, err := store.Open(o.State, false, store.SyncNormal)
 	if err != nil {
 		return nil, fmt.Errorf("--state: %w", err)
 	}
-	rs := &Runs{o: o, sync: sync, j: j, rd: rd, list: list, byName: map[string]*served{}, active: map[string]*active{},
+	wdb, err := store.Open(o.State, false, sync)
+	if err != nil {
+		rd.Close()
+		return nil, fmt.Errorf("--state: %w", err)
+	}
+	rs := &Runs{o: o, sync: sync, j: j, rd: rd, wdb: wdb, list: list, byName: map[string]*served{}, active: map[string]*active{},
 		claimed: map[string]bool{}, slots: make(chan struct{}, o.MaxRuns), stop: make(chan struct{})}
 	for _, s := range list {
 		rs.byName[s.e.Name] = s
@@ -222,7 +236,7 @@ func (rs *Runs) Start(ctx context.Context, name string, input *string, so StartO
 	if input != nil {
 		text = *input
 	}
-	d, err := durable.Create(rs.o.State, id, durable.Refs{Responses: s.responses, Profiles: rs.o.Profiles}, rs.sync)
+	d, err := durable.CreateIn(rs.wdb, &rs.wmu, id, s.refs)
 	if err != nil {
 		rs.unreserve()
 		release()
@@ -254,8 +268,10 @@ func (rs *Runs) Start(ctx context.Context, name string, input *string, so StartO
 	}
 	// The run is saved (its turn 0): what the database does not hold goes
 	// beside it. A server killed before this goes on with the run without.
-	if err := rs.j.setMeta(id, &meta{Ensemble: s.e.Name, Webhook: so.Webhook, Key: so.IdempotencyKey}); err != nil {
-		rs.logf("run %s: %s", id, err)
+	if so.Webhook != "" || so.IdempotencyKey != "" {
+		if err := rs.j.setMeta(id, &meta{Ensemble: s.e.Name, Webhook: so.Webhook, Key: so.IdempotencyKey}); err != nil {
+			rs.logf("run %s: %s", id, err)
+		}
 	}
 	rs.launch(id, sess, r, nil)
 	return id, true, nil
@@ -308,13 +324,12 @@ func (rs *Runs) unreserve() {
 // sink is the events sink of run id: each event, redacted, appended to its
 // log.
 func (rs *Runs) sink(id string) events.Sink {
-	log := rs.j.log(id)
 	return func(ev events.Event) {
 		b, err := json.Marshal(ev)
 		if err != nil {
 			return
 		}
-		log.add(rs.redactBytes(b))
+		rs.j.log(id).add(id, rs.redactBytes(b))
 	}
 }
 
@@ -366,7 +381,7 @@ func (rs *Runs) launch(id string, sess *session.Session, r *session.Run, after f
 		user := a.user
 		rs.mu.Unlock()
 		close(a.done)
-		rs.j.log(id).wake()
+		rs.j.drop(id)
 		if user || ran && rs.ctx.Err() == nil {
 			rs.hook(id, user) // not for a run a shutdown interrupted
 		}
@@ -720,7 +735,6 @@ func (rs *Runs) Cancel(id string) error {
 	if err := rs.markCancelled(id, info); err != nil {
 		return err
 	}
-	rs.j.log(id).wake()
 	rs.hook(id, true)
 	return nil
 }
@@ -816,4 +830,8 @@ func (rs *Runs) Close(grace time.Duration) {
 	rs.rdMu.Lock()
 	rs.rd.Close()
 	rs.rdMu.Unlock()
+	rs.wmu.Lock()
+	rs.wdb.Close()
+	rs.wmu.Unlock()
+	rs.j.close()
 }
