@@ -43,9 +43,11 @@
 // (a server killed mid-run, or a run queued when it stopped), each from its
 // last saved turn; a run waiting for an answer waits across restarts. What
 // the database does not hold is kept beside it, in the folder STATE.serve/:
-// each run's events (RUN.events, a line per event, appended as it comes),
-// its ensemble, webhook and idempotency key and whether a caller cancelled
-// it (RUN.json), and the run each Idempotency-Key made (idem/). A turn cut
+// the events of every run (events.log, a line per event, appended as it
+// comes), a run's webhook, idempotency key and parent and whether a caller
+// cancelled it (RUN.json, for a run that has any), and the run each
+// Idempotency-Key made (idem/). New runs are saved through one shared
+// connection to the database, as a batch's runs are. A turn cut
 // short by a kill runs again at the restart, and its events then come
 // again under new sequence numbers: a stream never loses an event, and
 // Last-Event-ID resumes after any of them, across restarts too.
