@@ -421,8 +421,8 @@ func (s *Server) isAPI(path string) bool {
 }
 
 // hostAllowed reports whether host (a Host header) names this server: an
-// IP address (a DNS rebinding attack needs a name), localhost, or the host
-// it listens on.
+// IP address (a DNS rebinding attack needs a name), localhost, the host it
+// listens on, or a name of Options.Hosts.
 func (s *Server) hostAllowed(host string) bool {
 	h, _, err := net.SplitHostPort(host)
 	if err != nil {
@@ -437,6 +437,11 @@ func (s *Server) hostAllowed(host string) bool {
 	}
 	if lh, _, err := net.SplitHostPort(s.o.Listen); err == nil && lh != "" && strings.EqualFold(h, lh) {
 		return true
+	}
+	for _, name := range s.o.Hosts {
+		if strings.EqualFold(h, name) {
+			return true
+		}
 	}
 	return false
 }

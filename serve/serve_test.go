@@ -615,6 +615,7 @@ func TestGuard(t *testing.T) {
 	s := startServer(t, ensembles(t), func(o *serve.Options) {
 		o.MaxBody = 1024
 		o.CORS = "https://app.example"
+		o.Hosts = []string{"ensembles.internal"}
 	})
 	big := `{"input": "` + strings.Repeat("x", 2048) + `"}`
 	for _, c := range []struct {
@@ -628,6 +629,7 @@ func TestGuard(t *testing.T) {
 		{"wrong token", "GET", "/v1/runs", nil, []string{"Authorization", "Bearer nope"}, 401, "unauthorized"},
 		{"not bearer", "GET", "/v1/ensembles", nil, []string{"Authorization", testToken}, 401, "unauthorized"},
 		{"rebinding", "GET", "/v1/runs", nil, []string{"Host", "evil.example:80"}, 403, "forbidden"},
+		{"no token, a host allowed", "GET", "/v1/runs", nil, []string{"Host", "ensembles.internal:7777", "Authorization", ""}, 401, "unauthorized"},
 		{"body over the cap", "POST", "/v1/ensembles/count/runs", big, nil, 413, "too_large"},
 		{"unknown ensemble", "POST", "/v1/ensembles/nope/runs", nil, nil, 404, "not_found"},
 		{"bad JSON", "POST", "/v1/ensembles/count/runs", "{", nil, 400, "bad_request"},
@@ -641,6 +643,9 @@ func TestGuard(t *testing.T) {
 		if code != c.code || errorCode(t, b) != c.err {
 			t.Errorf("%s: %d %s, want %d %s", c.name, code, b, c.code, c.err)
 		}
+	}
+	if code, b, _ := s.do(t, "GET", "/v1/runs", nil, "Host", "Ensembles.Internal"); code != 200 {
+		t.Errorf("a host allowed: %d %s", code, b)
 	}
 	// CORS: the one origin allowed, no other
 	_, _, h := s.do(t, "GET", "/v1/ensembles", nil, "Origin", "https://app.example")

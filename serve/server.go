@@ -40,6 +40,9 @@ type Options struct {
 	// CORS is the one origin allowed to call the API from a browser; ""
 	// allows none.
 	CORS string
+	// Hosts are host names the Host header may name beside IP addresses,
+	// localhost and Listen's host: the names clients reach the server by.
+	Hosts []string
 	// MaxRuns is how many runs go on at once (default 8); MaxQueue how
 	// many may wait for a slot (default 1000) before a new one is refused
 	// (429).

@@ -21,6 +21,7 @@ type serveFlags struct {
 	state     string
 	tokenFile string
 	cors      string
+	hosts     []string
 	maxRuns   int
 	maxQueue  int
 	maxBody   string
@@ -62,6 +63,7 @@ and go on at the next start.`,
 	fl.StringVar(&f.state, "state", "ensemble-serve.db", "the state database every run is saved in, `FILE`")
 	fl.StringVar(&f.tokenFile, "token-file", "", "read the token requests must carry from `FILE` (default: $ENSEMBLE_SERVE_TOKEN, else a random one)")
 	fl.StringVar(&f.cors, "cors", "", "let the web page of `ORIGIN` call the API from a browser (default: none)")
+	fl.StringArrayVar(&f.hosts, "allow-host", nil, "accept requests whose Host header is `NAME`, the name clients reach it by (repeatable; IP addresses and localhost always are)")
 	fl.IntVar(&f.maxRuns, "max-runs", 8, "run at most `N` runs at once; the rest wait in a queue")
 	fl.IntVar(&f.maxQueue, "max-queue", 1000, "let at most `N` runs wait for a slot; more are refused (429)")
 	fl.StringVar(&f.maxBody, "max-body", "1MiB", "the largest request body, a `SIZE` such as 512KiB")
@@ -104,7 +106,7 @@ func runServe(ctx context.Context, io *stdio, paths []string, f *serveFlags) err
 		token = strings.TrimSpace(v)
 	}
 	srv, err := serve.New(serve.Options{
-		Paths: paths, Listen: f.listen, State: f.state, Token: token, CORS: f.cors,
+		Paths: paths, Listen: f.listen, State: f.state, Token: token, CORS: f.cors, Hosts: f.hosts,
 		MaxRuns: f.maxRuns, MaxQueue: f.maxQueue, MaxBody: maxBody, Grace: f.grace,
 		Profiles: f.profiles, Responses: f.responses, NoUI: f.noUI,
 		LookupEnv: io.lookupEnv, Stderr: io.stderr(),
