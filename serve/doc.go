@@ -8,7 +8,8 @@
 //
 //   - Runs (runs.go, journal.go, webhook.go), the run machinery, which
 //     knows nothing of HTTP: Start a run of a served ensemble, Wait for it
-//     to end or suspend, read its Result (the bytes `state show` prints),
+//     to end or suspend, read its Result (the bytes `state show` prints;
+//     RunResult, the same as a value, its text to show through Redact),
 //     its Events (the events of `--output jsonl`, numbered from 1 and kept
 //     across restarts), Answer it, Cancel it, Fork it; at most
 //     Options.MaxRuns at once, the rest queued. A run that ends or

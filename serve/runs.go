@@ -511,6 +511,21 @@ func (rs *Runs) List(ensembleName, status, after string, limit int) ([]RunSummar
 // run --output json` and `state show` write it (engine.Result.WriteJSON),
 // redacted, and its status.
 func (rs *Runs) Result(id string) (result []byte, status string, err error) {
+	res, status, err := rs.RunResult(id)
+	if err != nil {
+		return nil, "", err
+	}
+	var buf bytes.Buffer
+	if err := res.WriteJSON(&buf); err != nil {
+		return nil, "", err
+	}
+	return rs.redactBytes(buf.Bytes()), status, nil
+}
+
+// RunResult is run id's result as Result writes it, as a value (its final
+// state, usage, what it waits for: PendingInput), and its status. What a
+// front door shows of it goes through Redact.
+func (rs *Runs) RunResult(id string) (*engine.Result, string, error) {
 	info, err := rs.info(id)
 	if err != nil {
 		return nil, "", err
@@ -521,12 +536,11 @@ func (rs *Runs) Result(id string) (result []byte, status string, err error) {
 	if err != nil {
 		return nil, "", err
 	}
-	var buf bytes.Buffer
-	if err := rs.resultOf(sf, info).WriteJSON(&buf); err != nil {
-		return nil, "", err
-	}
-	return rs.redactBytes(buf.Bytes()), rs.status(id, sf.CompletionReason), nil
+	return rs.resultOf(sf, info), rs.status(id, sf.CompletionReason), nil
 }
+
+// Redact is s with the key of every served ensemble's profiles redacted.
+func (rs *Runs) Redact(s string) string { return rs.redact(s) }
 
 // resultOf is the result of a saved run, as state show builds it.
 //
