@@ -586,6 +586,22 @@ func TestWebhook(t *testing.T) {
 	if err := json.Unmarshal(d.body, &hook); err != nil || hook.RunID != r.RunID || hook.Status != "awaiting_input" || hook.Ensemble != "ask" {
 		t.Fatalf("delivery %s", d.body)
 	}
+	// and when it ends
+	s.do(t, "POST", "/v1/runs/"+r.RunID+"/answers", map[string]any{"approver": "yes"})
+	for deadline := time.Now().Add(patience); ; time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		n := len(got)
+		mu.Unlock()
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no delivery at the end")
+		}
+	}
+	if err := json.Unmarshal(got[1].body, &hook); err != nil || hook.Status != "completed" || serve.Sign([]byte(secret), got[1].body) != got[1].sig {
+		t.Fatalf("delivery at the end %s", got[1].body)
+	}
 	// each attempt is in the run's events
 	_, data, _ := s.sse(t, r.RunID)
 	var failed, delivered int
@@ -593,7 +609,7 @@ func TestWebhook(t *testing.T) {
 		failed += strings.Count(e, `"type":"webhook_failed"`)
 		delivered += strings.Count(e, `"type":"webhook_delivered"`)
 	}
-	if failed != 2 || delivered != 1 {
+	if failed != 2 || delivered != 2 {
 		t.Fatalf("webhook events: %d failed, %d delivered", failed, delivered)
 	}
 	// without a secret, a webhook is refused
@@ -866,5 +882,50 @@ func TestShutdownGrace(t *testing.T) {
 	s.waitStatus(t, park, "completed")
 	if c := counts(t, dir); c["park one"] != 1 || c["park two"] != 1 || c["park three"] != 1 {
 		t.Fatalf("executions %v", c)
+	}
+}
+
+// A handler mounted beside the run API (Handle) is behind the same guard,
+// and reuses the run machinery.
+func TestHandle(t *testing.T) {
+	t.Parallel()
+	needPython(t)
+	dir := ensembles(t)
+	srv, err := serve.New(serve.Options{Paths: []string{dir}, State: filepath.Join(dir, "s.db"), Token: testToken, NoUI: true, LookupEnv: lookup(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Handle("POST /v2/echo", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		runs := srv.Runs()
+		in := "mounted"
+		id, _, err := runs.Start(r.Context(), "count", &in, serve.StartOptions{})
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		status, _ := runs.Wait(r.Context(), id, patience)
+		res, _, _ := runs.RunResult(id)
+		fmt.Fprintf(w, "%s %s %v", status, res.CompletionReason, res.FinalState["three"])
+	}))
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	defer srv.Runs().Close(time.Second)
+	for _, c := range []struct {
+		token string
+		code  int
+	}{{"", 401}, {testToken, 200}} {
+		req, _ := http.NewRequest("POST", ts.URL+"/v2/echo", nil)
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || c.code == 200 && !strings.HasPrefix(string(b), "completed completed map[") {
+			t.Errorf("token %q: %d %s", c.token, resp.StatusCode, b)
+		}
 	}
 }
