@@ -54,6 +54,9 @@ type Options struct {
 	// Stderr receives what runs resumed or forked in the background
 	// report beyond their state (nil: discarded).
 	Stderr io.Writer
+	// GoOn, when set, goes on with the runs answered and forked from the
+	// page (of the one database served) in place of the inspector.
+	GoOn GoOn
 }
 
 // Server serves the inspector of a set of state databases.

@@ -40,6 +40,9 @@ var statusOf = map[string]int{
 	CodeClosing:    http.StatusServiceUnavailable,
 }
 
+// HTTPStatus is the HTTP status of e (the inspector answers it so).
+func (e *Error) HTTPStatus() int { return statusOf[e.Code] }
+
 // fail answers err: an *Error with its status, a body over the cap with
 // 413, anything else with 500; every secret redacted.
 func (s *Server) fail(w http.ResponseWriter, err error) {

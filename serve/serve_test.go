@@ -929,3 +929,39 @@ func TestHandle(t *testing.T) {
 		}
 	}
 }
+
+// An answer from the inspector's page goes on in the run machinery: the
+// first answer wins whichever door it came by, and the run's events are
+// kept.
+func TestInspectorAnswers(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, ensembles(t), nil)
+	r := s.start(t, "ask", nil)
+	var res struct {
+		Turns int `json:"turn_count"`
+	}
+	json.Unmarshal(r.Result, &res)
+	body := map[string]any{"answers": map[string]string{"approver": "yes"}, "turns": res.Turns}
+	code, b, _ := s.do(t, "POST", "/api/run/answer?id="+r.RunID, body, "X-Ensemble-Token", testToken)
+	if code != 200 {
+		t.Fatalf("the page's answer: %d %s", code, b)
+	}
+	s.waitStatus(t, r.RunID, "completed")
+	code, b, _ = s.do(t, "POST", "/api/run/answer?id="+r.RunID, body, "X-Ensemble-Token", testToken)
+	if code != 409 {
+		t.Fatalf("a second answer from the page: %d %s", code, b)
+	}
+	if code, b, _ = s.do(t, "POST", "/v1/runs/"+r.RunID+"/answers", map[string]any{"approver": "no"}); code != 409 {
+		t.Fatalf("a second answer through the API: %d %s", code, b)
+	}
+	_, data, _ := s.sse(t, r.RunID)
+	if last := data[len(data)-1]; !strings.Contains(last, `"type":"run_completed"`) || !strings.Contains(last, `"message":"completed"`) {
+		t.Fatalf("the events of the run answered from the page end with %s", last)
+	}
+	var fork struct{ ID string }
+	code, b, _ = s.do(t, "POST", "/api/run/fork?id="+r.RunID, map[string]any{"turn": 1}, "X-Ensemble-Token", testToken)
+	if json.Unmarshal(b, &fork); code != 200 || fork.ID == "" {
+		t.Fatalf("the page's fork: %d %s", code, b)
+	}
+	s.waitStatus(t, fork.ID, "awaiting_input")
+}
