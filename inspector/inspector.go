@@ -57,6 +57,9 @@ type Options struct {
 	// GoOn, when set, goes on with the runs answered and forked from the
 	// page (of the one database served) in place of the inspector.
 	GoOn GoOn
+	// Hosts are more host names the Host header may name (the names
+	// clients reach a server by, which ensemble serve is told).
+	Hosts []string
 }
 
 // Server serves the inspector of a set of state databases.
@@ -268,6 +271,11 @@ func (s *Server) hostAllowed(host string) bool {
 	}
 	if lh, _, err := net.SplitHostPort(s.opts.Listen); err == nil && lh != "" && strings.EqualFold(h, lh) {
 		return true
+	}
+	for _, name := range s.opts.Hosts {
+		if strings.EqualFold(h, name) {
+			return true
+		}
 	}
 	return false
 }

@@ -681,6 +681,9 @@ func TestGuard(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("the inspector's API with the token: %d %s", code, b)
 	}
+	if code, b, _ = s.do(t, "GET", "/api/runs", nil, "X-Ensemble-Token", testToken, "Host", "ensembles.internal"); code != 200 {
+		t.Fatalf("the inspector's API by a host allowed: %d %s", code, b)
+	}
 	code, _, _ = s.do(t, "GET", "/api/runs", nil, "X-Ensemble-Token", "nope")
 	if code != 403 {
 		t.Fatalf("the inspector's API without the token: %d", code)

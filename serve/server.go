@@ -184,7 +184,7 @@ func New(o Options) (*Server, error) {
 		// Answers and forks from the page go on in the run machinery, as
 		// the API's do: their events are kept, their webhooks called.
 		s.ui, err = inspector.New(inspector.Options{DBs: []string{o.State}, Listen: o.Listen, Token: s.token,
-			LookupEnv: o.LookupEnv, Stderr: o.Stderr, GoOn: s.runs})
+			LookupEnv: o.LookupEnv, Stderr: o.Stderr, GoOn: s.runs, Hosts: o.Hosts})
 		if err != nil {
 			return nil, err
 		}
