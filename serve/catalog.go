@@ -12,6 +12,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/kinds/ask"
+	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/session"
 )
 
@@ -21,6 +22,7 @@ type served struct {
 	responses string // its responses.yaml, with Options.Responses
 	secrets   *secrets.Redactor
 	refs      durable.Resolved // what its runs are saved with
+	resp      *runners.Responses
 }
 
 // DuplicateError is an ensemble not served: another, served, has its name.

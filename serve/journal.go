@@ -184,6 +184,14 @@ func (j *journal) setMeta(id string, m *meta) error {
 	return nil
 }
 
+// removeMeta removes run id's RUN.json: the run was not saved.
+func (j *journal) removeMeta(id string) {
+	os.Remove(j.metaPath(id))
+	j.mu.Lock()
+	delete(j.metas, id)
+	j.mu.Unlock()
+}
+
 func (j *journal) idemPath(key string) string {
 	sum := sha256.Sum256([]byte(key))
 	return filepath.Join(j.dir, "idem", hex.EncodeToString(sum[:]))

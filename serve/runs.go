@@ -94,11 +94,12 @@ type Runs struct {
 	// keyMu serialises the starts that carry an idempotency key.
 	keyMu sync.Mutex
 
-	mu      sync.Mutex
-	active  map[string]*active
-	claimed map[string]bool // runs an answer, a cancel or a fork is being given to
-	queued  int
-	closing bool
+	mu       sync.Mutex
+	active   map[string]*active
+	claimed  map[string]bool // runs an answer, a cancel or a fork is being given to
+	starting map[string]bool // run ids being started (StartOptions.RunID)
+	queued   int
+	closing  bool
 }
 
 // active is a run this server goes on with.
@@ -119,8 +120,14 @@ func newRuns(o *Options, list []*served) (*Runs, error) {
 		return nil, err
 	}
 	for _, s := range list {
+		// read once, as a batch reads them: the runs record this file's hash
 		if s.refs, err = (durable.Refs{Responses: s.responses, Profiles: o.Profiles}).Resolve(); err != nil {
 			return nil, err
+		}
+		if s.responses != "" {
+			if s.resp, err = runners.LoadResponsesFor(s.responses, s.e); err != nil {
+				return nil, err
+			}
 		}
 	}
 	rd, err := store.Open(o.State, false, store.SyncNormal)
@@ -133,7 +140,7 @@ func newRuns(o *Options, list []*served) (*Runs, error) {
 		return nil, fmt.Errorf("--state: %w", err)
 	}
 	rs := &Runs{o: o, sync: sync, j: j, rd: rd, wdb: wdb, list: list, byName: map[string]*served{}, active: map[string]*active{},
-		claimed: map[string]bool{}, slots: make(chan struct{}, o.MaxRuns), stop: make(chan struct{})}
+		claimed: map[string]bool{}, starting: map[string]bool{}, slots: make(chan struct{}, o.MaxRuns), stop: make(chan struct{})}
 	for _, s := range list {
 		rs.byName[s.e.Name] = s
 	}
@@ -215,6 +222,23 @@ func (rs *Runs) Start(ctx context.Context, name string, input *string, so StartO
 		}
 	}
 	if so.RunID != "" {
+		// one start at a time for a run id, or the loser's cleanup would
+		// undo the winner's journal
+		rs.mu.Lock()
+		busy := rs.starting[id]
+		rs.starting[id] = true
+		rs.mu.Unlock()
+		if busy {
+			if so.IdempotencyKey != "" {
+				rs.j.releaseKey(so.IdempotencyKey)
+			}
+			return "", false, errorf(CodeConflict, "run_id %q is being started by another request", id)
+		}
+		defer func() {
+			rs.mu.Lock()
+			delete(rs.starting, id)
+			rs.mu.Unlock()
+		}()
 		if _, err := rs.info(id); err == nil {
 			if so.IdempotencyKey != "" {
 				rs.j.releaseKey(so.IdempotencyKey)
@@ -256,22 +280,31 @@ func (rs *Runs) Start(ctx context.Context, name string, input *string, so StartO
 		release()
 		return "", false, errorf(CodeConflict, "%s", rs.redact(err.Error()))
 	}
+	// What the database does not hold goes beside it before the run is
+	// saved: a server killed between the two goes on with the run, webhook
+	// and all.
+	kept := so.Webhook != "" || so.IdempotencyKey != ""
+	if kept {
+		if err := rs.j.setMeta(id, &meta{Ensemble: s.e.Name, Webhook: so.Webhook, Key: so.IdempotencyKey}); err != nil {
+			sess.Close()
+			d.Abandon()
+			rs.unreserve()
+			release()
+			return "", false, err
+		}
+	}
 	r, err := sess.StartExact(text, session.RunOptions{Events: rs.sink(id), Save: d, RunID: id})
 	if err != nil {
 		sess.Close()
 		rs.unreserve()
 		release()
+		if kept {
+			rs.j.removeMeta(id)
+		}
 		if _, ok := errors.AsType[*durable.UnfinishedError](err); ok {
 			return "", false, errorf(CodeConflict, "run_id %q is taken: %s", id, rs.redact(err.Error()))
 		}
 		return "", false, err
-	}
-	// The run is saved (its turn 0): what the database does not hold goes
-	// beside it. A server killed before this goes on with the run without.
-	if so.Webhook != "" || so.IdempotencyKey != "" {
-		if err := rs.j.setMeta(id, &meta{Ensemble: s.e.Name, Webhook: so.Webhook, Key: so.IdempotencyKey}); err != nil {
-			rs.logf("run %s: %s", id, err)
-		}
 	}
 	rs.launch(id, sess, r, nil)
 	return id, true, nil
@@ -289,13 +322,8 @@ func (rs *Runs) names() []string {
 // an ask agent suspends the run; s's injected responses when it has them.
 func (rs *Runs) sessionOptions(s *served) (session.Options, error) {
 	o := session.Options{LookupEnv: rs.o.LookupEnv, Out: io.Discard, NoInput: true, Suspend: true}
-	if s != nil && s.responses != "" {
-		// read for each run: a run takes them from the first
-		resp, err := runners.LoadResponsesFor(s.responses, s.e)
-		if err != nil {
-			return o, err
-		}
-		o.Responses, o.ResponsesFile = resp, s.responses
+	if s != nil && s.resp != nil {
+		o.Responses, o.ResponsesFile = s.resp, s.responses // each run takes them from the first
 	}
 	return o, nil
 }
