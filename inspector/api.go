@@ -92,10 +92,13 @@ func (e *httpError) Error() string { return e.msg }
 // fork from a turn the run has not, else 500; every secret redacted.
 func (s *Server) fail(w http.ResponseWriter, err error) {
 	var he *httpError
+	var se statusError
 	code, msg := http.StatusInternalServerError, err.Error()
 	switch {
 	case errors.As(err, &he):
 		code, msg = he.code, he.msg
+	case errors.As(err, &se):
+		code = se.HTTPStatus()
 	case errors.Is(err, store.ErrNoRun), errors.Is(err, store.ErrNoExecution):
 		code = http.StatusNotFound
 	case errors.As(err, new(*store.ForkError)):

@@ -54,6 +54,12 @@ type Options struct {
 	// Stderr receives what runs resumed or forked in the background
 	// report beyond their state (nil: discarded).
 	Stderr io.Writer
+	// GoOn, when set, goes on with the runs answered and forked from the
+	// page (of the one database served) in place of the inspector.
+	GoOn GoOn
+	// Hosts are more host names the Host header may name (the names
+	// clients reach a server by, which ensemble serve is told).
+	Hosts []string
 }
 
 // Server serves the inspector of a set of state databases.
@@ -265,6 +271,11 @@ func (s *Server) hostAllowed(host string) bool {
 	}
 	if lh, _, err := net.SplitHostPort(s.opts.Listen); err == nil && lh != "" && strings.EqualFold(h, lh) {
 		return true
+	}
+	for _, name := range s.opts.Hosts {
+		if strings.EqualFold(h, name) {
+			return true
+		}
 	}
 	return false
 }

@@ -46,6 +46,13 @@ func (j *job) status() string {
 // another answer to the same question) is refused, so that an answer sent
 // twice answers once.
 func (s *Server) resume(i int, path, id string, given map[string]string, turns *int) error {
+	if s.opts.GoOn != nil {
+		turn := 0
+		if turns != nil {
+			turn = *turns
+		}
+		return s.opts.GoOn.Answer(id, given, turn)
+	}
 	saved, err := durable.Open(path, id, s.sync)
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
@@ -136,6 +143,9 @@ func (s *Server) prepare(saved *durable.Saved, sf *state.File, given map[string]
 // written when it cannot start (durable.OpenFork): a refused fork leaves
 // no run behind.
 func (s *Server) fork(i int, path, id string, turn int) (string, error) {
+	if s.opts.GoOn != nil {
+		return s.opts.GoOn.Fork(id, turn)
+	}
 	saved, err := durable.OpenFork(path, id, turn, s.sync)
 	if err != nil {
 		return "", err
