@@ -317,6 +317,26 @@ func Result(sf *state.File, info *store.RunInfo) *engine.Result {
 	return res
 }
 
+// ResultOf is the result of the saved run sf as `state show` prints it:
+// Result, and what can be read only against its ensemble e (nil: the file
+// no longer loads), when sf still fits e: the ensemble's output, what the
+// run waits for, and the agents a completed run held back. Every door
+// that shows a saved run (state show, serve) builds it here.
+func ResultOf(e *ensemble.Ensemble, sf *state.File, info *store.RunInfo) *engine.Result {
+	res := Result(sf, info)
+	if e == nil || engine.CheckState(e, sf) != nil {
+		return res
+	}
+	res.SetOutput(e)
+	switch sf.CompletionReason {
+	case engine.AwaitingInput:
+		res.PendingInput = engine.FromFile(e, sf, engine.Options{}).PendingInput()
+	case engine.Completed, engine.ExpectationFailed:
+		res.HeldBack = engine.HeldBackIn(e, sf.State)
+	}
+	return res
+}
+
 // Pending is what the saved run sf of e waits for
 // (docs/semantics.md#ask-agents-that-wait); nil when its state does not fit
 // e (the file changed).

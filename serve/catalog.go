@@ -86,8 +86,10 @@ type EnsembleInfo struct {
 	Description string `json:"description"`
 	// Input is the file's default input ("" when none).
 	Input string `json:"input"`
-	// InputSchema and OutputSchema are JSON Schemas of the run's input
-	// and result; null while the format declares none.
+	// InputSchema is the JSON Schema of the run's input (a string, with
+	// the file's input as its default); OutputSchema that of its output
+	// (the output: agent's output_schema; null when the file names no
+	// output agent, or that agent has no schema).
 	InputSchema  map[string]any `json:"input_schema"`
 	OutputSchema map[string]any `json:"output_schema"`
 	// Asks are the agents that wait for a person.
@@ -105,10 +107,10 @@ type AskInfo struct {
 
 // info describes s.
 func (s *served) info() EnsembleInfo {
-	in := EnsembleInfo{Name: s.e.Name, Description: s.e.Description, Input: s.e.Input, Asks: []AskInfo{}}
-	// OUTPUT HOOK: once an ensemble names its output agent (output:), that
-	// agent's output_schema is the ensemble's output schema here, and
-	// resultOf (runs.go) returns its output alone.
+	// The output schema is the output_schema of the file's output: agent
+	// (null without one: the result is then the whole final state).
+	in := EnsembleInfo{Name: s.e.Name, Description: s.e.Description, Input: s.e.Input, Asks: []AskInfo{},
+		InputSchema: s.e.InputSchema(), OutputSchema: s.e.OutputSchema()}
 	for _, a := range s.e.Agents {
 		if !agent.AsksHuman(a) {
 			continue

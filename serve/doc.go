@@ -34,8 +34,9 @@
 //	err = srv.Serve(ctx, listener)
 //
 // Handle puts the handler behind the same guard. The result of a run is
-// the whole final state (engine.Result) until an ensemble names its output
-// agent: Runs.resultOf and served.info are where that goes (OUTPUT HOOK).
+// the result object of `state show`; its output is the value of the
+// file's output: agent (engine.Result.Output), or without one the whole
+// final state.
 //
 // # Durability
 //

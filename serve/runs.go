@@ -571,21 +571,8 @@ func (rs *Runs) RunResult(id string) (*engine.Result, string, error) {
 func (rs *Runs) Redact(s string) string { return rs.redact(s) }
 
 // resultOf is the result of a saved run, as state show builds it.
-//
-// OUTPUT HOOK: the whole final state is the result until an ensemble can
-// name its output agent (output:); then that agent's output goes here.
 func (rs *Runs) resultOf(sf *state.File, info *store.RunInfo) *engine.Result {
-	res := durable.Result(sf, info)
-	completed := sf.CompletionReason == engine.Completed || sf.CompletionReason == engine.ExpectationFailed
-	if sf.CompletionReason == engine.AwaitingInput || completed {
-		if e := rs.ensembleOf(sf); e != nil && engine.CheckState(e, sf) == nil {
-			res.PendingInput = durable.Pending(e, sf)
-			if completed {
-				res.HeldBack = engine.HeldBackIn(e, sf.State)
-			}
-		}
-	}
-	return res
+	return durable.ResultOf(rs.ensembleOf(sf), sf, info)
 }
 
 // ensembleOf is the ensemble of a saved run: the served one of its file,

@@ -27,6 +27,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/serve"
+	"github.com/ensemble-run/ensemble/session"
 )
 
 const (
@@ -237,8 +238,15 @@ func TestEnsembles(t *testing.T) {
 	if len(ask.Asks) != 1 || ask.Asks[0].Agent != "approver" || ask.Asks[0].Question != "Publish it?" || ask.Asks[0].AnswerSchema != nil {
 		t.Fatalf("asks %+v", ask.Asks)
 	}
-	if ask.OutputSchema != nil || ask.InputSchema != nil {
+	// without output:, no output schema; the input is a string
+	if ask.OutputSchema != nil || ask.InputSchema["type"] != "string" {
 		t.Fatalf("schemas %+v", ask)
+	}
+	// the output: agent's output_schema is the ensemble's; the file's
+	// input the input's default
+	count := got.Ensembles[1]
+	if count.OutputSchema["type"] != "object" || count.InputSchema["default"] != "go" {
+		t.Fatalf("schemas %+v", count)
 	}
 	if bytes.Contains(b, []byte(testKey)) {
 		t.Fatal("the key shows")
@@ -262,7 +270,11 @@ func TestRunResultIsStateShow(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want bytes.Buffer
-	if err := durable.Result(sf, info).WriteJSON(&want); err != nil {
+	e, err := session.Load(sf.Ensemble.Path, nil, session.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := durable.ResultOf(e, sf, info).WriteJSON(&want); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(b, want.Bytes()) {
@@ -271,9 +283,10 @@ func TestRunResultIsStateShow(t *testing.T) {
 	var res struct {
 		CompletionReason string         `json:"completion_reason"`
 		FinalState       map[string]any `json:"final_state"`
+		Output           map[string]any `json:"output"`
 	}
 	json.Unmarshal(r.Result, &res)
-	if res.CompletionReason != "completed" || len(res.FinalState) != 3 {
+	if res.CompletionReason != "completed" || len(res.FinalState) != 3 || res.Output["agent"] != "three" {
 		t.Fatalf("result %s", r.Result)
 	}
 	// the same run id again is a conflict

@@ -51,20 +51,16 @@ duration_seconds is the time from its start to its last save.`,
 			if err != nil {
 				return err
 			}
-			res := durable.Result(sf, run)
-			completed := sf.CompletionReason == engine.Completed || sf.CompletionReason == engine.ExpectationFailed
 			// What the run printed of its output, what it waits for, or
 			// held back: read against its ensemble, when that still loads.
+			e, err := loadEnsemble(io, sf.Ensemble.Path, sf.Profiles)
+			if err != nil {
+				e = nil
+			}
+			res := durable.ResultOf(e, sf, run)
 			outputAgent := ""
-			if e, err := loadEnsemble(io, sf.Ensemble.Path, sf.Profiles); err == nil && engine.CheckState(e, sf) == nil {
-				res.SetOutput(e)
+			if e != nil && engine.CheckState(e, sf) == nil {
 				outputAgent = e.Output
-				if sf.CompletionReason == engine.AwaitingInput {
-					res.PendingInput = durable.Pending(e, sf)
-				}
-				if completed {
-					res.HeldBack = engine.HeldBackIn(e, sf.State)
-				}
 			}
 			if output == "" {
 				output = "json"
