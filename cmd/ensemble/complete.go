@@ -45,6 +45,10 @@ var completions = map[string]struct {
 		args:  yamlExt,
 		files: map[string][]string{"profiles": yamlExt},
 	},
+	"serve": {
+		args:  nil, // ensemble files, or folders of them
+		files: map[string][]string{"profiles": yamlExt, "state": nil, "token-file": nil},
+	},
 	"test": {
 		enums: map[string][]string{"format": bdd.Formats},
 		args:  []string{"feature"},

@@ -97,6 +97,14 @@ var commandExamples = map[string]string{
 
   # Every ensemble with the responses.yaml beside it: no model needed
   ensemble mcp serve examples --responses`,
+	"serve": `  # Every ensemble of a folder, on 127.0.0.1:7777, runs saved in ensemble-serve.db
+  ensemble serve ./ensembles
+
+  # The examples with their injected responses, on another port and database
+  ensemble serve examples --responses --listen 127.0.0.1:8080 --state runs.db
+
+  # Reachable from other machines: a token is required
+  ensemble serve ./ensembles --listen 0.0.0.0:7777 --token-file token.txt --allow-host ensembles.internal --max-runs 16`,
 	"worker": `  ensemble worker --temporal localhost:7233
   ensemble worker --temporal localhost:7233 --namespace prod --task-queue ensemble`,
 	"answer":     `  ensemble answer --temporal localhost:7233 nightly approver '{"approved": true}'`,

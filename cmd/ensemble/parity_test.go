@@ -31,7 +31,7 @@ import (
 )
 
 // TestParity runs the table of internal/parity through every front door of
-// this binary (run, resume, batch, test, mcp serve, ui) and holds each result
+// this binary (run, resume, batch, test, mcp serve, serve, ui) and holds each result
 // to the result of `ensemble run` (times aside): a front door that drifts
 // from the others (a service it forgets to give the runs, an option it
 // reads another way) fails here. A front door that cannot run a case must
@@ -50,7 +50,7 @@ func TestParity(t *testing.T) {
 			}
 			doors := map[string]func() ([]byte, int, error){
 				parity.Resume: p.resume, parity.Batch: p.batch, parity.Test: p.test, parity.MCPServe: p.serve,
-				parity.UI: p.ui,
+				parity.UI: p.ui, parity.Serve: p.served,
 			}
 			if !c.Kill { // a Kill case's batch is saved already
 				doors[parity.BatchState] = p.batchState

@@ -175,7 +175,7 @@ func newRootCmd(io *stdio) *cobra.Command {
 	root.AddCommand(newRunCmd(io), newValidateCmd(io), newResumeCmd(io), newTestCmd(io), newGraphCmd(io), newSchemaCmd(io))
 	root.AddCommand(newInitCmd(io), newStateCmd(io), newBatchCmd(io), newMCPCmd(io), newImportCmd(io), newUICmd(io))
 	root.AddCommand(newWorkerCmd(io), newAnswerCmd(io)) // the Temporal engine (temporal.go)
-	root.AddCommand(newVersionCmd(io))
+	root.AddCommand(newVersionCmd(io), newServeCmd(io))
 	addCompletions(root)
 	root.InitDefaultCompletionCmd()
 	addExamples(root, "")

@@ -1,6 +1,6 @@
 // Package parity is the table of ensembles that the parity tests run
 // through every front door of ensemble (run, resume, batch, test, mcp
-// serve, ui in cmd/ensemble; the Temporal worker and batch --temporal in the
+// serve, serve, ui in cmd/ensemble; the Temporal worker and batch --temporal in the
 // temporal module), with what they need: a model server that speaks the
 // OpenAI wire format, the test MCP server, and the comparison of results
 // with times and ids aside. A front door that cannot run a case says so
@@ -36,7 +36,11 @@ const (
 	MCPServe   = "mcp serve"
 	// UI is the inspector (ensemble ui): a saved run forked from turn 0
 	// through its HTTP API, which goes on in its process.
-	UI       = "ui"
+	UI = "ui"
+	// Serve is ensemble serve: the case started through its run API
+	// (answered there when it waits; a Kill case's server killed with
+	// SIGKILL and started again), its result read there.
+	Serve    = "serve"
 	Worker   = "worker"         // a run on Temporal (run --temporal)
 	Temporal = "batch-temporal" // batch --temporal
 )
@@ -81,7 +85,7 @@ func Cases() []Case {
 		{Name: "when", File: "when.yaml"},
 		{Name: "budget", File: "budget.yaml", Exit: 6, Cannot: map[string]string{Test: testModels, Worker: noBudget, Temporal: noBudget}},
 		{Name: "replay", File: "replay.yaml", Record: true,
-			Cannot: map[string]string{Batch: noRecording, MCPServe: "no --replay", Worker: noReplay, Temporal: noRecording}},
+			Cannot: map[string]string{Batch: noRecording, MCPServe: "no --replay", Serve: "no --replay", Worker: noReplay, Temporal: noRecording}},
 		{Name: "secret", File: "secret.yaml", Cannot: map[string]string{Test: testModels}},
 		{Name: "kill", File: "kill.yaml", Kill: true,
 			Cannot: map[string]string{Test: "no kill", MCPServe: "no kill", Temporal: "not killed here"}},

@@ -1,0 +1,117 @@
+package serve
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/durable"
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/secrets"
+	"github.com/ensemble-run/ensemble/kinds/ask"
+	"github.com/ensemble-run/ensemble/session"
+)
+
+// served is one ensemble the server runs.
+type served struct {
+	e         *ensemble.Ensemble
+	responses string // its responses.yaml, with Options.Responses
+	secrets   *secrets.Redactor
+	refs      durable.Resolved // what its runs are saved with
+}
+
+// DuplicateError is an ensemble not served: another, served, has its name.
+type DuplicateError struct{ Name, First string }
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("the ensemble %q of %s has that name", e.Name, e.First)
+}
+
+// findEnsembles loads the ensembles of paths: each an ensemble file, or a
+// folder whose ensemble files (ensemble.FindFiles) are all served. Two
+// ensembles with one name keep the first; a file that does not load is
+// skipped (told to skipped) when found in a folder, an error when named.
+func findEnsembles(paths []string, o *Options) ([]*served, error) {
+	var list []*served
+	names := map[string]string{}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		files, named := []string{p}, true
+		if fi.IsDir() {
+			if files, err = ensemble.FindFiles(p); err != nil {
+				return nil, err
+			}
+			named = false
+		}
+		for _, path := range files {
+			e, err := session.Load(path, nil, session.LoadOptions{Profiles: o.Profiles, LookupEnv: o.LookupEnv})
+			if err != nil {
+				if named {
+					return nil, err
+				}
+				o.skipped(path, err)
+				continue
+			}
+			if first, dup := names[e.Name]; dup {
+				o.skipped(path, &DuplicateError{Name: e.Name, First: first})
+				continue
+			}
+			names[e.Name] = path
+			s := &served{e: e, secrets: secrets.Of(e.Models, o.LookupEnv)}
+			resp := filepath.Join(filepath.Dir(path), "responses.yaml")
+			if info, err := os.Stat(resp); o.Responses && err == nil && info.Mode().IsRegular() {
+				s.responses = resp
+			}
+			list = append(list, s)
+		}
+	}
+	if len(list) == 0 {
+		return nil, fmt.Errorf("%s: no ensemble to serve", strings.Join(paths, ", "))
+	}
+	slices.SortFunc(list, func(a, b *served) int { return strings.Compare(a.e.Name, b.e.Name) })
+	return list, nil
+}
+
+// EnsembleInfo is what GET /v1/ensembles says of an ensemble.
+type EnsembleInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Input is the file's default input ("" when none).
+	Input string `json:"input"`
+	// InputSchema and OutputSchema are JSON Schemas of the run's input
+	// and result; null while the format declares none.
+	InputSchema  map[string]any `json:"input_schema"`
+	OutputSchema map[string]any `json:"output_schema"`
+	// Asks are the agents that wait for a person.
+	Asks []AskInfo `json:"asks"`
+}
+
+// AskInfo is an agent that waits for a person: its question, and the
+// JSON Schema its answer must meet (null: any answer, text or JSON; the
+// format declares none for ask agents yet).
+type AskInfo struct {
+	Agent        string         `json:"agent"`
+	Question     string         `json:"question"`
+	AnswerSchema map[string]any `json:"answer_schema"`
+}
+
+// info describes s.
+func (s *served) info() EnsembleInfo {
+	in := EnsembleInfo{Name: s.e.Name, Description: s.e.Description, Input: s.e.Input, Asks: []AskInfo{}}
+	// OUTPUT HOOK: once an ensemble names its output agent (output:), that
+	// agent's output_schema is the ensemble's output schema here, and
+	// resultOf (runs.go) returns its output alone.
+	for _, a := range s.e.Agents {
+		if !agent.AsksHuman(a) {
+			continue
+		}
+		in.Asks = append(in.Asks, AskInfo{Agent: a.Name, Question: ask.SpecOf(a).Question})
+	}
+	return in
+}

@@ -1,0 +1,837 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ensemble-run/ensemble/durable"
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/session"
+	"github.com/ensemble-run/ensemble/state"
+	"github.com/ensemble-run/ensemble/store"
+)
+
+// The statuses of a run, beside the completion reasons of a saved run
+// (completed, awaiting_input, failed, timeout, ...).
+const (
+	StatusQueued    = "queued"    // accepted, waiting for a free slot (--max-runs)
+	StatusRunning   = "running"   // going on in this server
+	StatusCancelled = "cancelled" // a caller cancelled it
+	// StatusInterrupted is a run that has not finished and that this
+	// server does not run: another process holds it, or it did not
+	// start again (the server's log says why).
+	StatusInterrupted = "interrupted"
+)
+
+// Error is a refusal of the run machinery, which a front door turns into
+// its own error shape: Code is one of the codes below.
+type Error struct {
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// The codes of an *Error.
+const (
+	CodeNotFound   = "not_found"   // no such ensemble, run or turn
+	CodeBadRequest = "bad_request" // the request is malformed
+	CodeConflict   = "conflict"    // the run is not in a state that allows it
+	CodeBusy       = "busy"        // the queue is full
+	CodeClosing    = "closing"     // the server is shutting down
+)
+
+func errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// StartOptions are what a new run has of its own beside its input.
+type StartOptions struct {
+	// RunID is the run's id; "" makes a new one.
+	RunID string
+	// Webhook is a URL posted to when the run suspends and when it ends.
+	Webhook string
+	// IdempotencyKey makes a second Start with the same key return the
+	// first's run instead of starting another.
+	IdempotencyKey string
+}
+
+// Runs is the run machinery of a server: the runs it starts, goes on with
+// and keeps in its state database, at most MaxRuns at once. It is what an
+// HTTP adapter (the run API of this package, or a chat endpoint mounted
+// beside it) calls; it knows nothing of HTTP.
+type Runs struct {
+	o      *Options
+	sync   store.Sync
+	j      *journal
+	list   []*served
+	byName map[string]*served
+
+	ctx    context.Context // the life of every run; Close cancels it
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	slots  chan struct{}
+	stop   chan struct{} // closed when the server stops starting runs
+
+	// rd is the server's one connection reading the state database (the
+	// runs write through their own); rdMu serialises its use.
+	rdMu sync.Mutex
+	rd   *store.DB
+	// wdb is the connection new runs are saved through, shared as a
+	// batch's runs share theirs: wmu serialises its use.
+	wmu sync.Mutex
+	wdb *store.DB
+	// keyMu serialises the starts that carry an idempotency key.
+	keyMu sync.Mutex
+
+	mu      sync.Mutex
+	active  map[string]*active
+	claimed map[string]bool // runs an answer, a cancel or a fork is being given to
+	queued  int
+	closing bool
+}
+
+// active is a run this server goes on with.
+type active struct {
+	status string
+	cancel context.CancelFunc
+	done   chan struct{}
+	user   bool // cancelled by a caller
+}
+
+func newRuns(o *Options, list []*served) (*Runs, error) {
+	sync, err := durable.SyncFrom(o.LookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	j, err := openJournal(o.State)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range list {
+		if s.refs, err = (durable.Refs{Responses: s.responses, Profiles: o.Profiles}).Resolve(); err != nil {
+			return nil, err
+		}
+	}
+	rd, err := store.Open(o.State, false, store.SyncNormal)
+	if err != nil {
+		return nil, fmt.Errorf("--state: %w", err)
+	}
+	wdb, err := store.Open(o.State, false, sync)
+	if err != nil {
+		rd.Close()
+		return nil, fmt.Errorf("--state: %w", err)
+	}
+	rs := &Runs{o: o, sync: sync, j: j, rd: rd, wdb: wdb, list: list, byName: map[string]*served{}, active: map[string]*active{},
+		claimed: map[string]bool{}, slots: make(chan struct{}, o.MaxRuns), stop: make(chan struct{})}
+	for _, s := range list {
+		rs.byName[s.e.Name] = s
+	}
+	rs.ctx, rs.cancel = context.WithCancel(context.Background())
+	return rs, nil
+}
+
+// Ensembles describes the ensembles served, by name.
+func (rs *Runs) Ensembles() []EnsembleInfo {
+	out := make([]EnsembleInfo, 0, len(rs.list))
+	for _, s := range rs.list {
+		out = append(out, s.info())
+	}
+	return out
+}
+
+// Ensemble is the served ensemble named name; nil.
+func (rs *Runs) Ensemble(name string) *ensemble.Ensemble {
+	if s := rs.byName[name]; s != nil {
+		return s.e
+	}
+	return nil
+}
+
+// redact redacts every key of every served ensemble's profiles.
+func (rs *Runs) redact(s string) string {
+	for _, x := range rs.list {
+		s = x.secrets.String(s)
+	}
+	return s
+}
+
+func (rs *Runs) redactBytes(b []byte) []byte {
+	for _, x := range rs.list {
+		b = x.secrets.Bytes(b)
+	}
+	return b
+}
+
+// Start starts a run of the ensemble name with input (the file's input
+// when nil) and returns its id; created is false when IdempotencyKey
+// names a run started before, whose id it is. The run is saved (its turn
+// 0) before Start returns, so that a server killed at once goes on with it
+// when it starts again; it then waits for a slot, and runs.
+func (rs *Runs) Start(ctx context.Context, name string, input *string, so StartOptions) (id string, created bool, err error) {
+	s := rs.byName[name]
+	if s == nil {
+		return "", false, errorf(CodeNotFound, "no ensemble %q is served%s", name, ensemble.Suggest(name, rs.names()))
+	}
+	if so.RunID != "" && !runIDPattern.MatchString(so.RunID) {
+		return "", false, errorf(CodeBadRequest, "run_id %q: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", so.RunID)
+	}
+	if so.Webhook != "" {
+		if err := rs.checkWebhook(so.Webhook); err != nil {
+			return "", false, err
+		}
+	}
+	id = so.RunID
+	if id == "" {
+		id = store.NewID()
+	}
+	if so.IdempotencyKey != "" {
+		rs.keyMu.Lock()
+		defer rs.keyMu.Unlock()
+		owner, claimed, err := rs.j.claimKey(so.IdempotencyKey, id)
+		if err != nil {
+			return "", false, err
+		}
+		if !claimed {
+			if _, err := rs.info(owner); err == nil {
+				return owner, false, nil
+			}
+			// A server killed between the key and the run's first save:
+			// the key made no run, and makes this one.
+			rs.j.releaseKey(so.IdempotencyKey)
+			if _, _, err := rs.j.claimKey(so.IdempotencyKey, id); err != nil {
+				return "", false, err
+			}
+		}
+	}
+	if so.RunID != "" {
+		if _, err := rs.info(id); err == nil {
+			if so.IdempotencyKey != "" {
+				rs.j.releaseKey(so.IdempotencyKey)
+			}
+			// The database would let a new run take a finished one's place.
+			return "", false, errorf(CodeConflict, "run_id %q is taken: name another, or leave it out", id)
+		}
+	}
+	release := func() {
+		if so.IdempotencyKey != "" {
+			rs.j.releaseKey(so.IdempotencyKey)
+		}
+	}
+	if err := rs.reserve(); err != nil {
+		release()
+		return "", false, err
+	}
+	text := s.e.Input
+	if input != nil {
+		text = *input
+	}
+	d, err := durable.CreateIn(rs.wdb, &rs.wmu, id, s.refs)
+	if err != nil {
+		rs.unreserve()
+		release()
+		return "", false, err
+	}
+	opts, err := rs.sessionOptions(s)
+	if err != nil {
+		d.Abandon()
+		rs.unreserve()
+		release()
+		return "", false, err
+	}
+	sess, err := session.Open(rs.ctx, s.e, opts)
+	if err != nil {
+		d.Abandon()
+		rs.unreserve()
+		release()
+		return "", false, errorf(CodeConflict, "%s", rs.redact(err.Error()))
+	}
+	r, err := sess.StartExact(text, session.RunOptions{Events: rs.sink(id), Save: d, RunID: id})
+	if err != nil {
+		sess.Close()
+		rs.unreserve()
+		release()
+		if _, ok := errors.AsType[*durable.UnfinishedError](err); ok {
+			return "", false, errorf(CodeConflict, "run_id %q is taken: %s", id, rs.redact(err.Error()))
+		}
+		return "", false, err
+	}
+	// The run is saved (its turn 0): what the database does not hold goes
+	// beside it. A server killed before this goes on with the run without.
+	if so.Webhook != "" || so.IdempotencyKey != "" {
+		if err := rs.j.setMeta(id, &meta{Ensemble: s.e.Name, Webhook: so.Webhook, Key: so.IdempotencyKey}); err != nil {
+			rs.logf("run %s: %s", id, err)
+		}
+	}
+	rs.launch(id, sess, r, nil)
+	return id, true, nil
+}
+
+func (rs *Runs) names() []string {
+	out := make([]string, 0, len(rs.list))
+	for _, s := range rs.list {
+		out = append(out, s.e.Name)
+	}
+	return out
+}
+
+// sessionOptions are the options of a served run's session: no terminal,
+// an ask agent suspends the run; s's injected responses when it has them.
+func (rs *Runs) sessionOptions(s *served) (session.Options, error) {
+	o := session.Options{LookupEnv: rs.o.LookupEnv, Out: io.Discard, NoInput: true, Suspend: true}
+	if s != nil && s.responses != "" {
+		// read for each run: a run takes them from the first
+		resp, err := runners.LoadResponsesFor(s.responses, s.e)
+		if err != nil {
+			return o, err
+		}
+		o.Responses, o.ResponsesFile = resp, s.responses
+	}
+	return o, nil
+}
+
+// reserve takes a place in the queue, or refuses: the queue is full, or
+// the server is closing.
+func (rs *Runs) reserve() error {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.closing {
+		return errorf(CodeClosing, "the server is shutting down: try again once it is back")
+	}
+	if rs.queued >= rs.o.MaxQueue {
+		return errorf(CodeBusy, "%d runs wait for a slot already (--max-queue): try again later", rs.queued)
+	}
+	rs.queued++
+	return nil
+}
+
+func (rs *Runs) unreserve() {
+	rs.mu.Lock()
+	rs.queued--
+	rs.mu.Unlock()
+}
+
+// sink is the events sink of run id: each event, redacted, appended to its
+// log.
+func (rs *Runs) sink(id string) events.Sink {
+	return func(ev events.Event) {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return
+		}
+		rs.j.log(id).add(id, rs.redactBytes(b))
+	}
+}
+
+// launch goes on with r, a run prepared in sess and holding a place in the
+// queue (reserve), in the background: once a slot is free, it runs to its
+// end (or suspension); then after (nil: nothing) lets its saved run go,
+// and its webhook is called.
+func (rs *Runs) launch(id string, sess *session.Session, r *session.Run, after func()) {
+	ctx, cancel := context.WithCancel(rs.ctx)
+	a := &active{status: StatusQueued, cancel: cancel, done: make(chan struct{})}
+	rs.mu.Lock()
+	rs.active[id] = a
+	rs.mu.Unlock()
+	rs.wg.Add(1)
+	go func() {
+		defer rs.wg.Done()
+		defer cancel()
+		ran := false
+		select {
+		case rs.slots <- struct{}{}:
+			ran = true
+		case <-rs.stop:
+		case <-ctx.Done():
+		}
+		rs.mu.Lock()
+		rs.queued--
+		if ran && !a.user && rs.ctx.Err() == nil {
+			a.status = StatusRunning
+		} else if ran {
+			<-rs.slots
+			ran = false
+		}
+		rs.mu.Unlock()
+		if ran {
+			_, err := r.Run(ctx)
+			<-rs.slots
+			if err != nil {
+				rs.logf("run %s: %s", id, rs.redact(err.Error()))
+			}
+		} else {
+			r.Abandon() // saved as it was: it goes on when the server starts again
+		}
+		sess.Close()
+		if after != nil {
+			after()
+		}
+		rs.mu.Lock()
+		delete(rs.active, id)
+		user := a.user
+		rs.mu.Unlock()
+		close(a.done)
+		rs.j.drop(id)
+		if user || ran && rs.ctx.Err() == nil {
+			rs.hook(id, user) // not for a run a shutdown interrupted
+		}
+	}()
+}
+
+// logf reports what happened to a run beyond its state.
+func (rs *Runs) logf(format string, args ...any) {
+	fmt.Fprintf(rs.o.Stderr, "ensemble serve: "+format+"\n", args...)
+}
+
+// Status is run id's status: queued or running while this server goes on
+// with it, cancelled when a caller cancelled it, else its completion
+// reason (interrupted for a run that has not finished and does not run
+// here). reason is the run's saved completion reason.
+func (rs *Runs) status(id, reason string) string {
+	rs.mu.Lock()
+	a := rs.active[id]
+	st := ""
+	if a != nil {
+		st = a.status
+		if a.user {
+			st = StatusCancelled
+		}
+	}
+	rs.mu.Unlock()
+	if st != "" {
+		return st
+	}
+	if m := rs.j.meta(id); m != nil && m.Cancelled {
+		return StatusCancelled
+	}
+	if reason == "" || reason == engine.Cancelled {
+		return StatusInterrupted
+	}
+	return reason
+}
+
+// Wait waits until run id ends or suspends, for d at most (or until ctx is
+// done), and returns its status then.
+func (rs *Runs) Wait(ctx context.Context, id string, d time.Duration) (string, error) {
+	rs.mu.Lock()
+	a := rs.active[id]
+	rs.mu.Unlock()
+	if a != nil && d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-a.done:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	info, err := rs.info(id)
+	if err != nil {
+		return "", err
+	}
+	return rs.status(id, info.CompletionReason), nil
+}
+
+// info is run id's row.
+func (rs *Runs) info(id string) (*store.RunInfo, error) {
+	if !runIDPattern.MatchString(id) {
+		return nil, errorf(CodeNotFound, "no run %q", id)
+	}
+	rs.rdMu.Lock()
+	r, err := rs.rd.Run(id)
+	rs.rdMu.Unlock()
+	if errors.Is(err, store.ErrNoRun) {
+		return nil, errorf(CodeNotFound, "no run %q", id)
+	}
+	return r, err
+}
+
+// runs lists the runs of the state database.
+func (rs *Runs) runs() ([]*store.RunInfo, error) {
+	rs.rdMu.Lock()
+	defer rs.rdMu.Unlock()
+	return rs.rd.Runs()
+}
+
+// RunSummary is a run as GET /v1/runs lists it.
+type RunSummary struct {
+	ID               string    `json:"run_id"`
+	Ensemble         string    `json:"ensemble"`
+	Status           string    `json:"status"`
+	CompletionReason string    `json:"completion_reason"`
+	Turns            int       `json:"turn_count"`
+	Started          time.Time `json:"started_at"`
+	Saved            time.Time `json:"saved_at"`
+	Parent           string    `json:"parent,omitempty"`
+	ParentTurn       int       `json:"parent_turn,omitempty"`
+}
+
+// List lists the runs of the state database in the order they were
+// created: those of ensemble (""; any), whose status is status (""; any),
+// after the run after (""; from the first), limit of them at most, and
+// the id to list the next page after ("" at the end).
+func (rs *Runs) List(ensembleName, status, after string, limit int) ([]RunSummary, string, error) {
+	runs, err := rs.runs()
+	if err != nil {
+		return nil, "", err
+	}
+	if after != "" {
+		i := slices.IndexFunc(runs, func(r *store.RunInfo) bool { return r.ID == after })
+		if i < 0 {
+			return nil, "", errorf(CodeBadRequest, "after: no run %q", after)
+		}
+		runs = runs[i+1:]
+	}
+	out := []RunSummary{}
+	for i, r := range runs {
+		if len(out) == limit {
+			return out, runs[i-1].ID, nil
+		}
+		st := rs.status(r.ID, r.CompletionReason)
+		if ensembleName != "" && r.Ensemble != ensembleName || status != "" && st != status {
+			continue
+		}
+		out = append(out, RunSummary{ID: r.ID, Ensemble: r.Ensemble, Status: st, CompletionReason: r.CompletionReason,
+			Turns: r.Turns, Started: r.Started, Saved: r.Saved, Parent: r.Parent, ParentTurn: r.ParentTurn})
+	}
+	return out, "", nil
+}
+
+// Result is run id's result as of its last saved turn, written as `ensemble
+// run --output json` and `state show` write it (engine.Result.WriteJSON),
+// redacted, and its status.
+func (rs *Runs) Result(id string) (result []byte, status string, err error) {
+	info, err := rs.info(id)
+	if err != nil {
+		return nil, "", err
+	}
+	rs.rdMu.Lock()
+	sf, err := rs.rd.Load(info)
+	rs.rdMu.Unlock()
+	if err != nil {
+		return nil, "", err
+	}
+	var buf bytes.Buffer
+	if err := rs.resultOf(sf, info).WriteJSON(&buf); err != nil {
+		return nil, "", err
+	}
+	return rs.redactBytes(buf.Bytes()), rs.status(id, sf.CompletionReason), nil
+}
+
+// resultOf is the result of a saved run, as state show builds it.
+//
+// OUTPUT HOOK: the whole final state is the result until an ensemble can
+// name its output agent (output:); then that agent's output goes here.
+func (rs *Runs) resultOf(sf *state.File, info *store.RunInfo) *engine.Result {
+	res := durable.Result(sf, info)
+	completed := sf.CompletionReason == engine.Completed || sf.CompletionReason == engine.ExpectationFailed
+	if sf.CompletionReason == engine.AwaitingInput || completed {
+		if e := rs.ensembleOf(sf); e != nil && engine.CheckState(e, sf) == nil {
+			res.PendingInput = durable.Pending(e, sf)
+			if completed {
+				res.HeldBack = engine.HeldBackIn(e, sf.State)
+			}
+		}
+	}
+	return res
+}
+
+// ensembleOf is the ensemble of a saved run: the served one of its file,
+// or its file as it loads now; nil when it does not load.
+func (rs *Runs) ensembleOf(sf *state.File) *ensemble.Ensemble {
+	for _, s := range rs.list {
+		if s.e.Path == sf.Ensemble.Path {
+			return s.e
+		}
+	}
+	e, err := session.Load(sf.Ensemble.Path, nil, session.LoadOptions{Profiles: sf.Profiles, LookupEnv: rs.o.LookupEnv})
+	if err != nil {
+		return nil
+	}
+	return e
+}
+
+// Events are run id's events after sequence number after, each the JSON
+// of an event as `--output jsonl` prints it, the sequence number of the
+// first, whether the run goes on in this server (more may come), and a
+// channel closed when more come.
+func (rs *Runs) Events(id string, after int) (evs [][]byte, first int, live bool, more <-chan struct{}, err error) {
+	if _, err := rs.info(id); err != nil {
+		return nil, 0, false, nil, err
+	}
+	rs.mu.Lock()
+	live = rs.active[id] != nil
+	rs.mu.Unlock()
+	evs, first, more = rs.j.log(id).after(after)
+	return evs, first, live, more, nil
+}
+
+// claim marks run id as being given an answer, a cancel or a fork, so
+// that a second one at once is refused (the first wins); release undoes
+// it.
+func (rs *Runs) claim(id, what string) (release func(), err error) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.closing {
+		return nil, errorf(CodeClosing, "the server is shutting down: try again once it is back")
+	}
+	if a := rs.active[id]; a != nil {
+		return nil, errorf(CodeConflict, "run %s is %s: it waits for no answer now (an answer was given already, or it has not suspended)", id, a.status)
+	}
+	if rs.claimed[id] {
+		return nil, errorf(CodeConflict, "run %s is being %s by another request: the first wins", id, what)
+	}
+	rs.claimed[id] = true
+	return func() {
+		rs.mu.Lock()
+		delete(rs.claimed, id)
+		rs.mu.Unlock()
+	}, nil
+}
+
+// Answer gives answers (by agent: text, or JSON text) to run id, which
+// must wait for each of them: the checks of `resume --answer`. turn, when > 0, is the turn
+// count the answers were given at: a run that has gone on since refuses
+// them (stale). The run goes on in the background.
+func (rs *Runs) Answer(id string, given map[string]string, turn int) error {
+	if len(given) == 0 {
+		return errorf(CodeBadRequest, "no answer: post {\"AGENT\": ANSWER}")
+	}
+	release, err := rs.claim(id, "answered")
+	if err != nil {
+		return err
+	}
+	defer release()
+	if m := rs.j.meta(id); m != nil && m.Cancelled {
+		return errorf(CodeConflict, "run %s was cancelled: it takes no answer", id)
+	}
+	saved, err := rs.open(id)
+	if err != nil {
+		return err
+	}
+	sf := saved.File
+	switch {
+	case sf.CompletionReason != engine.AwaitingInput:
+		saved.Close()
+		return errorf(CodeConflict, "run %s waits for no answer (%s)", id, durable.Status(sf.CompletionReason))
+	case turn > 0 && turn != sf.State.TurnCount:
+		saved.Close()
+		return errorf(CodeConflict, "run %s has gone on since these answers were given (at turn %d, it is at turn %d now): they answer questions it no longer waits for", id, turn, sf.State.TurnCount)
+	}
+	return rs.goOn(saved, given, false, nil)
+}
+
+// open locks run id of the state database to go on with it.
+func (rs *Runs) open(id string) (*durable.Saved, error) {
+	if !runIDPattern.MatchString(id) {
+		return nil, errorf(CodeNotFound, "no run %q", id)
+	}
+	saved, err := durable.Open(rs.o.State, id, rs.sync)
+	switch {
+	case errors.Is(err, durable.ErrPick):
+		return nil, errorf(CodeNotFound, "no run %q", id)
+	case errors.Is(err, store.ErrLocked):
+		return nil, errorf(CodeConflict, "run %s: %s", id, rs.redact(err.Error()))
+	}
+	return saved, err
+}
+
+// goOn goes on with saved (a run, or a fork: durable.OpenFork) in the
+// background with the answers given, as resume does (durable.Prepare and
+// Start); saved is closed when it ends, or at once when it cannot start.
+// started, when set, is told the id once it is known (a fork's is new).
+func (rs *Runs) goOn(saved *durable.Saved, given map[string]string, fork bool, started func(id string) error) error {
+	p, err := durable.Prepare(saved, durable.ResumeOptions{Answers: given, Force: fork, LookupEnv: rs.o.LookupEnv})
+	var answer *durable.AnswerError
+	switch {
+	case errors.As(err, &answer):
+		saved.Close()
+		return errorf(CodeConflict, "%s", rs.redact(err.Error()))
+	case errors.Is(err, durable.ErrBudgetSpent):
+		saved.Close()
+		return errorf(CodeConflict, "the run stopped because a budget was spent: resume it with a higher cap (ensemble resume --max-cost, --max-tokens or --max-requests)")
+	case err != nil:
+		saved.Close()
+		return errorf(CodeConflict, "%s", rs.redact(err.Error()))
+	}
+	if err := rs.reserve(); err != nil {
+		saved.Close()
+		return err
+	}
+	var id string
+	// The events sink needs the run's id, which a fork has only once it
+	// started: events go to it through this indirection.
+	var sink events.Sink
+	var sinkMu sync.Mutex
+	ro := session.RunOptions{Events: func(ev events.Event) {
+		sinkMu.Lock()
+		s := sink
+		sinkMu.Unlock()
+		if s != nil {
+			s(ev)
+		}
+	}}
+	o, _ := rs.sessionOptions(nil) // the saved run's responses: Prepare's
+	sess, r, err := p.Start(rs.ctx, o, ro)
+	if err != nil {
+		rs.unreserve()
+		saved.Close()
+		return errorf(CodeConflict, "%s", rs.redact(err.Error()))
+	}
+	id = saved.Info.ID
+	sinkMu.Lock()
+	sink = rs.sink(id)
+	sinkMu.Unlock()
+	if started != nil {
+		if err := started(id); err != nil {
+			r.Abandon()
+			sess.Close()
+			rs.unreserve()
+			saved.Close()
+			return err
+		}
+	}
+	rs.launch(id, sess, r, saved.Close)
+	return nil
+}
+
+// Cancel cancels run id: a run going on stops (saved as cancelled), a
+// suspended one takes no answer any more. A run that has ended is a
+// conflict.
+func (rs *Runs) Cancel(id string) error {
+	info, err := rs.info(id)
+	if err != nil {
+		return err
+	}
+	rs.mu.Lock()
+	if a := rs.active[id]; a != nil {
+		a.user = true
+		a.cancel()
+		rs.mu.Unlock()
+		return rs.markCancelled(id, info)
+	}
+	rs.mu.Unlock()
+	release, err := rs.claim(id, "cancelled")
+	if err != nil {
+		return err
+	}
+	defer release()
+	if !info.Resumable() {
+		return errorf(CodeConflict, "run %s has ended (%s): nothing to cancel", id, info.CompletionReason)
+	}
+	if m := rs.j.meta(id); m != nil && m.Cancelled {
+		return nil
+	}
+	if err := rs.markCancelled(id, info); err != nil {
+		return err
+	}
+	rs.hook(id, true)
+	return nil
+}
+
+func (rs *Runs) markCancelled(id string, info *store.RunInfo) error {
+	m := rs.j.meta(id)
+	if m == nil {
+		m = &meta{Ensemble: info.Ensemble}
+	}
+	m.Cancelled = true
+	return rs.j.setMeta(id, m)
+}
+
+// Fork starts a new run whose first turns are those of run id up to turn
+// (0: its input alone), and goes on with it in the background; it
+// returns the new run's id. The run forked is untouched.
+func (rs *Runs) Fork(id string, turn int) (string, error) {
+	info, err := rs.info(id)
+	if err != nil {
+		return "", err
+	}
+	if turn < 0 {
+		return "", errorf(CodeBadRequest, "from_turn must be 0 or more, got %d", turn)
+	}
+	saved, err := durable.OpenFork(rs.o.State, id, turn, rs.sync)
+	if err != nil {
+		return "", errorf(CodeConflict, "%s", rs.redact(err.Error()))
+	}
+	m := rs.j.meta(id)
+	fork := ""
+	err = rs.goOn(saved, nil, true, func(fid string) error {
+		fork = fid
+		nm := &meta{Ensemble: info.Ensemble, Parent: id}
+		if m != nil {
+			nm.Webhook = m.Webhook
+		}
+		return rs.j.setMeta(fid, nm)
+	})
+	return fork, err
+}
+
+// recover goes on with every run of the state database that has not
+// finished and was not cancelled by a caller: a server killed mid-run
+// continues each from its last saved turn. Runs that wait for an answer
+// stay as they are.
+func (rs *Runs) recover() {
+	runs, err := rs.runs()
+	if err != nil {
+		rs.logf("listing the runs to go on with: %s", err)
+		return
+	}
+	for _, r := range runs {
+		if r.CompletionReason != "" && r.CompletionReason != engine.Cancelled {
+			continue
+		}
+		if m := rs.j.meta(r.ID); m != nil && m.Cancelled {
+			continue
+		}
+		saved, err := rs.open(r.ID)
+		if err != nil {
+			rs.logf("run %s does not go on: %s", r.ID, rs.redact(err.Error()))
+			continue
+		}
+		if err := rs.goOn(saved, nil, false, nil); err != nil {
+			rs.logf("run %s does not go on: %s", r.ID, rs.redact(err.Error()))
+		}
+	}
+}
+
+// Close stops starting runs, waits for the runs going on to end for grace
+// at most, then interrupts those left (saved as they stand: they go on
+// from their last saved turn when the server starts again) and waits for
+// them and for webhook deliveries.
+func (rs *Runs) Close(grace time.Duration) {
+	rs.mu.Lock()
+	if rs.closing {
+		rs.mu.Unlock()
+		return
+	}
+	rs.closing = true
+	close(rs.stop)
+	rs.mu.Unlock()
+	done := make(chan struct{})
+	go func() { rs.wg.Wait(); close(done) }()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	rs.cancel()
+	<-done
+	rs.rdMu.Lock()
+	rs.rd.Close()
+	rs.rdMu.Unlock()
+	rs.wmu.Lock()
+	rs.wdb.Close()
+	rs.wmu.Unlock()
+	rs.j.close()
+}
