@@ -180,6 +180,7 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s.routes(s.mux)
+	s.chatRoutes(s.mux) // chat.go
 	if !o.NoUI {
 		s.ui, err = inspector.New(inspector.Options{DBs: []string{o.State}, Listen: o.Listen, Token: s.token,
 			LookupEnv: o.LookupEnv, Stderr: o.Stderr})
