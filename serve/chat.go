@@ -416,7 +416,7 @@ func (s *Server) chatOutcome(turn *chatTurn) (*outcome, error) {
 	switch out.runStatus {
 	case StatusQueued, StatusRunning:
 		return fail(http.StatusGatewayTimeout, "server_error", "timeout",
-			"run %s has not ended after %s (--max-wait): follow it at /v1/runs/%s", turn.id, s.o.MaxWait, turn.id)
+			"run %s has not ended after %s: follow it at /v1/runs/%s", turn.id, s.o.MaxWait, turn.id)
 	case engine.AwaitingInput:
 		if len(res.PendingInput) == 0 {
 			return fail(http.StatusInternalServerError, "server_error", "run_failed", "run %s waits, but for no question its ensemble file has now (the file changed)", turn.id)
