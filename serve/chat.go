@@ -160,10 +160,17 @@ type turnText struct {
 	Text string `json:"text"`
 }
 
-// conversationKey is the hash of a conversation: its messages' roles and
-// texts (trimmed).
+// conversationKey is the hash of a conversation: the roles and texts
+// (trimmed) of its user and assistant messages. System and developer
+// messages are left out: a client may change its own between requests.
 func conversationKey(msgs []turnText) string {
-	b, _ := json.Marshal(msgs)
+	kept := make([]turnText, 0, len(msgs))
+	for _, m := range msgs {
+		if m.Role == "user" || m.Role == "assistant" {
+			kept = append(kept, m)
+		}
+	}
+	b, _ := json.Marshal(kept)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
@@ -489,8 +496,13 @@ func (s *Server) chatStream(w http.ResponseWriter, r *http.Request, turn *chatTu
 		return
 	}
 	output := ""
+	// Deltas are passed on when they are the output's text: an output
+	// agent's with no output_schema, and no fan-out (whose output is a
+	// list).
 	if e := s.runs.Ensemble(turn.model); e != nil {
-		output = e.Output
+		if a := e.OutputAgent(); a != nil && a.OutputSchema == nil && a.FanOut == nil {
+			output = a.Name
+		}
 	}
 	streamed := ""
 	after := turn.before

@@ -404,11 +404,11 @@ func TestChatSuspension(t *testing.T) {
 	}
 	// by the conversation sent again (as Open WebUI does), after a restart
 	first := openai.UserMessage("the changelog")
-	q, id3 := ask(first)
+	q, id3 := ask(openai.SystemMessage("you approve releases"), first)
 	s.stop()
 	s = chatServer(t, s.dir)
 	c = s.client()
-	stream := c.Chat.Completions.NewStreaming(ctx, chatParams("approve", first, openai.AssistantMessage(q), openai.UserMessage("ship it")))
+	stream := c.Chat.Completions.NewStreaming(ctx, chatParams("approve", openai.SystemMessage("you approve releases, today"), first, openai.AssistantMessage(q), openai.UserMessage("ship it")))
 	var acc openai.ChatCompletionAccumulator
 	for stream.Next() {
 		acc.AddChunk(stream.Current())
