@@ -20,6 +20,9 @@
 //     token, and a guard in front of both: the token as Authorization:
 //     Bearer, the Host header against DNS rebinding, CORS for one origin,
 //     every body capped.
+//   - Chat completions (chat.go): OpenAI's /v1/models and
+//     /v1/chat/completions over Runs, behind the same guard; a run that
+//     waits is answered by the next message of its conversation.
 //
 // Another front door mounts beside the run API and reuses the machinery:
 //

@@ -64,6 +64,8 @@ type StartOptions struct {
 	// IdempotencyKey makes a second Start with the same key return the
 	// first's run instead of starting another.
 	IdempotencyKey string
+	// Stream streams the run's model replies as text_delta events (chat.go).
+	Stream bool
 }
 
 // Runs is the run machinery of a server: the runs it starts, goes on with
@@ -93,6 +95,8 @@ type Runs struct {
 	wdb *store.DB
 	// keyMu serialises the starts that carry an idempotency key.
 	keyMu sync.Mutex
+	// streamNext: runs whose next going on streams its model replies (chat.go).
+	streamNext sync.Map
 
 	mu       sync.Mutex
 	active   map[string]*active
@@ -273,6 +277,7 @@ func (rs *Runs) Start(ctx context.Context, name string, input *string, so StartO
 		release()
 		return "", false, err
 	}
+	opts.Stream = so.Stream
 	sess, err := session.Open(rs.ctx, s.e, opts)
 	if err != nil {
 		d.Abandon()
@@ -711,6 +716,7 @@ func (rs *Runs) goOn(saved *durable.Saved, given map[string]string, fork bool, s
 		}
 	}}
 	o, _ := rs.sessionOptions(nil) // the saved run's responses: Prepare's
+	_, o.Stream = rs.streamNext.Load(saved.Info.ID)
 	sess, r, err := p.Start(rs.ctx, o, ro)
 	if err != nil {
 		rs.unreserve()

@@ -180,6 +180,7 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s.routes(s.mux)
+	s.chatRoutes(s.mux) // chat.go
 	if !o.NoUI {
 		// Answers and forks from the page go on in the run machinery, as
 		// the API's do: their events are kept, their webhooks called.

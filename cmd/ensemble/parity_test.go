@@ -50,7 +50,7 @@ func TestParity(t *testing.T) {
 			}
 			doors := map[string]func() ([]byte, int, error){
 				parity.Resume: p.resume, parity.Batch: p.batch, parity.Test: p.test, parity.MCPServe: p.serve,
-				parity.UI: p.ui, parity.Serve: p.served,
+				parity.UI: p.ui, parity.Serve: p.served, parity.Chat: p.chatted,
 			}
 			if !c.Kill { // a Kill case's batch is saved already
 				doors[parity.BatchState] = p.batchState

@@ -43,6 +43,9 @@ const (
 	Serve    = "serve"
 	Worker   = "worker"         // a run on Temporal (run --temporal)
 	Temporal = "batch-temporal" // batch --temporal
+	// Chat is ensemble serve's chat completions: the case's input as a
+	// user message, each answer as the next message of the conversation.
+	Chat = "serve chat"
 )
 
 // Key is the API key of the secret case: no front door may show it.
@@ -85,10 +88,10 @@ func Cases() []Case {
 		{Name: "when", File: "when.yaml"},
 		{Name: "budget", File: "budget.yaml", Exit: 6, Cannot: map[string]string{Test: testModels, Worker: noBudget, Temporal: noBudget}},
 		{Name: "replay", File: "replay.yaml", Record: true,
-			Cannot: map[string]string{Batch: noRecording, MCPServe: "no --replay", Serve: "no --replay", Worker: noReplay, Temporal: noRecording}},
+			Cannot: map[string]string{Batch: noRecording, MCPServe: "no --replay", Serve: "no --replay", Chat: "no --replay", Worker: noReplay, Temporal: noRecording}},
 		{Name: "secret", File: "secret.yaml", Cannot: map[string]string{Test: testModels}},
 		{Name: "kill", File: "kill.yaml", Kill: true,
-			Cannot: map[string]string{Test: "no kill", MCPServe: "no kill", Temporal: "not killed here"}},
+			Cannot: map[string]string{Test: "no kill", MCPServe: "no kill", Chat: "no kill", Temporal: "not killed here"}},
 	}
 	for _, c := range cases { // what a batch cannot do, a saved one cannot either
 		if why, ok := c.Cannot[Batch]; ok {
