@@ -390,7 +390,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			h.Set("Vary", "Origin")
 			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key, Prefer, Last-Event-ID")
 			h.Set("Access-Control-Allow-Methods", "GET, POST")
-			h.Set("Access-Control-Expose-Headers", "Location, Ensemble-Run-Id, Ensemble-Run-Status, Preference-Applied")
+			h.Set("Access-Control-Expose-Headers", "Location, Ensemble-Run-Id, X-Ensemble-Run-Id, Ensemble-Run-Status, Preference-Applied")
 			if r.Method == http.MethodOptions {
 				w.WriteHeader(http.StatusNoContent)
 				return

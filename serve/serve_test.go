@@ -681,6 +681,10 @@ func TestGuard(t *testing.T) {
 	if h.Get("Access-Control-Allow-Origin") != "https://app.example" {
 		t.Errorf("allowed origin: %v", h)
 	}
+	// a page may read the run id of a chat reply (serve.RunIDHeader)
+	if !strings.Contains(h.Get("Access-Control-Expose-Headers"), serve.RunIDHeader) {
+		t.Errorf("exposed headers: %v", h)
+	}
 	_, _, h = s.do(t, "GET", "/v1/ensembles", nil, "Origin", "https://evil.example")
 	if h.Get("Access-Control-Allow-Origin") != "" {
 		t.Errorf("other origin: %v", h)
