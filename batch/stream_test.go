@@ -96,7 +96,7 @@ func TestInputsAreStreamed(t *testing.T) {
 					t.Errorf("input 3: %+v", in)
 				}
 			}
-			if got > tc.most {
+			if got > tc.most && !raceOn {
 				t.Errorf("reading the inputs allocated %d bytes, want at most %d", got, tc.most)
 			}
 			t.Logf("allocated %d", got)
