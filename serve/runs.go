@@ -693,7 +693,7 @@ func (rs *Runs) goOn(saved *durable.Saved, given map[string]string, fork bool, s
 		return errorf(CodeConflict, "%s", rs.redact(err.Error()))
 	case errors.Is(err, durable.ErrBudgetSpent):
 		saved.Close()
-		return errorf(CodeConflict, "the run stopped because a budget was spent: resume it with a higher cap (ensemble resume --max-cost, --max-tokens or --max-requests)")
+		return errorf(CodeConflict, "the run stopped because a budget was spent: resume it with a higher cap (resume --max-cost, --max-tokens or --max-requests)")
 	case err != nil:
 		saved.Close()
 		return errorf(CodeConflict, "%s", rs.redact(err.Error()))

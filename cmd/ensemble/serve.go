@@ -78,7 +78,7 @@ and go on at the next start.`,
 // runServe serves until ctx is done.
 func runServe(ctx context.Context, io *stdio, paths []string, f *serveFlags) error {
 	if f.temporal != "" {
-		return usageErr("serve --temporal: not yet: serve runs on the local engine only for now (use ensemble run --temporal, or a worker, for Temporal)")
+		return usageErr("serve --temporal: not yet: serve runs on the local engine only for now (use run --temporal, or a worker, for Temporal)")
 	}
 	if f.maxRuns < 1 {
 		return usageErr("--max-runs must be 1 or more, got %d", f.maxRuns)
