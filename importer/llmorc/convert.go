@@ -141,7 +141,7 @@ func (c *conv) agent(n *yaml.Node) {
 		deps[0].Select = member("output", inputKey, false)
 	}
 	if w := get(n, "when"); w != nil {
-		c.when(name, w, deps)
+		c.when(name, w, out)
 	}
 	for _, d := range deps {
 		if d.Condition == "" && d.Select == "" {
@@ -177,27 +177,22 @@ func (c *conv) agent(n *yaml.Node) {
 	c.out.Agents = append(c.out.Agents, out)
 }
 
-// when converts a guard `${dep.field}` or `${dep.field} == literal` into the
-// condition of the edge from dep, which must be a dependency.
-func (c *conv) when(name string, w *yaml.Node, deps []*outDep) {
-	var edge *outDep
+// when converts a guard `${agent.field}` or `${agent.field} == literal`
+// into the agent's when: guard, which reads the agent's latest output as
+// llm-orc's guard reads the results so far.
+func (c *conv) when(name string, w *yaml.Node, out *outAgent) {
 	cond, ok := predicate(str(w), func(tok string) (string, bool) {
 		m := refDepField.FindStringSubmatch(tok)
-		if m == nil {
+		if m == nil || c.names[m[1]] == "" {
 			return "", false
 		}
-		for _, d := range deps {
-			if d.AgentName == c.names[m[1]] && c.names[m[1]] != "" {
-				edge = d
-			}
-		}
-		return fieldPath(c.ctx(m[1], false), m[2]), edge != nil
+		return fieldPath(c.ctx(m[1], false), m[2]), true
 	})
 	if !ok {
-		c.problem(w, "agent %q: when %q: not converted (only ${dep.field} or ${dep.field} == literal, dep one of its depends_on, becomes a condition)", name, str(w))
+		c.problem(w, "agent %q: when %q: not converted (only ${agent.field} or ${agent.field} == literal becomes a when: guard)", name, str(w))
 		return
 	}
-	edge.Condition = cond
+	out.When = cond
 }
 
 func (c *conv) script(name string, n *yaml.Node, out *outAgent) {

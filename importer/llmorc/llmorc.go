@@ -413,6 +413,12 @@ func literal(tok string) string {
 	return strconv.Quote(tok)
 }
 
+// truthy is e's Python truthiness, as llm-orc tests a lone ${ref}: false
+// for null, false, 0, "", [] and {}, true for anything else.
+func truthy(e string) string {
+	return e + ` not in [nil, false, 0, "", [], {}]`
+}
+
 // predicate converts llm-orc's `${ref}` or `${ref} == literal` with ref
 // turning a ${...} token into an expression; ok is false when the
 // predicate has another form.
@@ -424,7 +430,7 @@ func predicate(p string, ref func(tok string) (string, bool)) (string, bool) {
 		return "", false
 	}
 	if !eq {
-		return e + " == true", true
+		return truthy(e), true
 	}
 	return e + " == " + literal(strings.TrimSpace(right)), true
 }
@@ -442,6 +448,7 @@ type outAgent struct {
 	Input          string         `yaml:"input,omitempty"`
 	Parameters     map[string]any `yaml:"parameters,omitempty"`
 	Dependencies   []any          `yaml:"dependencies,omitempty"`
+	When           string         `yaml:"when,omitempty"`
 	FanOut         *outFanOut     `yaml:"fan_out,omitempty"`
 	Output         string         `yaml:"output,omitempty"`
 	Loop           *outLoop       `yaml:"loop,omitempty"`
