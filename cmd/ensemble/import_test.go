@@ -44,11 +44,13 @@ func TestImportLLMOrcValidatesAndRuns(t *testing.T) {
 	}
 	got, _ := json.Marshal(map[string]any{"per-topic": r.FinalState["per-topic"], "report": r.FinalState["report"],
 		"route": r.FinalState["route"], "refine": r.FinalState["refine"].(map[string]any)["done"],
-		"shout": r.FinalState["shout"], "joined": r.FinalState["joined"]})
+		"shout": r.FinalState["shout"], "joined": r.FinalState["joined"], "digest": r.FinalState["digest"]})
+	// route and summary give the child's output: agent's output (llm-orc's
+	// deliverable), which digest reads.
 	// shout's guard is false: it is skipped, and joined, after it and
 	// report, runs with report's output.
-	want := `{"joined":{"dependencies":["report","shout"],"words":6},"per-topic":[{"chunk":"Rust is fast.","index":0,"label":"topic","of":2,"words":3},{"chunk":"Go is simple.","index":1,"label":"topic","of":2,"words":3}],` +
-		`"refine":true,"report":{"words":6},"route":{"summarizer":{"summary":"Rust is fast. Go is simple. Is Python sl"}},"shout":null}`
+	want := `{"digest":{"digest":"Inpu"},"joined":{"dependencies":["report","shout"],"words":6},"per-topic":[{"chunk":"Rust is fast.","index":0,"label":"topic","of":2,"words":3},{"chunk":"Go is simple.","index":1,"label":"topic","of":2,"words":3}],` +
+		`"refine":true,"report":{"words":6},"route":{"summary":"Rust is fast. Go is simple. Is Python sl"},"shout":null}`
 	if string(got) != want {
 		t.Errorf("final state\n got %s\nwant %s", got, want)
 	}

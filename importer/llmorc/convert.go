@@ -52,6 +52,9 @@ func (im *importer) convert(s *source) ([]byte, error) {
 		llm := str(get(a, "name"))
 		c.names[llm] = sanitize(llm)
 	}
+	// the deliverable: what a parent (ensemble, dispatch or loop agent)
+	// receives of this ensemble
+	c.out.Output = terminal(s)
 	for _, a := range agents {
 		c.agent(a)
 	}
@@ -153,6 +156,11 @@ func (c *conv) agent(n *yaml.Node) {
 	switch {
 	case get(n, "script") != nil:
 		c.script(name, n, out)
+		for i, d := range deps {
+			if c.runsChild(d.AgentName) {
+				c.problem(depNodes[i], "agent %q: its dependency %q is a child ensemble: its response is the child's deliverable (its output: agent's output), not llm-orc's {ensemble, status, results, deliverable}; a script reading [\"deliverable\"] must read the response itself", name, d.AgentName)
+			}
+		}
 	case get(n, "loop") != nil:
 		c.loop(name, n, out)
 	case get(n, "dispatch") != nil:
@@ -351,6 +359,17 @@ func (c *conv) dispatch(name string, n *yaml.Node, out *outAgent, first, inputKe
 	} else {
 		out.Input = "{{ input }}"
 	}
+}
+
+// runsChild: the converted agent named agent is an ensemble, loop or
+// dispatch agent.
+func (c *conv) runsChild(agent string) bool {
+	for _, a := range get(c.src.root, "agents").Content {
+		if c.names[str(get(a, "name"))] == agent {
+			return get(a, "ensemble") != nil || get(a, "loop") != nil || get(a, "dispatch") != nil
+		}
+	}
+	return false
 }
 
 // hasChildren: s has an ensemble, loop or dispatch agent.

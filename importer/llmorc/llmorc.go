@@ -496,6 +496,7 @@ type outEnsemble struct {
 	Name        string                 `yaml:"name"`
 	Description string                 `yaml:"description,omitempty"`
 	Input       string                 `yaml:"input,omitempty"`
+	Output      string                 `yaml:"output,omitempty"`
 	Models      map[string]*outProfile `yaml:"models,omitempty"`
 	Agents      []*outAgent            `yaml:"agents"`
 }

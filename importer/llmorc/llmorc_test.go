@@ -26,6 +26,7 @@ func TestImportProject(t *testing.T) {
 		"ensembles/pipeline.yaml:4: raw_output: not converted (ensemble has no such field)",
 		`ensembles/pipeline.yaml:30: agent "summary": input_scope: not converted`,
 		`ensembles/pipeline.yaml:36: agent "refine": loop: its output is the body's last agent's, not llm-orc's {output, iterations, terminated}`,
+		`ensembles/pipeline.yaml:54: agent "digest": its dependency "summary" is a child ensemble: its response is the child's deliverable (its output: agent's output), not llm-orc's {ensemble, status, results, deliverable}; a script reading ["deliverable"] must read the response itself`,
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("problems\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
