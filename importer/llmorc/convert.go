@@ -12,13 +12,14 @@ import (
 )
 
 // topLevel are the llm-orc ensemble keys that are converted.
-var topLevel = []string{"name", "description", "default_task", "task", "agents"}
+var topLevel = []string{"name", "description", "default_task", "task", "agents", "output_schema", "max_concurrency"}
 
 // agentKeys are the llm-orc agent keys that are converted (some of them
 // only for some kinds, which convert reports).
 var agentKeys = []string{"name", "depends_on", "fan_out", "input_key", "when", "timeout_seconds",
 	"script", "parameters", "model_profile", "model", "provider", "system_prompt", "temperature",
-	"max_tokens", "output_format", "fallback_model_profile", "ensemble", "loop", "dispatch"}
+	"max_tokens", "output_format", "fallback_model_profile", "ensemble", "loop", "dispatch",
+	"options", "ollama_format"}
 
 // conv is the conversion of one ensemble.
 type conv struct {
@@ -58,6 +59,7 @@ func (im *importer) convert(s *source) ([]byte, error) {
 	for _, a := range agents {
 		c.agent(a)
 	}
+	c.ensembleFields()
 	c.models()
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "# Imported from llm-orc: %s (ensemble import llm-orc; docs/llm-orc.md)\n", s.rel)
@@ -67,6 +69,41 @@ func (im *importer) convert(s *source) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), enc.Close()
+}
+
+// ensembleFields converts the ensemble's output_schema (onto its output
+// agent, whose schema is the ensemble's) and max_concurrency.
+func (c *conv) ensembleFields() {
+	root := c.src.root
+	if sch := get(root, "output_schema"); sch != nil {
+		var target *outAgent
+		for _, a := range c.out.Agents {
+			if a.Name == c.out.Output {
+				target = a
+			}
+		}
+		m, ok := value(sch).(map[string]any)
+		switch {
+		case !ok:
+			c.problem(sch, "output_schema: not converted (not a JSON Schema mapping)")
+		case target == nil:
+			c.problem(sch, "output_schema: not converted (the ensemble has no output agent)")
+		case target.OutputSchema != nil:
+			c.problem(sch, "output_schema: not converted (its output agent %q has one of its own)", target.Name)
+		case target.Loop != nil || target.Dispatch != nil:
+			c.problem(sch, "output_schema: not converted (its output agent %q is a loop or dispatch)", target.Name)
+		default:
+			target.OutputSchema = m
+			target.OutputFormat = ""
+		}
+	}
+	if mc := get(root, "max_concurrency"); mc != nil {
+		if n, ok := value(mc).(int); ok && n > 0 {
+			c.out.Limits = &outLimits{ParallelAgentLimit: n}
+		} else {
+			c.problem(mc, "max_concurrency %q: not converted (not a positive integer)", str(mc))
+		}
+	}
 }
 
 func (c *conv) problem(n *yaml.Node, format string, args ...any) {
@@ -177,6 +214,13 @@ func (c *conv) agent(n *yaml.Node) {
 	default:
 		c.llm(name, n, out)
 	}
+	if get(n, "script") != nil || get(n, "ensemble") != nil || get(n, "loop") != nil || get(n, "dispatch") != nil {
+		for _, k := range []string{"options", "ollama_format"} {
+			if v := get(n, k); v != nil {
+				c.problem(v, "agent %q: %s: not converted (not an LLM agent)", name, k)
+			}
+		}
+	}
 	if out.Script == "" {
 		if p := get(n, "parameters"); p != nil {
 			c.problem(p, "agent %q: parameters: not converted (only script agents take them)", name)
@@ -240,6 +284,21 @@ func (c *conv) llm(name string, n *yaml.Node, out *outAgent) {
 	default:
 		c.problem(get(n, "output_format"), "agent %q: output_format %q: not converted", name, f)
 	}
+	if f := get(n, "ollama_format"); f != nil {
+		switch v := value(f).(type) {
+		case string:
+			if v == "json" {
+				out.OutputFormat = "json"
+			} else {
+				c.problem(f, "agent %q: ollama_format %q: not converted", name, v)
+			}
+		case map[string]any:
+			out.OutputFormat = ""
+			out.OutputSchema = v
+		default:
+			c.problem(f, "agent %q: ollama_format: not converted (only json or a JSON Schema)", name)
+		}
+	}
 	base := str(get(n, "model_profile"))
 	var p *outProfile
 	if base != "" {
@@ -261,6 +320,14 @@ func (c *conv) llm(name string, n *yaml.Node, out *outAgent) {
 		}
 	}
 	overrides := false
+	if o := get(n, "options"); o != nil {
+		if m, ok := value(o).(map[string]any); ok && len(m) > 0 {
+			overrides = true
+			cp := *p
+			p = &cp
+			c.im.applyOptions(c.src.rel, o, "agent \""+name+"\"", m, p)
+		}
+	}
 	for _, k := range []string{"temperature", "max_tokens"} {
 		if v := get(n, k); v != nil {
 			overrides = true
@@ -320,9 +387,11 @@ func (c *conv) loop(name string, n *yaml.Node, out *outAgent) {
 		until = "false"
 	}
 	out.Loop = &outLoop{Until: until, MaxIterations: value(get(l, "max_iterations")), OnExhausted: "succeed"}
-	if cr := get(l, "carry"); cr != nil {
+	if cr := get(l, "carry"); cr != nil && cr.Tag != "!!null" {
 		if e, ok := ref(str(cr)); ok {
-			out.Loop.Carry = e
+			// a field that is null or absent carries nothing: the next
+			// round gets the same input, never the text "null"
+			out.Loop.Carry = e + " ?? input"
 		} else {
 			c.problem(cr, "agent %q: loop carry %q: not converted", name, str(cr))
 		}

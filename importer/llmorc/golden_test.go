@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/kinds"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/golden")
@@ -13,7 +16,7 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata/go
 // goldenProjects are the testdata projects whose conversion is compared
 // whole with testdata/golden/PROJECT: every ensemble file written, and the
 // problems listed (problems.txt).
-var goldenProjects = []string{"project"}
+var goldenProjects = []string{"project", "fields"}
 
 // The converted YAML of each testdata project is compared whole, so that a
 // lost field or a changed value fails a test. go test -run TestGolden
@@ -42,6 +45,7 @@ func TestGolden(t *testing.T) {
 				}
 				got[w] = string(b)
 			}
+			validate(t, out, res.Written)
 			dir := filepath.Join("testdata", "golden", proj)
 			if *update {
 				if err := os.RemoveAll(dir); err != nil {
@@ -83,6 +87,22 @@ func TestGolden(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// validate loads every ensemble file written, with the built-in kinds:
+// each must be valid (profiles the project lacks aside, which the goldens'
+// problems list).
+func validate(t *testing.T, out string, written []string) {
+	t.Helper()
+	for _, w := range written {
+		if !strings.HasSuffix(w, ".yaml") || strings.Contains(w, "/") {
+			continue
+		}
+		opts := kinds.Builtin().Load(ensemble.LoadOptions{LookupEnv: func(string) (string, bool) { return "", false }})
+		if _, err := ensemble.Load(filepath.Join(out, w), opts); err != nil && !strings.Contains(err.Error(), "model_profile") {
+			t.Errorf("%s does not validate: %v", w, err)
+		}
 	}
 }
 

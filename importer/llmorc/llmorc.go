@@ -445,6 +445,7 @@ type outAgent struct {
 	Dispatch       *outDispatch   `yaml:"dispatch,omitempty"`
 	Prompt         string         `yaml:"prompt,omitempty"`
 	OutputFormat   string         `yaml:"output_format,omitempty"`
+	OutputSchema   any            `yaml:"output_schema,omitempty"`
 	Input          string         `yaml:"input,omitempty"`
 	Parameters     map[string]any `yaml:"parameters,omitempty"`
 	Dependencies   []any          `yaml:"dependencies,omitempty"`
@@ -499,4 +500,9 @@ type outEnsemble struct {
 	Output      string                 `yaml:"output,omitempty"`
 	Models      map[string]*outProfile `yaml:"models,omitempty"`
 	Agents      []*outAgent            `yaml:"agents"`
+	Limits      *outLimits             `yaml:"conversation_limits,omitempty"`
+}
+
+type outLimits struct {
+	ParallelAgentLimit any `yaml:"parallel_agent_limit,omitempty"`
 }

@@ -9,7 +9,7 @@ import (
 
 // profileKeys are the llm-orc profile keys that are converted.
 var profileKeys = map[string]bool{"provider": true, "model": true, "system_prompt": true, "timeout_seconds": true,
-	"temperature": true, "max_tokens": true, "cost_per_token": true, "fallback_model_profile": true, "base_url": true}
+	"temperature": true, "max_tokens": true, "cost_per_token": true, "fallback_model_profile": true, "base_url": true, "options": true}
 
 // profileOf is p converted (once: its problems are listed once); nil when
 // its provider cannot be.
@@ -28,6 +28,9 @@ func (im *importer) profileOf(p *profile) *outProfile {
 		}
 	}
 	if out != nil {
+		if o, ok := p.m["options"].(map[string]any); ok {
+			im.applyOptions(p.file, &yaml.Node{Line: p.lines["options"]}, "profile \""+p.name+"\"", o, out)
+		}
 		if fb, ok := p.m["fallback_model_profile"].(string); ok && fb != "" {
 			out.Fallback = []string{sanitize(fb)}
 		}
