@@ -58,3 +58,33 @@ func TestImportLLMOrcValidatesAndRuns(t *testing.T) {
 		t.Errorf("import of a folder without .llm-orc: exit %d, want 2", o.code)
 	}
 }
+
+// A loop whose carried field is null gives the next round the same input,
+// as llm-orc does, never the text "null".
+func TestImportLLMOrcNullCarry(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "imported")
+	if o := ensembleCmd(t, "", "import", "llm-orc", filepath.Join("..", "..", "importer", "llmorc", "testdata", "fields"), "--out", out); o.code != 0 {
+		t.Fatalf("import: exit %d\n%s", o.code, o.stderr)
+	}
+	resp := filepath.Join(out, "responses.yaml")
+	if err := os.WriteFile(resp, []byte("extract: ['{\"a\": 1}']\nshaped: ['{\"n\": 1}']\njudge: ['{\"verdict\": \"ok\"}']\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := ensembleCmd(t, "", "run", filepath.Join(out, "fields.yaml"), "--responses", resp, "--output", "json", "--input", "go")
+	if o.code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	var r struct {
+		FinalState map[string]any `json:"final_state"`
+	}
+	if err := json.Unmarshal([]byte(o.stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"again", "onward"} {
+		seen, _ := r.FinalState[name].(map[string]any)["seen"].(string)
+		if seen == "" || strings.Contains(seen, "null") {
+			t.Errorf("%s's last round saw %q", name, seen)
+		}
+	}
+}
