@@ -314,7 +314,11 @@ func (c *conv) llm(name string, n *yaml.Node, out *outAgent) {
 			return
 		}
 	} else {
-		p = c.im.convertProfile(c.src.rel, get(n, "provider"), map[string]any{"provider": str(get(n, "provider")), "model": str(get(n, "model"))}, name)
+		at := get(n, "provider")
+		if at == nil {
+			at = get(n, "model")
+		}
+		p = c.im.convertProfile(c.src.rel, at, map[string]any{"provider": str(get(n, "provider")), "model": str(get(n, "model"))}, fmt.Sprintf("agent %q", name))
 		if p == nil {
 			return
 		}

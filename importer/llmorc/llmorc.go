@@ -83,6 +83,7 @@ type importer struct {
 	profiles map[string]*profile
 	byName   map[string]*source
 	scripts  map[string]bool // script paths (relative to root) to copy
+	defaults map[string]string // config.yaml's default_models: role → profile
 }
 
 // Import converts the project at opts.Dir into opts.Out. Its error is an
@@ -310,6 +311,19 @@ func (im *importer) readProfiles() error {
 		root, err := im.readYAML(rel)
 		if err != nil {
 			return err
+		}
+		if rel == "config.yaml" {
+			dm := get(root, "default_models")
+			if dm == nil {
+				dm = get(get(root, "project"), "default_models")
+			}
+			ks, vs := pairs(dm)
+			for i, k := range ks {
+				if im.defaults == nil {
+					im.defaults = map[string]string{}
+				}
+				im.defaults[k.Value] = str(vs[i])
+			}
 		}
 		if mp := get(root, "model_profiles"); mp != nil {
 			ks, vs := pairs(mp)

@@ -74,7 +74,7 @@ func TestProfileWithoutEquivalent(t *testing.T) {
 	if p := im.profileOf(im.profiles["pro-max"]); p != nil {
 		t.Errorf("pro-max converted: %+v", p)
 	}
-	if len(im.res.Problems) != 1 || !strings.HasPrefix(im.res.Problems[0].String(), `config.yaml:14: profile "pro-max": provider "anthropic-claude-pro-max": not converted`) {
+	if len(im.res.Problems) != 1 || !strings.HasPrefix(im.res.Problems[0].String(), `config.yaml:16: profile "pro-max": provider "anthropic-claude-pro-max": an OAuth login, not converted`) {
 		t.Errorf("problems %v", im.res.Problems)
 	}
 }
