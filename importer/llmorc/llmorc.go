@@ -82,7 +82,7 @@ type importer struct {
 	res      *Result
 	profiles map[string]*profile
 	byName   map[string]*source
-	scripts  map[string]bool // script paths (relative to root) to copy
+	scripts  map[string]bool   // script paths (relative to root) to copy
 	defaults map[string]string // config.yaml's default_models: role → profile
 }
 
