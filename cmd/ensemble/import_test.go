@@ -88,3 +88,35 @@ func TestImportLLMOrcNullCarry(t *testing.T) {
 		}
 	}
 }
+
+// A dispatcher's cases include composite ensembles and leave out the file
+// that does not validate; a script at the root of a dispatched child gets
+// llm-orc's root stdin.
+func TestImportLLMOrcDispatch(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "imported")
+	o := ensembleCmd(t, "", "import", "llm-orc", filepath.Join("..", "..", "importer", "llmorc", "testdata", "dispatch"), "--out", out)
+	if o.code != 0 {
+		t.Fatalf("import: exit %d\n%s", o.code, o.stderr)
+	}
+	if !strings.Contains(o.stdout, "does not validate are no cases") {
+		t.Errorf("the broken case is not listed:\n%s", o.stdout)
+	}
+	if o := ensembleCmd(t, "", "validate", filepath.Join(out, "router.yaml")); o.code != 0 {
+		t.Fatalf("validate: exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	o = ensembleCmd(t, "", "run", filepath.Join(out, "router.yaml"), "--output", "json", "--input", "go deep")
+	if o.code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	var r struct {
+		FinalState map[string]any `json:"final_state"`
+	}
+	if err := json.Unmarshal([]byte(o.stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(r.FinalState["run"])
+	if want := `{"context":{},"input":"go deep","parameters":{}}`; string(got) != want {
+		t.Errorf("the dispatched probe's stdin %s, want %s", got, want)
+	}
+}

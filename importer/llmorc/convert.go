@@ -29,9 +29,17 @@ type conv struct {
 	names   map[string]string // llm-orc agent name → ensemble agent name
 	used    map[string]bool   // profiles the agents use
 	derived map[string]*outProfile
+	// dispatchers are the file's dispatch agents
+	dispatchers []dispatchAt
 }
 
 func (im *importer) convert(s *source) ([]byte, error) {
+	c := im.conv(s)
+	return c.encode()
+}
+
+// conv converts s.
+func (im *importer) conv(s *source) *conv {
 	c := &conv{im: im, src: s, names: map[string]string{}, used: map[string]bool{}, derived: map[string]*outProfile{}}
 	root := s.root
 	c.out = &outEnsemble{Version: 1, Name: s.name, Description: str(get(root, "description"))}
@@ -61,8 +69,13 @@ func (im *importer) convert(s *source) ([]byte, error) {
 	}
 	c.ensembleFields()
 	c.models()
+	return c
+}
+
+// encode is the converted file.
+func (c *conv) encode() ([]byte, error) {
 	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "# Imported from llm-orc: %s (ensemble import llm-orc; docs/llm-orc.md)\n", s.rel)
+	fmt.Fprintf(&buf, "# Imported from llm-orc: %s (ensemble import llm-orc; docs/llm-orc.md)\n", c.src.rel)
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(c.out); err != nil {
@@ -412,20 +425,21 @@ func (c *conv) dispatch(name string, n *yaml.Node, out *outAgent, first, inputKe
 	}
 	cases := map[string]string{}
 	var skipped []string
-	for en, s := range c.im.byName {
+	for en := range c.im.byName {
 		if en == c.src.name {
 			continue
 		}
-		if hasChildren(s) {
+		if c.im.reachesDispatch(en) {
 			skipped = append(skipped, en)
 			continue
 		}
 		cases[en] = en + ".yaml"
 	}
 	out.Dispatch = &outDispatch{On: fieldPath(c.ctx(m[1], false), m[2]), Cases: cases}
+	c.dispatchers = append(c.dispatchers, dispatchAt{agent: name, node: d, d: out.Dispatch})
 	if len(skipped) > 0 {
 		sort.Strings(skipped)
-		c.problem(d, "agent %q: dispatch: ensembles that run other ensembles are no cases (a case could include its parent): %s", name, strings.Join(skipped, ", "))
+		c.problem(d, "agent %q: dispatch: ensembles that run a dispatch themselves are no cases (a case could include its parent): %s", name, strings.Join(skipped, ", "))
 	}
 	if inputKey != "" {
 		out.Input = "{{ " + member(c.ctx(first, false), inputKey, false) + " }}"
@@ -445,14 +459,45 @@ func (c *conv) runsChild(agent string) bool {
 	return false
 }
 
-// hasChildren: s has an ensemble, loop or dispatch agent.
-func hasChildren(s *source) bool {
-	for _, a := range get(s.root, "agents").Content {
-		if get(a, "ensemble") != nil || get(a, "loop") != nil || get(a, "dispatch") != nil {
-			return true
+// dispatchAt is a dispatch agent of a converted file, whose cases the
+// import may narrow once the cases are written and validated.
+type dispatchAt struct {
+	agent string
+	node  *yaml.Node
+	d     *outDispatch
+}
+
+// reachesDispatch: the ensemble name, or one it runs through ensemble: or
+// a loop body (at any depth), has a dispatch agent.
+func (im *importer) reachesDispatch(name string) bool {
+	seen := map[string]bool{}
+	var walk func(string) bool
+	walk = func(n string) bool {
+		if seen[n] {
+			return false
 		}
+		seen[n] = true
+		s := im.byName[n]
+		if s == nil {
+			return false
+		}
+		for _, a := range get(s.root, "agents").Content {
+			switch {
+			case get(a, "dispatch") != nil:
+				return true
+			case get(a, "ensemble") != nil:
+				if walk(sanitize(str(get(a, "ensemble")))) {
+					return true
+				}
+			case get(a, "loop") != nil:
+				if walk(sanitize(str(get(get(a, "loop"), "body")))) {
+					return true
+				}
+			}
+		}
+		return false
 	}
-	return false
+	return walk(name)
 }
 
 // terminal is the last agent of s that no other agent depends on: llm-orc's

@@ -16,7 +16,7 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata/go
 // goldenProjects are the testdata projects whose conversion is compared
 // whole with testdata/golden/PROJECT: every ensemble file written, and the
 // problems listed (problems.txt).
-var goldenProjects = []string{"project", "fields"}
+var goldenProjects = []string{"project", "fields", "dispatch"}
 
 // The converted YAML of each testdata project is compared whole, so that a
 // lost field or a changed value fails a test. go test -run TestGolden

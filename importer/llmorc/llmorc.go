@@ -117,12 +117,15 @@ func Import(opts Options) (*Result, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	convs := map[string]*conv{}
 	for _, n := range names {
-		b, err := im.convert(im.byName[n])
+		c := im.conv(im.byName[n])
+		b, err := c.encode()
 		if err != nil {
 			return nil, err
 		}
 		files[n+".yaml"] = b
+		convs[n] = c
 	}
 	im.addSiblings()
 	for s := range im.scripts {
@@ -135,7 +138,10 @@ func Import(opts Options) (*Result, error) {
 		}
 		files[filepath.ToSlash(s)] = b
 	}
-	return im.res, im.write(files)
+	if err := im.write(files); err != nil {
+		return im.res, err
+	}
+	return im.res, im.narrowCases(names, convs)
 }
 
 // maxSiblings bounds the files copied from the folder of one script.
@@ -354,7 +360,9 @@ func (im *importer) readEnsembles() error {
 		}
 		root, err := im.readYAML(rel)
 		if err != nil {
-			return err
+			// one file that does not parse leaves the others to convert
+			im.problem(rel, nil, "%v: not converted", strings.TrimPrefix(err.Error(), rel+": "))
+			return nil
 		}
 		agents := get(root, "agents")
 		if agents == nil || agents.Kind != yaml.SequenceNode {
