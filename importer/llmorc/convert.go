@@ -226,6 +226,12 @@ func (c *conv) agent(n *yaml.Node) {
 		}
 	default:
 		c.llm(name, n, out)
+		if len(deps) > 0 && !fanOut {
+			c.problem(get(n, "depends_on"), "agent %q: its input is the labelled text of its dependencies (Input from AGENT: ...), not llm-orc's wording of a dependent agent's prompt", name)
+		}
+	}
+	if fanOut && out.Script == "" {
+		c.problem(get(n, "fan_out"), "agent %q: fan_out: each instance gets its item alone as its input, without llm-orc's wrapping of a chunk", name)
 	}
 	if get(n, "script") != nil || get(n, "ensemble") != nil || get(n, "loop") != nil || get(n, "dispatch") != nil {
 		for _, k := range []string{"options", "ollama_format"} {

@@ -5,6 +5,8 @@
 package llmorc
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -346,7 +348,9 @@ func (im *importer) readProfiles() error {
 
 func (im *importer) readEnsembles() error {
 	dir := filepath.Join(im.root, "ensembles")
-	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	// files, then links: a link to a file is listed as the link
+	var files, links []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -355,33 +359,79 @@ func (im *importer) readEnsembles() error {
 		}
 		rel, _ := filepath.Rel(im.root, path)
 		rel = filepath.ToSlash(rel)
-		if im.leaves(rel) {
-			return nil
+		if d.Type()&fs.ModeSymlink != 0 {
+			links = append(links, rel)
+		} else {
+			files = append(files, rel)
 		}
-		root, err := im.readYAML(rel)
-		if err != nil {
-			// one file that does not parse leaves the others to convert
-			im.problem(rel, nil, "%v: not converted", strings.TrimPrefix(err.Error(), rel+": "))
-			return nil
-		}
-		agents := get(root, "agents")
-		if agents == nil || agents.Kind != yaml.SequenceNode {
-			im.problem(rel, root, "not an ensemble (no agents list): not converted")
-			return nil
-		}
-		name := str(get(root, "name"))
-		out := sanitize(name)
-		if out == "" {
-			im.problem(rel, root, "ensemble without a name: not converted")
-			return nil
-		}
-		if prev, dup := im.byName[out]; dup {
-			im.problem(rel, get(root, "name"), "ensemble name %q is taken by %s: not converted", name, prev.rel)
-			return nil
-		}
-		im.byName[out] = &source{rel: rel, name: out, root: root}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	// of copies, the shortest path is taken for the original (leaf.yaml
+	// before leaf-copy.yaml)
+	sort.SliceStable(files, func(i, j int) bool { return len(files[i]) < len(files[j]) })
+	same := map[string]string{} // real path, or content → the first file's rel
+	for _, rel := range append(files, links...) {
+		im.readEnsemble(same, rel)
+	}
+	return nil
+}
+
+// readEnsemble reads the ensemble file rel into byName, or lists why not.
+func (im *importer) readEnsemble(same map[string]string, rel string) {
+	if im.leaves(rel) {
+		return
+	}
+	if first := im.sameAs(same, rel); first != "" {
+		im.problem(rel, nil, "same file as %s: converted once", first)
+		return
+	}
+	root, err := im.readYAML(rel)
+	if err != nil {
+		// one file that does not parse leaves the others to convert
+		im.problem(rel, nil, "%v: not converted", strings.TrimPrefix(err.Error(), rel+": "))
+		return
+	}
+	agents := get(root, "agents")
+	if agents == nil || agents.Kind != yaml.SequenceNode {
+		im.problem(rel, root, "not an ensemble (no agents list): not converted")
+		return
+	}
+	name := str(get(root, "name"))
+	out := sanitize(name)
+	if out == "" {
+		im.problem(rel, root, "ensemble without a name: not converted")
+		return
+	}
+	if prev, dup := im.byName[out]; dup {
+		im.problem(rel, get(root, "name"), "ensemble name %q is taken by %s: not converted", name, prev.rel)
+		return
+	}
+	im.byName[out] = &source{rel: rel, name: out, root: root}
+}
+
+// sameAs is the file of seen that rel is a link to or a copy of ("" when
+// none), and records rel.
+func (im *importer) sameAs(seen map[string]string, rel string) string {
+	var keys []string
+	if real, err := filepath.EvalSymlinks(filepath.Join(im.root, rel)); err == nil {
+		keys = append(keys, "path:"+real)
+	}
+	if b, err := readcap.ReadFile(filepath.Join(im.root, rel), maxFile); err == nil {
+		sum := sha256.Sum256(b)
+		keys = append(keys, "sha256:"+hex.EncodeToString(sum[:]))
+	}
+	for _, k := range keys {
+		if first, ok := seen[k]; ok {
+			return first
+		}
+	}
+	for _, k := range keys {
+		seen[k] = rel
+	}
+	return ""
 }
 
 var badName = regexp.MustCompile(`[^a-z0-9_-]+`)

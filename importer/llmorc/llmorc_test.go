@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -18,18 +17,8 @@ func TestImportProject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, p := range res.Problems {
-		got = append(got, p.String())
-	}
-	want := []string{
-		"ensembles/pipeline.yaml:4: raw_output: not converted (ensemble has no such field)",
-		`ensembles/pipeline.yaml:30: agent "summary": input_scope: not converted`,
-		`ensembles/pipeline.yaml:36: agent "refine": loop: its output is the body's last agent's, not llm-orc's {output, iterations, terminated}`,
-		`ensembles/pipeline.yaml:54: agent "digest": its dependency "summary" is a child ensemble: its response is the child's deliverable (its output: agent's output), not llm-orc's {ensemble, status, results, deliverable}; a script reading ["deliverable"] must read the response itself`,
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("problems\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	if len(res.Problems) == 0 {
+		t.Error("no problems listed (testdata/golden/project/problems.txt has them all)")
 	}
 	b, err := os.ReadFile(filepath.Join(out, "pipeline.yaml"))
 	if err != nil {
