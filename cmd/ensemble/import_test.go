@@ -120,3 +120,29 @@ func TestImportLLMOrcDispatch(t *testing.T) {
 		t.Errorf("the dispatched probe's stdin %s, want %s", got, want)
 	}
 }
+
+// A bare script name is found in .llm-orc/scripts and llm-orc's primitives
+// come from its package (--llm-orc-package): the converted ensemble runs.
+func TestImportLLMOrcPrimitives(t *testing.T) {
+	t.Parallel()
+	td := filepath.Join("..", "..", "importer", "llmorc", "testdata")
+	out := filepath.Join(t.TempDir(), "imported")
+	o := ensembleCmd(t, "", "import", "llm-orc", filepath.Join(td, "primitives"), "--out", out,
+		"--llm-orc-package", filepath.Join(td, "llm_orc_pkg", "llm_orc"))
+	if o.code != 0 || !strings.Contains(o.stdout, "wrote primitives/text/upper.py") {
+		t.Fatalf("import: exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	o = ensembleCmd(t, "", "run", filepath.Join(out, "validation.yaml"), "--output", "json", "--input", "abc")
+	if o.code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	var r struct {
+		FinalState map[string]any `json:"final_state"`
+	}
+	if err := json.Unmarshal([]byte(o.stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := json.Marshal(r.FinalState["check"]); string(got) != `{"checked":"ABC"}` {
+		t.Errorf("check %s", got)
+	}
+}

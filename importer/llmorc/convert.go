@@ -271,12 +271,28 @@ func (c *conv) script(name string, n *yaml.Node, out *outAgent) {
 	clean := path.Clean(ref)
 	if strings.ContainsAny(ref, " \n;|&") || path.IsAbs(clean) || strings.HasPrefix(clean, "..") {
 		c.problem(get(n, "script"), "agent %q: script %q: not converted (only a script file of the project)", name, ref)
-	} else if c.im.leaves(clean) {
+	} else if rel, abs := c.im.findScript(clean); rel != "" {
+		c.im.scripts[rel] = true
+		clean = rel
+	} else if abs != "" {
+		if _, seen := c.im.external[clean]; !seen {
+			c.im.external[clean] = abs
+			c.problem(get(n, "script"), "agent %q: script %q: llm-orc's primitive, copied from the installed llm-orc package: %s", name, ref, abs)
+		}
+	} else if c.im.leaves(clean) || c.im.leaves(path.Join("scripts", clean)) {
 		// listed as the link it goes through
-	} else if _, err := readcapStat(c.im.root, clean); err != nil {
-		c.problem(get(n, "script"), "agent %q: script %q: not found under .llm-orc", name, ref)
+	} else if strings.HasPrefix(clean, "primitives/") {
+		if c.im.missing == nil {
+			c.im.missing = map[string]bool{}
+		}
+		if c.im.missing[clean] {
+			// listed once
+		} else {
+			c.im.missing[clean] = true
+			c.problem(get(n, "script"), "agent %q: script %q: llm-orc's primitive, and no installed llm-orc package has it (python3 cannot import llm_orc): install llm-orc, or give its package folder with --llm-orc-package DIR", name, ref)
+		}
 	} else {
-		c.im.scripts[clean] = true
+		c.problem(get(n, "script"), "agent %q: script %q: not found under .llm-orc or .llm-orc/scripts", name, ref)
 	}
 	out.Script = clean
 	out.Protocol = "llm-orc"

@@ -16,16 +16,30 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata/go
 // goldenProjects are the testdata projects whose conversion is compared
 // whole with testdata/golden/PROJECT: every ensemble file written, and the
 // problems listed (problems.txt).
-var goldenProjects = []string{"project", "fields", "dispatch"}
+var goldenProjects = []struct {
+	golden, dir string
+	opts        Options
+	invalid     bool // its files are expected not to validate
+}{
+	{"project", "project", Options{}, false},
+	{"fields", "fields", Options{}, false},
+	{"dispatch", "dispatch", Options{}, false},
+	{"primitives", "primitives", Options{Package: "testdata/llm_orc_pkg/llm_orc"}, false},
+	// no llm-orc installed: the primitives are listed
+	{"primitives-missing", "primitives", Options{Python: "testdata/no-such-python3"}, true},
+}
 
 // The converted YAML of each testdata project is compared whole, so that a
 // lost field or a changed value fails a test. go test -run TestGolden
 // -update rewrites the goldens.
 func TestGolden(t *testing.T) {
-	for _, proj := range goldenProjects {
+	for _, g := range goldenProjects {
+		proj := g.golden
 		t.Run(proj, func(t *testing.T) {
 			out := t.TempDir()
-			res, err := Import(Options{Dir: filepath.Join("testdata", proj), Out: out})
+			opts := g.opts
+			opts.Dir, opts.Out = filepath.Join("testdata", g.dir), out
+			res, err := Import(opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +59,9 @@ func TestGolden(t *testing.T) {
 				}
 				got[w] = string(b)
 			}
-			validate(t, out, res.Written)
+			if !g.invalid {
+				validate(t, out, res.Written)
+			}
 			dir := filepath.Join("testdata", "golden", proj)
 			if *update {
 				if err := os.RemoveAll(dir); err != nil {

@@ -28,6 +28,13 @@ const maxFile = 16 << 20
 type Options struct {
 	Dir string // the llm-orc project: the folder holding .llm-orc, or .llm-orc itself
 	Out string // the folder the ensemble files are written to
+	// Package is the folder of the installed llm-orc Python package
+	// (llm_orc), whose primitives/ scripts are llm-orc's built-in ones;
+	// "" asks Python (below) where it is.
+	Package string
+	// Python is the interpreter asked for the llm-orc package; "" is
+	// python3 on PATH.
+	Python string
 }
 
 // Problem is something of the project that was not converted, or not
@@ -86,6 +93,12 @@ type importer struct {
 	byName   map[string]*source
 	scripts  map[string]bool   // script paths (relative to root) to copy
 	defaults map[string]string // config.yaml's default_models: role → profile
+	opts     Options
+	// external are scripts from the llm-orc package: output path → file
+	external map[string]string
+	pkg      string // the llm-orc package's folder, once asked
+	pkgAsked bool
+	missing  map[string]bool // primitives listed as not found
 }
 
 // Import converts the project at opts.Dir into opts.Out. Its error is an
@@ -103,7 +116,7 @@ func Import(opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	im := &importer{root: root, project: project, out: opts.Out, res: &Result{}, profiles: map[string]*profile{}, byName: map[string]*source{}, scripts: map[string]bool{}}
+	im := &importer{root: root, project: project, out: opts.Out, res: &Result{}, profiles: map[string]*profile{}, byName: map[string]*source{}, scripts: map[string]bool{}, opts: opts, external: map[string]string{}}
 	if link, why := im.escapes("ensembles"); link != "" {
 		return nil, &InputError{fmt.Sprintf("%s: %s", filepath.Join(root, "ensembles"), why)}
 	}
@@ -139,6 +152,13 @@ func Import(opts Options) (*Result, error) {
 			return nil, &InputError{fmt.Sprintf("script %s: %v", s, err)}
 		}
 		files[filepath.ToSlash(s)] = b
+	}
+	for p, src := range im.external {
+		b, err := readcap.ReadFile(src, maxFile)
+		if err != nil {
+			return nil, &InputError{fmt.Sprintf("script %s: %v", src, err)}
+		}
+		files[p] = b
 	}
 	if err := im.write(files); err != nil {
 		return im.res, err
@@ -217,7 +237,11 @@ func (im *importer) write(files map[string][]byte) error {
 		}
 		mode := os.FileMode(0o644)
 		if strings.HasPrefix(p, "scripts/") || !strings.HasSuffix(p, ".yaml") {
-			if st, err := os.Stat(filepath.Join(im.root, p)); err == nil {
+			src := filepath.Join(im.root, p)
+			if ext, ok := im.external[p]; ok {
+				src = ext
+			}
+			if st, err := os.Stat(src); err == nil {
 				mode = st.Mode().Perm()
 			}
 		}
