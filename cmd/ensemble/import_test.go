@@ -146,3 +146,62 @@ func TestImportLLMOrcPrimitives(t *testing.T) {
 		t.Errorf("check %s", got)
 	}
 }
+
+// A probe script at each position of an llm-orc ensemble (root, dependent,
+// fan-out instance, after a fan-out, after a skipped guarded agent, child
+// of a dispatch) receives the stdin docs/llm-orc.md says llm-orc gives it.
+func TestImportLLMOrcProbes(t *testing.T) {
+	t.Parallel()
+	out := filepath.Join(t.TempDir(), "imported")
+	if o := ensembleCmd(t, "", "import", "llm-orc", filepath.Join("..", "..", "importer", "llmorc", "testdata", "probes"), "--out", out); o.code != 0 {
+		t.Fatalf("import: exit %d\n%s", o.code, o.stderr)
+	}
+	o := ensembleCmd(t, "", "run", filepath.Join(out, "probes.yaml"), "--output", "json")
+	if o.code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", o.code, o.stdout, o.stderr)
+	}
+	var r struct {
+		FinalState map[string]any `json:"final_state"`
+	}
+	if err := json.Unmarshal([]byte(o.stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	const in = "Rust is fast. Go is simple."
+	root := `{"input": "` + in + `", "parameters": {"at": "root"}, "context": {}}`
+	dep := func(name, response string) string {
+		b, _ := json.Marshal(response)
+		return `"` + name + `": {"response": ` + string(b) + `, "status": "success", "model_substituted": false}`
+	}
+	chunk := func(i int, item string) string {
+		return `{"agent_name": "fan[` + string(rune('0'+i)) + `]", "input": "` + item + `", "chunk_index": ` + string(rune('0'+i)) +
+			`, "total_chunks": 2, "base_input": "` + in + `", "context": {}}`
+	}
+	compact := func(s string) string {
+		var v any
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			t.Fatalf("%v: %s", err, s)
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	dependent := `{"agent_name": "dependent", "input_data": "` + in + `", "context": {}, "dependencies": {` + dep("root", compact(root)) + `}}`
+	fan := `[` + chunk(0, "Rust is fast") + `, ` + chunk(1, "Go is simple.") + `]`
+	want := map[string]string{
+		"root":      root,
+		"dependent": dependent,
+		"fan":       fan,
+		"after-fan": `{"agent_name": "after-fan", "input_data": "` + in + `", "context": {}, "dependencies": {` + dep("fan", compact(fan)) + `}}`,
+		// the skipped guarded agent is a dependency whose response is null
+		"after-guard": `{"agent_name": "after-guard", "input_data": "` + in + `", "context": {}, "dependencies": {` +
+			dep("guarded", "null") + `, ` + dep("dependent", compact(dependent)) + `}}`,
+		// the dispatched child's root script gets the dispatcher's input
+		"route":   `{"input": "` + in + `", "parameters": {}, "context": {}}`,
+		"guarded": `null`,
+	}
+	for name, w := range want {
+		got, _ := json.Marshal(r.FinalState[name])
+		if string(got) != compact(w) {
+			t.Errorf("%s's stdin\n got %s\nwant %s", name, got, compact(w))
+		}
+	}
+}

@@ -24,6 +24,7 @@ var goldenProjects = []struct {
 	{"project", "project", Options{}, false},
 	{"fields", "fields", Options{}, false},
 	{"dispatch", "dispatch", Options{}, false},
+	{"probes", "probes", Options{}, false},
 	{"primitives", "primitives", Options{Package: "testdata/llm_orc_pkg/llm_orc"}, false},
 	// no llm-orc installed: the primitives are listed
 	{"primitives-missing", "primitives", Options{Python: "testdata/no-such-python3"}, true},
