@@ -31,7 +31,8 @@ llm-orc's built-in primitives/ scripts are copied from its installed package
 See docs/llm-orc.md.
 
 Exit codes: 0 converted (problems may be listed); 2 bad input (no .llm-orc
-folder, a file that does not parse, an output file that exists).`,
+folder, a config or profiles file that does not parse, an output file that
+exists).`,
 		Args: io.args(1, 1, "one llm-orc project folder"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {

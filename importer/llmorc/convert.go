@@ -289,7 +289,7 @@ func (c *conv) script(name string, n *yaml.Node, out *outAgent) {
 			// listed once
 		} else {
 			c.im.missing[clean] = true
-			c.problem(get(n, "script"), "agent %q: script %q: llm-orc's primitive, and no installed llm-orc package has it (python3 cannot import llm_orc): install llm-orc, or give its package folder with --llm-orc-package DIR", name, ref)
+			c.problem(get(n, "script"), "agent %q: script %q: llm-orc's primitive, not found: llm-orc is not installed where python3 imports it, or lacks it; install llm-orc, or give its package folder with --llm-orc-package DIR", name, ref)
 		}
 	} else {
 		c.problem(get(n, "script"), "agent %q: script %q: not found under .llm-orc or .llm-orc/scripts", name, ref)

@@ -163,7 +163,15 @@ func Import(opts Options) (*Result, error) {
 	if err := im.write(files); err != nil {
 		return im.res, err
 	}
-	return im.res, im.narrowCases(names, convs)
+	err = im.narrowCases(names, convs)
+	sort.SliceStable(im.res.Problems, func(i, j int) bool {
+		a, b := im.res.Problems[i], im.res.Problems[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		return a.Line < b.Line
+	})
+	return im.res, err
 }
 
 // maxSiblings bounds the files copied from the folder of one script.
