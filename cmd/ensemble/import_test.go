@@ -68,7 +68,7 @@ func TestImportLLMOrcNullCarry(t *testing.T) {
 		t.Fatalf("import: exit %d\n%s", o.code, o.stderr)
 	}
 	resp := filepath.Join(out, "responses.yaml")
-	if err := os.WriteFile(resp, []byte("extract: ['{\"a\": 1}']\nshaped: ['{\"n\": 1}']\njudge: ['{\"verdict\": \"ok\"}']\n"), 0o644); err != nil {
+	if err := os.WriteFile(resp, []byte("extract: ['{\"a\": 1}']\nshaped: ['{\"n\": 1}']\njudge: ['{\"verdict\": \"ok\"}']\nunless: [fine]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	o := ensembleCmd(t, "", "run", filepath.Join(out, "fields.yaml"), "--responses", resp, "--output", "json", "--input", "go")

@@ -253,14 +253,17 @@ func (c *conv) agent(n *yaml.Node) {
 // llm-orc's guard reads the results so far.
 func (c *conv) when(name string, w *yaml.Node, out *outAgent) {
 	cond, ok := predicate(str(w), func(tok string) (string, bool) {
-		m := refDepField.FindStringSubmatch(tok)
-		if m == nil || c.names[m[1]] == "" {
-			return "", false
+		if m := refDepField.FindStringSubmatch(tok); m != nil && c.names[m[1]] != "" {
+			return fieldPath(c.ctx(m[1], false), m[2]), true
 		}
-		return fieldPath(c.ctx(m[1], false), m[2]), true
+		// ${agent}: its whole output
+		if m := refField.FindStringSubmatch(tok); m != nil && c.names[m[1]] != "" {
+			return c.ctx(m[1], false), true
+		}
+		return "", false
 	})
 	if !ok {
-		c.problem(w, "agent %q: when %q: not converted (only ${agent.field} or ${agent.field} == literal becomes a when: guard)", name, str(w))
+		c.problem(w, "agent %q: when %q: not converted (only ${agent}, ${agent.field}, alone or == or != a literal, becomes a when: guard)", name, str(w))
 		return
 	}
 	out.When = cond

@@ -523,12 +523,18 @@ func truthy(e string) string {
 	return e + ` not in [nil, false, 0, "", [], {}]`
 }
 
-// predicate converts llm-orc's `${ref}` or `${ref} == literal` with ref
+// predicate converts llm-orc's `${ref}`, `${ref} == literal` or
+// `${ref} != literal` with ref
 // turning a ${...} token into an expression; ok is false when the
 // predicate has another form.
 func predicate(p string, ref func(tok string) (string, bool)) (string, bool) {
 	p = strings.TrimSpace(p)
+	op := "=="
 	left, right, eq := strings.Cut(p, "==")
+	if !eq {
+		op = "!="
+		left, right, eq = strings.Cut(p, "!=")
+	}
 	e, ok := ref(strings.TrimSpace(left))
 	if !ok {
 		return "", false
@@ -536,7 +542,7 @@ func predicate(p string, ref func(tok string) (string, bool)) (string, bool) {
 	if !eq {
 		return truthy(e), true
 	}
-	return e + " == " + literal(strings.TrimSpace(right)), true
+	return e + " " + op + " " + literal(strings.TrimSpace(right)), true
 }
 
 // outAgent is an agent of an ensemble file, its fields in the format's order.
