@@ -149,7 +149,7 @@ func TestImportLLMOrcPrimitives(t *testing.T) {
 
 // A probe script at each position of an llm-orc ensemble (root, dependent,
 // fan-out instance, after a fan-out, after a skipped guarded agent, child
-// of a dispatch) receives the stdin docs/llm-orc.md says llm-orc gives it.
+// of a dispatch, of a fan-out and of a loop) receives the stdin docs/llm-orc.md says llm-orc gives it.
 func TestImportLLMOrcProbes(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "imported")
@@ -195,8 +195,12 @@ func TestImportLLMOrcProbes(t *testing.T) {
 		"after-guard": `{"agent_name": "after-guard", "input_data": "` + in + `", "context": {}, "dependencies": {` +
 			dep("guarded", "null") + `, ` + dep("dependent", compact(dependent)) + `}}`,
 		// the dispatched child's root script gets the dispatcher's input
-		"route":   `{"input": "` + in + `", "parameters": {}, "context": {}}`,
-		"guarded": `null`,
+		"route": `{"input": "` + in + `", "parameters": {}, "context": {}}`,
+		// the root script of a fan-out's child gets its item, of a loop's
+		// body the round's input
+		"per-item": `[{"input": "Rust is fast", "parameters": {}, "context": {}}, {"input": "Go is simple.", "parameters": {}, "context": {}}]`,
+		"rounds":   `{"input": "` + in + `", "parameters": {}, "context": {}}`,
+		"guarded":  `null`,
 	}
 	for name, w := range want {
 		got, _ := json.Marshal(r.FinalState[name])
