@@ -15,7 +15,7 @@ func newImportCmd(io *stdio) *cobra.Command {
 		Short: "Convert another tool's project into ensemble files",
 		Args:  io.noArgs(),
 	}
-	var out string
+	var out, pkg string
 	llm := &cobra.Command{
 		Use:   "llm-orc DIR --out DIR",
 		Short: "Convert an llm-orc project's ensembles and profiles into ensemble files",
@@ -26,16 +26,19 @@ with the model profiles it uses, and the scripts it runs copied beside it
 each file written, then each thing it could not convert, as
 FILE:LINE: what (FILE under DIR's .llm-orc). Nothing is overwritten.
 A symbolic link leading out of DIR is not followed: it is listed instead.
+llm-orc's built-in primitives/ scripts are copied from its installed package
+(--llm-orc-package, or the one python3 imports).
 See docs/llm-orc.md.
 
 Exit codes: 0 converted (problems may be listed); 2 bad input (no .llm-orc
-folder, a file that does not parse, an output file that exists).`,
+folder, a config or profiles file that does not parse, an output file that
+exists).`,
 		Args: io.args(1, 1, "one llm-orc project folder"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return usageErr("import llm-orc: --out DIR is required")
 			}
-			res, err := llmorc.Import(llmorc.Options{Dir: args[0], Out: out})
+			res, err := llmorc.Import(llmorc.Options{Dir: args[0], Out: out, Package: pkg})
 			var ie *llmorc.InputError
 			if errors.As(err, &ie) {
 				return usageErr("import llm-orc: %v", err)
@@ -56,6 +59,7 @@ folder, a file that does not parse, an output file that exists).`,
 		},
 	}
 	llm.Flags().StringVar(&out, "out", "", "the `DIR` to write the ensemble files to (required)")
+	llm.Flags().StringVar(&pkg, "llm-orc-package", "", "the `DIR` of the installed llm-orc Python package (llm_orc), whose primitives/ scripts are copied; default: the one python3 imports")
 	cmd.AddCommand(llm)
 	return cmd
 }

@@ -12,13 +12,14 @@ import (
 )
 
 // topLevel are the llm-orc ensemble keys that are converted.
-var topLevel = []string{"name", "description", "default_task", "task", "agents"}
+var topLevel = []string{"name", "description", "default_task", "task", "agents", "output_schema", "max_concurrency"}
 
 // agentKeys are the llm-orc agent keys that are converted (some of them
 // only for some kinds, which convert reports).
 var agentKeys = []string{"name", "depends_on", "fan_out", "input_key", "when", "timeout_seconds",
 	"script", "parameters", "model_profile", "model", "provider", "system_prompt", "temperature",
-	"max_tokens", "output_format", "fallback_model_profile", "ensemble", "loop", "dispatch"}
+	"max_tokens", "output_format", "fallback_model_profile", "ensemble", "loop", "dispatch",
+	"options", "ollama_format"}
 
 // conv is the conversion of one ensemble.
 type conv struct {
@@ -28,9 +29,17 @@ type conv struct {
 	names   map[string]string // llm-orc agent name → ensemble agent name
 	used    map[string]bool   // profiles the agents use
 	derived map[string]*outProfile
+	// dispatchers are the file's dispatch agents
+	dispatchers []dispatchAt
 }
 
 func (im *importer) convert(s *source) ([]byte, error) {
+	c := im.conv(s)
+	return c.encode()
+}
+
+// conv converts s.
+func (im *importer) conv(s *source) *conv {
 	c := &conv{im: im, src: s, names: map[string]string{}, used: map[string]bool{}, derived: map[string]*outProfile{}}
 	root := s.root
 	c.out = &outEnsemble{Version: 1, Name: s.name, Description: str(get(root, "description"))}
@@ -52,18 +61,62 @@ func (im *importer) convert(s *source) ([]byte, error) {
 		llm := str(get(a, "name"))
 		c.names[llm] = sanitize(llm)
 	}
+	// the deliverable: what a parent (ensemble, dispatch or loop agent)
+	// receives of this ensemble
+	c.out.Output = terminal(s)
 	for _, a := range agents {
 		c.agent(a)
 	}
+	c.ensembleFields()
 	c.models()
+	return c
+}
+
+// encode is the converted file.
+func (c *conv) encode() ([]byte, error) {
 	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "# Imported from llm-orc: %s (ensemble import llm-orc; docs/llm-orc.md)\n", s.rel)
+	fmt.Fprintf(&buf, "# Imported from llm-orc: %s (ensemble import llm-orc; docs/llm-orc.md)\n", c.src.rel)
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(c.out); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), enc.Close()
+}
+
+// ensembleFields converts the ensemble's output_schema (onto its output
+// agent, whose schema is the ensemble's) and max_concurrency.
+func (c *conv) ensembleFields() {
+	root := c.src.root
+	if sch := get(root, "output_schema"); sch != nil {
+		var target *outAgent
+		for _, a := range c.out.Agents {
+			if a.Name == c.out.Output {
+				target = a
+			}
+		}
+		m, ok := value(sch).(map[string]any)
+		switch {
+		case !ok:
+			c.problem(sch, "output_schema: not converted (not a JSON Schema mapping)")
+		case target == nil:
+			c.problem(sch, "output_schema: not converted (the ensemble has no output agent)")
+		case target.OutputSchema != nil:
+			c.problem(sch, "output_schema: not converted (its output agent %q has one of its own)", target.Name)
+		case target.Loop != nil || target.Dispatch != nil:
+			c.problem(sch, "output_schema: not converted (its output agent %q is a loop or dispatch)", target.Name)
+		default:
+			target.OutputSchema = m
+			target.OutputFormat = ""
+		}
+	}
+	if mc := get(root, "max_concurrency"); mc != nil {
+		if n, ok := value(mc).(int); ok && n > 0 {
+			c.out.Limits = &outLimits{ParallelAgentLimit: n}
+		} else {
+			c.problem(mc, "max_concurrency %q: not converted (not a positive integer)", str(mc))
+		}
+	}
 }
 
 func (c *conv) problem(n *yaml.Node, format string, args ...any) {
@@ -141,7 +194,7 @@ func (c *conv) agent(n *yaml.Node) {
 		deps[0].Select = member("output", inputKey, false)
 	}
 	if w := get(n, "when"); w != nil {
-		c.when(name, w, deps)
+		c.when(name, w, out)
 	}
 	for _, d := range deps {
 		if d.Condition == "" && d.Select == "" {
@@ -153,6 +206,11 @@ func (c *conv) agent(n *yaml.Node) {
 	switch {
 	case get(n, "script") != nil:
 		c.script(name, n, out)
+		for i, d := range deps {
+			if c.runsChild(d.AgentName) {
+				c.problem(depNodes[i], "agent %q: its dependency %q is a child ensemble: its response is the child's deliverable (its output: agent's output), not llm-orc's {ensemble, status, results, deliverable}; a script reading [\"deliverable\"] must read the response itself", name, d.AgentName)
+			}
+		}
 	case get(n, "loop") != nil:
 		c.loop(name, n, out)
 	case get(n, "dispatch") != nil:
@@ -168,6 +226,19 @@ func (c *conv) agent(n *yaml.Node) {
 		}
 	default:
 		c.llm(name, n, out)
+		if len(deps) > 0 && !fanOut {
+			c.problem(get(n, "depends_on"), "agent %q: its input is the labelled text of its dependencies (Input from AGENT: ...), not llm-orc's wording of a dependent agent's prompt", name)
+		}
+	}
+	if fanOut && out.Script == "" {
+		c.problem(get(n, "fan_out"), "agent %q: fan_out: each instance gets its item alone as its input, without llm-orc's wrapping of a chunk", name)
+	}
+	if get(n, "script") != nil || get(n, "ensemble") != nil || get(n, "loop") != nil || get(n, "dispatch") != nil {
+		for _, k := range []string{"options", "ollama_format"} {
+			if v := get(n, k); v != nil {
+				c.problem(v, "agent %q: %s: not converted (not an LLM agent)", name, k)
+			}
+		}
 	}
 	if out.Script == "" {
 		if p := get(n, "parameters"); p != nil {
@@ -177,27 +248,25 @@ func (c *conv) agent(n *yaml.Node) {
 	c.out.Agents = append(c.out.Agents, out)
 }
 
-// when converts a guard `${dep.field}` or `${dep.field} == literal` into the
-// condition of the edge from dep, which must be a dependency.
-func (c *conv) when(name string, w *yaml.Node, deps []*outDep) {
-	var edge *outDep
+// when converts a guard `${agent.field}` or `${agent.field} == literal`
+// into the agent's when: guard, which reads the agent's latest output as
+// llm-orc's guard reads the results so far.
+func (c *conv) when(name string, w *yaml.Node, out *outAgent) {
 	cond, ok := predicate(str(w), func(tok string) (string, bool) {
-		m := refDepField.FindStringSubmatch(tok)
-		if m == nil {
-			return "", false
+		if m := refDepField.FindStringSubmatch(tok); m != nil && c.names[m[1]] != "" {
+			return fieldPath(c.ctx(m[1], false), m[2]), true
 		}
-		for _, d := range deps {
-			if d.AgentName == c.names[m[1]] && c.names[m[1]] != "" {
-				edge = d
-			}
+		// ${agent}: its whole output
+		if m := refField.FindStringSubmatch(tok); m != nil && c.names[m[1]] != "" {
+			return c.ctx(m[1], false), true
 		}
-		return fieldPath(c.ctx(m[1], false), m[2]), edge != nil
+		return "", false
 	})
 	if !ok {
-		c.problem(w, "agent %q: when %q: not converted (only ${dep.field} or ${dep.field} == literal, dep one of its depends_on, becomes a condition)", name, str(w))
+		c.problem(w, "agent %q: when %q: not converted (only ${agent}, ${agent.field}, alone or == or != a literal, becomes a when: guard)", name, str(w))
 		return
 	}
-	edge.Condition = cond
+	out.When = cond
 }
 
 func (c *conv) script(name string, n *yaml.Node, out *outAgent) {
@@ -205,12 +274,28 @@ func (c *conv) script(name string, n *yaml.Node, out *outAgent) {
 	clean := path.Clean(ref)
 	if strings.ContainsAny(ref, " \n;|&") || path.IsAbs(clean) || strings.HasPrefix(clean, "..") {
 		c.problem(get(n, "script"), "agent %q: script %q: not converted (only a script file of the project)", name, ref)
-	} else if c.im.leaves(clean) {
+	} else if rel, abs := c.im.findScript(clean); rel != "" {
+		c.im.scripts[rel] = true
+		clean = rel
+	} else if abs != "" {
+		if _, seen := c.im.external[clean]; !seen {
+			c.im.external[clean] = abs
+			c.problem(get(n, "script"), "agent %q: script %q: llm-orc's primitive, copied from the installed llm-orc package: %s", name, ref, abs)
+		}
+	} else if c.im.leaves(clean) || c.im.leaves(path.Join("scripts", clean)) {
 		// listed as the link it goes through
-	} else if _, err := readcapStat(c.im.root, clean); err != nil {
-		c.problem(get(n, "script"), "agent %q: script %q: not found under .llm-orc", name, ref)
+	} else if strings.HasPrefix(clean, "primitives/") {
+		if c.im.missing == nil {
+			c.im.missing = map[string]bool{}
+		}
+		if c.im.missing[clean] {
+			// listed once
+		} else {
+			c.im.missing[clean] = true
+			c.problem(get(n, "script"), "agent %q: script %q: llm-orc's primitive, not found: llm-orc is not installed where python3 imports it, or lacks it; install llm-orc, or give its package folder with --llm-orc-package DIR", name, ref)
+		}
 	} else {
-		c.im.scripts[clean] = true
+		c.problem(get(n, "script"), "agent %q: script %q: not found under .llm-orc or .llm-orc/scripts", name, ref)
 	}
 	out.Script = clean
 	out.Protocol = "llm-orc"
@@ -237,6 +322,21 @@ func (c *conv) llm(name string, n *yaml.Node, out *outAgent) {
 	default:
 		c.problem(get(n, "output_format"), "agent %q: output_format %q: not converted", name, f)
 	}
+	if f := get(n, "ollama_format"); f != nil {
+		switch v := value(f).(type) {
+		case string:
+			if v == "json" {
+				out.OutputFormat = "json"
+			} else {
+				c.problem(f, "agent %q: ollama_format %q: not converted", name, v)
+			}
+		case map[string]any:
+			out.OutputFormat = ""
+			out.OutputSchema = v
+		default:
+			c.problem(f, "agent %q: ollama_format: not converted (only json or a JSON Schema)", name)
+		}
+	}
 	base := str(get(n, "model_profile"))
 	var p *outProfile
 	if base != "" {
@@ -252,12 +352,24 @@ func (c *conv) llm(name string, n *yaml.Node, out *outAgent) {
 			return
 		}
 	} else {
-		p = c.im.convertProfile(c.src.rel, get(n, "provider"), map[string]any{"provider": str(get(n, "provider")), "model": str(get(n, "model"))}, name)
+		at := get(n, "provider")
+		if at == nil {
+			at = get(n, "model")
+		}
+		p = c.im.convertProfile(c.src.rel, at, map[string]any{"provider": str(get(n, "provider")), "model": str(get(n, "model"))}, fmt.Sprintf("agent %q", name))
 		if p == nil {
 			return
 		}
 	}
 	overrides := false
+	if o := get(n, "options"); o != nil {
+		if m, ok := value(o).(map[string]any); ok && len(m) > 0 {
+			overrides = true
+			cp := *p
+			p = &cp
+			c.im.applyOptions(c.src.rel, o, "agent \""+name+"\"", m, p)
+		}
+	}
 	for _, k := range []string{"temperature", "max_tokens"} {
 		if v := get(n, k); v != nil {
 			overrides = true
@@ -317,9 +429,11 @@ func (c *conv) loop(name string, n *yaml.Node, out *outAgent) {
 		until = "false"
 	}
 	out.Loop = &outLoop{Until: until, MaxIterations: value(get(l, "max_iterations")), OnExhausted: "succeed"}
-	if cr := get(l, "carry"); cr != nil {
+	if cr := get(l, "carry"); cr != nil && cr.Tag != "!!null" {
 		if e, ok := ref(str(cr)); ok {
-			out.Loop.Carry = e
+			// a field that is null or absent carries nothing: the next
+			// round gets the same input, never the text "null"
+			out.Loop.Carry = e + " ?? input"
 		} else {
 			c.problem(cr, "agent %q: loop carry %q: not converted", name, str(cr))
 		}
@@ -336,20 +450,21 @@ func (c *conv) dispatch(name string, n *yaml.Node, out *outAgent, first, inputKe
 	}
 	cases := map[string]string{}
 	var skipped []string
-	for en, s := range c.im.byName {
+	for en := range c.im.byName {
 		if en == c.src.name {
 			continue
 		}
-		if hasChildren(s) {
+		if c.im.reachesDispatch(en) {
 			skipped = append(skipped, en)
 			continue
 		}
 		cases[en] = en + ".yaml"
 	}
 	out.Dispatch = &outDispatch{On: fieldPath(c.ctx(m[1], false), m[2]), Cases: cases}
+	c.dispatchers = append(c.dispatchers, dispatchAt{agent: name, node: d, d: out.Dispatch})
 	if len(skipped) > 0 {
 		sort.Strings(skipped)
-		c.problem(d, "agent %q: dispatch: ensembles that run other ensembles are no cases (a case could include its parent): %s", name, strings.Join(skipped, ", "))
+		c.problem(d, "agent %q: dispatch: ensembles that run a dispatch themselves are no cases (a case could include its parent): %s", name, strings.Join(skipped, ", "))
 	}
 	if inputKey != "" {
 		out.Input = "{{ " + member(c.ctx(first, false), inputKey, false) + " }}"
@@ -358,14 +473,56 @@ func (c *conv) dispatch(name string, n *yaml.Node, out *outAgent, first, inputKe
 	}
 }
 
-// hasChildren: s has an ensemble, loop or dispatch agent.
-func hasChildren(s *source) bool {
-	for _, a := range get(s.root, "agents").Content {
-		if get(a, "ensemble") != nil || get(a, "loop") != nil || get(a, "dispatch") != nil {
-			return true
+// runsChild: the converted agent named agent is an ensemble, loop or
+// dispatch agent.
+func (c *conv) runsChild(agent string) bool {
+	for _, a := range get(c.src.root, "agents").Content {
+		if c.names[str(get(a, "name"))] == agent {
+			return get(a, "ensemble") != nil || get(a, "loop") != nil || get(a, "dispatch") != nil
 		}
 	}
 	return false
+}
+
+// dispatchAt is a dispatch agent of a converted file, whose cases the
+// import may narrow once the cases are written and validated.
+type dispatchAt struct {
+	agent string
+	node  *yaml.Node
+	d     *outDispatch
+}
+
+// reachesDispatch: the ensemble name, or one it runs through ensemble: or
+// a loop body (at any depth), has a dispatch agent.
+func (im *importer) reachesDispatch(name string) bool {
+	seen := map[string]bool{}
+	var walk func(string) bool
+	walk = func(n string) bool {
+		if seen[n] {
+			return false
+		}
+		seen[n] = true
+		s := im.byName[n]
+		if s == nil {
+			return false
+		}
+		for _, a := range get(s.root, "agents").Content {
+			switch {
+			case get(a, "dispatch") != nil:
+				return true
+			case get(a, "ensemble") != nil:
+				if walk(sanitize(str(get(a, "ensemble")))) {
+					return true
+				}
+			case get(a, "loop") != nil:
+				if walk(sanitize(str(get(get(a, "loop"), "body")))) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(name)
 }
 
 // terminal is the last agent of s that no other agent depends on: llm-orc's

@@ -5,6 +5,8 @@
 package llmorc
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 	"os"
@@ -26,6 +28,13 @@ const maxFile = 16 << 20
 type Options struct {
 	Dir string // the llm-orc project: the folder holding .llm-orc, or .llm-orc itself
 	Out string // the folder the ensemble files are written to
+	// Package is the folder of the installed llm-orc Python package
+	// (llm_orc), whose primitives/ scripts are llm-orc's built-in ones;
+	// "" asks Python (below) where it is.
+	Package string
+	// Python is the interpreter asked for the llm-orc package; "" is
+	// python3 on PATH.
+	Python string
 }
 
 // Problem is something of the project that was not converted, or not
@@ -82,7 +91,14 @@ type importer struct {
 	res      *Result
 	profiles map[string]*profile
 	byName   map[string]*source
-	scripts  map[string]bool // script paths (relative to root) to copy
+	scripts  map[string]bool   // script paths (relative to root) to copy
+	defaults map[string]string // config.yaml's default_models: role → profile
+	opts     Options
+	// external are scripts from the llm-orc package: output path → file
+	external map[string]string
+	pkg      string // the llm-orc package's folder, once asked
+	pkgAsked bool
+	missing  map[string]bool // primitives listed as not found
 }
 
 // Import converts the project at opts.Dir into opts.Out. Its error is an
@@ -100,7 +116,7 @@ func Import(opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	im := &importer{root: root, project: project, out: opts.Out, res: &Result{}, profiles: map[string]*profile{}, byName: map[string]*source{}, scripts: map[string]bool{}}
+	im := &importer{root: root, project: project, out: opts.Out, res: &Result{}, profiles: map[string]*profile{}, byName: map[string]*source{}, scripts: map[string]bool{}, opts: opts, external: map[string]string{}}
 	if link, why := im.escapes("ensembles"); link != "" {
 		return nil, &InputError{fmt.Sprintf("%s: %s", filepath.Join(root, "ensembles"), why)}
 	}
@@ -116,12 +132,15 @@ func Import(opts Options) (*Result, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	convs := map[string]*conv{}
 	for _, n := range names {
-		b, err := im.convert(im.byName[n])
+		c := im.conv(im.byName[n])
+		b, err := c.encode()
 		if err != nil {
 			return nil, err
 		}
 		files[n+".yaml"] = b
+		convs[n] = c
 	}
 	im.addSiblings()
 	for s := range im.scripts {
@@ -134,7 +153,25 @@ func Import(opts Options) (*Result, error) {
 		}
 		files[filepath.ToSlash(s)] = b
 	}
-	return im.res, im.write(files)
+	for p, src := range im.external {
+		b, err := readcap.ReadFile(src, maxFile)
+		if err != nil {
+			return nil, &InputError{fmt.Sprintf("script %s: %v", src, err)}
+		}
+		files[p] = b
+	}
+	if err := im.write(files); err != nil {
+		return im.res, err
+	}
+	err = im.narrowCases(names, convs)
+	sort.SliceStable(im.res.Problems, func(i, j int) bool {
+		a, b := im.res.Problems[i], im.res.Problems[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		return a.Line < b.Line
+	})
+	return im.res, err
 }
 
 // maxSiblings bounds the files copied from the folder of one script.
@@ -208,7 +245,11 @@ func (im *importer) write(files map[string][]byte) error {
 		}
 		mode := os.FileMode(0o644)
 		if strings.HasPrefix(p, "scripts/") || !strings.HasSuffix(p, ".yaml") {
-			if st, err := os.Stat(filepath.Join(im.root, p)); err == nil {
+			src := filepath.Join(im.root, p)
+			if ext, ok := im.external[p]; ok {
+				src = ext
+			}
+			if st, err := os.Stat(src); err == nil {
 				mode = st.Mode().Perm()
 			}
 		}
@@ -311,6 +352,19 @@ func (im *importer) readProfiles() error {
 		if err != nil {
 			return err
 		}
+		if rel == "config.yaml" {
+			dm := get(root, "default_models")
+			if dm == nil {
+				dm = get(get(root, "project"), "default_models")
+			}
+			ks, vs := pairs(dm)
+			for i, k := range ks {
+				if im.defaults == nil {
+					im.defaults = map[string]string{}
+				}
+				im.defaults[k.Value] = str(vs[i])
+			}
+		}
 		if mp := get(root, "model_profiles"); mp != nil {
 			ks, vs := pairs(mp)
 			for i, k := range ks {
@@ -326,7 +380,9 @@ func (im *importer) readProfiles() error {
 
 func (im *importer) readEnsembles() error {
 	dir := filepath.Join(im.root, "ensembles")
-	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	// files, then links: a link to a file is listed as the link
+	var files, links []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -335,31 +391,79 @@ func (im *importer) readEnsembles() error {
 		}
 		rel, _ := filepath.Rel(im.root, path)
 		rel = filepath.ToSlash(rel)
-		if im.leaves(rel) {
-			return nil
+		if d.Type()&fs.ModeSymlink != 0 {
+			links = append(links, rel)
+		} else {
+			files = append(files, rel)
 		}
-		root, err := im.readYAML(rel)
-		if err != nil {
-			return err
-		}
-		agents := get(root, "agents")
-		if agents == nil || agents.Kind != yaml.SequenceNode {
-			im.problem(rel, root, "not an ensemble (no agents list): not converted")
-			return nil
-		}
-		name := str(get(root, "name"))
-		out := sanitize(name)
-		if out == "" {
-			im.problem(rel, root, "ensemble without a name: not converted")
-			return nil
-		}
-		if prev, dup := im.byName[out]; dup {
-			im.problem(rel, get(root, "name"), "ensemble name %q is taken by %s: not converted", name, prev.rel)
-			return nil
-		}
-		im.byName[out] = &source{rel: rel, name: out, root: root}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	// of copies, the shortest path is taken for the original (leaf.yaml
+	// before leaf-copy.yaml)
+	sort.SliceStable(files, func(i, j int) bool { return len(files[i]) < len(files[j]) })
+	same := map[string]string{} // real path, or content → the first file's rel
+	for _, rel := range append(files, links...) {
+		im.readEnsemble(same, rel)
+	}
+	return nil
+}
+
+// readEnsemble reads the ensemble file rel into byName, or lists why not.
+func (im *importer) readEnsemble(same map[string]string, rel string) {
+	if im.leaves(rel) {
+		return
+	}
+	if first := im.sameAs(same, rel); first != "" {
+		im.problem(rel, nil, "same file as %s: converted once", first)
+		return
+	}
+	root, err := im.readYAML(rel)
+	if err != nil {
+		// one file that does not parse leaves the others to convert
+		im.problem(rel, nil, "%v: not converted", strings.TrimPrefix(err.Error(), rel+": "))
+		return
+	}
+	agents := get(root, "agents")
+	if agents == nil || agents.Kind != yaml.SequenceNode {
+		im.problem(rel, root, "not an ensemble (no agents list): not converted")
+		return
+	}
+	name := str(get(root, "name"))
+	out := sanitize(name)
+	if out == "" {
+		im.problem(rel, root, "ensemble without a name: not converted")
+		return
+	}
+	if prev, dup := im.byName[out]; dup {
+		im.problem(rel, get(root, "name"), "ensemble name %q is taken by %s: not converted", name, prev.rel)
+		return
+	}
+	im.byName[out] = &source{rel: rel, name: out, root: root}
+}
+
+// sameAs is the file of seen that rel is a link to or a copy of ("" when
+// none), and records rel.
+func (im *importer) sameAs(seen map[string]string, rel string) string {
+	var keys []string
+	if real, err := filepath.EvalSymlinks(filepath.Join(im.root, rel)); err == nil {
+		keys = append(keys, "path:"+real)
+	}
+	if b, err := readcap.ReadFile(filepath.Join(im.root, rel), maxFile); err == nil {
+		sum := sha256.Sum256(b)
+		keys = append(keys, "sha256:"+hex.EncodeToString(sum[:]))
+	}
+	for _, k := range keys {
+		if first, ok := seen[k]; ok {
+			return first
+		}
+	}
+	for _, k := range keys {
+		seen[k] = rel
+	}
+	return ""
 }
 
 var badName = regexp.MustCompile(`[^a-z0-9_-]+`)
@@ -413,20 +517,32 @@ func literal(tok string) string {
 	return strconv.Quote(tok)
 }
 
-// predicate converts llm-orc's `${ref}` or `${ref} == literal` with ref
+// truthy is e's Python truthiness, as llm-orc tests a lone ${ref}: false
+// for null, false, 0, "", [] and {}, true for anything else.
+func truthy(e string) string {
+	return e + ` not in [nil, false, 0, "", [], {}]`
+}
+
+// predicate converts llm-orc's `${ref}`, `${ref} == literal` or
+// `${ref} != literal` with ref
 // turning a ${...} token into an expression; ok is false when the
 // predicate has another form.
 func predicate(p string, ref func(tok string) (string, bool)) (string, bool) {
 	p = strings.TrimSpace(p)
+	op := "=="
 	left, right, eq := strings.Cut(p, "==")
+	if !eq {
+		op = "!="
+		left, right, eq = strings.Cut(p, "!=")
+	}
 	e, ok := ref(strings.TrimSpace(left))
 	if !ok {
 		return "", false
 	}
 	if !eq {
-		return e + " == true", true
+		return truthy(e), true
 	}
-	return e + " == " + literal(strings.TrimSpace(right)), true
+	return e + " " + op + " " + literal(strings.TrimSpace(right)), true
 }
 
 // outAgent is an agent of an ensemble file, its fields in the format's order.
@@ -439,9 +555,11 @@ type outAgent struct {
 	Dispatch       *outDispatch   `yaml:"dispatch,omitempty"`
 	Prompt         string         `yaml:"prompt,omitempty"`
 	OutputFormat   string         `yaml:"output_format,omitempty"`
+	OutputSchema   any            `yaml:"output_schema,omitempty"`
 	Input          string         `yaml:"input,omitempty"`
 	Parameters     map[string]any `yaml:"parameters,omitempty"`
 	Dependencies   []any          `yaml:"dependencies,omitempty"`
+	When           string         `yaml:"when,omitempty"`
 	FanOut         *outFanOut     `yaml:"fan_out,omitempty"`
 	Output         string         `yaml:"output,omitempty"`
 	Loop           *outLoop       `yaml:"loop,omitempty"`
@@ -489,6 +607,12 @@ type outEnsemble struct {
 	Name        string                 `yaml:"name"`
 	Description string                 `yaml:"description,omitempty"`
 	Input       string                 `yaml:"input,omitempty"`
+	Output      string                 `yaml:"output,omitempty"`
 	Models      map[string]*outProfile `yaml:"models,omitempty"`
 	Agents      []*outAgent            `yaml:"agents"`
+	Limits      *outLimits             `yaml:"conversation_limits,omitempty"`
+}
+
+type outLimits struct {
+	ParallelAgentLimit any `yaml:"parallel_agent_limit,omitempty"`
 }

@@ -1,6 +1,7 @@
 package llmorc
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -9,7 +10,7 @@ import (
 
 // profileKeys are the llm-orc profile keys that are converted.
 var profileKeys = map[string]bool{"provider": true, "model": true, "system_prompt": true, "timeout_seconds": true,
-	"temperature": true, "max_tokens": true, "cost_per_token": true, "fallback_model_profile": true, "base_url": true}
+	"temperature": true, "max_tokens": true, "cost_per_token": true, "fallback_model_profile": true, "base_url": true, "options": true}
 
 // profileOf is p converted (once: its problems are listed once); nil when
 // its provider cannot be.
@@ -21,13 +22,33 @@ func (im *importer) profileOf(p *profile) *outProfile {
 		return p.out
 	}
 	at := &yaml.Node{Line: p.line}
-	out := im.convertProfile(p.file, at, p.m, p.name)
+	if l, ok := p.lines["provider"]; ok {
+		at.Line = l
+	}
+	prov, _ := p.m["provider"].(string)
+	if prov != "" && !knownProvider(prov) && !oauthProvider(prov) {
+		if d := im.defaultProfile(p.name); d != nil {
+			// llm-orc cannot load the provider and runs the project's
+			// default model instead
+			im.problem(p.file, at, "profile %q: provider %q: unknown; llm-orc falls back to default_models' %q, and so does the converted profile", p.name, prov, d.name)
+			p.converted = true
+			if out := im.profileOf(d); out != nil {
+				cp := *out
+				p.out = &cp
+			}
+			return p.out
+		}
+	}
+	out := im.convertProfile(p.file, at, p.m, fmt.Sprintf("profile %q", p.name))
 	for k := range p.m {
 		if !profileKeys[k] {
 			im.problem(p.file, &yaml.Node{Line: p.lines[k]}, "profile %q: %s: not converted", p.name, k)
 		}
 	}
 	if out != nil {
+		if o, ok := p.m["options"].(map[string]any); ok {
+			im.applyOptions(p.file, &yaml.Node{Line: p.lines["options"]}, "profile \""+p.name+"\"", o, out)
+		}
 		if fb, ok := p.m["fallback_model_profile"].(string); ok && fb != "" {
 			out.Fallback = []string{sanitize(fb)}
 		}
@@ -38,7 +59,7 @@ func (im *importer) profileOf(p *profile) *outProfile {
 
 // convertProfile converts a profile's provider and model settings; nil
 // when the provider has no equivalent.
-func (im *importer) convertProfile(file string, at *yaml.Node, m map[string]any, name string) *outProfile {
+func (im *importer) convertProfile(file string, at *yaml.Node, m map[string]any, who string) *outProfile {
 	s := func(k string) string { v, _ := m[k].(string); return v }
 	out := &outProfile{Model: s("model"), SystemPrompt: s("system_prompt"), BaseURL: s("base_url"),
 		TimeoutSeconds: m["timeout_seconds"], Temperature: m["temperature"], MaxTokens: m["max_tokens"]}
@@ -55,12 +76,19 @@ func (im *importer) convertProfile(file string, at *yaml.Node, m map[string]any,
 	case "google-gemini", "google":
 		out.Provider, out.APIKeyEnv = "openai", "GEMINI_API_KEY"
 		out.BaseURL = "https://generativelanguage.googleapis.com/v1beta/openai/"
+	case "":
+		im.problem(file, at, "%s: model %q without a provider: not converted", who, out.Model)
+		return nil
 	default:
-		im.problem(file, at, "profile %q: provider %q: not converted (ensemble has openai, anthropic and ollama; an OAuth login such as anthropic-claude-pro-max is not supported)", name, prov)
+		if oauthProvider(prov) {
+			im.problem(file, at, "%s: provider %q: an OAuth login, not converted (give the agents a profile with an API key)", who, prov)
+		} else {
+			im.problem(file, at, "%s: provider %q: not converted (ensemble has openai, anthropic and ollama)", who, prov)
+		}
 		return nil
 	}
 	if out.Model == "" {
-		im.problem(file, at, "profile %q: no model: not converted", name)
+		im.problem(file, at, "%s: no model: not converted", who)
 		return nil
 	}
 	switch c := m["cost_per_token"].(type) {
@@ -83,4 +111,48 @@ func readcapStat(root, rel string) (os.FileInfo, error) {
 		return nil, os.ErrNotExist
 	}
 	return st, err
+}
+
+func knownProvider(p string) bool {
+	switch p {
+	case "ollama", "anthropic-api", "anthropic", "openai", "openai-compatible", "openai-compat", "google-gemini", "google":
+		return true
+	}
+	return false
+}
+
+// oauthProvider: llm-orc's providers that log in with OAuth, which have no
+// equivalent.
+func oauthProvider(p string) bool {
+	switch p {
+	case "anthropic-claude-pro-max", "claude-cli":
+		return true
+	}
+	return false
+}
+
+// defaultProfile is the profile of the project's default_models (of
+// config.yaml, at the top or under project:) that llm-orc falls back to
+// when a profile's provider cannot be loaded: its "test" entry, else its
+// only one; nil when there is none, or it is the profile itself.
+func (im *importer) defaultProfile(self string) *profile {
+	var name string
+	switch len(im.defaults) {
+	case 0:
+		return nil
+	case 1:
+		for _, v := range im.defaults {
+			name = v
+		}
+	default:
+		name = im.defaults["test"]
+	}
+	p := im.profiles[name]
+	if p == nil || name == self {
+		return nil
+	}
+	if prov, _ := p.m["provider"].(string); !knownProvider(prov) {
+		return nil
+	}
+	return p
 }

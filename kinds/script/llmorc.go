@@ -27,6 +27,15 @@ type llmOrcScriptInput struct {
 	Dependencies map[string]llmOrcDependency `json:"dependencies"`
 }
 
+// llmOrcRootInput is the stdin llm-orc gives a script agent with no
+// dependencies: the run's input as text, its parameters and an empty
+// context; the field order is llm-orc's.
+type llmOrcRootInput struct {
+	Input      string         `json:"input"`
+	Parameters map[string]any `json:"parameters"`
+	Context    map[string]any `json:"context"`
+}
+
 // llmOrcInstanceInput is the stdin llm-orc builds for an instance of a
 // fan-out script agent.
 type llmOrcInstanceInput struct {
@@ -39,9 +48,10 @@ type llmOrcInstanceInput struct {
 }
 
 // llmOrcInput is the stdin and the extra environment of a script agent with
-// protocol: llm-orc (docs/llm-orc.md#scripts): llm-orc's ScriptAgentInput
-// (input_data, each dependency's response as text), or for a fan-out
-// instance its chunk (input, chunk_index, total_chunks, base_input); and the
+// protocol: llm-orc (docs/llm-orc.md#scripts): for an agent without
+// dependencies {input, parameters, context}; otherwise llm-orc's
+// ScriptAgentInput (input_data, each dependency's response as text), or for
+// a fan-out instance its chunk (input, chunk_index, total_chunks, base_input); and the
 // variables llm-orc sets: INPUT_DATA (the stdin), INPUT_TEXT (input_data)
 // and AGENT_PARAMETERS (the parameters as JSON), over the agent's env.
 func llmOrcInput(req *agent.Request, spec *Spec) (stdin []byte, env map[string]string, err error) {
@@ -57,6 +67,8 @@ func llmOrcInput(req *agent.Request, spec *Spec) (stdin []byte, env map[string]s
 			BaseInput:   jsonvalue.Text(req.Input),
 			Context:     map[string]any{},
 		}
+	} else if len(a.Dependencies) == 0 {
+		v = llmOrcRootInput{Input: text, Parameters: orEmpty(spec.Parameters), Context: map[string]any{}}
 	} else {
 		deps := make(map[string]llmOrcDependency, len(req.Dependencies))
 		for name, out := range req.Dependencies {

@@ -23,7 +23,9 @@ func llmOrcAgent() *ensemble.Agent {
 // object) with its status, and its parameters in AGENT_PARAMETERS.
 func TestLLMOrcProtocolScriptInput(t *testing.T) {
 	t.Parallel()
-	e := testEnsemble(t, llmOrcAgent())
+	a := llmOrcAgent()
+	a.Dependencies = []*ensemble.Dependency{{AgentName: "facts"}, {AgentName: "note"}}
+	e := testEnsemble(t, a)
 	req := scriptRequest(e, "reader")
 	req.Dependencies = map[string]any{"facts": map[string]any{"region": "EMEA"}, "note": "plain text"}
 	res := (&Runner{}).Run(context.Background(), req)
@@ -34,6 +36,27 @@ func TestLLMOrcProtocolScriptInput(t *testing.T) {
 		"note": "plain text", "status": "success", "label": "L"}
 	if !reflect.DeepEqual(res.Output, want) {
 		t.Errorf("output %#v\nwant %#v", res.Output, want)
+	}
+}
+
+// A script agent without dependencies gets what llm-orc gives a root
+// script: {"input", "parameters", "context"}, in that order, not the
+// ScriptAgentInput of dependent scripts.
+func TestLLMOrcProtocolRootScript(t *testing.T) {
+	t.Parallel()
+	a := scriptAgent("root", "llmorc_stdin.py", map[string]any{"label": "L"})
+	SpecOf(a).Protocol = ProtocolLLMOrc
+	e := testEnsemble(t, a)
+	res := (&Runner{}).Run(context.Background(), scriptRequest(e, "root"))
+	if res.Err != nil {
+		t.Fatalf("%v (stderr %s)", res.Err, res.Stderr)
+	}
+	want := `{"input": "the input", "parameters": {"label": "L"}, "context": {}}`
+	if got := res.Output.(map[string]any)["stdin"]; got != want {
+		t.Errorf("stdin %s\nwant %s", got, want)
+	}
+	if got := res.Output.(map[string]any)["input_text"]; got != "the input" {
+		t.Errorf("INPUT_TEXT %q", got)
 	}
 }
 

@@ -3,5 +3,5 @@ import json
 import sys
 
 data = json.load(sys.stdin)
-n = data["input_data"].count("+")
-print(json.dumps({"done": n >= 1, "next": data["input_data"] + "+"}))
+n = data["input"].count("+")
+print(json.dumps({"done": n >= 1, "next": data["input"] + "+"}))

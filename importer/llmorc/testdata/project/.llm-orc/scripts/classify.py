@@ -5,7 +5,7 @@ import re
 import sys
 
 data = json.loads(sys.stdin.read())
-text = data.get("input_data", data.get("input", ""))
+text = data["input"]
 topics, questions = [], []
 for s in re.split(r"(?<=[.!?])\s+", text.strip()):
     (questions if s.endswith("?") else topics).append(s)

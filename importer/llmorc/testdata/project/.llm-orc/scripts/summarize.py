@@ -3,4 +3,4 @@ import json
 import sys
 
 data = json.load(sys.stdin)
-print(json.dumps({"summary": data["input_data"][:40]}))
+print(json.dumps({"summary": data["input"][:40]}))
