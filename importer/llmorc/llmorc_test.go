@@ -74,3 +74,40 @@ func TestNotAProject(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// An unknown provider falls back as llm-orc's model factory does: to
+// default_models' test profile only when that is an ollama one, else to
+// its fallback model (llama3) on its fallback provider (ollama).
+func TestUnknownProviderFallsBackAsLLMOrc(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ defaults, model, provider string }{
+		{"    test: local\n", "qwen3", "ollama"},
+		{"    test: cloud\n", "llama3", "ollama"},
+		{"    test: cloud\n    fallback: phi4\n", "phi4", "ollama"},
+		{"", "llama3", "ollama"},
+	} {
+		dir := t.TempDir()
+		cfg := "project:\n  default_models:\n" + tc.defaults + `model_profiles:
+  local: {provider: ollama, model: qwen3}
+  cloud: {provider: anthropic-api, model: claude-x}
+  odd: {provider: mystery-cloud, model: m1}
+`
+		if tc.defaults == "" {
+			cfg = strings.Replace(cfg, "project:\n  default_models:\n", "", 1)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, ".llm-orc"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ".llm-orc", "config.yaml"), []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		im := &importer{root: filepath.Join(dir, ".llm-orc"), res: &Result{}, profiles: map[string]*profile{}}
+		if err := im.readProfiles(); err != nil {
+			t.Fatal(err)
+		}
+		p := im.profileOf(im.profiles["odd"])
+		if p == nil || p.Model != tc.model || p.Provider != tc.provider {
+			t.Errorf("%q: %+v, want %s on %s; problems %v", tc.defaults, p, tc.model, tc.provider, im.res.Problems)
+		}
+	}
+}

@@ -38,6 +38,12 @@ func (im *importer) profileOf(p *profile) *outProfile {
 			}
 			return p.out
 		}
+		d := im.defaultModel()
+		im.problem(p.file, at, "profile %q: provider %q: unknown; llm-orc falls back to default_models' fallback model %q (%s), and so does the converted profile",
+			p.name, prov, d["model"], d["provider"])
+		p.converted = true
+		p.out = im.convertProfile(p.file, at, d, fmt.Sprintf("profile %q", p.name))
+		return p.out
 	}
 	out := im.convertProfile(p.file, at, p.m, fmt.Sprintf("profile %q", p.name))
 	for k := range p.m {
@@ -133,26 +139,32 @@ func oauthProvider(p string) bool {
 
 // defaultProfile is the profile of the project's default_models (of
 // config.yaml, at the top or under project:) that llm-orc falls back to
-// when a profile's provider cannot be loaded: its "test" entry, else its
-// only one; nil when there is none, or it is the profile itself.
+// when a profile's provider cannot be loaded: its "test" entry, which
+// llm-orc takes only when its provider is ollama; nil when there is none,
+// or it is the profile itself (then defaultModel applies).
 func (im *importer) defaultProfile(self string) *profile {
-	var name string
-	switch len(im.defaults) {
-	case 0:
-		return nil
-	case 1:
-		for _, v := range im.defaults {
-			name = v
-		}
-	default:
-		name = im.defaults["test"]
-	}
+	name := im.defaults["test"]
 	p := im.profiles[name]
 	if p == nil || name == self {
 		return nil
 	}
-	if prov, _ := p.m["provider"].(string); !knownProvider(prov) {
+	if prov, _ := p.m["provider"].(string); prov != "ollama" {
 		return nil
 	}
 	return p
+}
+
+// defaultModel is llm-orc's last resort when a profile's provider cannot
+// be loaded and default_models has no ollama "test" profile: the model of
+// default_models' "fallback" (llama3 when unset) on its
+// "fallback_provider" (ollama when unset).
+func (im *importer) defaultModel() map[string]any {
+	model, prov := im.defaults["fallback"], im.defaults["fallback_provider"]
+	if model == "" {
+		model = "llama3"
+	}
+	if prov == "" {
+		prov = "ollama"
+	}
+	return map[string]any{"provider": prov, "model": model}
 }
