@@ -1,13 +1,18 @@
-// Package mcpserve serves ensembles to MCP clients (ensemble mcp serve):
-// each ensemble file of a folder is a tool named after the ensemble, whose
+// Package mcpserve serves ensembles to MCP clients: ensemble mcp serve
+// (stdio) and /mcp on ensemble serve (Streamable HTTP, stateless). Each
+// ensemble file of a folder is a tool named after the ensemble, whose
 // argument "input" is the run's input (the file's own when absent) and
 // whose result is the run's result JSON, as ensemble run --output json
 // prints it; or, for a file that names its output agent (output:), that
-// agent's output when the run succeeds (output.go). A call is one run, assembled as every run is (package
-// session): scripts run for real, LLM agents call their models, the MCP
-// servers the file names start for the run; ask agents cannot ask (the
-// client has the terminal), and a run that does not complete is an error
-// result.
+// agent's output when the run succeeds (output.go).
+//
+// Both doors share the tools and their results (tools.go); a call's run
+// is an Executor's. New's runs a session per call, assembled as every run
+// is (package session): ask agents cannot ask (the client has the
+// terminal) nor wait. Runs (runs.go) runs it through serve's run
+// machinery: the run is durable, an ask agent's question is elicited
+// from the client or the run waits, for the tools ensemble_answer and
+// ensemble_status (docs/serve.md#mcp).
 package mcpserve
 
 import (
