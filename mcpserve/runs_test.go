@@ -201,6 +201,38 @@ func TestAskAgentIsElicited(t *testing.T) {
 	}
 }
 
+// TestDeclinedQuestionLeavesTheRunWaiting: a client that declines the
+// form gets the suspended result (not the question again), and the run
+// still waits.
+func TestDeclinedQuestionLeavesTheRunWaiting(t *testing.T) {
+	t.Parallel()
+	for _, version := range []string{"", "2025-11-25"} {
+		t.Run("v"+version, func(t *testing.T) {
+			t.Parallel()
+			srv := newServeRuns(t)
+			var mu sync.Mutex
+			asked := 0
+			cs := connectRuns(t, srv, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				mu.Lock()
+				asked++
+				mu.Unlock()
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			}}, version)
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "approve"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.IsError || !strings.Contains(textOf(t, res), `"status":"suspended"`) || asked != 1 {
+				t.Fatalf("asked %d times: %s", asked, textOf(t, res))
+			}
+			list, _, _ := srv.Runs().List("approve", "", "", 10)
+			if len(list) != 1 || list[0].Status != "awaiting_input" {
+				t.Errorf("runs %+v", list)
+			}
+		})
+	}
+}
+
 // TestSuspendedResultAndAnswerTools: a client without elicitation gets a
 // suspended result naming the run, the agent and the question;
 // ensemble_status reads it, ensemble_answer answers it, and the run's

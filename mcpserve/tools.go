@@ -127,7 +127,11 @@ func (d *door) call(ctx context.Context, req *mcp.CallToolRequest, e *ensemble.E
 	var out *Outcome
 	var err error
 	if req.Params.RequestState != "" {
-		out, err = d.retry(ctx, req, e, progress)
+		var declined bool
+		out, declined, err = d.retry(ctx, req, e, progress)
+		if err == nil && declined {
+			return d.result(out), nil // not asked again: the run waits
+		}
 	} else {
 		var args struct {
 			Input *string `json:"input"`
@@ -186,21 +190,22 @@ func (d *door) finish(ctx context.Context, req *mcp.CallToolRequest, out *Outcom
 const inputID = "answer"
 
 // retry answers the run named by a retried call's request state with
-// the answer it carries (a declined question: the run as it waits).
-func (d *door) retry(ctx context.Context, req *mcp.CallToolRequest, e *ensemble.Ensemble, progress func(int)) (*Outcome, error) {
+// the answer it carries; declined: the question was declined (or not
+// answered), and out is the run as it waits.
+func (d *door) retry(ctx context.Context, req *mcp.CallToolRequest, e *ensemble.Ensemble, progress func(int)) (out *Outcome, declined bool, err error) {
 	if d.keep == nil {
-		return nil, fmt.Errorf("requestState: this server keeps no run to continue")
+		return nil, false, fmt.Errorf("requestState: this server keeps no run to continue")
 	}
 	id, agent, ok := strings.Cut(req.Params.RequestState, " ")
 	if !ok {
-		return nil, fmt.Errorf("requestState: not one this server gave")
+		return nil, false, fmt.Errorf("requestState: not one this server gave")
 	}
-	out, err := d.keep.Status(id)
+	out, err = d.keep.Status(id)
 	if err != nil {
-		return nil, fmt.Errorf("requestState: %v", err)
+		return nil, false, fmt.Errorf("requestState: %v", err)
 	}
 	if out.Result.Ensemble != e.Name {
-		return nil, fmt.Errorf("requestState: run %s is a run of %q, not of %q", id, out.Result.Ensemble, e.Name)
+		return nil, false, fmt.Errorf("requestState: run %s is a run of %q, not of %q", id, out.Result.Ensemble, e.Name)
 	}
 	var res *mcp.ElicitResult
 	if r, ok := req.Params.InputResponses[inputID]; ok {
@@ -208,9 +213,10 @@ func (d *door) retry(ctx context.Context, req *mcp.CallToolRequest, e *ensemble.
 	}
 	answer, ok := answerOf(res)
 	if !ok {
-		return out, nil
+		return out, true, nil
 	}
-	return d.keep.Answer(ctx, id, agent, answer, progress)
+	out, err = d.keep.Answer(ctx, id, agent, answer, progress)
+	return out, false, err
 }
 
 // canElicit reports whether the client of req takes form elicitation.
