@@ -466,3 +466,59 @@ func TestHTTPDoorIsGuarded(t *testing.T) {
 		}
 	}
 }
+
+// TestRunGoesOnAfterRestart: a run cut short when its server stopped goes
+// on when a server (Recover) starts again on its database, and
+// ensemble_status then reads its output.
+func TestRunGoesOnAfterRestart(t *testing.T) {
+	t.Parallel()
+	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "s.db")
+	marker := filepath.Join(dir, "parked")
+	files := map[string]string{
+		"park.sh":   "#!/bin/sh\ncat >/dev/null\nif [ ! -e " + marker + " ]; then touch " + marker + "; sleep 600; fi\necho '{\"done\": true}'\n",
+		"park.yaml": "name: park\noutput: p\nagents:\n  - name: p\n    script: park.sh\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	open := func() *serve.Server {
+		srv, err := serve.New(serve.Options{Paths: []string{dir}, State: db, NoUI: true, Listen: "127.0.0.1:0", Token: "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return srv
+	}
+	first := open()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	id, _, err := first.Runs().Start(ctx, "park", nil, serve.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the script never started")
+		}
+	}
+	first.Runs().Close(0)
+	second := open()
+	second.Recover()
+	cs := connectRuns(t, second, nil, "")
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "ensemble_status", Arguments: map[string]any{"run_id": id}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if textOf(t, res) == `{"done":true}` {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s: %s", id, textOf(t, res))
+		}
+	}
+}

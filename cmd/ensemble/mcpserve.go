@@ -80,6 +80,7 @@ func serveMCP(ctx context.Context, io *stdio, dir string, f *mcpServeFlags, t mc
 		if err != nil {
 			return &exitError{code: engine.ExitUsage, err: err}
 		}
+		srv.Recover() // runs cut short when it last stopped go on
 		runs := srv.Runs()
 		defer runs.Close(0)
 		return mcpserve.NewRunsServer(runs, true).Run(ctx, t)
