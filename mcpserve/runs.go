@@ -33,10 +33,12 @@ func NewRunsServer(runs *serve.Runs, stateful bool) *mcp.Server {
 
 // Handler is the Streamable HTTP handler (stateless) of the ensembles
 // runs serves, for ensemble serve to mount at /mcp (serve.Server.Handle).
+// A call's request that ends before its reply (the client cancelled it,
+// or left) cancels its run.
 func Handler(runs *serve.Runs) http.Handler {
 	server := NewRunsServer(runs, false)
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{Stateless: true})
+		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true})
 }
 
 // Run starts a run of e and follows it.

@@ -297,11 +297,14 @@ func TestProgressPerTurn(t *testing.T) {
 		got = append(got, req.Params.Progress)
 		mu.Unlock()
 	}}
-	for _, keep := range []bool{false, true} {
+	for _, keep := range []string{"", "stdio", "http"} {
 		var cs *mcp.ClientSession
-		if keep {
+		switch keep {
+		case "stdio":
 			cs = connectRuns(t, newServeRuns(t), opts, "")
-		} else {
+		case "http":
+			cs = connectHTTP(t, newServeRuns(t), opts)
+		default:
 			cs = connectSessions(t, opts)
 		}
 		mu.Lock()
@@ -311,7 +314,7 @@ func TestProgressPerTurn(t *testing.T) {
 		params.SetProgressToken("p1")
 		res, err := cs.CallTool(t.Context(), params)
 		if err != nil || res.IsError {
-			t.Fatalf("keep %v: %v %+v", keep, err, res)
+			t.Fatalf("keep %q: %v %+v", keep, err, res)
 		}
 		// Notifications are handled apart from the call's reply.
 		deadline := time.Now().Add(time.Minute)
@@ -326,7 +329,7 @@ func TestProgressPerTurn(t *testing.T) {
 		}
 		mu.Lock()
 		if len(got) != 3 || got[0] != 1 || got[2] != 3 {
-			t.Errorf("keep %v: progress %v", keep, got)
+			t.Errorf("keep %q: progress %v", keep, got)
 		}
 		mu.Unlock()
 	}
@@ -364,8 +367,24 @@ func connectSessions(t *testing.T, opts *mcp.ClientOptions) *mcp.ClientSession {
 // cancels its run.
 func TestCancelledCallCancelsTheRun(t *testing.T) {
 	t.Parallel()
-	srv := newServeRuns(t)
-	cs := connectRuns(t, srv, nil, "")
+	for _, name := range []string{"stdio", "http"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := newServeRuns(t)
+			var cs *mcp.ClientSession
+			if name == "http" {
+				cs = connectHTTP(t, srv, nil)
+			} else {
+				cs = connectRuns(t, srv, nil, "")
+			}
+			cancelled(t, srv, cs)
+		})
+	}
+}
+
+// cancelled calls slow through cs, cancels the call once its run goes
+// on, and waits for the run to be cancelled.
+func cancelled(t *testing.T, srv *serve.Server, cs *mcp.ClientSession) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
