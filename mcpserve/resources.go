@@ -19,6 +19,10 @@ import (
 // maxFile caps an ensemble file read as a resource.
 const maxFile = 1 << 20
 
+// maxListed is how many runs resources/list lists (the last ones); any
+// other is read by its URI all the same.
+const maxListed = 200
+
 // ensembleURI is the resource of e's file.
 func ensembleURI(name string) string { return "ensemble://ensemble/" + name }
 
@@ -41,6 +45,26 @@ func (d *door) addResources(server *mcp.Server, list []*ensemble.Ensemble) {
 	if d.keep == nil {
 		return
 	}
+	// The runs are listed after the files, on the last page of
+	// resources/list: the last maxListed of them.
+	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			lr, ok := res.(*mcp.ListResourcesResult)
+			if err != nil || method != "resources/list" || !ok || lr.NextCursor != "" {
+				return res, err
+			}
+			runs, err := d.keep.Recent(maxListed)
+			if err != nil {
+				return res, nil // the files still are
+			}
+			for _, r := range runs {
+				lr.Resources = append(lr.Resources, &mcp.Resource{URI: runURIPrefix + r.ID, Name: "run " + r.ID,
+					MIMEType: "application/json", Description: fmt.Sprintf("A run of %s (%s): its result JSON.", r.Ensemble, r.Status)})
+			}
+			return lr, nil
+		}
+	})
 	server.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: runURIPrefix + "{run_id}", Name: "run",
 		MIMEType: "application/json", Description: "The result JSON of a run, as ensemble state show prints it."},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

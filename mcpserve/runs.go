@@ -2,6 +2,7 @@ package mcpserve
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"time"
 
@@ -116,4 +117,13 @@ func (x *Runs) Status(id string) (*Outcome, error) {
 func (x *Runs) ResultJSON(id string) ([]byte, error) {
 	b, _, err := x.runs.Result(id)
 	return b, err
+}
+
+// Recent are the last limit runs of the database, oldest first.
+func (x *Runs) Recent(limit int) ([]serve.RunSummary, error) {
+	list, _, err := x.runs.List("", "", "", math.MaxInt32)
+	if err != nil {
+		return nil, err
+	}
+	return list[max(0, len(list)-limit):], nil
 }

@@ -3,6 +3,7 @@ package mcpserve
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -278,6 +279,11 @@ func TestSuspendedResultAndAnswerTools(t *testing.T) {
 			if err != nil || !again.IsError {
 				t.Errorf("a second answer: %v %+v", err, again)
 			}
+			listed, err := cs.ListResources(t.Context(), nil)
+			if err != nil || !strings.Contains(fmt.Sprint(uris(listed)), "ensemble://run/"+sus.RunID) ||
+				!strings.Contains(fmt.Sprint(uris(listed)), "ensemble://ensemble/approve") {
+				t.Errorf("resources: %v %v", err, uris(listed))
+			}
 			rr, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ensemble://run/" + sus.RunID})
 			if err != nil || !strings.Contains(rr.Contents[0].Text, `"completion_reason": "completed"`) {
 				t.Errorf("run resource: %v %+v", err, rr)
@@ -540,4 +546,14 @@ func TestRunGoesOnAfterRestart(t *testing.T) {
 			t.Fatalf("run %s: %s", id, textOf(t, res))
 		}
 	}
+}
+
+func uris(l *mcp.ListResourcesResult) []string {
+	var out []string
+	if l != nil {
+		for _, r := range l.Resources {
+			out = append(out, r.URI)
+		}
+	}
+	return out
 }

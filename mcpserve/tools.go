@@ -43,6 +43,8 @@ type Keeper interface {
 	// ResultJSON is run id's result JSON, as state show prints it,
 	// redacted.
 	ResultJSON(id string) ([]byte, error)
+	// Recent are the last runs saved, limit at most, oldest first.
+	Recent(limit int) ([]serve.RunSummary, error)
 }
 
 // Outcome is what a run came to.
