@@ -104,7 +104,7 @@ func (d *door) addRunTools(server *mcp.Server) {
 		progress := d.progress(ctx, req)
 		out, err := d.keep.Answer(ctx, args.RunID, args.Agent, args.Answer, progress)
 		if err != nil {
-			return errorResult(err.Error()), nil
+			return d.errorResult(err), nil
 		}
 		return d.finish(ctx, req, out, progress)
 	})
@@ -121,7 +121,7 @@ func (d *door) addRunTools(server *mcp.Server) {
 		}
 		out, err := d.keep.Status(args.RunID)
 		if err != nil {
-			return errorResult(err.Error()), nil
+			return d.errorResult(err), nil
 		}
 		return d.result(out), nil
 	})

@@ -127,3 +127,6 @@ func (x *Runs) Recent(limit int) ([]serve.RunSummary, error) {
 	}
 	return list[max(0, len(list)-limit):], nil
 }
+
+// Redact is s with the keys of every served ensemble's profiles redacted.
+func (x *Runs) Redact(s string) string { return x.runs.Redact(s) }

@@ -115,12 +115,23 @@ func connectRuns(t *testing.T, srv *serve.Server, opts *mcp.ClientOptions, versi
 // connectHTTP connects a client to /mcp of srv, served by httptest.
 func connectHTTP(t *testing.T, srv *serve.Server, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return connectHTTPVersion(t, srv, opts, "")
+}
+
+// connectHTTPVersion is connectHTTP with a protocol version ("": the
+// latest).
+func connectHTTPVersion(t *testing.T, srv *serve.Server, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	t.Helper()
+	var so *mcp.ClientSessionOptions
+	if version != "" {
+		so = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
 	srv.Handle("/mcp", Handler(srv.Runs()))
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() { hs.Close(); srv.Runs().Close(0) })
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
 	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: hs.URL + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer{"secret-token"}}}, nil)
+		HTTPClient: &http.Client{Transport: bearer{"secret-token"}}}, so)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,6 +242,23 @@ func TestDeclinedQuestionLeavesTheRunWaiting(t *testing.T) {
 				t.Errorf("runs %+v", list)
 			}
 		})
+	}
+}
+
+// TestOldClientOverHTTPIsNotElicited: a client before MCP 2026-07-28
+// over the stateless endpoint could not answer a request of the server:
+// it gets the suspended result, though it takes elicitation.
+func TestOldClientOverHTTPIsNotElicited(t *testing.T) {
+	t.Parallel()
+	srv := newServeRuns(t)
+	el := &elicitor{answer: "never"}
+	cs := connectHTTPVersion(t, srv, &mcp.ClientOptions{ElicitationHandler: el.handle}, "2025-11-25")
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "approve"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(textOf(t, res), `"status":"suspended"`) || len(el.asked) != 0 {
+		t.Errorf("asked %q: %s", el.asked, textOf(t, res))
 	}
 }
 

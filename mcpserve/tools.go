@@ -150,9 +150,19 @@ func (d *door) call(ctx context.Context, req *mcp.CallToolRequest, e *ensemble.E
 		out, err = d.x.Run(ctx, e, input, progress)
 	}
 	if err != nil {
-		return errorResult(err.Error()), nil
+		return d.errorResult(err), nil
 	}
 	return d.finish(ctx, req, out, progress)
+}
+
+// errorResult is the error result of err, redacted by an Executor that
+// redacts (Runs: every served ensemble's keys).
+func (d *door) errorResult(err error) *mcp.CallToolResult {
+	msg := err.Error()
+	if r, ok := d.x.(interface{ Redact(string) string }); ok {
+		msg = r.Redact(msg)
+	}
+	return errorResult(msg)
 }
 
 // finish is the result of a call whose run came to out: a run that waits
