@@ -30,7 +30,10 @@ func returns(e *ensemble.Ensemble) string {
 // (#/$defs/x) find them. nil: none.
 func outputSchema(e *ensemble.Ensemble) any {
 	s := e.OutputSchema()
-	if s == nil || s["type"] == "object" {
+	if s == nil {
+		return nil // not a nil map: that would be "outputSchema": null, which clients refuse
+	}
+	if s["type"] == "object" {
 		return s
 	}
 	inner := maps.Clone(s)

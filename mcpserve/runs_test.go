@@ -480,6 +480,7 @@ func TestResourcesAndSchemas(t *testing.T) {
 		if tool.Name == "ensemble_answer" {
 			t.Error("a door that keeps no run lists ensemble_answer")
 		}
+
 	}
 }
 
@@ -584,4 +585,27 @@ func uris(l *mcp.ListResourcesResult) []string {
 		}
 	}
 	return out
+}
+
+// TestNoNullOutputSchema: a tool without an output schema has no
+// outputSchema at all: "outputSchema": null makes TypeScript clients
+// drop the tool from the list.
+func TestNoNullOutputSchema(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, body := range askFiles {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	list, err := find(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range list {
+		b, err := json.Marshal(toolFor(s.e, true))
+		if err != nil || strings.Contains(string(b), `"outputSchema":null`) {
+			t.Errorf("%s: %v %s", s.e.Name, err, b)
+		}
+	}
 }
