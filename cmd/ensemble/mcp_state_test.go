@@ -77,30 +77,7 @@ func TestMCPServeState(t *testing.T) {
 func TestServeMCPEndpoint(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "serve.db")
-	cmd := cliCommand(t, []string{"ENSEMBLE_PROFILES="}, "serve", "../../serve/testdata/ask", "--listen", "127.0.0.1:0", "--state", db, "--no-ui")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	var base, token string
-	lines := bufio.NewScanner(out)
-	for lines.Scan() {
-		if m := regexp.MustCompile(`^ensemble serve: (http://\S+) `).FindStringSubmatch(lines.Text()); m != nil {
-			base = m[1]
-		}
-		if tok, ok := strings.CutPrefix(lines.Text(), "token: "); ok {
-			token = tok
-			break
-		}
-	}
-	go io.Copy(io.Discard, out)
-	if base == "" || token == "" {
-		t.Fatal("serve did not start")
-	}
+	base, token := startServe(t, "../../serve/testdata/ask", db)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
 		&mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{token}}}, nil)
 	if err != nil {
@@ -121,4 +98,35 @@ func TestServeMCPEndpoint(t *testing.T) {
 	if err != nil || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"suspended"`) {
 		t.Fatalf("call: %v %+v", err, res)
 	}
+}
+
+// startServe starts `ensemble serve dir` (the binary) on a free port of
+// the loopback, its runs in db, and returns its URL and token; it is
+// killed when the test ends.
+func startServe(t *testing.T, dir, db string) (base, token string) {
+	t.Helper()
+	cmd := cliCommand(t, []string{"ENSEMBLE_PROFILES="}, "serve", dir, "--listen", "127.0.0.1:0", "--state", db, "--no-ui")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := bufio.NewScanner(out)
+	for lines.Scan() {
+		if m := regexp.MustCompile(`^ensemble serve: (http://\S+) `).FindStringSubmatch(lines.Text()); m != nil {
+			base = m[1]
+		}
+		if tok, ok := strings.CutPrefix(lines.Text(), "token: "); ok {
+			token = tok
+			break
+		}
+	}
+	go io.Copy(io.Discard, out)
+	if base == "" || token == "" {
+		t.Fatal("serve did not start")
+	}
+	return base, token
 }
