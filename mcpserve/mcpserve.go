@@ -1,19 +1,22 @@
-// Package mcpserve serves ensembles to MCP clients (ensemble mcp serve):
-// each ensemble file of a folder is a tool named after the ensemble, whose
+// Package mcpserve serves ensembles to MCP clients: ensemble mcp serve
+// (stdio) and /mcp on ensemble serve (Streamable HTTP, stateless). Each
+// ensemble file of a folder is a tool named after the ensemble, whose
 // argument "input" is the run's input (the file's own when absent) and
 // whose result is the run's result JSON, as ensemble run --output json
 // prints it; or, for a file that names its output agent (output:), that
-// agent's output when the run succeeds (output.go). A call is one run, assembled as every run is (package
-// session): scripts run for real, LLM agents call their models, the MCP
-// servers the file names start for the run; ask agents cannot ask (the
-// client has the terminal), and a run that does not complete is an error
-// result.
+// agent's output when the run succeeds (output.go).
+//
+// Both doors share the tools and their results (tools.go); a call's run
+// is an Executor's. New's runs a session per call, assembled as every run
+// is (package session): ask agents cannot ask (the client has the
+// terminal) nor wait. Runs (runs.go) runs it through serve's run
+// machinery: the run is durable, an ask agent's question is elicited
+// from the client or the run waits, for the tools ensemble_answer and
+// ensemble_status (docs/serve.md#mcp).
 package mcpserve
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,6 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/session"
 )
@@ -56,35 +60,21 @@ type served struct {
 }
 
 // New loads the ensembles under dir (ensemble.FindFiles) and returns the
-// MCP server whose tools run them. Two ensembles with one name keep the
+// MCP server whose tools run them, each call a session of its own (no
+// state: an ask agent cannot wait). Two ensembles with one name keep the
 // first (in path order). A folder with nothing to serve is an error.
 func New(dir string, o Options) (*mcp.Server, error) {
 	list, err := find(dir, o)
 	if err != nil {
 		return nil, err
 	}
-	server := mcp.NewServer(&mcp.Implementation{Name: "ensemble", Version: "1"}, nil)
+	x := &sessions{o: o, responses: map[*ensemble.Ensemble]string{}}
+	var es []*ensemble.Ensemble
 	for _, s := range list {
-		desc := s.e.Description
-		if desc == "" {
-			desc = "Runs the ensemble " + s.e.Name + "."
-		}
-		desc += returns(s.e)
-		inputDesc := "the run's input"
-		if s.e.Input != "" {
-			inputDesc += "; default: " + s.e.Input
-		}
-		server.AddTool(&mcp.Tool{
-			Name:        s.e.Name,
-			Description: desc,
-			InputSchema: map[string]any{"type": "object", "additionalProperties": false,
-				"properties": map[string]any{"input": map[string]any{"type": "string", "description": inputDesc}}},
-			OutputSchema: outputSchema(s.e),
-		}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return s.run(ctx, o, req)
-		})
+		es = append(es, s.e)
+		x.responses[s.e] = s.responses
 	}
-	return server, nil
+	return newServer(es, x, true), nil
 }
 
 // find loads every ensemble file under dir.
@@ -125,50 +115,37 @@ func find(dir string, o Options) ([]*served, error) {
 	return list, nil
 }
 
-// run runs the ensemble for a tool call, as ensemble run --no-input does.
-func (s *served) run(ctx context.Context, o Options, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	var args struct {
-		Input *string `json:"input"`
-	}
-	if len(req.Params.Arguments) > 0 {
-		if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
-			return errorResult("invalid arguments: " + err.Error()), nil
-		}
-	}
-	input := s.e.Input
-	if args.Input != nil {
-		input = *args.Input // an explicit empty input stays empty
-	}
-	opts := session.Options{LookupEnv: o.LookupEnv, NoInput: true}
-	if s.responses != "" {
-		resp, err := runners.LoadResponsesFor(s.responses, s.e)
-		if err != nil {
-			return errorResult(err.Error()), nil
-		}
-		opts.Responses, opts.ResponsesFile = resp, s.responses
-	}
-	sess, err := session.Open(ctx, s.e, opts)
-	if err != nil {
-		return errorResult(err.Error()), nil
-	}
-	defer sess.Close()
-	r, err := sess.StartExact(input, session.RunOptions{})
-	if err != nil {
-		return errorResult(err.Error()), nil
-	}
-	res, _ := r.Run(ctx)
-	if s.e.Output != "" && res.ExitCode() == 0 {
-		return outputResult(s.e, res, sess.Secrets().String)
-	}
-	var buf bytes.Buffer
-	if err := res.WriteJSON(sess.Secrets().Writer(&buf)); err != nil {
-		return nil, err
-	}
-	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: buf.String()}}}
-	out.IsError = res.ExitCode() != 0
-	return out, nil
+// sessions is the Executor of New: a session per call, as ensemble run
+// --no-input runs it.
+type sessions struct {
+	o         Options
+	responses map[*ensemble.Ensemble]string // the responses file of each, with Options.Responses
 }
 
-func errorResult(msg string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+// Run runs e, as ensemble run --no-input does.
+func (x *sessions) Run(ctx context.Context, e *ensemble.Ensemble, input string, progress func(int)) (*Outcome, error) {
+	opts := session.Options{LookupEnv: x.o.LookupEnv, NoInput: true}
+	if file := x.responses[e]; file != "" {
+		resp, err := runners.LoadResponsesFor(file, e)
+		if err != nil {
+			return nil, err
+		}
+		opts.Responses, opts.ResponsesFile = resp, file
+	}
+	sess, err := session.Open(ctx, e, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	r, err := sess.StartExact(input, session.RunOptions{Events: func(ev events.Event) {
+		if ev.Type == events.TurnCompleted {
+			progress(ev.Turn)
+		}
+	}})
+	if err != nil {
+		return nil, err
+	}
+	res, _ := r.Run(ctx)
+	res.SetOutput(e)
+	return &Outcome{Status: res.CompletionReason, Result: res, Redact: sess.Secrets().String}, nil
 }

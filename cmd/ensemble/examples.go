@@ -96,7 +96,10 @@ var commandExamples = map[string]string{
   ensemble mcp serve ./ensembles
 
   # Every ensemble with the responses.yaml beside it: no model needed
-  ensemble mcp serve examples --responses`,
+  ensemble mcp serve examples --responses
+
+  # Every call a run saved in mcp.db: ask agents ask the client, or wait
+  ensemble mcp serve ./ensembles --state mcp.db`,
 	"serve": `  # Every ensemble of a folder, on 127.0.0.1:7777, runs saved in ensemble-serve.db
   ensemble serve ./ensembles
 

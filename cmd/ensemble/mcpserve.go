@@ -10,6 +10,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/mcpserve"
+	"github.com/ensemble-run/ensemble/serve"
 )
 
 func newMCPCmd(io *stdio) *cobra.Command {
@@ -24,6 +25,7 @@ func newMCPCmd(io *stdio) *cobra.Command {
 type mcpServeFlags struct {
 	profiles  []string
 	responses bool
+	state     string
 }
 
 func newMCPServeCmd(io *stdio) *cobra.Command {
@@ -39,7 +41,10 @@ input when absent) and whose result is the run's result JSON, as run
 
 Every call is one run, as run does it: scripts run for real, LLM
 agents call their models, the MCP servers the file names start for the run.
-Ask agents cannot ask (stdin is the client's): they fail unless answered.
+Ask agents cannot ask (stdin is the client's): they fail unless answered,
+or, with --state FILE, every call is a durable run saved in FILE: a question
+is asked of the client (elicitation), or the run waits and the tools
+ensemble_answer and ensemble_status continue it.
 With --responses, an ensemble that has a responses.yaml next to it runs with
 those injected responses, and its LLM agents without an entry fail instead of
 calling their model, like run --responses.
@@ -54,20 +59,34 @@ skipped with their errors on stderr.`,
 	}
 	cmd.Flags().StringArrayVar(&f.profiles, "profiles", nil, "model profiles `FILE` for every ensemble (repeatable)")
 	cmd.Flags().BoolVar(&f.responses, "responses", false, "run each ensemble with the responses.yaml next to it, when it has one")
+	cmd.Flags().StringVar(&f.state, "state", "", "keep every run in the state database `FILE`: ask agents ask the client or wait")
 	return cmd
 }
 
 // serveMCP serves the ensembles of dir over t until the client leaves.
 func serveMCP(ctx context.Context, io *stdio, dir string, f *mcpServeFlags, t mcp.Transport) error {
+	skipped := func(path string, why error) {
+		var dup *mcpserve.DuplicateError
+		var sdup *serve.DuplicateError
+		if errors.As(why, &dup) || errors.As(why, &sdup) {
+			fmt.Fprintf(io.stderr(), "ensemble: skipping %s: %v\n", path, why)
+			return
+		}
+		fmt.Fprintf(io.stderr(), "ensemble: skipping %s:\n%v\n", path, why)
+	}
+	if f.state != "" {
+		srv, err := serve.New(serve.Options{Paths: []string{dir}, State: f.state, NoUI: true,
+			Profiles: f.profiles, Responses: f.responses, LookupEnv: io.lookupEnv, Stderr: io.stderr(), Skipped: skipped})
+		if err != nil {
+			return &exitError{code: engine.ExitUsage, err: err}
+		}
+		srv.Recover() // runs cut short when it last stopped go on
+		runs := srv.Runs()
+		defer runs.Close(0)
+		return mcpserve.NewRunsServer(runs, true).Run(ctx, t)
+	}
 	server, err := mcpserve.New(dir, mcpserve.Options{Profiles: f.profiles, LookupEnv: io.lookupEnv, Responses: f.responses,
-		Skipped: func(path string, why error) {
-			var dup *mcpserve.DuplicateError
-			if errors.As(why, &dup) {
-				fmt.Fprintf(io.stderr(), "ensemble: skipping %s: %v\n", path, why)
-				return
-			}
-			fmt.Fprintf(io.stderr(), "ensemble: skipping %s:\n%v\n", path, why)
-		}})
+		Skipped: skipped})
 	if err != nil {
 		return &exitError{code: engine.ExitUsage, err: err}
 	}

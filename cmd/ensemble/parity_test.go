@@ -31,7 +31,8 @@ import (
 )
 
 // TestParity runs the table of internal/parity through every front door of
-// this binary (run, resume, batch, test, mcp serve, serve, ui) and holds each result
+// this binary (run, resume, batch, test, mcp serve, serve, its chat and MCP
+// endpoints, ui) and holds each result
 // to the result of `ensemble run` (times aside): a front door that drifts
 // from the others (a service it forgets to give the runs, an option it
 // reads another way) fails here. A front door that cannot run a case must
@@ -51,6 +52,8 @@ func TestParity(t *testing.T) {
 			doors := map[string]func() ([]byte, int, error){
 				parity.Resume: p.resume, parity.Batch: p.batch, parity.Test: p.test, parity.MCPServe: p.serve,
 				parity.UI: p.ui, parity.Serve: p.served, parity.Chat: p.chatted,
+				parity.MCPHTTP:      func() ([]byte, int, error) { return p.mcpHTTP(true) },
+				parity.MCPHTTPTools: func() ([]byte, int, error) { return p.mcpHTTP(false) },
 			}
 			if !c.Kill { // a Kill case's batch is saved already
 				doors[parity.BatchState] = p.batchState

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/internal/readcap"
+	"github.com/ensemble-run/ensemble/mcpserve"
 	"github.com/ensemble-run/ensemble/serve"
 )
 
@@ -48,7 +49,8 @@ It listens on 127.0.0.1:7777 unless --listen, and prints its URL and the token
 every request must carry (Authorization: Bearer TOKEN): a random one, unless
 --token-file or $ENSEMBLE_SERVE_TOKEN gives it. An address other than the
 loopback needs a token given that way. The inspector (ensemble ui) is at /ui/
-on the same port, over the same database and token.
+on the same port, over the same database and token. MCP clients call the
+ensembles as tools at /mcp (Streamable HTTP), each call a run of the database.
 
 Ctrl-C or SIGTERM stops accepting requests, lets the runs going on end for
 --grace at most, and exits; runs still going on then are saved as they stand
@@ -122,6 +124,7 @@ func runServe(ctx context.Context, io *stdio, paths []string, f *serveFlags) err
 	if err != nil {
 		return &exitError{code: engine.ExitUsage, err: err}
 	}
+	srv.Handle("/mcp", mcpserve.Handler(srv.Runs()))
 	l, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return usageErr("--listen: %v", err)

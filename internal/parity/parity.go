@@ -1,6 +1,6 @@
 // Package parity is the table of ensembles that the parity tests run
 // through every front door of ensemble (run, resume, batch, test, mcp
-// serve, serve, ui in cmd/ensemble; the Temporal worker and batch --temporal in the
+// serve, serve and its chat and MCP endpoints, ui in cmd/ensemble; the Temporal worker and batch --temporal in the
 // temporal module), with what they need: a model server that speaks the
 // OpenAI wire format, the test MCP server, and the comparison of results
 // with times and ids aside. A front door that cannot run a case says so
@@ -46,6 +46,12 @@ const (
 	// Chat is ensemble serve's chat completions: the case's input as a
 	// user message, each answer as the next message of the conversation.
 	Chat = "serve chat"
+	// MCPHTTP is /mcp on ensemble serve: the case called as a tool by a
+	// client that takes elicitation (each question answered there);
+	// MCPHTTPTools by one that does not (each suspended result answered
+	// with the ensemble_answer tool).
+	MCPHTTP      = "serve mcp"
+	MCPHTTPTools = "serve mcp, answer tools"
 )
 
 // Key is the API key of the secret case: no front door may show it.
@@ -88,10 +94,12 @@ func Cases() []Case {
 		{Name: "when", File: "when.yaml"},
 		{Name: "budget", File: "budget.yaml", Exit: 6, Cannot: map[string]string{Test: testModels, Worker: noBudget, Temporal: noBudget}},
 		{Name: "replay", File: "replay.yaml", Record: true,
-			Cannot: map[string]string{Batch: noRecording, MCPServe: "no --replay", Serve: "no --replay", Chat: "no --replay", Worker: noReplay, Temporal: noRecording}},
+			Cannot: map[string]string{Batch: noRecording, MCPServe: "no --replay", Serve: "no --replay", Chat: "no --replay",
+				MCPHTTP: "no --replay", MCPHTTPTools: "no --replay", Worker: noReplay, Temporal: noRecording}},
 		{Name: "secret", File: "secret.yaml", Cannot: map[string]string{Test: testModels}},
 		{Name: "kill", File: "kill.yaml", Kill: true,
-			Cannot: map[string]string{Test: "no kill", MCPServe: "no kill", Chat: "no kill", Temporal: "not killed here"}},
+			Cannot: map[string]string{Test: "no kill", MCPServe: "no kill", Chat: "no kill", MCPHTTP: "no kill", MCPHTTPTools: "no kill",
+				Temporal: "not killed here"}},
 	}
 	for _, c := range cases { // what a batch cannot do, a saved one cannot either
 		if why, ok := c.Cannot[Batch]; ok {
