@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	agentpkg "github.com/ensemble-run/ensemble/agent"
@@ -231,23 +232,23 @@ agents:
       over: "OVER"
     input: "{{ item.pth }}"
 `
-	n := 0
+	var n atomic.Int64 // the instances run at once
 	runner := scripted{
 		"split": func(*agentpkg.Request) (any, error) {
 			return map[string]any{"files": []any{map[string]any{"path": "a"}, map[string]any{"path": "b"}, map[string]any{"path": "c"}}}, nil
 		},
-		"review": func(*agentpkg.Request) (any, error) { n++; return "ok", nil },
+		"review": func(*agentpkg.Request) (any, error) { n.Add(1); return "ok", nil },
 	}
 	e := loadYAML(t, strings.Replace(fan, "OVER", "context.split.fils ?? context.split.file", 1))
 	res := engine.New(e, "", engine.Options{Runner: runner}).Run(context.Background())
 	// over's right side reads file: no list, the agent fails, no instance runs.
-	if n != 0 || len(res.Warnings) != 1 || res.Warnings[0].Path != "context.split.file" || res.Warnings[0].Suggestion != "files" ||
+	if n.Load() != 0 || len(res.Warnings) != 1 || res.Warnings[0].Path != "context.split.file" || res.Warnings[0].Suggestion != "files" ||
 		!strings.HasPrefix(res.Warnings[0].Message, "fan_out.over of review (context.split.fils ?? context.split.file) reads context.split.file") {
 		t.Fatalf("warnings %+v", res.Warnings)
 	}
 	e = loadYAML(t, strings.Replace(fan, "OVER", "context.split.files", 1))
 	res = engine.New(e, "", engine.Options{Runner: runner}).Run(context.Background())
-	if n != 3 || len(res.Warnings) != 1 || res.Warnings[0].AgentName != "review" || res.Warnings[0].Path != "item.pth" || res.Warnings[0].Suggestion != "path" {
-		t.Fatalf("%d instances, warnings %+v", n, res.Warnings)
+	if n.Load() != 3 || len(res.Warnings) != 1 || res.Warnings[0].AgentName != "review" || res.Warnings[0].Path != "item.pth" || res.Warnings[0].Suggestion != "path" {
+		t.Fatalf("%d instances, warnings %+v", n.Load(), res.Warnings)
 	}
 }
