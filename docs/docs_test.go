@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ensemble-run/ensemble/bdd"
+	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/kinds"
 )
@@ -374,6 +375,35 @@ func TestReadmeNamesEveryExitCode(t *testing.T) {
 	for _, c := range codes {
 		if !regexp.MustCompile(`(^|[\s,])` + c[1] + ` `).MatchString(line) {
 			t.Errorf("README.md's exit codes do not name %s, which docs/cli.md's table has", c[1])
+		}
+	}
+}
+
+// The completion reasons a run can end with are each in semantics.md's table
+// and in cli.md's description of the result's completion_reason, so that a
+// CI script reading the JSON result finds every value it may meet.
+func TestEveryCompletionReasonIsDocumented(t *testing.T) {
+	t.Parallel()
+	reasons := []string{engine.Completed, engine.ExpectationFailed, engine.MaxTotalTurns, engine.Timeout,
+		engine.BudgetExceeded, engine.Cancelled, engine.AwaitingInput, engine.StrictWarning}
+	sem, err := os.ReadFile(filepath.Join(root, "docs", "semantics.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli, err := os.ReadFile(filepath.Join(root, "docs", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `completion_reason` \\|.*$").Find(cli)
+	if row == nil {
+		t.Fatal("docs/cli.md has no row for the result's completion_reason")
+	}
+	for _, r := range reasons {
+		if !regexp.MustCompile("(?m)^\\| `" + r + "` \\|").Match(sem) {
+			t.Errorf("docs/semantics.md's table of completion reasons has no row for %s", r)
+		}
+		if !bytes.Contains(row, []byte("`"+r+"`")) {
+			t.Errorf("docs/cli.md's completion_reason row does not name %s:\n%s", r, row)
 		}
 	}
 }

@@ -232,7 +232,7 @@ agents:
       over: "OVER"
     input: "{{ item.pth }}"
 `
-	var n atomic.Int32 // the instances run at once
+	var n atomic.Int64 // the instances run at once
 	runner := scripted{
 		"split": func(*agentpkg.Request) (any, error) {
 			return map[string]any{"files": []any{map[string]any{"path": "a"}, map[string]any{"path": "b"}, map[string]any{"path": "c"}}}, nil

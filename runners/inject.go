@@ -146,9 +146,9 @@ func injectedOutput(a *ensemble.Agent, v any, n int, at string) (any, error) {
 			o, err := ParseJSONReply(v)
 			if err != nil {
 				if a.OutputSchema != nil {
-					return nil, fmt.Errorf("agent %q: %s: output_schema needs JSON, but %w; the reply was %s", a.Name, resp, err, QuoteReply(v))
+					return nil, fmt.Errorf("agent %q: %s: output_schema needs JSON: %w; the reply was %s", a.Name, resp, err, QuoteReply(v))
 				}
-				return nil, fmt.Errorf("agent %q: %s: output_format is json, but %w; the reply was %s", a.Name, resp, err, QuoteReply(v))
+				return nil, fmt.Errorf("agent %q: %s: output_format is json: %w; the reply was %s", a.Name, resp, err, QuoteReply(v))
 			}
 			out = o
 		} else {

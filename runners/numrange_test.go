@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 )
 
@@ -31,3 +32,31 @@ func TestParseJSONReplyNumberOutOfRange(t *testing.T) {
 		t.Errorf("invalid JSON: %v", err)
 	}
 }
+
+// An injected response to an agent that wants JSON, with a number too
+// large for a float64, says what is wrong in one clause: not "output_format
+// is json, but the reply is JSON, but the number ...".
+func TestInjectedResponseNumberOutOfRange(t *testing.T) {
+	t.Parallel()
+	for _, a := range []*ensemble.Agent{
+		{Name: "judge", Kind: repairKind{}, OutputSchema: approvalSchema(t)},
+		{Name: "judge", Kind: jsonKind{}},
+	} {
+		_, err := injectedOutput(a, `{"approved": true, "n": 1e400}`, 1, "r.yaml:1")
+		if err == nil {
+			t.Fatal("no error")
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, "the number 1e400 at line 1, column 25 is out of range") || strings.Count(msg, ", but ") > 1 {
+			t.Errorf("%s", msg)
+		}
+	}
+}
+
+// jsonKind is an LLM-like kind whose replies must be JSON (output_format:
+// json), without an output_schema.
+type jsonKind struct{ testKind }
+
+func (jsonKind) String() string                      { return "llm" }
+func (jsonKind) JSONReply(a *ensemble.Agent) bool    { return true }
+func (jsonKind) OutputRepairs(a *ensemble.Agent) int { return 0 }

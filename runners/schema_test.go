@@ -68,7 +68,7 @@ func TestInjectedOutputSchema(t *testing.T) {
 		response  int // injected_response
 	}{
 		{"reviewer", 1, map[string]any{"approved": true}, "", 2},
-		{"reviewer", 2, nil, `agent "reviewer": injected response 4: output_schema needs JSON, but the reply is not valid JSON: invalid character 's' looking for beginning of value; the reply was "still not json"`, 4},
+		{"reviewer", 2, nil, `agent "reviewer": injected response 4: output_schema needs JSON: the reply is not valid JSON: invalid character 's' looking for beginning of value; the reply was "still not json"`, 4},
 		{"reviewer", 3, map[string]any{"approved": false}, "", 5},
 		{"reviewer", 4, nil, `agent "reviewer": injected responses exhausted after 5 (execution 6 has none)`, 6},
 		{"strict", 1, nil, `agent "strict": injected response 1: the output does not match output_schema: at '/approved': got number, want boolean`, 1},

@@ -1,5 +1,0 @@
-//go:build !race
-
-package batch_test
-
-const raceOn = false
