@@ -103,13 +103,13 @@ func (d *decoder) cronTrigger(m fields, c field) *CronTrigger {
 	if resolve(c.val).Kind != yaml.ScalarNode {
 		return nil // reported by str
 	}
+	ok := true
 	s, err := cron.Parse(ct.Spec)
 	if err != nil {
 		d.bad(c, "%v", err)
-		return nil
+		ok = false // the time zone is checked too
 	}
 	ct.Schedule = s
-	ok := true
 	if tz := m.get("timezone"); tz.ok() {
 		ct.Timezone = d.str(tz)
 		loc, err := time.LoadLocation(ct.Timezone)

@@ -60,6 +60,7 @@ func TestTriggersErrors(t *testing.T) {
 		{"cron syntax", "  - cron: \"0 9 * *\"\n", []string{`3:11: trigger #1: cron "0 9 * *" has 4 fields`}},
 		{"cron field", "  - cron: \"0 25 * * *\"\n", []string{`3:11: trigger #1: cron hour field "25"`}},
 		{"timezone", "  - cron: \"0 9 * * *\"\n    timezone: Mars/Olympus\n", []string{`4:15: trigger #1: timezone "Mars/Olympus" is not a time zone`}},
+		{"both wrong", "  - cron: \"0 9 * *\"\n    timezone: Local\n", []string{`3:11: trigger #1: cron "0 9 * *" has 4 fields`, `4:15: trigger #1: timezone must name a time zone`}},
 		{"both", "  - cron: \"0 9 * * *\"\n    webhook: {path: /hooks/a, secret_env: S}\n", []string{`4:5: trigger #1: give cron or webhook, not both`}},
 		{"neither", "  - input: x\n", []string{`3:5: trigger #1: cron or webhook is required`}},
 		{"unknown key", "  - cron: \"0 9 * * *\"\n    tz: UTC\n", []string{`4:5: unknown key "tz" in trigger #1`}},
