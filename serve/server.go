@@ -82,6 +82,10 @@ type Options struct {
 	// host's that jumped, is seen.
 	Clock       func() time.Time
 	TriggerPoll time.Duration
+	// PublicURL is the server's address as those who follow its answer
+	// links reach it (notify: of ask agents): https://ensemble.example.com;
+	// the default is Listen's.
+	PublicURL string
 }
 
 func (o *Options) skipped(path string, why error) {
@@ -133,6 +137,7 @@ func (o *Options) defaults() {
 	if o.TriggerPoll <= 0 {
 		o.TriggerPoll = 30 * time.Second
 	}
+	o.PublicURL = publicURL(o)
 }
 
 // Server is `ensemble serve`: the run API over Runs, the inspector at
@@ -197,6 +202,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.routes(s.mux)
 	s.chatRoutes(s.mux)                           // chat.go
+	s.mux.HandleFunc(answerPrefix, s.serveAnswer) // notify.go
 	if err := s.setupTriggers(list); err != nil { // triggers.go
 		s.runs.Close(0)
 		return nil, err

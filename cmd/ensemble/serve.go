@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ type serveFlags struct {
 	responses bool
 	noUI      bool
 	temporal  string
+	publicURL string
 }
 
 func newServeCmd(io *stdio) *cobra.Command {
@@ -71,6 +73,7 @@ and go on at the next start.`,
 	fl.StringArrayVar(&f.profiles, "profiles", nil, "model profiles `FILE` for every ensemble (repeatable)")
 	fl.BoolVar(&f.responses, "responses", false, "run each ensemble with the responses.yaml next to it, when it has one")
 	fl.BoolVar(&f.noUI, "no-ui", false, "do not serve the inspector at /ui/")
+	fl.StringVar(&f.publicURL, "public-url", "", "the server's address as the answer links of notifications name it, a `URL` such as https://ensemble.example.com (default: the --listen address)")
 	fl.StringVar(&f.temporal, "temporal", "", "run on the Temporal cluster at `HOST:PORT` (not yet supported by serve)")
 	return cmd
 }
@@ -105,10 +108,15 @@ func runServe(ctx context.Context, io *stdio, paths []string, f *serveFlags) err
 	} else if v, _ := io.lookupEnv(serve.TokenEnv); strings.TrimSpace(v) != "" {
 		token = strings.TrimSpace(v)
 	}
+	if f.publicURL != "" {
+		if u, err := url.Parse(f.publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usageErr("--public-url: give an http:// or https:// URL, got %q", f.publicURL)
+		}
+	}
 	srv, err := serve.New(serve.Options{
 		Paths: paths, Listen: f.listen, State: f.state, Token: token, CORS: f.cors, Hosts: f.hosts,
 		MaxRuns: f.maxRuns, MaxQueue: f.maxQueue, MaxBody: maxBody, Grace: f.grace,
-		Profiles: f.profiles, Responses: f.responses, NoUI: f.noUI,
+		Profiles: f.profiles, Responses: f.responses, NoUI: f.noUI, PublicURL: f.publicURL,
 		LookupEnv: io.lookupEnv, Stderr: io.stderr(),
 		Skipped: func(path string, why error) {
 			var dup *serve.DuplicateError
