@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html/template"
 	"io"
 	"io/fs"
@@ -94,10 +95,20 @@ func (rs *Runs) notify(id string) {
 		if env == "" {
 			env = WebhookSecretEnv
 		}
-		secret, _ := rs.o.LookupEnv(env)
-		if secret == "" {
-			rs.logf("run %s: agent %q: no notification: $%s is not set, and notifications are never sent unsigned", id, p.Agent, env)
-			continue
+		var secret []byte
+		target := n.Webhook
+		if n.SlackEnv != "" {
+			if target, _ = rs.o.LookupEnv(n.SlackEnv); target == "" {
+				rs.logf("run %s: agent %q: no notification: $%s, the Slack webhook's URL, is not set", id, p.Agent, n.SlackEnv)
+				continue
+			}
+		} else {
+			v, _ := rs.o.LookupEnv(env)
+			if v == "" {
+				rs.logf("run %s: agent %q: no notification: $%s is not set, and notifications are never sent unsigned", id, p.Agent, env)
+				continue
+			}
+			secret = []byte(v)
 		}
 		var b [32]byte
 		rand.Read(b[:])
@@ -112,14 +123,20 @@ func (rs *Runs) notify(id string) {
 			rs.logf("run %s: agent %q: no notification: %s", id, p.Agent, err)
 			continue
 		}
+		answerURL := strings.TrimSuffix(rs.o.PublicURL, "/") + answerPrefix + token
 		body, _ := json.Marshal(Notification{RunID: id, Ensemble: e.Name, Agent: p.Agent, Question: p.Question,
-			Dependencies: p.Dependencies, AnswerURL: strings.TrimSuffix(rs.o.PublicURL, "/") + answerPrefix + token, Turn: p.Turn})
+			Dependencies: p.Dependencies, AnswerURL: answerURL, Turn: p.Turn})
+		scrub := func(s string) string { return s }
+		if n.SlackEnv != "" {
+			body, _ = json.Marshal(map[string]string{"text": slackText(id, e.Name, p.Agent, p.Question, answerURL)})
+			scrub = func(s string) string { return strings.ReplaceAll(s, target, "$"+n.SlackEnv) }
+		}
 		body = rs.redactBytes(body)
 		sink := rs.sink(id)
 		rs.wg.Add(1)
 		go func() {
 			defer rs.wg.Done()
-			rs.deliver(n.Webhook, body, []byte(secret), sink)
+			rs.deliverAs(target, body, secret, sink, scrub)
 		}()
 	}
 }
@@ -169,6 +186,13 @@ var answerPage = template.Must(template.New("answer").Parse(`<!doctype html>
 <p style="white-space:pre-wrap;font-size:1.2em">{{.Question}}</p>
 <form method="post"><textarea name="answer" rows="4" style="width:100%" required></textarea>
 <p><button type="submit">Answer</button> (the link answers once)</p></form>
+</body></html>
+`))
+
+var answeredPage = template.Must(template.New("answered").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Answered</title></head>
+<body style="font-family:sans-serif;max-width:40em;margin:2em auto">
+<p>{{.Agent}} is answered: run <code>{{.Run}}</code> goes on. This link answers no more.</p>
 </body></html>
 `))
 
@@ -224,6 +248,14 @@ func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, err)
 			return
 		}
+		if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == "application/x-www-form-urlencoded" {
+			// the page's form: a page again
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Header().Set("Content-Security-Policy", "default-src 'none'")
+			w.WriteHeader(http.StatusAccepted)
+			answeredPage.Execute(w, map[string]any{"Run": l.Run, "Agent": l.Agent})
+			return
+		}
 		s.reply(w, http.StatusAccepted, map[string]string{"run_id": l.Run, "agent": l.Agent, "status": "answered"})
 	default:
 		w.Header().Set("Allow", "GET, POST")
@@ -266,4 +298,13 @@ func publicURL(o *Options) string {
 		return o.PublicURL
 	}
 	return URL(o.Listen)
+}
+
+// slackText is a Slack message of a question: its text escaped as Slack
+// wants (&, <, >), the answer link last.
+func slackText(run, ensembleName, agentName, question, answerURL string) string {
+	esc := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+	return fmt.Sprintf("Run `%s` of *%s* waits for *%s*:\n>%s\n<%s|Answer it> (the link answers once)",
+		esc.Replace(run), esc.Replace(ensembleName), esc.Replace(agentName),
+		strings.ReplaceAll(esc.Replace(question), "\n", "\n>"), answerURL)
 }

@@ -115,3 +115,67 @@ agents:
 		t.Errorf("the run did not go on after the answer:\n%s", log)
 	}
 }
+
+// notify: {slack_env: VAR} posts a Slack message (unsigned: the URL is
+// the secret) whose link shows a form; the form's answer goes on with
+// the run.
+func TestNotifySlack(t *testing.T) {
+	t.Parallel()
+	type post struct {
+		body []byte
+		sig  string
+	}
+	got := make(chan post, 4)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- post{b, r.Header.Get(serve.SignatureHeader)}
+	}))
+	defer recv.Close()
+	dir := t.TempDir()
+	step, _ := os.ReadFile("testdata/count/step.py")
+	os.WriteFile(filepath.Join(dir, "step.py"), step, 0o755)
+	os.WriteFile(filepath.Join(dir, "ensemble.yaml"), []byte(`name: asker
+input: draft
+agents:
+  - name: writer
+    script: step.py
+  - name: approver
+    ask: "Publish <it> & more?"
+    ask_mode: suspend
+    dependencies: [writer]
+    notify: {slack_env: SLACK_URL}
+  - name: publisher
+    script: step.py
+    dependencies: [approver]
+`), 0o644)
+	s := startServer(t, dir, func(o *serve.Options) {
+		o.LookupEnv = lookup(map[string]string{"SLACK_URL": recv.URL + "/services/T0/B0/x"})
+	})
+	run := s.start(t, "asker", map[string]any{})
+	var p post
+	select {
+	case p = <-got:
+	case <-time.After(patience):
+		t.Fatal("no Slack message")
+	}
+	var msg struct {
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(p.body, &msg); err != nil || p.sig != "" {
+		t.Fatalf("message %s (signature %q): %v", p.body, p.sig, err)
+	}
+	if !strings.Contains(msg.Text, "Publish &lt;it&gt; &amp; more?") || !strings.Contains(msg.Text, run.RunID) {
+		t.Errorf("text %q", msg.Text)
+	}
+	i := strings.Index(msg.Text, "<"+s.url+"/answer/")
+	if i < 0 {
+		t.Fatalf("no answer link in %q", msg.Text)
+	}
+	link := msg.Text[i+1:]
+	link = link[:strings.Index(link, "|")]
+	path := strings.TrimPrefix(link, s.url)
+	if code, b, _ := s.do(t, "POST", path, "answer=yes", "Authorization", "", "Content-Type", "application/x-www-form-urlencoded"); code != http.StatusAccepted {
+		t.Fatalf("the form's answer: %d %s", code, b)
+	}
+	s.waitStatus(t, run.RunID, "completed")
+}

@@ -42,6 +42,10 @@ type Notify struct {
 	// SecretEnv names the variable whose value signs the posts; ""
 	// signs them with the server's $ENSEMBLE_WEBHOOK_SECRET.
 	SecretEnv string
+	// SlackEnv, instead of Webhook, names the variable holding a Slack
+	// incoming webhook's URL (a secret: anyone holding it may post),
+	// posted a message with the question and the link.
+	SlackEnv string
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -78,9 +82,22 @@ func (k Kind) Decode(f *ensemble.Fields, a *ensemble.Agent) {
 			f.Bad("ask_mode", "must be terminal or suspend, not %q", m)
 		}
 	}
-	if m := f.Mapping("notify", "webhook", "secret_env"); m != nil {
-		n := &Notify{Webhook: m.String("webhook"), SecretEnv: m.String("secret_env")}
-		m.Require("webhook", n.Webhook == "")
+	if m := f.Mapping("notify", "webhook", "secret_env", "slack_env"); m != nil {
+		n := &Notify{Webhook: m.String("webhook"), SecretEnv: m.String("secret_env"), SlackEnv: m.String("slack_env")}
+		switch {
+		case m.Has("slack_env"):
+			if m.Has("webhook") {
+				m.Bad("slack_env", "and webhook cannot both be given: one notification a question")
+			}
+			if m.Has("secret_env") {
+				m.Bad("secret_env", "signs a webhook's posts; Slack's are not signed")
+			}
+			if !envName.MatchString(n.SlackEnv) {
+				m.Bad("slack_env", "%q is not a variable name: name the variable holding the Slack webhook's URL", n.SlackEnv)
+			}
+		default:
+			m.Require("webhook", n.Webhook == "")
+		}
 		if u, err := url.Parse(n.Webhook); n.Webhook != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 			m.Bad("webhook", "must be an http:// or https:// URL, got %q", n.Webhook)
 		}
