@@ -292,14 +292,6 @@ func answerOf(r *http.Request) (string, error) {
 	return text, nil
 }
 
-// publicURL is the server's address as links name it.
-func publicURL(o *Options) string {
-	if o.PublicURL != "" {
-		return o.PublicURL
-	}
-	return URL(o.Listen)
-}
-
 // slackText is a Slack message of a question: its text escaped as Slack
 // wants (&, <, >), the answer link last.
 func slackText(run, ensembleName, agentName, question, answerURL string) string {

@@ -137,7 +137,6 @@ func (o *Options) defaults() {
 	if o.TriggerPoll <= 0 {
 		o.TriggerPoll = 30 * time.Second
 	}
-	o.PublicURL = publicURL(o)
 }
 
 // Server is `ensemble serve`: the run API over Runs, the inspector at
@@ -265,6 +264,9 @@ func URL(addr string) string {
 // those left (saved: they go on when the server starts again) and
 // returns.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	if s.o.PublicURL == "" { // the answer links' (notify.go)
+		s.o.PublicURL = URL(l.Addr().String())
+	}
 	s.runs.recover()
 	stopTriggers := s.startTriggers(ctx)
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}

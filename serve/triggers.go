@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -309,4 +311,18 @@ func (s *Server) isHook(path string) (bool, *hook) {
 		return false, nil
 	}
 	return true, s.hooks[path]
+}
+
+// Triggers describes the triggers the server runs, a line each, for its
+// start: `cron "0 9 * * 1-5" Europe/Berlin starts review`, `POST
+// /hooks/pr starts review`.
+func (s *Server) Triggers() []string {
+	var out []string
+	for _, j := range s.crons {
+		out = append(out, fmt.Sprintf("cron %q %s starts %s", j.c.Spec, j.c.Timezone, j.ensemble))
+	}
+	for _, path := range slices.Sorted(maps.Keys(s.hooks)) {
+		out = append(out, fmt.Sprintf("POST %s starts %s", path, s.hooks[path].ensemble))
+	}
+	return out
 }

@@ -147,6 +147,9 @@ func runServe(ctx context.Context, io *stdio, paths []string, f *serveFlags) err
 	} else if !f.noUI {
 		fmt.Fprintf(io.stdout(), "inspector: %s/ui/?token=TOKEN\n", url)
 	}
+	for _, t := range srv.Triggers() {
+		fmt.Fprintf(io.stdout(), "trigger: %s\n", t)
+	}
 	fmt.Fprintln(io.stdout(), "Ctrl-C stops it.")
 	if err := srv.Serve(ctx, l); err != nil && ctx.Err() == nil {
 		return err
