@@ -215,13 +215,17 @@ func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusNotFound, CodeNotFound, "this answer link is unknown or was used already")
 			return
 		}
-		question := ""
-		if res, _, err := s.runs.RunResult(l.Run); err == nil {
+		question, waits := "", false
+		if res, _, err := s.runs.RunResult(l.Run); err == nil && res.TurnCount == l.Turn {
 			for _, p := range res.PendingInput {
 				if p.Agent == l.Agent {
-					question = p.Question
+					question, waits = p.Question, true
 				}
 			}
+		}
+		if !waits {
+			writeError(w, http.StatusConflict, CodeConflict, "run "+l.Run+" no longer waits for "+l.Agent+": it was answered another way, or went on")
+			return
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")

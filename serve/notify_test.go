@@ -104,6 +104,9 @@ agents:
 	}
 	s.waitStatus(t, run.RunID, "completed")
 	path = strings.TrimPrefix(n.AnswerURL, s.url)
+	if code, b, _ := s.do(t, "GET", path, nil, noToken...); code != http.StatusConflict {
+		t.Errorf("GET the link after an answer through the API: %d %s", code, b)
+	}
 	if code, b, _ := s.do(t, "POST", path, `{"answer":"no"}`, noToken...); code != http.StatusConflict {
 		t.Errorf("the link after an answer through the API: %d %s", code, b)
 	}
