@@ -297,3 +297,31 @@ func TestWebhookTriggerRefused(t *testing.T) {
 		t.Errorf("no secret: %v", err)
 	}
 }
+
+// A fire claimed by a server killed before its run was saved starts at
+// the next start, under the fire's run id, when no later fire came since.
+func TestCronClaimWithoutRunStartsAtStart(t *testing.T) {
+	t.Parallel()
+	dir := triggered(t, "  - cron: \"0 * * * *\"\n")
+	state := filepath.Join(t.TempDir(), "s.db")
+	key := "cron 0 * * * * UTC"
+	fire := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+	db, err := store.Open(state, true, store.SyncNormal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := db.WatchTrigger("trig", key, fire.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	const id = "cron-trig-lost-20261207T0900Z"
+	if ok, err := db.ClaimFire("trig", key, fire, id, fire); err != nil || !ok {
+		t.Fatalf("claim: %v %v", ok, err)
+	}
+	db.Close()
+	clock := &fakeClock{t: fire.Add(5 * time.Minute)}
+	s := startServer(t, dir, withClock(clock, state))
+	s.waitStatus(t, id, "completed")
+	if f := fires(t, state, key); len(f) != 1 {
+		t.Errorf("fires %+v, want the one claimed", f)
+	}
+}
