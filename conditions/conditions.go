@@ -723,6 +723,8 @@ func meterOf(v any) *meter {
 		return e.m
 	case *expectEvalEnv:
 		return e.m
+	case *requestEvalEnv:
+		return e.m
 	}
 	panic("conditions: guard called without its environment")
 }

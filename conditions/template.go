@@ -29,6 +29,9 @@ type Template struct {
 	whole bool
 	// fanOut: the placeholders were compiled with item, index and count.
 	fanOut bool
+	// request: the placeholders were compiled with body and headers
+	// (CompileRequestTemplate).
+	request bool
 }
 
 // templatePart is a literal text or, when prog is set, a placeholder.
@@ -73,10 +76,14 @@ func CompileTemplate(src string, fanOut bool) (*Template, error) {
 	if fanOut {
 		checkEnv, runEnv = itemEnv{}, &itemEvalEnv{}
 	}
+	return compileTemplate(src, fanOut, false, checkEnv, runEnv)
+}
+
+func compileTemplate(src string, fanOut, request bool, checkEnv, runEnv any) (*Template, error) {
 	if len(src) > MaxLength*4 {
 		return nil, &CompileError{Msg: fmt.Sprintf("template is too long (%d bytes; at most %d)", len(src), MaxLength*4), What: templateWhat}
 	}
-	t := &Template{Source: src, fanOut: fanOut}
+	t := &Template{Source: src, fanOut: fanOut, request: request}
 	rest, off := src, 0 // off: byte offset of rest in src
 	for {
 		open := strings.Index(rest, "{{")
@@ -104,7 +111,7 @@ func CompileTemplate(src string, fanOut bool) (*Template, error) {
 		p, err := compile(expr, templateWhat, checkEnv, runEnv)
 		if err != nil {
 			ce := err.(*CompileError)
-			if name, ok := strings.CutPrefix(ce.Msg, "unknown name "); ok && !fanOut && slices.Contains(itemNames, name) {
+			if name, ok := strings.CutPrefix(ce.Msg, "unknown name "); ok && !fanOut && !request && slices.Contains(itemNames, name) {
 				ce.Msg = name + " is only known to an agent with a fan_out (item, index and count are its instance's)"
 			}
 			ce.Line, ce.Column = shift(src, start, ce.Line, ce.Column)
@@ -224,6 +231,22 @@ func (t *Template) Whole() bool { return t.whole }
 // A run-time error is a *RuntimeError whose Column is that of the problem
 // in the template's line; text longer than MaxBytes is one too.
 func (t *Template) EvalContext(ctx context.Context, env *Env, item *Item) (any, error) {
+	if t.request {
+		return nil, &RuntimeError{Msg: "a request template is evaluated with EvalRequest", What: templateWhat}
+	}
+	return t.eval(func(p *Program, left *meter, memory uint) (any, error) {
+		if !t.fanOut {
+			item = nil
+		} else if item == nil {
+			item = &Item{}
+		}
+		return p.evalValue(ctx, env, item, left, memory)
+	})
+}
+
+// eval renders the template, each placeholder's value given by value
+// within the budgets left.
+func (t *Template) eval(value func(p *Program, left *meter, memory uint) (any, error)) (any, error) {
 	var b strings.Builder
 	// One condition's budgets for the whole template: its placeholders
 	// share the steps and bytes, and split the VM memory evenly, so that
@@ -243,12 +266,7 @@ func (t *Template) EvalContext(ctx context.Context, env *Env, item *Item) (any, 
 			}
 			continue
 		}
-		if !t.fanOut {
-			item = nil
-		} else if item == nil {
-			item = &Item{}
-		}
-		v, err := p.prog.evalValue(ctx, env, item, left, memory)
+		v, err := value(p.prog, left, memory)
 		if err == nil {
 			err = jsonvalue.Valid(v)
 		}

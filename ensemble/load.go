@@ -155,7 +155,7 @@ func LoadBytes(path string, data []byte, opts LoadOptions) (*Ensemble, error) {
 	return e, nil // indexed by d.ensemble, for the run check
 }
 
-var topKeys = []string{"version", "name", "description", "input", "output", "models", "mcp_servers", "tools", "agents", "conversation_limits", "expect"}
+var topKeys = []string{"version", "name", "description", "input", "output", "models", "mcp_servers", "tools", "agents", "conversation_limits", "expect", "triggers"}
 
 func (d *decoder) ensemble(root *yaml.Node, e *Ensemble) {
 	fs := d.mapping(root, "", topKeys...)
@@ -192,6 +192,7 @@ func (d *decoder) ensemble(root *yaml.Node, e *Ensemble) {
 	e.Agents = d.agents(fs.get("agents"))
 	e.Output = d.output(fs.get("output"))
 	e.Limits = d.limits(fs.get("conversation_limits"))
+	e.Triggers = d.triggers(fs.get("triggers"))
 	// The run check goes on despite other errors, so that every problem is
 	// reported at once; the dependencies already reported are left out of it.
 	e.Index()

@@ -74,6 +74,10 @@ type Ensemble struct {
 	// must meet (docs/semantics.md#expectations), in file order.
 	Expect []*Expectation
 
+	// Triggers are the file's triggers:, what starts its runs when
+	// `ensemble serve` serves it (docs/format.md#triggers), in file order.
+	Triggers []*Trigger
+
 	// Warnings are problems that do not stop the file from loading, each
 	// FILE:LINE:COL: message (docs/format.md#warnings).
 	Warnings []*Error

@@ -53,6 +53,15 @@ func TestEveryExampleIsValid(t *testing.T) {
 // TestWhatTheLoaderAcceptsIsValid: no file of the repository that loads is
 // flagged by the schema (an editor must not nag about a good file).
 func TestWhatTheLoaderAcceptsIsValid(t *testing.T) {
+	// triggers: appear in no file of the repository but docs
+	triggers := "name: x\ntriggers:\n  - cron: \"0 9 * * 1-5\"\n    timezone: Europe/Berlin\n    input: hi\n" +
+		"  - webhook: {path: /hooks/pr, secret_env: S, input: \"{{ body.x }}\"}\nagents: [{name: a, ask: q}]\n"
+	if _, err := ensemble.LoadBytes("t.yaml", []byte(triggers), kinds.Builtin().Load(ensemble.LoadOptions{LookupEnv: noEnv})); err != nil {
+		t.Fatal(err)
+	}
+	if err := ValidateYAML([]byte(triggers)); err != nil {
+		t.Errorf("triggers load, but the schema rejects them: %v", err)
+	}
 	loaded := 0
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -89,6 +98,11 @@ var broken = []struct {
 }{
 	{"unknown top-level key", "name: x\nagnets: []\nagents: [{name: a, ask: q}]\n", "agnets"},
 	{"missing agents", "name: x\n", "agents"},
+	{"trigger with neither", "name: x\ntriggers: [{input: hi}]\nagents: [{name: a, ask: q}]\n", "/triggers/0"},
+	{"trigger with both", "name: x\ntriggers: [{cron: \"* * * * *\", webhook: {path: /hooks/a, secret_env: S}}]\nagents: [{name: a, ask: q}]\n", "/triggers/0"},
+	{"webhook outside /hooks/", "name: x\ntriggers: [{webhook: {path: /a, secret_env: S}}]\nagents: [{name: a, ask: q}]\n", "/triggers/0"},
+	{"webhook without a secret", "name: x\ntriggers: [{webhook: {path: /hooks/a}}]\nagents: [{name: a, ask: q}]\n", "/triggers/0"},
+	{"cron with three fields", "name: x\ntriggers: [{cron: \"* * *\"}]\nagents: [{name: a, ask: q}]\n", "/triggers/0"},
 	{"no agents", "name: x\nagents: []\n", "/agents"},
 	{"bad name", "name: My Flow\nagents: [{name: a, ask: q}]\n", "/name"},
 	{"version 2", "version: 2\nname: x\nagents: [{name: a, ask: q}]\n", "/version"},

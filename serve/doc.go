@@ -23,6 +23,16 @@
 //   - Chat completions (chat.go): OpenAI's /v1/models and
 //     /v1/chat/completions over Runs, behind the same guard; a run that
 //     waits is answered by the next message of its conversation.
+//   - Triggers (triggers.go): the served files' cron schedules, each
+//     fire claimed by one row of the state database (store.ClaimFire) so
+//     that one run starts per fire across restarts and processes, the
+//     time read from Options.Clock; and their webhooks at /hooks/PATH,
+//     which the guard lets through without the token: the HMAC of the
+//     body (X-Hub-Signature-256) authenticates them.
+//   - Notifications (notify.go): an ask agent's notify: is posted the
+//     question of a run that waits, with a one-time answer link at
+//     /answer/TOKEN, which the guard lets through too: the token is the
+//     link's authentication.
 //
 // Another front door mounts beside the run API and reuses the machinery:
 //

@@ -417,6 +417,9 @@ func (rs *Runs) launch(id string, sess *session.Session, r *session.Run, after f
 		rs.j.drop(id)
 		if user || ran && rs.ctx.Err() == nil {
 			rs.hook(id, user) // not for a run a shutdown interrupted
+			if !user {
+				rs.notify(id) // notify.go
+			}
 		}
 	}()
 }

@@ -76,6 +76,16 @@ type Options struct {
 	LookupEnv func(string) (string, bool)
 	Stderr    io.Writer
 	Skipped   func(path string, why error)
+	// Clock is the time cron triggers read (nil: time.Now);
+	// TriggerPoll is the longest the scheduler sleeps before reading it
+	// again (default 30 seconds), so that a test's fake clock, or a
+	// host's that jumped, is seen.
+	Clock       func() time.Time
+	TriggerPoll time.Duration
+	// PublicURL is the server's address as those who follow its answer
+	// links reach it (notify: of ask agents): https://ensemble.example.com;
+	// the default is Listen's.
+	PublicURL string
 }
 
 func (o *Options) skipped(path string, why error) {
@@ -121,6 +131,12 @@ func (o *Options) defaults() {
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.TriggerPoll <= 0 {
+		o.TriggerPoll = 30 * time.Second
+	}
 }
 
 // Server is `ensemble serve`: the run API over Runs, the inspector at
@@ -133,6 +149,10 @@ type Server struct {
 	mux     *http.ServeMux
 	mounted []string
 	done    chan struct{}
+	// hooks are the webhook triggers by path, crons the cron triggers
+	// (triggers.go).
+	hooks map[string]*hook
+	crons []*cronJob
 }
 
 // IsLoopback reports whether listen's host ("host:port") is a loopback
@@ -180,7 +200,12 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s.routes(s.mux)
-	s.chatRoutes(s.mux) // chat.go
+	s.chatRoutes(s.mux)                           // chat.go
+	s.mux.HandleFunc(answerPrefix, s.serveAnswer) // notify.go
+	if err := s.setupTriggers(list); err != nil { // triggers.go
+		s.runs.Close(0)
+		return nil, err
+	}
 	if !o.NoUI {
 		// Answers and forks from the page go on in the run machinery, as
 		// the API's do: their events are kept, their webhooks called.
@@ -239,7 +264,11 @@ func URL(addr string) string {
 // those left (saved: they go on when the server starts again) and
 // returns.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	if s.o.PublicURL == "" { // the answer links' (notify.go)
+		s.o.PublicURL = URL(l.Addr().String())
+	}
 	s.runs.recover()
+	stopTriggers := s.startTriggers(ctx)
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
@@ -249,6 +278,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	case <-ctx.Done():
 	}
 	close(s.done) // event streams end
+	stopTriggers()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	srv.Shutdown(sctx)
 	cancel()

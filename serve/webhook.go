@@ -93,6 +93,13 @@ func (rs *Runs) hook(id string, cancelled bool) {
 // deliver posts body to u until it is accepted (2xx) or the attempts run
 // out, waiting longer after each failure.
 func (rs *Runs) deliver(u string, body, secret []byte, sink events.Sink) {
+	rs.deliverAs(u, body, secret, sink, func(s string) string { return s })
+}
+
+// deliverAs is deliver whose errors, recorded in the run's events, go
+// through scrub first: a URL that is itself a secret (a Slack incoming
+// webhook's) is never written.
+func (rs *Runs) deliverAs(u string, body, secret []byte, sink events.Sink, scrub func(string) string) {
 	wait := rs.o.WebhookBackoff
 	for attempt := 1; ; attempt++ {
 		code, err := rs.post(u, body, secret)
@@ -102,7 +109,7 @@ func (rs *Runs) deliver(u string, body, secret []byte, sink events.Sink) {
 		}
 		why := fmt.Sprintf("HTTP %d", code)
 		if err != nil {
-			why = rs.redact(err.Error())
+			why = scrub(rs.redact(err.Error()))
 		}
 		last := attempt >= rs.o.WebhookAttempts
 		if last {
@@ -131,7 +138,9 @@ func (rs *Runs) post(u string, body, secret []byte) (int, error) {
 		return 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(SignatureHeader, Sign(secret, body))
+	if secret != nil {
+		req.Header.Set(SignatureHeader, Sign(secret, body))
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, err

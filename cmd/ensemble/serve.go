@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strings"
 	"time"
 
@@ -31,6 +32,7 @@ type serveFlags struct {
 	responses bool
 	noUI      bool
 	temporal  string
+	publicURL string
 }
 
 func newServeCmd(io *stdio) *cobra.Command {
@@ -73,6 +75,7 @@ and go on at the next start.`,
 	fl.StringArrayVar(&f.profiles, "profiles", nil, "model profiles `FILE` for every ensemble (repeatable)")
 	fl.BoolVar(&f.responses, "responses", false, "run each ensemble with the responses.yaml next to it, when it has one")
 	fl.BoolVar(&f.noUI, "no-ui", false, "do not serve the inspector at /ui/")
+	fl.StringVar(&f.publicURL, "public-url", "", "the server's address as the answer links of notifications name it, a `URL` such as https://ensemble.example.com (default: the --listen address)")
 	fl.StringVar(&f.temporal, "temporal", "", "run on the Temporal cluster at `HOST:PORT` (not yet supported by serve)")
 	return cmd
 }
@@ -107,10 +110,15 @@ func runServe(ctx context.Context, io *stdio, paths []string, f *serveFlags) err
 	} else if v, _ := io.lookupEnv(serve.TokenEnv); strings.TrimSpace(v) != "" {
 		token = strings.TrimSpace(v)
 	}
+	if f.publicURL != "" {
+		if u, err := url.Parse(f.publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usageErr("--public-url: give an http:// or https:// URL, got %q", f.publicURL)
+		}
+	}
 	srv, err := serve.New(serve.Options{
 		Paths: paths, Listen: f.listen, State: f.state, Token: token, CORS: f.cors, Hosts: f.hosts,
 		MaxRuns: f.maxRuns, MaxQueue: f.maxQueue, MaxBody: maxBody, Grace: f.grace,
-		Profiles: f.profiles, Responses: f.responses, NoUI: f.noUI,
+		Profiles: f.profiles, Responses: f.responses, NoUI: f.noUI, PublicURL: f.publicURL,
 		LookupEnv: io.lookupEnv, Stderr: io.stderr(),
 		Skipped: func(path string, why error) {
 			var dup *serve.DuplicateError
@@ -141,6 +149,9 @@ func runServe(ctx context.Context, io *stdio, paths []string, f *serveFlags) err
 		fmt.Fprintf(io.stdout(), "inspector: %s/ui/?token=%s\n", url, srv.Token())
 	} else if !f.noUI {
 		fmt.Fprintf(io.stdout(), "inspector: %s/ui/?token=TOKEN\n", url)
+	}
+	for _, t := range srv.Triggers() {
+		fmt.Fprintf(io.stdout(), "trigger: %s\n", t)
 	}
 	fmt.Fprintln(io.stdout(), "Ctrl-C stops it.")
 	if err := srv.Serve(ctx, l); err != nil && ctx.Err() == nil {

@@ -3,6 +3,9 @@
 package ask
 
 import (
+	"net/url"
+	"regexp"
+
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 )
@@ -18,8 +21,8 @@ func (Kind) String() string { return "ask" }
 // Key is ask: the question.
 func (Kind) Key() string { return "ask" }
 
-// Fields: ask_mode.
-func (Kind) Fields() []string { return []string{"ask_mode"} }
+// Fields: ask_mode, notify.
+func (Kind) Fields() []string { return []string{"ask_mode", "notify"} }
 
 // Spec is what an ask agent has of its own (Agent.Spec).
 type Spec struct {
@@ -27,7 +30,25 @@ type Spec struct {
 	// Mode is "" (ask at the terminal when there is one, else wait for an
 	// answer given to resume) or ModeSuspend (always wait).
 	Mode string
+	// Notify is where `ensemble serve` posts the question when a run
+	// waits for this agent; nil: nowhere.
+	Notify *Notify
 }
+
+// Notify is an ask agent's notify: a webhook posted the question, what
+// the agent is given and a one-time answer link (docs/serve.md).
+type Notify struct {
+	Webhook string // http:// or https:// URL
+	// SecretEnv names the variable whose value signs the posts; ""
+	// signs them with the server's $ENSEMBLE_WEBHOOK_SECRET.
+	SecretEnv string
+	// SlackEnv, instead of Webhook, names the variable holding a Slack
+	// incoming webhook's URL (a secret: anyone holding it may post),
+	// posted a message with the question and the link.
+	SlackEnv string
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ModeSuspend is ask_mode: suspend (docs/semantics.md#ask-agents-that-wait).
 const ModeSuspend = "suspend"
@@ -60,6 +81,30 @@ func (k Kind) Decode(f *ensemble.Fields, a *ensemble.Agent) {
 		default:
 			f.Bad("ask_mode", "must be terminal or suspend, not %q", m)
 		}
+	}
+	if m := f.Mapping("notify", "webhook", "secret_env", "slack_env"); m != nil {
+		n := &Notify{Webhook: m.String("webhook"), SecretEnv: m.String("secret_env"), SlackEnv: m.String("slack_env")}
+		switch {
+		case m.Has("slack_env"):
+			if m.Has("webhook") {
+				m.Bad("slack_env", "and webhook cannot both be given: one notification a question")
+			}
+			if m.Has("secret_env") {
+				m.Bad("secret_env", "signs a webhook's posts; Slack's are not signed")
+			}
+			if !envName.MatchString(n.SlackEnv) {
+				m.Bad("slack_env", "%q is not a variable name: name the variable holding the Slack webhook's URL", n.SlackEnv)
+			}
+		default:
+			m.Require("webhook", n.Webhook == "")
+		}
+		if u, err := url.Parse(n.Webhook); n.Webhook != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+			m.Bad("webhook", "must be an http:// or https:// URL, got %q", n.Webhook)
+		}
+		if m.Has("secret_env") && !envName.MatchString(n.SecretEnv) {
+			m.Bad("secret_env", "%q is not a variable name: name the variable holding the secret", n.SecretEnv)
+		}
+		s.Notify = n
 	}
 	a.Spec = s
 }

@@ -1,0 +1,61 @@
+package conditions
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// requestEnv is the names a request template may use: an HTTP request's
+// body (its JSON decoded, or its text when it is not JSON) and headers
+// (each name in lower case, its value the first one sent).
+type requestEnv struct {
+	Body    any            `expr:"body"`
+	Headers map[string]any `expr:"headers"`
+}
+
+// requestEvalEnv is requestEnv with the evaluation's meter, as evalEnv is
+// Env.
+type requestEvalEnv struct {
+	requestEnv
+	m *meter
+}
+
+// CompileRequestTemplate compiles src as a template whose placeholders
+// read an HTTP request instead of a run's state: body and headers (a
+// trigger's webhook input). Problems are *CompileError values as
+// CompileTemplate's; an unknown name is one.
+func CompileRequestTemplate(src string) (*Template, error) {
+	return compileTemplate(src, false, true, requestEnv{}, &requestEvalEnv{})
+}
+
+// EvalRequest renders a template of CompileRequestTemplate over a
+// request's body and headers, within the budgets of one condition, as
+// EvalContext does.
+func (t *Template) EvalRequest(ctx context.Context, body any, headers map[string]any) (any, error) {
+	if !t.request {
+		return nil, &RuntimeError{Msg: "only a request template is evaluated with EvalRequest", What: templateWhat}
+	}
+	return t.eval(func(p *Program, left *meter, memory uint) (result any, err error) {
+		if err := ctx.Err(); err != nil {
+			return nil, &RuntimeError{Msg: oneLine(err.Error()), cause: err}
+		}
+		r := runnerPool.Get().(*runner)
+		defer func() {
+			if rec := recover(); rec != nil {
+				result, err = nil, &RuntimeError{Msg: oneLine(fmt.Sprint(rec))}
+			}
+		}()
+		env := &requestEvalEnv{requestEnv: requestEnv{Body: body, Headers: headers}, m: &r.meter}
+		r.meter = meter{bytes: left.bytes, steps: left.steps, ctx: ctx, source: strings.TrimSpace(p.Source)}
+		r.vm.MemoryBudget = memory
+		out, runErr := r.vm.Run(p.prog, env)
+		left.bytes, left.steps = r.meter.bytes, r.meter.steps
+		r.reset()
+		runnerPool.Put(r)
+		if runErr != nil {
+			return nil, runtimeError(runErr, p.Source)
+		}
+		return out, nil
+	})
+}
