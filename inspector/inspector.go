@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/ensemble-run/ensemble/durable"
+	"github.com/ensemble-run/ensemble/internal/hostcheck"
 	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -254,28 +255,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 // policy allows), nor be framed, nor submit a form anywhere.
 const contentSecurityPolicy = "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// hostAllowed reports whether host (a Host header) names this server: an
-// IP address (a DNS rebinding attack needs a name), localhost, or the host
-// it listens on.
+// hostAllowed reports whether host (a Host header) names this server
+// (hostcheck.Allowed), against DNS rebinding.
 func (s *Server) hostAllowed(host string) bool {
-	h, _, err := net.SplitHostPort(host)
-	if err != nil {
-		h = host
-	}
-	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-	if h == "" {
-		return false
-	}
-	if net.ParseIP(h) != nil || strings.EqualFold(h, "localhost") {
-		return true
-	}
-	if lh, _, err := net.SplitHostPort(s.opts.Listen); err == nil && lh != "" && strings.EqualFold(h, lh) {
-		return true
-	}
-	for _, name := range s.opts.Hosts {
-		if strings.EqualFold(h, name) {
-			return true
-		}
-	}
-	return false
+	return hostcheck.Allowed(host, s.opts.Listen, s.opts.Hosts)
 }

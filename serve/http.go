@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ensemble-run/ensemble/internal/hostcheck"
 )
 
 // ErrorBody is the one shape of every error the run API answers.
@@ -441,28 +442,8 @@ func (s *Server) isAPI(path string) bool {
 	return false
 }
 
-// hostAllowed reports whether host (a Host header) names this server: an
-// IP address (a DNS rebinding attack needs a name), localhost, the host it
-// listens on, or a name of Options.Hosts.
+// hostAllowed reports whether host (a Host header) names this server
+// (hostcheck.Allowed), against DNS rebinding.
 func (s *Server) hostAllowed(host string) bool {
-	h, _, err := net.SplitHostPort(host)
-	if err != nil {
-		h = host
-	}
-	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-	if h == "" {
-		return false
-	}
-	if net.ParseIP(h) != nil || strings.EqualFold(h, "localhost") {
-		return true
-	}
-	if lh, _, err := net.SplitHostPort(s.o.Listen); err == nil && lh != "" && strings.EqualFold(h, lh) {
-		return true
-	}
-	for _, name := range s.o.Hosts {
-		if strings.EqualFold(h, name) {
-			return true
-		}
-	}
-	return false
+	return hostcheck.Allowed(host, s.o.Listen, s.o.Hosts)
 }
