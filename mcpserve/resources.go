@@ -66,7 +66,7 @@ func (d *door) addResources(server *mcp.Server, list []*ensemble.Ensemble) {
 		}
 	})
 	server.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: runURIPrefix + "{run_id}", Name: "run",
-		MIMEType: "application/json", Description: "The result JSON of a run, as ensemble state show prints it."},
+		MIMEType: "application/json", Description: "The result JSON of a run, as `state show` prints it."},
 		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			id, ok := strings.CutPrefix(req.Params.URI, runURIPrefix)
 			if !ok || id == "" {

@@ -42,7 +42,7 @@ func (im *importer) narrowCases(names []string, convs map[string]*conv) error {
 			}
 			if len(dropped) > 0 {
 				changed = true
-				c.problem(da.node, "agent %q: dispatch: ensembles whose converted file does not validate are no cases (ensemble validate names why): %s", da.agent, strings.Join(dropped, ", "))
+				c.problem(da.node, "agent %q: dispatch: ensembles whose converted file does not validate are no cases (validate names why): %s", da.agent, strings.Join(dropped, ", "))
 			}
 		}
 		if !changed {
