@@ -29,6 +29,7 @@ type planned struct {
 	steps       []plannedStep
 	maxRuns     int
 	need        float64
+	metrics     []*metricStep // its pass^k and pass@k steps (passk.go)
 }
 
 type plannedStep struct {
@@ -109,6 +110,14 @@ func planScenarios(features []*feature, tagExpr string, repeat int, need float64
 					ps.keyword, ps.line = s.Keyword, s.Location.Line
 				}
 				p.steps = append(p.steps, ps)
+				if m, ok, err := parseMetricStep(st.Text); ok {
+					if err != nil {
+						msgs = append(msgs, fmt.Sprintf("%s:%d: step %q: %v", name, ps.line, strings.TrimSpace(ps.keyword)+" "+st.Text, err))
+						continue
+					}
+					m.text, m.line = strings.TrimSpace(ps.keyword)+" "+st.Text, ps.line
+					p.metrics = append(p.metrics, m)
+				}
 			}
 			// Every scenario of the file is numbered (below), the ones
 			// --tags or :LINE leave out too, so that a scenario's name, its
@@ -145,6 +154,14 @@ func planScenarios(features []*feature, tagExpr string, repeat int, need float64
 						continue
 					}
 					p.need = r
+				}
+			}
+			for _, m := range p.metrics {
+				// A metric step makes a run with repeats, and asks for
+				// enough runs before any is made.
+				pl.tagged = true
+				if p.maxRuns < m.k {
+					msgs = append(msgs, fmt.Sprintf("%s:%d: step %q needs at least %d runs of the scenario, it has %d: run it with --repeat %d or tag it @repeat(%d)", name, m.line, m.text, m.k, p.maxRuns, m.k, m.k))
 				}
 			}
 			inFile = append(inFile, p)

@@ -91,13 +91,15 @@ type stepOutcome struct {
 // tracked is a scenario as its runs go.
 type tracked struct {
 	*planned
-	early    bool
-	started  int
-	passes   int
-	runs     []*runResult // counted runs, in the order they ended
-	verdict  verdict
-	stopped  bool // decided before its last run
-	inflight map[int]context.CancelFunc
+	early   bool
+	started int
+	passes  int
+	runs    []*runResult // counted runs, in the order they ended
+	verdict verdict
+	stopped bool // decided before its last run
+	// metricFailures are why its pass^k and pass@k steps failed (passk.go).
+	metricFailures []string
+	inflight       map[int]context.CancelFunc
 }
 
 // done is how many runs count.
@@ -135,7 +137,9 @@ func runAll(ctx context.Context, o *RunOptions, pl *plan, undefined *undefinedSt
 	rr.cond = sync.NewCond(&rr.mu)
 	early := o.Baseline == "" && o.SaveBaseline == ""
 	for _, p := range pl.scenarios {
-		rr.ts = append(rr.ts, &tracked{planned: p, early: early, inflight: map[int]context.CancelFunc{}})
+		// A scenario with pass^k or pass@k steps runs all its runs: the
+		// estimates are of them all.
+		rr.ts = append(rr.ts, &tracked{planned: p, early: early && len(p.metrics) == 0, inflight: map[int]context.CancelFunc{}})
 	}
 	stop := context.AfterFunc(ctx, func() {
 		rr.mu.Lock()

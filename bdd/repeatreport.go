@@ -63,6 +63,7 @@ func runRepeated(ctx context.Context, o *RunOptions, pl *plan, out, stderr io.Wr
 	start := time.Now()
 	rr := runAll(ctx, o, pl, undefined)
 	elapsed := time.Since(start)
+	checkMetrics(rr.ts)
 
 	var cmp []*comparison
 	if base != nil {
@@ -168,6 +169,12 @@ func writeRepeatText(w io.Writer, rr *repeatRun, cmp []*comparison, basePath str
 	for _, t := range rr.ts {
 		fmt.Fprintf(w, "%s: %s %s\n", t.where(), t.keyword, t.name)
 		fmt.Fprintf(w, "  %s: %s\n", t.counts(), t.outcomeText())
+		if l := t.metricsLine(); l != "" {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+		for _, f := range t.metricFailures {
+			fmt.Fprintf(w, "  %s\n", f)
+		}
 		if r := t.firstFailure(); r != nil {
 			fmt.Fprintf(w, "  run %d failed: %s\n", r.n, indentRest(r.failure, "    "))
 		}
@@ -245,11 +252,24 @@ func writeComparisonText(w io.Writer, cmp []*comparison, basePath string) {
 // for a pull-request comment: with a baseline, each beside its baseline's,
 // regressions first.
 func writeMarkdown(w io.Writer, rr *repeatRun, cmp []*comparison, basePath string) {
+	metrics := false
+	for _, t := range rr.ts {
+		metrics = metrics || len(t.metrics) > 0
+	}
 	if cmp == nil {
-		fmt.Fprintln(w, "| Scenario | Passed | Needs | Verdict |")
-		fmt.Fprintln(w, "|---|---|---|---|")
+		if metrics {
+			fmt.Fprintln(w, "| Scenario | Passed | Needs | pass^k, pass@k | Verdict |")
+			fmt.Fprintln(w, "|---|---|---|---|---|")
+		} else {
+			fmt.Fprintln(w, "| Scenario | Passed | Needs | Verdict |")
+			fmt.Fprintln(w, "|---|---|---|---|")
+		}
 		for _, t := range rr.ts {
-			fmt.Fprintf(w, "| %s %s | %s | %s | %s |\n", mdCode(t.path), mdText(t.name), markdownRate(t), needPercent(t.need), mdText(t.outcomeText()))
+			m := ""
+			if metrics {
+				m = " " + mdText(t.metricsLine()) + " |"
+			}
+			fmt.Fprintf(w, "| %s %s | %s | %s |%s %s |\n", mdCode(t.path), mdText(t.name), markdownRate(t), needPercent(t.need), m, mdText(t.outcomeText()))
 		}
 	} else {
 		counts := map[change]int{}
@@ -407,9 +427,21 @@ func writeRepeatJUnit(w io.Writer, rr *repeatRun, elapsed time.Duration) {
 			d += r.duration
 		}
 		c := &junitCase{Name: t.name, Classname: s.Name, Time: seconds(d), SystemOut: t.counts() + ": " + t.outcomeText()}
+		if ps := t.junitProperties(); len(ps) > 0 {
+			if s.Properties == nil {
+				s.Properties = &junitProperties{}
+			}
+			s.Properties.Props = append(s.Properties.Props, ps...)
+		}
+		if l := t.metricsLine(); l != "" {
+			c.SystemOut += "\n" + l
+		}
 		switch t.verdict {
 		case failing:
 			msg := t.counts()
+			for _, f := range t.metricFailures {
+				msg += "; " + f
+			}
 			if r := t.firstFailure(); r != nil {
 				msg += "; run " + strconv.Itoa(r.n) + ": " + r.failure
 			}
@@ -457,18 +489,26 @@ type (
 		Elements    []*cukeElement `json:"elements"`
 	}
 	cukeElement struct {
-		ID          string     `json:"id"`
-		Keyword     string     `json:"keyword"`
-		Name        string     `json:"name"`
-		Description string     `json:"description"`
-		Line        int64      `json:"line"`
-		Type        string     `json:"type"`
-		Tags        []cukeTag  `json:"tags,omitempty"`
-		Steps       []cukeStep `json:"steps"`
-		Passes      int        `json:"passes"`
-		Runs        int        `json:"runs"`
-		MaxRuns     int        `json:"max_runs"`
-		PassRate    float64    `json:"pass_rate_needed"`
+		ID          string       `json:"id"`
+		Keyword     string       `json:"keyword"`
+		Name        string       `json:"name"`
+		Description string       `json:"description"`
+		Line        int64        `json:"line"`
+		Type        string       `json:"type"`
+		Tags        []cukeTag    `json:"tags,omitempty"`
+		Steps       []cukeStep   `json:"steps"`
+		Passes      int          `json:"passes"`
+		Runs        int          `json:"runs"`
+		MaxRuns     int          `json:"max_runs"`
+		PassRate    float64      `json:"pass_rate_needed"`
+		Metrics     []cukeMetric `json:"metrics,omitempty"`
+	}
+	cukeMetric struct {
+		Name  string   `json:"name"`
+		K     int      `json:"k"`
+		Value *float64 `json:"value"` // null with fewer runs than k
+		Min   float64  `json:"at_least"`
+		Line  int64    `json:"line"`
 	}
 	cukeTag struct {
 		Name string `json:"name"`
@@ -500,6 +540,13 @@ func writeRepeatCucumber(w io.Writer, rr *repeatRun) {
 		}
 		e := &cukeElement{ID: f.ID + ";" + slug(t.name), Keyword: t.keyword, Name: t.name, Line: t.line, Type: "scenario",
 			Description: t.counts() + ": " + t.outcomeText(), Passes: t.passes, Runs: t.done(), MaxRuns: t.maxRuns, PassRate: t.need}
+		for _, m := range t.metrics {
+			cm := cukeMetric{Name: m.name(), K: m.k, Min: m.min, Line: m.line}
+			if v := m.value(t.done(), t.passes); v == v {
+				cm.Value = &v
+			}
+			e.Metrics = append(e.Metrics, cm)
+		}
 		for _, tag := range t.tags {
 			e.Tags = append(e.Tags, cukeTag{Name: tag, Line: t.line - 1})
 		}
