@@ -100,7 +100,7 @@ func runRepeated(ctx context.Context, o *RunOptions, pl *plan, out, stderr io.Wr
 		}
 	}
 	for _, c := range cmp {
-		if c.change == regression {
+		if c.change == regression || c.spend.regressed() {
 			code = ExitFailed
 		}
 	}
@@ -246,6 +246,7 @@ func writeComparisonText(w io.Writer, cmp []*comparison, basePath string) {
 		}
 	}
 	fmt.Fprintf(w, "  %s\n", changeSummary(counts))
+	writeSpendText(w, cmp)
 }
 
 // writeMarkdown writes the scenarios' pass rates as a Markdown table, fit
@@ -276,8 +277,8 @@ func writeMarkdown(w io.Writer, rr *repeatRun, cmp []*comparison, basePath strin
 		for _, c := range cmp {
 			counts[c.change]++
 		}
-		fmt.Fprintf(w, "**%s**, %s, compared with %s\n\n", plural(counts[regression], "regression"),
-			strings.TrimPrefix(changeSummary(counts), plural(counts[regression], "regression")+", "), mdCode(filepath.ToSlash(basePath)))
+		fmt.Fprintf(w, "**%s**, %s, compared with %s%s\n\n", plural(counts[regression], "regression"),
+			strings.TrimPrefix(changeSummary(counts), plural(counts[regression], "regression")+", "), mdCode(filepath.ToSlash(basePath)), spendHeadline(cmp))
 		fmt.Fprintln(w, "| | Scenario | Baseline | Now | p | Verdict |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|")
 		order := []change{regression, improvement, added, missing, notRun, unchanged}
@@ -297,6 +298,7 @@ func writeMarkdown(w io.Writer, rr *repeatRun, cmp []*comparison, basePath strin
 				fmt.Fprintf(w, "| %s | %s %s | %s | %s | %s | %s |\n", changeMark[ch], mdCode(c.path), mdText(c.name), c.base.rate(), now, p, mdText(verdict))
 			}
 		}
+		writeSpendMarkdown(w, cmp)
 	}
 	var runs, saved int
 	for _, t := range rr.ts {
