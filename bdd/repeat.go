@@ -316,13 +316,19 @@ func runOnce(ctx context.Context, o *RunOptions, p *planned, undefined *undefine
 		pickles int
 		target  *Scenario
 	)
+	// A feature whose outline's rows come from a file runs from its
+	// expansion, all of whose pickles are counted (examplesfile.go).
+	paths, contents := []string{p.where()}, []godog.Feature(nil)
+	if p.contents != nil {
+		paths, contents = nil, []godog.Feature{{Name: p.file, Contents: p.contents}}
+	}
 	suite := godog.TestSuite{
 		Name: "ensemble",
 		ScenarioInitializer: func(sc *godog.ScenarioContext) {
 			i := pickles
 			pickles++
 			s := Register(sc, o.Options)
-			if i != p.row {
+			if p.contents == nil && i != p.row || p.contents != nil && i != p.pickle {
 				sc.Before(func(ctx context.Context, _ *godog.Scenario) (context.Context, error) { return ctx, godog.ErrSkip })
 				return
 			}
@@ -349,13 +355,14 @@ func runOnce(ctx context.Context, o *RunOptions, p *planned, undefined *undefine
 			})
 		},
 		Options: &godog.Options{
-			Format:         runDiscard,
-			Paths:          []string{p.where()},
-			Strict:         true,
-			Output:         io.Discard,
-			NoColors:       true,
-			DefaultContext: ctx,
-			Concurrency:    1,
+			Format:          runDiscard,
+			Paths:           paths,
+			FeatureContents: contents,
+			Strict:          true,
+			Output:          io.Discard,
+			NoColors:        true,
+			DefaultContext:  ctx,
+			Concurrency:     1,
 		},
 	}
 	status := suite.Run()
