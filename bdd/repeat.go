@@ -201,7 +201,7 @@ func (rr *repeatRun) work(ctx context.Context) {
 		sent := &sentCounter{rr: rr}
 		rr.mu.Unlock()
 
-		res := runOnce(sent.trace(runCtx), rr.o, t.planned, rr.undefined)
+		res := runOnce(sent.trace(runCtx), rr.o, t.planned, n, rr.undefined)
 		res.n = n
 
 		rr.mu.Lock()
@@ -309,7 +309,7 @@ func (discard) Summary() {}
 
 // runOnce runs one scenario once, fresh, through a godog suite of its own
 // that selects it by file:line (an outline's other rows are skipped).
-func runOnce(ctx context.Context, o *RunOptions, p *planned, undefined *undefinedSteps) *runResult {
+func runOnce(ctx context.Context, o *RunOptions, p *planned, n int, undefined *undefinedSteps) *runResult {
 	res := &runResult{}
 	start := time.Now()
 	var (
@@ -333,6 +333,7 @@ func runOnce(ctx context.Context, o *RunOptions, p *planned, undefined *undefine
 				return
 			}
 			target = s
+			s.repeat, s.repeats = n, p.maxRuns
 			sc.StepContext().After(func(ctx context.Context, st *godog.Step, status godog.StepResultStatus, err error) (context.Context, error) {
 				if status == godog.StepUndefined || errors.Is(err, godog.ErrUndefined) {
 					undefined.add(st.Text)
