@@ -181,3 +181,19 @@ func TestPassKCheckAfterTooFewRuns(t *testing.T) {
 		t.Fatalf("%v %q", tr.verdict, tr.metricFailures)
 	}
 }
+
+// With a baseline, the Markdown table gives the metrics after the verdict.
+func TestPassKInMarkdownComparison(t *testing.T) {
+	t.Parallel()
+	p := &planned{path: "a.feature", name: "s", maxRuns: 10, need: 0.5, metrics: []*metricStep{{k: 3, min: 0.8}}}
+	tr := &tracked{planned: p, passes: 7, verdict: failing}
+	for i := range 10 {
+		tr.runs = append(tr.runs, &runResult{n: i + 1, passed: i < 7})
+	}
+	base := &Baseline{Version: 1, Scenarios: map[string]map[string]BaselineEntry{"a.feature": {"s": {Passes: 7, Runs: 10}}}}
+	var b strings.Builder
+	writeMarkdown(&b, &repeatRun{ts: []*tracked{tr}}, compare(base, []*tracked{tr}), "base.json")
+	if !strings.Contains(b.String(), "| FAILED; pass^3 0.292 (at least 0.8) |") {
+		t.Fatalf("markdown:\n%s", b.String())
+	}
+}

@@ -290,6 +290,9 @@ func writeMarkdown(w io.Writer, rr *repeatRun, cmp []*comparison, basePath strin
 				now, verdict := "–", ""
 				if c.t != nil {
 					now, verdict = markdownRate(c.t), c.t.outcomeText()
+					if l := c.t.metricsLine(); l != "" {
+						verdict += "; " + l
+					}
 				}
 				p := "–"
 				if c.base != nil && c.now != nil {
