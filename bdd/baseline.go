@@ -23,6 +23,10 @@ import (
 type Baseline struct {
 	Version   int                                 `json:"version"`
 	Scenarios map[string]map[string]BaselineEntry `json:"scenarios"`
+	// Samples are each scenario's runs' spend and time, keyed as
+	// Scenarios (baselinespend.go); a file without them compares pass
+	// rates only.
+	Samples map[string]map[string][]RunSample `json:"samples,omitempty"`
 }
 
 // BaselineEntry is one scenario's runs and passes.
@@ -65,6 +69,9 @@ func readBaseline(path string) (*Baseline, error) {
 			}
 		}
 	}
+	if err := checkSamples(path, &b); err != nil {
+		return nil, err
+	}
 	return &b, nil
 }
 
@@ -79,6 +86,15 @@ func baselineOf(ts []*tracked) *Baseline {
 			b.Scenarios[t.path] = map[string]BaselineEntry{}
 		}
 		b.Scenarios[t.path][t.name] = BaselineEntry{Passes: t.passes, Runs: t.done()}
+		if ss := samplesOf(t); len(ss) > 0 {
+			if b.Samples == nil {
+				b.Samples = map[string]map[string][]RunSample{}
+			}
+			if b.Samples[t.path] == nil {
+				b.Samples[t.path] = map[string][]RunSample{}
+			}
+			b.Samples[t.path][t.name] = ss
+		}
 	}
 	return b
 }
@@ -140,6 +156,9 @@ type comparison struct {
 	t          *tracked // nil when missing
 	p          float64  // of the change's test; 1 when there is none
 	change     change
+	// spend compares the runs' tokens, cost, requests and latency with
+	// the baseline's samples (baselinespend.go); nil without samples.
+	spend *spendComparison
 }
 
 // compare compares the runs with the baseline b: every scenario that ran,
@@ -170,6 +189,9 @@ func compare(b *Baseline, ts []*tracked) []*comparison {
 			} else {
 				c.p = min(p, fisherLess(c.base.Passes, c.base.Runs, c.now.Passes, c.now.Runs))
 			}
+		}
+		if ss, ok := b.Samples[t.path][t.name]; ok && t.done() > 0 {
+			c.spend = compareSpend(ss, samplesOf(t))
 		}
 		out = append(out, c)
 	}

@@ -37,14 +37,17 @@ type (
 		Suites   []*junitSuite `xml:"testsuite"`
 	}
 	junitSuite struct {
-		Name     string       `xml:"name,attr"`
-		Tests    int          `xml:"tests,attr"`
-		Failures int          `xml:"failures,attr"`
-		Errors   int          `xml:"errors,attr"`
-		Skipped  int          `xml:"skipped,attr"`
-		Time     string       `xml:"time,attr"`
-		File     string       `xml:"file,attr,omitempty"`
-		Cases    []*junitCase `xml:"testcase"`
+		Name     string `xml:"name,attr"`
+		Tests    int    `xml:"tests,attr"`
+		Failures int    `xml:"failures,attr"`
+		Errors   int    `xml:"errors,attr"`
+		Skipped  int    `xml:"skipped,attr"`
+		Time     string `xml:"time,attr"`
+		File     string `xml:"file,attr,omitempty"`
+		// Properties carry the repeated scenarios' counts and metrics,
+		// "name: pass^3" (the JUnit schema has none in a testcase).
+		Properties *junitProperties `xml:"properties,omitempty"`
+		Cases      []*junitCase     `xml:"testcase"`
 	}
 	junitCase struct {
 		Name      string          `xml:"name,attr"`
@@ -59,6 +62,13 @@ type (
 		start, end time.Time
 		passed     int // steps that passed
 		skipped    int // steps that were skipped
+	}
+	junitProperties struct {
+		Props []junitProperty `xml:"property"`
+	}
+	junitProperty struct {
+		Name  string `xml:"name,attr"`
+		Value string `xml:"value,attr"`
 	}
 	junitOutcome struct {
 		Type    string `xml:"type,attr,omitempty"`

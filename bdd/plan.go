@@ -1,11 +1,13 @@
 package bdd
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,6 +31,12 @@ type planned struct {
 	steps       []plannedStep
 	maxRuns     int
 	need        float64
+	metrics     []*metricStep // its pass^k and pass@k steps (passk.go)
+	// contents, when set, is the feature as its runs read it: its
+	// outlines' rows from @examples files; pickle is the scenario's among
+	// all of contents' pickles (examplesfile.go).
+	contents []byte
+	pickle   int
 }
 
 type plannedStep struct {
@@ -86,11 +94,16 @@ func planScenarios(features []*feature, tagExpr string, repeat int, need float64
 				idPath = filepath.ToSlash(rel)
 			}
 		}
+		lineOf := func(l int64) int64 { return l }
+		if f.x != nil {
+			doc, lineOf = f.x.doc, f.x.line
+			pl.tagged = true // runs read the expansion: a run with repeats
+		}
 		idx := indexDocument(doc)
 		pickles := gherkin.Pickles(*doc, name, (&messages.Incrementing{}).NewId)
 		rows := map[string]int{}
 		var all, inFile []*planned
-		for _, pk := range pickles {
+		for pi, pk := range pickles {
 			scID := pk.AstNodeIds[0]
 			row := rows[scID]
 			rows[scID]++
@@ -100,26 +113,42 @@ func planScenarios(features []*feature, tagExpr string, repeat int, need float64
 			}
 			p := &planned{
 				file: name, path: idPath, featureName: doc.Feature.Name, featureLine: doc.Feature.Location.Line,
-				line: sc.Location.Line, row: row, keyword: strings.TrimSpace(sc.Keyword), name: pk.Name,
+				line: lineOf(sc.Location.Line), row: row, keyword: strings.TrimSpace(sc.Keyword), name: pk.Name,
 				maxRuns: repeat, need: need,
+			}
+			if f.x != nil {
+				p.contents, p.pickle = f.x.contents, pi
+				// A row from a file is known by its number there, whatever
+				// --sample picked, when the name does not tell the rows apart.
+				if nums := f.x.rowNumbers[sc.Location.Line]; row < len(nums) && !placeholderR.MatchString(sc.Name) {
+					p.name = fmt.Sprintf("%s #%d", pk.Name, nums[row])
+				}
 			}
 			for _, st := range pk.Steps {
 				ps := plannedStep{text: st.Text}
 				if s := idx.steps[st.AstNodeIds[0]]; s != nil {
-					ps.keyword, ps.line = s.Keyword, s.Location.Line
+					ps.keyword, ps.line = s.Keyword, lineOf(s.Location.Line)
 				}
 				p.steps = append(p.steps, ps)
+				if m, ok, err := parseMetricStep(st.Text); ok {
+					if err != nil {
+						msgs = append(msgs, fmt.Sprintf("%s:%d: step %q: %v", name, ps.line, strings.TrimSpace(ps.keyword)+" "+st.Text, err))
+						continue
+					}
+					m.text, m.line = strings.TrimSpace(ps.keyword)+" "+st.Text, ps.line
+					p.metrics = append(p.metrics, m)
+				}
 			}
 			// Every scenario of the file is numbered (below), the ones
 			// --tags or :LINE leave out too, so that a scenario's name, its
 			// identity in a baseline, does not depend on which ran.
 			all = append(all, p)
-			if onlyLine >= 0 && sc.Location.Line != onlyLine || !matchTags(tagExpr, pk.Tags) {
+			if onlyLine >= 0 && lineOf(sc.Location.Line) != onlyLine || !matchTags(tagExpr, pk.Tags) {
 				continue
 			}
 			for _, t := range pk.Tags {
 				p.tags = append(p.tags, t.Name)
-				at := fmt.Sprintf("%s:%d", name, idx.tagLines[t.AstNodeId])
+				at := fmt.Sprintf("%s:%d", name, lineOf(idx.tagLines[t.AstNodeId]))
 				switch {
 				case isRepeatTag(t.Name):
 					pl.tagged = true
@@ -147,9 +176,21 @@ func planScenarios(features []*feature, tagExpr string, repeat int, need float64
 					p.need = r
 				}
 			}
+			for _, m := range p.metrics {
+				// A metric step makes a run with repeats, and asks for
+				// enough runs before any is made.
+				pl.tagged = true
+				if p.maxRuns < m.k {
+					msgs = append(msgs, fmt.Sprintf("%s:%d: step %q needs at least %d runs of the scenario, it has %d: run it with --repeat %d or tag it @repeat(%d)", name, m.line, m.text, m.k, p.maxRuns, m.k, m.k))
+				}
+			}
 			inFile = append(inFile, p)
 		}
 		numberRepeated(all)
+		if f.x != nil {
+			// The expansion runs its outlines last: report in file order.
+			slices.SortStableFunc(inFile, func(a, b *planned) int { return cmp.Compare(a.line, b.line) })
+		}
 		pl.scenarios = append(pl.scenarios, inFile...)
 	}
 	if len(msgs) > 0 {

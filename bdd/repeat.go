@@ -91,13 +91,15 @@ type stepOutcome struct {
 // tracked is a scenario as its runs go.
 type tracked struct {
 	*planned
-	early    bool
-	started  int
-	passes   int
-	runs     []*runResult // counted runs, in the order they ended
-	verdict  verdict
-	stopped  bool // decided before its last run
-	inflight map[int]context.CancelFunc
+	early   bool
+	started int
+	passes  int
+	runs    []*runResult // counted runs, in the order they ended
+	verdict verdict
+	stopped bool // decided before its last run
+	// metricFailures are why its pass^k and pass@k steps failed (passk.go).
+	metricFailures []string
+	inflight       map[int]context.CancelFunc
 }
 
 // done is how many runs count.
@@ -135,7 +137,9 @@ func runAll(ctx context.Context, o *RunOptions, pl *plan, undefined *undefinedSt
 	rr.cond = sync.NewCond(&rr.mu)
 	early := o.Baseline == "" && o.SaveBaseline == ""
 	for _, p := range pl.scenarios {
-		rr.ts = append(rr.ts, &tracked{planned: p, early: early, inflight: map[int]context.CancelFunc{}})
+		// A scenario with pass^k or pass@k steps runs all its runs: the
+		// estimates are of them all.
+		rr.ts = append(rr.ts, &tracked{planned: p, early: early && len(p.metrics) == 0, inflight: map[int]context.CancelFunc{}})
 	}
 	stop := context.AfterFunc(ctx, func() {
 		rr.mu.Lock()
@@ -197,7 +201,7 @@ func (rr *repeatRun) work(ctx context.Context) {
 		sent := &sentCounter{rr: rr}
 		rr.mu.Unlock()
 
-		res := runOnce(sent.trace(runCtx), rr.o, t.planned, rr.undefined)
+		res := runOnce(sent.trace(runCtx), rr.o, t.planned, n, rr.undefined)
 		res.n = n
 
 		rr.mu.Lock()
@@ -305,24 +309,31 @@ func (discard) Summary() {}
 
 // runOnce runs one scenario once, fresh, through a godog suite of its own
 // that selects it by file:line (an outline's other rows are skipped).
-func runOnce(ctx context.Context, o *RunOptions, p *planned, undefined *undefinedSteps) *runResult {
+func runOnce(ctx context.Context, o *RunOptions, p *planned, n int, undefined *undefinedSteps) *runResult {
 	res := &runResult{}
 	start := time.Now()
 	var (
 		pickles int
 		target  *Scenario
 	)
+	// A feature whose outline's rows come from a file runs from its
+	// expansion, all of whose pickles are counted (examplesfile.go).
+	paths, contents := []string{p.where()}, []godog.Feature(nil)
+	if p.contents != nil {
+		paths, contents = nil, []godog.Feature{{Name: p.file, Contents: p.contents}}
+	}
 	suite := godog.TestSuite{
 		Name: "ensemble",
 		ScenarioInitializer: func(sc *godog.ScenarioContext) {
 			i := pickles
 			pickles++
 			s := Register(sc, o.Options)
-			if i != p.row {
+			if p.contents == nil && i != p.row || p.contents != nil && i != p.pickle {
 				sc.Before(func(ctx context.Context, _ *godog.Scenario) (context.Context, error) { return ctx, godog.ErrSkip })
 				return
 			}
 			target = s
+			s.repeat, s.repeats = n, p.maxRuns
 			sc.StepContext().After(func(ctx context.Context, st *godog.Step, status godog.StepResultStatus, err error) (context.Context, error) {
 				if status == godog.StepUndefined || errors.Is(err, godog.ErrUndefined) {
 					undefined.add(st.Text)
@@ -345,13 +356,14 @@ func runOnce(ctx context.Context, o *RunOptions, p *planned, undefined *undefine
 			})
 		},
 		Options: &godog.Options{
-			Format:         runDiscard,
-			Paths:          []string{p.where()},
-			Strict:         true,
-			Output:         io.Discard,
-			NoColors:       true,
-			DefaultContext: ctx,
-			Concurrency:    1,
+			Format:          runDiscard,
+			Paths:           paths,
+			FeatureContents: contents,
+			Strict:          true,
+			Output:          io.Discard,
+			NoColors:        true,
+			DefaultContext:  ctx,
+			Concurrency:     1,
 		},
 	}
 	status := suite.Run()

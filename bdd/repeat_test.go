@@ -611,17 +611,19 @@ func TestRecordMissingMakesARecording(t *testing.T) {
 	live := liveOptions(m, true)
 	live.RecordMissing = true
 	o = runRepeats(t, RunOptions{Options: live, Paths: []string{dir}, Repeats: Repeats{Repeat: 3, Concurrency: 3}})
-	if o.code != ExitPassed || m.requests.Load() != 2 || !strings.Contains(o.out, "3/3 passed") {
-		t.Fatalf("recording: exit %d, %d requests (want the first run's 2):\n%s", o.code, m.requests.Load(), o.out)
+	// One recording per run (recording_repeat_test.go): 3 runs of 2
+	// requests each.
+	if o.code != ExitPassed || m.requests.Load() != 6 || !strings.Contains(o.out, "3/3 passed") {
+		t.Fatalf("recording: exit %d, %d requests (want 3 runs of 2):\n%s", o.code, m.requests.Load(), o.out)
 	}
 	for _, agent := range []string{"draft", "answer"} {
-		if _, err := os.Stat(filepath.Join(dir, "rec", agent+".yaml")); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, "rec", "run-1", agent+".yaml")); err != nil {
 			t.Fatalf("the recording lacks %s: %v", agent, err)
 		}
 	}
 
 	o = runRepeats(t, RunOptions{Options: liveOptions(m, false), Paths: []string{dir}})
-	if o.code != ExitPassed || m.requests.Load() != 2 {
+	if o.code != ExitPassed || m.requests.Load() != 6 {
 		t.Fatalf("replaying: exit %d, %d requests:\n%s", o.code, m.requests.Load(), o.out)
 	}
 }

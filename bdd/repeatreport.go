@@ -63,6 +63,7 @@ func runRepeated(ctx context.Context, o *RunOptions, pl *plan, out, stderr io.Wr
 	start := time.Now()
 	rr := runAll(ctx, o, pl, undefined)
 	elapsed := time.Since(start)
+	checkMetrics(rr.ts)
 
 	var cmp []*comparison
 	if base != nil {
@@ -99,7 +100,7 @@ func runRepeated(ctx context.Context, o *RunOptions, pl *plan, out, stderr io.Wr
 		}
 	}
 	for _, c := range cmp {
-		if c.change == regression {
+		if c.change == regression || c.spend.regressed() {
 			code = ExitFailed
 		}
 	}
@@ -168,6 +169,12 @@ func writeRepeatText(w io.Writer, rr *repeatRun, cmp []*comparison, basePath str
 	for _, t := range rr.ts {
 		fmt.Fprintf(w, "%s: %s %s\n", t.where(), t.keyword, t.name)
 		fmt.Fprintf(w, "  %s: %s\n", t.counts(), t.outcomeText())
+		if l := t.metricsLine(); l != "" {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
+		for _, f := range t.metricFailures {
+			fmt.Fprintf(w, "  %s\n", f)
+		}
 		if r := t.firstFailure(); r != nil {
 			fmt.Fprintf(w, "  run %d failed: %s\n", r.n, indentRest(r.failure, "    "))
 		}
@@ -239,25 +246,39 @@ func writeComparisonText(w io.Writer, cmp []*comparison, basePath string) {
 		}
 	}
 	fmt.Fprintf(w, "  %s\n", changeSummary(counts))
+	writeSpendText(w, cmp)
 }
 
 // writeMarkdown writes the scenarios' pass rates as a Markdown table, fit
 // for a pull-request comment: with a baseline, each beside its baseline's,
 // regressions first.
 func writeMarkdown(w io.Writer, rr *repeatRun, cmp []*comparison, basePath string) {
+	metrics := false
+	for _, t := range rr.ts {
+		metrics = metrics || len(t.metrics) > 0
+	}
 	if cmp == nil {
-		fmt.Fprintln(w, "| Scenario | Passed | Needs | Verdict |")
-		fmt.Fprintln(w, "|---|---|---|---|")
+		if metrics {
+			fmt.Fprintln(w, "| Scenario | Passed | Needs | pass^k, pass@k | Verdict |")
+			fmt.Fprintln(w, "|---|---|---|---|---|")
+		} else {
+			fmt.Fprintln(w, "| Scenario | Passed | Needs | Verdict |")
+			fmt.Fprintln(w, "|---|---|---|---|")
+		}
 		for _, t := range rr.ts {
-			fmt.Fprintf(w, "| %s %s | %s | %s | %s |\n", mdCode(t.path), mdText(t.name), markdownRate(t), needPercent(t.need), mdText(t.outcomeText()))
+			m := ""
+			if metrics {
+				m = " " + mdText(t.metricsLine()) + " |"
+			}
+			fmt.Fprintf(w, "| %s %s | %s | %s |%s %s |\n", mdCode(t.path), mdText(t.name), markdownRate(t), needPercent(t.need), m, mdText(t.outcomeText()))
 		}
 	} else {
 		counts := map[change]int{}
 		for _, c := range cmp {
 			counts[c.change]++
 		}
-		fmt.Fprintf(w, "**%s**, %s, compared with %s\n\n", plural(counts[regression], "regression"),
-			strings.TrimPrefix(changeSummary(counts), plural(counts[regression], "regression")+", "), mdCode(filepath.ToSlash(basePath)))
+		fmt.Fprintf(w, "**%s**, %s, compared with %s%s\n\n", plural(counts[regression], "regression"),
+			strings.TrimPrefix(changeSummary(counts), plural(counts[regression], "regression")+", "), mdCode(filepath.ToSlash(basePath)), spendHeadline(cmp))
 		fmt.Fprintln(w, "| | Scenario | Baseline | Now | p | Verdict |")
 		fmt.Fprintln(w, "|---|---|---|---|---|---|")
 		order := []change{regression, improvement, added, missing, notRun, unchanged}
@@ -269,6 +290,9 @@ func writeMarkdown(w io.Writer, rr *repeatRun, cmp []*comparison, basePath strin
 				now, verdict := "–", ""
 				if c.t != nil {
 					now, verdict = markdownRate(c.t), c.t.outcomeText()
+					if l := c.t.metricsLine(); l != "" {
+						verdict += "; " + l
+					}
 				}
 				p := "–"
 				if c.base != nil && c.now != nil {
@@ -277,6 +301,7 @@ func writeMarkdown(w io.Writer, rr *repeatRun, cmp []*comparison, basePath strin
 				fmt.Fprintf(w, "| %s | %s %s | %s | %s | %s | %s |\n", changeMark[ch], mdCode(c.path), mdText(c.name), c.base.rate(), now, p, mdText(verdict))
 			}
 		}
+		writeSpendMarkdown(w, cmp)
 	}
 	var runs, saved int
 	for _, t := range rr.ts {
@@ -407,9 +432,21 @@ func writeRepeatJUnit(w io.Writer, rr *repeatRun, elapsed time.Duration) {
 			d += r.duration
 		}
 		c := &junitCase{Name: t.name, Classname: s.Name, Time: seconds(d), SystemOut: t.counts() + ": " + t.outcomeText()}
+		if ps := t.junitProperties(); len(ps) > 0 {
+			if s.Properties == nil {
+				s.Properties = &junitProperties{}
+			}
+			s.Properties.Props = append(s.Properties.Props, ps...)
+		}
+		if l := t.metricsLine(); l != "" {
+			c.SystemOut += "\n" + l
+		}
 		switch t.verdict {
 		case failing:
 			msg := t.counts()
+			for _, f := range t.metricFailures {
+				msg += "; " + f
+			}
 			if r := t.firstFailure(); r != nil {
 				msg += "; run " + strconv.Itoa(r.n) + ": " + r.failure
 			}
@@ -457,18 +494,26 @@ type (
 		Elements    []*cukeElement `json:"elements"`
 	}
 	cukeElement struct {
-		ID          string     `json:"id"`
-		Keyword     string     `json:"keyword"`
-		Name        string     `json:"name"`
-		Description string     `json:"description"`
-		Line        int64      `json:"line"`
-		Type        string     `json:"type"`
-		Tags        []cukeTag  `json:"tags,omitempty"`
-		Steps       []cukeStep `json:"steps"`
-		Passes      int        `json:"passes"`
-		Runs        int        `json:"runs"`
-		MaxRuns     int        `json:"max_runs"`
-		PassRate    float64    `json:"pass_rate_needed"`
+		ID          string       `json:"id"`
+		Keyword     string       `json:"keyword"`
+		Name        string       `json:"name"`
+		Description string       `json:"description"`
+		Line        int64        `json:"line"`
+		Type        string       `json:"type"`
+		Tags        []cukeTag    `json:"tags,omitempty"`
+		Steps       []cukeStep   `json:"steps"`
+		Passes      int          `json:"passes"`
+		Runs        int          `json:"runs"`
+		MaxRuns     int          `json:"max_runs"`
+		PassRate    float64      `json:"pass_rate_needed"`
+		Metrics     []cukeMetric `json:"metrics,omitempty"`
+	}
+	cukeMetric struct {
+		Name  string   `json:"name"`
+		K     int      `json:"k"`
+		Value *float64 `json:"value"` // null with fewer runs than k
+		Min   float64  `json:"at_least"`
+		Line  int64    `json:"line"`
 	}
 	cukeTag struct {
 		Name string `json:"name"`
@@ -500,6 +545,13 @@ func writeRepeatCucumber(w io.Writer, rr *repeatRun) {
 		}
 		e := &cukeElement{ID: f.ID + ";" + slug(t.name), Keyword: t.keyword, Name: t.name, Line: t.line, Type: "scenario",
 			Description: t.counts() + ": " + t.outcomeText(), Passes: t.passes, Runs: t.done(), MaxRuns: t.maxRuns, PassRate: t.need}
+		for _, m := range t.metrics {
+			cm := cukeMetric{Name: m.name(), K: m.k, Min: m.min, Line: m.line}
+			if v := m.value(t.done(), t.passes); v == v {
+				cm.Value = &v
+			}
+			e.Metrics = append(e.Metrics, cm)
+		}
 		for _, tag := range t.tags {
 			e.Tags = append(e.Tags, cukeTag{Name: tag, Line: t.line - 1})
 		}

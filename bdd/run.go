@@ -61,6 +61,11 @@ type RunOptions struct {
 	NoColors bool
 	// Context is the parent of every scenario's run; nil means Background.
 	Context context.Context
+	// Sample, when > 0, runs that many rows, picked by Seed, of each
+	// outline whose rows come from a file (@examples(file=…),
+	// examplesfile.go); 0 runs them all.
+	Sample int
+	Seed   uint64
 	// Repeats run each scenario several times, and judge its pass rate
 	// (repeat.go). Without them, and without @repeat or @pass-rate tags,
 	// every scenario runs once, one at a time.
@@ -126,6 +131,18 @@ func run(o RunOptions) (int, error) {
 	repeat, need := max(o.Repeat, 1), 1.0
 	if o.PassRate != nil {
 		need = *o.PassRate
+	}
+	if o.Sample < 0 {
+		return ExitUsage, usagef("--sample must be at least 1, got %d", o.Sample)
+	}
+	var xmsgs []string
+	for _, f := range parsed {
+		x, msgs := expandExamples(f, o.Sample, o.Seed)
+		f.x = x
+		xmsgs = append(xmsgs, msgs...)
+	}
+	if len(xmsgs) > 0 {
+		return ExitUsage, usagef("%s", strings.Join(xmsgs, "\n"))
 	}
 	pl, err := planScenarios(parsed, o.Tags, repeat, need)
 	if err != nil {
@@ -377,6 +394,7 @@ type feature struct {
 	arg  string // as given: the file, or file:LINE
 	name string // the file
 	doc  *messages.GherkinDocument
+	x    *expansion // its outlines' rows from @examples files (examplesfile.go)
 }
 
 // checkSyntax parses every file, so that a Gherkin syntax error is reported

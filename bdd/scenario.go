@@ -106,6 +106,9 @@ type Scenario struct {
 	responses *runners.Responses
 	respFile  string // the last responses file given: its LLM agents run offline
 	recording string // the recording folder given (recording.go): its LLM agents replay
+	// repeat is the run's number among its scenario's runs, from 1, and
+	// repeats their most, in a run with repeats; 0 otherwise (recording.go).
+	repeat, repeats int
 	// cassettes are the recordings its runs opened (sent.go counts their
 	// replays).
 	cassettes []*cassette.Cassette

@@ -133,6 +133,11 @@ var stepDefs = []stepDef{
 		`^agent "([^"]*)" ran (\d+) times?$`, func(s *Scenario) any { return s.thenRanTimes }},
 	{StepDoc{"Then", `Then agent "llm_analyzer" ran at least 2 times`, "At least that many executions."},
 		`^agent "([^"]*)" ran at least (\d+) times?$`, func(s *Scenario) any { return s.thenRanAtLeast }},
+	// --- Then: over the runs of a repeated scenario (passk.go) ---
+	{StepDoc{"Then", "Then pass^3 is at least 0.8", "Checked once the scenario's runs (--repeat, @repeat) ended, not in each run: the unbiased estimate of the chance that 3 runs all pass, C(c, 3)/C(n, 3) for c passes of n runs, is at least the bound. The scenario needs at least 3 runs, and runs them all (no early stop)."},
+		`^pass\^(\d+) is at least (\S+)$`, func(s *Scenario) any { return s.thenPassMetric }},
+	{StepDoc{"Then", "Then pass@3 is at least 0.9", "As above, for the chance that at least one of 3 runs passes: 1 - C(n-c, 3)/C(n, 3)."},
+		`^pass@(\d+) is at least (\S+)$`, func(s *Scenario) any { return s.thenPassMetric }},
 	{StepDoc{"Then", `Then agent "llm_analyzer" ran at most 3 times`, "At most that many executions."},
 		`^agent "([^"]*)" ran at most (\d+) times?$`, func(s *Scenario) any { return s.thenRanAtMost }},
 	{StepDoc{"Then", `Then agent "final_synthesis" did not run`, "No execution."},
@@ -634,6 +639,11 @@ func (s *Scenario) thenRanTimes(name string, want int) error {
 	}
 	return nil
 }
+
+// thenPassMetric is the step of pass^k and pass@k in a run: a no-op, as
+// the metric is of all the scenario's runs, which the run with repeats
+// checks once they ended (checkMetrics).
+func (s *Scenario) thenPassMetric(int, string) error { return nil }
 
 func (s *Scenario) thenRanAtLeast(name string, want int) error {
 	got, err := s.executions(name)

@@ -29,6 +29,9 @@ type testFlags struct {
 	baseline, saveBase  string
 	maxRequests         int
 	maxCost             float64
+	// rows of outlines from files (@examples(file=…))
+	sample int
+	seed   uint64
 }
 
 func newTestCmd(io *stdio) *cobra.Command {
@@ -80,6 +83,8 @@ than there are runs to make.`,
 	fl.StringVar(&f.baseline, "baseline", "", "compare the pass rates with the baseline `FILE`: a significant fall is a regression, exit 1; every scenario runs its full --repeat")
 	fl.IntVar(&f.maxRequests, "max-requests", 0, "stop starting runs once the test run sent `N` model requests, answered or not (exit 6)")
 	fl.Float64Var(&f.maxCost, "max-cost", 0, "stop starting runs once the test run spent `COST`, in the unit of the profiles' pricing (exit 6)")
+	fl.IntVar(&f.sample, "sample", 0, "run `N` rows, picked at random by --seed, of each outline whose rows come from a file (@examples(file=…)); 0: all")
+	fl.Uint64Var(&f.seed, "seed", 1, "the `SEED` of --sample's pick: the same seed picks the same rows")
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error { return checkTestFlags(cmd, &f) }
 	cmd.AddCommand(newTestCaptureCmd(io))
 	return cmd
@@ -96,6 +101,9 @@ func checkTestFlags(cmd *cobra.Command, f *testFlags) error {
 		if n < 1 {
 			return usageErr("--%s must be at least 1, got %d", name, n)
 		}
+	}
+	if fl.Changed("sample") && f.sample < 1 {
+		return usageErr("--sample must be at least 1, got %d", f.sample)
 	}
 	if !(f.passRate >= 0 && f.passRate <= 1) {
 		return usageErr("--pass-rate must be a share from 0 to 1 (0.8 for 80%%), got %g", f.passRate)
@@ -161,6 +169,8 @@ func runTests(cmd *cobra.Command, io *stdio, paths []string, f *testFlags) error
 		NoColors: noColor,
 		Context:  cmd.Context(),
 		Repeats:  f.repeats(cmd),
+		Sample:   f.sample,
+		Seed:     f.seed,
 	})
 	var ue *bdd.UsageError
 	switch {
