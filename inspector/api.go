@@ -12,6 +12,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/internal/llmtrace"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
@@ -614,6 +615,10 @@ type Execution struct {
 	Slim bool `json:"slim,omitempty"`
 	// Parent is the execution of the run's agent that ran the child.
 	Parent *ExecutionRef `json:"parent,omitempty"`
+	// Requests are an LLM execution's model requests, each with the whole
+	// message list it sent, rebuilt from the record's model_requests and
+	// the memories it refers to (docs/llm.md#what-is-recorded).
+	Requests []llmtrace.Sent `json:"requests,omitempty"`
 	// ChildBefore counts, by agent name, the records of the child ensemble
 	// this execution ran (if it ran one) in the executions of Path before it
 	// in the turn: the number of an execution of PATH/AGENT in this one is
@@ -664,15 +669,17 @@ func (s *Server) apiExecution(w http.ResponseWriter, r *http.Request) {
 	}
 	rec, err := d.db.Execution(info, agentName, n, turn)
 	var mem json.RawMessage
+	var sent []llmtrace.Sent
 	if err == nil {
 		mem, _ = d.db.MemoryAt(info, rec.TurnNumber, agentName)
+		sent = requestsSent(d.db, info, rec, mem)
 	}
 	d.mu.Unlock()
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	ex := &Execution{Record: rec}
+	ex := &Execution{Record: rec, Requests: sent}
 	if len(mem) > 0 {
 		ex.Memory = &mem
 	}
@@ -828,4 +835,24 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// requestsSent rebuilds the model requests of an LLM execution rec: the
+// memory it sent is the one its reference names (read from the turn of
+// the execution that left it: one row), the messages it added are in the
+// memory it left (after).
+func requestsSent(db *store.DB, info *store.RunInfo, rec *state.Record, after json.RawMessage) []llmtrace.Sent {
+	var tr llmtrace.Trace
+	if ok, err := rec.Details.Decode(llmtrace.Detail, &tr); !ok || err != nil || len(tr.Requests) == 0 {
+		return nil
+	}
+	var memSent []json.RawMessage
+	n := 0
+	if m := tr.Memory; m != nil {
+		n = m.Messages
+		if prev, err := db.MemoryAt(info, m.Turn, rec.AgentName); err == nil {
+			memSent = llmtrace.Messages(prev)
+		}
+	}
+	return llmtrace.Rebuild(&tr, llmtrace.Conversation(memSent, llmtrace.Messages(after), n))
 }
