@@ -12,8 +12,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/inspector"
+	"github.com/ensemble-run/ensemble/internal/browsertest"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -168,5 +171,35 @@ func TestExecutionRequests(t *testing.T) {
 	}
 	if len(bodies[1]) != 4 { // system, the first user message and reply, the new user message
 		t.Errorf("the second request sent %d messages", len(bodies[1]))
+	}
+}
+
+// TestBrowserConversation: the second execution of an LLM agent shows its
+// request as a conversation: the system prompt, the memory and the new
+// message by role, text with its line breaks, the raw JSON folded.
+func TestBrowserConversation(t *testing.T) {
+	t.Parallel()
+	b := browsertest.Shared(t)
+	needPython(t)
+	db := filepath.Join(t.TempDir(), "runs.db")
+	id, _ := saveTracedRun(t, db)
+	url := serve(t, db)
+	ctx := b.Tab(t)
+	do(t, ctx, "the run", chromedp.Navigate(url+"#/run/0/"+id), chromedp.WaitVisible(css(`[data-turn="4"]`)),
+		chromedp.Click(css(`[data-execution="writer#2"]`)))
+	conv := `#execution [data-field="conversation"] [data-request="1"]`
+	do(t, ctx, "the conversation", chromedp.WaitVisible(css(conv)))
+	roles, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('`+conv+` > [data-role]')].map((m) => m.dataset.role)`))
+	if err != nil || strings.Join(roles, ",") != "system,user,assistant,user" {
+		t.Errorf("roles %v (%v), want system, user, assistant, user", roles, err)
+	}
+	if s := text(t, ctx, conv+` [data-role="system"] .msg-text`); s != "Be brief." {
+		t.Errorf("system %q", s)
+	}
+	if s := text(t, ctx, conv+` > [data-role="assistant"] .msg-text`); s != "draft one\nsecond line" {
+		t.Errorf("the memory's reply %q, want its line break kept", s)
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('`+conv+` details[data-raw="1"]:not([open])').length`)); err != nil || n != 1 {
+		t.Errorf("raw JSON folded: %d (%v)", n, err)
 	}
 }
