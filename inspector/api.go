@@ -740,7 +740,8 @@ func (s *Server) childExecution(i int, d *database, info *store.RunInfo, path st
 			break
 		}
 	}
-	ex := &Execution{Record: rec, Path: path, Turn: turn, Count: len(found), Slim: slim, Parent: parent}
+	ex := &Execution{Record: rec, Path: path, Turn: turn, Count: len(found), Slim: slim, Parent: parent,
+		Requests: requestsSent(nil, info, rec, nil)}
 	if rec.Child() != nil {
 		for _, r := range found[:n-1] {
 			c := r.Child()
@@ -850,9 +851,16 @@ func requestsSent(db *store.DB, info *store.RunInfo, rec *state.Record, after js
 	n := 0
 	if m := tr.Memory; m != nil {
 		n = m.Messages
-		if prev, err := db.MemoryAt(info, m.Turn, rec.AgentName); err == nil {
-			memSent = llmtrace.Messages(prev)
+		if db != nil {
+			if prev, err := db.MemoryAt(info, m.Turn, rec.AgentName); err == nil {
+				memSent = llmtrace.Messages(prev)
+			}
 		}
 	}
-	return llmtrace.Rebuild(&tr, llmtrace.Conversation(memSent, llmtrace.Messages(after), n))
+	if msgs := llmtrace.Messages(after); len(msgs) > 0 {
+		return llmtrace.Rebuild(&tr, llmtrace.Conversation(memSent, msgs, n))
+	}
+	// No memory after it at hand (an agent of a child ensemble): the
+	// messages it added are in its record.
+	return llmtrace.Rebuild(&tr, llmtrace.WithAdded(memSent, n, rec.InputData))
 }

@@ -140,8 +140,12 @@ func Rebuild(t *Trace, conv []json.RawMessage) []Sent {
 			if to < rg[1] {
 				s.Incomplete = true
 			}
-			if from < to {
-				s.Messages = append(s.Messages, conv[from:to]...)
+			for _, m := range conv[from:max(from, to)] {
+				if m == nil {
+					s.Incomplete = true
+					continue
+				}
+				s.Messages = append(s.Messages, m)
 			}
 		}
 		if r.Reply > 0 && r.Reply <= len(conv) {
@@ -162,6 +166,30 @@ func Conversation(memSent, after []json.RawMessage, n int) []json.RawMessage {
 		conv = append(conv, after[n:]...)
 	}
 	return conv
+}
+
+// WithAdded is the conversation of an execution rebuilt from the memory
+// it was sent (its first n messages; missing ones are nil) and the
+// messages it added (its record's input_data, less the system prompt of a
+// first execution), for an execution whose memory after is not at hand.
+func WithAdded(memSent []json.RawMessage, n int, inputData any) []json.RawMessage {
+	conv := make([]json.RawMessage, n)
+	copy(conv, memSent)
+	b, err := json.Marshal(inputData)
+	if err != nil {
+		return conv
+	}
+	var added []json.RawMessage
+	if json.Unmarshal(b, &added) != nil {
+		return conv
+	}
+	if len(added) > 0 {
+		var first struct{ Role string }
+		if json.Unmarshal(added[0], &first) == nil && first.Role == "system" {
+			added = added[1:]
+		}
+	}
+	return append(conv, added...)
 }
 
 // Messages are the messages of a stored memory ({"version":1,"messages":[...]}).

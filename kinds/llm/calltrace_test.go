@@ -24,16 +24,21 @@ func TestTraceIsWhatWasSent(t *testing.T) {
 		profile func(url string) ensemble.ModelProfile
 		replies []string
 		flatten func(t *testing.T, body map[string]any) []string
+		window  *ensemble.ContextWindow
 	}{
 		{"openai", openaiProfile,
-			[]string{oaText("first answer"), oaCalls(call{"c1", "echo", `{"region":"EMEA"}`}), oaText("second\nanswer")}, flattenOpenAI},
+			[]string{oaText("first answer"), oaCalls(call{"c1", "echo", `{"region":"EMEA"}`}), oaText("second\nanswer")}, flattenOpenAI, nil},
+		// A window that leaves the memory's first exchange out.
+		{"openai window", openaiProfile,
+			[]string{oaText("first answer"), oaCalls(call{"c1", "echo", `{"region":"EMEA"}`}), oaText("second\nanswer")}, flattenOpenAI,
+			&ensemble.ContextWindow{Strategy: StrategyRecentTurns, RecentTurns: 1}},
 		{"ollama", func(url string) ensemble.ModelProfile {
 			return ensemble.ModelProfile{Provider: "ollama", Model: "llama3.2", BaseURL: url + "/v1"}
-		}, []string{oaText("first answer"), oaCalls(call{"c1", "echo", `{"region":"EMEA"}`}), oaText("second\nanswer")}, flattenOpenAI},
+		}, []string{oaText("first answer"), oaCalls(call{"c1", "echo", `{"region":"EMEA"}`}), oaText("second\nanswer")}, flattenOpenAI, nil},
 		{"anthropic", anthropicProfile,
 			[]string{anReply("end_turn", 10, 5, anText("first answer")),
 				anReply("tool_use", 20, 7, anToolUse("c1", "echo", map[string]any{"region": "EMEA"})),
-				anReply("end_turn", 30, 9, anText("second\nanswer"))}, flattenAnthropic},
+				anReply("end_turn", 30, 9, anText("second\nanswer"))}, flattenAnthropic, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -42,6 +47,7 @@ func TestTraceIsWhatWasSent(t *testing.T) {
 			p := tc.profile(srv.URL)
 			p.Temperature = &temp
 			p.Options = map[string]any{"top_p": 0.5}
+			p.ContextWindow = tc.window
 			e, a := newEnsemble(t, p, ensemble.Agent{Spec: &Spec{Prompt: "Be brief."}}, echoTool)
 			r := newTestRunner(Options{})
 			req1 := request(e, a, "the input")
@@ -72,6 +78,9 @@ func TestTraceIsWhatWasSent(t *testing.T) {
 			}
 			if len(sent2) != 2 {
 				t.Fatalf("second execution: %d requests", len(sent2))
+			}
+			if tc.window != nil && (len(sent2[0].Sent) != 1 || sent2[0].Sent[0] != [2]int{2, 3}) {
+				t.Errorf("the window's request sent %v, want the new message only", sent2[0].Sent)
 			}
 			all := append(sent1, sent2...)
 			for i, s := range all {
