@@ -224,3 +224,24 @@ func flattenAnthropic(t *testing.T, body map[string]any) []string {
 	}
 	return out
 }
+
+// TestTraceResponseFormat: the output schema a request asked for is
+// recorded as the server got it (OpenAI's response_format json_schema).
+func TestTraceResponseFormat(t *testing.T) {
+	t.Parallel()
+	srv := newFakeServer(t, scripted(oaText(`{"approved":true}`)))
+	e, a := newEnsemble(t, openaiProfile(srv.URL), schemaAgent(t, approvalDoc(), 0))
+	res := newTestRunner(Options{}).Run(context.Background(), request(e, a, "go"))
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	var tr llmtrace.Trace
+	if ok, err := res.Details.Decode(llmtrace.Detail, &tr); !ok || err != nil {
+		t.Fatalf("no trace (%v)", err)
+	}
+	js, _ := srv.requests()[0].Body["response_format"].(map[string]any)["json_schema"].(map[string]any)
+	rf := tr.ResponseFormat
+	if rf == nil || js == nil || rf.Name != js["name"] || toJSON(rf.Schema) != toJSON(js["schema"]) || rf.Strict != js["strict"] {
+		t.Errorf("recorded %+v, sent %v", rf, js)
+	}
+}
