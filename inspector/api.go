@@ -858,9 +858,14 @@ func requestsSent(db *store.DB, info *store.RunInfo, rec *state.Record, after js
 		}
 	}
 	if msgs := llmtrace.Messages(after); len(msgs) > 0 {
-		return llmtrace.Rebuild(&tr, llmtrace.Conversation(memSent, msgs, n))
+		return llmtrace.RebuildCapped(&tr, llmtrace.Conversation(memSent, msgs, n), maxRequestsBytes)
 	}
 	// No memory after it at hand (an agent of a child ensemble): the
 	// messages it added are in its record.
-	return llmtrace.Rebuild(&tr, llmtrace.WithAdded(memSent, n, rec.InputData))
+	return llmtrace.RebuildCapped(&tr, llmtrace.WithAdded(memSent, n, rec.InputData), maxRequestsBytes)
 }
+
+// maxRequestsBytes bounds the message lists of one execution's requests
+// in a reply: each request repeats the conversation so far, and a long
+// memory sent by a long tool loop would make the reply its square.
+const maxRequestsBytes = 32 << 20

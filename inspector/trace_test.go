@@ -240,6 +240,16 @@ func TestBrowserConversation(t *testing.T) {
 	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('`+conv+` details[data-raw="1"]:not([open])').length`)); err != nil || n != 1 {
 		t.Errorf("raw JSON folded: %d (%v)", n, err)
 	}
+	// The first execution's second request: what the first sent is folded,
+	// the call and its result follow.
+	second := `#execution [data-field="conversation"] [data-request="2"]`
+	do(t, ctx, "the first execution", chromedp.Click(css(`[data-execution="writer#1"]`)), chromedp.WaitVisible(css(second)))
+	roles, err = chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('`+second+` > [data-role]')].map((m) => m.dataset.role)`))
+	if err != nil || strings.Join(roles, ",") != "assistant,tool" {
+		t.Errorf("the second request shows %v (%v), want the call and its result", roles, err)
+	}
+	do(t, ctx, "the earlier messages", chromedp.Click(css(second+` details[data-earlier="2"] summary`)),
+		chromedp.WaitVisible(css(second+` details[data-earlier="2"] [data-role="system"]`)))
 }
 
 // TestPageKnowsTheRecordKeys: the execution panel lists every key of a

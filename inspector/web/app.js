@@ -616,6 +616,19 @@
       if (x.options) p.options = x.options;
       return Object.entries(p).map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`).join(" · ");
     };
+    // A request after the first repeats what the one before it sent: that
+    // part is folded, and built only when opened.
+    const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+    const shown = (x, i) => {
+      const msgs = x.messages || [];
+      const prev = i > 0 ? reqs[i - 1].messages || [] : [];
+      let k = 0;
+      while (i > 0 && k < msgs.length && k < prev.length && same(msgs[k], prev[k])) k++;
+      if (k < 2) return msgs.map(message);
+      const fold = el("details", { "data-earlier": k }, el("summary", { text: `${k} messages, as request ${i} sent them` }));
+      fold.addEventListener("toggle", () => { if (fold.open && fold.children.length === 1) fold.append(...msgs.slice(0, k).map(message)); });
+      return [fold, ...msgs.slice(k).map(message)];
+    };
     const blocks = reqs.map((x, i) => {
       let reply = null;
       if (x.reply) reply = message(x.reply);
@@ -624,8 +637,9 @@
         el("p", { class: "muted", "data-field": "params", text: params(x) }),
         el("p", { class: "muted", "data-field": "request-usage", text: (x.usage ? `${x.usage.input_tokens} in, ${x.usage.output_tokens} out` + (x.usage.cost ? `, $${x.usage.cost.toFixed(4)}` : "") : "no usage") + (x.stop_reason ? ` · ${x.stop_reason}` : "") }),
         x.error ? el("p", { class: "error", text: x.error }) : null,
-        x.incomplete ? el("p", { class: "muted", text: "Part of the memory sent is no longer stored." }) : null,
-        (x.messages || []).map(message),
+        x.incomplete ? el("p", { class: "muted", text: "Part of the memory sent is not at hand (an agent of a child ensemble's memory is not kept)." }) : null,
+        x.cut ? el("p", { class: "muted", "data-field": "cut", text: "The messages of this request are left out: the requests before it are as large as the page shows (the raw record has their ranges)." }) : null,
+        shown(x, i),
         reply ? el("div", { class: "reply" }, el("div", { class: "muted", text: "reply" }), reply) : null,
         el("details", { "data-raw": i + 1 }, el("summary", { text: "raw JSON" }), el("pre", { text: pretty(x) })));
     });

@@ -119,6 +119,28 @@ type Sent struct {
 	// Incomplete is set when the conversation rebuilt is shorter than the
 	// ranges sent (a memory no longer stored).
 	Incomplete bool `json:"incomplete,omitempty"`
+	// Cut is set when the messages were left out: the requests before it
+	// took up the size RebuildCapped allows.
+	Cut bool `json:"cut,omitempty"`
+}
+
+// RebuildCapped is Rebuild, with the requests whose messages would take
+// the message lists past limit bytes left without them (Cut).
+func RebuildCapped(t *Trace, conv []json.RawMessage, limit int) []Sent {
+	out := Rebuild(t, conv)
+	total := 0
+	for i := range out {
+		n := 0
+		for _, m := range out[i].Messages {
+			n += len(m) + 1
+		}
+		if total+n > limit {
+			out[i].Messages, out[i].Cut = nil, true
+			continue
+		}
+		total += n
+	}
+	return out
 }
 
 // Rebuild is each request of t with the messages it sent, from conv: the

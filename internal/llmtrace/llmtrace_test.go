@@ -69,3 +69,16 @@ func TestBound(t *testing.T) {
 		t.Errorf("a small trace was cut: %+v", small)
 	}
 }
+
+func TestRebuildCapped(t *testing.T) {
+	t.Parallel()
+	conv := []json.RawMessage{msg("user", strings.Repeat("x", 100)), msg("assistant", "a"), msg("user", "u")}
+	tr := &Trace{Requests: []Request{{Sent: [][2]int{{0, 1}}}, {Sent: [][2]int{{0, 3}}}}}
+	out := RebuildCapped(tr, conv, 200)
+	if out[0].Cut || len(out[0].Messages) != 1 || !out[1].Cut || out[1].Messages != nil {
+		t.Errorf("capped: %+v", out)
+	}
+	if out := RebuildCapped(tr, conv, 1000); out[1].Cut || len(out[1].Messages) != 3 {
+		t.Errorf("under the cap: %+v", out)
+	}
+}
