@@ -8,6 +8,7 @@ package llmtrace
 import (
 	"encoding/json"
 	"slices"
+	"unicode/utf8"
 )
 
 // Detail is the key of the record detail that holds a Trace.
@@ -101,7 +102,11 @@ func (t *Trace) Bound() {
 		t.ResponseFormat.Schema = nil
 	}
 	if size(t) > MaxBytes && len(t.System) > MaxBytes/2 {
-		t.System = t.System[:MaxBytes/2]
+		n := MaxBytes / 2
+		for n > 0 && !utf8.RuneStart(t.System[n]) {
+			n--
+		}
+		t.System = t.System[:n]
 	}
 }
 

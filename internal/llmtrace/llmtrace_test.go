@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func msg(role, content string) json.RawMessage {
@@ -62,6 +63,11 @@ func TestBound(t *testing.T) {
 	b, _ := json.Marshal(tr)
 	if len(b) > MaxBytes || !tr.Truncated || tr.Tools[0].Name != "t" || tr.Tools[0].Schema != nil {
 		t.Errorf("bounded to %d bytes: %+v", len(b), tr.Tools)
+	}
+	long := &Trace{System: strings.Repeat("é", MaxBytes), Requests: []Request{{Model: "m"}}}
+	long.Bound()
+	if len(long.System) > MaxBytes/2 || !utf8.ValidString(long.System) || !long.Truncated {
+		t.Errorf("a long system prompt bounded to %d bytes (valid %v)", len(long.System), utf8.ValidString(long.System))
 	}
 	small := &Trace{Tools: []Tool{{Name: "t", Schema: map[string]any{"type": "object"}}}}
 	small.Bound()

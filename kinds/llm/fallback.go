@@ -30,7 +30,7 @@ type route struct {
 	// nil when tracing is off).
 	sec *secrets
 	tr  *tracing.Tracer
-	// onRequest is told of every request made (record.go's trace): the
+	// onRequest is told of every request made (calltrace.go): the
 	// profile, the reply or error, and how long it took.
 	onRequest func(p *ensemble.ModelProfile, resp *ChatResponse, u *state.Usage, err error, d time.Duration)
 }
