@@ -12,6 +12,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/internal/llmtrace"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
@@ -614,6 +615,10 @@ type Execution struct {
 	Slim bool `json:"slim,omitempty"`
 	// Parent is the execution of the run's agent that ran the child.
 	Parent *ExecutionRef `json:"parent,omitempty"`
+	// Requests are an LLM execution's model requests, each with the whole
+	// message list it sent, rebuilt from the record's model_requests and
+	// the memories it refers to (docs/llm.md#what-is-recorded).
+	Requests []llmtrace.Sent `json:"requests,omitempty"`
 	// ChildBefore counts, by agent name, the records of the child ensemble
 	// this execution ran (if it ran one) in the executions of Path before it
 	// in the turn: the number of an execution of PATH/AGENT in this one is
@@ -664,15 +669,17 @@ func (s *Server) apiExecution(w http.ResponseWriter, r *http.Request) {
 	}
 	rec, err := d.db.Execution(info, agentName, n, turn)
 	var mem json.RawMessage
+	var sent []llmtrace.Sent
 	if err == nil {
 		mem, _ = d.db.MemoryAt(info, rec.TurnNumber, agentName)
+		sent = requestsSent(d.db, info, rec, mem)
 	}
 	d.mu.Unlock()
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	ex := &Execution{Record: rec}
+	ex := &Execution{Record: rec, Requests: sent}
 	if len(mem) > 0 {
 		ex.Memory = &mem
 	}
@@ -733,7 +740,8 @@ func (s *Server) childExecution(i int, d *database, info *store.RunInfo, path st
 			break
 		}
 	}
-	ex := &Execution{Record: rec, Path: path, Turn: turn, Count: len(found), Slim: slim, Parent: parent}
+	ex := &Execution{Record: rec, Path: path, Turn: turn, Count: len(found), Slim: slim, Parent: parent,
+		Requests: requestsSent(nil, info, rec, nil)}
 	if rec.Child() != nil {
 		for _, r := range found[:n-1] {
 			c := r.Child()
@@ -829,3 +837,35 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(out)
 	return out
 }
+
+// requestsSent rebuilds the model requests of an LLM execution rec: the
+// memory it sent is the one its reference names (read from the turn of
+// the execution that left it: one row), the messages it added are in the
+// memory it left (after).
+func requestsSent(db *store.DB, info *store.RunInfo, rec *state.Record, after json.RawMessage) []llmtrace.Sent {
+	var tr llmtrace.Trace
+	if ok, err := rec.Details.Decode(llmtrace.Detail, &tr); !ok || err != nil || len(tr.Requests) == 0 {
+		return nil
+	}
+	var memSent []json.RawMessage
+	n := 0
+	if m := tr.Memory; m != nil {
+		n = m.Messages
+		if db != nil {
+			if prev, err := db.MemoryAt(info, m.Turn, rec.AgentName); err == nil {
+				memSent = llmtrace.Messages(prev)
+			}
+		}
+	}
+	if msgs := llmtrace.Messages(after); len(msgs) > 0 {
+		return llmtrace.RebuildCapped(&tr, llmtrace.Conversation(memSent, msgs, n), maxRequestsBytes)
+	}
+	// No memory after it at hand (an agent of a child ensemble): the
+	// messages it added are in its record.
+	return llmtrace.RebuildCapped(&tr, llmtrace.WithAdded(memSent, n, rec.InputData), maxRequestsBytes)
+}
+
+// maxRequestsBytes bounds the message lists of one execution's requests
+// in a reply: each request repeats the conversation so far, and a long
+// memory sent by a long tool loop would make the reply its square.
+const maxRequestsBytes = 32 << 20

@@ -98,6 +98,19 @@ func TestScreenshots(t *testing.T) {
 		chromedp.WaitVisible(css(`#execution [data-field="diff"]`)),
 		eval(`document.querySelector('#execution [data-compare="llm_analyzer"]').scrollIntoView({block: "start"}); window.scrollBy(0, -60)`),
 	)
+	// An LLM execution's model requests, from a run of its own against a
+	// fake model server (the examples' runs answer from responses files).
+	traced := filepath.Join(dir, "traced.db")
+	tracedID, _ := saveTracedRun(t, traced)
+	tracedURL := serve(t, traced)
+	shot("conversation", 900,
+		chromedp.Navigate(tracedURL+"#/run/0/"+tracedID),
+		chromedp.WaitVisible(css(`[data-execution="writer#2"]`)),
+		chromedp.Click(css(`[data-execution="writer#2"]`)),
+		chromedp.WaitVisible(css(`#execution [data-field="conversation"] [data-request="1"]`)),
+		chromedp.Click(css(`#execution [data-request="1"] [data-tool-call="call_1"] summary`)),
+		eval(`document.querySelector('#execution [data-field="conversation"]').scrollIntoView({block: "start"}); window.scrollBy(0, -20)`),
+	)
 	shot("answer", 700,
 		chromedp.Navigate(url+"#/run/0/"+waiting.ID),
 		chromedp.WaitVisible(css(`form#answer textarea[name="approver"]`)),

@@ -544,7 +544,7 @@
     const section = (label, field, value) => el("div", {}, el("h3", { text: label }), el("pre", { "data-field": field, text: value }));
     // An error or stderr is shown when there is one; "none" is said once.
     const none = [r.error ? null : "error", r.stderr ? null : "stderr"].filter(Boolean);
-    const known = new Set(["turn_number", "agent_name", "instance", "of", "execution", "skipped", "input_data", "output_data", "error", "stderr", "execution_time", "timestamp", "stop_reason", "usage", "handles", "child"]);
+    const known = new Set(["turn_number", "agent_name", "instance", "of", "execution", "skipped", "input_data", "output_data", "error", "stderr", "execution_time", "timestamp", "stop_reason", "usage", "handles", "child", "model_requests"]);
     const details = Object.fromEntries(Object.entries(r).filter(([k]) => !known.has(k)));
     const path = ex.path || r.agent_name;
     const tally = (st.data && st.data.agents && st.data.agents[agent]) || {};
@@ -579,13 +579,75 @@
       !ex.path && !r.of ? gatherNote(r, st) : null,
       section("Output", "output", pretty(r.output_data)),
       r.error ? section("Error", "error", r.error) : null,
-      section("Input as sent", "input", pretty(r.input_data)),
+      ex.requests ? conversation(ex.requests, r.model_requests || {}) : null,
+      section(ex.requests ? "Messages this execution added" : "Input as sent", "input", pretty(r.input_data)),
       r.stderr ? section("Stderr", "stderr", r.stderr) : null,
       none.length ? el("p", { class: "muted", "data-field": "none", text: `No ${none.join(" and no ")}.` }) : null,
       r.child ? childRun(r.child, path, ex.path ? ex.turn : r.turn_number, st, ex.child_before) : null,
       Object.keys(details).length ? section("Details (fallback, retries…)", "details", pretty(details)) : null,
       ex.memory ? section("Model messages and tool calls (the agent's memory after this turn)", "memory", pretty(ex.memory)) : null,
       el("div", { class: "compare" }, el("label", { for: "compare", text: "Compare with" }), cmp), diffBox);
+  }
+
+  // conversation shows an LLM execution's model requests as the model got
+  // them: one block per request, its messages by role, text as text, tool
+  // calls and results folded; parameters and usage above, raw JSON folded.
+  function conversation(reqs, trace) {
+    const text = (v) => el("div", { class: "msg-text", text: typeof v === "string" ? v : pretty(v) });
+    const argText = (a) => { try { return pretty(JSON.parse(a)); } catch (e) { return String(a); } };
+    const message = (m) => {
+      const role = m.role || "?";
+      const body = [];
+      if (role === "tool") {
+        body.push(el("details", { "data-tool-result": m.tool_call_id || "" },
+          el("summary", { text: `result of ${m.tool_name || "tool"}${m.is_error ? " (error)" : ""}` }), text(m.content || "")));
+      } else {
+        if (m.content) body.push(text(m.content));
+        for (const c of m.tool_calls || []) {
+          body.push(el("details", { "data-tool-call": c.id || "" }, el("summary", { text: `calls ${c.name}` }), text(argText(c.arguments))));
+        }
+      }
+      return el("div", { class: "msg msg-" + role, "data-role": role }, el("div", { class: "msg-role", text: role }), body);
+    };
+    const params = (x) => {
+      const p = { model: x.model, profile: x.profile, provider: x.provider };
+      if (x.temperature !== undefined) p.temperature = x.temperature;
+      if (x.max_tokens) p.max_tokens = x.max_tokens;
+      if (x.options) p.options = x.options;
+      return Object.entries(p).map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`).join(" · ");
+    };
+    // A request after the first repeats what the one before it sent: that
+    // part is folded, and built only when opened.
+    const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+    const shown = (x, i) => {
+      const msgs = x.messages || [];
+      const prev = i > 0 ? reqs[i - 1].messages || [] : [];
+      let k = 0;
+      while (i > 0 && k < msgs.length && k < prev.length && same(msgs[k], prev[k])) k++;
+      if (k < 2) return msgs.map(message);
+      const fold = el("details", { "data-earlier": k }, el("summary", { text: `${k} messages, as request ${i} sent them` }));
+      fold.addEventListener("toggle", () => { if (fold.open && fold.children.length === 1) fold.append(...msgs.slice(0, k).map(message)); });
+      return [fold, ...msgs.slice(k).map(message)];
+    };
+    const blocks = reqs.map((x, i) => {
+      let reply = null;
+      if (x.reply) reply = message(x.reply);
+      return el("div", { class: "request", "data-request": i + 1 },
+        el("h4", { text: `Request ${i + 1} of ${reqs.length}` + (x.latency_ms !== undefined ? ` · ${fmtDur(x.latency_ms / 1000)}` : "") }),
+        el("p", { class: "muted", "data-field": "params", text: params(x) }),
+        el("p", { class: "muted", "data-field": "request-usage", text: (x.usage ? `${x.usage.input_tokens} in, ${x.usage.output_tokens} out` + (x.usage.cost ? `, $${x.usage.cost.toFixed(4)}` : "") : "no usage") + (x.stop_reason ? ` · ${x.stop_reason}` : "") }),
+        x.error ? el("p", { class: "error", text: x.error }) : null,
+        x.incomplete ? el("p", { class: "muted", text: "Part of the memory sent is not at hand (an agent of a child ensemble's memory is not kept)." }) : null,
+        x.cut ? el("p", { class: "muted", "data-field": "cut", text: "The messages of this request are left out: the requests before it are as large as the page shows (the raw record has their ranges)." }) : null,
+        shown(x, i),
+        reply ? el("div", { class: "reply" }, el("div", { class: "muted", text: "reply" }), reply) : null,
+        el("details", { "data-raw": i + 1 }, el("summary", { text: "raw JSON" }), el("pre", { text: pretty(x) })));
+    });
+    const offered = [];
+    if (trace.tools) offered.push(el("details", { "data-field": "tools" }, el("summary", { text: "tools: " + trace.tools.map((t) => t.name).join(", ") }), el("pre", { text: pretty(trace.tools) })));
+    if (trace.response_format) offered.push(el("details", { "data-field": "response-format" }, el("summary", { text: "response_format: " + trace.response_format.name }), el("pre", { text: pretty(trace.response_format) })));
+    if (trace.memory_from) offered.push(el("p", { class: "muted", "data-field": "memory-from", text: `memory: ${trace.memory_from.messages} messages, as execution ${trace.memory_from.execution} (turn ${trace.memory_from.turn}) left them` }));
+    return el("div", { class: "conversation", "data-field": "conversation" }, el("h3", { text: "Model requests, as sent" }), offered, blocks);
   }
 
   async function start() {

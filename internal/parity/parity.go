@@ -252,7 +252,7 @@ func lastLine(s string) string {
 }
 
 // varying are the fields of a result that differ from run to run.
-var varying = regexp.MustCompile(`"(timestamp|execution_time|duration_seconds)":\s*("[^"]*"|[0-9.e+-]+)`)
+var varying = regexp.MustCompile(`"(timestamp|execution_time|duration_seconds|latency_ms)":\s*("[^"]*"|[0-9.e+-]+)`)
 
 // ShowsKey reports whether s holds Key in any spelling: as it is, or with
 // characters JSON-escaped (\u002d), however many times the text was

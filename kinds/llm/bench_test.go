@@ -66,7 +66,7 @@ func benchLoop(b *testing.B, provider string, window *ensemble.ContextWindow) {
 	}
 	e, a := newEnsemble(b, p, ensemble.Agent{Spec: &Spec{ContextWindow: window}}, echoTool)
 	r := newTestRunner(Options{HTTPClient: &http.Client{Transport: cannedTransport{body: []byte(body)}}})
-	mem := encodeMemory(fiftyMessages())
+	mem := encodeMemory(fiftyMessages(), nil)
 	req := &agent.Request{Ensemble: e, Agent: a, Input: "x", Turn: 1, Execution: 2, Memory: mem,
 		Dependencies: map[string]any{"d": "new data"}, Fresh: []string{"d"}}
 	// warm up: tokenizer vocabulary, schema compilation, connection

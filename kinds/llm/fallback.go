@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
@@ -29,6 +30,9 @@ type route struct {
 	// nil when tracing is off).
 	sec *secrets
 	tr  *tracing.Tracer
+	// onRequest is told of every request made (calltrace.go): the
+	// profile, the reply or error, and how long it took.
+	onRequest func(p *ensemble.ModelProfile, resp *ChatResponse, u *state.Usage, err error, d time.Duration)
 }
 
 func (r *Runner) newRoute(ens *ensemble.Ensemble, p *ensemble.ModelProfile, b agent.Budget) *route {
@@ -73,6 +77,7 @@ func (rt *route) chat(ctx context.Context, req *ChatRequest) (*ChatResponse, *st
 			}
 		}
 		cctx, span, tr := startChat(ctx, rt.tr, p, req, rt.sec)
+		began := time.Now()
 		var resp *ChatResponse
 		if rec != nil {
 			if resp, err = replayedResponse(rec); err == nil && req.OnText != nil && resp.Text != "" {
@@ -91,6 +96,14 @@ func (rt *route) chat(ctx context.Context, req *ChatRequest) (*ChatResponse, *st
 		if span != nil {
 			endChat(span, tr, resp, err, rt.sec)
 		}
+		var u *state.Usage
+		if err == nil {
+			u = &state.Usage{Requests: 1, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens}
+			u.Cost = p.Pricing.Cost(u.InputTokens, u.OutputTokens)
+		}
+		if rt.onRequest != nil {
+			rt.onRequest(p, resp, u, err, time.Since(began))
+		}
 		if err != nil {
 			done(nil)
 			if rt.at > 0 {
@@ -102,8 +115,6 @@ func (rt *route) chat(ctx context.Context, req *ChatRequest) (*ChatResponse, *st
 			}
 			continue
 		}
-		u := &state.Usage{Requests: 1, InputTokens: resp.InputTokens, OutputTokens: resp.OutputTokens}
-		u.Cost = p.Pricing.Cost(u.InputTokens, u.OutputTokens)
 		done(u)
 		rt.used = ""
 		if rt.at > 0 {

@@ -258,7 +258,7 @@ func messages(t *testing.T, r recorded) []map[string]any {
 
 func storedMessages(t *testing.T, res *agent.Result) []Message {
 	t.Helper()
-	msgs, err := decodeMemory(res.Memory)
+	msgs, _, err := decodeMemory(res.Memory)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,27 +55,37 @@ const memoryVersion = 1
 type memory struct {
 	Version  int       `json:"version"`
 	Messages []Message `json:"messages"`
+	// From names the execution that left this memory (its turn and
+	// number), which the record of the next execution refers to instead of
+	// copying the messages (llmtrace.MemoryRef); absent in memories of
+	// older versions.
+	From *memoryFrom `json:"from,omitempty"`
 }
 
-func decodeMemory(raw json.RawMessage) ([]Message, error) {
+type memoryFrom struct {
+	Turn      int `json:"turn"`
+	Execution int `json:"execution"`
+}
+
+func decodeMemory(raw json.RawMessage) ([]Message, *memoryFrom, error) {
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var m memory
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("stored conversation is unreadable: %w", err)
+		return nil, nil, fmt.Errorf("stored conversation is unreadable: %w", err)
 	}
 	if m.Version > memoryVersion {
-		return nil, fmt.Errorf("stored conversation has version %d; this build reads up to %d", m.Version, memoryVersion)
+		return nil, nil, fmt.Errorf("stored conversation has version %d; this build reads up to %d", m.Version, memoryVersion)
 	}
-	return m.Messages, nil
+	return m.Messages, m.From, nil
 }
 
-func encodeMemory(msgs []Message) json.RawMessage {
+func encodeMemory(msgs []Message, from *memoryFrom) json.RawMessage {
 	if msgs == nil {
 		msgs = []Message{}
 	}
-	b, err := json.Marshal(memory{Version: memoryVersion, Messages: msgs})
+	b, err := json.Marshal(memory{Version: memoryVersion, Messages: msgs, From: from})
 	if err != nil { // cannot happen: only strings and bools
 		return nil
 	}
@@ -162,6 +172,7 @@ type memoryCache struct {
 type memoryEntry struct {
 	size int
 	msgs []Message
+	from *memoryFrom
 }
 
 const memoryCacheMax = 1024
@@ -170,7 +181,7 @@ func newMemoryCache() *memoryCache {
 	return &memoryCache{seed: maphash.MakeSeed(), m: map[uint64]memoryEntry{}}
 }
 
-func (c *memoryCache) put(raw []byte, msgs []Message) {
+func (c *memoryCache) put(raw []byte, msgs []Message, from *memoryFrom) {
 	if len(raw) == 0 {
 		return
 	}
@@ -179,26 +190,26 @@ func (c *memoryCache) put(raw []byte, msgs []Message) {
 	if len(c.m) >= memoryCacheMax {
 		clear(c.m)
 	}
-	c.m[key] = memoryEntry{size: len(raw), msgs: msgs}
+	c.m[key] = memoryEntry{size: len(raw), msgs: msgs, from: from}
 	c.mu.Unlock()
 }
 
 // decode is decodeMemory through the cache. The result must not be
 // modified.
-func (c *memoryCache) decode(raw []byte) ([]Message, error) {
+func (c *memoryCache) decode(raw []byte) ([]Message, *memoryFrom, error) {
 	if len(raw) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	key := maphash.Bytes(c.seed, raw)
 	c.mu.Lock()
 	e, ok := c.m[key]
 	c.mu.Unlock()
 	if ok && e.size == len(raw) {
-		return e.msgs, nil
+		return e.msgs, e.from, nil
 	}
-	msgs, err := decodeMemory(raw)
+	msgs, from, err := decodeMemory(raw)
 	if err == nil {
-		c.put(raw, msgs)
+		c.put(raw, msgs, from)
 	}
-	return msgs, err
+	return msgs, from, err
 }

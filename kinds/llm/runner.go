@@ -16,6 +16,7 @@ import (
 	"github.com/ensemble-run/ensemble/cassette"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/llmtrace"
 	"github.com/ensemble-run/ensemble/internal/tracing"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
@@ -272,7 +273,7 @@ func (r *Runner) converse(ctx context.Context, req *agent.Request, c *conversati
 	if err != nil {
 		return fail(StopError, err)
 	}
-	history, err := r.memories.decode(req.Memory)
+	history, from, err := r.memories.decode(req.Memory)
 	if err != nil {
 		return fail(StopError, err)
 	}
@@ -292,12 +293,18 @@ func (r *Runner) converse(ctx context.Context, req *agent.Request, c *conversati
 	}
 	conv = append(conv, Message{Role: RoleUser, Content: text})
 	var called []ToolCallRecord // the tool calls run, for the record
+	tr := newTrace(c.system, from, len(history))
 	defer func() {
 		if len(called) > 0 {
 			_ = res.Details.Put(ToolCallsDetail, called)
 		}
-		res.Memory = encodeMemory(conv)
-		r.memories.put(res.Memory, conv)
+		if len(tr.Requests) > 0 {
+			tr.Bound()
+			_ = res.Details.Put(llmtrace.Detail, tr)
+		}
+		mf := &memoryFrom{Turn: req.Turn, Execution: req.Execution}
+		res.Memory = encodeMemory(conv, mf)
+		r.memories.put(res.Memory, conv, mf)
 		added := conv[start:]
 		if first && c.system != "" {
 			added = append([]Message{{Role: RoleSystem, Content: c.system}}, added...)
@@ -309,6 +316,10 @@ func (r *Runner) converse(ctx context.Context, req *agent.Request, c *conversati
 	repairs := 0
 	if c.agent != nil {
 		chat.Output = outputSpec(c.agent)
+	}
+	tr.offer(chat)
+	route.onRequest = func(p *ensemble.ModelProfile, resp *ChatResponse, u *state.Usage, err error, d time.Duration) {
+		tr.add(p, conv, chat.Messages, resp, u, err, d, sec)
 	}
 	flush := func() {}
 	if r.opts.Stream && req.Events != nil {
@@ -342,6 +353,7 @@ func (r *Runner) converse(ctx context.Context, req *agent.Request, c *conversati
 		sec.redactReply(resp)
 		calls := normalizeCalls(resp.ToolCalls, step, conv)
 		reply := Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: calls}
+		tr.replyAt(len(conv) + 1) // where the reply goes, unless it is dropped below
 
 		switch {
 		case resp.StopReason == replyRefusal:
@@ -357,6 +369,7 @@ func (r *Runner) converse(ctx context.Context, req *agent.Request, c *conversati
 			// may be truncated, and they would have no results.
 			reply.ToolCalls = nil
 			if reply.Content == "" {
+				tr.replyAt(0)
 				return fail(StopMaxTokens, fmt.Errorf("the reply was cut off at max_tokens (%s) before any text", maxTokensText(c.profile)))
 			}
 			conv = append(conv, reply)

@@ -338,7 +338,7 @@ func TestContextWindowStrategiesOnTheWire(t *testing.T) {
 			e, a := newEnsemble(t, p, ensemble.Agent{Spec: &Spec{Prompt: "Answer.", ContextWindow: &tc.w}})
 			r := newTestRunner(Options{TokenCounter: func(s string) int { return len(strings.Fields(s)) }})
 			req := request(e, a, "go")
-			req.Execution, req.Memory = 2, encodeMemory(stored)
+			req.Execution, req.Memory = 2, encodeMemory(stored, nil)
 			req.Dependencies, req.Fresh = map[string]any{"d": "new"}, []string{"d"}
 			res := r.Run(context.Background(), req)
 			if res.Err != nil {
