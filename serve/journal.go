@@ -156,8 +156,14 @@ func (j *journal) meta(id string) *meta {
 				m = &read
 			}
 		}
+		// setMeta may have run since the file was read: what it cached
+		// is newer than what was read, and stays.
 		j.mu.Lock()
-		j.metas[id] = m
+		if cur, ok := j.metas[id]; ok {
+			m = cur
+		} else {
+			j.metas[id] = m
+		}
 		j.mu.Unlock()
 	}
 	if m == nil {
