@@ -89,9 +89,23 @@ func errorList(errs []*ensemble.Error, more ...int) error {
 		l = l[:MaxResponseErrors]
 	}
 	if n > 0 {
-		l = append(l, &ensemble.Error{File: l[len(l)-1].File, Message: fmt.Sprintf("…and %d more errors", n)})
+		l = append(l, &ensemble.Error{File: l[len(l)-1].File, Column: moreColumn, Message: fmt.Sprintf("…and %d more errors", n)})
 	}
 	return &l
+}
+
+// moreColumn marks the last entry of an errorList that counts the errors
+// left out (its Line is 0: it prints as FILE: message).
+const moreColumn = -1
+
+// splitMore is l without its count of the errors left out, and that count.
+func splitMore(l ensemble.ErrorList) (ensemble.ErrorList, int) {
+	if n := len(l); n > 0 && l[n-1].Line == 0 && l[n-1].Column == moreColumn {
+		var more int
+		fmt.Sscanf(l[n-1].Message, "…and %d more errors", &more)
+		return l[:n-1], more
+	}
+	return l, 0
 }
 
 // tooManyEntries is the error of a responses file past MaxResponseEntries,
@@ -229,16 +243,21 @@ func LoadResponsesFor(path string, e *ensemble.Ensemble) (*Responses, error) {
 		return nil, err
 	}
 	var all []*ensemble.Error
+	more := 0
+	add := func(l ensemble.ErrorList) {
+		l, n := splitMore(l)
+		all, more = append(all, l...), more+n
+	}
 	if list != nil {
-		all = append(all, *list...)
+		add(*list)
 	}
 	if r != nil {
 		if l, ok := errors.AsType[*ensemble.ErrorList](r.Validate(e)); ok {
-			all = append(all, *l...)
+			add(*l)
 		}
 	}
 	if len(all) > 0 {
-		return nil, errorList(all)
+		return nil, errorList(all, more)
 	}
 	return r, nil
 }

@@ -3,6 +3,8 @@ package runners
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -69,5 +71,31 @@ func TestResponsesEntriesAreCapped(t *testing.T) {
 	flow := "writer: [" + strings.Repeat("x, ", MaxResponseEntries) + "x]\n"
 	if _, err := ParseResponses("r.yaml", []byte(flow)); err == nil || !strings.Contains(err.Error(), "more than") {
 		t.Errorf("flow list: %.300v", err)
+	}
+}
+
+// LoadResponsesFor reports the file's problems and the ensemble's in one
+// capped list: the first MaxResponseErrors in order, then one count of all
+// the others.
+func TestLoadResponsesForCapsAllProblems(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "r.yaml")
+	var b strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&b, "bad%d: 1\n", i) // not a list: a problem of the file
+	}
+	for i := range 30 {
+		fmt.Fprintf(&b, "ghost%d: [x]\n", i) // no such agent: a problem for the ensemble
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadResponsesFor(path, analysisEnsemble(t))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != MaxResponseErrors+1 || !strings.HasPrefix(lines[0], path+":1:") || lines[len(lines)-1] != path+": …and 40 more errors" {
+		t.Errorf("%d lines, first %q, last %q", len(lines), lines[0], lines[len(lines)-1])
 	}
 }
