@@ -32,6 +32,7 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/kinds"
+	"github.com/ensemble-run/ensemble/report"
 	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
@@ -162,7 +163,7 @@ func Register(sc *godog.ScenarioContext, opts Options) *Scenario {
 		if err != nil {
 			return ctx, nil // the scenario failed already
 		}
-		return ctx, s.expectationsHeld()
+		return ctx, terminalSafe(s.expectationsHeld())
 	})
 	sc.StepContext().Before(func(ctx context.Context, st *godog.Step) (context.Context, error) {
 		s.step = st
@@ -233,8 +234,35 @@ func withArgument(s *Scenario, handler any, given bool) any {
 		if want != nil {
 			args = append(args, arg)
 		}
-		return h.Call(args)
+		res := h.Call(args)
+		for i, o := range out {
+			if o == reflect.TypeFor[error]() && !res[i].IsNil() {
+				err := terminalSafe(res[i].Interface().(error))
+				res[i] = reflect.ValueOf(&err).Elem()
+			}
+		}
+		return res
 	}).Interface()
+}
+
+// safeError is an error whose message is shown with its control characters
+// escaped (report.TerminalSafe): a step's error quotes values a model or a
+// script gave, which the pretty and progress formats print to the terminal.
+type safeError struct{ err error }
+
+func (e safeError) Error() string { return report.TerminalSafe(e.err.Error()) }
+func (e safeError) Unwrap() error { return e.err }
+
+// terminalSafe is err with its message made safe for a terminal, or err
+// itself when it has nothing to escape.
+func terminalSafe(err error) error {
+	if err == nil {
+		return nil
+	}
+	if msg := err.Error(); report.TerminalSafe(msg) == msg {
+		return err
+	}
+	return safeError{err}
 }
 
 // stepArgument returns the doc string or table of the current step, or an

@@ -199,10 +199,12 @@ const (
 	maxSuggestLen  = 64
 )
 
-// closest is the key of obj nearest to key in edit distance, when it is
-// near enough to be a misspelling (at most a third of its letters, at
-// least one, or the same letters in another case); "" otherwise. Ties go
-// to the first in sorted order.
+// closest is the key of obj nearest to key in edit distance (optimal
+// string alignment: a swap of two neighbours is one edit), when it is near
+// enough to be a misspelling: at most a third of its letters, at least one,
+// for a key of two letters or more, or the same letters in another case;
+// "" otherwise. A one-letter key suggests nothing: any other one-letter
+// key is one edit away. Ties go to the first in sorted order.
 func closest(key string, obj map[string]any) string {
 	if len(key) > maxSuggestLen {
 		return ""
@@ -220,8 +222,11 @@ func closest(key string, obj map[string]any) string {
 			continue
 		}
 		d := distance(key, k, limit)
-		if strings.EqualFold(k, key) {
+		switch {
+		case strings.EqualFold(k, key):
 			d = 0
+		case n < 2:
+			continue
 		}
 		if d > limit {
 			continue
@@ -233,11 +238,13 @@ func closest(key string, obj map[string]any) string {
 	return best
 }
 
-// distance is the Levenshtein distance of a and b, in runes, or a number
-// above bound once it is known to exceed it.
+// distance is the optimal string alignment distance of a and b, in runes
+// (insertions, deletions, substitutions and swaps of two neighbours, each
+// one edit), or a number above bound once it is known to exceed it.
 func distance(a, b string, bound int) int {
 	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
+	prev2 := make([]int, len(rb)+1) // row i-2
+	prev := make([]int, len(rb)+1)  // row i-1
 	cur := make([]int, len(rb)+1)
 	for j := range prev {
 		prev[j] = j
@@ -251,14 +258,27 @@ func distance(a, b string, bound int) int {
 				sub++
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, sub)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 			least = min(least, cur[j])
 		}
-		if least > bound {
-			return bound + 1 // every later row is at least as far
+		// A swap reaches back two rows: every later row is over the bound
+		// once this one is and the one before is at least at it.
+		if least > bound && minOf(prev) >= bound {
+			return bound + 1
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(rb)]
+}
+
+func minOf(row []int) int {
+	m := row[0]
+	for _, v := range row[1:] {
+		m = min(m, v)
+	}
+	return m
 }
 
 // cut shortens s to at most n bytes, at a rune boundary, marking the cut.

@@ -71,15 +71,17 @@ func (t *fanSizes) count1(name, field string, v any) error {
 		t.agent.Name, readcap.Size(MaxFanOutGiven), what, byteSize(t.largest), t.at, byteSize(t.largest*int64(t.count)), t.count)
 }
 
-// byteSize writes n bytes for a message: 9.0 MB, 640.0 KB, 12 bytes.
+// byteSize writes n bytes for a message in the units of the cap it is
+// measured against (readcap.Size, powers of 1024): 8.6MiB, 640.0KiB,
+// 12 bytes.
 func byteSize(n int64) string {
 	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f KB", float64(n)/1e3)
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1fGiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1fMiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1fKiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d bytes", n)
 }

@@ -31,11 +31,11 @@ func TestFanOutGivenIsCapped(t *testing.T) {
 	}{
 		{"text under the cap", "{{ item }}: {{ context.split.doc }}", 30, false, ""},
 		{"text over the cap", "{{ item }}: {{ context.split.doc }}", 100, false, prefix +
-			`input ("{{ item }}: {{ context.split.doc }}") gave 2.1 MB to summarize[10], about 209.7 MB for its 100 instances; pass a large value through the agent's dependencies, which the history holds once, rather than through a template or the items`},
-		{"whole value over the cap", "{{ context.split.doc }}", 40, false, `input ("{{ context.split.doc }}") gave 2.1 MB to summarize[0], about 83.9 MB for its 40 instances`},
+			`input ("{{ item }}: {{ context.split.doc }}") gave 2.0MiB to summarize[10], about 200.0MiB for its 100 instances; pass a large value through the agent's dependencies, which the history holds once, rather than through a template or the items`},
+		{"whole value over the cap", "{{ context.split.doc }}", 40, false, `input ("{{ context.split.doc }}") gave 2.0MiB to summarize[0], about 80.0MiB for its 40 instances`},
 		{"items under the cap", "", 30, true, ""},
-		{"items over the cap", "", 40, true, `the item (fan_out.over "context.split.chunks") gave 2.1 MB to summarize[0], about 83.9 MB for its 40 instances`},
-		{"items and their template count both", "{{ item }}", 20, true, `the item (fan_out.over "context.split.chunks") gave 2.1 MB to summarize[0], about 41.9 MB for its 20 instances`},
+		{"items over the cap", "", 40, true, `the item (fan_out.over "context.split.chunks") gave 2.0MiB to summarize[0], about 80.0MiB for its 40 instances`},
+		{"items and their template count both", "{{ item }}", 20, true, `the item (fan_out.over "context.split.chunks") gave 2.0MiB to summarize[0], about 40.0MiB for its 20 instances`},
 		{"small items, many instances", "{{ item }}", 1000, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

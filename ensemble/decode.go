@@ -487,9 +487,17 @@ func suggest(s string, candidates []string) string {
 	return ""
 }
 
-// closest returns the candidate closest to s, or "" when none is close.
+// closest returns the candidate closest to s, or "" when none is close: at
+// most 1 + a quarter of its letters edits away (optimal string alignment,
+// ignoring case), and s of two letters or more; a one-letter s suggests
+// only the same letter in another case (any other one-letter value is one
+// edit away: "did you mean 1?" for 4 would be noise).
 func closest(s string, candidates []string) string {
-	best, bestDist := "", 1+len(s)/4
+	n := utf8.RuneCountInString(s)
+	best, bestDist := "", 1+n/4
+	if n < 2 {
+		bestDist = 0
+	}
 	for _, c := range candidates {
 		if dist := distance(s, c); dist <= bestDist && (best == "" || dist < bestDist) {
 			best, bestDist = c, dist

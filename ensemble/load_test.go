@@ -178,7 +178,7 @@ func TestLoadErrors(t *testing.T) {
 			`13:31: conversation of agent "a": max_turns must be at least 1, got 0`,
 			`15:20: conversation_limits: max_total_turns must be at least 1, got 0`,
 			`16:29: conversation_limits.max_agent_executions: a must be at least 1, got 0`,
-			`16:32: conversation_limits.max_agent_executions: unknown agent "b"; did you mean "a"?`,
+			`16:32: conversation_limits.max_agent_executions: unknown agent "b"`,
 			`17:20: conversation_limits: timeout_seconds must be at least 0.001 seconds (1ms), got 0.0009`,
 			`18:25: conversation_limits: parallel_agent_limit must be at least 1, got -2`,
 		}},

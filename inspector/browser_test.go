@@ -333,3 +333,27 @@ func TestBrowserWarnings(t *testing.T) {
 		t.Errorf("warnings: %q", w)
 	}
 }
+
+// A run whose expectation is false says which one on its first screen, with
+// the values it read.
+func TestBrowserExpectations(t *testing.T) {
+	t.Parallel()
+	b := browsertest.Shared(t)
+	db := filepath.Join(t.TempDir(), "runs.db")
+	dir := filepath.Join("testdata", "expect")
+	run := saveExampleRun(t, db, filepath.Join(dir, "ensemble.yaml"), filepath.Join(dir, "responses.yaml"), "expectation_failed")
+	url := serve(t, db)
+	ctx := b.Tab(t)
+	do(t, ctx, "the run", chromedp.Navigate(url+"#/run/0/"+run.ID), chromedp.WaitVisible(css(`#run[data-run-id="`+run.ID+`"]`)))
+	box := text(t, ctx, `[data-field="expectations"]`)
+	if !strings.Contains(box, "1 of its 2 expectations") || strings.Contains(box, "turn_count") {
+		t.Errorf("expectations: %q, want the one that failed of two", box)
+	}
+	x := `[data-field="expectations"] [data-expectation="context.judge.verdict == 'APPROVE'"]`
+	if got := text(t, ctx, x+` code`); got != "context.judge.verdict == 'APPROVE'" {
+		t.Errorf("expression %q", got)
+	}
+	if got := text(t, ctx, x+` [data-path="context.judge.verdict"]`); got != `context.judge.verdict = "REJECT"` {
+		t.Errorf("value read: %q", got)
+	}
+}

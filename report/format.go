@@ -51,11 +51,13 @@ func Preview(v any, n int) string {
 	return Truncate(oneLine(s), n)
 }
 
-// Truncate cuts s to n runes, ending with … when it was longer.
+// Truncate cuts s to n runes, ending with … when it was longer; control
+// characters are made visible first (TerminalSafe).
 func Truncate(s string, n int) string {
 	if n <= 0 {
 		return ""
 	}
+	s = TerminalSafe(s)
 	r := []rune(s)
 	if len(r) <= n {
 		return s

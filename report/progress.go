@@ -187,7 +187,7 @@ func (p *Progress) Tick() {
 		return
 	}
 	p.frame++
-	fmt.Fprint(p.w, "\r\x1b[2K"+status)
+	fmt.Fprint(p.w, "\r\x1b[2K"+TerminalSafe(status))
 	p.shown = true
 }
 
@@ -239,7 +239,7 @@ func (p *Progress) end() {
 // at the next Tick.
 func (p *Progress) line(format string, args ...any) {
 	p.clear()
-	fmt.Fprintf(p.w, format+"\n", args...)
+	io.WriteString(p.w, TerminalSafe(fmt.Sprintf(format, args...))+"\n")
 }
 
 func (p *Progress) clear() {

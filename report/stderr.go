@@ -11,6 +11,7 @@ import (
 // StderrTails is what --verbose adds to the text summary: the stderr
 // tail each execution kept, indented under it, in the order they ran.
 func StderrTails(w io.Writer, res *engine.Result) {
+	w = TerminalWriter(w)
 	header := false
 	for _, rec := range res.ConversationHistory {
 		if rec.Stderr == "" {

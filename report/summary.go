@@ -50,6 +50,7 @@ const shownFailures = 3
 // agents (runs, failures, time, usage), errors, warnings, the ensemble's
 // output (when its file names an output: agent) and the final state.
 func Summary(w io.Writer, res *engine.Result, opts SummaryOptions) {
+	w = TerminalWriter(w) // values, warnings and errors come from models and scripts
 	width := opts.Width
 	if width <= 0 {
 		width = math.MaxInt

@@ -132,7 +132,7 @@ func (v *View) Finish(res *engine.Result, resume string) error {
 	if o.Quiet && o.Output == "text" {
 		// -q prints only errors: each failed execution, one line each.
 		for _, e := range res.Errors {
-			fmt.Fprintf(o.Err, "ensemble: turn %d, %s: %s\n", e.TurnNumber, e.AgentName, e.Message)
+			fmt.Fprintf(TerminalWriter(o.Err), "ensemble: turn %d, %s: %s\n", e.TurnNumber, e.AgentName, e.Message)
 		}
 	}
 	if v.report == nil {
@@ -175,5 +175,5 @@ func PendingNotice(res *engine.Result, resume string) string {
 		}
 		b.WriteString("\n")
 	}
-	return b.String()
+	return TerminalSafe(b.String())
 }

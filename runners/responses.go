@@ -62,14 +62,90 @@ type Simulation struct {
 	src string // the line of the file at Pos
 }
 
+// MaxResponseErrors is how many problems of a responses file are reported;
+// the others are counted in a last "…and N more errors".
+const MaxResponseErrors = 20
+
+// MaxResponseEntries is how many entries (agents and responses together) a
+// responses file may hold: a file of many tiny entries would otherwise take
+// many times its size in memory. It is checked while reading, before the
+// values (or the YAML parser's tree) are built.
+const MaxResponseEntries = 1_000_000
+
 // errorList returns errs sorted by position as a *ensemble.ErrorList (the
-// loader's error type), or nil.
-func errorList(errs []*ensemble.Error) error {
+// loader's error type), or nil: the first MaxResponseErrors, then a count of
+// the others and of more (errors found but not kept).
+func errorList(errs []*ensemble.Error, more ...int) error {
 	if len(errs) == 0 {
 		return nil
 	}
 	l := ensemble.ErrorList(slices.Clone(errs)).Sorted()
+	n := 0
+	for _, m := range more {
+		n += m
+	}
+	if len(l) > MaxResponseErrors {
+		n += len(l) - MaxResponseErrors
+		l = l[:MaxResponseErrors]
+	}
+	if n > 0 {
+		l = append(l, &ensemble.Error{File: l[len(l)-1].File, Column: moreColumn, Message: fmt.Sprintf("…and %d more errors", n)})
+	}
 	return &l
+}
+
+// moreColumn marks the last entry of an errorList that counts the errors
+// left out (its Line is 0: it prints as FILE: message).
+const moreColumn = -1
+
+// splitMore is l without its count of the errors left out, and that count.
+func splitMore(l ensemble.ErrorList) (ensemble.ErrorList, int) {
+	if n := len(l); n > 0 && l[n-1].Line == 0 && l[n-1].Column == moreColumn {
+		var more int
+		fmt.Sscanf(l[n-1].Message, "…and %d more errors", &more)
+		return l[:n-1], more
+	}
+	return l, 0
+}
+
+// tooManyEntries is the error of a responses file past MaxResponseEntries,
+// at the line of the first entry over the cap.
+func tooManyEntries(file string, line int, lines *sourceLines) error {
+	return &ensemble.ErrorList{{File: file, Line: line, Column: 1, Source: sourceLine(lines, line),
+		Message: fmt.Sprintf("more than %d entries (agents and responses): the most a responses file may hold", MaxResponseEntries)}}
+}
+
+// countEntryLines is how many lines of data start an entry in block style:
+// a line starting at its first column (an agent) or a line whose first
+// other than spaces is "- " (a response). It stops, returning the line, at
+// the first over MaxResponseEntries: the YAML parser's tree takes many
+// times the size of a file of tiny entries, so such a file is refused
+// before it is built.
+func countEntryLines(data []byte) (over int) {
+	n, line := 0, 0
+	for pos := 0; pos < len(data); {
+		line++
+		end := bytes.IndexByte(data[pos:], '\n')
+		if end < 0 {
+			end = len(data)
+		} else {
+			end += pos
+		}
+		s := data[pos:end]
+		i := 0
+		for i < len(s) && s[i] == ' ' {
+			i++
+		}
+		switch {
+		case i == len(s) || s[i] == '#' || s[i] == '\r':
+		case i == 0 && s[0] != '-' || s[i] == '-' && (i+1 == len(s) || s[i+1] == ' '):
+			if n++; n > MaxResponseEntries {
+				return line
+			}
+		}
+		pos = end + 1
+	}
+	return 0
 }
 
 // sourceLines finds the lines of a file's contents for error messages,
@@ -161,25 +237,27 @@ func LoadResponsesFor(path string, e *ensemble.Ensemble) (*Responses, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := parseResponses(path, data, true)
+	r, err := parseResponsesPartial(path, data, true)
 	list, ok := errors.AsType[*ensemble.ErrorList](err)
 	if err != nil && !ok {
 		return nil, err
 	}
-	if r == nil { // the good entries, to check besides the problems
-		r, _ = parseYAML(path, data, newSourceLines(data), true)
-	}
 	var all []*ensemble.Error
+	more := 0
+	add := func(l ensemble.ErrorList) {
+		l, n := splitMore(l)
+		all, more = append(all, l...), more+n
+	}
 	if list != nil {
-		all = append(all, *list...)
+		add(*list)
 	}
 	if r != nil {
 		if l, ok := errors.AsType[*ensemble.ErrorList](r.Validate(e)); ok {
-			all = append(all, *l...)
+			add(*l)
 		}
 	}
 	if len(all) > 0 {
-		return nil, errorList(all)
+		return nil, errorList(all, more)
 	}
 	return r, nil
 }
@@ -197,11 +275,24 @@ func ParseResponses(name string, data []byte) (*Responses, error) {
 // that a large file is not held twice: as the file read and as the values
 // taken from it.
 func parseResponses(name string, data []byte, share bool) (*Responses, error) {
-	lines := newSourceLines(data)
-	if r, ok := fastParse(name, data, lines, share); ok {
-		return r, nil
+	r, err := parseResponsesPartial(name, data, share)
+	if err != nil {
+		return nil, err
 	}
-	return parseYAML(name, data, lines, false)
+	return r, nil
+}
+
+// parseResponsesPartial is parseResponses, returning with the error the
+// entries without problems (nil when there are none to check).
+func parseResponsesPartial(name string, data []byte, share bool) (*Responses, error) {
+	lines := newSourceLines(data)
+	if r, err, ok := fastParse(name, data, lines, share); ok {
+		return r, err
+	}
+	if line := countEntryLines(data); line > 0 {
+		return nil, tooManyEntries(name, line, lines)
+	}
+	return parseYAML(name, data, lines, true)
 }
 
 // parseYAML parses a responses file through a YAML node tree: any YAML,
@@ -234,8 +325,12 @@ func parseYAML(name string, data []byte, lines *sourceLines, partial bool) (*Res
 		return nil, p.err()
 	}
 	seen := map[string]*yaml.Node{}
+	entries := 0
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
+		if entries += 1 + len(v.Content); entries > MaxResponseEntries {
+			return nil, tooManyEntries(name, k.Line, lines)
+		}
 		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" && k.ShortTag() != "!!int" {
 			p.errorf(k, "expected an agent name")
 			continue
@@ -265,17 +360,22 @@ type respParser struct {
 	file   string
 	lines  *sourceLines
 	errs   []*ensemble.Error
+	more   int // errors found past MaxResponseErrors, counted only
 	budget int // nodes left to convert: bounds alias expansion
 }
 
 func pos(n *yaml.Node) ensemble.Pos { return ensemble.Pos{Line: n.Line, Column: n.Column} }
 
 func (p *respParser) errorf(n *yaml.Node, format string, args ...any) {
+	if len(p.errs) >= MaxResponseErrors {
+		p.more++
+		return
+	}
 	p.errs = append(p.errs, &ensemble.Error{File: p.file, Line: n.Line, Column: n.Column,
 		Message: fmt.Sprintf(format, args...), Source: sourceLine(p.lines, n.Line)})
 }
 
-func (p *respParser) err() error { return errorList(p.errs) }
+func (p *respParser) err() error { return errorList(p.errs, p.more) }
 
 // entry fills ent from the value node of an agent; false when it is wrong.
 func (p *respParser) entry(ent *ResponseEntry, v *yaml.Node) bool {

@@ -1,6 +1,7 @@
 package runners
 
 import (
+	"fmt"
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
@@ -18,21 +19,25 @@ import (
 // the caller then parses the file with the YAML parser, which gives the
 // same values and positioned errors. A test holds the two to the same
 // result.
-func fastParse(name string, data []byte, lines *sourceLines, share bool) (*Responses, bool) {
+//
+// An agent listed twice is reported here, as the YAML parser's reading
+// would (the entries without problems are returned with the error), and
+// past MaxResponseEntries the file is refused at the line over the cap.
+func fastParse(name string, data []byte, lines *sourceLines, share bool) (*Responses, error, bool) {
 	// The YAML reader refuses control characters and invalid UTF-8
 	// anywhere, comments included; tabs, CRs and a byte order mark are
 	// left to the YAML parser.
 	for i := 0; i < len(data); {
 		if b := data[i]; b < 0x80 {
 			if b < 0x20 && b != '\n' || b == 0x7F {
-				return nil, false
+				return nil, nil, false
 			}
 			i++
 			continue
 		}
 		r, n := utf8.DecodeRune(data[i:])
 		if r == utf8.RuneError || !printable(r) {
-			return nil, false
+			return nil, nil, false
 		}
 		i += n
 	}
@@ -41,6 +46,9 @@ func fastParse(name string, data []byte, lines *sourceLines, share bool) (*Respo
 	var cur *ResponseEntry
 	indent := -1 // of the current agent's items; -1 until the first
 	line := 0
+	entries := 0 // agents and responses read
+	var errs []*ensemble.Error
+	more := 0 // errors past MaxResponseErrors
 	for pos := 0; pos < len(data); {
 		line++
 		end := pos
@@ -59,37 +67,51 @@ func fastParse(name string, data []byte, lines *sourceLines, share bool) (*Respo
 		case i == 0 && s[0] != '-':
 			// an agent name
 			if cur != nil && cur.Values == nil {
-				return nil, false // an agent with nothing after it
+				return nil, nil, false // an agent with nothing after it
 			}
 			j := plainWord(s, 0)
 			if j == 0 || j >= len(s) || s[j] != ':' || special(string(s[:j])) {
-				return nil, false
+				return nil, nil, false
+			}
+			if entries++; entries > MaxResponseEntries {
+				return nil, tooManyEntries(name, line, lines), true
 			}
 			agent := string(s[:j])
-			if _, dup := r.entries[agent]; dup {
-				return nil, false
+			if first, dup := r.entries[agent]; dup {
+				// Read, to be sure of the file's shape, but not kept.
+				if len(errs) < MaxResponseErrors {
+					errs = append(errs, &ensemble.Error{File: name, Line: line, Column: 1, Source: sourceLine(lines, line),
+						Message: fmt.Sprintf("agent %q is listed twice (first at line %d)", agent, first.Pos.Line)})
+				} else {
+					more++
+				}
+				cur = &ResponseEntry{Agent: agent}
+			} else {
+				cur = &ResponseEntry{Agent: agent, File: name, Pos: ensemble.Pos{Line: line, Column: 1}, src: sourceLine(lines, line)}
+				r.entries[agent] = cur
+				r.order = append(r.order, agent)
 			}
-			cur = &ResponseEntry{Agent: agent, File: name, Pos: ensemble.Pos{Line: line, Column: 1}, src: sourceLine(lines, line)}
-			r.entries[agent] = cur
-			r.order = append(r.order, agent)
 			indent = -1
 			j++
 			if j < len(s) {
 				// agent: [flow list]
 				if s[j] != ' ' {
-					return nil, false
+					return nil, nil, false
 				}
 				f.s, f.i = s, j
 				f.spaces()
 				if f.i < len(f.s) && f.s[f.i] != '#' {
 					if f.s[f.i] != '[' {
-						return nil, false
+						return nil, nil, false
 					}
 					v, ok := f.value(0)
 					if !ok || !f.end() {
-						return nil, false
+						return nil, nil, false
 					}
 					cur.Values = v.([]any)
+					if entries += len(cur.Values); entries > MaxResponseEntries {
+						return nil, tooManyEntries(name, line, lines), true
+					}
 					cur.Lines = make([]int32, len(cur.Values))
 					for k := range cur.Lines {
 						cur.Lines[k] = int32(line)
@@ -100,14 +122,17 @@ func fastParse(name string, data []byte, lines *sourceLines, share bool) (*Respo
 		default:
 			// an item of the current agent's list: "- value"
 			if cur == nil || s[i] != '-' || i+1 >= len(s) || s[i+1] != ' ' || (indent >= 0 && i != indent) {
-				return nil, false
+				return nil, nil, false
+			}
+			if entries++; entries > MaxResponseEntries {
+				return nil, tooManyEntries(name, line, lines), true
 			}
 			indent = i
 			f.s, f.i = s, i+2
 			f.spaces()
 			v, ok := f.value(0)
 			if !ok || !f.end() {
-				return nil, false
+				return nil, nil, false
 			}
 			if cur.Values == nil {
 				cur.Values = make([]any, 0, 8)
@@ -119,9 +144,9 @@ func fastParse(name string, data []byte, lines *sourceLines, share bool) (*Respo
 		pos = next
 	}
 	if cur != nil && cur.Values == nil {
-		return nil, false
+		return nil, nil, false
 	}
-	return r, true
+	return r, errorList(errs, more), true
 }
 
 // fastParser reads one line's flow value.

@@ -14,12 +14,17 @@ import (
 func sameAsYAML(t *testing.T, doc string) bool {
 	t.Helper()
 	data := []byte(doc)
-	fast, ok := fastParse("r.yaml", data, newSourceLines(data), true)
+	fast, ferr, ok := fastParse("r.yaml", data, newSourceLines(data), true)
 	if !ok {
 		return false
 	}
-	slow, err := parseYAML("r.yaml", data, newSourceLines(data), false)
-	if err != nil {
+	slow, err := parseYAML("r.yaml", data, newSourceLines(data), ferr != nil)
+	if ferr != nil || err != nil {
+		if fmt.Sprint(ferr) != fmt.Sprint(err) {
+			t.Errorf("fast parser's error %v, YAML's %v:\n%s", ferr, err, doc)
+		}
+	}
+	if err != nil && ferr == nil {
 		t.Errorf("fast parser accepts what YAML refuses (%v):\n%s", err, doc)
 		return true
 	}
@@ -49,6 +54,7 @@ func TestFastResponsesParserAgreesWithYAML(t *testing.T) {
 		"a:\n  - {}\n  - []\n  - {a: {b: [1, [2, {c: d}]]}, \"e f\": [x y, 'z']}\n  - [ 1 , 2 ]\n",
 		"a: # comment\n  - x # comment\n  # between\n  - {k: v}   # c\n\nb: [1, 2]   # c\n",
 		"a_b-c:\n    - x\nd:\n - y\n",
+		"a: [x]\nb:\n  - y\na: [z]\nb: [w]\n", // listed twice: the same errors
 	}
 	for _, doc := range accepted {
 		if !sameAsYAML(t, doc) {

@@ -241,6 +241,7 @@
       h.stopped && h.stopped.errors && h.stopped.errors.length ? el("div", { class: "error", "data-field": "stopped" },
         el("b", { text: `The turn it cut short (${r.completion_reason || "stopped"}), not saved as a turn: resume runs it again` }),
         h.stopped.errors.map((e) => el("p", { text: `turn ${e.turn_number} · ${e.agent_name}: ${e.message}` }))) : null,
+      renderExpectations(h.stopped && h.stopped.expectations),
       data.job_error ? el("p", { class: "error", "data-field": "job-error",
         text: "This run, gone on with in the background by this page, stopped: " + data.job_error + ". See what it saved below; resume on the command line tells more." }) : null,
       data.warnings && data.warnings.length ? el("div", { class: "warnings", "data-field": "warnings" },
@@ -248,6 +249,28 @@
         data.warnings.map((w) => el("p", { "data-kind": w.kind || "condition", text: `turn ${w.turn_number} · ${w.agent_name}: ${w.message}` }))) : null,
       data.graph.changed ? el("p", { class: "muted", text: "The ensemble file changed since this run was saved: the graph is the file as it is now." }) : null,
       data.graph.error ? el("p", { class: "muted", text: "The graph is the agents the history names: " + data.graph.error }) : null);
+  }
+
+  // renderExpectations is the run's expectations that did not hold, each
+  // with its expression, where it was written, why it could not be
+  // evaluated, and the values it read from the final state; null when
+  // every one held (or none was checked).
+  function renderExpectations(list) {
+    const failed = (list || []).filter((x) => !x.held);
+    if (!failed.length) return null;
+    const value = (v) => {
+      if (v.missing) return "missing";
+      const s = typeof v.value === "string" && !v.cut ? JSON.stringify(v.value) : (typeof v.value === "string" ? v.value : JSON.stringify(v.value));
+      return s === undefined ? "null" : s;
+    };
+    return el("div", { class: "error", "data-field": "expectations" },
+      el("b", { text: failed.length === list.length ? (failed.length === 1 ? "The expectation of its final state is false" : `The ${failed.length} expectations of its final state are false`) :
+        `${failed.length} of its ${list.length} expectations of its final state ${failed.length === 1 ? "is" : "are"} false` }),
+      failed.map((x) => el("div", { class: "expectation", "data-expectation": x.expression },
+        el("p", {}, el("code", { text: x.expression }), x.where ? el("span", { class: "muted", text: ` (${x.where})` }) : null),
+        x.error ? el("p", { "data-field": "expectation-error", text: x.error }) : null,
+        x.values && x.values.length ? el("ul", {}, x.values.map((v) => el("li", { "data-path": v.path },
+          el("code", { text: v.path }), " = ", el("code", { text: value(v) }), v.cut ? " (cut)" : null))) : null)));
   }
 
   function renderQuestions(box, data, st) {
