@@ -94,6 +94,22 @@ func comparableResult(t *testing.T, data []byte) string {
 	return dropTimings(t, m, "conversation_history")
 }
 
+// dropLatency removes the latency_ms of every model request under v (an
+// LLM record's model_requests): the time a request took varies by run.
+func dropLatency(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		delete(v, "latency_ms")
+		for _, c := range v {
+			dropLatency(c)
+		}
+	case []any:
+		for _, c := range v {
+			dropLatency(c)
+		}
+	}
+}
+
 func dropTimings(t *testing.T, m map[string]any, historyKey string) string {
 	t.Helper()
 	hist, _ := m[historyKey].([]any)
@@ -101,6 +117,7 @@ func dropTimings(t *testing.T, m map[string]any, historyKey string) string {
 		rec := r.(map[string]any)
 		delete(rec, "execution_time")
 		delete(rec, "timestamp")
+		dropLatency(rec["model_requests"])
 	}
 	b, _ := json.MarshalIndent(m, "", " ")
 	return string(b)
