@@ -172,7 +172,7 @@ func TestTurnsPage(t *testing.T) {
 		{"a first state's last turn", p.based, p.basedH, forkTurn - 1, 1, []int{forkTurn}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
+			// not parallel: the cases share one DB, which runs one statement at a time
 			turns, err := p.db.Turns(tc.run, tc.after, tc.limit)
 			if err != nil {
 				t.Fatal(err)
@@ -315,7 +315,7 @@ func TestTallyTurns(t *testing.T) {
 		{"a run from its first state's end", p.based, p.basedH, forkTurn},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
+			// not parallel: the cases share one DB, which runs one statement at a time
 			got := store.Tally{Turn: tc.after}
 			if err := p.db.TallyTurns(tc.run, &got); err != nil {
 				t.Fatal(err)
