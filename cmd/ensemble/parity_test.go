@@ -385,7 +385,7 @@ func (p *parityRun) ui() ([]byte, int, error) {
 	if err := call("POST", "/api/run/fork?id="+url.QueryEscape(runs[0].ID), map[string]int{"turn": 0}, &fork); err != nil {
 		return nil, 0, err
 	}
-	answered := false
+	answered, answeredAt := false, 0
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
 		var v inspector.RunView
 		if err := call("GET", "/api/run?id="+url.QueryEscape(fork.ID), nil, &v); err != nil {
@@ -406,8 +406,11 @@ func (p *parityRun) ui() ([]byte, int, error) {
 			if err := call("POST", "/api/run/answer?id="+url.QueryEscape(fork.ID), map[string]any{"answers": p.c.Answers}, &ok); err != nil {
 				return nil, 0, err
 			}
-			answered = true
+			answered, answeredAt = true, run.Turns
 			continue
+		}
+		if answered && run.Status == inspector.StatusSuspended && run.Turns == answeredAt {
+			continue // the answer's run in the background has not begun yet
 		}
 		break
 	}
