@@ -304,3 +304,29 @@ func slackText(run, ensembleName, agentName, question, answerURL string) string 
 		esc.Replace(run), esc.Replace(ensembleName), esc.Replace(agentName),
 		strings.ReplaceAll(esc.Replace(question), "\n", "\n>"), answerURL)
 }
+
+// checkNotify refuses to serve a file whose ask agents notify through a
+// variable that is not set: such a run would wait for a person nobody
+// told, for days, with only a line in the server's log to say why. Its
+// webhook triggers' secrets are checked the same way (setupTriggers).
+func (s *Server) checkNotify(list []*served) error {
+	for _, sv := range list {
+		for _, a := range sv.e.Agents {
+			n := ask.SpecOf(a).Notify
+			if n == nil {
+				continue
+			}
+			env, what := n.SecretEnv, "the secret its notifications are signed with"
+			switch {
+			case n.SlackEnv != "":
+				env, what = n.SlackEnv, "the Slack webhook's URL"
+			case env == "":
+				env = WebhookSecretEnv
+			}
+			if v, _ := s.o.LookupEnv(env); v == "" {
+				return fmt.Errorf("%s: agent %q: notify: $%s is not set: it holds %s", sv.e.Path, a.Name, env, what)
+			}
+		}
+	}
+	return nil
+}

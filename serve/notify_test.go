@@ -182,3 +182,45 @@ agents:
 	}
 	s.waitStatus(t, run.RunID, "completed")
 }
+
+// A file whose ask agent notifies through a variable that is not set is
+// refused at the start, as a webhook trigger's unset secret is: its runs
+// would wait for a person nobody told.
+func TestNotifyUnsetVariableRefused(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ notify, env, want string }{
+		{`{webhook: "http://127.0.0.1:1/hook", secret_env: NOTE_SECRET}`, "", "notify: $NOTE_SECRET is not set"},
+		{`{webhook: "http://127.0.0.1:1/hook"}`, "", "notify: $" + serve.WebhookSecretEnv + " is not set"},
+		{`{slack_env: SLACK_URL}`, "", "notify: $SLACK_URL is not set: it holds the Slack webhook's URL"},
+		{`{slack_env: SLACK_URL}`, "SLACK_URL", ""},
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "ensemble.yaml"), []byte(`name: asker
+agents:
+  - name: approver
+    ask: "Publish it?"
+    ask_mode: suspend
+    notify: `+tc.notify+`
+`), 0o644)
+		env := map[string]string{serve.WebhookSecretEnv: ""} // lookup's default set
+		if tc.env != "" {
+			env[tc.env] = "https://hooks.example/x"
+		}
+		srv, err := serve.New(serve.Options{Paths: []string{dir}, Listen: "127.0.0.1:0", State: filepath.Join(dir, "serve.db"),
+			Token: testToken, LookupEnv: lookup(env)})
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.notify, err)
+			} else {
+				srv.Runs().Close(0)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `agent "approver"`) {
+			t.Errorf("%s: error %v, want %q", tc.notify, err, tc.want)
+		}
+		if err == nil {
+			srv.Runs().Close(0)
+		}
+	}
+}

@@ -206,6 +206,10 @@ func New(o Options) (*Server, error) {
 		s.runs.Close(0)
 		return nil, err
 	}
+	if err := s.checkNotify(list); err != nil { // notify.go
+		s.runs.Close(0)
+		return nil, err
+	}
 	if !o.NoUI {
 		// Answers and forks from the page go on in the run machinery, as
 		// the API's do: their events are kept, their webhooks called.
