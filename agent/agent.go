@@ -33,6 +33,9 @@ type Request struct {
 	// Fresh names the dependencies in Dependencies whose outputs this agent
 	// has not consumed before, in file order.
 	Fresh []string
+	// Skipped names the dependencies in Dependencies that delivered a skip
+	// (docs/semantics.md#guards-that-skip): their value is nil.
+	Skipped []string
 	// Context is the whole accumulated context (read-only).
 	Context map[string]any
 	// RequestParameters merges the parameters of the agent requests that made

@@ -78,6 +78,7 @@ func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready, x *execu
 	st, a := r.st, rd.Agent
 	deps := make(map[string]any, len(rd.Satisfied))
 	var refs map[string]state.OutputRef
+	var skipped []string
 	edges := a.Dependencies // Satisfied is in their order
 	for _, d := range rd.Satisfied {
 		key := r.ens.Agent(d).StateKey()
@@ -95,6 +96,7 @@ func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready, x *execu
 			// from), or, on an on: always edge, a failure.
 			if last := st.LastSettled(d, dep.OnAlways, dep.RequiresAll); last != nil && last.Skipped {
 				deps[d] = nil
+				skipped = append(skipped, d)
 				continue
 			} else if last != nil && dep.OnAlways && last.Error != nil && last.OutputData == nil {
 				failure = true
@@ -146,6 +148,7 @@ func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready, x *execu
 		Execution:         st.Executions(a.Name) + 1,
 		Dependencies:      deps,
 		Fresh:             rd.Fresh,
+		Skipped:           skipped,
 		Context:           st.Context(),
 		RequestParameters: params,
 		Memory:            st.Memory(a.Name),

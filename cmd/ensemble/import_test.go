@@ -48,8 +48,9 @@ func TestImportLLMOrcValidatesAndRuns(t *testing.T) {
 	// route and summary give the child's output: agent's output (llm-orc's
 	// deliverable), which digest reads.
 	// shout's guard is false: it is skipped, and joined, after it and
-	// report, runs with report's output.
-	want := `{"digest":{"digest":"Inpu"},"joined":{"dependencies":["report","shout"],"words":6},"per-topic":[{"chunk":"Rust is fast.","index":0,"label":"topic","of":2,"words":3},{"chunk":"Go is simple.","index":1,"label":"topic","of":2,"words":3}],` +
+	// report, runs with report's output alone (llm-orc passes only the
+	// dependencies that succeeded).
+	want := `{"digest":{"digest":"Inpu"},"joined":{"dependencies":["report"],"words":6},"per-topic":[{"chunk":"Rust is fast.","index":0,"label":"topic","of":2,"words":3},{"chunk":"Go is simple.","index":1,"label":"topic","of":2,"words":3}],` +
 		`"refine":true,"report":{"words":6},"route":{"summary":"Rust is fast. Go is simple. Is Python sl"},"shout":null}`
 	if string(got) != want {
 		t.Errorf("final state\n got %s\nwant %s", got, want)
@@ -191,9 +192,10 @@ func TestImportLLMOrcProbes(t *testing.T) {
 		"dependent": dependent,
 		"fan":       fan,
 		"after-fan": `{"agent_name": "after-fan", "input_data": "` + in + `", "context": {}, "dependencies": {` + dep("fan", compact(fan)) + `}}`,
-		// the skipped guarded agent is a dependency whose response is null
+		// llm-orc hands a script only the dependencies that succeeded: the
+		// skipped guarded agent is absent
 		"after-guard": `{"agent_name": "after-guard", "input_data": "` + in + `", "context": {}, "dependencies": {` +
-			dep("guarded", "null") + `, ` + dep("dependent", compact(dependent)) + `}}`,
+			dep("dependent", compact(dependent)) + `}}`,
 		// the dispatched child's root script gets the dispatcher's input
 		"route": `{"input": "` + in + `", "parameters": {}, "context": {}}`,
 		// the root script of a fan-out's child gets its item, of a loop's

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
@@ -70,9 +71,13 @@ func llmOrcInput(req *agent.Request, spec *Spec) (stdin []byte, env map[string]s
 	} else if len(a.Dependencies) == 0 {
 		v = llmOrcRootInput{Input: text, Parameters: orEmpty(spec.Parameters), Context: map[string]any{}}
 	} else {
+		// llm-orc hands a script only the dependencies that succeeded: a
+		// skipped one is absent, not null.
 		deps := make(map[string]llmOrcDependency, len(req.Dependencies))
 		for name, out := range req.Dependencies {
-			deps[name] = llmOrcDependency{Response: jsonvalue.Text(out), Status: "success"}
+			if !slices.Contains(req.Skipped, name) {
+				deps[name] = llmOrcDependency{Response: jsonvalue.Text(out), Status: "success"}
+			}
 		}
 		v = llmOrcScriptInput{AgentName: a.Name, InputData: text, Context: map[string]any{}, Dependencies: deps}
 	}
