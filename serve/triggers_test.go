@@ -52,6 +52,9 @@ func triggered(t *testing.T, triggers string) string {
 func withClock(c *fakeClock, state string) func(*serve.Options) {
 	return func(o *serve.Options) {
 		o.Clock, o.TriggerPoll = c.Now, 5*time.Millisecond
+		// A restart lets the runs going on finish: one cut short would
+		// run its uncommitted turn again, as it should, and count twice.
+		o.Grace = patience
 		if state != "" {
 			o.State = state
 		}
