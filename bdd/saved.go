@@ -138,6 +138,9 @@ func (ts *testStore) record(p *planned, name string, n int, res *runResult, stat
 	r := &store.TestResult{Run: res.runID, Scenario: name, Repeat: n, Status: status, Duration: res.duration.Seconds()}
 	if p != nil {
 		r.Feature, r.Scenario, r.Line = p.path, p.name, int(p.line)
+		if strings.HasPrefix(p.path, "../") {
+			r.Feature = p.file // outside the working folder: as found
+		}
 		if strings.Contains(p.keyword, "Outline") || strings.Contains(p.keyword, "Template") {
 			r.Example = p.row + 1
 		}
