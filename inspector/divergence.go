@@ -122,8 +122,8 @@ func divergence(db *store.DB, id, with string) (*Divergence, error) {
 		}
 	}
 	dv.Turn = best.turn
-	dv.Failing = &DivergenceSide{Run: id, Result: res, Turns: a.Turns, CompletionReason: a.CompletionReason, Records: best.a}
-	dv.Passing = &DivergenceSide{Run: bestRes.Run, Result: bestRes, Turns: best.b.Turns, CompletionReason: best.b.CompletionReason, Records: best.rb}
+	dv.Failing = &DivergenceSide{Run: id, Result: res, Turns: a.Turns, CompletionReason: a.CompletionReason, Records: best.fail}
+	dv.Passing = &DivergenceSide{Run: bestRes.Run, Result: bestRes, Turns: best.passRun.Turns, CompletionReason: best.passRun.CompletionReason, Records: best.pass}
 	dv.Note = noteOf(dv)
 	return dv, nil
 }
@@ -131,9 +131,9 @@ func divergence(db *store.DB, id, with string) (*Divergence, error) {
 // divergedAt is the first turn where two runs differ (0: none does), and
 // each one's records of it.
 type divergedAt struct {
-	turn  int
-	a, rb []*state.Record
-	b     *store.RunInfo
+	turn       int
+	fail, pass []*state.Record // the failing run's records of it, and the passing run's
+	passRun    *store.RunInfo
 }
 
 // later reports whether x departs later than y (never departing is latest).
@@ -163,25 +163,25 @@ func firstDivergence(db *store.DB, a, b *store.RunInfo) (*divergedAt, error) {
 		for k := range max(len(ta), len(tb)) {
 			switch {
 			case k >= len(ta):
-				return &divergedAt{turn: tb[k].Turn, rb: tb[k].Records, b: b}, nil
+				return &divergedAt{turn: tb[k].Turn, pass: tb[k].Records, passRun: b}, nil
 			case k >= len(tb):
-				return &divergedAt{turn: ta[k].Turn, a: ta[k].Records, b: b}, nil
+				return &divergedAt{turn: ta[k].Turn, fail: ta[k].Records, passRun: b}, nil
 			case ta[k].Turn != tb[k].Turn:
 				t := min(ta[k].Turn, tb[k].Turn)
-				d := &divergedAt{turn: t, b: b}
+				d := &divergedAt{turn: t, passRun: b}
 				if ta[k].Turn == t {
-					d.a = ta[k].Records
+					d.fail = ta[k].Records
 				}
 				if tb[k].Turn == t {
-					d.rb = tb[k].Records
+					d.pass = tb[k].Records
 				}
 				return d, nil
 			case !turnsEqual(ta[k].Records, tb[k].Records):
-				return &divergedAt{turn: ta[k].Turn, a: ta[k].Records, rb: tb[k].Records, b: b}, nil
+				return &divergedAt{turn: ta[k].Turn, fail: ta[k].Records, pass: tb[k].Records, passRun: b}, nil
 			}
 		}
 		if len(ta) < divergencePage || len(tb) < divergencePage {
-			return &divergedAt{b: b}, nil
+			return &divergedAt{passRun: b}, nil
 		}
 		after = ta[len(ta)-1].Turn
 	}
