@@ -29,6 +29,9 @@
   }
 
   function failed(box, e) { box.replaceChildren(ui().el("p", { class: "error", text: e.message })); }
+  // again shows the view again in a second while it is the one shown: a
+  // test run that is still running (or was killed: it never ends) grows.
+  function again(v, show) { setTimeout(() => { if (v === ui().current()) show(); }, 1000); }
 
   // --- the test runs ---
   async function showTestRuns(v) {
@@ -60,6 +63,7 @@
         el("td", { class: "files", text: t.files.join(", ") }));
     }));
     msg.textContent = data.test_runs.length ? "" : "No test run saved: test --state FILE saves one.";
+    if (data.test_runs.some((t) => !t.status)) again(v, () => showTestRuns(v));
   }
 
   // --- a test run ---
@@ -90,6 +94,7 @@
       el("table", { id: "scenarios" },
         el("thead", {}, el("tr", {}, ["scenario", "pass rate", "runs (open one; diff: where a failing run departs from a passing one)"].map((h) => el("th", { text: h })))),
         el("tbody", {}, rows)));
+    if (!t.status) again(v, () => showTestRun(db, id, v));
   }
 
   // repeatEl is one run of a scenario: its link, and for a failing run the
