@@ -67,8 +67,9 @@ func (s *Scenario) answer(ctx context.Context, name, text string) error {
 		return fmt.Errorf("agent %q is not waiting for input (%s)", name, why)
 	}
 	saved := s.run.File(res.CompletionReason)
-	_, err := s.runSession(ctx, func(sess *session.Session) (*session.Run, error) {
-		return sess.Resume(saved, session.RunOptions{Answers: map[string]string{name: text}})
+	_, err := s.runSession(ctx, true, func(sess *session.Session, ro session.RunOptions) (*session.Run, error) {
+		ro.Answers = map[string]string{name: text}
+		return sess.Resume(saved, ro)
 	})
 	return err
 }

@@ -81,6 +81,9 @@ type runResult struct {
 	replays  int          // model requests its recordings answered (sent.go)
 	checks   []judgeCheck // its judge steps' outcomes (flake.go)
 	duration time.Duration
+	// runID is its ensemble's run in a test run saved (saved.go), and
+	// failStep and failMsg its failure's step and message.
+	runID, failStep, failMsg string
 }
 
 type stepOutcome struct {
@@ -211,10 +214,12 @@ func (rr *repeatRun) work(ctx context.Context) {
 		delete(t.inflight, n)
 		sent.end(res)
 		rr.spent.Add(&res.usage)
+		counted := false
 		switch {
 		case t.verdict == undecided && interrupted:
 			t.started-- // cancelled with the test run: it does not count
 		case t.verdict == undecided:
+			counted = true
 			t.runs = append(t.runs, res)
 			if res.passed {
 				t.passes++
@@ -230,6 +235,9 @@ func (rr *repeatRun) work(ctx context.Context) {
 		rr.checkBudget()
 		rr.cond.Broadcast()
 		rr.mu.Unlock()
+		if ts := rr.o.saved; ts != nil {
+			ts.record(t.planned, t.name, n, res, resultStatus(counted, res.passed))
+		}
 	}
 }
 
@@ -338,20 +346,13 @@ func runOnce(ctx context.Context, o *RunOptions, p *planned, n int, undefined *u
 				if status == godog.StepUndefined || errors.Is(err, godog.ErrUndefined) {
 					undefined.add(st.Text)
 				}
-				out := stepOutcome{status: status.String()}
-				text := st.Text
-				if i := len(res.steps); i < len(p.steps) && p.steps[i].keyword != "" {
-					text = p.steps[i].keyword + text
+				noteStep(res, p, st, status, err)
+				return ctx, nil
+			})
+			sc.After(func(ctx context.Context, _ *godog.Scenario, err error) (context.Context, error) {
+				if err != nil && res.failMsg == "" {
+					res.failMsg = err.Error() // an expectation of the final state, say
 				}
-				if err != nil && status != godog.StepPassed && status != godog.StepSkipped {
-					out.err = err.Error()
-					if res.failure == "" {
-						res.failure = fmt.Sprintf("Step %s: %v", text, err)
-					}
-				} else if status != godog.StepPassed && status != godog.StepSkipped && res.failure == "" {
-					res.failure = fmt.Sprintf("Step %s: %s", text, status)
-				}
-				res.steps = append(res.steps, out)
 				return ctx, nil
 			})
 		},
@@ -377,6 +378,7 @@ func runOnce(ctx context.Context, o *RunOptions, p *planned, n int, undefined *u
 		res.failure = "the scenario failed"
 	}
 	res.result = target.Result()
+	res.runID = target.savedID
 	res.usage = target.Spent() // the judges' requests count towards --max-cost and --max-requests
 	res.replays = target.replays()
 	res.checks = target.checks

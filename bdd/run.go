@@ -70,6 +70,11 @@ type RunOptions struct {
 	// (repeat.go). Without them, and without @repeat or @pass-rate tags,
 	// every scenario runs once, one at a time.
 	Repeats
+	// State, when set, is a state database in which each scenario run is
+	// saved as a run, under a test run of its own (saved.go): what the
+	// inspector lists. $ENSEMBLE_STATE_SYNC (through LookupEnv) sets how
+	// its turns reach the disk.
+	State string
 }
 
 // UsageError is a problem found before any scenario ran.
@@ -97,7 +102,7 @@ func Run(o RunOptions) (int, error) {
 	return code, err
 }
 
-func run(o RunOptions) (int, error) {
+func run(o RunOptions) (code int, err error) {
 	out, stderr := o.Output, o.Stderr
 	if out == nil {
 		out = os.Stdout
@@ -148,6 +153,19 @@ func run(o RunOptions) (int, error) {
 	if err != nil {
 		return ExitUsage, err
 	}
+	if o.State != "" {
+		ts, err := openTestStore(o.State, files, pl, o.LookupEnv)
+		if err != nil {
+			return ExitUsage, err
+		}
+		o.saved = ts
+		defer func() {
+			c, ferr := ts.finish(o.Context, code, stderr)
+			if err == nil {
+				code, err = c, ferr
+			}
+		}()
+	}
 	if o.Repeats.active() || pl.tagged || hasFormat(o.Format, "markdown") {
 		ctx := o.Context
 		if ctx == nil {
@@ -170,7 +188,10 @@ func run(o RunOptions) (int, error) {
 		Name: "ensemble",
 		ScenarioInitializer: func(sc *godog.ScenarioContext) {
 			started.Add(1)
-			Register(sc, o.Options)
+			s := Register(sc, o.Options)
+			if o.saved != nil {
+				o.saved.track(sc, s)
+			}
 			sc.StepContext().After(func(ctx context.Context, st *godog.Step, status godog.StepResultStatus, err error) (context.Context, error) {
 				if status == godog.StepUndefined || errors.Is(err, godog.ErrUndefined) {
 					undefined.add(st.Text)

@@ -79,6 +79,9 @@ type Options struct {
 	RecordMissing bool
 	// live notes which of Live the scenarios had (Run sets it).
 	live *liveNames
+	// saved is the test run the scenarios' runs are saved in (test
+	// --state: saved.go); nil: they are not saved.
+	saved *testStore
 	// Tracer, when set, traces every scenario's run (docs/tracing.md), with
 	// its content when TraceContent is set.
 	Tracer       trace.Tracer
@@ -134,6 +137,8 @@ type Scenario struct {
 	// run is the run of the scenario, kept for the answers that resume it
 	// (answers.go).
 	run *session.Run
+	// savedID is the id of its run in the test run's database (saved.go).
+	savedID string
 
 	step *godog.Step // the step running, for its doc string or table
 
@@ -501,15 +506,16 @@ func (s *Scenario) Run(ctx context.Context) (*engine.Result, error) {
 	if s.input != nil {
 		input = *s.input // an explicit empty input stays empty
 	}
-	return s.runSession(ctx, func(sess *session.Session) (*session.Run, error) {
-		return sess.StartExact(input, session.RunOptions{})
+	return s.runSession(ctx, false, func(sess *session.Session, ro session.RunOptions) (*session.Run, error) {
+		return sess.StartExact(input, ro)
 	})
 }
 
 // runSession runs the run start prepares in a session of the scenario's
 // options, with the MCP servers its agents name, started for the run and
-// ended with it, as ensemble run does (docs/llm.md#mcp-tools).
-func (s *Scenario) runSession(ctx context.Context, start func(*session.Session) (*session.Run, error)) (*engine.Result, error) {
+// ended with it, as ensemble run does (docs/llm.md#mcp-tools). In a
+// test run that is saved, the run is saved (resume: it goes on).
+func (s *Scenario) runSession(ctx context.Context, resume bool, start func(*session.Session, session.RunOptions) (*session.Run, error)) (*engine.Result, error) {
 	opts, err := s.sessionOptions()
 	if err != nil {
 		return nil, err
@@ -519,8 +525,15 @@ func (s *Scenario) runSession(ctx context.Context, start func(*session.Session) 
 		return nil, err
 	}
 	defer sess.Close()
-	r, err := start(sess)
+	ro, err := s.saveOptions(resume)
 	if err != nil {
+		return nil, fmt.Errorf("test --state: the run cannot be saved: %w", err)
+	}
+	r, err := start(sess, ro)
+	if err != nil {
+		if ro.Save != nil {
+			ro.Save.Abandon()
+		}
 		return nil, err
 	}
 	res, err := r.Run(ctx)

@@ -214,6 +214,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/run/answer", s.apiAnswer)
 	mux.HandleFunc("POST /api/run/fork", s.apiFork)
 	mux.HandleFunc("POST /auth/code", s.apiCode)
+	s.testRoutes(mux)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such API: "+r.Method+" "+r.URL.Path)
 	})

@@ -17,9 +17,10 @@ var screenshots = flag.String("screenshots", "", "write the screenshots of the i
 
 // TestScreenshots shows each view of the page on runs of the examples,
 // saved in one database: the runs, a run's graph and timeline, an
-// execution, two executions of a loop compared, and the form of a run
-// waiting for a person. With -screenshots DIR it writes each view as a
-// 1200-pixel-wide PNG into DIR (docs/ui.md shows them).
+// execution, two executions of a loop compared, the form of a run
+// waiting for a person; and a test run and a failing run's divergence.
+// With -screenshots DIR it writes each view as a 1200-pixel-wide PNG into
+// DIR (docs/ui.md shows them).
 func TestScreenshots(t *testing.T) {
 	t.Parallel()
 	b := browsertest.Shared(t)
@@ -115,5 +116,18 @@ func TestScreenshots(t *testing.T) {
 		chromedp.Navigate(url+"#/run/0/"+waiting.ID),
 		chromedp.WaitVisible(css(`form#answer textarea[name="approver"]`)),
 		chromedp.SendKeys(css(`form#answer textarea[name="approver"]`), `{"approved": true}`),
+	)
+	// A test run (test --state) of a flaky scenario, and where its failing
+	// run departs from its passing run.
+	tests := filepath.Join(dir, "tests.db")
+	tr := saveTestRun(t, tests)
+	testsURL := serve(t, tests)
+	shot("test-run", 420,
+		chromedp.Navigate(testsURL+"#/tests/0/"+tr.ID),
+		chromedp.WaitVisible(css(`[data-result-run="`+tr.failing+`"]`)),
+	)
+	shot("divergence", 620,
+		chromedp.Click(css(`[data-diverge="`+tr.failing+`"]`)),
+		chromedp.WaitVisible(css(`#divergence[data-turn="2"] [data-pair="1"]`)),
 	)
 }

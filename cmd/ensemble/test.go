@@ -32,6 +32,8 @@ type testFlags struct {
 	// rows of outlines from files (@examples(file=…))
 	sample int
 	seed   uint64
+	// the state database the scenario runs are saved in (--state)
+	state string
 }
 
 func newTestCmd(io *stdio) *cobra.Command {
@@ -85,6 +87,7 @@ than there are runs to make.`,
 	fl.Float64Var(&f.maxCost, "max-cost", 0, "stop starting runs once the test run spent `COST`, in the unit of the profiles' pricing (exit 6)")
 	fl.IntVar(&f.sample, "sample", 0, "run `N` rows, picked at random by --seed, of each outline whose rows come from a file (@examples(file=…)); 0: all")
 	fl.Uint64Var(&f.seed, "seed", 1, "the `SEED` of --sample's pick: the same seed picks the same rows")
+	fl.StringVar(&f.state, "state", "", "save each scenario run as a run of the state database `FILE`, under a test run that ui lists with its pass rates")
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error { return checkTestFlags(cmd, &f) }
 	cmd.AddCommand(newTestCaptureCmd(io))
 	return cmd
@@ -107,6 +110,9 @@ func checkTestFlags(cmd *cobra.Command, f *testFlags) error {
 	}
 	if !(f.passRate >= 0 && f.passRate <= 1) {
 		return usageErr("--pass-rate must be a share from 0 to 1 (0.8 for 80%%), got %g", f.passRate)
+	}
+	if fl.Changed("state") && f.state == "" {
+		return usageErr("--state needs a file name")
 	}
 	if fl.Changed("baseline") && f.baseline == "" || fl.Changed("save-baseline") && f.saveBase == "" {
 		return usageErr("--baseline and --save-baseline need a file name")
@@ -171,6 +177,7 @@ func runTests(cmd *cobra.Command, io *stdio, paths []string, f *testFlags) error
 		Repeats:  f.repeats(cmd),
 		Sample:   f.sample,
 		Seed:     f.seed,
+		State:    f.state,
 	})
 	var ue *bdd.UsageError
 	switch {

@@ -1,5 +1,5 @@
 // ensemble ui: the page. Plain JavaScript, no build step, nothing fetched
-// but this server's API. Routes: #/ (the runs), #/run/DB/ID (a run).
+// but this server's API. Routes: #/ (the runs), #/run/DB/ID (a run), #/tests… (tests.js).
 "use strict";
 
 (function () {
@@ -91,11 +91,15 @@
     timer = setTimeout(tick, 1000);
   }
 
+  // tests.js (the test runs' pages) builds with these.
+  window.ensembleUI = { el, api, put, q, fmtDur, fmtTime, badge, pretty, diffView, main, crumb, current: () => view };
+
   // --- routing ---
   function route() {
     stopPoll();
     view++;
     const h = location.hash || "#/";
+    if (h.startsWith("#/tests") && window.ensembleTests) return window.ensembleTests.route(h, view);
     const m = h.match(/^#\/run\/(\d+)\/(.+)$/);
     if (m) return showRun(+m[1], decodeURIComponent(m[2]), view);
     return showRuns(view);
@@ -207,6 +211,7 @@
       turns.catch(() => {}); // awaited below; a failure of the run's is the one said
       await loadRun(run);
       await loadTurns(0, true, turns);
+      if (window.ensembleTests) window.ensembleTests.runNote(root, db, id, v);
     } catch (e) {
       root.replaceChildren(el("p", { class: "error", text: e.message }));
       return;
