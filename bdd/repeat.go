@@ -81,6 +81,10 @@ type runResult struct {
 	replays  int          // model requests its recordings answered (sent.go)
 	checks   []judgeCheck // its judge steps' outcomes (flake.go)
 	duration time.Duration
+
+	// simulated is what its simulated people used (simulator.go), which
+	// usage holds too and result's usage does not.
+	simulated state.Usage
 }
 
 type stepOutcome struct {
@@ -378,6 +382,7 @@ func runOnce(ctx context.Context, o *RunOptions, p *planned, n int, undefined *u
 	}
 	res.result = target.Result()
 	res.usage = target.Spent() // the judges' requests count towards --max-cost and --max-requests
+	res.simulated = target.SimulatorSpent()
 	res.replays = target.replays()
 	res.checks = target.checks
 	return res
