@@ -181,6 +181,9 @@ func (sa *simulatedAsk) Run(ctx context.Context, req *agent.Request) *agent.Resu
 	name := cmp.Or(req.Path, req.Agent.Name)
 	sims.mu.Lock()
 	sim := sims.by[name]
+	if sim == nil { // a child of a fan-out's instance, by the path every instance's child has
+		sim = sims.by[runners.PathWithoutInstances(name)]
+	}
 	n := 0
 	if sim != nil {
 		sim.answers++

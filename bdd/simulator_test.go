@@ -301,3 +301,52 @@ agents:
 		t.Error(err)
 	}
 }
+
+// A child ensemble's ask agent, named by its path, is answered by its
+// simulator in each run of the child (a child's run cannot wait).
+func TestSimulatorOfAChildsAskAgent(t *testing.T) {
+	t.Parallel()
+	dir := writeTempFiles(t, map[string]string{
+		"e.yaml": `name: parent
+agents:
+  - name: start
+    script: scripts/s.sh
+  - name: review
+    ensemble: child.yaml
+    output: approve
+    conversation: {max_turns: 3}
+    dependencies:
+      - start
+      - agent_name: again
+        requires_all: false
+  - name: again
+    script: scripts/s.sh
+    conversation: {max_turns: 3}
+    dependencies:
+      - agent_name: review
+        condition: 'context.review != "yes"'
+`,
+		"scripts/s.sh": "#!/bin/sh\necho go\n",
+		"child.yaml":   "name: child\nagents:\n  - name: approve\n    ask: \"Approve?\"\n",
+	})
+	s := NewScenario(dir, Options{})
+	if err := s.givenEnsemble("e.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.givenSimulatorPolicy("review/approve", "no then yes"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.whenRuns(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i, err := range []error{
+		s.thenReason("completed"),
+		s.thenRanTimes("review", 2),
+		s.thenRanTimes("review/approve", 2),
+		s.thenOutputIs("review", "yes"),
+	} {
+		if err != nil {
+			t.Errorf("check %d: %v", i, err)
+		}
+	}
+}
