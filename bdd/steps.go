@@ -172,7 +172,7 @@ var stepDefs = []stepDef{
 		`^agent "([^"]*)" did not call tool "([^"]*)"$`, func(s *Scenario) any { return s.thenDidNotCallTool }},
 	{StepDoc{"Then", `Then agent "researcher" called tools in this order: "search.query, files.read"`, "The agent called these tools in this order, over its executions: each listed call comes after the one before it, and other calls may come between them (a listed tool twice needs two calls)."},
 		`^agent "([^"]*)" called tools in this order: "(.*)"$`, func(s *Scenario) any { return s.thenCalledInOrder }},
-	{StepDoc{"Then", "Then the run made at most 6 model requests", "The run's model requests (its usage.requests: every LLM agent's, a simulated user's, child ensembles' included; injected responses make none) are at most that many."},
+	{StepDoc{"Then", "Then the run made at most 6 model requests", "The run's model requests (its usage.requests: every LLM agent's, a simulated user's, child ensembles' included; injected responses and a simulated person answering an ask agent make none) are at most that many."},
 		`^the run made at most (\d+) model requests?$`, func(s *Scenario) any { return s.thenRequestsAtMost }},
 	{StepDoc{"Then", "Then the run cost at most 0.05", "The run's cost (its usage.cost, in the unit of the profiles' pricing) is at most that. With no priced profile the step fails: every request would cost 0."},
 		`^the run cost at most (\S+)$`, func(s *Scenario) any { return s.thenCostAtMost }},
