@@ -212,7 +212,7 @@ func (sa *simulatedAsk) person(ctx context.Context, req *agent.Request, sim *sim
 	name := cmp.Or(req.Path, req.Agent.Name)
 	p := sim.persona
 	if n > p.max {
-		return &agent.Result{InputData: in, Err: fmt.Errorf("ask agent %q: the simulated person gave up after %d answers (at most %d), without reaching its goal %s", name, p.max, p.max, quote(cut(p.goal, 120)))}
+		return &agent.Result{InputData: in, Err: fmt.Errorf("ask agent %q: the simulated person gave up after %d answers (its limit), without reaching its goal %s", name, p.max, quote(cut(p.goal, 120)))}
 	}
 	play := sa.s.opts.Simulate
 	if play == nil {
