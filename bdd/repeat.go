@@ -84,6 +84,10 @@ type runResult struct {
 	// runID is its ensemble's run in a test run saved (saved.go), and
 	// failStep and failMsg its failure's step and message.
 	runID, failStep, failMsg string
+
+	// simulated is what its simulated people used (simulator.go), which
+	// usage holds too and result's usage does not.
+	simulated state.Usage
 }
 
 type stepOutcome struct {
@@ -380,6 +384,7 @@ func runOnce(ctx context.Context, o *RunOptions, p *planned, n int, undefined *u
 	res.result = target.Result()
 	res.runID = target.savedID
 	res.usage = target.Spent() // the judges' requests count towards --max-cost and --max-requests
+	res.simulated = target.SimulatorSpent()
 	res.replays = target.replays()
 	res.checks = target.checks
 	return res

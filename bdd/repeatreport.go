@@ -216,6 +216,9 @@ func writeRepeatText(w io.Writer, rr *repeatRun, cmp []*comparison, basePath str
 		fmt.Fprintf(w, ", cost %s", formatCost(rr.spent.Cost))
 	}
 	fmt.Fprintf(w, ", %s\n", elapsed.Round(time.Millisecond))
+	if u := rr.simulatedSpent(); u.Requests > 0 {
+		fmt.Fprintln(w, simSpendLine(u))
+	}
 	if rr.budget != "" {
 		fmt.Fprintf(w, "stopped starting runs: %s\n", rr.budget)
 	}
@@ -432,7 +435,7 @@ func writeRepeatJUnit(w io.Writer, rr *repeatRun, elapsed time.Duration) {
 			d += r.duration
 		}
 		c := &junitCase{Name: t.name, Classname: s.Name, Time: seconds(d), SystemOut: t.counts() + ": " + t.outcomeText()}
-		if ps := t.junitProperties(); len(ps) > 0 {
+		if ps := append(t.junitProperties(), t.simulatorProperties()...); len(ps) > 0 {
 			if s.Properties == nil {
 				s.Properties = &junitProperties{}
 			}

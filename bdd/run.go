@@ -183,6 +183,7 @@ func run(o RunOptions) (code int, err error) {
 	}
 	undefined := &undefinedSteps{}
 	filtered := &snippetFilter{w: out}
+	o.simSpend = &simSpend{}
 	var started atomic.Int64
 	suite := godog.TestSuite{
 		Name: "ensemble",
@@ -213,6 +214,7 @@ func run(o RunOptions) (code int, err error) {
 	status := suite.Run()
 	filtered.flush()
 	undefined.report(stderr)
+	o.simSpend.report(stderr)
 	if status == 0 && started.Load() == 0 {
 		// The files have scenarios, so the tags selected none: a run
 		// that tests nothing must not pass.

@@ -82,6 +82,9 @@ type Options struct {
 	// saved is the test run the scenarios' runs are saved in (test
 	// --state: saved.go); nil: they are not saved.
 	saved *testStore
+	// simSpend sums what the scenarios' simulated people used (Run sets
+	// it; simulator.go).
+	simSpend *simSpend
 	// Tracer, when set, traces every scenario's run (docs/tracing.md), with
 	// its content when TraceContent is set.
 	Tracer       trace.Tracer
@@ -141,6 +144,10 @@ type Scenario struct {
 	savedID string
 
 	step *godog.Step // the step running, for its doc string or table
+
+	// sims are the simulated people answering its ask agents
+	// (simulator.go); nil when it has none.
+	sims *simulators
 
 	validated     bool
 	validationErr *loadFailure // nil: the validated ensemble is valid
@@ -327,14 +334,16 @@ func (s *Scenario) Ensemble() *ensemble.Ensemble { return s.ens }
 // Result is the result of the run, or nil before `When the ensemble runs`.
 func (s *Scenario) Result() *engine.Result { return s.result }
 
-// Spent is what the scenario spent on models: its run's usage and its
-// judges'.
+// Spent is what the scenario spent on models: its run's usage, its
+// judges' and its simulated people's.
 func (s *Scenario) Spent() state.Usage {
 	var u state.Usage
 	if s.result != nil {
 		u = s.result.Usage
 	}
 	u.Add(&s.judged)
+	sim := s.SimulatorSpent()
+	u.Add(&sim)
 	return u
 }
 
@@ -478,6 +487,9 @@ func (s *Scenario) checkResponses() error {
 			return fmt.Errorf("responses are given for agent %q, but %w", name, unknownAgent(e, name))
 		}
 	}
+	if err := s.checkSimulators(e); err != nil {
+		return err
+	}
 	return s.responses.Validate(e)
 }
 
@@ -616,6 +628,7 @@ func (s *Scenario) replaced() map[string]agent.Runner {
 	if s.opts.Script != nil {
 		r["script"] = s.opts.Script
 	}
+	s.askRunners(r)
 	return r
 }
 

@@ -80,6 +80,12 @@ var stepDefs = []stepDef{
 	{StepDoc{"Given", `Given agent "user_clarification" is simulated by model profile "small" with the prompt:`,
 		"The same, with the persona in the doc string."},
 		`^agent "([^"]*)" is simulated by model profile "([^"]*)" with the prompt:$`, func(s *Scenario) any { return s.givenSimulatedDoc }},
+	{StepDoc{"Given", `Given ask agent "reviewer" is answered by the simulator "reject then approve"`,
+		"A simulated person answers the ask agent with fixed values (see docs/testing.md): `always VALUE` gives VALUE every time, `V1 then V2 then V3` gives them in order and repeats the last. A value is JSON (`{\"approved\": true}`, `\"yes\"`, 42) or bare text (`approve`). Each must fit the agent as any answer must: a value that cannot fails this step, naming the agent and the value."},
+		`^ask agent "([^"]*)" is answered by the simulator "(.*)"$`, func(s *Scenario) any { return s.givenSimulatorPolicy }},
+	{StepDoc{"Given", `Given ask agent "reviewer" is answered by a simulated person with model profile "small", the goal "Publish a note that names EMEA" and at most 3 answers`,
+		"A model plays a person with that goal and answers the ask agent, at most that many times: the next ask fails, saying the simulated person gave up. Its model requests are counted apart from the run's usage."},
+		`^ask agent "([^"]*)" is answered by a simulated person with model profile "([^"]*)", the goal "(.*)" and at most (\d+) answers?$`, func(s *Scenario) any { return s.givenSimulatedPerson }},
 	{StepDoc{"Given", "Given the turn limit is 5", "Overrides conversation_limits.max_total_turns (like --max-turns)."},
 		`^the turn limit is (\d+)$`, func(s *Scenario) any { return s.givenTurnLimit }},
 	{StepDoc{"Given", `Given the timeout is "5s"`, "Overrides the run's timeout (a Go duration: 500ms, 5s, 2m; like --timeout)."},
@@ -166,10 +172,12 @@ var stepDefs = []stepDef{
 		`^agent "([^"]*)" did not call tool "([^"]*)"$`, func(s *Scenario) any { return s.thenDidNotCallTool }},
 	{StepDoc{"Then", `Then agent "researcher" called tools in this order: "search.query, files.read"`, "The agent called these tools in this order, over its executions: each listed call comes after the one before it, and other calls may come between them (a listed tool twice needs two calls)."},
 		`^agent "([^"]*)" called tools in this order: "(.*)"$`, func(s *Scenario) any { return s.thenCalledInOrder }},
-	{StepDoc{"Then", "Then the run made at most 6 model requests", "The run's model requests (its usage.requests: every LLM agent's, a simulated user's, child ensembles' included; injected responses make none) are at most that many."},
+	{StepDoc{"Then", "Then the run made at most 6 model requests", "The run's model requests (its usage.requests: every LLM agent's, a simulated user's, child ensembles' included; injected responses and a simulated person answering an ask agent make none) are at most that many."},
 		`^the run made at most (\d+) model requests?$`, func(s *Scenario) any { return s.thenRequestsAtMost }},
 	{StepDoc{"Then", "Then the run cost at most 0.05", "The run's cost (its usage.cost, in the unit of the profiles' pricing) is at most that. With no priced profile the step fails: every request would cost 0."},
 		`^the run cost at most (\S+)$`, func(s *Scenario) any { return s.thenCostAtMost }},
+	{StepDoc{"Then", "Then the simulated people made 3 model requests", "The scenario's simulated people (ask agents answered by a simulated person) made exactly that many model requests, which the run's usage does not count."},
+		`^the simulated people made (\d+) model requests?$`, func(s *Scenario) any { return s.thenSimulatedRequests }},
 
 	{StepDoc{"Then", `Then the output of agent "llm_analyzer" contains "EMEA"`, "The agent's latest output (a string as it is, other values as compact JSON) contains the text."},
 		`^the output of agent "([^"]*)" contains "(.*)"$`, func(s *Scenario) any { return s.thenOutputContains }},
@@ -242,7 +250,7 @@ func (s *Scenario) afterLoad() error {
 			return fmt.Errorf("responses were given for agent %q, but %w", name, unknownAgent(s.ens, name))
 		}
 	}
-	return nil
+	return s.checkSimulators(s.ens)
 }
 
 func (s *Scenario) givenProfiles(path string) error {

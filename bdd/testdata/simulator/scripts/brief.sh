@@ -1,0 +1,2 @@
+#!/bin/sh
+echo "what changed in 1.2"

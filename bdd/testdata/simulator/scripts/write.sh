@@ -1,0 +1,2 @@
+#!/bin/sh
+echo "a draft of the release notes"
