@@ -97,6 +97,8 @@ type Runs struct {
 	keyMu sync.Mutex
 	// streamNext: runs whose next going on streams its model replies (chat.go).
 	streamNext sync.Map
+	// deliveries: by run, the last delivery given to Deliver (mount.go).
+	deliveries sync.Map
 
 	mu       sync.Mutex
 	active   map[string]*active
