@@ -1,0 +1,175 @@
+package a2aserve
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv/taskstore"
+
+	"github.com/ensemble-run/ensemble/serve"
+)
+
+// delivery is a push notification received.
+type delivery struct {
+	body             string
+	signature, token string
+}
+
+func TestPushConfigsAreDeliveredSignedLikeWebhooks(t *testing.T) {
+	t.Parallel()
+	_, base := start(t)
+	var mu sync.Mutex
+	var got []delivery
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, delivery{string(b), r.Header.Get(serve.SignatureHeader), r.Header.Get("A2A-Notification-Token")})
+		n := len(got)
+		mu.Unlock()
+		if n == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable) // the first attempt fails: retried
+		}
+	}))
+	defer hook.Close()
+	c := connect(t, base, "/a2a/ensembles/list/.well-known/agent-card.json", a2a.TransportProtocolJSONRPC)
+	res, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: text("go"),
+		Config: &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: hook.URL, Token: "tok"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	for i := 0; ; i++ {
+		mu.Lock()
+		last := delivery{}
+		if len(got) > 0 {
+			last = got[len(got)-1]
+		}
+		mu.Unlock()
+		if strings.Contains(last.body, "TASK_STATE_COMPLETED") {
+			if last.signature != serve.Sign([]byte("hook-secret"), []byte(last.body)) || last.token != "tok" {
+				t.Errorf("the delivery's signature %q, token %q", last.signature, last.token)
+			}
+			break
+		}
+		if i == 600 {
+			t.Fatalf("no delivery of the completed task: %+v", got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	mu.Lock()
+	first, second := got[0].body, got[1].body
+	mu.Unlock()
+	if first != second {
+		t.Errorf("the failed delivery was not retried:\n%s\n%s", first, second)
+	}
+	list, err := c.ListTaskPushConfigs(t.Context(), &a2a.ListTaskPushConfigRequest{TaskID: task.ID})
+	if err != nil || len(list) != 1 || list[0].URL != hook.URL {
+		t.Errorf("the task's configs: %+v %v", list, err)
+	}
+}
+
+func TestAPushConfigIsCheckedAsAWebhook(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	h, err := New(srv.Runs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = (&pushStore{x: h.x}).Save(t.Context(), "t1", &a2a.PushConfig{URL: "ftp://example.com/x"})
+	if err == nil || !strings.Contains(err.Error(), "http") {
+		t.Errorf("an ftp URL: %v", err)
+	}
+}
+
+func TestAStaleTaskWriterIsRefused(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	h, err := New(srv.Runs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &taskStore{x: h.x}
+	ctx := context.Background()
+	task := &a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}
+	v1, err := s.Create(ctx, task)
+	if err != nil || v1 != 1 {
+		t.Fatalf("Create: %v %v", v1, err)
+	}
+	if _, err := s.Create(ctx, task); !errors.Is(err, taskstore.ErrTaskAlreadyExists) {
+		t.Errorf("a second Create: %v", err)
+	}
+	a := *task
+	a.Metadata = map[string]any{"writer": "a"}
+	v2, err := s.Update(ctx, &taskstore.UpdateRequest{Task: &a, PrevVersion: v1})
+	if err != nil || v2 != 2 {
+		t.Fatalf("Update: %v %v", v2, err)
+	}
+	b := *task
+	b.Metadata = map[string]any{"writer": "b"}
+	if _, err := s.Update(ctx, &taskstore.UpdateRequest{Task: &b, PrevVersion: v1}); !errors.Is(err, taskstore.ErrConcurrentModification) {
+		t.Fatalf("a stale Update: %v", err)
+	}
+	got, err := s.raw("t1")
+	if err != nil || got.Version != 2 || got.Task.Metadata["writer"] != "a" {
+		t.Errorf("the task: %+v %v", got, err)
+	}
+}
+
+func TestTheTokenGuardsAllButTheCards(t *testing.T) {
+	t.Parallel()
+	_, base := start(t)
+	for _, c := range []struct {
+		method, path, token, host string
+		want                      int
+	}{
+		{"GET", "/.well-known/agent-card.json", "", "", 200},
+		{"GET", "/a2a/ensembles/list/.well-known/agent-card.json", "", "", 200},
+		{"GET", "/a2a/ensembles/nope/.well-known/agent-card.json", "", "", 404},
+		{"GET", "/.well-known/agent-card.json", "", "evil.example.com", 403},
+		{"POST", "/a2a", "", "", 401},
+		{"POST", "/a2a/ensembles/list", "wrong", "", 401},
+		{"GET", "/a2a/rest/tasks/x", "", "", 401},
+		{"GET", "/a2a/rest/tasks/x", token, "", 404},
+	} {
+		req, _ := http.NewRequest(c.method, base+c.path, strings.NewReader("{}"))
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		if c.host != "" {
+			req.Host = c.host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s %s (token %q, host %q): %d, want %d", c.method, c.path, c.token, c.host, resp.StatusCode, c.want)
+		}
+	}
+}
+
+func TestSecretsAreRedacted(t *testing.T) {
+	t.Parallel()
+	_, base := start(t)
+	c := connect(t, base, "/a2a/ensembles/secret/.well-known/agent-card.json", a2a.TransportProtocolHTTPJSON)
+	task := send(t, c, text("the key is "+key))
+	if got := artifactJSON(t, task); strings.Contains(got, key) || !strings.Contains(got, "[REDACTED]") {
+		t.Errorf("the artifact: %s", got)
+	}
+	for _, m := range task.History {
+		for _, p := range m.Parts {
+			if strings.Contains(p.Text(), key) {
+				t.Errorf("the history shows the key: %s", p.Text())
+			}
+		}
+	}
+}
