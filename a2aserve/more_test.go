@@ -2,6 +2,7 @@ package a2aserve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -171,5 +172,42 @@ func TestSecretsAreRedacted(t *testing.T) {
 				t.Errorf("the history shows the key: %s", p.Text())
 			}
 		}
+	}
+}
+
+// TestPlainJSONRPC is the curl recipe of docs/serve.md: a message sent as
+// plain JSON-RPC, then answered over HTTP+JSON.
+func TestPlainJSONRPC(t *testing.T) {
+	t.Parallel()
+	_, base := start(t)
+	post := func(path, body string) map[string]any {
+		t.Helper()
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("A2A-Version", "1.0")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		b, _ := io.ReadAll(resp.Body)
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatalf("%d %s", resp.StatusCode, b)
+		}
+		t.Logf("%s", b)
+		return out
+	}
+	out := post("/a2a/ensembles/approve", `{"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+  "params": {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "draft"}]}}}`)
+	task, _ := out["result"].(map[string]any)["task"].(map[string]any)
+	if task == nil || task["status"].(map[string]any)["state"] != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("%v", out)
+	}
+	out = post("/a2a/ensembles/approve/rest/message:send", `{"message": {"messageId": "m2", "role": "ROLE_USER", "taskId": "`+
+		task["id"].(string)+`", "parts": [{"text": "yes"}]}}`)
+	if done, _ := out["task"].(map[string]any); done == nil || done["status"].(map[string]any)["state"] != "TASK_STATE_COMPLETED" {
+		t.Fatalf("%v", out)
 	}
 }
