@@ -211,3 +211,28 @@ func TestPlainJSONRPC(t *testing.T) {
 		t.Fatalf("%v", out)
 	}
 }
+
+// TestAContextListsItsRuns: the tasks of a context are the runs of one
+// conversation, listed in pages.
+func TestAContextListsItsRuns(t *testing.T) {
+	t.Parallel()
+	_, base := start(t)
+	c := connect(t, base, "/a2a/ensembles/list/.well-known/agent-card.json", a2a.TransportProtocolHTTPJSON)
+	first := send(t, c, text("one"))
+	m := text("two")
+	m.ContextID = first.ContextID
+	second := send(t, c, m)
+	send(t, c, text("elsewhere"))
+	page, err := c.ListTasks(t.Context(), &a2a.ListTasksRequest{ContextID: first.ContextID, PageSize: 1})
+	if err != nil || len(page.Tasks) != 1 || page.TotalSize != 2 || page.NextPageToken == "" {
+		t.Fatalf("the first page: %+v %v", page, err)
+	}
+	rest, err := c.ListTasks(t.Context(), &a2a.ListTasksRequest{ContextID: first.ContextID, PageSize: 1, PageToken: page.NextPageToken})
+	if err != nil || len(rest.Tasks) != 1 || rest.NextPageToken != "" {
+		t.Fatalf("the second page: %+v %v", rest, err)
+	}
+	got := []a2a.TaskID{page.Tasks[0].ID, rest.Tasks[0].ID}
+	if !(got[0] == first.ID && got[1] == second.ID || got[0] == second.ID && got[1] == first.ID) {
+		t.Errorf("the context's tasks: %v, want %s and %s", got, first.ID, second.ID)
+	}
+}
