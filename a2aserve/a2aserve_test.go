@@ -57,7 +57,16 @@ agents:
     script: words.sh
     dependencies: [b]
 `,
-	"slow.sh":   "#!/bin/sh\ncat >/dev/null\nsleep 600\necho '\"late\"'\n",
+	"slow.sh": "#!/bin/sh\ncat >/dev/null\nsleep 600\necho '\"late\"'\n",
+	"gate.yaml": `name: gate
+agents:
+  - name: approver
+    ask: "Go on?"
+    ask_mode: suspend
+  - name: s
+    script: slow.sh
+    dependencies: [approver]
+`,
 	"slow.yaml": "name: slow\nagents:\n  - name: s\n    script: slow.sh\n",
 	"echo.py": `#!/usr/bin/env python3
 import json, sys

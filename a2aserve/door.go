@@ -163,3 +163,45 @@ func agentAnswered(t *a2a.Task, m *a2a.Message) (string, error) {
 	return "", a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf(
 		"task %s waits for %s: name the agent answered in the message's metadata, {\"agent\": NAME}", t.ID, strings.Join(waiting, ", ")))
 }
+
+// SubscribeToTask joins the stream of the execution that follows the
+// task's run; when none does (its run was answered through another door,
+// or goes on after a restart), it follows the run itself: the task as it
+// is read (reconciled), then the run's events as an execution would give
+// them, until it ends or waits. What it streams then is not written: a
+// read of the task brings it up to date.
+func (d *door) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		first := true
+		for ev, err := range d.RequestHandler.SubscribeToTask(ctx, req) {
+			if first && err != nil && req != nil && !d.x.followed(string(req.ID)) {
+				d.followRun(ctx, req.ID, yield)
+				return
+			}
+			first = false
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+// followRun streams task id's run where no execution does.
+func (d *door) followRun(ctx context.Context, id a2a.TaskID, yield func(a2a.Event, error) bool) {
+	st, err := d.tasks.Get(ctx, id)
+	if err != nil {
+		yield(nil, err)
+		return
+	}
+	t := st.Task
+	if !yield(t, nil) || t.Status.State != a2a.TaskStateWorking {
+		return
+	}
+	evs, first, _, _, err := d.x.runs.Events(string(id), 0)
+	if err != nil {
+		yield(nil, d.x.asError(err))
+		return
+	}
+	ec := &a2asrv.ExecutorContext{TaskID: t.ID, ContextID: t.ContextID}
+	d.x.track(ctx, ec, first+len(evs)-1, yield)
+}

@@ -198,9 +198,12 @@ func (x *adapter) finish(ec *a2asrv.ExecutorContext, v *runView, yield func(a2a.
 	yield(ev, nil)
 }
 
-// Cancel cancels the task's run.
+// Cancel cancels the task's run. An execution that follows the run says
+// it was cancelled (the SDK takes its events as the cancellation's: one
+// canceled status, not two); without one, Cancel says it.
 func (x *adapter) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
+		followed := x.followed(string(ec.TaskID))
 		if err := x.runs.Cancel(string(ec.TaskID)); err != nil {
 			e := x.asError(err)
 			if ae, ok := e.(*a2a.Error); ok && ae.Err == a2a.ErrInvalidParams {
@@ -209,7 +212,9 @@ func (x *adapter) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.S
 			yield(nil, e)
 			return
 		}
-		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+		if !followed {
+			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+		}
 	}
 }
 

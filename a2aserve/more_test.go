@@ -236,3 +236,40 @@ func TestAContextListsItsRuns(t *testing.T) {
 		t.Errorf("the context's tasks: %v, want %s and %s", got, first.ID, second.ID)
 	}
 }
+
+// TestSubscribeFollowsARunAnsweredElsewhere: a task whose run an answer
+// through the run API made go on has no execution to join; a subscriber
+// follows the run all the same, to its end.
+func TestSubscribeFollowsARunAnsweredElsewhere(t *testing.T) {
+	t.Parallel()
+	srv, base := start(t)
+	c := connect(t, base, "/a2a/ensembles/gate/.well-known/agent-card.json", a2a.TransportProtocolJSONRPC)
+	task := send(t, c, text("go"))
+	if task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("state %s", task.Status.State)
+	}
+	if err := srv.Runs().Answer(string(task.ID), map[string]string{"approver": "yes"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, c, task.ID, a2a.TaskStateWorking)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	var states []string
+	for ev, err := range c.SubscribeToTask(ctx, &a2a.SubscribeToTaskRequest{ID: task.ID}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e := ev.(type) {
+		case *a2a.Task:
+			states = append(states, "task:"+string(e.Status.State))
+			if err := srv.Runs().Cancel(string(task.ID)); err != nil { // once subscribed
+				t.Fatal(err)
+			}
+		case *a2a.TaskStatusUpdateEvent:
+			states = append(states, string(e.Status.State))
+		}
+	}
+	if got := strings.Join(states, " "); got != "task:TASK_STATE_WORKING TASK_STATE_CANCELED" {
+		t.Errorf("the subscription: %s", got)
+	}
+}
