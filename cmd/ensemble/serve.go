@@ -155,6 +155,7 @@ func runServe(ctx context.Context, io *stdio, paths []string, f *serveFlags) err
 	} else if !f.noUI {
 		fmt.Fprintf(io.stdout(), "inspector: %s/ui/?token=TOKEN\n", url)
 	}
+	fmt.Fprintf(io.stdout(), "a2a: %s/.well-known/agent-card.json\n", url)
 	for _, t := range srv.Triggers() {
 		fmt.Fprintf(io.stdout(), "trigger: %s\n", t)
 	}
