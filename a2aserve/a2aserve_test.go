@@ -96,7 +96,16 @@ func start(t *testing.T) (*serve.Server, string) {
 			t.Fatal(err)
 		}
 	}
-	srv, err := serve.New(serve.Options{Paths: []string{dir}, State: filepath.Join(t.TempDir(), "s.db"), NoUI: true,
+	srv, base, stop := startOn(t, dir, filepath.Join(t.TempDir(), "s.db"), env)
+	t.Cleanup(stop)
+	return srv, base
+}
+
+// startOn serves the ensembles of dir over the state database db, with
+// the environment env; stop stops it.
+func startOn(t *testing.T, dir, db string, env map[string]string) (srv *serve.Server, base string, stop func()) {
+	t.Helper()
+	srv, err := serve.New(serve.Options{Paths: []string{dir}, State: db, NoUI: true,
 		Listen: "127.0.0.1:0", Token: token, WebhookBackoff: 10 * time.Millisecond,
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	if err != nil {
@@ -106,8 +115,7 @@ func start(t *testing.T) (*serve.Server, string) {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() { hs.Close(); srv.Runs().Close(0) })
-	return srv, hs.URL
+	return srv, hs.URL, func() { hs.Close(); srv.Runs().Close(0) }
 }
 
 type bearer struct{ token string }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -271,5 +273,53 @@ func TestSubscribeFollowsARunAnsweredElsewhere(t *testing.T) {
 	}
 	if got := strings.Join(states, " "); got != "task:TASK_STATE_WORKING TASK_STATE_CANCELED" {
 		t.Errorf("the subscription: %s", got)
+	}
+}
+
+// TestATaskOutlivesTheServer: a task that waits is kept in the state
+// database, and a message to another server on it answers it.
+func TestATaskOutlivesTheServer(t *testing.T) {
+	t.Parallel()
+	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "s.db")
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, base, stop := startOn(t, dir, db, env)
+	c := connect(t, base, "/a2a/ensembles/approve/.well-known/agent-card.json", a2a.TransportProtocolJSONRPC)
+	task := send(t, c, text("draft"))
+	stop()
+	_, base, stop = startOn(t, dir, db, env)
+	defer stop()
+	c = connect(t, base, "/a2a/ensembles/approve/.well-known/agent-card.json", a2a.TransportProtocolHTTPJSON)
+	got, err := c.GetTask(t.Context(), &a2a.GetTaskRequest{ID: task.ID})
+	if err != nil || got.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("after the restart: %+v %v", got, err)
+	}
+	answer := text("yes")
+	answer.TaskID = task.ID
+	if done := send(t, c, answer); done.Status.State != a2a.TaskStateCompleted || artifactJSON(t, done) != `{"answer":"yes"}` {
+		t.Fatalf("the answer: %+v", done)
+	}
+}
+
+// TestAPushConfigNeedsTheWebhookSecret: without it, deliveries would go
+// unsigned, and the config is refused.
+func TestAPushConfigNeedsTheWebhookSecret(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, base, stop := startOn(t, dir, filepath.Join(t.TempDir(), "s.db"), map[string]string{"PATH": os.Getenv("PATH")})
+	defer stop()
+	c := connect(t, base, "/a2a/ensembles/list/.well-known/agent-card.json", a2a.TransportProtocolJSONRPC)
+	_, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: text("go"),
+		Config: &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: "http://127.0.0.1:9/hook"}}})
+	if err == nil || !strings.Contains(err.Error(), serve.WebhookSecretEnv) {
+		t.Errorf("a push config without the secret: %v", err)
 	}
 }
