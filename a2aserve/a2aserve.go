@@ -21,6 +21,8 @@ package a2aserve
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -48,7 +50,11 @@ func New(runs *serve.Runs) (*Handler, error) {
 	}
 	x := &adapter{runs: runs, follows: map[string]int{}, pending: map[string]int{}}
 	tasks := &taskStore{x: x}
-	inner := a2asrv.NewHandler(x, a2asrv.WithTaskStore(tasks),
+	runs.OnEnd(tasks.caughtUp)
+	// The SDK's log would write push configs, credentials and all, to
+	// stderr: what goes wrong reaches the client, or the run's events.
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	inner := a2asrv.NewHandler(x, a2asrv.WithTaskStore(tasks), a2asrv.WithLogger(quiet),
 		a2asrv.WithPushNotifications(&pushStore{x: x}, &pushSender{x: x}))
 	d := &door{RequestHandler: inner, x: x, tasks: tasks}
 	h := &Handler{runs: runs, x: x, jsonrpc: a2asrv.NewJSONRPCHandler(d), rest: a2asrv.NewRESTHandler(d)}

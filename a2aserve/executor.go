@@ -163,7 +163,9 @@ func (x *adapter) track(ctx context.Context, ec *a2asrv.ExecutorContext, after i
 				yield(nil, x.asError(err))
 				return
 			}
-			if v.state != a2a.TaskStateWorking || v.status == serve.StatusInterrupted {
+			// (interrupted: a cancel being recorded, a shutdown, another
+			// process holding the run; it is read again)
+			if v.state != a2a.TaskStateWorking {
 				x.finish(ec, v, yield)
 				return
 			}
@@ -179,12 +181,6 @@ func (x *adapter) track(ctx context.Context, ec *a2asrv.ExecutorContext, after i
 
 // finish yields what a run that stopped says of its task.
 func (x *adapter) finish(ec *a2asrv.ExecutorContext, v *runView, yield func(a2a.Event, error) bool) {
-	if v.status == serve.StatusInterrupted {
-		// The server is closing: the run goes on when it starts again,
-		// and its task is brought up to date when it is next read.
-		yield(nil, a2a.NewError(a2a.ErrServerError, "the server is shutting down: the run goes on when it starts again"))
-		return
-	}
 	if v.state.Terminal() && v.state != a2a.TaskStateCanceled {
 		art := a2a.NewArtifactEvent(ec)
 		art.Artifact = x.resultArtifact(string(ec.TaskID), v.res)

@@ -323,3 +323,41 @@ func TestAPushConfigNeedsTheWebhookSecret(t *testing.T) {
 		t.Errorf("a push config without the secret: %v", err)
 	}
 }
+
+// TestARunAnsweredElsewherePushes: a task's push configs hear of its run
+// however it went on (here, answered through the run API), and the task
+// is brought up to date without being read.
+func TestARunAnsweredElsewherePushes(t *testing.T) {
+	t.Parallel()
+	srv, base := start(t)
+	bodies := make(chan string, 100)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies <- string(b)
+	}))
+	defer hook.Close()
+	c := connect(t, base, "/a2a/ensembles/approve/.well-known/agent-card.json", a2a.TransportProtocolJSONRPC)
+	res, err := c.SendMessage(t.Context(), &a2a.SendMessageRequest{Message: text("draft"),
+		Config: &a2a.SendMessageConfig{PushConfig: &a2a.PushConfig{URL: hook.URL}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*a2a.Task)
+	if err := srv.Runs().Answer(string(task.ID), map[string]string{"approver": "api"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case b := <-bodies:
+			if strings.Contains(b, "TASK_STATE_COMPLETED") {
+				if !strings.Contains(b, `"answer":"api"`) {
+					t.Errorf("the completed task pushed: %s", b)
+				}
+				return
+			}
+		case <-timeout:
+			t.Fatal("no push of the completed task")
+		}
+	}
+}

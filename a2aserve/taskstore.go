@@ -102,26 +102,27 @@ func (s *taskStore) Get(ctx context.Context, id a2a.TaskID) (*taskstore.StoredTa
 	if err != nil {
 		return nil, err
 	}
-	return s.reconcile(st), nil
+	st, _ = s.reconcile(st)
+	return st, nil
 }
 
 // reconcile brings st to what its run says, unless an execution of this
 // process follows the run (it writes the task itself) or the run says
-// what st does; the task so written gets the next version. What cannot
-// be read or written leaves st as it is.
-func (s *taskStore) reconcile(st *taskstore.StoredTask) *taskstore.StoredTask {
+// what st does; the task so written gets the next version (changed).
+// What cannot be read or written leaves st as it is.
+func (s *taskStore) reconcile(st *taskstore.StoredTask) (_ *taskstore.StoredTask, changed bool) {
 	id := string(st.Task.ID)
 	if s.x.followed(id) {
-		return st
+		return st, false
 	}
 	v, err := s.x.view(id)
 	if err != nil {
-		return st
+		return st, false
 	}
 	t := *st.Task
 	if v.state == t.Status.State && (v.state != a2a.TaskStateInputRequired || turnAsked(&t) == questionTurn(v)) &&
 		(v.state != a2a.TaskStateCompleted || len(t.Artifacts) > 0) {
-		return st
+		return st, false
 	}
 	t.Status = s.x.status(&t, v)
 	if v.state.Terminal() && v.state != a2a.TaskStateCanceled {
@@ -130,11 +131,33 @@ func (s *taskStore) reconcile(st *taskstore.StoredTask) *taskstore.StoredTask {
 	next, err := s.Update(context.Background(), &taskstore.UpdateRequest{Task: &t, PrevTask: st.Task, PrevVersion: st.Version})
 	if err != nil {
 		if again, err := s.raw(st.Task.ID); err == nil {
-			return again // another writer won: what it wrote
+			return again, false // another writer won: what it wrote
 		}
-		return st
+		return st, false
 	}
-	return &taskstore.StoredTask{Task: &t, Version: next}
+	return &taskstore.StoredTask{Task: &t, Version: next}, true
+}
+
+// caughtUp brings the task of run id, if it has one, to what the run
+// says once it ended or suspended (serve.Runs.OnEnd), and pushes the task
+// to its push configs when that changed it: a run answered or cancelled
+// through another door notifies as one that went on through A2A.
+func (s *taskStore) caughtUp(id string) {
+	st, err := s.raw(a2a.TaskID(id))
+	if err != nil {
+		return // no task: a run of another door
+	}
+	st, changed := s.reconcile(st)
+	if !changed {
+		return
+	}
+	configs, err := (&pushStore{x: s.x}).List(context.Background(), st.Task.ID)
+	if err != nil {
+		return
+	}
+	for _, c := range configs {
+		(&pushSender{x: s.x}).SendPush(context.Background(), c, st.Task)
+	}
 }
 
 // questionTurn is the turn of the questions a run waits for.
@@ -169,7 +192,8 @@ func (s *taskStore) List(ctx context.Context, req *a2a.ListTasksRequest) (*a2a.L
 		if err != nil {
 			return nil, err
 		}
-		t = s.reconcile(&taskstore.StoredTask{Task: t, Version: taskstore.TaskVersion(r.Version)}).Task
+		st, _ := s.reconcile(&taskstore.StoredTask{Task: t, Version: taskstore.TaskVersion(r.Version)})
+		t = st.Task
 		if req.StatusTimestampAfter != nil && (t.Status.Timestamp == nil || !t.Status.Timestamp.After(*req.StatusTimestampAfter)) {
 			continue
 		}

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"net/http"
+	"slices"
 
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -84,4 +85,23 @@ func (rs *Runs) Deliver(id, u string, body []byte, header http.Header) error {
 		rs.deliverWith(u, body, []byte(secret), header, rs.sink(id), func(s string) string { return s })
 	}()
 	return nil
+}
+
+// OnEnd adds f, called with the id of every run this server goes on with
+// once it ends or suspends (in the background, after its webhook is
+// sent), whichever door started or answered it: what a mounted door keeps
+// of its runs catches up with them. Call it before Serve.
+func (rs *Runs) OnEnd(f func(id string)) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.onEnd = append(rs.onEnd, f)
+}
+
+func (rs *Runs) ended(id string) {
+	rs.mu.Lock()
+	fs := slices.Clone(rs.onEnd)
+	rs.mu.Unlock()
+	for _, f := range fs {
+		f(id)
+	}
 }

@@ -99,6 +99,8 @@ type Runs struct {
 	streamNext sync.Map
 	// deliveries: by run, the last delivery given to Deliver (mount.go).
 	deliveries sync.Map
+	// onEnd are told of every run that ends or suspends (mount.go).
+	onEnd []func(id string)
 
 	mu       sync.Mutex
 	active   map[string]*active
@@ -422,6 +424,7 @@ func (rs *Runs) launch(id string, sess *session.Session, r *session.Run, after f
 			if !user {
 				rs.notify(id) // notify.go
 			}
+			rs.ended(id) // mount.go
 		}
 	}()
 }
