@@ -415,7 +415,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		if s.isAPI(r.URL.Path) {
+		if s.isAPI(r.URL.Path) && !s.isPublic(r) {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.token)) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="ensemble"`)

@@ -97,6 +97,10 @@ type Runs struct {
 	keyMu sync.Mutex
 	// streamNext: runs whose next going on streams its model replies (chat.go).
 	streamNext sync.Map
+	// deliveries: by run, the last delivery given to Deliver (mount.go).
+	deliveries sync.Map
+	// onEnd are told of every run that ends or suspends (mount.go).
+	onEnd []func(id string)
 
 	mu       sync.Mutex
 	active   map[string]*active
@@ -420,6 +424,7 @@ func (rs *Runs) launch(id string, sess *session.Session, r *session.Run, after f
 			if !user {
 				rs.notify(id) // notify.go
 			}
+			rs.ended(id) // mount.go
 		}
 	}()
 }

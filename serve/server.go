@@ -148,6 +148,7 @@ type Server struct {
 	ui      *inspector.Server
 	mux     *http.ServeMux
 	mounted []string
+	public  *http.ServeMux // the routes without the token (mount.go)
 	done    chan struct{}
 	// hooks are the webhook triggers by path, crons the cron triggers
 	// (triggers.go).

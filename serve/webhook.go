@@ -100,9 +100,14 @@ func (rs *Runs) deliver(u string, body, secret []byte, sink events.Sink) {
 // through scrub first: a URL that is itself a secret (a Slack incoming
 // webhook's) is never written.
 func (rs *Runs) deliverAs(u string, body, secret []byte, sink events.Sink, scrub func(string) string) {
+	rs.deliverWith(u, body, secret, nil, sink, scrub)
+}
+
+// deliverWith is deliverAs whose requests carry header too.
+func (rs *Runs) deliverWith(u string, body, secret []byte, header http.Header, sink events.Sink, scrub func(string) string) {
 	wait := rs.o.WebhookBackoff
 	for attempt := 1; ; attempt++ {
-		code, err := rs.post(u, body, secret)
+		code, err := rs.post(u, body, secret, header)
 		if err == nil && code/100 == 2 {
 			sink.Emit(events.Event{Type: WebhookDelivered, Attempt: attempt, Message: fmt.Sprintf("HTTP %d", code)})
 			return
@@ -130,12 +135,15 @@ func (rs *Runs) deliverAs(u string, body, secret []byte, sink events.Sink, scrub
 	}
 }
 
-func (rs *Runs) post(u string, body, secret []byte) (int, error) {
+func (rs *Runs) post(u string, body, secret []byte, header http.Header) (int, error) {
 	ctx, cancel := context.WithTimeout(rs.ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return 0, err
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if secret != nil {

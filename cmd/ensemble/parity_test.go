@@ -54,6 +54,7 @@ func TestParity(t *testing.T) {
 				parity.UI: p.ui, parity.Serve: p.served, parity.Chat: p.chatted,
 				parity.MCPHTTP:      func() ([]byte, int, error) { return p.mcpHTTP(true) },
 				parity.MCPHTTPTools: func() ([]byte, int, error) { return p.mcpHTTP(false) },
+				parity.A2A:          p.a2a,
 			}
 			if !c.Kill { // a Kill case's batch is saved already
 				doors[parity.BatchState] = p.batchState

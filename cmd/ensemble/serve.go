@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ensemble-run/ensemble/a2aserve"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/internal/readcap"
 	"github.com/ensemble-run/ensemble/mcpserve"
@@ -133,6 +134,10 @@ func runServe(ctx context.Context, io *stdio, paths []string, f *serveFlags) err
 		return &exitError{code: engine.ExitUsage, err: err}
 	}
 	srv.Handle("/mcp", mcpserve.Handler(srv.Runs()))
+	if err := a2aserve.Mount(srv); err != nil {
+		srv.Runs().Close(0)
+		return err
+	}
 	l, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return usageErr("--listen: %v", err)
@@ -150,6 +155,7 @@ func runServe(ctx context.Context, io *stdio, paths []string, f *serveFlags) err
 	} else if !f.noUI {
 		fmt.Fprintf(io.stdout(), "inspector: %s/ui/?token=TOKEN\n", url)
 	}
+	fmt.Fprintf(io.stdout(), "a2a: %s/.well-known/agent-card.json\n", url)
 	for _, t := range srv.Triggers() {
 		fmt.Fprintf(io.stdout(), "trigger: %s\n", t)
 	}

@@ -71,6 +71,16 @@ func TestServeServes(t *testing.T) {
 		t.Fatalf("no URL and token printed; stderr %q", errb.String())
 	}
 	go io.Copy(io.Discard, pr)
+	// the A2A card, which takes no token
+	card, err := http.Get(base + "/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, _ := io.ReadAll(card.Body)
+	card.Body.Close()
+	if card.StatusCode != 200 || !strings.Contains(string(cb), `"id":"hello-scripts"`) {
+		t.Errorf("the A2A card: %d %s", card.StatusCode, cb)
+	}
 	req, _ := http.NewRequest("POST", base+"/v1/ensembles/hello-scripts/runs", strings.NewReader(`{"input": "serve"}`))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Prefer", "wait=300")

@@ -52,6 +52,10 @@ const (
 	// with the ensemble_answer tool).
 	MCPHTTP      = "serve mcp"
 	MCPHTTPTools = "serve mcp, answer tools"
+	// A2A is ensemble serve's A2A endpoint: the case sent as a message by
+	// the A2A SDK's client, each question (an input-required task)
+	// answered by a message on the task.
+	A2A = "serve a2a"
 )
 
 // Key is the API key of the secret case: no front door may show it.
@@ -95,11 +99,11 @@ func Cases() []Case {
 		{Name: "budget", File: "budget.yaml", Exit: 6, Cannot: map[string]string{Test: testModels, Worker: noBudget, Temporal: noBudget}},
 		{Name: "replay", File: "replay.yaml", Record: true,
 			Cannot: map[string]string{Batch: noRecording, MCPServe: "no --replay", Serve: "no --replay", Chat: "no --replay",
-				MCPHTTP: "no --replay", MCPHTTPTools: "no --replay", Worker: noReplay, Temporal: noRecording}},
+				MCPHTTP: "no --replay", MCPHTTPTools: "no --replay", A2A: "no --replay", Worker: noReplay, Temporal: noRecording}},
 		{Name: "secret", File: "secret.yaml", Cannot: map[string]string{Test: testModels}},
 		{Name: "kill", File: "kill.yaml", Kill: true,
 			Cannot: map[string]string{Test: "no kill", MCPServe: "no kill", Chat: "no kill", MCPHTTP: "no kill", MCPHTTPTools: "no kill",
-				Temporal: "not killed here"}},
+				A2A: "no kill", Temporal: "not killed here"}},
 	}
 	for _, c := range cases { // what a batch cannot do, a saved one cannot either
 		if why, ok := c.Cannot[Batch]; ok {
