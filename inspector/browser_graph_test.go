@@ -234,3 +234,37 @@ func TestBrowserAcrossRuns(t *testing.T) {
 		t.Errorf("fix's row reads %q", got)
 	}
 }
+
+// A loop's edge back (user_clarification sends llm_analyzer again) goes
+// under the graph, and every node stays inside it.
+func TestBrowserLoopGraph(t *testing.T) {
+	t.Parallel()
+	b := browsertest.Shared(t)
+	needPython(t)
+	db := filepath.Join(t.TempDir(), "runs.db")
+	ens, resp := example("iterative-analysis")
+	run := saveExampleRun(t, db, ens, resp, "completed")
+	url := serve(t, db)
+	ctx := b.Tab(t)
+	do(t, ctx, "the graph",
+		chromedp.EmulateViewport(1000, 800),
+		chromedp.Navigate(url+"#/run/0/"+run.ID),
+		chromedp.WaitVisible(css(`path.edge.back[data-edge="user_clarification>llm_analyzer"]`)),
+	)
+	g := graphGeometry(t, ctx)
+	for name, n := range g.Nodes {
+		if n[0] < g.SVG[0]-1 || n[1] < g.SVG[1]-1 || n[2] > g.SVG[2]+1 || n[3] > g.SVG[3]+1 {
+			t.Errorf("%s at %v is not inside the graph's %v", name, n, g.SVG)
+		}
+	}
+	// The edge back is under every node.
+	edge, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => { const r = document.querySelector('[data-edge="user_clarification>llm_analyzer"]').getBoundingClientRect(); return [r.top, r.bottom]; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, n := range g.Nodes {
+		if edge[1] <= n[3] {
+			t.Errorf("the edge back ends at y %.0f, above the bottom of %s (%.0f)", edge[1], name, n[3])
+		}
+	}
+}

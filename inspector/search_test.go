@@ -158,3 +158,31 @@ func TestSearchAFork(t *testing.T) {
 		t.Errorf("the fork's matches: %v (searched %d of %d)", got, res.Searched, res.Last)
 	}
 }
+
+// A match in a child ensemble's agent names it by its path and its place
+// in the turn's execution that ran it, as the execution API takes it.
+func TestSearchChildren(t *testing.T) {
+	t.Parallel()
+	needPython(t)
+	path := filepath.Join(t.TempDir(), "runs.db")
+	id := saveRunOf(t, path, filepath.Join("testdata", "deep"), false)
+	f := serveDB(t, path)
+	res := f.search(t, id, `"again"`, "")
+	var found *inspector.Match
+	for i, m := range res.Matches {
+		if m.Agent == "outer/step/count" && m.Field == "output" {
+			found = &res.Matches[i]
+		}
+	}
+	if found == nil {
+		t.Fatalf("no match in outer/step/count's output: %+v", res.Matches)
+	}
+	var ex inspector.Execution
+	q := fmt.Sprintf("/api/run/execution?id=%s&agent=%s&n=%d&turn=%d", url.QueryEscape(id), url.QueryEscape(found.Agent), found.N, found.Turn)
+	if code := f.do(t, "GET", q, nil, &ex); code != 200 {
+		t.Fatalf("%s: %d", q, code)
+	}
+	if out := fmt.Sprint(ex.Record.OutputData); !strings.Contains(out, "again") {
+		t.Errorf("the execution the match names (%s#%d, turn %d) has output %s", found.Agent, found.N, found.Turn, out)
+	}
+}

@@ -27,7 +27,8 @@
     if (e.max_executions) parts.push("max " + e.max_executions);
     return parts.join(" · ");
   }
-  const cut = (s) => (s.length > LABEL_MAX ? s.slice(0, LABEL_MAX - 1) + "…" : s);
+  // cut keeps a long label's start and end (a condition's comparison).
+  const cut = (s) => (s.length > LABEL_MAX ? s.slice(0, LABEL_MAX / 2 - 1) + "…" + s.slice(s.length - LABEL_MAX / 2) : s);
   // columns are the agents by layer, each column ordered by where its
   // agents' dependencies are in the columns before (fewer crossings).
   function columns(agents, edges) {
@@ -72,19 +73,18 @@
     const { el } = UI;
     const cols = columns(g.agents, g.edges);
     const svg = svgEl("svg", { class: "graph-svg", "data-field": "graph", role: "img", "aria-label": "the ensemble's graph" });
-    const defs = svgEl("defs", {},
-      svgEl("marker", { id: "arrow", viewBox: "0 0 8 8", refX: 8, refY: 4, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" }, svgEl("path", { d: "M0,0 L8,4 L0,8 z", fill: "#8e96a3" })),
-      svgEl("marker", { id: "arrow-failure", viewBox: "0 0 8 8", refX: 8, refY: 4, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" }, svgEl("path", { d: "M0,0 L8,4 L0,8 z", fill: "#c0392b" })));
-    const edgeLayer = svgEl("g", { class: "edges" }), nodeLayer = svgEl("g", { class: "nodes" }), labelLayer = svgEl("g", { class: "labels" });
-    const world = svgEl("g", {}, edgeLayer, nodeLayer, labelLayer);
-    svg.append(defs, world);
+    const marker = (id, fill) => svgEl("marker", { id, viewBox: "0 0 8 8", refX: 8, refY: 4, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
+      svgEl("path", { d: "M0,0 L8,4 L0,8 z", fill }));
+    const layers = { edges: svgEl("g", { class: "edges" }), nodes: svgEl("g", { class: "nodes" }), labels: svgEl("g", { class: "labels" }) };
+    const world = svgEl("g", {}, layers.edges, layers.nodes, layers.labels);
+    svg.append(svgEl("defs", {}, marker("arrow", "#8e96a3"), marker("arrow-failure", "#c0392b")), world);
     const fos = new Map();
     for (const col of cols) for (const a of col) {
       const div = el("div", { class: "fo" }, nodeOf(a));
       div.setAttribute("xmlns", "http://www.w3.org/1999/xhtml");
       const fo = svgEl("foreignObject", { x: 0, y: 0, width: 2000, height: 2000, "data-node": a.name });
       fo.append(div);
-      nodeLayer.append(fo);
+      layers.nodes.append(fo);
       fos.set(a.name, { fo, div });
     }
     const tools = el("div", { class: "graph-tools" },
@@ -93,20 +93,30 @@
       el("button", { type: "button", "data-graph": "out", title: "zoom out", text: "−" }),
       el("span", { class: "muted", text: "drag to pan, wheel to zoom" }));
     box.replaceChildren(el("h2", { text: title }), tools, svg);
-    // Sizes, once the nodes are laid out as HTML.
+    // Sizes, once the nodes are laid out as HTML; labels measured as the
+    // SVG draws them.
     const size = new Map();
     for (const [name, { div }] of fos) size.set(name, { w: Math.ceil(div.offsetWidth) + 2, h: Math.ceil(div.offsetHeight) + 2 });
-    // Labels are measured as the SVG draws them, in the layout the nodes'
-    // sizes took.
     const probe = svgEl("text", { class: "edge-label", x: 0, y: -100 });
     world.append(probe);
     const textWidth = (t) => { probe.textContent = t; return probe.getComputedTextLength(); };
     const labels = g.edges.map((e) => { const t = edgeLabel(e); return { e, text: cut(t), full: t, w: t ? textWidth(cut(t)) + 12 : 0 }; });
     probe.remove();
+    const lay = place(cols, size, labels);
+    for (const [name, b] of lay.boxes) {
+      const { fo } = fos.get(name);
+      fo.setAttribute("x", b.x); fo.setAttribute("y", b.y); fo.setAttribute("width", b.w); fo.setAttribute("height", b.h);
+    }
+    drawLabels(drawEdges(labels, lay, layers.edges), lay, layers.labels);
+    zoomable(box, svg, tools, { x: 0, y: lay.top, w: Math.max(lay.width, 1), h: Math.max(lay.height - lay.top, 1) });
+  };
+
+  // place puts the columns side by side, each centred on the tallest, the
+  // gap before each as wide as the labels of the edges that enter it from
+  // the column before.
+  function place(cols, size, labels) {
     const colOf = new Map();
     cols.forEach((col, c) => col.forEach((a) => colOf.set(a.name, c)));
-    // The gap before each column is as wide as the labels of the edges
-    // that enter it.
     const gapBefore = cols.map(() => MINGAP);
     for (const l of labels) {
       const c = colOf.get(l.e.to);
@@ -114,61 +124,71 @@
     }
     const heights = cols.map((col) => col.reduce((s, a) => s + size.get(a.name).h, 0) + VGAP * (col.length - 1));
     const tallest = Math.max(0, ...heights);
-    const box2 = new Map();
+    const boxes = new Map(), colX = [], colRight = [];
     let x = MARGIN;
     cols.forEach((col, c) => {
       if (c > 0) x += gapBefore[c];
-      const w = Math.max(...col.map((a) => size.get(a.name).w));
+      colX[c] = x;
       let y = MARGIN + (tallest - heights[c]) / 2;
       for (const a of col) {
         const s = size.get(a.name);
-        box2.set(a.name, { x, y, w: s.w, h: s.h });
-        const { fo } = fos.get(a.name);
-        fo.setAttribute("x", x); fo.setAttribute("y", y); fo.setAttribute("width", s.w); fo.setAttribute("height", s.h);
+        boxes.set(a.name, { x, y, w: s.w, h: s.h });
         y += s.h + VGAP;
       }
-      x += w;
+      x += Math.max(...col.map((a) => size.get(a.name).w));
+      colRight[c] = x;
     });
-    let width = x + MARGIN, height = tallest + 2 * MARGIN, top = 0;
-    // Edges: those between neighbouring columns from right to left sides;
-    // longer ones over the graph, back ones (a loop) under it, each in a
-    // channel of its own.
+    return { colOf, gapBefore, boxes, colX, colRight, width: x + MARGIN, height: tallest + 2 * MARGIN, top: 0 };
+  }
+
+  // drawEdges draws each edge: between neighbouring columns from right to
+  // left sides; longer ones over the graph, back ones (a loop) under it,
+  // each in a channel of its own. It returns where their labels go, and
+  // grows lay to hold the channels.
+  function drawEdges(labels, lay, into) {
+    const { colOf, gapBefore, boxes } = lay;
     const anchorY = (b) => b.y + Math.min(18, b.h / 2);
-    let channel = height - MARGIN + 14, over = MARGIN - 16;
+    let under = lay.height - MARGIN + 14, over = MARGIN - 16, back = 0;
     const placed = [];
     for (const l of labels) {
-      const e = l.e, a = box2.get(e.from), b = box2.get(e.to);
+      const e = l.e, a = boxes.get(e.from), b = boxes.get(e.to);
       if (!a || !b) continue;
       let d, at;
       const ca = colOf.get(e.from), cb = colOf.get(e.to);
+      const p0 = { x: a.x + a.w, y: anchorY(a) }, p1 = { x: b.x, y: anchorY(b) };
       if (!e.back && cb === ca + 1) {
-        const p0 = { x: a.x + a.w, y: anchorY(a) }, p1 = { x: b.x, y: anchorY(b) };
         const dx = Math.max(30, (p1.x - p0.x) / 2);
         d = `M${p0.x},${p0.y} C${p0.x + dx},${p0.y} ${p1.x - dx},${p1.y} ${p1.x},${p1.y}`;
         at = curveAt(p0, p1, b.x - gapBefore[cb] / 2);
       } else if (!e.back && cb > ca) {
-        const p0 = { x: a.x + a.w, y: anchorY(a) }, p1 = { x: b.x, y: anchorY(b) }, y = over;
+        const y = over, g1 = gapBefore[ca + 1], g2 = gapBefore[cb], x1 = p0.x + g1 / 2, x2 = p1.x - g2 / 2;
         over -= 18;
-        const g1 = gapBefore[ca + 1], g2 = gapBefore[cb], x1 = p0.x + g1 / 2, x2 = p1.x - g2 / 2;
         d = `M${p0.x},${p0.y} C${p0.x + g1 / 4},${p0.y} ${x1 - g1 / 4},${y} ${x1},${y} L${x2},${y} C${x2 + g2 / 4},${y} ${p1.x - g2 / 4},${p1.y} ${p1.x},${p1.y}`;
-        at = { x: (x1 + x2) / 2, y: y };
-        top = Math.min(top, y - 10 - MARGIN);
+        at = { x: (x1 + x2) / 2, y };
+        lay.top = Math.min(lay.top, y - 10 - MARGIN);
       } else {
-        const sx = a.x + a.w * 0.66, tx = b.x + b.w * 0.33, y = channel;
-        channel += 16;
-        const r = 8, dir = tx < sx ? -1 : 1;
-        d = `M${sx},${a.y + a.h} L${sx},${y - r} Q${sx},${y} ${sx + dir * r},${y} L${tx - dir * r},${y} Q${tx},${y} ${tx},${y - r} L${tx},${b.y + b.h}`;
-        at = { x: (sx + tx) / 2, y: y - 5 };
-        width = Math.max(width, Math.max(sx, tx) + MARGIN);
+        // Out of the right of its column, under the graph, into the left
+        // of its target's column: never across a node.
+        const k = back++, ay = a.y + Math.min(26, a.h * 0.7), by = b.y + Math.min(26, b.h * 0.7);
+        const xo = lay.colRight[ca] + 10 + 4 * k, xi = lay.colX[cb] - 10 - 4 * k, y = under, r = 6;
+        under += 16;
+        d = `M${a.x + a.w},${ay} L${xo - r},${ay} Q${xo},${ay} ${xo},${ay + r} L${xo},${y - r} Q${xo},${y} ${xo - r},${y} ` +
+          `L${xi + r},${y} Q${xi},${y} ${xi},${y - r} L${xi},${by + r} Q${xi},${by} ${xi + r},${by} L${b.x},${by}`;
+        at = { x: (xo + xi) / 2, y: y - 5 };
+        lay.width = Math.max(lay.width, xo + MARGIN);
+        lay.height = Math.max(lay.height, y + MARGIN);
       }
-      const path = svgEl("path", { d, class: "edge" + (e.on_failure ? " failure" : "") + (e.back ? " back" : ""), "data-edge": `${e.from}>${e.to}`,
+      into.append(svgEl("path", { d, class: "edge" + (e.on_failure ? " failure" : "") + (e.back ? " back" : ""), "data-edge": `${e.from}>${e.to}`,
         "marker-end": `url(#${e.on_failure ? "arrow-failure" : "arrow"})`, "stroke-dasharray": e.condition || e.optional ? "4 3" : null },
-      svgEl("title", {}, document.createTextNode(`${e.from} → ${e.to}${l.full ? ": " + l.full : ""}`)));
-      edgeLayer.append(path);
+      svgEl("title", {}, document.createTextNode(`${e.from} → ${e.to}${l.full ? ": " + l.full : ""}`))));
       if (l.text) placed.push({ l, at });
     }
-    height = Math.max(height, channel - 16 + MARGIN);
-    // Labels, nudged apart where they would overlap.
+    return placed;
+  }
+
+  // drawLabels draws the labels where drawEdges put them, nudged apart
+  // where they would overlap.
+  function drawLabels(placed, lay, into) {
     placed.sort((p, q) => p.at.x - q.at.x || p.at.y - q.at.y);
     const taken = [];
     for (const p of placed) {
@@ -176,15 +196,13 @@
       const hit = () => taken.find((t) => Math.abs(t.x - p.at.x) < (t.w + p.l.w) / 2 && Math.abs(t.y - y) < 14);
       for (let k = 0; k < 50 && hit(); k++) y = hit().y + 14;
       taken.push({ x: p.at.x, y, w: p.l.w });
-      const key = `${p.l.e.from}>${p.l.e.to}`;
       const bg = svgEl("rect", { x: p.at.x - p.l.w / 2, y: y - 8, width: p.l.w, height: 15, rx: 3, class: "edge-label-bg" });
-      const t = svgEl("text", { x: p.at.x, y: y + 3, "text-anchor": "middle", class: "edge-label" + (p.l.e.on_failure ? " failure" : ""), "data-edge-label": key },
+      const t = svgEl("text", { x: p.at.x, y: y + 3, "text-anchor": "middle", class: "edge-label" + (p.l.e.on_failure ? " failure" : ""), "data-edge-label": `${p.l.e.from}>${p.l.e.to}` },
         document.createTextNode(p.l.text), svgEl("title", {}, document.createTextNode(p.l.full)));
-      labelLayer.append(svgEl("g", {}, bg, t));
-      height = Math.max(height, y + 8 + MARGIN);
+      into.append(svgEl("g", {}, bg, t));
+      lay.height = Math.max(lay.height, y + 8 + MARGIN);
     }
-    zoomable(box, svg, tools, { x: 0, y: top, w: Math.max(width, 1), h: Math.max(height - top, 1) });
-  };
+  }
 
   // zoomable fits svg to its box (fit is the whole drawing) and lets a
   // person pan and zoom it; box.graphView keeps what they chose.
