@@ -268,3 +268,34 @@ func TestBrowserLoopGraph(t *testing.T) {
 		}
 	}
 }
+
+// The link of an execution of a child's child (its path, its place in the
+// execution that ran it, and that execution's turn) opens it.
+func TestBrowserLinkToAChildExecution(t *testing.T) {
+	t.Parallel()
+	b := browsertest.Shared(t)
+	needPython(t)
+	db := filepath.Join(t.TempDir(), "runs.db")
+	run := saveExampleRun(t, db, filepath.Join("testdata", "deep", "ensemble.yaml"), "", "completed")
+	url := serve(t, db)
+	ctx := b.Tab(t)
+	do(t, ctx, "outer/step/count's second execution, chosen",
+		chromedp.Navigate(url+"#/run/0/"+run.ID),
+		chromedp.Click(css(`[data-turn="1"] [data-execution="outer#1"]`)),
+		chromedp.Click(css(`#execution [data-execution="outer/step#2"]`)),
+		chromedp.Click(css(`#execution [data-execution="outer/step/count#2"]`)),
+		chromedp.WaitVisible(css(`#execution[data-shown="outer/step/count#2"]`)),
+	)
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, hash, _ := strings.Cut(loc, "#"); hash != "/run/0/"+run.ID+"/outer%2Fstep%2Fcount/2/1" {
+		t.Fatalf("the address is %s", loc)
+	}
+	other := b.Tab(t)
+	do(t, other, "the link, in another tab", chromedp.Navigate(loc), chromedp.WaitVisible(css(`#execution[data-shown="outer/step/count#2"]`)))
+	if h := text(t, other, `#execution h2`); !strings.Contains(h, "outer/step/count · 2 of 2") {
+		t.Errorf("the panel's heading is %q", h)
+	}
+}
