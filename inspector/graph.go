@@ -36,6 +36,11 @@ type GraphNode struct {
 	Name   string `json:"name"`
 	Kind   string `json:"kind,omitempty"`
 	Status string `json:"status"`
+	// Layer is its column (layers.go): agents that can run together
+	// share one.
+	Layer int `json:"layer"`
+	// When is its when: guard, "" when it has none.
+	When string `json:"when,omitempty"`
 	// Executions, Failures and Skips are its records' counts.
 	Executions int `json:"executions"`
 	Failures   int `json:"failures,omitempty"`
@@ -85,6 +90,12 @@ type GraphEdge struct {
 	OnFailure bool   `json:"on_failure,omitempty"`
 	OnAlways  bool   `json:"on_always,omitempty"`
 	Optional  bool   `json:"optional,omitempty"`
+	// Select is what the edge delivers instead of the whole output.
+	Select string `json:"select,omitempty"`
+	// MaxExecutions is how often it may trigger (0: unlimited).
+	MaxExecutions int `json:"max_executions,omitempty"`
+	// Back: the edge closes a cycle (a loop), against the layers' order.
+	Back bool `json:"back,omitempty"`
 }
 
 // graphCacheRow is an ensemble file loaded, by the hash it had.
@@ -230,6 +241,7 @@ func nodesOf(e *ensemble.Ensemble, node func(string) *GraphNode, instancesOf fun
 		if a.Kind != nil {
 			n.Kind = a.Kind.String()
 		}
+		n.When = a.When
 		if a.FanOut != nil {
 			n.FanOut = true
 			if depth == 0 {
@@ -244,9 +256,11 @@ func nodesOf(e *ensemble.Ensemble, node func(string) *GraphNode, instancesOf fun
 		}
 		nodes = append(nodes, n)
 		for _, d := range a.Dependencies {
-			edges = append(edges, GraphEdge{From: d.AgentName, To: a.Name, Condition: d.Condition, OnFailure: d.OnFailure, OnAlways: d.OnAlways, Optional: !d.RequiresAll})
+			edges = append(edges, GraphEdge{From: d.AgentName, To: a.Name, Condition: d.Condition, OnFailure: d.OnFailure, OnAlways: d.OnAlways, Optional: !d.RequiresAll,
+				Select: d.Select, MaxExecutions: d.MaxExecutions})
 		}
 	}
+	layer(nodes, edges)
 	return nodes, edges
 }
 

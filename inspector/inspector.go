@@ -211,6 +211,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/run", s.apiRun)
 	mux.HandleFunc("GET /api/run/turns", s.apiTurns)
 	mux.HandleFunc("GET /api/run/execution", s.apiExecution)
+	mux.HandleFunc("GET /api/run/search", s.apiSearch)
+	mux.HandleFunc("GET /api/run/across", s.apiAcross)
 	mux.HandleFunc("POST /api/run/answer", s.apiAnswer)
 	mux.HandleFunc("POST /api/run/fork", s.apiFork)
 	mux.HandleFunc("POST /auth/code", s.apiCode)

@@ -17,10 +17,10 @@ var screenshots = flag.String("screenshots", "", "write the screenshots of the i
 
 // TestScreenshots shows each view of the page on runs of the examples,
 // saved in one database: the runs, a run's graph and timeline, an
-// execution, two executions of a loop compared, the form of a run
-// waiting for a person; and a test run and a failing run's divergence.
-// With -screenshots DIR it writes each view as a 1200-pixel-wide PNG into
-// DIR (docs/ui.md shows them).
+// execution, two executions of a loop compared, a layered graph, a search,
+// agents across runs, the form of a run waiting for a person; and a test
+// run and a failing run's divergence. With -screenshots DIR it writes each
+// view as a 1200-pixel-wide PNG into DIR (docs/ui.md shows them).
 func TestScreenshots(t *testing.T) {
 	t.Parallel()
 	b := browsertest.Shared(t)
@@ -30,6 +30,9 @@ func TestScreenshots(t *testing.T) {
 	dir := t.TempDir()
 	example := func(name string) (string, string) {
 		ens, resp := example(name)
+		if name == "layered" {
+			ens, resp = filepath.Join("testdata", name, "ensemble.yaml"), filepath.Join("testdata", name, "responses.yaml")
+		}
 		if err := os.CopyFS(filepath.Join(dir, name), os.DirFS(filepath.Dir(ens))); err != nil {
 			t.Fatal(err)
 		}
@@ -98,6 +101,30 @@ func TestScreenshots(t *testing.T) {
 		eval(`document.querySelector('#execution [data-compare="llm_analyzer"]').dispatchEvent(new Event("change"))`),
 		chromedp.WaitVisible(css(`#execution [data-field="diff"]`)),
 		eval(`document.querySelector('#execution [data-compare="llm_analyzer"]').scrollIntoView({block: "start"}); window.scrollBy(0, -60)`),
+	)
+	// The layered graph of seven agents, a search of its run, and its
+	// agents across two runs (saved now: the runs list above has not them).
+	lens, lresp := example("layered")
+	saveExampleRun(t, db, lens, lresp, "completed")
+	layered := saveExampleRun(t, db, lens, lresp, "completed")
+	shot("graph", 480,
+		chromedp.Navigate(url+"#/run/0/"+layered.ID),
+		chromedp.WaitVisible(css(`[data-field="graph"] [data-agent="report"][data-status="completed"]`)),
+		chromedp.WaitVisible(css(`[data-edge-label="parse>lint"]`)),
+		eval(`document.querySelector('[data-field="graph"]').closest(".card").scrollIntoView({block: "start"}); window.scrollBy(0, -10)`),
+	)
+	shot("search", 560,
+		chromedp.SendKeys(css(`#search [data-field="search"]`), "warnings"),
+		chromedp.Click(css(`#search button[type="submit"]`)),
+		chromedp.WaitVisible(css(`#search [data-match="fix#1"]`)),
+		chromedp.Click(css(`#search [data-match="lint#1"]`)),
+		chromedp.WaitVisible(css(`#execution[data-shown="lint#1"]`)),
+		eval(`document.querySelector('#search').scrollIntoView({block: "start"}); window.scrollBy(0, -10)`),
+	)
+	shot("across", 560,
+		chromedp.Click(css(`#across summary`)),
+		chromedp.WaitVisible(css(`svg[data-chart-agent="fix"] rect[data-run="`+layered.ID+`"]`)),
+		eval(`document.querySelector('#across').scrollIntoView({block: "start"}); window.scrollBy(0, -10)`),
 	)
 	// An LLM execution's model requests, from a run of its own against a
 	// fake model server (the examples' runs answer from responses files).

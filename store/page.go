@@ -233,6 +233,8 @@ type AgentTally struct {
 	Failures   int         `json:"failures"`
 	Skips      int         `json:"skips"`
 	Usage      state.Usage `json:"usage"`
+	// Seconds is the time its executions took, added up.
+	Seconds float64 `json:"execution_seconds"`
 	// Last is how its last record ended: ok, failed or skipped.
 	Last string `json:"last"`
 	// LastTurn is the turn of its last record.
@@ -264,7 +266,7 @@ func (db *DB) TallyTurns(r *RunInfo, t *Tally) error {
 		t.Agents = map[string]*AgentTally{}
 	}
 	owned := map[*AgentTally]bool{}
-	add := func(turn int, agent string, execution int, failed, skipped bool, u state.Usage) {
+	add := func(turn int, agent string, execution int, failed, skipped bool, u state.Usage, secs float64) {
 		a := t.Agents[agent]
 		if a == nil {
 			a = &AgentTally{}
@@ -291,6 +293,7 @@ func (db *DB) TallyTurns(r *RunInfo, t *Tally) error {
 			a.Last = "ok"
 		}
 		a.LastTurn = turn
+		a.Seconds += secs
 		a.Usage.Add(&u)
 		t.Usage.Add(&u)
 	}
@@ -311,7 +314,7 @@ func (db *DB) TallyTurns(r *RunInfo, t *Tally) error {
 			if rec.Usage != nil {
 				u = *rec.Usage
 			}
-			add(rec.TurnNumber, rec.AgentName, rec.Execution, rec.Error != nil, rec.Skipped, u)
+			add(rec.TurnNumber, rec.AgentName, rec.Execution, rec.Error != nil, rec.Skipped, u, rec.ExecutionTime)
 		}
 		t.Turn = base
 	}
@@ -344,7 +347,7 @@ func (db *DB) TallyTurns(r *RunInfo, t *Tally) error {
 			if rec.Usage != nil {
 				u = *rec.Usage
 			}
-			add(turn, rec.AgentName, rec.Execution, rec.Error != nil, rec.Skipped, u)
+			add(turn, rec.AgentName, rec.Execution, rec.Error != nil, rec.Skipped, u, rec.Time)
 		}
 		t.Turn = max(t.Turn, turn)
 	}
@@ -358,6 +361,7 @@ type tallyRecord struct {
 	Error     *string      `json:"error"`
 	Skipped   bool         `json:"skipped"`
 	Usage     *state.Usage `json:"usage"`
+	Time      float64      `json:"execution_time"`
 }
 
 // Writing reports whether another process (or another open database of

@@ -291,6 +291,7 @@ func TestTallyTurns(t *testing.T) {
 				a.Last = "ok"
 			}
 			a.LastTurn = r.TurnNumber
+			a.Seconds += r.ExecutionTime
 			if r.Usage != nil {
 				a.Usage.Add(r.Usage)
 				w.Usage.Add(r.Usage)

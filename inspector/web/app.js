@@ -93,15 +93,23 @@
 
   // tests.js (the test runs' pages) builds with these.
   window.ensembleUI = { el, api, put, q, fmtDur, fmtTime, badge, pretty, diffView, main, crumb, current: () => view };
+  // The helpers the page's other scripts (graph.js, search.js, chart.js)
+  // use, and its links (links.js).
+  const UI = (window.EnsembleUI = window.EnsembleUI || {});
+  Object.assign(UI, { el, api, q, put, fmtDur, fmtUsage, badge, pretty });
 
   // --- routing ---
+  // #/run/DB/ID is a run, #/run/DB/ID/AGENT/N[/T] one of its executions
+  // (T its turn), #/run/DB/ID/turn:T one of its turns (UI.parseRoute).
+  let shown = null; // the run shown: {db, id, st, v}
   function route() {
+    const r = UI.parseRoute(location.hash || "#/");
+    if (r && shown && shown.v === view && shown.db === r.db && shown.id === r.id) return shown.st.goTo(r); // the same run
     stopPoll();
     view++;
     const h = location.hash || "#/";
     if (h.startsWith("#/tests") && window.ensembleTests) return window.ensembleTests.route(h, view);
-    const m = h.match(/^#\/run\/(\d+)\/(.+)$/);
-    if (m) return showRun(+m[1], decodeURIComponent(m[2]), view);
+    if (r) return showRun(r, view);
     return showRuns(view);
   }
   window.addEventListener("hashchange", route);
@@ -160,17 +168,19 @@
   }
 
   // --- a run ---
-  async function showRun(db, id, v) {
+  async function showRun(target, v) {
+    const { db, id } = target;
     crumb.replaceChildren(el("a", { href: "#/", text: "runs" }), " / ", id);
     const root = el("div", { id: "run", "data-run-id": id, "data-db": db });
     main.replaceChildren(root);
     const st = { db, id, turns: [], last: 0, firstLoaded: 0, loadedTo: 0, follow: true, data: null, selected: null };
+    shown = { db, id, st, v };
     const head = el("div", { class: "card" });
     const questions = el("div");
     const graph = el("div", { class: "card graph" }, el("h2", { text: "Graph" }));
     const timeline = el("div", { class: "card" });
     const execution = el("div", { class: "card", id: "execution" }, el("p", { class: "muted", text: "Choose an execution in the timeline." }));
-    root.append(head, questions, el("div", { class: "layout" }, el("div", {}, graph, timeline), el("div", {}, execution)));
+    root.append(head, questions, graph, el("div", { class: "layout" }, el("div", {}, timeline), el("div", {}, UI.searchCard(st), execution, UI.acrossCard(st))));
     const expanded = new Set();
 
     const fetchRun = () => api("/api/run?" + q({ db, id }));
@@ -196,7 +206,13 @@
       renderTimeline(timeline, st, loadTurns, select);
     }
     st.open = (agent, n, turn) => select(agent, n, turn);
-    function select(agent, n, turn) {
+    // goTo shows what a link of this run names: an execution, a turn.
+    st.goTo = (r) => {
+      if (r.agent) select(r.agent, r.n, r.turn, true);
+      else if (r.turn) UI.showTurn(st, r.turn, loadTurns);
+    };
+    function select(agent, n, turn, fromLink) {
+      if (!fromLink) UI.linkTo(st, agent, n, turn);
       st.selected = `${agent}#${n}`;
       timeline.querySelectorAll(".bar.selected").forEach((b) => b.classList.remove("selected"));
       const b = timeline.querySelector(`[data-execution="${CSS.escape(st.selected)}"]`);
@@ -207,11 +223,14 @@
       // The run and its first turns are asked for at once (one round trip
       // for the first screen), then shown in order: the timeline marks a
       // fork's copied turns from the run.
-      const run = fetchRun(), turns = fetchTurns(0);
+      // A link to a turn past the first page opens that page.
+      const from = UI.firstTurnOf(target, PAGE);
+      const run = fetchRun(), turns = fetchTurns(from);
       turns.catch(() => {}); // awaited below; a failure of the run's is the one said
       await loadRun(run);
-      await loadTurns(0, true, turns);
+      await loadTurns(from, true, turns);
       if (window.ensembleTests) window.ensembleTests.runNote(root, db, id, v);
+      if (target.agent || target.turn) st.goTo(target);
     } catch (e) {
       root.replaceChildren(el("p", { class: "error", text: e.message }));
       return;
@@ -323,27 +342,7 @@
     box.replaceChildren(form);
   }
 
-  // --- the graph: agents in layers by their longest path from a start ---
-  function layers(agents, edges) {
-    const names = agents.map((a) => a.name);
-    const preds = new Map(names.map((n) => [n, []]));
-    for (const e of edges) if (preds.has(e.to) && preds.has(e.from)) preds.get(e.to).push(e.from);
-    const depth = new Map(), visiting = new Set();
-    const d = (n) => {
-      if (depth.has(n)) return depth.get(n);
-      if (visiting.has(n)) return -1; // a cycle: the back edge counts for nothing
-      visiting.add(n);
-      let x = 0;
-      for (const p of preds.get(n)) x = Math.max(x, d(p) + 1);
-      visiting.delete(n);
-      depth.set(n, x);
-      return x;
-    };
-    names.forEach(d);
-    const out = [];
-    for (const a of agents) (out[depth.get(a.name)] ||= []).push(a);
-    return out.filter(Boolean);
-  }
+  // --- the graph (graph.js lays it out) ---
   // openOf is what clicking the node of agent a (at path) opens: its last
   // execution, or nothing when it never ran.
   function openOf(a, path, tally, open) {
@@ -364,7 +363,8 @@
     const n = el("div", { class: "node" + (go ? " opens" : ""), "data-agent": path, "data-status": a.status,
       title: `${path}: ${a.status.replace("_", " ")}` + (go ? " (click: its last execution)" : ""),
       onclick: go ? (ev) => { ev.stopPropagation(); go(); } : null },
-      el("div", { class: "name", text: a.name }), el("div", { class: "meta", text: meta.join(" · ") || a.status.replace("_", " ") }));
+      el("div", { class: "name", text: a.name }), el("div", { class: "meta", text: meta.join(" · ") || a.status.replace("_", " ") }),
+      a.when ? el("div", { class: "when", "data-when": a.when, title: "when: " + a.when, text: "when: " + a.when }) : null);
     const expandable = (a.instances && a.instances.length) || (a.children && a.children.length);
     if (expandable) {
       const isOpen = expanded.has(path);
@@ -391,7 +391,8 @@
           const dispatch = a.children.length > 1;
           n.append(el("div", { class: "child" + (dispatch && !c.ran ? " not-ran" : ""), "data-child": path + ":" + c.name },
             el("div", { class: "meta", text: "ensemble " + c.name + (dispatch ? (c.ran ? " (ran last)" : " (did not run last)") : "") }),
-            c.agents.map((ca) => nodeEl(ca, path + "/", expanded, rerender, open))));
+            el("div", { class: "child-layers" }, UI.byLayer(c.agents).map((col) => el("div", { class: "child-layer" },
+              col.map((ca) => nodeEl(ca, path + "/", expanded, rerender, open)))))));
         }
       }
     }
@@ -401,35 +402,11 @@
     const g = data.graph;
     window.__tally = data.agents || {};
     const rerender = () => renderGraph(box, data, expanded, open);
-    const lay = el("div", { class: "layers" }, layers(g.agents, g.edges).map((layer) =>
-      el("div", { class: "layer" }, layer.map((a) => nodeEl(a, "", expanded, rerender, open)))));
-    const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-    svg.setAttribute("class", "edges");
-    box.replaceChildren(el("h2", { text: g.source === "file" ? "Graph" : "Agents (from the history)" }), lay, svg);
-    requestAnimationFrame(() => {
-      const base = lay.getBoundingClientRect();
-      svg.style.left = lay.offsetLeft + "px"; svg.style.top = lay.offsetTop + "px";
-      svg.setAttribute("width", lay.scrollWidth); svg.setAttribute("height", lay.scrollHeight);
-      for (const e of g.edges) {
-        const a = lay.querySelector(`.layer > [data-agent="${CSS.escape(e.from)}"]`), b = lay.querySelector(`.layer > [data-agent="${CSS.escape(e.to)}"]`);
-        if (!a || !b) continue;
-        const ra = a.getBoundingClientRect(), rb = b.getBoundingClientRect();
-        const x1 = ra.right - base.left, y1 = ra.top + 16 - base.top, x2 = rb.left - base.left, y2 = rb.top + 16 - base.top;
-        const back = x2 <= x1;
-        const p = document.createElementNS("http://www.w3.org/2000/svg", "path");
-        p.setAttribute("d", back ? `M${ra.left - base.left + 10},${ra.top - base.top} C${ra.left - base.left},${ra.top - base.top - 30} ${rb.right - base.left},${rb.top - base.top - 30} ${rb.right - base.left - 10},${rb.top - base.top}`
-          : `M${x1},${y1} C${x1 + 30},${y1} ${x2 - 30},${y2} ${x2},${y2}`);
-        p.setAttribute("fill", "none");
-        p.setAttribute("stroke", e.on_failure ? "#c0392b" : "#8e96a3");
-        if (e.condition || e.optional) p.setAttribute("stroke-dasharray", "4 3");
-        const t = document.createElementNS("http://www.w3.org/2000/svg", "title");
-        t.textContent = `${e.from} → ${e.to}${e.condition ? " when " + e.condition : ""}${e.on_failure ? " (on failure)" : ""}`;
-        p.append(t);
-        svg.append(p);
-      }
-    });
+    const key = JSON.stringify([g, data.agents, [...expanded]]);
+    if (box.dataset.key === key) return;
+    box.dataset.key = key;
+    UI.renderGraph(box, g, (a) => nodeEl(a, "", expanded, rerender, open), g.source === "file" ? "Graph" : "Agents (from the history)");
   }
-
   // --- the timeline: a row a turn, a bar an execution, placed by when it ran ---
   function recStatus(r) { return r.skipped ? "skipped" : r.error ? "failed" : "ok"; }
   function renderTimeline(box, st, loadTurns, select) {
@@ -471,8 +448,8 @@
       const run = (st.data && st.data.run) || {};
       const copied = run.parent && t.turn <= run.parent_turn;
       return el("div", { class: "turn" + (copied ? " copied" : ""), "data-turn": t.turn },
-        el("span", { class: "no", text: "turn " + t.turn, title: copied ? `copied from ${run.parent}: it did not run again` : null },
-          copied ? el("div", { class: "tag", text: "copied" }) : null),
+        el("span", { class: "no", title: copied ? `copied from ${run.parent}: it did not run again` : null },
+          el("a", { href: UI.turnHref(st, t.turn), "data-turn-link": t.turn, text: "turn " + t.turn }), copied ? el("div", { class: "tag", text: "copied" }) : null),
         bars,
         el("button", { type: "button", "data-fork-turn": t.turn, title: `a new run whose first ${t.turn} turns are this run's, which goes on from there`, text: "run again from here",
           onclick: () => fork(st, t.turn) }));
@@ -565,6 +542,7 @@
   }
   async function showExecution(box, st, agent, n, turn) {
     box.replaceChildren(el("p", { class: "muted", text: "Loading…" }));
+    delete box.dataset.shown;
     let ex;
     try { ex = await api("/api/run/execution?" + q({ db: st.db, id: st.id, agent, n, turn })); }
     catch (e) { box.replaceChildren(el("p", { class: "error", text: e.message })); return; }
@@ -592,6 +570,7 @@
           el("h3", { text: "Input" }), diffView(pretty(o.record.input_data), pretty(r.input_data), `#${cmp.value}`, `#${n}`));
       } catch (e) { diffBox.replaceChildren(el("p", { class: "error", text: e.message })); }
     });
+    box.dataset.shown = `${agent}#${n}`; // a hook for tests: what the panel shows
     put(box,
       el("h2", {}, ex.path ? `${path} · ${n} of ${ex.count} in turn ${ex.turn} · its ensemble's turn ${r.turn_number} ` : `${r.agent_name} · execution ${r.execution} · turn ${r.turn_number} `,
         badge(recStatus(r) === "ok" ? "completed" : recStatus(r))),
