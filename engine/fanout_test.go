@@ -559,6 +559,11 @@ func TestFanOutOfManyItemsKeepsTheDeadline(t *testing.T) {
 	if res.CompletionReason != engine.Timeout || res.ExitCode() != engine.ExitTimeout {
 		t.Fatalf("reason %q exit %d, errors %+v", res.CompletionReason, res.ExitCode(), res.Errors)
 	}
+	if len(res.Errors) == 0 && started.Load() == 0 {
+		// On a loaded machine under -race, reading and checking the
+		// 200,000 items can outlast the deadline: the fan-out never began.
+		t.Skip("the deadline came before the fan-out was planned: nothing to check")
+	}
 	if got := started.Load(); got > 2 {
 		t.Errorf("%d of %d instances started, want at most max_parallel (2)", got, n)
 	}

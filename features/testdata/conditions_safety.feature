@@ -6,7 +6,7 @@ Feature: Conditions are evaluated safely
 
   Scenario: Output that looks like code is only ever data
     Given the ensemble "conditions/ensemble.yaml"
-    And the timeout is "30s"
+    And the timeout is "5m"
     When the ensemble runs
     Then the completion reason is "completed"
     And the run has no errors
@@ -28,7 +28,7 @@ Feature: Conditions are evaluated safely
 
   Scenario: Conditions that would exhaust memory or time are stopped
     Given the ensemble "conditions/ensemble.yaml"
-    And the timeout is "30s"
+    And the timeout is "5m"
     When the ensemble runs
     Then the completion reason is "completed"
     And agent "memory_bomb" did not run
