@@ -1,0 +1,97 @@
+package ask
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/ensemble-run/ensemble/ensemble"
+)
+
+// An ask agent's timeout: and on_timeout: (docs/semantics.md#answers-that-time-out):
+// how long a question waits for a person, and what it becomes when nobody
+// answered by then: an answer given in the file, or a failed execution
+// (fail, the default).
+
+// OnTimeout is what a question nobody answered in time becomes.
+type OnTimeout struct {
+	// Fail fails the execution (ask_timeout); else Answer is its output.
+	Fail bool
+	// Answer is the answer's text, as an answer given to resume: a string
+	// as it is, any other value as JSON.
+	Answer string
+}
+
+// AnswerTimeout is a's timeout: (0: it waits as long as it takes).
+func (Kind) AnswerTimeout(a *ensemble.Agent) time.Duration { return SpecOf(a).Timeout }
+
+// decodeTimeout decodes timeout: and on_timeout: into s.
+func decodeTimeout(f *ensemble.Fields, s *Spec) {
+	if f.Has("timeout") {
+		s.TimeoutText = f.String("timeout")
+		s.Timeout = parseTimeout(s.TimeoutText)
+		if s.Timeout <= 0 && s.TimeoutText != "" {
+			f.Bad("timeout", "must be a positive duration such as 24h, 90m or 30s (or a number of seconds), got %q", s.TimeoutText)
+		}
+		f.Require("timeout", s.TimeoutText == "")
+	}
+	if !f.Has("on_timeout") {
+		if s.Timeout > 0 {
+			s.OnTimeout = &OnTimeout{Fail: true}
+		}
+		return
+	}
+	if !f.Has("timeout") {
+		f.Bad("on_timeout", "needs timeout: how long the question waits for an answer (timeout: 24h)")
+	}
+	if !f.IsMapping("on_timeout") {
+		if v := f.String("on_timeout"); v != "fail" {
+			f.Bad("on_timeout", "must be fail or {answer: VALUE}, got %q", v)
+		}
+		s.OnTimeout = &OnTimeout{Fail: true}
+		return
+	}
+	m := f.Mapping("on_timeout", "answer")
+	if m == nil {
+		return
+	}
+	v := m.Value("answer")
+	m.Require("answer", v == nil)
+	text, err := answerText(v)
+	if err != nil {
+		m.Bad("answer", "%v", err)
+	}
+	s.OnTimeout = &OnTimeout{Answer: text}
+}
+
+// parseTimeout reads a duration (24h, 90m, 1h30m) or a number of seconds;
+// 0 when it is neither.
+func parseTimeout(s string) time.Duration {
+	if x, err := strconv.ParseFloat(s, 64); err == nil {
+		if !(x > 0) || x > float64(1<<62)/float64(time.Second) {
+			return 0
+		}
+		return time.Duration(x * float64(time.Second))
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0
+	}
+	return d
+}
+
+// answerText is the text of the answer v, as an answers file gives it
+// (answers.ParseFile): a string as it is, any other value as its JSON.
+// An ask agent's answer is text or JSON (it declares no schema beyond
+// that), so any value but null is one.
+func answerText(v any) (string, error) {
+	if s, ok := v.(string); ok {
+		return s, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("is not an answer: %v", err)
+	}
+	return string(b), nil
+}
