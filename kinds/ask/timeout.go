@@ -6,7 +6,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/runners"
 )
 
 // An ask agent's timeout: and on_timeout: (docs/semantics.md#answers-that-time-out):
@@ -94,4 +97,45 @@ func answerText(v any) (string, error) {
 		return "", fmt.Errorf("is not an answer: %v", err)
 	}
 	return string(b), nil
+}
+
+// TimeoutError fails the execution of an ask agent whose question nobody
+// answered by its deadline, with on_timeout: fail (the default).
+type TimeoutError struct {
+	Agent    string
+	Deadline time.Time
+	Timeout  string // as the file writes it
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("ask_timeout: agent %q had no answer by %s (timeout: %s)", e.Agent, e.Deadline.UTC().Format(time.RFC3339), e.Timeout)
+}
+
+// timedOut is the execution of req, whose question nobody answered by at:
+// its on_timeout's answer as its output (answered_on_timeout: true in its
+// input data), or a *TimeoutError. Either way it emits input_timed_out.
+func timedOut(req *agent.Request, res *agent.Result, in map[string]any, at time.Time) *agent.Result {
+	s := SpecOf(req.Agent)
+	deadline := at.UTC().Format(time.RFC3339)
+	in["deadline"] = deadline
+	ev := events.Event{Type: events.InputTimedOut, Execution: req.Execution, Message: deadline}
+	if s.OnTimeout == nil || s.OnTimeout.Fail {
+		res.Err = &TimeoutError{Agent: req.Name(), Deadline: at, Timeout: s.TimeoutText}
+		ev.Error = res.Err.Error()
+	} else {
+		in["answered_on_timeout"] = true
+		res.Output, res.Err = runners.ParseOutput(s.OnTimeout.Answer)
+		ev.Output = res.Output
+	}
+	req.Events.Emit(ev)
+	return res
+}
+
+// waitNote is the line a terminal prompt shows about its deadline.
+func waitNote(s *Spec, at time.Time) string {
+	then := "the question fails"
+	if s.OnTimeout != nil && !s.OnTimeout.Fail {
+		then = fmt.Sprintf("the answer is %q", s.OnTimeout.Answer)
+	}
+	return fmt.Sprintf("(waits until %s; with no answer by then %s)\n", at.Local().Format("2006-01-02 15:04:05 MST"), then)
 }
