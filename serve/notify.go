@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/internal/readcap"
@@ -46,6 +47,10 @@ type Notification struct {
 	// field answer); GET shows a form.
 	AnswerURL string `json:"answer_url"`
 	Turn      int    `json:"turn"`
+	// Deadline is when the question stops waiting (the agent's timeout:;
+	// then its on_timeout applies); absent when it waits as long as it
+	// takes.
+	Deadline *time.Time `json:"deadline,omitempty"`
 }
 
 // answerLink is what an answer link answers, kept under its hash.
@@ -125,7 +130,7 @@ func (rs *Runs) notify(id string) {
 		}
 		answerURL := strings.TrimSuffix(rs.o.PublicURL, "/") + answerPrefix + token
 		body, _ := json.Marshal(Notification{RunID: id, Ensemble: e.Name, Agent: p.Agent, Question: p.Question,
-			Dependencies: p.Dependencies, AnswerURL: answerURL, Turn: p.Turn})
+			Dependencies: p.Dependencies, AnswerURL: answerURL, Turn: p.Turn, Deadline: p.Deadline})
 		scrub := func(s string) string { return s }
 		if n.SlackEnv != "" {
 			body, _ = json.Marshal(map[string]string{"text": slackText(id, e.Name, p.Agent, p.Question, answerURL)})

@@ -98,6 +98,9 @@ type Runs struct {
 	// streamNext: runs whose next going on streams its model replies (chat.go).
 	streamNext sync.Map
 
+	// to is what the sweeper of questions that time out knows (asktimeout.go).
+	to timeouts
+
 	mu       sync.Mutex
 	active   map[string]*active
 	claimed  map[string]bool // runs an answer, a cancel or a fork is being given to
@@ -710,7 +713,9 @@ func (rs *Runs) goOn(saved *durable.Saved, given map[string]string, fork bool, s
 	// started: events go to it through this indirection.
 	var sink events.Sink
 	var sinkMu sync.Mutex
-	ro := session.RunOptions{Events: func(ev events.Event) {
+	// Now: a question whose deadline passed by the server's clock applies
+	// its on_timeout (asktimeout.go).
+	ro := session.RunOptions{Now: rs.o.Clock(), Events: func(ev events.Event) {
 		sinkMu.Lock()
 		s := sink
 		sinkMu.Unlock()
