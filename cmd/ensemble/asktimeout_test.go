@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ensemble-run/ensemble/engine"
 )
@@ -111,6 +112,9 @@ func TestAskTimeoutKeepsItsDeadline(t *testing.T) {
 	}
 	if show := ensembleCmd(t, "", "state", "show", db, "--output", "json"); !strings.Contains(show.stdout, `"deadline": "`+at.Format("2006-01-02T15:04:05")) {
 		t.Errorf("state show:\n%s", show.stdout)
+	}
+	if show := ensembleCmd(t, "", "state", "show", db, "--output", "text"); !strings.Contains(show.stdout+show.stderr, "approver waits until "+at.UTC().Format(time.RFC3339)+"; then its on_timeout applies") {
+		t.Errorf("state show text:\n%s\n%s", show.stdout, show.stderr)
 	}
 	o = ensembleCmd(t, "", "resume", db, "--answer", "approver=yes", "--output", "json")
 	if res := result(t, o); o.code != 0 || res.FinalState["approver"] != "yes" || len(res.Errors) > 0 {
