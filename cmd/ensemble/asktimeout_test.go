@@ -141,3 +141,23 @@ func TestAskTimeoutAtTheTerminal(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 }
+
+// validate rejects a bad timeout:, on_timeout: without it, and an answer
+// that no answer can be, naming the file, the line and the agent.
+func TestAskTimeoutValidate(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ fields, want string }{
+		{"    timeout: 1d\n", `ensemble.yaml:10:14: agent "approver": timeout must be a positive duration`},
+		{"    on_timeout: fail\n", `ensemble.yaml:10:17: agent "approver": on_timeout needs timeout`},
+		{"    timeout: 1h\n    on_timeout: {answer: .nan}\n", `ensemble.yaml:11:26: on_timeout of agent "approver": answer holds .inf or .nan`},
+		{"    timeout: 1h\n    on_timeout: {answer: null}\n", `on_timeout of agent "approver": answer must not be empty`},
+	} {
+		file := timeoutEnsemble(t, c.fields)
+		if o := ensembleCmd(t, "", "validate", file); o.code != 2 || !strings.Contains(o.stderr+o.stdout, c.want) {
+			t.Errorf("%q: exit %d\n%s%s\nwant %q", c.fields, o.code, o.stdout, o.stderr, c.want)
+		}
+	}
+	if o := ensembleCmd(t, "", "validate", timeoutEnsemble(t, "    timeout: 24h\n    on_timeout: {answer: {approved: false}}\n")); o.code != 0 {
+		t.Errorf("a good file: exit %d %s", o.code, o.stderr)
+	}
+}

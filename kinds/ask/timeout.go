@@ -61,11 +61,7 @@ func decodeTimeout(f *ensemble.Fields, s *Spec) {
 	}
 	v := m.Value("answer")
 	m.Require("answer", v == nil)
-	text, err := answerText(v)
-	if err != nil {
-		m.Bad("answer", "%v", err)
-	}
-	s.OnTimeout = &OnTimeout{Answer: text}
+	s.OnTimeout = &OnTimeout{Answer: answerText(v)}
 }
 
 // parseTimeout reads a duration (24h, 90m, 1h30m) or a number of seconds;
@@ -87,16 +83,14 @@ func parseTimeout(s string) time.Duration {
 // answerText is the text of the answer v, as an answers file gives it
 // (answers.ParseFile): a string as it is, any other value as its JSON.
 // An ask agent's answer is text or JSON (it declares no schema beyond
-// that), so any value but null is one.
-func answerText(v any) (string, error) {
+// that), so any value but null is one; one JSON cannot carry (.inf) was
+// reported by Fields.Value.
+func answerText(v any) string {
 	if s, ok := v.(string); ok {
-		return s, nil
+		return s
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", fmt.Errorf("is not an answer: %v", err)
-	}
-	return string(b), nil
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // TimeoutError fails the execution of an ask agent whose question nobody
