@@ -2,6 +2,8 @@ package serve_test
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,7 +18,7 @@ import (
 // timedAsk writes a folder serving "timed": a writer, an approver that
 // waits with timeout: 24h and the on_timeout given, then a publisher (in
 // the subfolder count/, which counts reads).
-func timedAsk(t *testing.T, onTimeout string) string {
+func timedAsk(t *testing.T, onTimeout string, extra ...string) string {
 	t.Helper()
 	top := t.TempDir()
 	dir := filepath.Join(top, "count")
@@ -31,7 +33,7 @@ func timedAsk(t *testing.T, onTimeout string) string {
 		t.Fatal(err)
 	}
 	y := "name: timed\ninput: draft\nagents:\n  - name: writer\n    script: step.py\n" +
-		"  - name: approver\n    ask: \"Publish it?\"\n    ask_mode: suspend\n    dependencies: [writer]\n    timeout: 24h\n    on_timeout: " + onTimeout + "\n" +
+		"  - name: approver\n    ask: \"Publish it?\"\n    ask_mode: suspend\n    dependencies: [writer]\n    timeout: 24h\n    on_timeout: " + onTimeout + "\n" + strings.Join(extra, "") +
 		"  - name: publisher\n    script: step.py\n    dependencies: [approver]\n"
 	if err := os.WriteFile(filepath.Join(dir, "ensemble.yaml"), []byte(y), 0o644); err != nil {
 		t.Fatal(err)
@@ -116,7 +118,14 @@ func TestServeAskTimeout(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			dir := timedAsk(t, c.onTimeout)
+			notes := make(chan serve.Notification, 4)
+			recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var n serve.Notification
+				json.NewDecoder(r.Body).Decode(&n)
+				notes <- n
+			}))
+			defer recv.Close()
+			dir := timedAsk(t, c.onTimeout, "    notify: {webhook: \""+recv.URL+"\"}\n")
 			clock := &skewedClock{}
 			s := startServer(t, dir, withSkew(clock, ""))
 			run := s.start(t, "timed", map[string]any{})
@@ -128,6 +137,14 @@ func TestServeAskTimeout(t *testing.T) {
 				t.Fatalf("pending %+v", res.PendingInput)
 			}
 			deadline := res.PendingInput[0].Deadline.UTC().Format(time.RFC3339)
+			select {
+			case n := <-notes:
+				if n.Deadline == nil || !n.Deadline.Equal(*res.PendingInput[0].Deadline) {
+					t.Errorf("the notification's deadline %v", n.Deadline)
+				}
+			case <-time.After(patience):
+				t.Fatal("no notification")
+			}
 			clock.Skip(25 * time.Hour)
 			s.waitStatus(t, run.RunID, "completed")
 			res = s.result(t, run.RunID)

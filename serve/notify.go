@@ -133,7 +133,7 @@ func (rs *Runs) notify(id string) {
 			Dependencies: p.Dependencies, AnswerURL: answerURL, Turn: p.Turn, Deadline: p.Deadline})
 		scrub := func(s string) string { return s }
 		if n.SlackEnv != "" {
-			body, _ = json.Marshal(map[string]string{"text": slackText(id, e.Name, p.Agent, p.Question, answerURL)})
+			body, _ = json.Marshal(map[string]string{"text": slackText(id, e.Name, p.Agent, p.Question, answerURL, p.Deadline)})
 			scrub = func(s string) string { return strings.ReplaceAll(s, target, "$"+n.SlackEnv) }
 		}
 		body = rs.redactBytes(body)
@@ -303,11 +303,15 @@ func answerOf(r *http.Request) (string, error) {
 
 // slackText is a Slack message of a question: its text escaped as Slack
 // wants (&, <, >), the answer link last.
-func slackText(run, ensembleName, agentName, question, answerURL string) string {
+func slackText(run, ensembleName, agentName, question, answerURL string, deadline *time.Time) string {
 	esc := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
-	return fmt.Sprintf("Run `%s` of *%s* waits for *%s*:\n>%s\n<%s|Answer it> (the link answers once)",
+	until := ""
+	if deadline != nil { // the agent's timeout:
+		until = "Waits until " + deadline.UTC().Format(time.RFC3339) + ".\n"
+	}
+	return fmt.Sprintf("Run `%s` of *%s* waits for *%s*:\n>%s\n%s<%s|Answer it> (the link answers once)",
 		esc.Replace(run), esc.Replace(ensembleName), esc.Replace(agentName),
-		strings.ReplaceAll(esc.Replace(question), "\n", "\n>"), answerURL)
+		strings.ReplaceAll(esc.Replace(question), "\n", "\n>"), until, answerURL)
 }
 
 // checkNotify refuses to serve a file whose ask agents notify through a
