@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"golang.org/x/term"
 
@@ -137,15 +136,9 @@ func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	}
 	a.init(out)
 	prompt := strings.TrimSuffix(FormatAsk(req), askPrompt)
-	answerCtx, at := ctx, time.Time{}
-	if t := SpecOf(ag).Timeout; t > 0 {
-		at = time.Now().Add(t)
-		if hasDeadline {
-			at = dl.At
-		}
-		var cancel context.CancelFunc
-		answerCtx, cancel = context.WithDeadline(ctx, at)
-		defer cancel()
+	answerCtx, at, cancel := answerWait(ctx, SpecOf(ag), dl, hasDeadline)
+	defer cancel()
+	if !at.IsZero() {
 		prompt += waitNote(SpecOf(ag), at)
 	}
 	if a.tty == nil {

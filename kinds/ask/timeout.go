@@ -1,6 +1,7 @@
 package ask
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -123,6 +124,21 @@ func timedOut(req *agent.Request, res *agent.Result, in map[string]any, at time.
 	}
 	req.Events.Emit(ev)
 	return res
+}
+
+// answerWait bounds the wait for an answer at a terminal by the
+// question's deadline: the saved one (dl, when has), else now plus the
+// timeout; at is zero when the agent has no timeout.
+func answerWait(ctx context.Context, s *Spec, dl agent.Deadline, has bool) (_ context.Context, at time.Time, cancel context.CancelFunc) {
+	if s.Timeout <= 0 {
+		return ctx, time.Time{}, func() {}
+	}
+	at = time.Now().Add(s.Timeout)
+	if has {
+		at = dl.At
+	}
+	ctx, cancel = context.WithDeadline(ctx, at)
+	return ctx, at, cancel
 }
 
 // waitNote is the line a terminal prompt shows about its deadline.
