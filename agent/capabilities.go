@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"time"
+
 	"github.com/ensemble-run/ensemble/ensemble"
 )
 
@@ -32,6 +34,12 @@ type (
 	// them, a run can wait for their answer, and they take no fan_out nor
 	// output_schema. Default: false.
 	HumanAsker interface{ AsksHuman() bool }
+	// AnswerTimer kinds stop waiting for a person's answer after a while
+	// (an ask agent's timeout:): a run that waits for one of their agents
+	// saves the deadline with its suspension. Default: 0, no deadline.
+	AnswerTimer interface {
+		AnswerTimeout(a *ensemble.Agent) time.Duration
+	}
 	// Questioner kinds have a question, which a simulated user is asked.
 	// Default: "".
 	Questioner interface {
@@ -107,6 +115,15 @@ func AsksHuman(a *ensemble.Agent) bool { return KindAsksHuman(a.Kind) }
 func KindAsksHuman(k ensemble.Kind) bool {
 	h, ok := k.(HumanAsker)
 	return ok && h.AsksHuman()
+}
+
+// AnswerTimeout is how long a waits for a person's answer; 0: as long as
+// it takes.
+func AnswerTimeout(a *ensemble.Agent) time.Duration {
+	if t, ok := a.Kind.(AnswerTimer); ok {
+		return t.AnswerTimeout(a)
+	}
+	return 0
 }
 
 // Question is what a asks a person; "" when its kind asks none.

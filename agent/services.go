@@ -61,8 +61,9 @@ type Tool struct {
 
 // Answers are answers to ask agents, by agent, each taken once.
 type Answers struct {
-	mu    sync.Mutex
-	given map[string]string
+	mu        sync.Mutex
+	given     map[string]string
+	deadlines map[string]Deadline // deadline.go
 }
 
 // NewAnswers holds the answers given, by agent; nil when there are none.

@@ -62,7 +62,9 @@ func FromFile(e *ensemble.Ensemble, f *state.File, opts Options) *Run {
 		opts.Parallel = f.Options.Parallel
 	}
 	opts.Budget = savedBudget(opts.Budget, f.Options)
-	return Resume(e, f.State, opts)
+	r := Resume(e, f.State, opts)
+	r.savedDeadlines = Deadlines(f)
+	return r
 }
 
 // CheckEnsemble returns a *ChangedError when e is not the ensemble file f was
@@ -95,10 +97,11 @@ func (e *ChangedError) Error() string {
 func (r *Run) Stopped() *state.Stopped {
 	u := r.interruptedUsage
 	spent := u.Requests != 0 || u.Tokens() != 0 || u.Cost != 0
-	if len(r.interrupted) == 0 && !spent && len(r.expectations) == 0 {
+	deadlines := r.standingDeadlines()
+	if len(r.interrupted) == 0 && !spent && len(r.expectations) == 0 && len(deadlines) == 0 {
 		return nil
 	}
-	s := &state.Stopped{Errors: slices.Clone(r.interrupted), Expectations: slices.Clone(r.expectations)}
+	s := &state.Stopped{Errors: slices.Clone(r.interrupted), Expectations: slices.Clone(r.expectations), Deadlines: deadlines}
 	if spent {
 		s.Usage = &u
 		for name, a := range r.interruptedByAgent {

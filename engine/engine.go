@@ -149,6 +149,9 @@ type Run struct {
 	// expectations are the run's expectations as its completion checked
 	// them (expect.go), saved with it (Stopped).
 	expectations []Expectation
+	// savedDeadlines are those of the run it goes on from (FromFile),
+	// deadlines those of the questions it ends waiting for (deadline.go).
+	savedDeadlines, deadlines []state.Deadline
 }
 
 // New prepares a run of e with the given input ("" takes the file's input).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/events"
@@ -35,6 +36,9 @@ type PendingInput struct {
 	Dependencies map[string]any `json:"dependencies"`
 	// Turn is the turn the answer will be recorded in.
 	Turn int `json:"turn"`
+	// Deadline is when the question stops waiting (the agent's timeout:,
+	// deadline.go); nil: it waits as long as it takes.
+	Deadline *time.Time `json:"deadline,omitempty"`
 }
 
 // suspend takes the executions that wait for an answer out of p, with
@@ -85,7 +89,11 @@ func suspend(p *plan) []string {
 // ended awaiting_input: its agents that ask a person and are ready to run
 // in the next turn, in file order, each with what it will be given. It only
 // reads the state.
-func (r *Run) PendingInput() []PendingInput { return r.pending(nil) }
+func (r *Run) PendingInput() []PendingInput {
+	out := r.pending(nil)
+	r.savedDeadlinesOf(out)
+	return out
+}
 
 // pending is PendingInput, limited to the agents named in only when it is
 // not nil.
@@ -120,9 +128,10 @@ func (r *Run) awaitInput(names []string) string {
 	if len(r.pendingInput) == 0 {
 		return ""
 	}
+	r.setDeadlines()
 	for _, p := range r.pendingInput {
 		r.opts.Events.Emit(events.Event{Type: events.InputRequested, Turn: p.Turn, Agent: p.Agent,
-			Question: p.Question, Dependencies: p.Dependencies})
+			Question: p.Question, Dependencies: p.Dependencies, Deadline: p.Deadline})
 	}
 	return AwaitingInput
 }

@@ -22,6 +22,9 @@
 //	    tool_call_started             (LLM agents, per tool call)
 //	    tool_call_completed           (output or error, duration)
 //	    text_delta                    (LLM agents with --stream: message holds the text)
+//	    input_timed_out               (ask agents: the question's deadline passed;
+//	                                   message: the deadline, output or error:
+//	                                   what on_timeout made of it)
 //	  agent_finished                  (the execution returned: duration, error)
 //	  agent_completed | agent_failed  (per agent, in file order, when the turn commits)
 //	turn_completed
@@ -75,7 +78,12 @@ const (
 	// InputRequested: an ask agent waits for an answer given to resume
 	// (docs/semantics.md#ask-agents-that-wait); the run then ends.
 	InputRequested Type = "input_requested"
-	RunCompleted   Type = "run_completed"
+	// InputTimedOut: an ask agent's question was not answered by its
+	// deadline (docs/semantics.md#answers-that-time-out): message the
+	// deadline (RFC 3339), output the on_timeout answer it took, or error
+	// its failure (ask_timeout).
+	InputTimedOut Type = "input_timed_out"
+	RunCompleted  Type = "run_completed"
 	// AgentRetry: an attempt of an execution failed and the agent's retry
 	// tries it again (docs/semantics.md#retries): attempt is the failed one.
 	AgentRetry Type = "agent_retry"
@@ -90,7 +98,7 @@ const (
 
 // Types lists every event type, in the order a run emits them.
 var Types = []Type{RunStarted, Warning, TurnStarted, AgentStarted, ToolCallStarted, ToolCallCompleted, TextDelta,
-	AgentRetry, BudgetExceeded, AgentFinished, AgentCompleted, AgentFailed, AgentSkipped, TurnCompleted, InputRequested, ExpectationsChecked, RunCompleted}
+	InputTimedOut, AgentRetry, BudgetExceeded, AgentFinished, AgentCompleted, AgentFailed, AgentSkipped, TurnCompleted, InputRequested, ExpectationsChecked, RunCompleted}
 
 // Event is one event. Fields that do not apply to a type are left empty (and
 // omitted from JSON).
@@ -115,6 +123,9 @@ type Event struct {
 	// input_requested: the question and what the answered execution will be given.
 	Question     string         `json:"question,omitempty"`
 	Dependencies map[string]any `json:"dependencies,omitempty"`
+	// Deadline is input_requested's: when the question stops waiting
+	// (the ask agent's timeout:); input_timed_out's is in Message.
+	Deadline *time.Time `json:"deadline,omitempty"`
 	// Expectations are expectations_checked's expectations.
 	Expectations any `json:"expectations,omitempty"`
 	// Warning is a warning event's record (a state.Warning) when it is a

@@ -90,20 +90,21 @@ func TestBuiltinKindsAnswer(t *testing.T) {
 		_, memory := k.(agent.MemoryKeeper)
 		_, human := k.(agent.HumanAsker)
 		_, question := k.(agent.Questioner)
+		_, timer := k.(agent.AnswerTimer)
 		_, tools := k.(agent.ToolUser)
 		_, parent := k.(agent.Parent)
 		_, shape := k.(agent.Shaper)
 		_, describe := k.(agent.Describer)
 		_, model := k.(agent.ModelUser)
 		return map[string]bool{"ModelUser": model, "Guarded": guarded, "JSONReplier": json, "OutputRepairer": repairs, "InputDescriber": input,
-			"MemoryKeeper": memory, "HumanAsker": human, "Questioner": question, "ToolUser": tools, "Parent": parent,
+			"MemoryKeeper": memory, "HumanAsker": human, "Questioner": question, "AnswerTimer": timer, "ToolUser": tools, "Parent": parent,
 			"Shaper": shape, "Describer": describe}
 	}
 	every := []string{"Shaper", "Describer"}
 	want := map[string][]string{
 		"script":   {"InputDescriber"},
 		"llm":      {"Guarded", "JSONReplier", "OutputRepairer", "MemoryKeeper", "ToolUser", "ModelUser"},
-		"ask":      {"MemoryKeeper", "HumanAsker", "Questioner"},
+		"ask":      {"MemoryKeeper", "HumanAsker", "Questioner", "AnswerTimer"},
 		"ensemble": {"Parent"},
 		"dispatch": {"Parent"},
 	}

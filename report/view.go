@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
@@ -166,6 +167,9 @@ func PendingNotice(res *engine.Result, resume string) string {
 	var b strings.Builder
 	for _, p := range res.PendingInput {
 		fmt.Fprintf(&b, "ensemble: %s waits for an answer: %s\n", p.Agent, strings.Join(strings.Fields(p.Question), " "))
+		if p.Deadline != nil {
+			fmt.Fprintf(&b, "ensemble: %s waits until %s; then its on_timeout applies\n", p.Agent, p.Deadline.UTC().Format(time.RFC3339))
+		}
 	}
 	if resume != "" && len(res.PendingInput) > 0 {
 		// Every agent that waits: answering only some makes the run wait again.

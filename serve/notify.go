@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/internal/readcap"
@@ -46,6 +47,10 @@ type Notification struct {
 	// field answer); GET shows a form.
 	AnswerURL string `json:"answer_url"`
 	Turn      int    `json:"turn"`
+	// Deadline is when the question stops waiting (the agent's timeout:;
+	// then its on_timeout applies); absent when it waits as long as it
+	// takes.
+	Deadline *time.Time `json:"deadline,omitempty"`
 }
 
 // answerLink is what an answer link answers, kept under its hash.
@@ -125,10 +130,10 @@ func (rs *Runs) notify(id string) {
 		}
 		answerURL := strings.TrimSuffix(rs.o.PublicURL, "/") + answerPrefix + token
 		body, _ := json.Marshal(Notification{RunID: id, Ensemble: e.Name, Agent: p.Agent, Question: p.Question,
-			Dependencies: p.Dependencies, AnswerURL: answerURL, Turn: p.Turn})
+			Dependencies: p.Dependencies, AnswerURL: answerURL, Turn: p.Turn, Deadline: p.Deadline})
 		scrub := func(s string) string { return s }
 		if n.SlackEnv != "" {
-			body, _ = json.Marshal(map[string]string{"text": slackText(id, e.Name, p.Agent, p.Question, answerURL)})
+			body, _ = json.Marshal(map[string]string{"text": slackText(id, e.Name, p.Agent, p.Question, answerURL, p.Deadline)})
 			scrub = func(s string) string { return strings.ReplaceAll(s, target, "$"+n.SlackEnv) }
 		}
 		body = rs.redactBytes(body)
@@ -298,11 +303,15 @@ func answerOf(r *http.Request) (string, error) {
 
 // slackText is a Slack message of a question: its text escaped as Slack
 // wants (&, <, >), the answer link last.
-func slackText(run, ensembleName, agentName, question, answerURL string) string {
+func slackText(run, ensembleName, agentName, question, answerURL string, deadline *time.Time) string {
 	esc := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
-	return fmt.Sprintf("Run `%s` of *%s* waits for *%s*:\n>%s\n<%s|Answer it> (the link answers once)",
+	until := ""
+	if deadline != nil { // the agent's timeout:
+		until = "Waits until " + deadline.UTC().Format(time.RFC3339) + ".\n"
+	}
+	return fmt.Sprintf("Run `%s` of *%s* waits for *%s*:\n>%s\n%s<%s|Answer it> (the link answers once)",
 		esc.Replace(run), esc.Replace(ensembleName), esc.Replace(agentName),
-		strings.ReplaceAll(esc.Replace(question), "\n", "\n>"), answerURL)
+		strings.ReplaceAll(esc.Replace(question), "\n", "\n>"), until, answerURL)
 }
 
 // checkNotify refuses to serve a file whose ask agents notify through a

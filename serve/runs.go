@@ -102,6 +102,9 @@ type Runs struct {
 	// onEnd are told of every run that ends or suspends (mount.go).
 	onEnd []func(id string)
 
+	// to is what the sweeper of questions that time out knows (asktimeout.go).
+	to timeouts
+
 	mu       sync.Mutex
 	active   map[string]*active
 	claimed  map[string]bool // runs an answer, a cancel or a fork is being given to
@@ -715,7 +718,9 @@ func (rs *Runs) goOn(saved *durable.Saved, given map[string]string, fork bool, s
 	// started: events go to it through this indirection.
 	var sink events.Sink
 	var sinkMu sync.Mutex
-	ro := session.RunOptions{Events: func(ev events.Event) {
+	// Now: a question whose deadline passed by the server's clock applies
+	// its on_timeout (asktimeout.go).
+	ro := session.RunOptions{Now: rs.o.Clock(), Events: func(ev events.Event) {
 		sinkMu.Lock()
 		s := sink
 		sinkMu.Unlock()

@@ -82,6 +82,10 @@ type Options struct {
 	// host's that jumped, is seen.
 	Clock       func() time.Time
 	TriggerPoll time.Duration
+	// TimeoutPoll is how often the server looks for runs whose question
+	// has timed out (an ask agent's timeout:, read on Clock; default 30
+	// seconds); it looks when it starts too.
+	TimeoutPoll time.Duration
 	// PublicURL is the server's address as those who follow its answer
 	// links reach it (notify: of ask agents): https://ensemble.example.com;
 	// the default is Listen's.
@@ -136,6 +140,9 @@ func (o *Options) defaults() {
 	}
 	if o.TriggerPoll <= 0 {
 		o.TriggerPoll = 30 * time.Second
+	}
+	if o.TimeoutPoll <= 0 {
+		o.TimeoutPoll = 30 * time.Second
 	}
 }
 
@@ -274,6 +281,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	}
 	s.runs.recover()
 	stopTriggers := s.startTriggers(ctx)
+	stopTimeouts := s.startTimeouts(ctx) // asktimeout.go
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
@@ -284,6 +292,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	}
 	close(s.done) // event streams end
 	stopTriggers()
+	stopTimeouts()
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	srv.Shutdown(sctx)
 	cancel()

@@ -268,6 +268,10 @@ type RunOptions struct {
 	Executor engine.Executor
 	Clock    func() time.Time
 	Started  time.Time
+	// Now is when a resumed run's questions are checked against their
+	// deadlines (an ask agent's timeout:): one passed applies its
+	// on_timeout. Zero: the time Resume is called.
+	Now time.Time
 }
 
 // Saver keeps the turns of a durable run (package durable implements it).
@@ -330,7 +334,13 @@ func (s *Session) Resume(f *state.File, ro RunOptions) (*Run, error) {
 	if r.inj != nil {
 		r.inj.Resume(f.State.History()) // responses by path go on where they were
 	}
-	r.eng = engine.FromFile(s.e, f, r.engineOptions(ro))
+	o := r.engineOptions(ro)
+	now := ro.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	o.Answers = o.Answers.WithDeadlines(engine.AnswerDeadlines(f, now))
+	r.eng = engine.FromFile(s.e, f, o)
 	return r, r.begin()
 }
 

@@ -87,6 +87,20 @@ type Stopped struct {
 	// Expectations are the run's expectations as its completion checked
 	// them (docs/semantics.md#expectations); absent when it checked none.
 	Expectations []Expectation `json:"expectations,omitempty"`
+	// Deadlines are when the questions the run waits for stop waiting
+	// (an ask agent's timeout:, docs/semantics.md#answers-that-time-out),
+	// saved with the suspension; absent when none has a timeout.
+	Deadlines []Deadline `json:"deadlines,omitempty"`
+}
+
+// Deadline is when the question of an ask agent stops waiting for its
+// answer. It stands while the agent has not run since (its execution
+// count is still Executions): a later question of the agent has a
+// deadline of its own.
+type Deadline struct {
+	Agent      string    `json:"agent"`
+	At         time.Time `json:"at"`
+	Executions int       `json:"executions"`
 }
 
 // RunError is one entry of a run's result's errors

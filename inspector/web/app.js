@@ -312,6 +312,7 @@
       qs.map((x) => el("div", { class: "q" },
         el("label", { for: "answer-" + x.agent }, el("b", { text: x.agent }), ": ", x.question),
         x.dependencies && Object.keys(x.dependencies).length ? el("details", {}, el("summary", { text: "what it is given" }), el("pre", { text: pretty(x.dependencies) })) : null,
+        x.deadline ? el("p", { class: "muted", text: "Waits until " + new Date(x.deadline).toLocaleString() + "; then its on_timeout applies." }) : null,
         el("textarea", { name: x.agent, id: "answer-" + x.agent, required: true, placeholder: "the answer: text, or JSON" }))),
       el("button", { type: "submit", class: "primary", text: "Answer and resume" }), msg);
     form.addEventListener("submit", async (ev) => {

@@ -5,6 +5,7 @@ package ask
 import (
 	"net/url"
 	"regexp"
+	"time"
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
@@ -21,8 +22,8 @@ func (Kind) String() string { return "ask" }
 // Key is ask: the question.
 func (Kind) Key() string { return "ask" }
 
-// Fields: ask_mode, notify.
-func (Kind) Fields() []string { return []string{"ask_mode", "notify"} }
+// Fields: ask_mode, notify, timeout, on_timeout.
+func (Kind) Fields() []string { return []string{"ask_mode", "notify", "timeout", "on_timeout"} }
 
 // Spec is what an ask agent has of its own (Agent.Spec).
 type Spec struct {
@@ -33,6 +34,12 @@ type Spec struct {
 	// Notify is where `ensemble serve` posts the question when a run
 	// waits for this agent; nil: nowhere.
 	Notify *Notify
+	// Timeout is how long the question waits for an answer (timeout:, as
+	// written in TimeoutText); 0: as long as it takes. OnTimeout is then
+	// what it becomes (never nil when Timeout is set: fail by default).
+	Timeout     time.Duration
+	TimeoutText string
+	OnTimeout   *OnTimeout
 }
 
 // Notify is an ask agent's notify: a webhook posted the question, what
@@ -106,6 +113,7 @@ func (k Kind) Decode(f *ensemble.Fields, a *ensemble.Agent) {
 		}
 		s.Notify = n
 	}
+	decodeTimeout(f, s)
 	a.Spec = s
 }
 

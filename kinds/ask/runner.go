@@ -82,6 +82,11 @@ func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	in := runners.BaseInputData(req)
 	in["ask"] = SpecOf(ag).Question
 	res := &agent.Result{InputData: in}
+	var dl agent.Deadline
+	hasDeadline := false
+	if req.Path == "" { // a saved question's deadline, taken by this execution
+		dl, hasDeadline = req.Services.Answers.Deadline(ag.Name)
+	}
 	if out, ok, err := Recorded(req); err != nil || ok {
 		res.Output, res.Err = out, err
 		return res
@@ -94,6 +99,9 @@ func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		in["answered_on_resume"] = true
 		res.Output, res.Err = runners.ParseOutput(answer)
 		return res
+	}
+	if hasDeadline && dl.Passed {
+		return timedOut(req, res, in, dl.At)
 	}
 	if SpecOf(ag).Mode == ModeSuspend || !a.Interactive || a.NoInput || a.In == nil {
 		switch {
@@ -127,17 +135,25 @@ func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		out = io.Discard
 	}
 	a.init(out)
-	prompt := FormatAsk(req)
-	if a.tty != nil {
-		prompt = strings.TrimSuffix(prompt, askPrompt) // the line editor shows it
+	prompt := strings.TrimSuffix(FormatAsk(req), askPrompt)
+	answerCtx, at, cancel := answerWait(ctx, SpecOf(ag), dl, hasDeadline)
+	defer cancel()
+	if !at.IsZero() {
+		prompt += waitNote(SpecOf(ag), at)
+	}
+	if a.tty == nil {
+		prompt += askPrompt // else the line editor shows it
 	}
 	_, _ = io.WriteString(out, prompt)
 
-	line, err := a.readLine(ctx)
+	line, err := a.readLine(answerCtx)
 	if err != nil {
 		switch {
 		case ctx.Err() != nil:
 			res.Err = proc.ContextError(ctx, ag.Timeout)
+		case answerCtx.Err() != nil:
+			_, _ = io.WriteString(out, "\n")
+			return timedOut(req, res, in, at)
 		case errors.Is(err, io.EOF):
 			res.Err = fmt.Errorf("agent %q asks a human but the input ended before an answer", ag.Name)
 		default:
