@@ -1,0 +1,19 @@
+package bdd
+
+import "github.com/ensemble-run/ensemble/store"
+
+// The verdicts of a scenario run's judge steps, saved with its result in
+// a test run saved (`test --state`, docs/testing.md#judge-review), for a
+// person to accept or override in the inspector and `test calibrate` to
+// hold the judge to.
+
+// verdictsOf are the verdicts of the judge steps that scored: a step whose
+// judge gave no score has none.
+func verdictsOf(checks []judgeCheck) []*store.Verdict {
+	out := make([]*store.Verdict, 0, len(checks))
+	for _, c := range checks {
+		out = append(out, &store.Verdict{Judge: c.judge, Agent: c.agent, Step: c.step, Rubric: c.rubric,
+			Score: c.score, Threshold: c.min, Scale: c.scale, Passed: c.passed, Reason: c.reason})
+	}
+	return out
+}
