@@ -19,8 +19,8 @@ import (
 // labelled.
 type VerdictsView struct {
 	Verdicts   []*VerdictRow `json:"verdicts"`
-	Labelled   int              `json:"labelled"`
-	Unlabelled int              `json:"unlabelled"`
+	Labelled   int           `json:"labelled"`
+	Unlabelled int           `json:"unlabelled"`
 }
 
 // VerdictRow is a verdict with the scenario run it judged.
