@@ -27,8 +27,8 @@
       return;
     }
     if (v !== ui().current() || !data.verdicts.length) return;
-    const counts = el("span", { "data-field": "label-counts" });
-    const box = el("div", { class: "card", id: "judge-review" }, el("h2", {}, "Judge review ", counts),
+    const counts = el("span", { class: "muted", "data-field": "label-counts" });
+    const box = el("div", { class: "card", id: "judge-review" }, el("h2", {}, "Judge review · ", counts),
       el("p", { class: "muted", text: "Accept a verdict when the judge was right, override it when it was wrong: test calibrate measures the judge against these labels." }));
     const tbody = el("tbody");
     const rows = data.verdicts.map((x) => row(db, x, () => count(data.verdicts, counts)));
