@@ -189,7 +189,7 @@ func (s *Scenario) judgeStep(ctx context.Context, name, target, min string, sc *
 		return err
 	}
 	reason := oneLine(cut(v.reason, maxReasonText))
-	c := judgeCheck{judge: name, agent: target, score: v.score, min: min, rubric: j.rubric, reason: v.reason,
+	c := judgeCheck{judge: name, agent: target, score: v.score, min: min, rubric: j.rubric, reason: s.redacted(v.reason),
 		step: fmt.Sprintf("the judge %s scores agent %s at least %s", quote(name), quote(target), min)}
 	if sc != nil {
 		c.scale = sc.String()

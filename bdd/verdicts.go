@@ -1,6 +1,11 @@
 package bdd
 
-import "github.com/ensemble-run/ensemble/store"
+import (
+	"os"
+
+	"github.com/ensemble-run/ensemble/internal/secrets"
+	"github.com/ensemble-run/ensemble/store"
+)
 
 // The verdicts of a scenario run's judge steps, saved with its result in
 // a test run saved (`test --state`, docs/testing.md#judge-review), for a
@@ -16,4 +21,15 @@ func verdictsOf(checks []judgeCheck) []*store.Verdict {
 			Score: c.score, Threshold: c.min, Scale: c.scale, Passed: c.passed, Reason: c.reason})
 	}
 	return out
+}
+
+// redacted is text with the API keys of the scenario's model profiles
+// redacted, as the runs' records are: a judge's reason, which a test run
+// saved keeps, may quote what it was shown.
+func (s *Scenario) redacted(text string) string {
+	lookup := s.opts.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	return secrets.Of(s.ens.Models, lookup).String(text)
 }

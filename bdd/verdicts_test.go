@@ -2,6 +2,7 @@ package bdd
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ensemble-run/ensemble/store"
@@ -60,5 +61,50 @@ func TestStateSavesJudgeVerdicts(t *testing.T) {
 		if repeat > 0 && vs[2].ID != tr.ID+".r2.j1" {
 			t.Errorf("the second repeat's first verdict: %+v", vs[2])
 		}
+	}
+}
+
+// A judge's reason saved with its verdict has the API keys of the
+// ensemble's profiles redacted, as the runs' records have.
+func TestSavedVerdictReasonIsRedacted(t *testing.T) {
+	t.Parallel()
+	dir := judgedEnsemble(t, "http://127.0.0.1:9/v1")
+	const key = "sk-judge-secret-0123456789abcdef"
+	writeFiles(t, dir, map[string]string{
+		"e.yaml": `name: judged
+input: Sales figures for Q3
+models:
+  small: {provider: openai, model: fake-model, base_url: "http://127.0.0.1:9/v1", api_key_env: JUDGE_KEY}
+agents:
+  - name: writer
+    model_profile: small
+    prompt: Write the report.
+`,
+		"judged.feature": `Feature: Judged
+  Scenario: The key is quoted
+    Given the ensemble "e.yaml"
+    And the judge "quality" uses model profile "small" with the rubric:
+      """
+      Score the report from 1 to 5.
+      """
+    And agent "quality" responds "{\"score\": 5, \"reason\": \"the key ` + key + ` is fine\"}"
+    And agent "writer" responds "EMEA grew 12% in Q3."
+    When the ensemble runs
+    Then the judge "quality" scores agent "writer" at least 4
+`})
+	env := func(k string) (string, bool) {
+		if k == "JUDGE_KEY" {
+			return key, true
+		}
+		return "", false
+	}
+	o := RunOptions{Paths: []string{filepath.Join(dir, "judged.feature")}, Options: Options{GuardModels: true, LookupEnv: env}}
+	tr, _, db, _ := savedResults(t, o)
+	vs, err := db.Verdicts(tr)
+	if err != nil || len(vs) != 1 {
+		t.Fatalf("verdicts: %v, %v", vs, err)
+	}
+	if strings.Contains(vs[0].Reason, key) || !strings.Contains(vs[0].Reason, "is fine") {
+		t.Errorf("the reason saved: %q", vs[0].Reason)
 	}
 }
