@@ -162,10 +162,10 @@ func (c *Calibration) WriteText(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "Then %s\n  rubric: %s\n", j.Step, rubric)
 		if j.Labels == 0 {
-			fmt.Fprintf(&b, "  %d verdicts, no labels: accept or override them on the test run's page in ui\n", j.Verdicts)
+			fmt.Fprintf(&b, "  %s, no labels: accept or override them on the test run's page in ui\n", plural(j.Verdicts, "verdict"))
 			continue
 		}
-		fmt.Fprintf(&b, "  %d verdicts, %d labels (%d unlabelled)\n", j.Verdicts, j.Labels, j.Verdicts-j.Labels)
+		fmt.Fprintf(&b, "  %s, %s (%d unlabelled)\n", plural(j.Verdicts, "verdict"), plural(j.Labels, "label"), j.Verdicts-j.Labels)
 		fmt.Fprintf(&b, "  agreement %s (%d of %d), Cohen's kappa %s\n", stat(j.Agreed), j.TruePositives+j.TrueNegatives, j.Labels, stat(j.Kappa))
 		fmt.Fprintf(&b, "  true positive rate %s (%d of %d labelled pass), false positive rate %s (%d of %d labelled fail)\n",
 			stat(j.TPR), j.TruePositives, j.TruePositives+j.FalseNegatives, stat(j.FPR), j.FalsePositives, j.FalsePositives+j.TrueNegatives)

@@ -120,7 +120,7 @@ func TestCalibrate(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"3 verdicts, 3 labels (0 unlabelled)", "agreement 0.67 (2 of 3), Cohen's kappa 0.40",
-		"true positive rate 1.00 (1 of 1 labelled pass), false positive rate 0.50 (1 of 2 labelled fail)", "1 verdicts, no labels"} {
+		"true positive rate 1.00 (1 of 1 labelled pass), false positive rate 0.50 (1 of 2 labelled fail)", "1 verdict, no labels"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("the text lacks %q:\n%s", want, b.String())
 		}
