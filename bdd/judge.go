@@ -163,6 +163,9 @@ type judgeCheck struct {
 	min          string
 	outside      string // the scale the score is outside of, when it is
 	passed       bool
+	// step, scale, rubric and reason are what a test run saved keeps of
+	// it (verdicts.go).
+	step, scale, rubric, reason string
 }
 
 func (s *Scenario) judgeStep(ctx context.Context, name, target, min string, sc *scale) error {
@@ -186,12 +189,20 @@ func (s *Scenario) judgeStep(ctx context.Context, name, target, min string, sc *
 		return err
 	}
 	reason := oneLine(cut(v.reason, maxReasonText))
+	c := judgeCheck{judge: name, agent: target, score: v.score, min: min, rubric: j.rubric, reason: s.redacted(v.reason),
+		step: fmt.Sprintf("the judge %s scores agent %s at least %s", quote(name), quote(target), min)}
+	if sc != nil {
+		c.scale = sc.String()
+		c.step += " on a scale of " + c.scale
+	}
 	if sc != nil && (v.score < sc.lo || v.score > sc.hi) {
-		s.checks = append(s.checks, judgeCheck{judge: name, agent: target, score: v.score, min: min, outside: sc.String()})
+		c.outside = sc.String()
+		s.checks = append(s.checks, c)
 		return fmt.Errorf("the judge %q scored agent %q %s, outside the scale of %s; its reason: %s", name, target, costText(v.score), sc, reason)
 	}
 	passed := v.score >= want
-	s.checks = append(s.checks, judgeCheck{judge: name, agent: target, score: v.score, min: min, passed: passed})
+	c.passed = passed
+	s.checks = append(s.checks, c)
 	if !passed {
 		return fmt.Errorf("the judge %q scored agent %q %s, want at least %s; its reason: %s", name, target, costText(v.score), min, reason)
 	}

@@ -153,7 +153,11 @@ func (ts *testStore) record(p *planned, name string, n int, res *runResult, stat
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
-	if err := ts.db.SaveTestResult(ts.tr, r); err != nil && ts.err == nil {
+	err := ts.db.SaveTestResult(ts.tr, r)
+	if err == nil {
+		err = ts.db.SaveVerdicts(ts.tr, verdictsOf(res.checks))
+	}
+	if err != nil && ts.err == nil {
 		ts.err = err
 	}
 }
@@ -186,7 +190,7 @@ func (ts *testStore) track(sc *godog.ScenarioContext, s *Scenario) {
 		return ctx, nil
 	})
 	sc.After(func(ctx context.Context, pk *godog.Scenario, err error) (context.Context, error) {
-		res.duration, res.runID = time.Since(start), s.savedID
+		res.duration, res.runID, res.checks = time.Since(start), s.savedID, s.checks
 		status := store.TestPassed
 		if err != nil || res.failure != "" {
 			status = store.TestFailed

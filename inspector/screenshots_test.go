@@ -157,4 +157,13 @@ func TestScreenshots(t *testing.T) {
 		chromedp.Click(css(`[data-diverge="`+tr.failing+`"]`)),
 		chromedp.WaitVisible(css(`#divergence[data-turn="2"] [data-pair="1"]`)),
 	)
+	// Judge review (judges.go): a test run's judge verdicts, one accepted.
+	judged := filepath.Join(dir, "judged.db")
+	judgedID := saveJudgedTestRun(t, judged)
+	shot("judge-review", 560,
+		chromedp.Navigate(serve(t, judged)+"#/tests/0/"+judgedID),
+		chromedp.Click(css(`[data-verdict="judged.r1.j1"] [data-action="accept"]`)),
+		chromedp.WaitVisible(css(`[data-verdict="judged.r1.j1"][data-label="pass"]`)),
+		eval(`document.querySelector('#judge-review').scrollIntoView({block: "start"}); window.scrollBy(0, -10)`),
+	)
 }

@@ -51,6 +51,7 @@ func (s *Server) testRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /api/tests/run", s.apiTestRun)
 	mux.HandleFunc("GET /api/tests/of", s.apiTestOf)
 	mux.HandleFunc("GET /api/tests/divergence", s.apiDivergence)
+	s.judgeRoutes(mux) // judges.go
 }
 
 // held runs f with database d held, open.

@@ -89,6 +89,13 @@ var commandExamples = map[string]string{
 
   # One run of several, over an earlier capture
   ensemble test capture runs.db --run-id nightly --out captured --force`,
+	"test calibrate": `  # Judge steps' verdicts saved, labelled in ui, then each judge against the labels
+  ensemble test features/ --state tests.db
+  ensemble ui tests.db
+  ensemble test calibrate tests.db
+
+  # One test run, as JSON
+  ensemble test calibrate tests.db --test-run 20261206-225946-87619d --output json`,
 	"init": `  ensemble init my-ensemble
   cd my-ensemble && ensemble run ensemble.yaml --responses responses.yaml`,
 	"mcp": `  ensemble mcp serve ./ensembles`,

@@ -90,6 +90,7 @@ than there are runs to make.`,
 	fl.StringVar(&f.state, "state", "", "save each scenario run as a run of the state database `FILE`, under a test run that ui lists with its pass rates")
 	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error { return checkTestFlags(cmd, &f) }
 	cmd.AddCommand(newTestCaptureCmd(io))
+	cmd.AddCommand(newTestCalibrateCmd(io)) // calibrate.go
 	return cmd
 }
 

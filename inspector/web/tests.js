@@ -94,6 +94,7 @@
       el("table", { id: "scenarios" },
         el("thead", {}, el("tr", {}, ["scenario", "pass rate", "runs (open one; diff: where a failing run departs from a passing one)"].map((h) => el("th", { text: h })))),
         el("tbody", {}, rows)));
+    if (window.ensembleJudges) window.ensembleJudges.section(root, db, id, v); // judge review (judges.js)
     if (!t.status) again(v, () => showTestRun(db, id, v));
   }
 
