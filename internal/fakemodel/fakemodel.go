@@ -111,6 +111,9 @@ func (s *Server) URL() string { return s.srv.URL + "/v1" }
 // Root is the server's URL without a path (an Anthropic profile's base_url).
 func (s *Server) Root() string { return s.srv.URL }
 
+// Client is an HTTP client for the server.
+func (s *Server) Client() *http.Client { return s.srv.Client() }
+
 // Addr is the host:port it listens on.
 func (s *Server) Addr() string { return s.srv.Listener.Addr().String() }
 
