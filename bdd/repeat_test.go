@@ -17,9 +17,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/internal/fakemodel"
-	"github.com/ensemble-run/ensemble/kinds"
 )
 
 // coinModel is a model server of the OpenAI wire format that answers a
@@ -104,12 +102,12 @@ func writeTempFiles(t testing.TB, files map[string]string) string {
 	return dir
 }
 
-// liveOptions are the steps' options of `test --live-all` against m.
+// liveOptions are the steps' options of `test --live-all` against m: the
+// runs' sessions build the runners that reach it, as in `ensemble test`.
 func liveOptions(m *coinModel, liveAll bool, live ...string) Options {
 	env := map[string]string{"TEST_LLM_URL": m.srv.URL()}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	llm := kinds.Builtin().Runner(&agent.Host{LookupEnv: lookup}, nil)
-	return Options{LookupEnv: lookup, LLM: llm, Simulate: llm.Simulator(), GuardModels: true, Live: live, LiveAll: liveAll}
+	return Options{LookupEnv: lookup, Models: true, GuardModels: true, Live: live, LiveAll: liveAll}
 }
 
 type repeatOutcome struct {

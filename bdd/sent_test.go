@@ -9,9 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/internal/fakemodel"
-	"github.com/ensemble-run/ensemble/kinds"
 )
 
 // heldModel is a model server of the OpenAI wire format that counts the
@@ -114,8 +112,7 @@ func TestRequestsCountedAsSent(t *testing.T) {
 			dir := writeTempFiles(t, map[string]string{"held.yaml": heldEnsemble, "quick.yaml": quickEnsemble, "a.feature": heldFeature})
 			env := map[string]string{"TEST_LLM_URL": m.srv.URL()}
 			lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-			live := kinds.Builtin().Runner(&agent.Host{LookupEnv: lookup}, nil)
-			opts := Options{LookupEnv: lookup, LLM: live, Simulate: live.Simulator(), GuardModels: true, LiveAll: true}
+			opts := Options{LookupEnv: lookup, Models: true, GuardModels: true, LiveAll: true}
 			o := runRepeats(t, RunOptions{Options: opts, Paths: []string{filepath.Join(dir, "a.feature")},
 				Repeats: Repeats{Repeat: 20, Concurrency: 4, PassRate: rate(1), MaxRequests: tc.maxRequests}})
 			got := requestsLine.FindStringSubmatch(o.out)
