@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -245,18 +246,36 @@ func TestBrowserConversation(t *testing.T) {
 // record it shows in a section of its own (the fields every record has,
 // a child run, the model requests); any other key is a detail, shown
 // under "Details". A field added to records without the page knowing it
-// would show twice.
+// would show twice. The page's list of the fields' keys is the one
+// declared list, state.RecordKeys, and the page has no other copy.
 func TestPageKnowsTheRecordKeys(t *testing.T) {
 	t.Parallel()
 	src, err := os.ReadFile(filepath.Join("web", "app.js"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`const known = new Set\(\[([^\]]*)\]\)`).FindSubmatch(src)
+	m := regexp.MustCompile(`const RECORD_KEYS = (\[[^\]]*\]);`).FindSubmatch(src)
 	if m == nil {
-		t.Fatal("app.js has no known record keys")
+		t.Fatal("app.js declares no RECORD_KEYS")
+	}
+	var fields []string
+	if err := json.Unmarshal(m[1], &fields); err != nil {
+		t.Fatalf("RECORD_KEYS is not a list of strings: %v", err)
+	}
+	if !slices.Equal(fields, state.RecordKeys()) {
+		t.Errorf("app.js's RECORD_KEYS %q, the records' keys %q", fields, state.RecordKeys())
+	}
+	if n := strings.Count(string(src), `"execution_time"`); n != 1 {
+		t.Errorf("app.js lists a record's keys %d times, want once (RECORD_KEYS)", n)
+	}
+	m = regexp.MustCompile(`const known = new Set\(\[\.\.\.RECORD_KEYS, ([^\]]*)\]\)`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("app.js's known keys are not RECORD_KEYS and the details it shows")
 	}
 	known := map[string]bool{}
+	for _, k := range fields {
+		known[k] = true
+	}
 	for _, k := range strings.Split(string(m[1]), ",") {
 		known[strings.Trim(strings.TrimSpace(k), `"`)] = true
 	}
