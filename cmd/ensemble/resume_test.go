@@ -35,6 +35,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asCLI) == "1" {
 		main() // exits
 	}
+	widenParallel()
 	os.Exit(m.Run())
 }
 
