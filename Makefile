@@ -25,9 +25,10 @@ TEST_TIMEOUT  ?= 30m
 RACE_TIMEOUT  ?= 60m
 FUZZ_TIMEOUT  ?= 20m
 BENCH_TIMEOUT ?= 60m
+BENCH_SMOKE_TIMEOUT ?= 20m
 GOTEST   = sh $(CURDIR)/scripts/gotest.sh $(GO) test
 
-.PHONY: all build run test test-go test-race test-temporal test-cmd-default fuzz prereqs prereqs-race python-link vet gofmt-check bench screenshots fmt clean
+.PHONY: all build run test test-go test-race test-temporal test-cmd-default fuzz prereqs prereqs-race python-link vet gofmt-check bench bench-smoke screenshots fmt clean
 
 all: build
 
@@ -135,6 +136,13 @@ test-cmd-default: python-link
 # Speed and memory targets are benchmarks, never timed unit tests.
 bench:
 	$(GOTEST) -run '^$$' -bench . -benchmem -timeout $(BENCH_TIMEOUT) ./...
+
+# Every benchmark once (-benchtime 1x), no figure kept: CI runs it so that
+# a benchmark that stops compiling or running fails the build. Same build
+# as make test (tags, -trimpath, link flags), so the compiled packages are
+# shared; -vet=off, since make test vetted them.
+bench-smoke: python-link
+	$(GOTEST) $(TRIM) $(NOTEMPORAL) $(TESTLD) -vet=off -count=1 -run '^$$' -bench . -benchtime 1x -timeout $(BENCH_SMOKE_TIMEOUT) ./...
 
 # The PNGs of docs/ui.md: each view of `ensemble ui` on runs of the
 # examples, taken by TestScreenshots in headless Chromium (Debian's

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/cucumber/godog"
 
 	"github.com/ensemble-run/ensemble/cassette"
+	"github.com/ensemble-run/ensemble/internal/fakemodel"
 	"github.com/ensemble-run/ensemble/kinds/llm"
 	"github.com/ensemble-run/ensemble/session"
 )
@@ -390,20 +390,19 @@ func TestJudgeStopsWithTheTestRun(t *testing.T) {
 	t.Parallel()
 	asked := make(chan struct{}, 1)
 	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := fakemodel.New(t, func(r fakemodel.Request) fakemodel.Reply {
 		select { // the judge's model answers only when its request is cancelled
 		case asked <- struct{}{}:
 		default:
 		}
 		select {
-		case <-r.Context().Done():
+		case <-r.Context.Done():
 		case <-release:
 		}
-		http.Error(w, `{"error": {"message": "gone"}}`, http.StatusServiceUnavailable)
-	}))
-	t.Cleanup(srv.Close)
+		return fakemodel.Reply{Status: http.StatusServiceUnavailable, Error: "gone"}
+	})
 	t.Cleanup(func() { close(release) })
-	dir := judgedEnsemble(t, srv.URL)
+	dir := judgedEnsemble(t, srv.Root())
 	writeFiles(t, dir, map[string]string{"judged.feature": `Feature: judged
   Scenario: A good report
     Given the ensemble "e.yaml"

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
-	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,10 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/kinds"
+	"github.com/ensemble-run/ensemble/internal/fakemodel"
 )
 
 // coinModel is a model server of the OpenAI wire format that answers a
@@ -30,11 +26,10 @@ import (
 // answers are random but the same for the seed. Any other prompt gets
 // "draft". Each reply costs 10 input and 5 output tokens.
 type coinModel struct {
-	srv      *httptest.Server
+	srv      *fakemodel.Server
 	mu       sync.Mutex
 	rng      *rand.Rand
 	p        float64
-	delay    time.Duration
 	requests atomic.Int64
 	// pattern, when set, answers the COIN requests in turn instead of at
 	// random: true is "yes".
@@ -44,49 +39,29 @@ type coinModel struct {
 
 func newCoinModel(t testing.TB, p float64, seed uint64) *coinModel {
 	m := &coinModel{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), p: p}
-	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
-	t.Cleanup(m.srv.Close)
+	m.srv = fakemodel.New(t, m.reply, fakemodel.WithUsage(10, 5))
 	return m
 }
 
-func (m *coinModel) serve(w http.ResponseWriter, r *http.Request) {
+func (m *coinModel) reply(r fakemodel.Request) fakemodel.Reply {
 	m.requests.Add(1)
-	var req struct {
-		Messages []struct {
-			Role    string `json:"role"`
-			Content any    `json:"content"`
-		} `json:"messages"`
+	if r.Body == nil {
+		return fakemodel.Reply{Status: http.StatusBadRequest, Error: "bad request"}
 	}
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, `{"error": {"message": "bad request"}}`, http.StatusBadRequest)
-		return
+	if !strings.HasPrefix(r.System, "COIN") {
+		return fakemodel.Reply{Text: "draft"}
 	}
-	reply := "draft"
-	for _, msg := range req.Messages {
-		if s, _ := msg.Content.(string); msg.Role == "system" && strings.HasPrefix(s, "COIN") {
-			m.mu.Lock()
-			yes := m.rng.Float64() < m.p
-			if m.pattern != nil {
-				yes = m.pattern[m.tosses%len(m.pattern)]
-			}
-			m.tosses++
-			m.mu.Unlock()
-			reply = "no"
-			if yes {
-				reply = "yes"
-			}
-		}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	yes := m.rng.Float64() < m.p
+	if m.pattern != nil {
+		yes = m.pattern[m.tosses%len(m.pattern)]
 	}
-	if m.delay > 0 {
-		time.Sleep(m.delay)
+	m.tosses++
+	if yes {
+		return fakemodel.Reply{Text: "yes"}
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"id": "c1", "object": "chat.completion", "created": 1, "model": "coin",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": reply}}},
-		"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-	})
+	return fakemodel.Reply{Text: "no"}
 }
 
 // coinEnsemble drafts, then tosses the coin: the answer's history departs
@@ -127,12 +102,12 @@ func writeTempFiles(t testing.TB, files map[string]string) string {
 	return dir
 }
 
-// liveOptions are the steps' options of `test --live-all` against m.
+// liveOptions are the steps' options of `test --live-all` against m: the
+// runs' sessions build the runners that reach it, as in `ensemble test`.
 func liveOptions(m *coinModel, liveAll bool, live ...string) Options {
-	env := map[string]string{"TEST_LLM_URL": m.srv.URL + "/v1"}
+	env := map[string]string{"TEST_LLM_URL": m.srv.URL()}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	llm := kinds.Builtin().Runner(&agent.Host{LookupEnv: lookup}, nil)
-	return Options{LookupEnv: lookup, LLM: llm, Simulate: llm.Simulator(), GuardModels: true, Live: live, LiveAll: liveAll}
+	return Options{LookupEnv: lookup, Models: true, GuardModels: true, Live: live, LiveAll: liveAll}
 }
 
 type repeatOutcome struct {

@@ -52,8 +52,13 @@ type Options struct {
 	// the script kind's own runner.
 	Script agent.Runner
 	// LLM runs LLM agents that have no injected response; nil: they fail,
-	// asking for an injected response.
+	// asking for an injected response, unless Models is set.
 	LLM agent.Runner
+	// Models, with no LLM, lets the kinds' own runners, which the session
+	// of each run builds, call the models (`ensemble test`): an LLM agent
+	// with no injected response calls its model, behind GuardModels, and a
+	// simulated user is played by its model unless Simulate says otherwise.
+	Models bool
 	// Simulate plays agents whose responses are simulated by a model (a
 	// simulated user); nil: such agents fail with a clear error.
 	Simulate func(ctx context.Context, req *agent.Request, modelProfile, prompt string) *agent.Result
@@ -611,17 +616,19 @@ func (s *Scenario) kinds() *kinds.Registry {
 }
 
 // replaced are the runners that replace a kind's own in a test: a test has
-// no model for the kinds that reach one unless Options.LLM gives one (a
-// recording replays through the kinds' own). The kinds that ask a person
+// no model for the kinds that reach one unless Options.LLM gives one or
+// Options.Models lets the kinds' own reach it (a recording replays through
+// the kinds' own). The kinds that ask a person
 // have no terminal, and wait (answers.go).
 func (s *Scenario) replaced() map[string]agent.Runner {
 	llm := s.opts.LLM
 	if llm == nil {
 		llm = agent.RunnerFunc(noLLM)
 	}
+	own := s.recording != "" || s.opts.LLM == nil && s.opts.Models
 	r := map[string]agent.Runner{}
 	for _, k := range s.kinds().Kinds() {
-		if agent.IsGuarded(k) && s.recording == "" {
+		if agent.IsGuarded(k) && !own {
 			r[k.String()] = llm
 		}
 	}

@@ -1,10 +1,6 @@
 package bdd
 
 import (
-	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -13,8 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/kinds"
+	"github.com/ensemble-run/ensemble/internal/fakemodel"
 )
 
 // heldModel is a model server of the OpenAI wire format that counts the
@@ -24,7 +19,7 @@ import (
 // requests are answered at once: "no" to a system prompt starting with
 // SLOW, "yes" to any other.
 type heldModel struct {
-	srv      *httptest.Server
+	srv      *fakemodel.Server
 	hold     int
 	received atomic.Int64
 	once     sync.Once
@@ -33,30 +28,12 @@ type heldModel struct {
 
 func newHeldModel(t *testing.T, hold int) *heldModel {
 	m := &heldModel{hold: hold, all: make(chan struct{})}
-	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
-	t.Cleanup(m.srv.Close)
+	m.srv = fakemodel.New(t, m.reply)
 	return m
 }
 
-func (m *heldModel) serve(w http.ResponseWriter, r *http.Request) {
+func (m *heldModel) reply(r fakemodel.Request) fakemodel.Reply {
 	n := int(m.received.Add(1))
-	var req struct {
-		Messages []struct {
-			Role    string `json:"role"`
-			Content any    `json:"content"`
-		} `json:"messages"`
-	}
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err := json.Unmarshal(body, &req); err != nil {
-		http.Error(w, `{"error": {"message": "bad request"}}`, http.StatusBadRequest)
-		return
-	}
-	reply := "yes"
-	for _, msg := range req.Messages {
-		if s, _ := msg.Content.(string); msg.Role == "system" && strings.HasPrefix(s, "SLOW") {
-			reply = "no"
-		}
-	}
 	if n == m.hold {
 		m.once.Do(func() { close(m.all) })
 	}
@@ -64,19 +41,16 @@ func (m *heldModel) serve(w http.ResponseWriter, r *http.Request) {
 	case n == 1:
 		select {
 		case <-m.all:
-		case <-r.Context().Done():
-			return
+		case <-r.Context.Done():
+			return fakemodel.Reply{Hang: true}
 		}
 	case n <= m.hold:
-		<-r.Context().Done()
-		return
+		return fakemodel.Reply{Hang: true}
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"id": "c1", "object": "chat.completion", "created": 1, "model": "m",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": reply}}},
-		"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-	})
+	if strings.HasPrefix(r.System, "SLOW") {
+		return fakemodel.Reply{Text: "no"}
+	}
+	return fakemodel.Reply{Text: "yes"}
 }
 
 const heldEnsemble = `name: held
@@ -136,10 +110,9 @@ func TestRequestsCountedAsSent(t *testing.T) {
 			t.Parallel()
 			m := newHeldModel(t, 4)
 			dir := writeTempFiles(t, map[string]string{"held.yaml": heldEnsemble, "quick.yaml": quickEnsemble, "a.feature": heldFeature})
-			env := map[string]string{"TEST_LLM_URL": m.srv.URL + "/v1"}
+			env := map[string]string{"TEST_LLM_URL": m.srv.URL()}
 			lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-			live := kinds.Builtin().Runner(&agent.Host{LookupEnv: lookup}, nil)
-			opts := Options{LookupEnv: lookup, LLM: live, Simulate: live.Simulator(), GuardModels: true, LiveAll: true}
+			opts := Options{LookupEnv: lookup, Models: true, GuardModels: true, LiveAll: true}
 			o := runRepeats(t, RunOptions{Options: opts, Paths: []string{filepath.Join(dir, "a.feature")},
 				Repeats: Repeats{Repeat: 20, Concurrency: 4, PassRate: rate(1), MaxRequests: tc.maxRequests}})
 			got := requestsLine.FindStringSubmatch(o.out)

@@ -3,12 +3,10 @@ package bdd
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/cucumber/godog"
 
+	"github.com/ensemble-run/ensemble/internal/fakemodel"
 	"github.com/ensemble-run/ensemble/internal/mcptest"
 	"github.com/ensemble-run/ensemble/kinds/llm"
 )
@@ -26,7 +25,7 @@ import (
 // wire format, whose replies a test decides: reply gets each request and
 // returns the reply's text, or the tools to call.
 type scriptedModel struct {
-	srv   *httptest.Server
+	srv   *fakemodel.Server
 	mu    sync.Mutex
 	reply func(r *modelRequest) modelReply
 	// log is every request, in order.
@@ -52,13 +51,13 @@ type modelReply struct {
 
 func newScriptedModel(t *testing.T, reply func(r *modelRequest) modelReply) *scriptedModel {
 	m := &scriptedModel{reply: reply}
-	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
-	t.Cleanup(m.srv.Close)
+	// 1,000 tokens in and 500 out: at 1 and 2 per million, 0.002 a request.
+	m.srv = fakemodel.New(t, m.serve, fakemodel.WithUsage(1000, 500))
 	return m
 }
 
 // URL is the base URL of its API.
-func (m *scriptedModel) URL() string { return m.srv.URL + "/v1" }
+func (m *scriptedModel) URL() string { return m.srv.URL() }
 
 // Requests is how many requests it answered.
 func (m *scriptedModel) Requests() int {
@@ -67,59 +66,26 @@ func (m *scriptedModel) Requests() int {
 	return len(m.log)
 }
 
-func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
-	var body struct {
-		Messages []struct {
-			Role    string `json:"role"`
-			Content any    `json:"content"`
-		} `json:"messages"`
-		Tools []struct {
-			Function struct {
-				Name string `json:"name"`
-			} `json:"function"`
-		} `json:"tools"`
+func (m *scriptedModel) serve(r fakemodel.Request) fakemodel.Reply {
+	if r.Body == nil {
+		return fakemodel.Reply{Status: http.StatusBadRequest, Error: "bad request"}
 	}
-	data, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err := json.Unmarshal(data, &body); err != nil {
-		http.Error(w, `{"error": {"message": "bad request"}}`, http.StatusBadRequest)
-		return
-	}
-	req := &modelRequest{}
-	for _, msg := range body.Messages {
-		text, _ := msg.Content.(string)
-		switch msg.Role {
-		case "system":
-			req.System = text
-		case "tool":
-			req.ToolResults = append(req.ToolResults, text)
+	req := &modelRequest{System: r.System, Tools: r.Tools}
+	for _, msg := range r.Messages {
+		if msg.Role == "tool" {
+			req.ToolResults = append(req.ToolResults, msg.Content)
 		}
-		req.Messages = append(req.Messages, modelMessage{msg.Role, text})
-	}
-	for _, t := range body.Tools {
-		req.Tools = append(req.Tools, t.Function.Name)
+		req.Messages = append(req.Messages, modelMessage{msg.Role, msg.Content})
 	}
 	m.mu.Lock()
 	m.log = append(m.log, req)
 	rep := m.reply(req)
 	m.mu.Unlock()
-	message := map[string]any{"role": "assistant", "content": rep.Text}
-	finish := "stop"
-	if len(rep.Calls) > 0 {
-		var calls []any
-		for i, name := range rep.Calls {
-			calls = append(calls, map[string]any{"id": fmt.Sprintf("call_%d_%d", len(req.ToolResults), i), "type": "function",
-				"function": map[string]any{"name": name, "arguments": `{"text": "x"}`}})
-		}
-		message = map[string]any{"role": "assistant", "content": nil, "tool_calls": calls}
-		finish = "tool_calls"
+	out := fakemodel.Reply{Text: rep.Text}
+	for i, name := range rep.Calls {
+		out.Calls = append(out.Calls, fakemodel.Call{ID: fmt.Sprintf("call_%d_%d", len(req.ToolResults), i), Name: name, Args: `{"text": "x"}`})
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"id": "chatcmpl-test", "object": "chat.completion", "created": 1, "model": "fake-model",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": message}},
-		// 1,000 tokens in and 500 out: at 1 and 2 per million, 0.002 a request.
-		"usage": map[string]any{"prompt_tokens": 1000, "completion_tokens": 500, "total_tokens": 1500},
-	})
+	return out
 }
 
 // callInTurn is a model that calls the tools of plan, one reply each, in

@@ -1,16 +1,16 @@
 package features
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
+	"testing"
 
 	"github.com/cucumber/godog"
+
+	"github.com/ensemble-run/ensemble/internal/fakemodel"
 )
 
 // fakeModel is an in-process OpenAI-compatible server (Chat Completions):
@@ -18,11 +18,10 @@ import (
 // real LLM runner. Replies are scripted per system prompt by the steps, and
 // every request is recorded for the Then steps.
 type fakeModel struct {
-	srv *httptest.Server
+	srv *fakemodel.Server
 
-	mu       sync.Mutex
-	rules    []*rule
-	requests []fakeRequest
+	mu    sync.Mutex
+	rules []*rule
 	// down are the models that fail every request, by model name: a
 	// profile's outage, whatever the system prompt.
 	down map[string]*rule
@@ -38,27 +37,18 @@ type rule struct {
 	message string
 }
 
-type fakeRequest struct {
-	Model    string
-	System   string
-	Messages []fakeMessage // all of them, the system message included
-}
+type fakeRequest = fakemodel.Request
 
-type fakeMessage struct {
-	Role    string
-	Content string
-}
-
-func newFakeModel() *fakeModel {
+func newFakeModel(t testing.TB) *fakeModel {
 	fm := &fakeModel{}
-	fm.srv = httptest.NewServer(http.HandlerFunc(fm.serve))
+	fm.srv = fakemodel.New(t, fm.reply)
 	return fm
 }
 
 func (fm *fakeModel) close() { fm.srv.Close() }
 
 // URL is the base URL an ensemble's profile uses: ${FAKE_MODEL_URL}.
-func (fm *fakeModel) URL() string { return fm.srv.URL + "/v1" }
+func (fm *fakeModel) URL() string { return fm.srv.URL() }
 
 // lookupEnv is the only environment the ensembles of the suite see.
 func (fm *fakeModel) lookupEnv(k string) (string, bool) {
@@ -68,35 +58,27 @@ func (fm *fakeModel) lookupEnv(k string) (string, bool) {
 	return "", false
 }
 
-func (fm *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
-		writeError(w, http.StatusNotFound, "fake model: only POST /v1/chat/completions exists, not "+r.Method+" "+r.URL.Path)
-		return
-	}
-	var body struct {
-		Model    string `json:"model"`
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	data, _ := io.ReadAll(r.Body)
-	if err := json.Unmarshal(data, &body); err != nil {
-		writeError(w, http.StatusBadRequest, "fake model: bad request body: "+err.Error())
-		return
-	}
-	req := fakeRequest{Model: body.Model}
-	for _, m := range body.Messages {
-		msg := fakeMessage{Role: m.Role, Content: content(m.Content)}
-		if m.Role == "system" || m.Role == "developer" {
-			req.System += msg.Content
+// requests are the chat completions requests received so far.
+func (fm *fakeModel) requests() []fakeRequest {
+	var out []fakeRequest
+	for _, r := range fm.srv.Requests() {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/chat/completions") {
+			out = append(out, r)
 		}
-		req.Messages = append(req.Messages, msg)
 	}
+	return out
+}
 
+func (fm *fakeModel) reply(req fakemodel.Request) fakemodel.Reply {
+	if req.Method != http.MethodPost || !strings.HasSuffix(req.Path, "/chat/completions") {
+		return fakemodel.Reply{Status: http.StatusNotFound, Error: "fake model: only POST /v1/chat/completions exists, not " + req.Method + " " + req.Path}
+	}
+	if req.Body == nil {
+		return fakemodel.Reply{Status: http.StatusBadRequest, Error: "fake model: the request body is not a JSON object"}
+	}
 	fm.mu.Lock()
-	fm.requests = append(fm.requests, req)
-	ru := fm.down[body.Model]
+	defer fm.mu.Unlock()
+	ru := fm.down[req.Model]
 	for _, c := range fm.rules {
 		if ru != nil {
 			break
@@ -106,61 +88,16 @@ func (fm *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 	}
-	var reply string
-	status, msg := 0, ""
 	switch {
 	case ru == nil:
-		status, msg = http.StatusBadRequest, fmt.Sprintf("fake model: no reply is scripted for the system prompt %q", req.System)
+		return fakemodel.Reply{Status: http.StatusBadRequest, Error: fmt.Sprintf("fake model: no reply is scripted for the system prompt %q", req.System)}
 	case ru.status != 0:
-		status, msg = ru.status, ru.message
+		return fakemodel.Reply{Status: ru.status, Error: ru.message}
 	case ru.used >= len(ru.replies):
-		status, msg = http.StatusBadRequest, fmt.Sprintf("fake model: the %d replies for system prompts containing %q are used up", len(ru.replies), ru.match)
-	default:
-		reply = ru.replies[ru.used]
-		ru.used++
+		return fakemodel.Reply{Status: http.StatusBadRequest, Error: fmt.Sprintf("fake model: the %d replies for system prompts containing %q are used up", len(ru.replies), ru.match)}
 	}
-	fm.mu.Unlock()
-
-	if status != 0 {
-		writeError(w, status, msg)
-		return
-	}
-	out, _ := json.Marshal(map[string]any{
-		"id": "chatcmpl-fake", "object": "chat.completion", "created": 1700000000, "model": body.Model,
-		"choices": []any{map[string]any{
-			"index": 0, "finish_reason": "stop", "logprobs": nil,
-			"message": map[string]any{"role": "assistant", "content": reply},
-		}},
-		"usage": map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-	})
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(out)
-}
-
-// content reads a message's content: a string, or a list of text parts.
-func content(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	if json.Unmarshal(raw, &parts) == nil {
-		var b strings.Builder
-		for _, p := range parts {
-			b.WriteString(p.Text)
-		}
-		return b.String()
-	}
-	return string(raw)
-}
-
-func writeError(w http.ResponseWriter, status int, msg string) {
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error"}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	ru.used++
+	return fakemodel.Reply{Text: ru.replies[ru.used-1]}
 }
 
 // rule returns the rule for match, creating it after the others.
@@ -177,10 +114,8 @@ func (fm *fakeModel) rule(match string) *rule {
 
 // matching returns the recorded requests whose system prompt contains match.
 func (fm *fakeModel) matching(match string) []fakeRequest {
-	fm.mu.Lock()
-	defer fm.mu.Unlock()
 	var out []fakeRequest
-	for _, r := range fm.requests {
+	for _, r := range fm.requests() {
 		if strings.Contains(r.System, match) {
 			out = append(out, r)
 		}
@@ -224,23 +159,19 @@ func (fm *fakeModel) register(sc *godog.ScenarioContext) {
 		return nil
 	})
 	sc.Step(`^the model "([^"]*)" was called (\d+) times?$`, func(model string, want int) error {
-		fm.mu.Lock()
 		got := 0
-		for _, r := range fm.requests {
+		for _, r := range fm.requests() {
 			if r.Model == model {
 				got++
 			}
 		}
-		fm.mu.Unlock()
 		if got != want {
 			return fmt.Errorf("the model %q was called %d times, want %d", model, got, want)
 		}
 		return nil
 	})
 	sc.Step(`^the model was called (\d+) times?$`, func(want int) error {
-		fm.mu.Lock()
-		got := len(fm.requests)
-		fm.mu.Unlock()
+		got := len(fm.requests())
 		if got != want {
 			return fmt.Errorf("the model was called %d times, want %d", got, want)
 		}

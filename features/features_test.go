@@ -15,7 +15,7 @@ func TestFeatures(t *testing.T) {
 		Name: "ensemble",
 		ScenarioInitializer: func(sc *godog.ScenarioContext) {
 			// Fresh per scenario: the fake model, its script and the run.
-			fm := newFakeModel()
+			fm := newFakeModel(t)
 			models := llm.New(llm.Options{
 				HTTPClient: fm.srv.Client(),
 				LookupEnv:  fm.lookupEnv,

@@ -3,14 +3,13 @@ package inspector_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -18,6 +17,7 @@ import (
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/inspector"
 	"github.com/ensemble-run/ensemble/internal/browsertest"
+	"github.com/ensemble-run/ensemble/internal/fakemodel"
 	"github.com/ensemble-run/ensemble/internal/llmtrace"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
@@ -66,34 +66,17 @@ agents:
 // run in path, and returns its id and what the server received.
 func saveTracedRun(t *testing.T, path string) (string, func() [][]any) {
 	t.Helper()
-	var mu sync.Mutex
-	var bodies [][]any
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		var b struct{ Messages []any }
-		_ = json.Unmarshal(raw, &b)
-		mu.Lock()
-		bodies = append(bodies, b.Messages)
-		n := len(bodies)
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		msg := map[string]any{"role": "assistant", "content": "draft one\nsecond line"}
-		finish := "stop"
-		switch n {
-		case 1: // the first execution's tool loop: a call, then the draft
-			msg, finish = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": "call_1", "type": "function",
-				"function": map[string]any{"name": "lookup", "arguments": `{"word":"brief"}`}}}}, "tool_calls"
-		case 3:
-			msg["content"] = "draft two"
+	srv := fakemodel.New(t, func(r fakemodel.Request) fakemodel.Reply {
+		switch r.N {
+		case 0: // the first execution's tool loop: a call, then the draft
+			return fakemodel.Reply{Calls: []fakemodel.Call{{ID: "call_1", Name: "lookup", Args: `{"word":"brief"}`}}}
+		case 2:
+			return fakemodel.Reply{Text: "draft two"}
 		}
-		reply, _ := json.Marshal(map[string]any{"id": "x", "object": "chat.completion", "model": "gpt-test",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
-			"usage":   map[string]any{"prompt_tokens": 11, "completion_tokens": 3}})
-		_, _ = w.Write(reply)
-	}))
-	t.Cleanup(srv.Close)
+		return fakemodel.Reply{Text: "draft one\nsecond line"}
+	}, fakemodel.WithUsage(11, 3))
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "ensemble.yaml"), []byte(strings.Replace(tracedEnsemble, "BASE", srv.URL, 1)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "ensemble.yaml"), []byte(strings.Replace(tracedEnsemble, "BASE", srv.Root(), 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "review.sh"), []byte("#!/bin/sh\ncat >/dev/null\necho '{\"approved\": false}'\n"), 0o755); err != nil {
@@ -129,7 +112,14 @@ func saveTracedRun(t *testing.T, path string) (string, func() [][]any) {
 	if _, err := r.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return d.ID(), func() [][]any { mu.Lock(); defer mu.Unlock(); return bodies }
+	return d.ID(), func() [][]any {
+		var bodies [][]any
+		for _, r := range srv.Requests() {
+			msgs, _ := r.Body["messages"].([]any)
+			bodies = append(bodies, msgs)
+		}
+		return bodies
+	}
 }
 
 // TestExecutionRequests: the API gives each model request of an execution
@@ -256,18 +246,36 @@ func TestBrowserConversation(t *testing.T) {
 // record it shows in a section of its own (the fields every record has,
 // a child run, the model requests); any other key is a detail, shown
 // under "Details". A field added to records without the page knowing it
-// would show twice.
+// would show twice. The page's list of the fields' keys is the one
+// declared list, state.RecordKeys, and the page has no other copy.
 func TestPageKnowsTheRecordKeys(t *testing.T) {
 	t.Parallel()
 	src, err := os.ReadFile(filepath.Join("web", "app.js"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`const known = new Set\(\[([^\]]*)\]\)`).FindSubmatch(src)
+	m := regexp.MustCompile(`const RECORD_KEYS = (\[[^\]]*\]);`).FindSubmatch(src)
 	if m == nil {
-		t.Fatal("app.js has no known record keys")
+		t.Fatal("app.js declares no RECORD_KEYS")
+	}
+	var fields []string
+	if err := json.Unmarshal(m[1], &fields); err != nil {
+		t.Fatalf("RECORD_KEYS is not a list of strings: %v", err)
+	}
+	if !slices.Equal(fields, state.RecordKeys()) {
+		t.Errorf("app.js's RECORD_KEYS %q, the records' keys %q", fields, state.RecordKeys())
+	}
+	if n := strings.Count(string(src), `"execution_time"`); n != 1 {
+		t.Errorf("app.js lists a record's keys %d times, want once (RECORD_KEYS)", n)
+	}
+	m = regexp.MustCompile(`const known = new Set\(\[\.\.\.RECORD_KEYS, ([^\]]*)\]\)`).FindSubmatch(src)
+	if m == nil {
+		t.Fatal("app.js's known keys are not RECORD_KEYS and the details it shows")
 	}
 	known := map[string]bool{}
+	for _, k := range fields {
+		known[k] = true
+	}
 	for _, k := range strings.Split(string(m[1]), ",") {
 		known[strings.Trim(strings.TrimSpace(k), `"`)] = true
 	}

@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/ensemble-run/ensemble/internal/fakemodel"
 	"github.com/ensemble-run/ensemble/serve"
 )
 
@@ -103,37 +101,10 @@ const chatKey = "sk-chat-key-0123"
 
 // fakeModel speaks the OpenAI wire format: a streamed request gets
 // liveDeltas as chunks, then the usage; another the whole text.
-func fakeModel(t *testing.T) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Stream bool `json:"stream"`
-		}
-		b, _ := io.ReadAll(r.Body)
-		json.Unmarshal(b, &req)
-		usage := map[string]int{"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
-		if !req.Stream {
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(map[string]any{"id": "x", "object": "chat.completion", "model": "fake",
-				"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-					"message": map[string]any{"role": "assistant", "content": strings.Join(liveDeltas, "")}}},
-				"usage": usage})
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		for _, d := range liveDeltas {
-			c, _ := json.Marshal(map[string]any{"id": "x", "object": "chat.completion.chunk", "model": "fake",
-				"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": d}}}})
-			fmt.Fprintf(w, "data: %s\n\n", c)
-			w.(http.Flusher).Flush()
-		}
-		c, _ := json.Marshal(map[string]any{"id": "x", "object": "chat.completion.chunk", "model": "fake",
-			"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"}}})
-		fmt.Fprintf(w, "data: %s\n\n", c)
-		c, _ = json.Marshal(map[string]any{"id": "x", "object": "chat.completion.chunk", "model": "fake", "choices": []any{}, "usage": usage})
-		fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", c)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+func fakeModel(t *testing.T) *fakemodel.Server {
+	return fakemodel.New(t, func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Text: strings.Join(liveDeltas, ""), Chunks: liveDeltas}
+	}, fakemodel.WithUsage(11, 7))
 }
 
 // chatServer serves the chat ensembles (the model's replies injected
@@ -156,7 +127,7 @@ func chatServer(t *testing.T, dir string) *server {
 	model := fakeModel(t)
 	return startServer(t, dir, func(o *serve.Options) {
 		o.Responses = true
-		o.LookupEnv = lookup(map[string]string{"CHAT_KEY": chatKey, "CHAT_MODEL_URL": model.URL + "/v1"})
+		o.LookupEnv = lookup(map[string]string{"CHAT_KEY": chatKey, "CHAT_MODEL_URL": model.URL()})
 	})
 }
 

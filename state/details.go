@@ -97,9 +97,17 @@ var (
 	detailPats = [][]byte{[]byte(`"` + ChildDetail + `":`)} // `"key":`, what a record's JSON holds when it has the detail
 )
 
-// recordKeys are the keys of the fields every record has.
-var recordKeys = []string{"turn_number", "agent_name", "instance", "of", "execution", "input_data", "output_data",
-	"error", "stderr", "execution_time", "timestamp", "stop_reason", "usage", "handles"}
+// recordKeys are the JSON keys of Record's fields, in the order a record
+// is written, declared once: TestRecordKeys holds Record's struct tags,
+// its writer (AppendIndent) and its reader (UnmarshalJSON, and the details
+// RegisterDetail refuses) to this list, and the inspector's tests hold its
+// page's script to it.
+var recordKeys = []string{"turn_number", "agent_name", "instance", "of", "execution", "skipped", "input_data",
+	"output_data", "error", "stderr", "execution_time", "timestamp", "stop_reason", "usage", "handles"}
+
+// RecordKeys are the JSON keys of the fields every record has, in the order
+// a record is written; its details' keys follow them.
+func RecordKeys() []string { return slices.Clone(recordKeys) }
 
 // RegisterDetail declares the keys of the details a kind records, so that
 // a record read back (from a state file, a database, a result) has them

@@ -2,16 +2,14 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/ensemble-run/ensemble/durable"
+	"github.com/ensemble-run/ensemble/internal/fakemodel"
 	"github.com/ensemble-run/ensemble/internal/parity"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -21,15 +19,7 @@ import (
 // lets it finish.
 func TestBudgetExceededThenResumeWithAHigherCap(t *testing.T) {
 	t.Parallel()
-	var requests atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"m",
-			"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"fine"}}],
-			"usage":{"prompt_tokens":1000,"completion_tokens":500,"total_tokens":1500}}`)
-	}))
-	defer srv.Close()
+	srv := fakemodel.New(t, fakemodel.Text("fine"), fakemodel.WithUsage(1000, 500))
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ensemble.yaml")
 	if err := os.WriteFile(path, []byte(`name: budget-cli
@@ -52,7 +42,7 @@ conversation_limits:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"TEST_LLM_URL": srv.URL + "/v1"}
+	env := map[string]string{"TEST_LLM_URL": srv.URL()}
 	db := filepath.Join(dir, "run.db")
 	o := ensembleEnv(t, env, "run", path, "--state", db, "--output", "json")
 	if o.code != 6 {
@@ -68,8 +58,8 @@ conversation_limits:
 	if err := json.Unmarshal([]byte(o.stdout), &res); err != nil {
 		t.Fatal(err)
 	}
-	if res.CompletionReason != "budget_exceeded" || res.TurnCount != 1 || requests.Load() != 1 {
-		t.Fatalf("reason %q, turns %d, requests %d", res.CompletionReason, res.TurnCount, requests.Load())
+	if res.CompletionReason != "budget_exceeded" || res.TurnCount != 1 || srv.Count() != 1 {
+		t.Fatalf("reason %q, turns %d, requests %d", res.CompletionReason, res.TurnCount, srv.Count())
 	}
 	// 1000 input tokens at 2 per million, 500 output at 8: 0.006.
 	if res.Usage.Cost != 0.006 || res.UsageByAgent["draft"].Cost != 0.006 || res.UsageByAgent["polish"] != nil {
@@ -85,8 +75,8 @@ conversation_limits:
 	if o := ensembleEnv(t, env, "state", "show", db, "--output", "text"); !strings.Contains(o.stdout, "budget_exceeded") || !strings.Contains(o.stdout, "cost") {
 		t.Fatalf("state show:\n%s%s", o.stdout, o.stderr)
 	}
-	if o := ensembleEnv(t, env, "resume", db, "--output", "json"); o.code != 2 || !strings.Contains(o.stderr, "raise the run's cap with --max-cost, --max-tokens or --max-requests") || requests.Load() != 1 {
-		t.Fatalf("resume without a higher cap: exit %d, %d requests: %s", o.code, requests.Load(), o.stderr)
+	if o := ensembleEnv(t, env, "resume", db, "--output", "json"); o.code != 2 || !strings.Contains(o.stderr, "raise the run's cap with --max-cost, --max-tokens or --max-requests") || srv.Count() != 1 {
+		t.Fatalf("resume without a higher cap: exit %d, %d requests: %s", o.code, srv.Count(), o.stderr)
 	}
 	if o := ensembleEnv(t, env, "resume", db, "--max-requests", "0"); o.code != 2 {
 		t.Fatalf("--max-requests 0: exit %d", o.code)
@@ -129,16 +119,9 @@ func TestRetryEventsInJSONL(t *testing.T) {
 // the middle of its tool loop, before the request that would pass it.
 func TestBudgetInsideAToolLoop(t *testing.T) {
 	t.Parallel()
-	var requests atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := requests.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"m",
-			"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,
-			"tool_calls":[{"id":"call_`+string(rune('0'+n))+`","type":"function","function":{"name":"lookup","arguments":"{}"}}]}}],
-			"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`)
-	}))
-	defer srv.Close()
+	srv := fakemodel.New(t, func(r fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Calls: []fakemodel.Call{{ID: fmt.Sprintf("call_%d", r.N+1), Name: "lookup", Args: "{}"}}}
+	})
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "lookup.sh"), []byte("#!/bin/sh\necho found\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -161,15 +144,15 @@ conversation_limits:
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL + "/v1"}, "run", path, "--output", "jsonl")
+	o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL()}, "run", path, "--output", "jsonl")
 	if o.code != 6 {
 		t.Fatalf("exit %d: %s", o.code, o.stderr)
 	}
 	// The cut turn is not committed: no outcome events, so the stream's
 	// counts are not the result's (parseJSONL's check); count by hand.
 	count := func(ty string) int { return strings.Count(o.stdout, `"type":"`+ty+`"`) }
-	if requests.Load() != 3 || count("tool_call_completed") != 3 || count("budget_exceeded") != 1 || count("agent_failed") != 0 {
-		t.Fatalf("requests %d:\n%s", requests.Load(), o.stdout)
+	if srv.Count() != 3 || count("tool_call_completed") != 3 || count("budget_exceeded") != 1 || count("agent_failed") != 0 {
+		t.Fatalf("requests %d:\n%s", srv.Count(), o.stdout)
 	}
 	for _, want := range []string{`"completion_reason": "budget_exceeded"`, `max_requests 3 reached (3 made)`, `"usage_by_agent"`} {
 		if !strings.Contains(o.stdout, want) && !strings.Contains(strings.ReplaceAll(o.stdout, `":"`, `": "`), want) {

@@ -277,10 +277,10 @@ func TestCaptureRefusals(t *testing.T) {
 // the test replays it with the server gone, and holds no key.
 func TestCaptureOfARecordedRun(t *testing.T) {
 	t.Parallel()
-	srv, calls := recordingServer(t)
+	srv := recordingServer(t)
 	dir, path := writeRecordingEnsemble(t)
 	key := "sk-recording-secret-123"
-	env := map[string]string{"TEST_LLM_URL": srv.URL + "/v1", "TEST_LLM_KEY": key}
+	env := map[string]string{"TEST_LLM_URL": srv.URL(), "TEST_LLM_KEY": key}
 	db := filepath.Join(dir, "runs.db")
 	o := ensembleEnv(t, env, "run", path, "--responses", filepath.Join(dir, "sim.yaml"), "--live-all",
 		"--record", filepath.Join(dir, "recording"), "--record-tools", "--state", db)
@@ -288,7 +288,7 @@ func TestCaptureOfARecordedRun(t *testing.T) {
 		t.Fatalf("record: exit %d: %s", o.code, o.stderr)
 	}
 	srv.Close()
-	recorded := calls.Load()
+	recorded := srv.Count()
 	out := filepath.Join(dir, "captured")
 	if o := ensembleCmd(t, "", "test", "capture", db, "--out", out); o.code != 0 {
 		t.Fatalf("test capture: exit %d\n%s", o.code, o.stderr)
@@ -318,7 +318,7 @@ func TestCaptureOfARecordedRun(t *testing.T) {
 	if o := ensembleCmd(t, "", "test", out); o.code != 0 {
 		t.Fatalf("test of the capture: exit %d\n%s%s", o.code, o.stdout, o.stderr)
 	}
-	if calls.Load() != recorded {
+	if srv.Count() != recorded {
 		t.Fatal("the test of the capture reached the model server")
 	}
 	// The model's recorded reply to the critic changes: the test fails.

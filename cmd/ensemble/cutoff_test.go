@@ -2,13 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ensemble-run/ensemble/internal/fakemodel"
 )
 
 // A reply cut off at max_tokens is said to be wherever the run is
@@ -16,13 +15,9 @@ import (
 // --report, and the error of a reply that the cut left short of JSON.
 func TestCutOffReplyIsReported(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"m",
-			"choices":[{"index":0,"finish_reason":"length","message":{"role":"assistant","content":"{\"verdict\": \"ship"}}],
-			"usage":{"prompt_tokens":11,"completion_tokens":8,"total_tokens":19}}`)
-	}))
-	defer srv.Close()
+	srv := fakemodel.New(t, func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Text: `{"verdict": "ship`, Finish: "length"}
+	}, fakemodel.WithUsage(11, 8))
 	dir := t.TempDir()
 	ens := `name: cut
 models:
@@ -45,7 +40,7 @@ agents:
 	if err := os.WriteFile(path, []byte(ens), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"TEST_LLM_URL": srv.URL + "/v1", "TEST_LLM_KEY": "sk-test"}
+	env := map[string]string{"TEST_LLM_URL": srv.URL(), "TEST_LLM_KEY": "sk-test"}
 	o := ensembleEnv(t, env, "run", path, "--input", "notes", "--output", "json")
 	var res struct {
 		History []struct {

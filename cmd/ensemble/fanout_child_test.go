@@ -18,7 +18,7 @@ func TestFanOutChildResponses(t *testing.T) {
 		name, responses string
 		flags           []string
 		want            []any
-		requests        int32
+		requests        int
 	}{
 		{name: "shared", responses: "analyst/think: [one, two, three]\n", want: []any{"one", "two", "three"}},
 		{name: "one instance", responses: "analyst/think: [one, two, three]\nanalyst[1]/think: [own]\n", want: []any{"one", "own", "three"}},
@@ -31,7 +31,7 @@ func TestFanOutChildResponses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv, n := countingServer(t)
+			srv := countingServer(t)
 			dir := t.TempDir()
 			for name, body := range map[string]string{
 				"ensemble.yaml": `name: fan
@@ -55,7 +55,7 @@ agents:
 				}
 			}
 			args := append([]string{"run", filepath.Join(dir, "ensemble.yaml"), "--responses", filepath.Join(dir, "responses.yaml"), "--output", "json"}, tt.flags...)
-			o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL + "/v1", "TEST_LLM_KEY": "k", "PATH": os.Getenv("PATH")}, args...)
+			o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL(), "TEST_LLM_KEY": "k", "PATH": os.Getenv("PATH")}, args...)
 			var res struct {
 				FinalState map[string]any   `json:"final_state"`
 				Errors     []map[string]any `json:"errors"`
@@ -67,7 +67,7 @@ agents:
 			if o.code != 0 || !slices.Equal(got, tt.want) || len(res.Errors) != 0 {
 				t.Errorf("exit %d, analyst %v (want %v), errors %v", o.code, got, tt.want, res.Errors)
 			}
-			if got := n.Load(); got != tt.requests {
+			if got := srv.Count(); got != tt.requests {
 				t.Errorf("%d requests reached the model, want %d", got, tt.requests)
 			}
 		})

@@ -2,14 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
+
+	"github.com/ensemble-run/ensemble/internal/fakemodel"
 )
 
 // liveEnsemble writes an ensemble with a script agent and two LLM agents
@@ -49,19 +47,9 @@ agents:
 }
 
 // countingServer answers Chat Completions and counts the requests.
-func countingServer(t *testing.T) (*httptest.Server, *atomic.Int32) {
+func countingServer(t *testing.T) *fakemodel.Server {
 	t.Helper()
-	var n atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n.Add(1)
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"m",
-			"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"real reply"}}],
-			"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &n
+	return fakemodel.New(t, fakemodel.Text("real reply"), fakemodel.WithUsage(1, 1))
 }
 
 // TestResponsesKeepUncoveredModelsOffline: with --responses, an LLM agent
@@ -74,7 +62,7 @@ func TestResponsesKeepUncoveredModelsOffline(t *testing.T) {
 		name      string
 		responses string
 		flags     []string
-		requests  int32
+		requests  int
 		wantErr   string // the error of uncovered; "" = it ran
 	}{
 		{name: "offline", responses: "covered: [canned]\n", requests: 0,
@@ -89,11 +77,11 @@ func TestResponsesKeepUncoveredModelsOffline(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv, n := countingServer(t)
+			srv := countingServer(t)
 			dir := liveEnsemble(t, tt.responses)
 			resp := filepath.Join(dir, "responses.yaml")
 			args := append([]string{"run", filepath.Join(dir, "ensemble.yaml"), "--responses", resp, "--output", "json"}, tt.flags...)
-			o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL + "/v1", "TEST_LLM_KEY": "k", "PATH": os.Getenv("PATH")}, args...)
+			o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL(), "TEST_LLM_KEY": "k", "PATH": os.Getenv("PATH")}, args...)
 			var res struct {
 				FinalState map[string]any   `json:"final_state"`
 				Errors     []map[string]any `json:"errors"`
@@ -101,7 +89,7 @@ func TestResponsesKeepUncoveredModelsOffline(t *testing.T) {
 			if err := json.Unmarshal([]byte(o.stdout), &res); err != nil {
 				t.Fatalf("exit %d, stdout %q, stderr %s", o.code, o.stdout, o.stderr)
 			}
-			if got := n.Load(); got != tt.requests {
+			if got := srv.Count(); got != tt.requests {
 				t.Errorf("%d requests reached the model, want %d", got, tt.requests)
 			}
 			if res.FinalState["fetch"] == nil || res.FinalState["covered"] != "canned" {
@@ -138,13 +126,13 @@ func TestLiveAndResponsesNameKnownAgents(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			srv, n := countingServer(t)
+			srv := countingServer(t)
 			dir := liveEnsemble(t, tt.responses)
 			resp := filepath.Join(dir, "responses.yaml")
 			args := append([]string{"run", filepath.Join(dir, "ensemble.yaml"), "--responses", resp}, tt.flags...)
-			o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL + "/v1", "TEST_LLM_KEY": "k"}, args...)
+			o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL(), "TEST_LLM_KEY": "k"}, args...)
 			want := strings.ReplaceAll(tt.want, "RESP", resp)
-			if o.code != 2 || strings.TrimSpace(o.stderr) != want || o.stdout != "" || n.Load() != 0 {
+			if o.code != 2 || strings.TrimSpace(o.stderr) != want || o.stdout != "" || srv.Count() != 0 {
 				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and %q", o.code, o.stdout, o.stderr, want)
 			}
 		})

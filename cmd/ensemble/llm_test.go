@@ -2,15 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/ensemble-run/ensemble/internal/fakemodel"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -18,24 +15,7 @@ import (
 // in-process server speaking Chat Completions, through the CLI.
 func TestRunCallsAnOpenAICompatibleServer(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var bodies []map[string]any
-	var auth []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		var body map[string]any
-		_ = json.Unmarshal(raw, &body)
-		mu.Lock()
-		bodies = append(bodies, body)
-		auth = append(auth, r.Header.Get("Authorization"))
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"m",
-			"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"{\"verdict\": \"ship it\"}"}}],
-			"usage":{"prompt_tokens":11,"completion_tokens":4,"total_tokens":15}}`)
-	}))
-	defer srv.Close()
-
+	srv := fakemodel.New(t, fakemodel.Text(`{"verdict": "ship it"}`), fakemodel.WithUsage(11, 4))
 	dir := t.TempDir()
 	ens := `name: llm-cli
 models:
@@ -54,7 +34,7 @@ agents:
 	if err := os.WriteFile(path, []byte(ens), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL + "/v1", "TEST_LLM_KEY": "sk-test-secret"},
+	o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL(), "TEST_LLM_KEY": "sk-test-secret"},
 		"run", path, "--input", "release notes", "--output", "json")
 	if o.code != 0 {
 		t.Fatalf("exit %d: %s", o.code, o.stderr)
@@ -75,8 +55,8 @@ agents:
 	if res.Usage != (state.Usage{Requests: 1, InputTokens: 11, OutputTokens: 4}) {
 		t.Fatalf("usage %+v", res.Usage)
 	}
-	if len(bodies) != 1 || auth[0] != "Bearer sk-test-secret" || bodies[0]["model"] != "test-model" {
-		t.Fatalf("requests %v %v", bodies, auth)
+	if reqs := srv.Requests(); len(reqs) != 1 || reqs[0].Header.Get("Authorization") != "Bearer sk-test-secret" || reqs[0].Model != "test-model" {
+		t.Fatalf("requests %+v", reqs)
 	}
 	if res.History[0].StopReason == nil || *res.History[0].StopReason != "end_turn" {
 		t.Fatalf("stop reason %v", res.History[0].StopReason)

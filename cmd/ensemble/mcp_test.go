@@ -4,16 +4,14 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/ensemble-run/ensemble/internal/fakemodel"
 	"github.com/ensemble-run/ensemble/internal/mcptest"
 )
 
@@ -22,49 +20,30 @@ import (
 // gets back are the server's, and a wrong term is an error result it sees.
 func TestMCPExampleCallsItsServer(t *testing.T) {
 	t.Parallel()
-	var (
-		mu   sync.Mutex
-		reqs []map[string]any
-	)
-	replies := []string{
-		`{"role":"assistant","content":null,"tool_calls":[
-			{"id":"c1","type":"function","function":{"name":"glossary__list_terms","arguments":"{}"}},
-			{"id":"c2","type":"function","function":{"name":"glossary__define","arguments":"{\"term\":\"quorum\"}"}},
-			{"id":"c3","type":"function","function":{"name":"glossary__define","arguments":"{\"term\":\"paxos\"}"}}]}`,
-		`{"role":"assistant","content":"{\"term\":\"quorum\",\"definition\":\"The smallest number of replicas that must agree for a decision to count.\"}"}`,
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body map[string]any
-		raw, _ := io.ReadAll(r.Body)
-		json.Unmarshal(raw, &body)
-		mu.Lock()
-		n := min(len(reqs), len(replies)-1)
-		reqs = append(reqs, body)
-		mu.Unlock()
-		finish := "stop"
-		if n == 0 {
-			finish = "tool_calls"
+	srv := fakemodel.New(t, func(r fakemodel.Request) fakemodel.Reply {
+		if r.N > 0 {
+			return fakemodel.Reply{Text: `{"term":"quorum","definition":"The smallest number of replicas that must agree for a decision to count."}`}
 		}
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"`+finish+`","message":`+replies[n]+`}],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`)
-	}))
-	defer srv.Close()
-	o := ensembleEnv(t, map[string]string{"MODEL_BASE_URL": srv.URL + "/v1"}, "run", "../../examples/mcp-tools/ensemble.yaml", "--output", "json")
+		return fakemodel.Reply{Calls: []fakemodel.Call{
+			{ID: "c1", Name: "glossary__list_terms", Args: "{}"},
+			{ID: "c2", Name: "glossary__define", Args: `{"term":"quorum"}`},
+			{ID: "c3", Name: "glossary__define", Args: `{"term":"paxos"}`}}}
+	})
+	o := ensembleEnv(t, map[string]string{"MODEL_BASE_URL": srv.URL()}, "run", "../../examples/mcp-tools/ensemble.yaml", "--output", "json")
 	if o.code != 0 {
 		t.Fatalf("exit %d: %s\n%s", o.code, o.stderr, o.stdout)
 	}
 	if !strings.Contains(o.stdout, `"publish": "**quorum**: The smallest number`) {
 		t.Errorf("result: %s", o.stdout)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	reqs := srv.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d model requests", len(reqs))
 	}
 	var results []string
-	for _, m := range reqs[1]["messages"].([]any) {
-		if m := m.(map[string]any); m["role"] == "tool" {
-			results = append(results, m["content"].(string))
+	for _, m := range reqs[1].Messages {
+		if m.Role == "tool" {
+			results = append(results, m.Content)
 		}
 	}
 	want := []string{"backpressure, idempotent, quorum",
@@ -132,34 +111,12 @@ func TestMCPServe(t *testing.T) {
 // server it inherits from its parent, through the run's servers.
 func TestMCPToolInAChildEnsemble(t *testing.T) {
 	t.Parallel()
-	var (
-		mu      sync.Mutex
-		results []string
-		n       int
-	)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body struct {
-			Messages []map[string]any `json:"messages"`
+	srv := fakemodel.New(t, func(r fakemodel.Request) fakemodel.Reply {
+		if r.N == 0 {
+			return fakemodel.Reply{Calls: []fakemodel.Call{{ID: "c1", Name: "t__echo", Args: `{"text":"from the child"}`}}}
 		}
-		raw, _ := io.ReadAll(r.Body)
-		json.Unmarshal(raw, &body)
-		mu.Lock()
-		first := n == 0
-		n++
-		for _, m := range body.Messages {
-			if m["role"] == "tool" {
-				results = append(results, m["content"].(string))
-			}
-		}
-		mu.Unlock()
-		msg, finish := `{"role":"assistant","content":"done"}`, "stop"
-		if first {
-			msg, finish = `{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"t__echo","arguments":"{\"text\":\"from the child\"}"}}]}`, "tool_calls"
-		}
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"`+finish+`","message":`+msg+`}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}`)
-	}))
-	defer srv.Close()
+		return fakemodel.Reply{Text: "done"}
+	}, fakemodel.WithUsage(1, 1))
 	dir := t.TempDir()
 	server := testMCPServer(t)
 	writeFile(t, filepath.Join(dir, "parent.yaml"), `name: parent
@@ -169,12 +126,18 @@ agents:
   - {name: kid, ensemble: child.yaml}
 `)
 	writeFile(t, filepath.Join(dir, "child.yaml"), "name: child\nagents:\n  - {name: b, model_profile: m, prompt: Go., tools: [t.echo]}\n")
-	o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL + "/v1"}, "run", filepath.Join(dir, "parent.yaml"), "--output", "json")
+	o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL()}, "run", filepath.Join(dir, "parent.yaml"), "--output", "json")
 	if o.code != 0 {
 		t.Fatalf("exit %d: %s\n%s", o.code, o.stderr, o.stdout)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	var results []string
+	for _, r := range srv.Requests() {
+		for _, m := range r.Messages {
+			if m.Role == "tool" {
+				results = append(results, m.Content)
+			}
+		}
+	}
 	if strings.Join(results, "|") != "echo: from the child" {
 		t.Errorf("tool results %q", results)
 	}
@@ -184,10 +147,7 @@ agents:
 // with exit 2 before any model request, naming the server and its tools.
 func TestMCPUnknownToolStopsTheRun(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t.Error("a model request was made")
-	}))
-	defer srv.Close()
+	srv := fakemodel.New(t, nil)
 	dir := t.TempDir()
 	server := testMCPServer(t)
 	writeFile(t, filepath.Join(dir, "e.yaml"), `name: e
@@ -196,7 +156,10 @@ mcp_servers: {t: `+server+`}
 agents:
   - {name: b, model_profile: m, tools: [t.ecko]}
 `)
-	o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL + "/v1"}, "run", filepath.Join(dir, "e.yaml"), "--output", "json")
+	o := ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL()}, "run", filepath.Join(dir, "e.yaml"), "--output", "json")
+	if n := srv.Count(); n != 0 {
+		t.Errorf("%d model requests", n)
+	}
 	if o.code != 2 || !strings.Contains(o.stderr, `agent "b": MCP server "t" has no tool "ecko"; its tools: block, echo, env, fail, meet; did you mean "echo"?`) {
 		t.Fatalf("exit %d: %s", o.code, o.stderr)
 	}

@@ -2,10 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/fakemodel"
 )
 
 // toolEnsemble is an ensemble whose LLM agent calls a tool twice (in one
@@ -45,65 +42,15 @@ const answer = "EMEA leads with 1.24M.\nAPAC shrank."
 // fakeModel speaks Chat Completions, plain or streamed as the request asks:
 // a reply with two tool calls, then, once the conversation holds tool
 // results, the answer (streamed in three pieces).
-func fakeModel(t *testing.T) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		var body struct {
-			Stream   bool `json:"stream"`
-			Messages []struct {
-				Role string `json:"role"`
-			} `json:"messages"`
+func fakeModel(t *testing.T) *fakemodel.Server {
+	return fakemodel.New(t, func(r fakemodel.Request) fakemodel.Reply {
+		if r.Last().Role == "tool" {
+			return fakemodel.Reply{Text: answer, Chunks: []string{"EMEA leads", " with 1.24M.\nAPAC", " shrank."}}
 		}
-		_ = json.Unmarshal(raw, &body)
-		final := body.Messages[len(body.Messages)-1].Role == "tool"
-		calls := []any{
-			map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": "lookup", "arguments": `{"region":"EMEA"}`}},
-			map[string]any{"id": "call_2", "type": "function", "function": map[string]any{"name": "lookup", "arguments": `{"region":"APAC"}`}},
-		}
-		usage := map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
-		if !body.Stream {
-			msg := map[string]any{"role": "assistant", "content": answer}
-			finish := "stop"
-			if !final {
-				msg, finish = map[string]any{"role": "assistant", "content": nil, "tool_calls": calls}, "tool_calls"
-			}
-			w.Header().Set("Content-Type", "application/json")
-			json.NewEncoder(w).Encode(map[string]any{"id": "c1", "object": "chat.completion", "created": 1, "model": "fake-model",
-				"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}}, "usage": usage})
-			return
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		chunk := func(delta any, finish any, usage any) {
-			c := map[string]any{"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "fake-model",
-				"choices": []any{}}
-			if delta != nil {
-				c["choices"] = []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}
-			}
-			if usage != nil {
-				c["usage"] = usage
-			}
-			b, _ := json.Marshal(c)
-			fmt.Fprintf(w, "data: %s\n\n", b)
-			w.(http.Flusher).Flush()
-		}
-		if final {
-			chunk(map[string]any{"role": "assistant", "content": "EMEA leads"}, nil, nil)
-			chunk(map[string]any{"content": " with 1.24M.\nAPAC"}, nil, nil)
-			chunk(map[string]any{"content": " shrank."}, nil, nil)
-			chunk(map[string]any{}, "stop", nil)
-		} else {
-			for i, c := range calls {
-				c := c.(map[string]any)
-				chunk(map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": i, "id": c["id"], "type": "function",
-					"function": c["function"]}}}, nil, nil)
-			}
-			chunk(map[string]any{}, "tool_calls", nil)
-		}
-		chunk(nil, nil, usage)
-		fmt.Fprint(w, "data: [DONE]\n\n")
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+		return fakemodel.Reply{Calls: []fakemodel.Call{
+			{ID: "call_1", Name: "lookup", Args: `{"region":"EMEA"}`},
+			{ID: "call_2", Name: "lookup", Args: `{"region":"APAC"}`}}}
+	}, fakemodel.WithUsage(100, 20))
 }
 
 // toolRun writes toolEnsemble and its scripts in a new folder, and runs it
@@ -124,7 +71,7 @@ func toolRun(t *testing.T, args ...string) (outcome, string) {
 	for i, a := range args {
 		args[i] = strings.ReplaceAll(a, "$DIR", dir)
 	}
-	o := ensembleEnv(t, map[string]string{"FAKE_MODEL_URL": srv.URL + "/v1"},
+	o := ensembleEnv(t, map[string]string{"FAKE_MODEL_URL": srv.URL()},
 		append([]string{"run", filepath.Join(dir, "ensemble.yaml")}, args...)...)
 	return o, dir
 }

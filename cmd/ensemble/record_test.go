@@ -1,80 +1,33 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/internal/fakemodel"
 )
 
 // recordingServer is an OpenAI-compatible server whose replies follow the
 // request: a tool result is answered with text quoting it, a request that
 // offers tools with a call of the first one, any other with text quoting
 // the start of the system prompt and the last user message.
-func recordingServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
-	var n atomic.Int64
-	var mu sync.Mutex
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n.Add(1)
-		raw, _ := io.ReadAll(r.Body)
-		var body struct {
-			Messages []struct {
-				Role    string `json:"role"`
-				Content any    `json:"content"`
-			} `json:"messages"`
-			Tools []struct {
-				Function struct {
-					Name string `json:"name"`
-				} `json:"function"`
-			} `json:"tools"`
-		}
-		if err := json.Unmarshal(raw, &body); err != nil {
-			http.Error(w, err.Error(), 400)
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		text := func(v any) string { s, _ := v.(string); return s }
-		last := body.Messages[len(body.Messages)-1]
-		var msg map[string]any
-		finish := "stop"
+func recordingServer(t *testing.T) *fakemodel.Server {
+	return fakemodel.New(t, func(r fakemodel.Request) fakemodel.Reply {
+		last := r.Last()
 		switch {
 		case last.Role == "tool":
-			msg = map[string]any{"role": "assistant", "content": "the tool said " + text(last.Content)}
-		case len(body.Tools) > 0:
-			finish = "tool_calls"
-			msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
-				"id": "call_1", "type": "function",
-				"function": map[string]any{"name": body.Tools[0].Function.Name, "arguments": `{"text": "hello"}`},
-			}}}
-		default:
-			sys := ""
-			if body.Messages[0].Role == "system" {
-				sys, _, _ = strings.Cut(text(body.Messages[0].Content), "\n")
-			}
-			user := strings.ReplaceAll(text(last.Content), "\n", " ")
-			msg = map[string]any{"role": "assistant", "content": fmt.Sprintf("%s / %s", sys, user)}
+			return fakemodel.Reply{Text: "the tool said " + last.Content}
+		case len(r.Tools) > 0:
+			return fakemodel.Reply{Calls: []fakemodel.Call{{Name: r.Tools[0], Args: `{"text": "hello"}`}}}
 		}
-		reply, _ := json.Marshal(map[string]any{
-			"id": "c", "object": "chat.completion", "created": 1, "model": "test-model",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": msg}},
-			"usage":   map[string]any{"prompt_tokens": 11, "completion_tokens": 4, "total_tokens": 15},
-		})
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(reply)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &n
+		sys, _, _ := strings.Cut(r.System, "\n")
+		return fakemodel.Reply{Text: fmt.Sprintf("%s / %s", sys, strings.ReplaceAll(last.Content, "\n", " "))}
+	}, fakemodel.WithUsage(11, 4))
 }
 
 // writeRecordingEnsemble writes an ensemble with a tool loop whose tool
@@ -145,18 +98,18 @@ func stable(s string) string { return volatile.ReplaceAllString(s, `"$1": X`) }
 
 func TestRecordAndReplay(t *testing.T) {
 	t.Parallel()
-	srv, calls := recordingServer(t)
+	srv := recordingServer(t)
 	dir, path := writeRecordingEnsemble(t)
 	rec := filepath.Join(dir, "recording")
 	key := "sk-recording-secret-123"
-	env := map[string]string{"TEST_LLM_URL": srv.URL + "/v1", "TEST_LLM_KEY": key}
+	env := map[string]string{"TEST_LLM_URL": srv.URL(), "TEST_LLM_KEY": key}
 	sim := filepath.Join(dir, "sim.yaml")
 
 	o := ensembleEnv(t, env, "run", path, "--responses", sim, "--live-all", "--record", rec, "--record-tools", "--output", "json")
 	if o.code != 0 {
 		t.Fatalf("record: exit %d: %s", o.code, o.stderr)
 	}
-	recorded := calls.Load()
+	recorded := srv.Count()
 	// researcher 2, summarize 2, critic 1, the simulated user 1
 	if recorded != 6 {
 		t.Fatalf("%d requests while recording, want 6", recorded)
@@ -191,17 +144,17 @@ func TestRecordAndReplay(t *testing.T) {
 	if results[0] != stable(o.stdout) {
 		t.Fatalf("the replay differs from the recording run:\n%s\n---\n%s", results[0], stable(o.stdout))
 	}
-	if calls.Load() != recorded {
+	if srv.Count() != recorded {
 		t.Fatal("the replay reached the server")
 	}
 }
 
 func TestReplayMissShowsTheFirstDifference(t *testing.T) {
 	t.Parallel()
-	srv, calls := recordingServer(t)
+	srv := recordingServer(t)
 	dir, path := writeRecordingEnsemble(t)
 	rec := filepath.Join(dir, "recording")
-	env := map[string]string{"TEST_LLM_URL": srv.URL + "/v1", "TEST_LLM_KEY": "sk-recording-secret-123"}
+	env := map[string]string{"TEST_LLM_URL": srv.URL(), "TEST_LLM_KEY": "sk-recording-secret-123"}
 	sim := filepath.Join(dir, "sim.yaml")
 
 	// Without --record-tools the tool runs again on replay, and prints
@@ -236,7 +189,7 @@ func TestReplayMissShowsTheFirstDifference(t *testing.T) {
 	}
 
 	// --record-missing sends only what is missing, and then replays.
-	before := calls.Load()
+	before := srv.Count()
 	o = ensembleEnv(t, env, "run", path, "--responses", sim, "--live-all", "--replay", rec, "--record-missing", "--record-tools", "--output", "json")
 	if o.code != 0 {
 		t.Fatalf("record-missing: exit %d: %s\n%s", o.code, o.stderr, o.stdout)
@@ -244,7 +197,7 @@ func TestReplayMissShowsTheFirstDifference(t *testing.T) {
 	// The critic, the researcher's second request (its tool result is
 	// new) and the simulated user (who sees both new outputs): 3 requests;
 	// the summaries are replayed.
-	if n := calls.Load() - before; n != 3 {
+	if n := srv.Count() - before; n != 3 {
 		t.Fatalf("%d requests with --record-missing, want 3", n)
 	}
 	o = ensembleEnv(t, nil, "run", path, "--responses", sim, "--replay", rec, "--output", "json")
@@ -309,10 +262,10 @@ func TestRecordedAnswersReplayWithoutATerminal(t *testing.T) {
 // calling a model).
 func TestResumeKeepsTheRecording(t *testing.T) {
 	t.Parallel()
-	srv, calls := recordingServer(t)
+	srv := recordingServer(t)
 	dir, path := writeRecordingEnsemble(t)
 	rec := filepath.Join(dir, "recording")
-	env := map[string]string{"TEST_LLM_URL": srv.URL + "/v1", "TEST_LLM_KEY": "sk-test"}
+	env := map[string]string{"TEST_LLM_URL": srv.URL(), "TEST_LLM_KEY": "sk-test"}
 	sim := filepath.Join(dir, "sim.yaml")
 	db := filepath.Join(dir, "runs.db")
 
@@ -322,13 +275,13 @@ func TestResumeKeepsTheRecording(t *testing.T) {
 	if o.code != engine.ExitMaxTurns || o.stderr != "" {
 		t.Fatalf("first part: exit %d: %s", o.code, o.stderr)
 	}
-	first := calls.Load()
+	first := srv.Count()
 	o = ensembleEnv(t, env, "resume", db, "--live-all", "--max-turns", "10", "--output", "json")
 	if o.code != 0 {
 		t.Fatalf("resume: exit %d: %s", o.code, o.stderr)
 	}
-	if calls.Load() != 6 || first == 0 || first == 6 {
-		t.Fatalf("%d requests in the first part, %d in all, want 6 in all", first, calls.Load())
+	if srv.Count() != 6 || first == 0 || first == 6 {
+		t.Fatalf("%d requests in the first part, %d in all, want 6 in all", first, srv.Count())
 	}
 
 	// The recording holds both parts: a whole run replays from it alone.
@@ -349,7 +302,7 @@ func TestResumeKeepsTheRecording(t *testing.T) {
 	if o.code != 0 || !strings.Contains(o.stdout, `"completion_reason": "completed"`) {
 		t.Fatalf("replayed resume: exit %d: %s", o.code, o.stdout+o.stderr)
 	}
-	if calls.Load() != 6 {
+	if srv.Count() != 6 {
 		t.Fatal("the replay reached the server")
 	}
 }

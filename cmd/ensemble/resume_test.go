@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +17,7 @@ import (
 	"time"
 
 	"github.com/ensemble-run/ensemble/durable"
+	"github.com/ensemble-run/ensemble/internal/fakemodel"
 	"github.com/ensemble-run/ensemble/internal/mcptest"
 	"github.com/ensemble-run/ensemble/internal/startup"
 	"github.com/ensemble-run/ensemble/state"
@@ -37,6 +35,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asCLI) == "1" {
 		main() // exits
 	}
+	widenParallel()
 	os.Exit(m.Run())
 }
 
@@ -604,26 +603,20 @@ func TestResumeOfAnEnsembleThatNoLongerLoads(t *testing.T) {
 // The key is in neither the state nor the result.
 func TestLLMConversationSurvivesResume(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var calls []string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		var body struct {
-			Messages []map[string]any `json:"messages"`
-		}
-		_ = json.Unmarshal(raw, &body)
-		msgs, _ := json.Marshal(body.Messages)
-		mu.Lock()
-		calls = append(calls, string(msgs))
-		mu.Unlock()
+	srv := fakemodel.New(t, func(r fakemodel.Request) fakemodel.Reply {
 		// The reply depends on the whole conversation so far.
-		reply := fmt.Sprintf("draft %d after %d messages", (len(body.Messages)+1)/2, len(body.Messages))
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"id": "c", "object": "chat.completion", "created": 1, "model": "m",
-			"choices": []any{map[string]any{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": reply}}},
-			"usage":   map[string]any{"prompt_tokens": len(body.Messages), "completion_tokens": 3, "total_tokens": 3 + len(body.Messages)}})
-	}))
-	t.Cleanup(srv.Close)
+		n := len(r.Messages)
+		return fakemodel.Reply{Text: fmt.Sprintf("draft %d after %d messages", (n+1)/2, n), Usage: &fakemodel.Usage{In: n, Out: 3}}
+	})
+	// calls are the message lists the model was sent, from request from on.
+	calls := func(from int) []string {
+		var out []string
+		for _, r := range srv.Requests()[from:] {
+			msgs, _ := json.Marshal(r.Body["messages"])
+			out = append(out, string(msgs))
+		}
+		return out
+	}
 	const key = "sk-llm-resume-5e1d"
 	dir := t.TempDir()
 	files := map[string]string{
@@ -660,7 +653,7 @@ agents:
 		}
 	}
 	runCLI := func(args ...string) outcome {
-		return ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL + "/v1", "TEST_LLM_KEY": key}, args...)
+		return ensembleEnv(t, map[string]string{"TEST_LLM_URL": srv.URL(), "TEST_LLM_KEY": key}, args...)
 	}
 	ens := filepath.Join(dir, "ensemble.yaml")
 
@@ -668,10 +661,7 @@ agents:
 	if whole.code != 0 {
 		t.Fatalf("exit %d: %s", whole.code, whole.stderr)
 	}
-	mu.Lock()
-	wholeCalls := append([]string(nil), calls...)
-	calls = nil
-	mu.Unlock()
+	wholeCalls := calls(0)
 	if len(wholeCalls) != 3 {
 		t.Fatalf("%d model requests, want 3", len(wholeCalls))
 	}
@@ -688,9 +678,7 @@ agents:
 	if resumed.code != 0 {
 		t.Fatalf("resume: exit %d: %s", resumed.code, resumed.stderr)
 	}
-	mu.Lock()
-	split := append([]string(nil), calls...)
-	mu.Unlock()
+	split := calls(len(wholeCalls))
 	if strings.Join(split, "\n") != strings.Join(wholeCalls, "\n") {
 		t.Fatalf("the model was sent, across the resume:\n%s\nwant, as in one run:\n%s", strings.Join(split, "\n"), strings.Join(wholeCalls, "\n"))
 	}

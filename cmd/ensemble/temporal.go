@@ -27,10 +27,6 @@ import (
 // test` builds without it (-tags notemporal, temporal_off.go), to spare
 // compiling the Temporal SDK; `make test-temporal` tests it.
 
-// The flags' defaults are temporalengine's: a map literal with a duplicate
-// constant key does not compile, so this fails to build if they differ.
-var _ = map[bool]int{false: 0, defaultNamespace == temporalengine.DefaultNamespace && defaultTaskQueue == temporalengine.DefaultTaskQueue: 1}
-
 func (t *temporalFlags) dial() (client.Client, error) {
 	c, err := temporalengine.Dial(t.addr, t.namespace, t.blobs)
 	if err != nil {

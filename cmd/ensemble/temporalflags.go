@@ -7,7 +7,8 @@ import "github.com/spf13/cobra"
 // engine for them.
 
 // The defaults of temporalengine.DefaultNamespace and DefaultTaskQueue
-// (temporal.go checks, at compile time, that they are the same).
+// (TestTemporalFlagDefaultsAreTheEngines, in the default build, checks
+// that they are the same).
 const (
 	defaultNamespace = "default"
 	defaultTaskQueue = "ensemble"

@@ -8,9 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/bdd"
-	"github.com/ensemble-run/ensemble/kinds"
 )
 
 type testFlags struct {
@@ -193,16 +191,14 @@ func runTests(cmd *cobra.Command, io *stdio, paths []string, f *testFlags) error
 }
 
 // testOptions are the steps' options of `ensemble test`: agents without an
-// injected response run for real, but for LLM agents, which fail rather
-// than reach a model that costs money (GuardModels), unless --live or
-// --live-all lets them.
+// injected response run for real, through the runners each run's session
+// builds, but for LLM agents, which fail rather than reach a model that
+// costs money (GuardModels), unless --live or --live-all lets them.
 func testOptions(io *stdio, profiles []string) bdd.Options {
-	live := kinds.Builtin().Runner(&agent.Host{LookupEnv: io.lookupEnv}, nil)
 	return bdd.Options{
 		LookupEnv:    io.lookupEnv,
 		ProfileFiles: profiles,
-		LLM:          live,
-		Simulate:     live.Simulator(),
+		Models:       true,
 		GuardModels:  true,
 	}
 }

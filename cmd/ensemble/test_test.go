@@ -6,6 +6,7 @@ import (
 	"encoding/xml"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -259,17 +260,40 @@ func TestTestListStepsPrintsTheStepLibrary(t *testing.T) {
 // With no path, `ensemble test` runs the .feature files under the current
 // folder: at the repository's root, the examples', not the project's own
 // suite (under features/testdata/, whose steps are Go code) nor this
-// package's test data.
+// package's test data. Each example's folder is then tested as the current
+// folder, in parallel (one test run at the root runs them one after the
+// other: on a busy machine, minutes).
 func TestTestWithNoPathAtTheRepositoryRoot(t *testing.T) {
 	t.Parallel()
-	cmd := cliCommand(t, []string{"ENSEMBLE_PROFILES="}, "test", "--format", "progress")
-	cmd.Dir = filepath.Join("..", "..")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if code := exitCode(t, cmd.Run()); code != 0 {
-		t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	root := filepath.Join("..", "..")
+	found, err := bdd.FindFeatures([]string{root})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if strings.Contains(stdout.String(), "testdata") || strings.Contains(stdout.String(), "undefined") {
-		t.Errorf("the run picked up test data:\n%s", stdout.String())
+	examples, _ := filepath.Glob(filepath.Join(root, "examples", "*", "*.feature"))
+	for _, f := range found {
+		if slices.Contains(strings.Split(filepath.ToSlash(f), "/"), "testdata") {
+			t.Errorf("at the repository's root, the test run picks up test data: %s", f)
+		}
+	}
+	if len(examples) == 0 || !slices.Equal(slices.DeleteFunc(slices.Clone(found), func(f string) bool { return !slices.Contains(examples, f) }), examples) {
+		t.Fatalf("at the repository's root, the test run finds:\n%s\nwant every example's:\n%s", strings.Join(found, "\n"), strings.Join(examples, "\n"))
+	}
+	for _, f := range found {
+		dir := filepath.Dir(f)
+		name, _ := filepath.Rel(root, dir)
+		t.Run(filepath.ToSlash(name), func(t *testing.T) {
+			t.Parallel()
+			cmd := cliCommand(t, []string{"ENSEMBLE_PROFILES="}, "test", "--format", "progress")
+			cmd.Dir = dir
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if code := exitCode(t, cmd.Run()); code != 0 {
+				t.Fatalf("exit %d, want 0\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+			}
+			if strings.Contains(stdout.String(), "undefined") {
+				t.Errorf("undefined steps:\n%s", stdout.String())
+			}
+		})
 	}
 }

@@ -1,44 +1,30 @@
 package main
 
 import (
-	"io"
 	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ensemble-run/ensemble/internal/fakemodel"
 )
 
 // yesModel is a model server of the OpenAI wire format that says "yes"
 // with probability p, from a seeded generator, after delay.
-func yesModel(t testing.TB, p float64, seed uint64, delay time.Duration) (url string, requests *atomic.Int64) {
-	var (
-		mu sync.Mutex
-		n  atomic.Int64
-	)
+func yesModel(t testing.TB, p float64, seed uint64, delay time.Duration) *fakemodel.Server {
+	var mu sync.Mutex
 	rng := rand.New(rand.NewPCG(seed, 1))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n.Add(1)
-		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 1<<20))
+	return fakemodel.New(t, func(fakemodel.Request) fakemodel.Reply {
 		mu.Lock()
-		reply := "no"
+		defer mu.Unlock()
 		if rng.Float64() < p {
-			reply = "yes"
+			return fakemodel.Reply{Text: "yes"}
 		}
-		mu.Unlock()
-		time.Sleep(delay)
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"m",
-			"choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"`+reply+`"}}],
-			"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}}`)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL + "/v1", &n
+		return fakemodel.Reply{Text: "no"}
+	}, fakemodel.WithDelay(delay), fakemodel.WithUsage(10, 5))
 }
 
 // yesFeature is a folder with a one-request scenario against the model at
@@ -72,9 +58,9 @@ Feature: yes
 // --max-requests stops the test run with exit 6.
 func TestTestRepeatFlags(t *testing.T) {
 	t.Parallel()
-	url, requests := yesModel(t, 1, 1, 0)
+	model := yesModel(t, 1, 1, 0)
 	dir := yesFeature(t, "")
-	env := map[string]string{"TEST_LLM_URL": url}
+	env := map[string]string{"TEST_LLM_URL": model.URL()}
 	for _, tc := range []struct {
 		name   string
 		args   []string
@@ -98,7 +84,7 @@ func TestTestRepeatFlags(t *testing.T) {
 			}
 		})
 	}
-	if requests.Load() == 0 {
+	if model.Count() == 0 {
 		t.Error("no request reached the model")
 	}
 }
@@ -107,9 +93,9 @@ func TestTestRepeatFlags(t *testing.T) {
 // model that answers in 200 ms, 8 at a time: the model's latency alone
 // makes 2.5 s; the target is at most 1.3× that (docs/performance.md).
 func BenchmarkRepeatOverhead(b *testing.B) {
-	url, _ := yesModel(b, 1, 1, 200*time.Millisecond)
+	model := yesModel(b, 1, 1, 200*time.Millisecond)
 	dir := yesFeature(b, "")
-	env := map[string]string{"TEST_LLM_URL": url}
+	env := map[string]string{"TEST_LLM_URL": model.URL()}
 	for b.Loop() {
 		start := time.Now()
 		var out, errb strings.Builder

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,6 +20,8 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/ensemble-run/ensemble/internal/fakemodel"
 )
 
 // otlpReceiver is an in-process OTLP/HTTP collector: it decodes the
@@ -337,23 +338,14 @@ const traceKey = "sk-trace-secret-0123456789"
 func tracedToolRun(t *testing.T, capture bool) (*span, *otlpReceiver) {
 	t.Helper()
 	rc := newOTLPReceiver(t)
-	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		msg := map[string]any{"role": "assistant", "content": "EMEA leads."}
-		finish := "stop"
-		if !strings.Contains(string(raw), `"role":"tool"`) {
-			msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
-				map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": "lookup", "arguments": `{"region":"EMEA ` + traceKey + `"}`}},
-				map[string]any{"id": "call_2", "type": "function", "function": map[string]any{"name": "nope", "arguments": `{}`}},
-			}}
-			finish = "tool_calls"
+	model := fakemodel.New(t, func(r fakemodel.Request) fakemodel.Reply {
+		if r.Last().Role == "tool" {
+			return fakemodel.Reply{Text: "EMEA leads."}
 		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(map[string]any{"id": "c1", "object": "chat.completion", "created": 1, "model": "fake-model",
-			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
-			"usage":   map[string]any{"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})
-	}))
-	t.Cleanup(model.Close)
+		return fakemodel.Reply{Calls: []fakemodel.Call{
+			{ID: "call_1", Name: "lookup", Args: `{"region":"EMEA ` + traceKey + `"}`},
+			{ID: "call_2", Name: "nope", Args: `{}`}}}
+	}, fakemodel.WithUsage(100, 20))
 	dir := t.TempDir()
 	for name, body := range map[string]string{
 		"ensemble.yaml": `name: traced
@@ -387,7 +379,7 @@ agents:
 			t.Fatal(err)
 		}
 	}
-	env := map[string]string{"FAKE_MODEL_URL": model.URL + "/v1", "FAKE_KEY": traceKey, "PATH": os.Getenv("PATH"),
+	env := map[string]string{"FAKE_MODEL_URL": model.URL(), "FAKE_KEY": traceKey, "PATH": os.Getenv("PATH"),
 		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": rc.srv.URL + "/v1/traces"}
 	if capture {
 		env["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"

@@ -14,6 +14,9 @@
   const crumb = document.getElementById("crumb");
   const live = document.getElementById("live");
   const PAGE = 50;
+  // The keys of a record's fields (the Go package state's RecordKeys, which
+  // a test holds this list to): a record's other keys are its details.
+  const RECORD_KEYS = ["turn_number", "agent_name", "instance", "of", "execution", "skipped", "input_data", "output_data", "error", "stderr", "execution_time", "timestamp", "stop_reason", "usage", "handles"];
   let timer = null; // the poll of the current view
   let view = 0;     // bumped at every route: a stale poll does nothing
 
@@ -551,7 +554,7 @@
     const section = (label, field, value) => el("div", {}, el("h3", { text: label }), el("pre", { "data-field": field, text: value }));
     // An error or stderr is shown when there is one; "none" is said once.
     const none = [r.error ? null : "error", r.stderr ? null : "stderr"].filter(Boolean);
-    const known = new Set(["turn_number", "agent_name", "instance", "of", "execution", "skipped", "input_data", "output_data", "error", "stderr", "execution_time", "timestamp", "stop_reason", "usage", "handles", "child", "model_requests"]);
+    const known = new Set([...RECORD_KEYS, "child", "model_requests"]);
     const details = Object.fromEntries(Object.entries(r).filter(([k]) => !known.has(k)));
     const path = ex.path || r.agent_name;
     const tally = (st.data && st.data.agents && st.data.agents[agent]) || {};

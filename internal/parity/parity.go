@@ -10,17 +10,15 @@ package parity
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/ensemble-run/ensemble/internal/fakemodel"
 	"github.com/ensemble-run/ensemble/internal/mcptest"
 )
 
@@ -146,9 +144,7 @@ type Servers struct {
 // Start starts the servers until the test ends.
 func Start(t testing.TB) *Servers {
 	t.Helper()
-	m := &Model{}
-	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
-	t.Cleanup(m.srv.Close)
+	m := &Model{srv: fakemodel.New(t, reply)}
 	return &Servers{Model: m, MCP: mcptest.HTTP(t)}
 }
 
@@ -171,83 +167,33 @@ func (s *Servers) Env(closed bool) map[string]string {
 // as it is and with its dashes JSON-escaped (sk\u002d…, which a JSON
 // reader decodes back to the key);
 // any other reply is the system prompt's first word and that line.
-type Model struct {
-	srv      *httptest.Server
-	mu       sync.Mutex
-	requests int
-}
+type Model struct{ srv *fakemodel.Server }
 
 // URL is the base URL of its API.
-func (m *Model) URL() string { return m.srv.URL + "/v1" }
+func (m *Model) URL() string { return m.srv.URL() }
 
 // Requests is how many requests it answered.
-func (m *Model) Requests() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.requests
-}
+func (m *Model) Requests() int { return m.srv.Count() }
 
-func (m *Model) serve(w http.ResponseWriter, r *http.Request) {
-	m.mu.Lock()
-	m.requests++
-	m.mu.Unlock()
-	var req struct {
-		Messages []struct {
-			Role    string `json:"role"`
-			Content any    `json:"content"`
-		} `json:"messages"`
-		Tools []struct {
-			Function struct {
-				Name string `json:"name"`
-			} `json:"function"`
-		} `json:"tools"`
+// reply is the model's reply to r.
+func reply(r fakemodel.Request) fakemodel.Reply {
+	if len(r.Messages) == 0 {
+		return fakemodel.Reply{Status: http.StatusBadRequest, Error: "bad request"}
 	}
-	body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err := json.Unmarshal(body, &req); err != nil || len(req.Messages) == 0 {
-		http.Error(w, `{"error": {"message": "bad request"}}`, http.StatusBadRequest)
-		return
-	}
-	text := func(c any) string {
-		if s, ok := c.(string); ok {
-			return s
-		}
-		b, _ := json.Marshal(c)
-		return string(b)
-	}
-	system, lastUser := "", ""
-	for _, msg := range req.Messages {
-		switch msg.Role {
-		case "system":
-			system = text(msg.Content)
-		case "user":
-			lastUser = text(msg.Content)
-		}
-	}
-	last := req.Messages[len(req.Messages)-1]
-	var message map[string]any
-	finish := "stop"
+	last := r.Last()
 	switch {
-	case strings.HasPrefix(system, "TOOL:") && last.Role == "tool":
-		message = map[string]any{"role": "assistant", "content": "the tool said: " + text(last.Content)}
-	case strings.HasPrefix(system, "TOOL:") && len(req.Tools) > 0:
-		args, _ := json.Marshal(map[string]string{"text": lastLine(lastUser)})
-		message = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
-			"id": "call_1", "type": "function", "function": map[string]any{"name": req.Tools[0].Function.Name, "arguments": string(args)}}}}
-		finish = "tool_calls"
-	case strings.HasPrefix(system, "KEY:"):
-		key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	case strings.HasPrefix(r.System, "TOOL:") && last.Role == "tool":
+		return fakemodel.Reply{Text: "the tool said: " + last.Content}
+	case strings.HasPrefix(r.System, "TOOL:") && len(r.Tools) > 0:
+		args, _ := json.Marshal(map[string]string{"text": lastLine(r.LastUser())})
+		return fakemodel.Reply{Calls: []fakemodel.Call{{Name: r.Tools[0], Args: string(args)}}}
+	case strings.HasPrefix(r.System, "KEY:"):
+		key := r.Auth()
 		escaped := strings.ReplaceAll(key, "-", `\u002d`)
-		message = map[string]any{"role": "assistant", "content": "the key is " + key + `, in JSON {"key": "` + escaped + `"}`}
-	default:
-		word, _, _ := strings.Cut(system, ":")
-		message = map[string]any{"role": "assistant", "content": fmt.Sprintf("%s saw %q", word, lastLine(lastUser))}
+		return fakemodel.Reply{Text: "the key is " + key + `, in JSON {"key": "` + escaped + `"}`}
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"id": "chatcmpl-parity", "object": "chat.completion", "created": 1, "model": "fake-model",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": finish, "message": message}},
-		"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-	})
+	word, _, _ := strings.Cut(r.System, ":")
+	return fakemodel.Reply{Text: fmt.Sprintf("%s saw %q", word, lastLine(r.LastUser()))}
 }
 
 func lastLine(s string) string {

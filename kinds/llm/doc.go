@@ -9,12 +9,15 @@
 // formats are spoken with net/http and encoding/json (wire.go), retries
 // included.
 //
-// The LLM kind (package kinds/llm) builds one Runner for a program; package
-// kinds hands it every LLM agent, and its Simulate to the injected runner:
+// A program does not build a Runner itself: package session assembles every
+// run, and through package kinds it builds one Runner for the session, hands
+// it every LLM agent, and lends its Simulate to injected responses:
 //
-//	r := kinds.Builtin().Runner(&agent.Host{LookupEnv: lookupEnv}, nil)
-//	inj := runners.Injected(responses, r)
-//	inj.Simulate = r.Simulator()
+//	e, err := session.Load("ensemble.yaml", nil, session.LoadOptions{LookupEnv: lookupEnv})
+//	s, err := session.Open(ctx, e, session.Options{LookupEnv: lookupEnv, Stream: true})
+//	defer s.Close()
+//	r, err := s.Start(input, session.RunOptions{})
+//	res, err := r.Run(ctx)
 //
 // One execution continues the agent's stored conversation (Request.Memory)
 // with one user message, then runs the tool loop: send; run the reply's tool

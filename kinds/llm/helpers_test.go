@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -13,27 +12,23 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/fakemodel"
 	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/kinds/script"
 )
 
 const testKey = "sk-test-0123456789abcdef"
 
-// recorded is one request a fake server received.
-type recorded struct {
-	Path   string
-	Query  string // raw query
-	Header http.Header
-	Body   map[string]any
-	Raw    string
-}
+// recorded is one request the fake server received.
+type recorded = fakemodel.Request
 
-// fakeServer is an in-process model server. reply is called with the
-// 0-based number of the request and writes the response.
+// fakeServer is the tests' model server with its URL (the root, without
+// /v1), answering through a handler that gets the 0-based number of the
+// request and writes the response: these tests hold the wire formats'
+// edge cases.
 type fakeServer struct {
-	*httptest.Server
-	mu   sync.Mutex
-	reqs []recorded
+	*fakemodel.Server
+	URL string
 }
 
 // testKinds are the built-in kinds (package kinds imports this one).
@@ -41,26 +36,13 @@ var testKinds = []ensemble.Kind{script.Kind{}, Kind{}, ask.Kind{}}
 
 func newFakeServer(t testing.TB, reply func(n int, req recorded, w http.ResponseWriter, r *http.Request)) *fakeServer {
 	t.Helper()
-	fs := &fakeServer{}
-	fs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		raw, _ := io.ReadAll(r.Body)
-		rec := recorded{Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Raw: string(raw)}
-		_ = json.Unmarshal(raw, &rec.Body)
-		fs.mu.Lock()
-		n := len(fs.reqs)
-		fs.reqs = append(fs.reqs, rec)
-		fs.mu.Unlock()
-		reply(n, rec, w, r)
+	s := fakemodel.New(t, nil, fakemodel.WithHandler(func(req recorded, w http.ResponseWriter, r *http.Request) {
+		reply(req.N, req, w, r)
 	}))
-	t.Cleanup(fs.Close)
-	return fs
+	return &fakeServer{Server: s, URL: s.Root()}
 }
 
-func (fs *fakeServer) requests() []recorded {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	return append([]recorded(nil), fs.reqs...)
-}
+func (fs *fakeServer) requests() []recorded { return fs.Requests() }
 
 // scripted replies with the given bodies in order (the last one repeats).
 func scripted(bodies ...string) func(int, recorded, http.ResponseWriter, *http.Request) {

@@ -655,7 +655,7 @@ func TestSDKEnvironmentIgnored(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, oaText("ok"))
 	})
-	target := srv.Listener.Addr().String()
+	target := srv.Addr()
 	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
 		mu.Lock()
 		hosts = append(hosts, r.URL.Host)
