@@ -105,7 +105,7 @@ FUZZ_LOAD ?= 3000x
 FUZZ_COND ?= 20000x
 fuzz:
 	$(GOTEST) $(TRIM) -vet=off -timeout $(FUZZ_TIMEOUT) -run '^$$' -fuzz '^FuzzLoadBytes$$' -fuzztime $(FUZZ_LOAD) ./ensemble/fuzz
-	$(GOTEST) $(TRIM) -vet=off -timeout $(FUZZ_TIMEOUT) -run '^$$' -fuzz '^FuzzCompileEval$$' -fuzztime $(FUZZ_COND) ./conditions
+	$(GOTEST) $(TRIM) -vet=off -timeout $(FUZZ_TIMEOUT) -run '^$$' -fuzz '^FuzzCompileEval$$' -fuzztime $(FUZZ_COND) ./internal/conditions
 
 # The race detector needs cgo, so a C compiler. make test has vetted
 # everything already: -vet=off spares vetting every dependency again.
@@ -148,7 +148,7 @@ bench-smoke: python-link
 # examples, taken by TestScreenshots in headless Chromium (Debian's
 # chromium). make test runs the same test without writing them.
 screenshots: python-link
-	ENSEMBLE_CI=1 $(GOTEST) $(TRIM) $(NOTEMPORAL) -count=1 -timeout $(TEST_TIMEOUT) -run '^TestScreenshots$$' ./inspector -args -screenshots $(CURDIR)/docs/ui
+	ENSEMBLE_CI=1 $(GOTEST) $(TRIM) $(NOTEMPORAL) -count=1 -timeout $(TEST_TIMEOUT) -run '^TestScreenshots$$' ./internal/inspector -args -screenshots $(CURDIR)/docs/ui
 
 fmt:
 	gofmt -w .

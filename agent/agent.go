@@ -11,9 +11,9 @@ import (
 	"errors"
 	"slices"
 
-	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/conditions"
 	"github.com/ensemble-run/ensemble/state"
 )
 

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"sync"
 
-	"github.com/ensemble-run/ensemble/cassette"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/cassette"
 	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/internal/tracing"
 )

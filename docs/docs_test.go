@@ -16,9 +16,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/ensemble-run/ensemble/bdd"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/bdd"
 	"github.com/ensemble-run/ensemble/kinds"
 )
 

@@ -27,8 +27,8 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/report"
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/internal/report"
+	"github.com/ensemble-run/ensemble/internal/runners"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
 )

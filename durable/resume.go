@@ -5,12 +5,12 @@ import (
 	"errors"
 	"time"
 
-	"github.com/ensemble-run/ensemble/answers"
-	"github.com/ensemble-run/ensemble/cassette"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/answers"
+	"github.com/ensemble-run/ensemble/internal/cassette"
+	"github.com/ensemble-run/ensemble/internal/runners"
 	"github.com/ensemble-run/ensemble/kinds"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/session"
 )
 

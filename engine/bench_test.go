@@ -8,7 +8,7 @@ import (
 	agentpkg "github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/internal/runners"
 )
 
 // injected answers every execution of every agent from injected responses,

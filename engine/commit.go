@@ -9,8 +9,8 @@ import (
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/resolver"
 	"github.com/ensemble-run/ensemble/internal/secrets"
-	"github.com/ensemble-run/ensemble/resolver"
 	"github.com/ensemble-run/ensemble/state"
 )
 

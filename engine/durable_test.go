@@ -13,9 +13,9 @@ import (
 	"time"
 
 	agentpkg "github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/conditions"
 	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/state"
 )

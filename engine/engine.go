@@ -15,12 +15,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/cassette"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/cassette"
+	"github.com/ensemble-run/ensemble/internal/resolver"
 	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/internal/tracing"
-	"github.com/ensemble-run/ensemble/resolver"
 	"github.com/ensemble-run/ensemble/state"
 )
 

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/conditions"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 	"github.com/ensemble-run/ensemble/state"
 )

@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/conditions"
+	"github.com/ensemble-run/ensemble/internal/resolver"
 	llmkind "github.com/ensemble-run/ensemble/kinds/llm"
 	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
-	"github.com/ensemble-run/ensemble/resolver"
 	"github.com/ensemble-run/ensemble/state"
 )
 

@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/conditions"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
-	"github.com/ensemble-run/ensemble/resolver"
+	"github.com/ensemble-run/ensemble/internal/resolver"
 	"github.com/ensemble-run/ensemble/state"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/internal/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 

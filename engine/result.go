@@ -9,7 +9,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/jsonw"
-	"github.com/ensemble-run/ensemble/resolver"
+	"github.com/ensemble-run/ensemble/internal/resolver"
 	"github.com/ensemble-run/ensemble/state"
 )
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	agentpkg "github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/internal/conditions"
 )
 
 // A select delivers part of a dependency's output; one that fails at run

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/resolver"
+	"github.com/ensemble-run/ensemble/internal/resolver"
 )
 
 // Ask agents that wait (docs/semantics.md#ask-agents-that-wait): an

@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	agentpkg "github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/conditions"
 	"github.com/ensemble-run/ensemble/kinds/ask"
 	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/state"

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	agentpkg "github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/conditions"
 )
 
 // withTemplate gives a a template of field (input, prompt).

@@ -8,7 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/ensemble-run/ensemble/conditions"
+	"github.com/ensemble-run/ensemble/internal/conditions"
 )
 
 var dependencyKeys = []string{"agent_name", "condition", "requires_all", "max_executions", "select", "on"}

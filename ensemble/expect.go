@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ensemble-run/ensemble/conditions"
+	"github.com/ensemble-run/ensemble/internal/conditions"
 	"go.yaml.in/yaml/v3"
 )
 

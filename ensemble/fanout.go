@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ensemble-run/ensemble/conditions"
+	"github.com/ensemble-run/ensemble/internal/conditions"
 )
 
 // DefaultMaxItems is fan_out.max_items when absent.

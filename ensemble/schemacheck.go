@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ensemble-run/ensemble/conditions"
+	"github.com/ensemble-run/ensemble/internal/conditions"
 )
 
 // comparedLiterals checks, once every agent is decoded, the literals that

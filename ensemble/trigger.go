@@ -9,8 +9,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/ensemble-run/ensemble/conditions"
-	"github.com/ensemble-run/ensemble/cron"
+	"github.com/ensemble-run/ensemble/internal/conditions"
+	"github.com/ensemble-run/ensemble/internal/cron"
 )
 
 // Trigger is one item of triggers:, what starts runs of the file without a

@@ -5,7 +5,7 @@ package ensemble
 import (
 	"time"
 
-	"github.com/ensemble-run/ensemble/conditions"
+	"github.com/ensemble-run/ensemble/internal/conditions"
 )
 
 // Pos is a position in a YAML file (1-based).

@@ -6,7 +6,7 @@ import (
 
 	"github.com/cucumber/godog"
 
-	"github.com/ensemble-run/ensemble/bdd"
+	"github.com/ensemble-run/ensemble/internal/bdd"
 	"github.com/ensemble-run/ensemble/kinds/llm"
 )
 

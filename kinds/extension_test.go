@@ -12,7 +12,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/graph"
+	"github.com/ensemble-run/ensemble/internal/graph"
 	"github.com/ensemble-run/ensemble/kinds"
 )
 

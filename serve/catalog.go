@@ -10,9 +10,9 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/runners"
 	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/kinds/ask"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/session"
 )
 

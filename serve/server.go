@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ensemble-run/ensemble/inspector"
+	"github.com/ensemble-run/ensemble/internal/inspector"
 	"github.com/ensemble-run/ensemble/store"
 )
 

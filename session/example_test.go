@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/ensemble-run/ensemble/durable"
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/internal/runners"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
 )

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/internal/runners"
 	"github.com/ensemble-run/ensemble/session"
 )
 

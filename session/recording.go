@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/ensemble-run/ensemble/cassette"
+	"github.com/ensemble-run/ensemble/internal/cassette"
 	"github.com/ensemble-run/ensemble/state"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ensemble-run/ensemble/conditions"
+	"github.com/ensemble-run/ensemble/internal/conditions"
 	"github.com/ensemble-run/ensemble/state"
 )
 

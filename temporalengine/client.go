@@ -18,10 +18,10 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/batch"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/batch"
 	"github.com/ensemble-run/ensemble/state"
 )
 

@@ -11,8 +11,8 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/runners"
 	"github.com/ensemble-run/ensemble/kinds"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/session"
 )
 

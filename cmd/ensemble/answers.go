@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ensemble-run/ensemble/answers"
+	"github.com/ensemble-run/ensemble/internal/answers"
 )
 
 // answerFlags are the flags of resume that answer questions

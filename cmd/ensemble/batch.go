@@ -8,11 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ensemble-run/ensemble/batch"
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/report"
+	"github.com/ensemble-run/ensemble/internal/batch"
+	"github.com/ensemble-run/ensemble/internal/report"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"

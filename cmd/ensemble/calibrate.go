@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ensemble-run/ensemble/bdd"
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/internal/bdd"
 )
 
 type calibrateFlags struct {

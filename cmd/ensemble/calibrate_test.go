@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ensemble-run/ensemble/bdd"
+	"github.com/ensemble-run/ensemble/internal/bdd"
 	"github.com/ensemble-run/ensemble/store"
 )
 

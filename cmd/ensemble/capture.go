@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ensemble-run/ensemble/capture"
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/internal/capture"
 )
 
 type captureFlags struct {

@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/ensemble-run/ensemble/bdd"
-	"github.com/ensemble-run/ensemble/graph"
+	"github.com/ensemble-run/ensemble/internal/bdd"
+	"github.com/ensemble-run/ensemble/internal/graph"
 )
 
 // runOutputs are the values of --output of run and resume.

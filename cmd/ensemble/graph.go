@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/graph"
+	"github.com/ensemble-run/ensemble/internal/graph"
 )
 
 func newGraphCmd(io *stdio) *cobra.Command {

@@ -15,7 +15,7 @@ import (
 func TestImportLLMOrcValidatesAndRuns(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "imported")
-	o := ensembleCmd(t, "", "import", "llm-orc", filepath.Join("..", "..", "importer", "llmorc", "testdata", "project"), "--out", out)
+	o := ensembleCmd(t, "", "import", "llm-orc", filepath.Join("..", "..", "internal", "importer", "llmorc", "testdata", "project"), "--out", out)
 	if o.code != 0 {
 		t.Fatalf("import: exit %d\n%s", o.code, o.stderr)
 	}
@@ -65,7 +65,7 @@ func TestImportLLMOrcValidatesAndRuns(t *testing.T) {
 func TestImportLLMOrcNullCarry(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "imported")
-	if o := ensembleCmd(t, "", "import", "llm-orc", filepath.Join("..", "..", "importer", "llmorc", "testdata", "fields"), "--out", out); o.code != 0 {
+	if o := ensembleCmd(t, "", "import", "llm-orc", filepath.Join("..", "..", "internal", "importer", "llmorc", "testdata", "fields"), "--out", out); o.code != 0 {
 		t.Fatalf("import: exit %d\n%s", o.code, o.stderr)
 	}
 	resp := filepath.Join(out, "responses.yaml")
@@ -96,7 +96,7 @@ func TestImportLLMOrcNullCarry(t *testing.T) {
 func TestImportLLMOrcDispatch(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "imported")
-	o := ensembleCmd(t, "", "import", "llm-orc", filepath.Join("..", "..", "importer", "llmorc", "testdata", "dispatch"), "--out", out)
+	o := ensembleCmd(t, "", "import", "llm-orc", filepath.Join("..", "..", "internal", "importer", "llmorc", "testdata", "dispatch"), "--out", out)
 	if o.code != 0 {
 		t.Fatalf("import: exit %d\n%s", o.code, o.stderr)
 	}
@@ -126,7 +126,7 @@ func TestImportLLMOrcDispatch(t *testing.T) {
 // come from its package (--llm-orc-package): the converted ensemble runs.
 func TestImportLLMOrcPrimitives(t *testing.T) {
 	t.Parallel()
-	td := filepath.Join("..", "..", "importer", "llmorc", "testdata")
+	td := filepath.Join("..", "..", "internal", "importer", "llmorc", "testdata")
 	out := filepath.Join(t.TempDir(), "imported")
 	o := ensembleCmd(t, "", "import", "llm-orc", filepath.Join(td, "primitives"), "--out", out,
 		"--llm-orc-package", filepath.Join(td, "llm_orc_pkg", "llm_orc"))
@@ -154,7 +154,7 @@ func TestImportLLMOrcPrimitives(t *testing.T) {
 func TestImportLLMOrcProbes(t *testing.T) {
 	t.Parallel()
 	out := filepath.Join(t.TempDir(), "imported")
-	if o := ensembleCmd(t, "", "import", "llm-orc", filepath.Join("..", "..", "importer", "llmorc", "testdata", "probes"), "--out", out); o.code != 0 {
+	if o := ensembleCmd(t, "", "import", "llm-orc", filepath.Join("..", "..", "internal", "importer", "llmorc", "testdata", "probes"), "--out", out); o.code != 0 {
 		t.Fatalf("import: exit %d\n%s", o.code, o.stderr)
 	}
 	o := ensembleCmd(t, "", "run", filepath.Join(out, "probes.yaml"), "--output", "json")

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ensemble-run/ensemble/importer/llmorc"
+	"github.com/ensemble-run/ensemble/internal/importer/llmorc"
 )
 
 func newImportCmd(io *stdio) *cobra.Command {

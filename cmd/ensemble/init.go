@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ensemble-run/ensemble/skeleton"
+	"github.com/ensemble-run/ensemble/internal/skeleton"
 )
 
 func newInitCmd(io *stdio) *cobra.Command {

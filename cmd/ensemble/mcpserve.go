@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/mcpserve"
+	"github.com/ensemble-run/ensemble/internal/mcpserve"
 	"github.com/ensemble-run/ensemble/serve"
 )
 

@@ -13,8 +13,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 
-	"github.com/ensemble-run/ensemble/a2aserve"
 	"github.com/ensemble-run/ensemble/durable"
+	"github.com/ensemble-run/ensemble/internal/a2aserve"
 	"github.com/ensemble-run/ensemble/serve"
 )
 

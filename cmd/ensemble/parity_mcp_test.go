@@ -12,7 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ensemble-run/ensemble/durable"
-	"github.com/ensemble-run/ensemble/mcpserve"
+	"github.com/ensemble-run/ensemble/internal/mcpserve"
 	"github.com/ensemble-run/ensemble/serve"
 )
 

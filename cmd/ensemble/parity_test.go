@@ -23,9 +23,9 @@ import (
 	"github.com/cucumber/godog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/ensemble-run/ensemble/bdd"
 	"github.com/ensemble-run/ensemble/durable"
-	"github.com/ensemble-run/ensemble/inspector"
+	"github.com/ensemble-run/ensemble/internal/bdd"
+	"github.com/ensemble-run/ensemble/internal/inspector"
 	"github.com/ensemble-run/ensemble/internal/parity"
 	"github.com/ensemble-run/ensemble/session"
 )

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/mcptools"
+	"github.com/ensemble-run/ensemble/internal/mcptools"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
 )

@@ -17,10 +17,10 @@ import (
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/mcptools"
 	"github.com/ensemble-run/ensemble/internal/readcap"
-	"github.com/ensemble-run/ensemble/mcptools"
-	"github.com/ensemble-run/ensemble/report"
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/internal/report"
+	"github.com/ensemble-run/ensemble/internal/runners"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
 )

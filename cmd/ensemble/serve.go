@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ensemble-run/ensemble/a2aserve"
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/internal/a2aserve"
+	"github.com/ensemble-run/ensemble/internal/mcpserve"
 	"github.com/ensemble-run/ensemble/internal/readcap"
-	"github.com/ensemble-run/ensemble/mcpserve"
 	"github.com/ensemble-run/ensemble/serve"
 )
 

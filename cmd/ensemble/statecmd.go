@@ -11,7 +11,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/report"
+	"github.com/ensemble-run/ensemble/internal/report"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
 )

@@ -15,10 +15,10 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/client"
 
-	"github.com/ensemble-run/ensemble/batch"
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/batch"
 	"github.com/ensemble-run/ensemble/temporalengine"
 )
 

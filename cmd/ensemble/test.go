@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ensemble-run/ensemble/bdd"
+	"github.com/ensemble-run/ensemble/internal/bdd"
 )
 
 type testFlags struct {

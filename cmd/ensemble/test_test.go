@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ensemble-run/ensemble/bdd"
+	"github.com/ensemble-run/ensemble/internal/bdd"
 )
 
 const gherkinDir = "testdata/gherkin/"

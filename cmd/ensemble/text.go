@@ -9,7 +9,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/report"
+	"github.com/ensemble-run/ensemble/internal/report"
 )
 
 // newRunView is the view of a run of e for the flags (report.View), on

@@ -6,7 +6,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/ensemble-run/ensemble/telemetry"
+	"github.com/ensemble-run/ensemble/internal/telemetry"
 )
 
 // cmdTracing is the OpenTelemetry SDK of one command (docs/tracing.md); nil

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/inspector"
+	"github.com/ensemble-run/ensemble/internal/inspector"
 )
 
 // uiFlags are the flags of `ensemble ui`.

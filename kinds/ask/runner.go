@@ -18,7 +18,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/internal/proc"
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/internal/runners"
 )
 
 // Runner runs ask (human) agents: it prints the agent's question and the latest

@@ -10,7 +10,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/internal/runners"
 )
 
 // An ask agent's timeout: and on_timeout: (docs/semantics.md#answers-that-time-out):

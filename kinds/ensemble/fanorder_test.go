@@ -12,7 +12,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/internal/runners"
 )
 
 // jitter delays every fan-out instance a random moment before handing it

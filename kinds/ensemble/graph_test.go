@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ensemble-run/ensemble/graph"
+	"github.com/ensemble-run/ensemble/internal/graph"
 )
 
 // TestDrawing: child ensembles are drawn as subgraphs (clusters in DOT),

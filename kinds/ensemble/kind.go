@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/conditions"
 	format "github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/conditions"
 	"github.com/ensemble-run/ensemble/state"
 )
 

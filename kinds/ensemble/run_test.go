@@ -17,10 +17,10 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	format "github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/report"
+	"github.com/ensemble-run/ensemble/internal/runners"
 	"github.com/ensemble-run/ensemble/kinds"
 	nested "github.com/ensemble-run/ensemble/kinds/ensemble"
-	"github.com/ensemble-run/ensemble/report"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 

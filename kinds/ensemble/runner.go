@@ -11,13 +11,13 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/conditions"
 	"github.com/ensemble-run/ensemble/engine"
 	format "github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/conditions"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
+	"github.com/ensemble-run/ensemble/internal/runners"
 	"github.com/ensemble-run/ensemble/internal/tracing"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 

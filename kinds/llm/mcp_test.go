@@ -13,7 +13,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/mcptest"
-	"github.com/ensemble-run/ensemble/mcptools"
+	"github.com/ensemble-run/ensemble/internal/mcptools"
 )
 
 func TestMain(m *testing.M) {

@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/internal/runners"
 )
 
 // Role is the author of a message.

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ensemble-run/ensemble/cassette"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/cassette"
 )
 
 // testOptions are the options of the profiles below: a string, a mapping

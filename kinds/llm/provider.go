@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/internal/runners"
 )
 
 // Provider is one model API behind the neutral message types. Implementations

@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/cassette"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/cassette"
 )
 
 // A run with a recording folder (ensemble run --record/--replay,

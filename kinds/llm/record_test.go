@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/cassette"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/cassette"
 )
 
 func openCassette(t *testing.T, dir string, mode cassette.Mode, tools bool) *cassette.Cassette {

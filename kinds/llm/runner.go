@@ -13,12 +13,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/cassette"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/cassette"
 	"github.com/ensemble-run/ensemble/internal/llmtrace"
+	"github.com/ensemble-run/ensemble/internal/runners"
 	"github.com/ensemble-run/ensemble/internal/tracing"
-	"github.com/ensemble-run/ensemble/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 

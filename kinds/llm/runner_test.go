@@ -13,8 +13,8 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/internal/runners"
 	askkind "github.com/ensemble-run/ensemble/kinds/ask"
-	"github.com/ensemble-run/ensemble/runners"
 )
 
 func TestPlainReply(t *testing.T) {

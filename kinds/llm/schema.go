@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/internal/runners"
 )
 
 // DefaultOutputRepairs is output_repairs when absent: how many repair turns

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/internal/runners"
 )
 
 // approvalDoc is a strict-mode object schema: {approved: boolean}.

@@ -17,7 +17,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/proc"
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/internal/runners"
 )
 
 // DefaultMaxToolOutput caps what one tool call may print; more is an error

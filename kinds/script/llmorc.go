@@ -8,7 +8,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/internal/runners"
 )
 
 // llmOrcDependency is one dependency as llm-orc hands it to a script: its

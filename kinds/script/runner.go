@@ -11,7 +11,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 	"github.com/ensemble-run/ensemble/internal/proc"
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/internal/runners"
 )
 
 // Runner runs script agents (docs/semantics.md#script-agents).

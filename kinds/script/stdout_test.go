@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ensemble-run/ensemble/runners"
+	"github.com/ensemble-run/ensemble/internal/runners"
 )
 
 // TestParseStdout: one rule for log lines before or after JSON. Exactly one
