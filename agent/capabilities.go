@@ -22,7 +22,7 @@ type (
 	// many repair turns, which injected responses follow too. Default: 0.
 	OutputRepairer interface{ OutputRepairs(a *ensemble.Agent) int }
 	// InputDescriber kinds say what an execution answered by an injected
-	// response records as its input data. Default: runners.BaseInputData.
+	// response records as its input data. Default: scriptexec.BaseInputData.
 	InputDescriber interface {
 		InputData(req *Request) map[string]any
 	}

@@ -27,8 +27,8 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/barrier"
 	"github.com/ensemble-run/ensemble/internal/report"
-	"github.com/ensemble-run/ensemble/internal/runners"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -169,7 +169,7 @@ type Run struct {
 	info    *store.RunInfo
 	w       *store.Writer
 	behind  bool // the turns are saved behind the run, through the barrier
-	barrier *runners.Barrier
+	barrier *barrier.Barrier
 	save    func(*state.State) error // the barrier's AfterTurn
 	// locked: info is locked for this run, which lets it go (Abandon)
 	// unless a writer took it (the writer's Close does).
@@ -312,12 +312,12 @@ func (d *Run) Begin(e *ensemble.Ensemble, f *state.File) error {
 
 // Wrap holds back, in a run whose turns are saved behind it, every
 // execution that reaches outside the process until the turns before it
-// are saved (runners.Barrier).
+// are saved (barrier.Barrier).
 func (d *Run) Wrap(r agent.Runner) agent.Runner {
 	if !d.behind {
 		return r
 	}
-	d.barrier = &runners.Barrier{Wait: func() error { return d.w.Wait() }}
+	d.barrier = &barrier.Barrier{Wait: func() error { return d.w.Wait() }}
 	d.save = d.barrier.AfterTurn(func(st *state.State) error { return d.w.SaveTurn(st) })
 	return d.barrier.Wrap(r)
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/answers"
 	"github.com/ensemble-run/ensemble/internal/cassette"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/kinds"
 	"github.com/ensemble-run/ensemble/session"
 )
@@ -159,7 +159,7 @@ func Prepare(saved *Saved, o ResumeOptions) (*Resumption, error) {
 		p.limits.Budget = &b
 	}
 	if refs.Responses != "" {
-		resp, err := runners.LoadResponsesFor(refs.Responses, e)
+		resp, err := responses.LoadResponsesFor(refs.Responses, e)
 		if err != nil {
 			return nil, err
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -39,7 +39,7 @@ func waitingRun(t *testing.T) (db, ens, resp string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	responses, err := runners.LoadResponsesFor(resp, e)
+	responses, err := responses.LoadResponsesFor(resp, e)
 	if err != nil {
 		t.Fatal(err)
 	}

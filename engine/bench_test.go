@@ -8,19 +8,19 @@ import (
 	agentpkg "github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 )
 
 // injected answers every execution of every agent from injected responses,
 // as --responses does: only orchestration is measured. Nothing else runs.
 func injected(e *ensemble.Ensemble, perAgent int) agentpkg.Runner {
-	resp := runners.NewResponses()
+	resp := responses.NewResponses()
 	for _, a := range e.Agents {
 		for i := range perAgent {
 			resp.Add(a.Name, map[string]any{"n": i + 1})
 		}
 	}
-	return runners.Injected(resp, agentpkg.RunnerFunc(func(context.Context, *agentpkg.Request) *agentpkg.Result {
+	return responses.Injected(resp, agentpkg.RunnerFunc(func(context.Context, *agentpkg.Request) *agentpkg.Result {
 		panic("not injected")
 	}))
 }

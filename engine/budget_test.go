@@ -14,7 +14,7 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/barrier"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -287,7 +287,7 @@ func TestRetryNeverRepeatsAnExecutionNotSaved(t *testing.T) {
 	a.Retry = &ensemble.Retry{Attempts: 3, Backoff: time.Millisecond}
 	var waits atomic.Int32
 	var log events.Log
-	b := &runners.Barrier{Wait: func() error { waits.Add(1); return errors.New("disk full") }}
+	b := &barrier.Barrier{Wait: func() error { waits.Add(1); return errors.New("disk full") }}
 	res := engine.New(build(a), "", engine.Options{Events: log.Sink(), Runner: b.Wrap(agentpkg.RunnerFunc(func(context.Context, *agentpkg.Request) *agentpkg.Result {
 		return &agentpkg.Result{Output: "ran"}
 	}))}).Run(context.Background())

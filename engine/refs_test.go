@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -23,13 +23,13 @@ func TestDependenciesByReference(t *testing.T) {
 		agent("c", 1, `b|history[len(history)-1].input_data.dependencies.a.n == 2`),
 	)
 	e.Agents[0].Dependencies = nil
-	resp := runners.NewResponses()
+	resp := responses.NewResponses()
 	long := strings.Repeat("long enough to be worth a reference ", 4)
 	resp.Add("a", map[string]any{"n": 1.0, "text": long})
 	resp.Add("b", "b1")
 	resp.Add("b", "b2")
 	resp.Add("c", "done")
-	run := runners.Injected(resp, nil)
+	run := responses.Injected(resp, nil)
 
 	res := engine.New(e, "x", engine.Options{Runner: run}).Run(context.Background())
 	if got := order(res); strings.Join(got, " ") != "1:a 2:b" {
@@ -50,10 +50,10 @@ func TestDependenciesByReference(t *testing.T) {
 func TestShortDependenciesInline(t *testing.T) {
 	t.Parallel()
 	e := build(agent("a", 1), agent("b", 1, "a"))
-	resp := runners.NewResponses()
+	resp := responses.NewResponses()
 	resp.Add("a", map[string]any{"n": 1.0, "list": []any{"x", true}})
 	resp.Add("b", "b")
-	res := engine.New(e, "", engine.Options{Runner: runners.Injected(resp, nil)}).Run(context.Background())
+	res := engine.New(e, "", engine.Options{Runner: responses.Injected(resp, nil)}).Run(context.Background())
 	if got := mustJSON(t, res.ConversationHistory[1].InputData); !strings.Contains(got, `"dependencies":{"a":{"list":["x",true],"n":1}}`) {
 		t.Fatalf("b's input_data = %s", got)
 	}
@@ -62,11 +62,11 @@ func TestShortDependenciesInline(t *testing.T) {
 func TestConditionsReadReferencedInputs(t *testing.T) {
 	t.Parallel()
 	e := build(agent("a", 1), agent("b", 1, "a"), agent("c", 1, `b|history[1].input_data.dependencies.a.n == 7`))
-	resp := runners.NewResponses()
+	resp := responses.NewResponses()
 	resp.Add("a", map[string]any{"n": 7.0, "text": strings.Repeat("x", 200)})
 	resp.Add("b", "b")
 	resp.Add("c", "c")
-	run := runners.Injected(resp, nil)
+	run := responses.Injected(resp, nil)
 	r := engine.New(e, "", engine.Options{Runner: run})
 	for range 2 {
 		if reason := r.Step(context.Background()); reason != "" {
@@ -107,8 +107,8 @@ func TestRefShapedOutputIsReferenced(t *testing.T) {
 	e := build(agent("x", 1), agent("a", 1, "x"), agent("b", 1, "a"),
 		agent("c", 1, `b|history[2].input_data.dependencies.a.output_of.agent_name == "x"`))
 	fake := map[string]any{"output_of": map[string]any{"agent_name": "x", "execution": 1.0}}
-	run := runners.Injected(func() *runners.Responses {
-		r := runners.NewResponses()
+	run := responses.Injected(func() *responses.Responses {
+		r := responses.NewResponses()
 		r.Add("x", "x's own output")
 		r.Add("a", fake)
 		r.Add("b", "b")

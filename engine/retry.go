@@ -9,7 +9,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/barrier"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -19,7 +19,7 @@ import (
 // carries the agent's timeout, which bounds every attempt and wait
 // together. An execution cancelled (by the timeout, the run or a budget) is
 // not tried again, nor one that waits for a person's answer, nor one
-// held back because the run's state could not be saved (runners.ErrNotSaved). Each attempt that fails and is followed by another is
+// held back because the run's state could not be saved (barrier.ErrNotSaved). Each attempt that fails and is followed by another is
 // an agent_retry event. The result is the last attempt's, with the usage
 // of every attempt: the requests of the failed ones were made.
 func (r *Run) attempts(ctx context.Context, req *agent.Request) *agent.Result {
@@ -36,7 +36,7 @@ func (r *Run) attempts(ctx context.Context, req *agent.Request) *agent.Result {
 			spent.Add(res.Usage)
 			spentAny = true
 		}
-		if res.Err == nil || attempt >= rt.Attempts || ctx.Err() != nil || isBudget(res.Err) || errors.Is(res.Err, agent.ErrAwaitingInput) || errors.Is(res.Err, runners.ErrNotSaved) {
+		if res.Err == nil || attempt >= rt.Attempts || ctx.Err() != nil || isBudget(res.Err) || errors.Is(res.Err, agent.ErrAwaitingInput) || errors.Is(res.Err, barrier.ErrNotSaved) {
 			if res.Err != nil && attempt > 1 && attempt >= rt.Attempts && ctx.Err() == nil {
 				res.Err = fmt.Errorf("%w (after %d attempts)", res.Err, attempt)
 			}

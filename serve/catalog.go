@@ -10,7 +10,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/session"
@@ -22,7 +22,7 @@ type served struct {
 	responses string // its responses.yaml, with Options.Responses
 	secrets   *secrets.Redactor
 	refs      durable.Resolved // what its runs are saved with
-	resp      *runners.Responses
+	resp      *responses.Responses
 }
 
 // DuplicateError is an ensemble not served: another, served, has its name.

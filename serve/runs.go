@@ -15,7 +15,7 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
@@ -136,7 +136,7 @@ func newRuns(o *Options, list []*served) (*Runs, error) {
 			return nil, err
 		}
 		if s.responses != "" {
-			if s.resp, err = runners.LoadResponsesFor(s.responses, s.e); err != nil {
+			if s.resp, err = responses.LoadResponsesFor(s.responses, s.e); err != nil {
 				return nil, err
 			}
 		}

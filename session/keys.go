@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/internal/runners"
 )
 
 // checkKeys refuses, before the first turn, a run whose agents would call a
@@ -38,7 +38,7 @@ func (s *Session) checkKeys(lookup func(string) (string, bool)) error {
 	// --live name reaches into, every path of a file gets the same answer.
 	marked := map[string]bool{}
 	for _, name := range append(o.Responses.Agents(), o.Live...) {
-		name = runners.PathWithoutInstances(name)
+		name = agentpath.PathWithoutInstances(name)
 		for i := range len(name) {
 			if name[i] == '/' {
 				marked[name[:i+1]] = true
@@ -51,7 +51,7 @@ func (s *Session) checkKeys(lookup func(string) (string, bool)) error {
 	liveOne := map[string]bool{}
 	for _, name := range o.Live {
 		if strings.Contains(name, "[") {
-			liveOne[runners.PathWithoutInstances(name)] = true
+			liveOne[agentpath.PathWithoutInstances(name)] = true
 		}
 	}
 	checked := map[*ensemble.Ensemble]bool{}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/session"
 )
 
@@ -81,7 +81,7 @@ agents:
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := runners.ParseResponses("r.yaml", []byte("split: [[a, b]]\n"))
+	resp, err := responses.ParseResponses("r.yaml", []byte("split: [[a, b]]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

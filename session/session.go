@@ -43,12 +43,13 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/cassette"
 	"github.com/ensemble-run/ensemble/internal/mcptools"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/kinds"
 	"github.com/ensemble-run/ensemble/state"
@@ -90,7 +91,7 @@ type Options struct {
 	// Responses are injected: an agent with responses takes them instead of
 	// running (docs/testing.md#the-responses-file). ResponsesFile names
 	// them in messages.
-	Responses     *runners.Responses
+	Responses     *responses.Responses
 	ResponsesFile string
 	// With Responses, an LLM agent that has none fails instead of calling
 	// its model (a real model costs money), unless Live names it or
@@ -149,8 +150,8 @@ func Open(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Session, er
 	for _, name := range opts.Live {
 		// An agent, or a child ensemble's by path (`analyst/think`, one
 		// instance's `analyst[1]/think`).
-		if e.Agent(name) == nil && (!strings.Contains(name, "/") || runners.AgentAt(e, name) == nil) {
-			return nil, fmt.Errorf("--live: unknown agent %q%s", name, runners.SuggestAgent(e, name))
+		if e.Agent(name) == nil && (!strings.Contains(name, "/") || agentpath.AgentAt(e, name) == nil) {
+			return nil, fmt.Errorf("--live: unknown agent %q%s", name, agentpath.SuggestAgent(e, name))
 		}
 	}
 	if err := opts.Responses.Validate(e); err != nil {
@@ -233,7 +234,7 @@ func (s *Session) liveGuard() func(string) error {
 	return func(agent string) error {
 		// A name without instances (`analyst/think`) lets every
 		// instance's child through (`analyst[1]/think`).
-		if runners.NamesPath(o.Live, agent) {
+		if agentpath.NamesPath(o.Live, agent) {
 			return nil
 		}
 		return fmt.Errorf("agent %q has no responses in %s and would call the real model; add responses for it, or pass --live %s (or --live-all)",
@@ -298,7 +299,7 @@ type Run struct {
 	s    *Session
 	eng  *engine.Run
 	save Saver
-	inj  *runners.InjectedRunner
+	inj  *responses.InjectedRunner
 }
 
 // Start prepares a new run with input ("" is the file's input; use
@@ -359,7 +360,7 @@ func (s *Session) Execute(ctx context.Context, req *agent.Request, ro RunOptions
 func (s *Session) newRun(ro RunOptions) *Run {
 	r := &Run{s: s, save: ro.Save}
 	if s.opts.Responses != nil || s.guard != nil {
-		r.inj = runners.Injected(s.opts.Responses, s.dispatch)
+		r.inj = responses.Injected(s.opts.Responses, s.dispatch)
 		r.inj.Simulate = s.simulate
 		r.inj.Live = s.guard
 	}

@@ -57,7 +57,7 @@ type turnRow [turnColumns]any
 // A run that goes on ahead of its database must not do what cannot be
 // done twice before the turns it starts from are saved (a kill would play
 // them again): its runners call Wait first, and after a turn that had
-// such an execution (runners.Barrier).
+// such an execution (barrier.Barrier).
 func (w *Writer) Background() {
 	if w.db.behind != nil {
 		return

@@ -15,7 +15,8 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/barrier"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -54,7 +55,7 @@ func newAheadRun(t *testing.T, loop int, first bool, outside agent.RunnerFunc, o
 	e := &ensemble.Ensemble{Name: "ahead", Path: "/nowhere/ahead.yaml", Hash: fmt.Sprintf("%064x", 2), Agents: agents}
 	e.Limits.MaxTotalTurns = 2*loop + 10
 	e.Index()
-	responses := runners.NewResponses()
+	resp := responses.NewResponses()
 	injected := func(agent string) bool {
 		for _, a := range outsideAgents {
 			if a == agent {
@@ -65,12 +66,12 @@ func newAheadRun(t *testing.T, loop int, first bool, outside agent.RunnerFunc, o
 	}
 	for _, a := range []string{"seed", "first", "last"} {
 		if injected(a) {
-			responses.Add(a, a)
+			resp.Add(a, a)
 		}
 	}
 	for i := 1; i <= loop; i++ {
-		responses.Add("ping", float64(i))
-		responses.Add("pong", float64(i))
+		resp.Add("ping", float64(i))
+		resp.Add("pong", float64(i))
 	}
 
 	path := filepath.Join(t.TempDir(), "ahead.db")
@@ -85,9 +86,9 @@ func newAheadRun(t *testing.T, loop int, first bool, outside agent.RunnerFunc, o
 	}
 	t.Cleanup(func() { other.Close() })
 	a := &aheadRun{db: db, other: other}
-	barrier := &runners.Barrier{Wait: func() error { return a.w.Wait() }}
+	barrier := &barrier.Barrier{Wait: func() error { return a.w.Wait() }}
 	a.r = engine.New(e, "go", engine.Options{
-		Runner:    barrier.Wrap(runners.Injected(responses, outside)),
+		Runner:    barrier.Wrap(responses.Injected(resp, outside)),
 		AfterTurn: barrier.AfterTurn(func(st *state.State) error { return a.w.SaveTurn(st) }),
 		Events: func(ev events.Event) {
 			if ev.Type == events.TurnCompleted {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/kinds"
 	"github.com/ensemble-run/ensemble/session"
 )
@@ -119,7 +119,7 @@ func (env *Env) options(in *ExecInput) (session.Options, error) {
 		}
 	}
 	if in.Responses != "" {
-		resp, err := runners.LoadResponses(in.Responses)
+		resp, err := responses.LoadResponses(in.Responses)
 		if err != nil {
 			return opts, err
 		}

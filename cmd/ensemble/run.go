@@ -20,7 +20,7 @@ import (
 	"github.com/ensemble-run/ensemble/internal/mcptools"
 	"github.com/ensemble-run/ensemble/internal/readcap"
 	"github.com/ensemble-run/ensemble/internal/report"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -438,7 +438,7 @@ func (s *sharedFlags) sessionOptions(io *stdio, e *ensemble.Ensemble, stdinTaken
 	opts := s.frontOptions(io, stdinTaken, durable)
 	opts.MaxTurns, opts.Timeout, opts.Parallel, opts.Budget = s.maxTurns, s.timeout, s.parallel, s.budget()
 	if s.responses != "" {
-		resp, err := runners.LoadResponsesFor(s.responses, e)
+		resp, err := responses.LoadResponsesFor(s.responses, e)
 		if err != nil {
 			return opts, &exitError{code: engine.ExitUsage, err: err}
 		}

@@ -15,7 +15,7 @@ import (
 	"github.com/cucumber/godog"
 
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/kinds/llm"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
@@ -34,7 +34,7 @@ type judge struct {
 	name, profile, rubric string
 	// replies are the replies injected for it; used is how many of them
 	// earlier judgements took.
-	replies *runners.Responses
+	replies *responses.Responses
 	used    int
 }
 
@@ -71,7 +71,7 @@ func (s *Scenario) givenJudge(name, profile string, ds *godog.DocString) error {
 	if s.responses.Entry(name) != nil {
 		return fmt.Errorf("replies were given for %q before the judge was declared: declare the judge first", name)
 	}
-	j := &judge{name: name, profile: profile, rubric: ds.Content, replies: runners.NewResponses()}
+	j := &judge{name: name, profile: profile, rubric: ds.Content, replies: responses.NewResponses()}
 	if s.ens != nil {
 		if err := s.checkJudge(j); err != nil {
 			return err
@@ -107,7 +107,7 @@ func (s *Scenario) checkJudge(j *judge) error {
 
 // judgeReplies is where replies for name go: a judge's own, when it is
 // one.
-func (s *Scenario) judgeReplies(name string) (*runners.Responses, bool) {
+func (s *Scenario) judgeReplies(name string) (*responses.Responses, bool) {
 	if j := s.judges[name]; j != nil {
 		return j.replies, true
 	}
@@ -271,7 +271,7 @@ func (s *Scenario) judgement(ctx context.Context, j *judge, agentName string, sc
 	if err != nil {
 		return nil, err
 	}
-	replies := runners.NewResponses()
+	replies := responses.NewResponses()
 	if ent := j.replies.Entry(j.name); ent != nil {
 		for _, v := range ent.Values[min(j.used, len(ent.Values)):] {
 			replies.Add(j.name, v)

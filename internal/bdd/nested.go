@@ -3,8 +3,8 @@ package bdd
 import (
 	"strings"
 
+	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/internal/runners"
 )
 
 // Steps name the agents of child ensembles by path, `review_round/critic`
@@ -21,7 +21,7 @@ func (s *Scenario) errorsOf(name string) []engine.RunError {
 		return s.result.Errors
 	}
 	var out []engine.RunError
-	for _, r := range runners.PathRecords(s.result.ConversationHistory, name) {
+	for _, r := range agentpath.PathRecords(s.result.ConversationHistory, name) {
 		if r.Error != nil {
 			out = append(out, engine.RunError{TurnNumber: r.TurnNumber, AgentName: name, Message: *r.Error})
 		}

@@ -28,11 +28,12 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/cassette"
 	"github.com/ensemble-run/ensemble/internal/report"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/kinds"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
@@ -115,7 +116,7 @@ type Scenario struct {
 
 	profiles  []string // resolved profiles files given by steps
 	input     *string
-	responses *runners.Responses
+	responses *responses.Responses
 	respFile  string // the last responses file given: its LLM agents run offline
 	recording string // the recording folder given (recording.go): its LLM agents replay
 	// repeat is the run's number among its scenario's runs, from 1, and
@@ -162,7 +163,7 @@ type Scenario struct {
 // resolve against dir. Register calls it; a caller that drives the steps
 // itself can too.
 func NewScenario(dir string, opts Options) *Scenario {
-	return &Scenario{opts: &opts, dir: dir, responses: runners.NewResponses()}
+	return &Scenario{opts: &opts, dir: dir, responses: responses.NewResponses()}
 }
 
 // Register adds the built-in steps to sc for one scenario and returns the
@@ -353,7 +354,7 @@ func (s *Scenario) Spent() state.Usage {
 }
 
 // Responses are the responses injected so far.
-func (s *Scenario) Responses() *runners.Responses { return s.responses }
+func (s *Scenario) Responses() *responses.Responses { return s.responses }
 
 // Resolve resolves a path written in a step against the feature's folder.
 func (s *Scenario) Resolve(p string) string {
@@ -467,7 +468,7 @@ func (s *Scenario) agent(name string) (*ensemble.Agent, error) {
 	if a, ok := instanceAgent(e, name); ok { // name[i] of a fan-out agent
 		return a, nil
 	}
-	if a := runners.AgentAt(e, name); a != nil { // a child ensemble's agent, by path
+	if a := agentpath.AgentAt(e, name); a != nil { // a child ensemble's agent, by path
 		return a, nil
 	}
 	return nil, unknownAgent(e, name)
@@ -478,7 +479,7 @@ func unknownAgent(e *ensemble.Ensemble, name string) error {
 	for i, a := range e.Agents {
 		names[i] = a.Name
 	}
-	return fmt.Errorf("the ensemble %q has no agent %q (its agents: %s)%s", e.Name, name, strings.Join(names, ", "), runners.SuggestAgent(e, name))
+	return fmt.Errorf("the ensemble %q has no agent %q (its agents: %s)%s", e.Name, name, strings.Join(names, ", "), agentpath.SuggestAgent(e, name))
 }
 
 // checkResponses checks that every agent given responses exists.
@@ -594,7 +595,7 @@ func (s *Scenario) sessionOptions() (session.Options, error) {
 	}
 	if s.opts.GuardModels && (s.recording == "" || s.opts.RecordMissing) {
 		opts.Guard = func(agent string) error {
-			if s.opts.LiveAll || runners.NamesPath(s.opts.Live, agent) {
+			if s.opts.LiveAll || agentpath.NamesPath(s.opts.Live, agent) {
 				return nil // test --live
 			}
 			if s.respFile == "" {

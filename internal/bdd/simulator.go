@@ -9,8 +9,9 @@ import (
 	"sync"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/scriptexec"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -182,7 +183,7 @@ func (sa *simulatedAsk) Run(ctx context.Context, req *agent.Request) *agent.Resu
 	sims.mu.Lock()
 	sim := sims.by[name]
 	if sim == nil { // a child of a fan-out's instance, by the path every instance's child has
-		sim = sims.by[runners.PathWithoutInstances(name)]
+		sim = sims.by[agentpath.PathWithoutInstances(name)]
 	}
 	n := 0
 	if sim != nil {
@@ -193,7 +194,7 @@ func (sa *simulatedAsk) Run(ctx context.Context, req *agent.Request) *agent.Resu
 	if sim == nil {
 		return sa.next.Run(ctx, req)
 	}
-	in := runners.BaseInputData(req)
+	in := scriptexec.BaseInputData(req)
 	in["ask"] = agent.Question(req.Agent)
 	if sim.policy != nil {
 		in["simulator"] = sim.policy.text

@@ -13,12 +13,13 @@ import (
 
 	"github.com/cucumber/godog"
 
+	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/conditions"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 	"github.com/ensemble-run/ensemble/internal/report"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -290,7 +291,7 @@ func (s *Scenario) checkAgentIfLoaded(name string) error {
 
 // respondsTo is where the responses for agent go: a judge's replies
 // (judge.go) for a judge's name, else the run's, once the name is checked.
-func (s *Scenario) respondsTo(agent string) (*runners.Responses, error) {
+func (s *Scenario) respondsTo(agent string) (*responses.Responses, error) {
 	if r, ok := s.judgeReplies(agent); ok {
 		return r, nil
 	}
@@ -333,7 +334,7 @@ func (s *Scenario) givenRespondsDoc(agent string, ds *godog.DocString) error {
 }
 
 func (s *Scenario) givenResponsesFile(path string) error {
-	r, err := runners.LoadResponses(s.Resolve(path))
+	r, err := responses.LoadResponses(s.Resolve(path))
 	if err != nil {
 		var list *ensemble.ErrorList
 		if errors.As(err, &list) {
@@ -625,7 +626,7 @@ func (s *Scenario) executions(name string) (int, error) {
 		return n, nil
 	}
 	if isPath(name) {
-		return len(runners.PathRecords(res.ConversationHistory, name)), nil
+		return len(agentpath.PathRecords(res.ConversationHistory, name)), nil
 	}
 	return res.AgentExecutionCount[name], nil
 }
@@ -819,7 +820,7 @@ func (s *Scenario) records(name string) ([]*state.Record, error) {
 		return nil, err
 	}
 	if isPath(name) {
-		return runners.PathRecords(s.result.ConversationHistory, name), nil
+		return agentpath.PathRecords(s.result.ConversationHistory, name), nil
 	}
 	var out []*state.Record
 	for _, r := range s.result.ConversationHistory {

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/ensemble-run/ensemble/durable"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -24,27 +24,27 @@ type Saved struct {
 
 // SaveRun runs the ensemble file at path as `run PATH --state DB
 // [--responses RESPONSES]` does: through the engine, with the injected
-// responses of the file at responses ("": none), its ask agents waiting for
+// responses of the file at respFile ("": none), its ask agents waiting for
 // an answer, each turn saved in the state database at db (created when
 // missing) by its writer. The environment is the process's.
-func SaveRun(ctx context.Context, db, path, responses string) (Saved, error) {
+func SaveRun(ctx context.Context, db, path, respFile string) (Saved, error) {
 	e, err := session.Load(path, nil, session.LoadOptions{})
 	if err != nil {
 		return Saved{}, err
 	}
 	opts := session.Options{Suspend: true, NoInput: true}
-	if responses != "" {
-		if opts.Responses, err = runners.LoadResponsesFor(responses, e); err != nil {
+	if respFile != "" {
+		if opts.Responses, err = responses.LoadResponsesFor(respFile, e); err != nil {
 			return Saved{}, err
 		}
-		opts.ResponsesFile = responses
+		opts.ResponsesFile = respFile
 	}
 	s, err := session.Open(ctx, e, opts)
 	if err != nil {
 		return Saved{}, err
 	}
 	defer s.Close()
-	d, err := durable.Create(db, "", durable.Refs{Responses: responses}, store.SyncNormal)
+	d, err := durable.Create(db, "", durable.Refs{Responses: respFile}, store.SyncNormal)
 	if err != nil {
 		return Saved{}, err
 	}

@@ -26,11 +26,13 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/cassette"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 	"github.com/ensemble-run/ensemble/internal/readcap"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/internal/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -207,7 +209,7 @@ func (c *collector) walk(e *ensemble.Ensemble, recs []*state.Record, prefix stri
 			continue
 		}
 		if prefix != "" {
-			if p := runners.PathWithoutInstances(prefix + base); !slices.Contains(c.paths, p) {
+			if p := agentpath.PathWithoutInstances(prefix + base); !slices.Contains(c.paths, p) {
 				c.paths = append(c.paths, p)
 			}
 		}
@@ -281,7 +283,7 @@ type responsesFile = yaml.Node
 func (c *collector) responses(sf *state.File, what string) (*responsesFile, []string, error) {
 	doc := &yaml.Node{Kind: yaml.MappingNode}
 	var notes []string
-	var saved *runners.Responses // the run's own responses file, unchanged
+	var saved *responses.Responses // the run's own responses file, unchanged
 	for _, key := range c.keys {
 		l := c.lists[key]
 		slim := slices.ContainsFunc(l.items, func(it item) bool { return it.slim })
@@ -312,7 +314,7 @@ func (c *collector) responses(sf *state.File, what string) (*responsesFile, []st
 			for i, it := range l.items[:last] {
 				if it.failed != "" {
 					return nil, nil, fmt.Errorf("cannot capture %s: execution %d of agent %q failed (%s) before a later one succeeded, and an injected response cannot fail; record the run with run --record to capture it",
-						what, i+1, key, runners.QuoteReply(it.failed))
+						what, i+1, key, responses.QuoteReply(it.failed))
 				}
 				v, err := reply(l.agent, it.value)
 				if err != nil {
@@ -338,7 +340,7 @@ func (c *collector) responses(sf *state.File, what string) (*responsesFile, []st
 
 // savedResponses is the run's responses file when it has not changed
 // since the run; nil otherwise.
-func savedResponses(sf *state.File) *runners.Responses {
+func savedResponses(sf *state.File) *responses.Responses {
 	ref := sf.Responses
 	if ref == nil {
 		return nil
@@ -346,7 +348,7 @@ func savedResponses(sf *state.File) *runners.Responses {
 	if sum, err := state.HashFile(ref.Path); err != nil || sum != ref.SHA256 {
 		return nil
 	}
-	r, err := runners.LoadResponses(ref.Path)
+	r, err := responses.LoadResponses(ref.Path)
 	if err != nil {
 		return nil
 	}

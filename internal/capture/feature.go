@@ -9,8 +9,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/internal/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -101,7 +101,7 @@ func (c *Capture) feature(r Run, o Options, col *collector) ([]byte, error) {
 		}
 	}
 	for _, p := range col.paths {
-		recs := runners.PathRecords(st.History(), p)
+		recs := agentpath.PathRecords(st.History(), p)
 		step("And agent %q ran %s", p, times(len(recs)))
 		if out, ok := latestOutput(recs); ok && out != nil {
 			outputStep(&b, p, out)

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/internal/llmtrace"
-	"github.com/ensemble-run/ensemble/internal/runners"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -735,7 +735,7 @@ func (s *Server) childExecution(i int, d *database, info *store.RunInfo, path st
 	slim := rec.InputData == nil && !rec.Skipped
 	var parent *ExecutionRef
 	for _, r := range tops {
-		if len(runners.PathRecords([]*state.Record{r}, path)) > 0 {
+		if len(agentpath.PathRecords([]*state.Record{r}, path)) > 0 {
 			parent = &ExecutionRef{Agent: r.AgentName, N: r.Execution, Turn: r.TurnNumber}
 			break
 		}

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/internal/runners"
 	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
@@ -330,7 +330,7 @@ func fillChild(nodes []*GraphNode, tops []*state.Record, rest string) {
 		for _, c := range n.Children {
 			c.Ran = false
 			for _, top := range tops {
-				for _, r := range runners.PathRecords([]*state.Record{top}, top.AgentName+"/"+sub) {
+				for _, r := range agentpath.PathRecords([]*state.Record{top}, top.AgentName+"/"+sub) {
 					if ch := r.Child(); ch != nil && ch.Ensemble == c.Name {
 						c.Ran = true
 					}
@@ -345,7 +345,7 @@ func fillChild(nodes []*GraphNode, tops []*state.Record, rest string) {
 // under top, the instances top ran: their names (`name[i]`), how each
 // ended last and the execution each opens.
 func fillInstances(n *GraphNode, top *state.Record, path string) {
-	for _, r := range runners.PathRecords([]*state.Record{top}, path) {
+	for _, r := range agentpath.PathRecords([]*state.Record{top}, path) {
 		if r.AgentName == n.Name || !strings.HasPrefix(r.AgentName, n.Name+"[") {
 			continue
 		}
@@ -368,7 +368,7 @@ func fillInstances(n *GraphNode, top *state.Record, path string) {
 }
 
 // exactPathRecords are the records of the agent at path among recs and
-// the runs of the children they ran (runners.PathRecords), but those of
+// the runs of the children they ran (agentpath.PathRecords), but those of
 // its instances when path's last part names none: what the execution of
 // a child's agent is numbered among.
 func exactPathRecords(recs []*state.Record, path string) []*state.Record {
@@ -377,7 +377,7 @@ func exactPathRecords(recs []*state.Record, path string) []*state.Record {
 		name = path
 	}
 	var out []*state.Record
-	for _, r := range runners.PathRecords(recs, path) {
+	for _, r := range agentpath.PathRecords(recs, path) {
 		if r.AgentName == name {
 			out = append(out, r)
 		}

@@ -19,7 +19,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/internal/inspector"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -34,7 +34,7 @@ func saveRun(t *testing.T, path, name string, responses bool) string {
 }
 
 // saveRunOf is saveRun of the ensemble in dir.
-func saveRunOf(t *testing.T, path, dir string, responses bool) string {
+func saveRunOf(t *testing.T, path, dir string, withResponses bool) string {
 	t.Helper()
 	e, err := session.Load(filepath.Join(dir, "ensemble.yaml"), nil, session.LoadOptions{LookupEnv: noEnv})
 	if err != nil {
@@ -42,9 +42,9 @@ func saveRunOf(t *testing.T, path, dir string, responses bool) string {
 	}
 	opts := session.Options{Suspend: true, NoInput: true, LookupEnv: noEnv}
 	var refs durable.Refs
-	if responses {
+	if withResponses {
 		rf := filepath.Join(dir, "responses.yaml")
-		if opts.Responses, err = runners.LoadResponsesFor(rf, e); err != nil {
+		if opts.Responses, err = responses.LoadResponsesFor(rf, e); err != nil {
 			t.Fatal(err)
 		}
 		opts.ResponsesFile, refs.Responses = rf, rf

@@ -27,7 +27,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/session"
 )
 
@@ -126,7 +126,7 @@ type sessions struct {
 func (x *sessions) Run(ctx context.Context, e *ensemble.Ensemble, input string, progress func(int)) (*Outcome, error) {
 	opts := session.Options{LookupEnv: x.o.LookupEnv, NoInput: true}
 	if file := x.responses[e]; file != "" {
-		resp, err := runners.LoadResponsesFor(file, e)
+		resp, err := responses.LoadResponsesFor(file, e)
 		if err != nil {
 			return nil, err
 		}

@@ -32,7 +32,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/proc"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/scriptexec"
 )
 
 // Options tune Start.
@@ -268,7 +268,7 @@ func (s *Servers) start(ctx context.Context, ens *ensemble.Ensemble, decl *ensem
 		}
 		cmd := exec.Command(decl.Command[0], decl.Command[1:]...)
 		cmd.Dir = decl.Dir
-		cmd.Env = runners.ScriptEnv(environ(), ens, decl.Env)
+		cmd.Env = scriptexec.ScriptEnv(environ(), ens, decl.Env)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		// stderr through a pipe of our own, read to its end: a call that
 		// fails because the server died can then wait for its last words.

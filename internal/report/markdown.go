@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
-	"github.com/ensemble-run/ensemble/internal/runners"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -226,7 +226,7 @@ func (m *markdown) started() time.Time {
 
 func (m *markdown) kind(agent string) string {
 	if e := m.opts.Ensemble; e != nil {
-		if a := runners.AgentAt(e, agent); a != nil && a.Kind != nil {
+		if a := agentpath.AgentAt(e, agent); a != nil && a.Kind != nil {
 			return a.Kind.String()
 		}
 	}

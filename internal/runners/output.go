@@ -64,11 +64,11 @@ func jsonDepth(b []byte) int {
 	return deepest
 }
 
-// valueDepth is the nesting of v's lists and maps ([] is 1), counted up to
+// ValueDepth is the nesting of v's lists and maps ([] is 1), counted up to
 // MaxOutputDepth+1.
-func valueDepth(v any) int { return depthUnder(v, 0) }
+func ValueDepth(v any) int { return depthUnder(v, 0) }
 
-// depthUnder is valueDepth of v at nesting outer, walking lists and maps in
+// depthUnder is ValueDepth of v at nesting outer, walking lists and maps in
 // place (an injected response is checked at every execution).
 func depthUnder(v any, outer int) int {
 	depth := outer + 1

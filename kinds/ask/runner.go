@@ -19,6 +19,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/internal/proc"
 	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/scriptexec"
 )
 
 // Runner runs ask (human) agents: it prints the agent's question and the latest
@@ -79,7 +80,7 @@ func InChild(path string) error {
 // Run asks once.
 func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	ag := req.Agent
-	in := runners.BaseInputData(req)
+	in := scriptexec.BaseInputData(req)
 	in["ask"] = SpecOf(ag).Question
 	res := &agent.Result{InputData: in}
 	var dl agent.Deadline

@@ -12,7 +12,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 )
 
 // jitter delays every fan-out instance a random moment before handing it
@@ -122,7 +122,7 @@ agents:
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp := runners.NewResponses()
+			resp := responses.NewResponses()
 			for agent, list := range tc.responses {
 				for _, v := range list {
 					resp.Add(agent, v)
@@ -177,7 +177,7 @@ agents:
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp := runners.NewResponses()
+	resp := responses.NewResponses()
 	for _, v := range []string{"s1", "s2", "s3", "s4"} {
 		resp.Add("analyst/summarize", v)
 	}
@@ -206,7 +206,7 @@ func TestResumedChildFanOutGoesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp := runners.NewResponses()
+	resp := responses.NewResponses()
 	for i := range 8 {
 		resp.Add("inner/summarize", fmt.Sprintf("r%d", i+1))
 	}
@@ -216,7 +216,7 @@ func TestResumedChildFanOutGoesOn(t *testing.T) {
 		t.Fatalf("first run: %s %s", got, failures(first))
 	}
 	for i := range 20 {
-		ir := runner(newFake(plays), resp).(*runners.InjectedRunner)
+		ir := runner(newFake(plays), resp).(*responses.InjectedRunner)
 		ir.Resume(first.ConversationHistory)
 		res := engine.New(e, "in", engine.Options{Runner: jitter{next: ir}, Parallel: 4}).Run(context.Background())
 		if got := jsonvalue.Text(res.FinalState["inner"]); got != `["r5","r6","r7","r8"]` || len(res.Errors) != 0 {
@@ -237,7 +237,7 @@ func TestChildFanOutInstanceEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp := runners.NewResponses()
+	resp := responses.NewResponses()
 	resp.Add("inner/summarize[1]", "x")
 	want := `"inner/summarize[1]" in responses names an instance of a fan-out in a child ensemble, which takes its responses from its agent's list, in item order: write them under "inner/summarize"`
 	if err := resp.Validate(e); err == nil || !strings.Contains(err.Error(), want) {

@@ -18,7 +18,7 @@ import (
 	format "github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/report"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/kinds"
 	nested "github.com/ensemble-run/ensemble/kinds/ensemble"
 	"github.com/ensemble-run/ensemble/state"
@@ -65,7 +65,7 @@ func (f *fake) count(name string) int {
 
 // run loads path and runs it with f for scripts and models, and with
 // responses injected when given; it returns the result and the events.
-func run(t *testing.T, ctx context.Context, path, input string, f *fake, resp *runners.Responses) (*engine.Result, []events.Event) {
+func run(t *testing.T, ctx context.Context, path, input string, f *fake, resp *responses.Responses) (*engine.Result, []events.Event) {
 	t.Helper()
 	e, err := load(t, path)
 	if err != nil {
@@ -75,11 +75,11 @@ func run(t *testing.T, ctx context.Context, path, input string, f *fake, resp *r
 	return engine.New(e, input, engine.Options{Runner: runner(f, resp), Events: log.Sink()}).Run(ctx), log.Events()
 }
 
-func runner(f *fake, resp *runners.Responses) agent.Runner {
+func runner(f *fake, resp *responses.Responses) agent.Runner {
 	reg := kinds.Builtin()
 	d := reg.Runner(&agent.Host{}, map[string]agent.Runner{"script": f, "llm": f})
 	if resp != nil {
-		return runners.Injected(resp, d)
+		return responses.Injected(resp, d)
 	}
 	return d
 }
@@ -133,7 +133,7 @@ func TestChildRuns(t *testing.T) {
 // order across the child's executions.
 func TestInjectedByPath(t *testing.T) {
 	t.Parallel()
-	resp := runners.NewResponses()
+	resp := responses.NewResponses()
 	resp.Add("build_loop/coder", "one")
 	resp.Add("build_loop/coder", "two")
 	resp.Add("build_loop/check", map[string]any{"tests_pass": false, "next_input": "fix it"})
@@ -145,7 +145,7 @@ func TestInjectedByPath(t *testing.T) {
 	if err := resp.Validate(e); err != nil {
 		t.Fatal(err)
 	}
-	bad := runners.NewResponses()
+	bad := responses.NewResponses()
 	bad.Add("build_loop/nobody", "x")
 	if err := bad.Validate(e); err == nil || !strings.Contains(err.Error(), `unknown agent "build_loop/nobody"`) {
 		t.Errorf("validate: %v", err)
@@ -404,7 +404,7 @@ func TestReportNestsTheChild(t *testing.T) {
 // injected responses and in events.
 func TestGrandchildPaths(t *testing.T) {
 	t.Parallel()
-	resp := runners.NewResponses()
+	resp := responses.NewResponses()
 	resp.Add("outer/review_round/critic", "deep")
 	e, err := load(t, "testdata/deep.yaml")
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 	"github.com/ensemble-run/ensemble/internal/runners"
 	"github.com/ensemble-run/ensemble/internal/tracing"
+	"github.com/ensemble-run/ensemble/scriptexec"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -36,7 +37,7 @@ var _ agent.Runner = (*Runner)(nil)
 func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	s := SpecOf(req.Agent)
 	input := childInput(req)
-	in := runners.BaseInputData(req)
+	in := scriptexec.BaseInputData(req)
 	res := &agent.Result{InputData: in}
 	// The reads of missing keys of on, until and carry, which the engine
 	// records as warnings (docs/semantics.md#reads-of-missing-keys).

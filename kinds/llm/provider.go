@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/scriptexec"
 )
 
 // Provider is one model API behind the neutral message types. Implementations
@@ -284,7 +284,7 @@ func wrapTransportError(provider string, err error) error {
 
 // MaxReply caps the body of one model reply (streamed or not), like the
 // stdout of a script: more fails the request without buffering it.
-const MaxReply = runners.DefaultMaxOutput
+const MaxReply = scriptexec.DefaultMaxOutput
 
 // errReplyTooLarge is the error of a reply over its cap.
 type errReplyTooLarge struct{ limit int64 }

@@ -17,7 +17,7 @@ import (
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/cassette"
 	"github.com/ensemble-run/ensemble/internal/llmtrace"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/internal/tracing"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -40,7 +40,7 @@ type Options struct {
 	// nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
 	// Environ is the base environment of tool scripts, before
-	// runners.ScriptEnv strips every api_key_env variable from it; nil means
+	// scriptexec.ScriptEnv strips every api_key_env variable from it; nil means
 	// os.Environ.
 	Environ func() []string
 	// MaxRetries is how often a transient failure (429, 5xx, network) is
@@ -429,7 +429,7 @@ func (r *Runner) finish(res *agent.Result, c *conversation, text string) *agent.
 	res.Output, res.Err = c.parseReply(text)
 	if res.Err != nil {
 		res.Err = fmt.Errorf("the reply was cut off at max_tokens (%s): %w; the reply began %s",
-			maxTokensText(c.profile), res.Err, runners.QuoteReply(text))
+			maxTokensText(c.profile), res.Err, responses.QuoteReply(text))
 	}
 	return res
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	askkind "github.com/ensemble-run/ensemble/kinds/ask"
 )
 
@@ -795,13 +795,13 @@ func TestSimulatedUserFromResponsesFile(t *testing.T) {
 		Dependencies: []*ensemble.Dependency{{AgentName: "analyzer"}}}
 	e.Agents = append(e.Agents, user)
 	e.Index()
-	resp, err := runners.ParseResponses("responses.yaml", []byte(
+	resp, err := responses.ParseResponses("responses.yaml", []byte(
 		"user_clarification: {simulate: {model_profile: test, prompt: \"You are a sales manager.\"}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	models := newTestRunner(Options{})
-	inj := runners.Injected(resp, models)
+	inj := responses.Injected(resp, models)
 	inj.Simulate = models.Simulate
 	res := inj.Run(context.Background(), &agent.Request{Ensemble: e, Agent: user, Input: "Sales", Turn: 2, Execution: 1,
 		Dependencies: map[string]any{"analyzer": map[string]any{"question": "Which quarter?"}}, Fresh: []string{"analyzer"}})

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/internal/runners"
 )
 
@@ -151,7 +152,7 @@ func gaveUp(err error, reply string, repairs int) error {
 	case repairs > 1:
 		after = fmt.Sprintf(" after %d repair turns", repairs)
 	}
-	return fmt.Errorf("%w; the reply%s was %s", err, after, runners.QuoteReply(reply))
+	return fmt.Errorf("%w; the reply%s was %s", err, after, responses.QuoteReply(reply))
 }
 
 // repairMessage is the user message of a repair turn: what was wrong with

@@ -17,7 +17,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/proc"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/scriptexec"
 )
 
 // DefaultMaxToolOutput caps what one tool call may print; more is an error
@@ -315,7 +315,7 @@ func (r *Runner) runTool(ctx context.Context, req *agent.Request, ts *toolSet, c
 	if path == "" {
 		path = ct.tool.Script
 	}
-	res, err := runners.ExecScript(ctx, req, r.environ, map[string]string{
+	res, err := scriptexec.ExecScript(ctx, req, r.environ, map[string]string{
 		"ENSEMBLE_TOOL":         c.Name,
 		"ENSEMBLE_TOOL_CALL_ID": c.ID,
 	}, proc.Spec{
@@ -325,8 +325,8 @@ func (r *Runner) runTool(ctx context.Context, req *agent.Request, ts *toolSet, c
 		MaxOutput: r.maxToolOutput,
 	})
 	if err != nil {
-		var te *runners.TimeoutError
-		var ce *runners.CancelledError
+		var te *scriptexec.TimeoutError
+		var ce *scriptexec.CancelledError
 		switch {
 		case errors.As(err, &te) && te.After > 0:
 			return "", toolErrorf("tool %q timed out after %s", c.Name, te.After)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
-	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/scriptexec"
 )
 
 // llmOrcDependency is one dependency as llm-orc hands it to a script: its
@@ -57,7 +57,7 @@ type llmOrcInstanceInput struct {
 // and AGENT_PARAMETERS (the parameters as JSON), over the agent's env.
 func llmOrcInput(req *agent.Request, spec *Spec) (stdin []byte, env map[string]string, err error) {
 	a := req.Agent
-	text := jsonvalue.Text(runners.Input(req))
+	text := jsonvalue.Text(scriptexec.Input(req))
 	var v any
 	if in := req.Instance; in != nil {
 		v = llmOrcInstanceInput{

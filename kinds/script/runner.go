@@ -12,6 +12,7 @@ import (
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 	"github.com/ensemble-run/ensemble/internal/proc"
 	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/scriptexec"
 )
 
 // Runner runs script agents (docs/semantics.md#script-agents).
@@ -66,7 +67,7 @@ func (s *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	spec := SpecOf(a)
 	in := scriptInput{
 		Agent:             a.Name,
-		Input:             runners.Input(req),
+		Input:             scriptexec.Input(req),
 		Parameters:        orEmpty(spec.Parameters),
 		Dependencies:      orEmpty(req.Dependencies),
 		Context:           orEmpty(req.Context),
@@ -97,12 +98,12 @@ func (s *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		res.Err = fmt.Errorf("agent %q has no script", a.Name)
 		return res
 	}
-	out, err := runners.ExecScript(ctx, req, s.Environ, env, proc.Spec{Path: path, Stdin: stdin, Timeout: a.Timeout})
+	out, err := scriptexec.ExecScript(ctx, req, s.Environ, env, proc.Spec{Path: path, Stdin: stdin, Timeout: a.Timeout})
 	if out != nil {
 		res.Stderr = out.Stderr
 	}
 	if err != nil {
-		var xe *runners.ExitError
+		var xe *scriptexec.ExitError
 		if errors.As(err, &xe) && out != nil {
 			v, _ := runners.ParseOutput(string(out.Stdout)) // too deep: no envelope to read
 			if msg, failed := envelopeFailure(v); failed {
@@ -294,7 +295,7 @@ func orEmpty(m map[string]any) map[string]any {
 
 // inputData is the stdin object less context (docs/cli.md#the-result).
 func inputData(req *agent.Request) map[string]any {
-	m := runners.BaseInputData(req)
+	m := scriptexec.BaseInputData(req)
 	m["parameters"] = orEmpty(SpecOf(req.Agent).Parameters)
 	return m
 }

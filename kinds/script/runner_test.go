@@ -18,6 +18,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/scriptexec"
 )
 
 const fakeKeyVar = "FAKE_ENSEMBLE_TEST_API_KEY"
@@ -228,9 +229,9 @@ func TestScriptExitErrorIsTyped(t *testing.T) {
 	t.Parallel()
 	e := testEnsemble(t, scriptAgent("m", "modes.py", map[string]any{"mode": "exit3"}))
 	res := (&Runner{}).Run(context.Background(), scriptRequest(e, "m"))
-	var xe *runners.ExitError
+	var xe *scriptexec.ExitError
 	if !errors.As(res.Err, &xe) || xe.Code != 3 || !strings.Contains(xe.Stderr, "something went wrong") {
-		t.Fatalf("err = %#v, want *runners.ExitError with code 3 and the stderr tail", res.Err)
+		t.Fatalf("err = %#v, want *scriptexec.ExitError with code 3 and the stderr tail", res.Err)
 	}
 }
 
@@ -238,11 +239,11 @@ func TestScriptStderrTailIsBounded(t *testing.T) {
 	t.Parallel()
 	e := testEnsemble(t, scriptAgent("m", "modes.py", map[string]any{"mode": "long_stderr"}))
 	res := (&Runner{}).Run(context.Background(), scriptRequest(e, "m"))
-	var xe *runners.ExitError
+	var xe *scriptexec.ExitError
 	if !errors.As(res.Err, &xe) {
 		t.Fatalf("err = %v", res.Err)
 	}
-	if len(xe.Stderr) > runners.StderrTail+8 || !strings.HasSuffix(xe.Stderr, "THE END") || strings.Contains(xe.Stderr, "HEAD") {
+	if len(xe.Stderr) > scriptexec.StderrTail+8 || !strings.HasSuffix(xe.Stderr, "THE END") || strings.Contains(xe.Stderr, "HEAD") {
 		t.Errorf("stderr tail of %d bytes: %.40q…%q", len(xe.Stderr), xe.Stderr, xe.Stderr[max(0, len(xe.Stderr)-20):])
 	}
 }
@@ -296,7 +297,7 @@ func TestScriptUnknownExtensionAndMissingInterpreter(t *testing.T) {
 	t.Parallel()
 	e := testEnsemble(t, scriptAgent("u", "unknown.txt", nil), scriptAgent("p", "echo.py", nil))
 	res := (&Runner{}).Run(context.Background(), scriptRequest(e, "u"))
-	var ie *runners.InterpreterError
+	var ie *scriptexec.InterpreterError
 	if !errors.As(res.Err, &ie) || !strings.Contains(res.Err.Error(), "unknown.txt") {
 		t.Errorf("unknown extension: err = %v", res.Err)
 	}
@@ -381,7 +382,7 @@ func TestScriptTimeoutKillsProcessGroup(t *testing.T) {
 	if took := time.Since(start); took > time.Minute {
 		t.Errorf("took %s", took)
 	}
-	var te *runners.TimeoutError
+	var te *scriptexec.TimeoutError
 	if !errors.As(res.Err, &te) || !errors.Is(res.Err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want a timeout", res.Err)
 	}
@@ -457,7 +458,7 @@ func TestScriptOutputFlood(t *testing.T) {
 	e := testEnsemble(t, scriptAgent("flood", "flood.py", nil))
 	start := time.Now()
 	res := (&Runner{}).Run(context.Background(), scriptRequest(e, "flood"))
-	var oe *runners.OutputLimitError
+	var oe *scriptexec.OutputLimitError
 	if !errors.As(res.Err, &oe) || !strings.Contains(res.Err.Error(), "output exceeds 10 MiB") {
 		t.Fatalf("err = %v", res.Err)
 	}
@@ -508,18 +509,18 @@ func TestScriptEnv(t *testing.T) {
 	t.Parallel()
 	e := testEnsemble(t)
 	base := []string{"A=1", "B=2", fakeKeyVar + "=secret", "PATH=/bin"}
-	got := runners.ScriptEnv(base, e, map[string]string{"B": "3", "C": "4", fakeKeyVar: "again"})
+	got := scriptexec.ScriptEnv(base, e, map[string]string{"B": "3", "C": "4", fakeKeyVar: "again"})
 	want := []string{"A=1", "PATH=/bin", "B=3", "C=4"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ScriptEnv = %q, want %q", got, want)
 	}
-	if got := runners.ScriptEnv(base, nil, nil); !reflect.DeepEqual(got, base) {
+	if got := scriptexec.ScriptEnv(base, nil, nil); !reflect.DeepEqual(got, base) {
 		t.Errorf("ScriptEnv(nil ensemble) = %q", got)
 	}
 }
 
 // TestScriptStderrIsKeptOnSuccess: what a script prints on stderr is kept
-// even when it succeeds, bounded to its last runners.StderrTail bytes, cut on a
+// even when it succeeds, bounded to its last scriptexec.StderrTail bytes, cut on a
 // UTF-8 boundary and marked with "…"; the failure path keeps the same tail.
 func TestScriptStderrIsKeptOnSuccess(t *testing.T) {
 	t.Parallel()
@@ -531,7 +532,7 @@ func TestScriptStderrIsKeptOnSuccess(t *testing.T) {
 		{mode: "data", want: ""},
 		{mode: "exit3", want: "first line\nsomething went wrong"},
 		{mode: "long_stderr_ok", check: func(t *testing.T, s string) {
-			if len(s) > runners.StderrTail+len("…") || !strings.HasPrefix(s, "…é") || !strings.HasSuffix(s, "éTHE END") ||
+			if len(s) > scriptexec.StderrTail+len("…") || !strings.HasPrefix(s, "…é") || !strings.HasSuffix(s, "éTHE END") ||
 				!utf8.ValidString(s) || strings.Contains(s, "HEAD") {
 				t.Errorf("stderr tail of %d bytes: %.40q…%q", len(s), s, s[max(0, len(s)-20):])
 			}

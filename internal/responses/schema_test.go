@@ -1,4 +1,4 @@
-package runners
+package responses
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/runners"
 )
 
 // repairKind is an LLM-like kind whose replies must be JSON when the agent
@@ -91,7 +92,7 @@ func TestInjectedOutputSchema(t *testing.T) {
 			t.Errorf("%s #%d: injected_response %v, want %d", tt.agent, tt.execution, got, tt.response)
 		}
 	}
-	var se *SchemaError
+	var se *runners.SchemaError
 	if res := run("strict", 1); !errors.As(res.Err, &se) {
 		t.Errorf("err is %T, want a *SchemaError", res.Err)
 	}

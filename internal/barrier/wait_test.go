@@ -1,12 +1,15 @@
-package runners
+package barrier
 
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/responses"
 )
 
 // A barrier: what injected responses answer runs at once; an agent they
@@ -15,8 +18,8 @@ import (
 // Reached says whether one went through.
 func TestBarrier(t *testing.T) {
 	t.Parallel()
-	e := testEnsemble(t, scriptAgent("injected", "x.sh", nil), scriptAgent("script", "x.sh", nil), scriptAgent("simulated", "x.sh", nil))
-	r := NewResponses()
+	e := testEnsemble(t, scriptAgent("injected"), scriptAgent("script"), scriptAgent("simulated"))
+	r := responses.NewResponses()
 	r.Add("injected", "from the file")
 	r.SetSimulate("simulated", "efficient", "play a user")
 	req := func(name string) *agent.Request {
@@ -49,7 +52,7 @@ func TestBarrier(t *testing.T) {
 			})
 			var runner agent.Runner = next
 			if tt.viaResponses {
-				inj := Injected(r, next)
+				inj := responses.Injected(r, next)
 				inj.Simulate = func(ctx context.Context, req *agent.Request, profile, prompt string) *agent.Result {
 					ran = "simulate"
 					return &agent.Result{Output: "simulated"}
@@ -79,4 +82,26 @@ func TestBarrier(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scriptKind stands in for the script kind, which imports this package.
+type scriptKind struct{}
+
+func (scriptKind) String() string                           { return "script" }
+func (scriptKind) Key() string                              { return "script" }
+func (scriptKind) Fields() []string                         { return nil }
+func (scriptKind) Decode(*ensemble.Fields, *ensemble.Agent) {}
+
+func scriptAgent(name string) *ensemble.Agent {
+	return &ensemble.Agent{Name: name, Kind: scriptKind{}}
+}
+
+func testEnsemble(t *testing.T, agents ...*ensemble.Agent) *ensemble.Ensemble {
+	t.Helper()
+	e := &ensemble.Ensemble{
+		Path: filepath.Join(t.TempDir(), "ensemble.yaml"), Name: "test", Agents: agents,
+		Models: map[string]*ensemble.ModelProfile{"efficient": {Name: "efficient", Provider: "openai", Model: "m"}},
+	}
+	e.Index()
+	return e
 }

@@ -1,4 +1,4 @@
-package runners
+package responses
 
 import (
 	"cmp"
@@ -11,6 +11,8 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
+	"github.com/ensemble-run/ensemble/internal/runners"
+	"github.com/ensemble-run/ensemble/scriptexec"
 )
 
 // InjectedRunner runs agents from injected responses (docs/testing.md#the-responses-file) and hands
@@ -143,7 +145,7 @@ func injectedOutput(a *ensemble.Agent, v any, n int, at string) (any, error) {
 	switch v := v.(type) {
 	case string:
 		if agent.JSONReply(a) {
-			o, err := ParseJSONReply(v)
+			o, err := runners.ParseJSONReply(v)
 			if err != nil {
 				if a.OutputSchema != nil {
 					return nil, fmt.Errorf("agent %q: %s: output_schema needs JSON: %w; the reply was %s", a.Name, resp, err, QuoteReply(v))
@@ -152,19 +154,19 @@ func injectedOutput(a *ensemble.Agent, v any, n int, at string) (any, error) {
 			}
 			out = o
 		} else {
-			o, err := ParseOutput(v)
+			o, err := runners.ParseOutput(v)
 			if err != nil {
 				return nil, fmt.Errorf("agent %q: %s: %w", a.Name, resp, err)
 			}
 			out = o
 		}
 	default:
-		if valueDepth(v) > MaxOutputDepth {
-			return nil, fmt.Errorf("agent %q: %s: %w", a.Name, resp, ErrTooDeep)
+		if runners.ValueDepth(v) > runners.MaxOutputDepth {
+			return nil, fmt.Errorf("agent %q: %s: %w", a.Name, resp, runners.ErrTooDeep)
 		}
 		out = jsonvalue.Copy(v)
 	}
-	if err := CheckSchema(a, out); err != nil {
+	if err := runners.CheckSchema(a, out); err != nil {
 		return nil, fmt.Errorf("agent %q: %s: %w", a.Name, resp, err)
 	}
 	return out, nil
@@ -205,7 +207,7 @@ func injectedInputData(req *agent.Request, n int) map[string]any {
 	if k, ok := req.Agent.Kind.(agent.InputDescriber); ok {
 		m = k.InputData(req)
 	} else {
-		m = BaseInputData(req)
+		m = scriptexec.BaseInputData(req)
 	}
 	if n > 0 {
 		m["injected_response"] = n

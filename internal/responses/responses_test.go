@@ -1,4 +1,4 @@
-package runners
+package responses
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/runners"
 )
 
 const specResponses = `# the example of docs/testing.md#the-responses-file
@@ -383,7 +384,7 @@ func TestParseJSONReply(t *testing.T) {
 		{"```json\n{bad}\n```", nil, true},
 	}
 	for _, tt := range tests {
-		got, err := ParseJSONReply(tt.text)
+		got, err := runners.ParseJSONReply(tt.text)
 		if (err != nil) != tt.wantErr {
 			t.Errorf("%q: err = %v", tt.text, err)
 			continue
@@ -490,7 +491,7 @@ func TestInjectedOutputDepthIsCapped(t *testing.T) {
 		inj := Injected(r, nil)
 		for n, tooDeep := range []bool{false, true, false, true} {
 			res := inj.Run(context.Background(), &agent.Request{Ensemble: e, Agent: e.Agent(name), Execution: n + 1})
-			if tooDeep != errors.Is(res.Err, ErrTooDeep) || (!tooDeep && !reflect.DeepEqual(res.Output, nested(512))) {
+			if tooDeep != errors.Is(res.Err, runners.ErrTooDeep) || (!tooDeep && !reflect.DeepEqual(res.Output, nested(512))) {
 				t.Errorf("%s #%d: err = %v", name, n+1, res.Err)
 			}
 		}

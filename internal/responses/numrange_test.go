@@ -1,4 +1,4 @@
-package runners
+package responses
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
+	"github.com/ensemble-run/ensemble/internal/runners"
 )
 
 // A reply that is JSON with a number too large for a float64 is not called
@@ -20,7 +21,7 @@ func TestParseJSONReplyNumberOutOfRange(t *testing.T) {
 		{"Here it is:\n```json\n{\"n\": 2e308}\n```", "the reply is JSON, but the number 2e308 at line 3, column 7 is out of range"},
 	}
 	for _, tt := range tests {
-		_, err := ParseJSONReply(tt.text)
+		_, err := runners.ParseJSONReply(tt.text)
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) || strings.Contains(err.Error(), "not valid JSON") {
 			t.Errorf("%q: %v\nwant %s", tt.text, err, tt.want)
 		}
@@ -28,7 +29,7 @@ func TestParseJSONReplyNumberOutOfRange(t *testing.T) {
 			t.Errorf("%q: %T, want a *jsonvalue.NumberRangeError", tt.text, err)
 		}
 	}
-	if _, err := ParseJSONReply(`{"n": 1e999,}`); err == nil || !strings.HasPrefix(err.Error(), "the reply is not valid JSON") {
+	if _, err := runners.ParseJSONReply(`{"n": 1e999,}`); err == nil || !strings.HasPrefix(err.Error(), "the reply is not valid JSON") {
 		t.Errorf("invalid JSON: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package runners
+package responses
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/ensemble"
 )
 
@@ -86,7 +87,7 @@ func TestNamesPath(t *testing.T) {
 		{[]string{"x", "analyst/think"}, "analyst/think", true},
 		{nil, "writer", false},
 	} {
-		if got := NamesPath(tc.names, tc.path); got != tc.want {
+		if got := agentpath.NamesPath(tc.names, tc.path); got != tc.want {
 			t.Errorf("NamesPath(%q, %q) = %v, want %v", tc.names, tc.path, got, tc.want)
 		}
 	}

@@ -1,8 +1,9 @@
-package runners
+package responses
 
 import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/scriptexec"
 )
 
 // The kinds' own packages import this one, so its tests stand in for
@@ -23,9 +24,12 @@ func (testKind) Decode(*ensemble.Fields, *ensemble.Agent) {}
 
 func (scriptKind) String() string { return "script" }
 func (scriptKind) InputData(req *agent.Request) map[string]any {
-	m := BaseInputData(req)
+	m := scriptexec.BaseInputData(req)
 	params, _ := req.Agent.Spec.(map[string]any)
-	m["parameters"] = orEmpty(params)
+	if params == nil {
+		params = map[string]any{}
+	}
+	m["parameters"] = params
 	return m
 }
 func (llmKind) String() string                   { return "llm" }

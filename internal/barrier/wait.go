@@ -1,4 +1,6 @@
-package runners
+// Package barrier holds back the executions of a durable run that reach
+// outside the process until the turns before them are saved.
+package barrier
 
 import (
 	"context"
@@ -7,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -32,12 +35,12 @@ type Barrier struct {
 // Wrap has every execution of r that reaches outside the process call
 // b.Wait first, and fail with ErrNotSaved without running when it fails:
 // a script, a model, a simulated user, a human, a child ensemble. What
-// injected responses answer (r is an *InjectedRunner) runs at once: it is
+// injected responses answer (r is a *responses.InjectedRunner) runs at once: it is
 // decided by the responses file alone, and plays again the same. r is
-// changed in place (an *InjectedRunner keeps its place in the wiring) and
+// changed in place (a *responses.InjectedRunner keeps its place in the wiring) and
 // returned.
 func (b *Barrier) Wrap(r agent.Runner) agent.Runner {
-	ir, ok := r.(*InjectedRunner)
+	ir, ok := r.(*responses.InjectedRunner)
 	if !ok {
 		return &waiting{next: r, b: b}
 	}

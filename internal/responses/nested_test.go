@@ -1,10 +1,11 @@
-package runners
+package responses
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -115,10 +116,10 @@ func TestFanOutChildPaths(t *testing.T) {
 	if err := bad.Validate(e); err == nil || !strings.Contains(err.Error(), `has no fan_out: its responses go under "once/think"`) {
 		t.Errorf("an instance of an agent without fan_out: got %v", err)
 	}
-	if a := AgentAt(e, "analyst[3]/think"); a == nil || a.Name != "think" {
+	if a := agentpath.AgentAt(e, "analyst[3]/think"); a == nil || a.Name != "think" {
 		t.Errorf("AgentAt(analyst[3]/think) = %v", a)
 	}
-	if got := PathWithoutInstances("a[1]/b/c[22]/d"); got != "a/b/c/d" {
+	if got := agentpath.PathWithoutInstances("a[1]/b/c[22]/d"); got != "a/b/c/d" {
 		t.Errorf("PathWithoutInstances = %q", got)
 	}
 

@@ -1,4 +1,4 @@
-package runners
+package responses
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 	"github.com/ensemble-run/ensemble/internal/readcap"
@@ -761,7 +762,7 @@ func (r *Responses) Validate(e *ensemble.Ensemble) error {
 				at(ent.Pos, ent.src, "%s", msg)
 				continue
 			}
-			at(ent.Pos, ent.src, "unknown agent %q in responses%s", name, SuggestAgent(e, name))
+			at(ent.Pos, ent.src, "unknown agent %q in responses%s", name, agentpath.SuggestAgent(e, name))
 			continue
 		}
 		if s := ent.Simulate; s != nil {
