@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 
 	"github.com/ensemble-run/ensemble/durable"
-	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -41,7 +40,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	responses, err := responses.ParseResponses("responses", []byte(`
+	responses, err := session.ParseResponses("responses", []byte(`
 writer: ["Ensemble 1.1 lets a run wait for a person."]
 approver: [{approved: true}]
 publisher: ["Published."]
@@ -87,7 +86,7 @@ func Example_resume() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	responses, err := responses.ParseResponses("responses", []byte(`
+	responses, err := session.ParseResponses("responses", []byte(`
 writer: ["Ensemble 1.1 lets a run wait for a person."]
 publisher: ["Published."]
 `))
