@@ -3,6 +3,8 @@
 // (Request), what it returns (Result), what runs it (Runner), and what a
 // kind supplies (Kind). Each kind lives in its own package; package kinds
 // wires them together for the CLI and for `ensemble test`.
+//
+// Part of the public API (go doc github.com/ensemble-run/ensemble).
 package agent
 
 import (

@@ -14,6 +14,8 @@
 //	saved, err := durable.Open("runs.db", "", store.SyncNormal) // the one unfinished run, locked
 //	d, err = saved.Continue(durable.Refs{})
 //	r, err = sess.Resume(saved.File, session.RunOptions{Save: d})
+//
+// Part of the public API (go doc github.com/ensemble-run/ensemble).
 package durable
 
 import (

@@ -6,6 +6,8 @@
 //
 // A Run can be driven whole (Run.Run) or one turn at a time (Run.Step), and
 // its state can be saved after any completed turn and resumed from it.
+//
+// Part of the public API (go doc github.com/ensemble-run/ensemble).
 package engine
 
 import (

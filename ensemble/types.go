@@ -1,5 +1,7 @@
 // Package ensemble is the ensemble file format: its types, strict loading and
 // validation. Every problem found at load time is reported with FILE:LINE:COL.
+//
+// Part of the public API (go doc github.com/ensemble-run/ensemble).
 package ensemble
 
 import (

@@ -47,6 +47,8 @@
 // turn; the child's run and turn events are not forwarded. Their
 // agent_completed and agent_failed events count the records kept under
 // their parent's record (child.conversation_history).
+//
+// Part of the public API (go doc github.com/ensemble-run/ensemble).
 package events
 
 import "time"

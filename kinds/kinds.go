@@ -2,6 +2,8 @@
 // together: Builtin lists them, and a Registry builds from them the runner
 // that both `ensemble run` and `ensemble test` use. Adding a kind is one
 // package of its own plus one line in Builtin.
+//
+// Part of the public API (go doc github.com/ensemble-run/ensemble).
 package kinds
 
 import (

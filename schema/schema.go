@@ -19,6 +19,8 @@
 //
 // Tests check that every example and every file the loader accepts is
 // valid, and that broken files are not.
+//
+// Part of the public API (go doc github.com/ensemble-run/ensemble).
 package schema
 
 import (

@@ -66,4 +66,6 @@
 // short by a kill runs again at the restart, and its events then come
 // again under new sequence numbers: a stream never loses an event, and
 // Last-Event-ID resumes after any of them, across restarts too.
+//
+// Part of the public API (go doc github.com/ensemble-run/ensemble).
 package serve

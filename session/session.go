@@ -19,15 +19,10 @@
 //	r, err := s.Start("the input", session.RunOptions{})
 //	res, err := r.Run(ctx)
 //
-// This package is where a Go program starts. The module's public API is
-// every package but those under cmd/ and internal/ (and the test suite
-// under features/): session, with durable (runs kept across processes),
-// batch (a run per input), answers (the answers to a run that waits) and
-// mcpserve (ensembles as MCP tools) for what the commands do beyond one
-// run; the packages they are made of (ensemble, the file format; engine;
-// agent and kinds; state and store; events and report; graph, schema,
-// cassette, bdd, telemetry, temporalengine) for a program that needs one
-// piece alone. docs/development.md describes them.
+// This package is where a Go program starts, with durable for runs kept
+// across processes. It is part of the public API, which the module's
+// package documentation lists (go doc github.com/ensemble-run/ensemble);
+// docs/development.md describes every package.
 package session
 
 import (

@@ -2,6 +2,8 @@
 // plain data that the resolver reads, the engine updates at the end of
 // each turn, and durable runs save. Only file.go and lock.go do I/O: the
 // JSON state file, its Save, Load and lock (docs/semantics.md#durable-runs).
+//
+// Part of the public API (go doc github.com/ensemble-run/ensemble).
 package state
 
 import (

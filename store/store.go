@@ -10,6 +10,8 @@
 // pure Go SQLite: no C compiler is needed. store.go opens it (migrating an
 // older schema), read.go reads runs back, write.go and behind.go write
 // them, batch.go keeps batches, lock.go the runs' locks.
+//
+// Part of the public API (go doc github.com/ensemble-run/ensemble).
 package store
 
 import (

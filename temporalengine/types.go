@@ -9,6 +9,8 @@
 //
 // The engine imports nothing of Temporal: this package gives it an
 // executor (engine.Options.Executor) and a clock (engine.Options.Clock).
+//
+// Part of the public API (go doc github.com/ensemble-run/ensemble).
 package temporalengine
 
 import (

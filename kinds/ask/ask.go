@@ -1,5 +1,7 @@
 // Package ask is the ask kind: agents that ask a human a question on the
 // terminal.
+//
+// Part of the public API (go doc github.com/ensemble-run/ensemble).
 package ask
 
 import (

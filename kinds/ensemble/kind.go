@@ -3,6 +3,8 @@
 // looped until a condition holds, and `dispatch:`, which chooses the child
 // file at run time. Each execution runs the child from a fresh state with
 // the registry's runner, as a run of its own inside the parent's execution.
+//
+// Part of the public API (go doc github.com/ensemble-run/ensemble).
 package ensemble
 
 import (

@@ -28,4 +28,6 @@
 // made. Result.Memory is the whole conversation afterwards; context_window
 // trims only what is sent. See README.md in this folder for every decision
 // taken where the spec is silent.
+//
+// Part of the public API (go doc github.com/ensemble-run/ensemble).
 package llm

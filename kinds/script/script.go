@@ -1,5 +1,7 @@
 // Package script is the script kind: agents that run an executable
 // (docs/semantics.md#script-agents).
+//
+// Part of the public API (go doc github.com/ensemble-run/ensemble).
 package script
 
 import (
