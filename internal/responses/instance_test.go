@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/ensemble-run/ensemble/agent"
-	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/ensemble"
 )
 
@@ -61,34 +60,5 @@ func TestResponsesValidateInstanceNames(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), `"summarize[2]"`) || !strings.Contains(err.Error(), `r.yaml:2:1: "plain[0]" in responses names an instance, but agent "plain" has no fan_out: its responses go under "plain"`) ||
 		!strings.Contains(err.Error(), `r.yaml:3:1: unknown agent "summarize[x]"`) {
 		t.Errorf("err = %v", err)
-	}
-}
-
-// A --live name names the agents at its path, and every instance where it
-// names none.
-func TestNamesPath(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		names []string
-		path  string
-		want  bool
-	}{
-		{[]string{"writer"}, "writer", true},
-		{[]string{"writer"}, "writer2", false},
-		{[]string{"summarize"}, "summarize[2]", true},
-		{[]string{"summarize[1]"}, "summarize[2]", false},
-		{[]string{"analyst/think"}, "analyst[1]/think", true},
-		{[]string{"analyst[1]/think"}, "analyst[1]/think", true},
-		{[]string{"analyst[1]/think"}, "analyst[0]/think", false},
-		{[]string{"analyst[0]/summarize"}, "analyst[0]/summarize[1]", true},
-		{[]string{"analyst/summarize"}, "analyst[0]/summarize[1]", true},
-		{[]string{"analyst/summarize[1]"}, "analyst[0]/summarize[0]", false},
-		{[]string{"analyst"}, "analyst[0]/summarize", false},
-		{[]string{"x", "analyst/think"}, "analyst/think", true},
-		{nil, "writer", false},
-	} {
-		if got := agentpath.NamesPath(tc.names, tc.path); got != tc.want {
-			t.Errorf("NamesPath(%q, %q) = %v, want %v", tc.names, tc.path, got, tc.want)
-		}
 	}
 }
