@@ -54,6 +54,10 @@ loopback needs a token given that way. The inspector (ensemble ui) is at /ui/
 on the same port, over the same database and token. MCP clients call the
 ensembles as tools at /mcp (Streamable HTTP), each call a run of the database.
 
+With --temporal HOST:PORT every run is a workflow of that Temporal cluster,
+played by its workers (the worker command), and saved here turn by turn as it
+goes: the same API and results; a fork is refused there.
+
 Ctrl-C or SIGTERM stops accepting requests, lets the runs going on end for
 --grace at most, and exits; runs still going on then are saved as they stand
 and go on at the next start.`,
