@@ -883,6 +883,9 @@ func (rs *Runs) Close(grace time.Duration) {
 	rs.mu.Unlock()
 	done := make(chan struct{})
 	go func() { rs.wg.Wait(); close(done) }()
+	if rs.o.Engine != nil {
+		grace = 0 // the engine's runs go on without this process (engine.go)
+	}
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
