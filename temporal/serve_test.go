@@ -145,7 +145,8 @@ func (s *served) play() (plain, asked, answered any) {
 // TestServeOnTemporal serves ensembles with their runs on Temporal
 // (serve.Options.Engine, as `ensemble serve --temporal` does): a plain
 // run and a run answered through the API end with the results the local
-// engine's server gives, waiting included; a fork is refused, naming why;
+// engine's server gives, waiting included, and so does a chat completion
+// and the plain run's event stream; a fork is refused, naming why;
 // a cancelled run that waits stops on the cluster too.
 func TestServeOnTemporal(t *testing.T) {
 	ts, c, queue := server(t)
@@ -165,6 +166,20 @@ func TestServeOnTemporal(t *testing.T) {
 	v := remote.call("POST", "/v1/runs/plain/fork", `{"from_turn": 1}`, http.StatusConflict, "")
 	if msg := fmt.Sprint(v["error"]); !strings.Contains(msg, "fork") || !strings.Contains(msg, "Temporal") {
 		t.Errorf("fork: %s, want a refusal naming fork and Temporal", msg)
+	}
+	// Chat completions: the reply is the run's output, as locally.
+	chat := `{"model": "hello-scripts", "messages": [{"role": "user", "content": "Temporal"}]}`
+	lc := local.call("POST", "/v1/chat/completions", chat, http.StatusOK, "")
+	rc := remote.call("POST", "/v1/chat/completions", chat, http.StatusOK, "")
+	reply := func(v map[string]any) any {
+		choices, _ := v["choices"].([]any)
+		if len(choices) != 1 {
+			return nil
+		}
+		return choices[0].(map[string]any)["message"]
+	}
+	if lr, rr := reply(lc), reply(rc); lr == nil || !reflect.DeepEqual(lr, rr) {
+		t.Errorf("chat completion: local %v, temporal %v", lr, rr)
 	}
 	// The plain run's events, as the stream gives them: the local run's
 	// (the executions of a turn in any order).
