@@ -42,6 +42,11 @@ type Engine interface {
 	Cancel(ctx context.Context, id string) error
 }
 
+// ErrRunExists is the error (wrapped) of Engine.Start for a new run whose
+// id the engine has already, of a run this server did not start: the run
+// is left interrupted for good (the server never adopts the other one).
+var ErrRunExists = errors.New("the engine has a run of that id already")
+
 // RemoteRun is what an Engine starts a run with.
 type RemoteRun struct {
 	Ensemble *ensemble.Ensemble
@@ -143,7 +148,14 @@ func (rs *Runs) followRemote(ctx context.Context, id, name string, d *durable.Ru
 	if start != nil {
 		if err := eng.Start(ctx, id, *start); err != nil {
 			d.Abandon()
-			return fmt.Errorf("starting it on %s: %w", eng.Name(), err)
+			err = fmt.Errorf("starting it on %s: %w", eng.Name(), err)
+			if errors.Is(err, ErrRunExists) {
+				// Not again at the next start either (goOnRemote would
+				// take the other run for this one).
+				msg := rs.redact(err.Error())
+				err = errors.Join(err, rs.j.updateMeta(id, name, func(m *meta) { m.EngineRefused = msg }))
+			}
+			return err
 		}
 	}
 	last := begun

@@ -40,6 +40,9 @@ type meta struct {
 	// EngineEvents is the engine's number of the next event of a run on
 	// Options.Engine that the server has not passed on (engine.go).
 	EngineEvents int `json:"engine_events,omitempty"`
+	// EngineRefused is why the engine refused to start the run
+	// (ErrRunExists): the server does not go on with it.
+	EngineRefused string `json:"engine_refused,omitempty"`
 }
 
 // journal is the folder of the server's own bookkeeping.

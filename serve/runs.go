@@ -850,7 +850,7 @@ func (rs *Runs) recover() {
 		if r.CompletionReason != "" && r.CompletionReason != engine.Cancelled {
 			continue
 		}
-		if m := rs.j.meta(r.ID); m != nil && m.Cancelled {
+		if m := rs.j.meta(r.ID); m != nil && (m.Cancelled || m.EngineRefused != "") {
 			continue
 		}
 		saved, err := rs.open(r.ID)

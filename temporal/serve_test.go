@@ -232,13 +232,24 @@ func (s *served) sseEvents(id string) []string {
 // TestServeOnTemporalRestart stops a server on Temporal while a run goes
 // on and while another waits for its answer, and starts another on the
 // same database: it follows the first to its end (the workflow went on
-// meanwhile, or starts now) and the second takes its answer.
+// meanwhile, or starts now) and the second takes its answer. A run whose
+// id a workflow of the cluster had already stays interrupted.
 func TestServeOnTemporalRestart(t *testing.T) {
 	ts, c, queue := server(t)
 	startWorker(ts, queue, &temporalengine.Env{})
 	eng := &temporalengine.Remote{C: c, Queue: queue}
 	db := filepath.Join(t.TempDir(), "serve.db")
 	first, stop := startServeOn(t, eng, db)
+	// A workflow of the cluster that is not this server's has the id a
+	// run is posted with: the run does not start, and is never taken for
+	// that workflow, after the restart either.
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	if _, err := temporalengine.Start(ctx, c, queue, "taken", threeInput(t)); err != nil {
+		t.Fatal(err)
+	}
+	first.call("POST", "/v1/ensembles/hello-scripts/runs", `{"run_id": "taken"}`, http.StatusCreated, "")
+	first.wait("taken", "interrupted")
 	first.call("POST", "/v1/ensembles/approval/runs", `{"run_id": "ask"}`, http.StatusCreated, "")
 	first.wait("ask", "awaiting_input")
 	first.call("POST", "/v1/ensembles/hello-scripts/runs", `{"input": "Temporal", "run_id": "plain"}`, http.StatusCreated, "")
@@ -246,6 +257,10 @@ func TestServeOnTemporalRestart(t *testing.T) {
 	second, stop := startServeOn(t, eng, db)
 	defer stop()
 	second.wait("plain", "completed")
+	second.wait("taken", "interrupted")
+	if v := second.call("GET", "/v1/runs/taken", "", http.StatusOK, ""); v["turn_count"] != 0.0 {
+		t.Errorf("the run whose id was taken: turn_count %v, want 0 (not the other workflow's)", v["turn_count"])
+	}
 	second.call("POST", "/v1/runs/ask/answers", `{"approver": {"approved": true}}`, http.StatusAccepted, "")
 	second.wait("ask", "completed")
 	local := startServe(t, nil)

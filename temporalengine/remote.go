@@ -56,7 +56,7 @@ func (rm *Remote) Start(ctx context.Context, id string, r serve.RemoteRun) error
 		if r.Again {
 			return nil
 		}
-		return fmt.Errorf("the cluster has a run %s already (another server's?): name another run_id", id)
+		return fmt.Errorf("%w: the cluster has a run %s (another server's?): name another run_id", serve.ErrRunExists, id)
 	}
 	return err
 }
