@@ -51,6 +51,12 @@
 // file's output: agent (engine.Result.Output), or without one the whole
 // final state.
 //
+// Options.Engine runs the runs on another engine than this process's: on
+// Temporal (temporalengine.Remote, ensemble serve --temporal). The server
+// then follows each run's workflow and saves its turns in the same state
+// database (engine.go), so that everything above reads the same rows;
+// Fork is refused there.
+//
 // # Durability
 //
 // A run is saved (its turn 0) before Start returns, then after every turn.

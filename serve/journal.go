@@ -37,6 +37,12 @@ type meta struct {
 	Key       string `json:"idempotency_key,omitempty"`
 	Cancelled bool   `json:"cancelled,omitempty"`
 	Parent    string `json:"parent,omitempty"`
+	// EngineEvents is the engine's number of the next event of a run on
+	// Options.Engine that the server has not passed on (engine.go).
+	EngineEvents int `json:"engine_events,omitempty"`
+	// EngineRefused is why the engine refused to start the run
+	// (ErrRunExists): the server does not go on with it.
+	EngineRefused string `json:"engine_refused,omitempty"`
 }
 
 // journal is the folder of the server's own bookkeeping.
@@ -46,6 +52,7 @@ type journal struct {
 	mu    sync.Mutex
 	logs  map[string]*eventLog // every run's events: where they are in events.log
 	metas map[string]*meta     // RUN.json as read or written (nil: none)
+	umu   sync.Mutex           // held by updateMeta
 
 	// events.log, open for reading and appending, and its size; fmu
 	// orders the appends.
@@ -188,6 +195,19 @@ func (j *journal) setMeta(id string, m *meta) error {
 	j.metas[id] = &c
 	j.mu.Unlock()
 	return nil
+}
+
+// updateMeta changes run id's RUN.json with change, one change at a time
+// (a new one when it has none, of ensemble name).
+func (j *journal) updateMeta(id, name string, change func(*meta)) error {
+	j.umu.Lock()
+	defer j.umu.Unlock()
+	m := j.meta(id)
+	if m == nil {
+		m = &meta{Ensemble: name}
+	}
+	change(m)
+	return j.setMeta(id, m)
 }
 
 // removeMeta removes run id's RUN.json: the run was not saved.

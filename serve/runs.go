@@ -271,6 +271,9 @@ func (rs *Runs) Start(ctx context.Context, name string, input *string, so StartO
 	if input != nil {
 		text = *input
 	}
+	if rs.o.Engine != nil {
+		return rs.startRemote(s, id, text, so, release) // engine.go
+	}
 	d, err := durable.CreateIn(rs.wdb, &rs.wmu, id, s.refs)
 	if err != nil {
 		rs.unreserve()
@@ -378,6 +381,24 @@ func (rs *Runs) sink(id string) events.Sink {
 // end (or suspension); then after (nil: nothing) lets its saved run go,
 // and its webhook is called.
 func (rs *Runs) launch(id string, sess *session.Session, r *session.Run, after func()) {
+	run := func(ctx context.Context) error {
+		_, err := r.Run(ctx)
+		return err
+	}
+	rs.launchWith(id, run, r.Abandon, func() {
+		sess.Close()
+		if after != nil {
+			after()
+		}
+	})
+}
+
+// launchWith goes on with run id, holding a place in the queue, in the
+// background: once a slot is free, run runs it to its end (or
+// suspension); when no slot came (the server closes, or a caller
+// cancelled it), abandon lets it go as saved. Then after (nil: nothing)
+// is called, and its webhook.
+func (rs *Runs) launchWith(id string, run func(context.Context) error, abandon, after func()) {
 	ctx, cancel := context.WithCancel(rs.ctx)
 	a := &active{status: StatusQueued, cancel: cancel, done: make(chan struct{})}
 	rs.mu.Lock()
@@ -404,15 +425,14 @@ func (rs *Runs) launch(id string, sess *session.Session, r *session.Run, after f
 		}
 		rs.mu.Unlock()
 		if ran {
-			_, err := r.Run(ctx)
+			err := run(ctx)
 			<-rs.slots
 			if err != nil {
 				rs.logf("run %s: %s", id, rs.redact(err.Error()))
 			}
 		} else {
-			r.Abandon() // saved as it was: it goes on when the server starts again
+			abandon() // saved as it was: it goes on when the server starts again
 		}
-		sess.Close()
 		if after != nil {
 			after()
 		}
@@ -673,6 +693,9 @@ func (rs *Runs) Answer(id string, given map[string]string, turn int) error {
 		saved.Close()
 		return errorf(CodeConflict, "run %s has gone on since these answers were given (at turn %d, it is at turn %d now): they answer questions it no longer waits for", id, turn, sf.State.TurnCount)
 	}
+	if rs.o.Engine != nil {
+		return rs.goOnRemote(saved, given) // engine.go
+	}
 	return rs.goOn(saved, given, false, nil)
 }
 
@@ -783,17 +806,13 @@ func (rs *Runs) Cancel(id string) error {
 	if err := rs.markCancelled(id, info); err != nil {
 		return err
 	}
+	rs.cancelRemote(id) // engine.go
 	rs.hook(id, true)
 	return nil
 }
 
 func (rs *Runs) markCancelled(id string, info *store.RunInfo) error {
-	m := rs.j.meta(id)
-	if m == nil {
-		m = &meta{Ensemble: info.Ensemble}
-	}
-	m.Cancelled = true
-	return rs.j.setMeta(id, m)
+	return rs.j.updateMeta(id, info.Ensemble, func(m *meta) { m.Cancelled = true })
 }
 
 // Fork starts a new run whose first turns are those of run id up to turn
@@ -806,6 +825,9 @@ func (rs *Runs) Fork(id string, turn int) (string, error) {
 	}
 	if turn < 0 {
 		return "", errorf(CodeBadRequest, "from_turn must be 0 or more, got %d", turn)
+	}
+	if rs.o.Engine != nil {
+		return "", rs.errNoFork() // engine.go
 	}
 	saved, err := durable.OpenFork(rs.o.State, id, turn, rs.sync)
 	if err != nil {
@@ -838,7 +860,7 @@ func (rs *Runs) recover() {
 		if r.CompletionReason != "" && r.CompletionReason != engine.Cancelled {
 			continue
 		}
-		if m := rs.j.meta(r.ID); m != nil && m.Cancelled {
+		if m := rs.j.meta(r.ID); m != nil && (m.Cancelled || m.EngineRefused != "") {
 			continue
 		}
 		saved, err := rs.open(r.ID)
@@ -846,7 +868,11 @@ func (rs *Runs) recover() {
 			rs.logf("run %s does not go on: %s", r.ID, rs.redact(err.Error()))
 			continue
 		}
-		if err := rs.goOn(saved, nil, false, nil); err != nil {
+		goOn := func() error { return rs.goOn(saved, nil, false, nil) }
+		if rs.o.Engine != nil {
+			goOn = func() error { return rs.goOnRemote(saved, nil) } // engine.go
+		}
+		if err := goOn(); err != nil {
 			rs.logf("run %s does not go on: %s", r.ID, rs.redact(err.Error()))
 		}
 	}
@@ -867,6 +893,9 @@ func (rs *Runs) Close(grace time.Duration) {
 	rs.mu.Unlock()
 	done := make(chan struct{})
 	go func() { rs.wg.Wait(); close(done) }()
+	if rs.o.Engine != nil {
+		grace = 0 // the engine's runs go on without this process (engine.go)
+	}
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {

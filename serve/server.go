@@ -90,6 +90,9 @@ type Options struct {
 	// links reach it (notify: of ask agents): https://ensemble.example.com;
 	// the default is Listen's.
 	PublicURL string
+	// Engine, when set, runs the runs on another engine (Temporal,
+	// engine.go) instead of in this process; nil: the local engine.
+	Engine Engine
 }
 
 func (o *Options) skipped(path string, why error) {
@@ -190,6 +193,9 @@ func New(o Options) (*Server, error) {
 	}
 	list, err := findEnsembles(o.Paths, &o)
 	if err != nil {
+		return nil, err
+	}
+	if list, err = checkEngine(&o, list); err != nil { // engine.go
 		return nil, err
 	}
 	// The state database exists before the inspector reads it.

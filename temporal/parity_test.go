@@ -25,7 +25,7 @@ import (
 
 // TestParity runs the table of internal/parity through the Temporal front
 // doors, the real binary's `run --temporal` (its workers `ensemble worker`
-// processes) and `batch --temporal`, and holds each result to what `ensemble
+// processes), `batch --temporal` and `serve --temporal`, and holds each result to what `ensemble
 // run` prints locally, times aside (cmd/ensemble's TestParity holds the
 // other front doors to it). A case the engine cannot run is refused with
 // the error the table pins; the Kill case kills the worker that runs it and
@@ -49,7 +49,8 @@ func TestParity(t *testing.T) {
 			if code != c.Exit {
 				t.Fatalf("run: exit %d, want %d\n%s", code, c.Exit, want)
 			}
-			for door, do := range map[string]func() ([]byte, int, error){parity.Worker: p.worker, parity.Temporal: p.batch} {
+			for door, do := range map[string]func() ([]byte, int, error){parity.Worker: p.worker, parity.Temporal: p.batch,
+				parity.ServeTemporal: p.served} {
 				got, code, err := do()
 				p.check(door, want, got, code, err)
 			}

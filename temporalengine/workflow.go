@@ -75,7 +75,13 @@ func (w *Workflows) Run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 	ex.deadline = begun.Add(r.Timeout())
 	reason := ""
 	if err := workflow.SetQueryHandler(ctx, StateQuery, func() ([]byte, error) {
-		return state.Marshal(r.File(reason))
+		f := r.File(reason)
+		if reason != "" {
+			// What a local run saves as it ends or waits: what it
+			// reported of the turn it cut short (engine.Run.Stopped).
+			f.Stopped = r.Stopped()
+		}
+		return state.Marshal(f)
 	}); err != nil {
 		return nil, err
 	}

@@ -114,7 +114,10 @@ var commandExamples = map[string]string{
   ensemble serve examples --responses --listen 127.0.0.1:8080 --state runs.db
 
   # Reachable from other machines: a token is required
-  ensemble serve ./ensembles --listen 0.0.0.0:7777 --token-file token.txt --allow-host ensembles.internal --max-runs 16`,
+  ensemble serve ./ensembles --listen 0.0.0.0:7777 --token-file token.txt --allow-host ensembles.internal --max-runs 16
+
+  # Every run a workflow of a Temporal cluster, played by its workers
+  ensemble serve ./ensembles --temporal localhost:7233`,
 	"worker": `  ensemble worker --temporal localhost:7233
   ensemble worker --temporal localhost:7233 --namespace prod --task-queue ensemble`,
 	"answer":     `  ensemble answer --temporal localhost:7233 nightly approver '{"approved": true}'`,

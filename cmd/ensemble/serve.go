@@ -32,7 +32,7 @@ type serveFlags struct {
 	profiles  []string
 	responses bool
 	noUI      bool
-	temporal  string
+	temporal  temporalFlags
 	publicURL string
 }
 
@@ -54,6 +54,10 @@ every request must carry (Authorization: Bearer TOKEN): a random one, unless
 loopback needs a token given that way. The inspector (ensemble ui) is at /ui/
 on the same port, over the same database and token. MCP clients call the
 ensembles as tools at /mcp (Streamable HTTP), each call a run of the database.
+
+With --temporal HOST:PORT every run is a workflow of that Temporal cluster,
+played by its workers (the worker command), and saved here turn by turn as it
+goes: the same API and results; a fork is refused there.
 
 Ctrl-C or SIGTERM stops accepting requests, lets the runs going on end for
 --grace at most, and exits; runs still going on then are saved as they stand
@@ -77,15 +81,12 @@ and go on at the next start.`,
 	fl.BoolVar(&f.responses, "responses", false, "run each ensemble with the responses.yaml next to it, when it has one")
 	fl.BoolVar(&f.noUI, "no-ui", false, "do not serve the inspector at /ui/")
 	fl.StringVar(&f.publicURL, "public-url", "", "the server's address as the answer links of notifications name it, a `URL` such as https://ensemble.example.com (default: the --listen address)")
-	fl.StringVar(&f.temporal, "temporal", "", "run on the Temporal cluster at `HOST:PORT` (not yet supported by serve)")
+	f.temporal.register(cmd, "run the runs on the Temporal cluster at `HOST:PORT`, whose workers play them (docs/serve.md#runs-on-temporal)", false)
 	return cmd
 }
 
 // runServe serves until ctx is done.
 func runServe(ctx context.Context, io *stdio, paths []string, f *serveFlags) error {
-	if f.temporal != "" {
-		return usageErr("serve --temporal: not yet: serve runs on the local engine only for now (use run --temporal, or a worker, for Temporal)")
-	}
 	if f.maxRuns < 1 {
 		return usageErr("--max-runs must be 1 or more, got %d", f.maxRuns)
 	}
@@ -116,7 +117,15 @@ func runServe(ctx context.Context, io *stdio, paths []string, f *serveFlags) err
 			return usageErr("--public-url: give an http:// or https:// URL, got %q", f.publicURL)
 		}
 	}
-	srv, err := serve.New(serve.Options{
+	var eng serve.Engine
+	if f.temporal.addr != "" {
+		var stop func()
+		if eng, stop, err = serveEngine(&f.temporal); err != nil {
+			return err
+		}
+		defer stop()
+	}
+	srv, err := serve.New(serve.Options{Engine: eng,
 		Paths: paths, Listen: f.listen, State: f.state, Token: token, CORS: f.cors, Hosts: f.hosts,
 		MaxRuns: f.maxRuns, MaxQueue: f.maxQueue, MaxBody: maxBody, Grace: f.grace,
 		Profiles: f.profiles, Responses: f.responses, NoUI: f.noUI, PublicURL: f.publicURL,
@@ -144,6 +153,9 @@ func runServe(ctx context.Context, io *stdio, paths []string, f *serveFlags) err
 	}
 	url := serve.URL(l.Addr().String())
 	fmt.Fprintf(io.stdout(), "ensemble serve: %s (state %s)\n", url, f.state)
+	if eng != nil {
+		fmt.Fprintf(io.stdout(), "runs on Temporal: %s, task queue %s (namespace %s)\n", f.temporal.addr, f.temporal.queue, f.temporal.namespace)
+	}
 	if token == "" {
 		// A generated token is printed: it is the only way to learn it.
 		fmt.Fprintf(io.stdout(), "token: %s\n", srv.Token())

@@ -19,6 +19,7 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/batch"
+	"github.com/ensemble-run/ensemble/serve"
 	"github.com/ensemble-run/ensemble/temporalengine"
 )
 
@@ -217,4 +218,15 @@ func temporalInput(e *ensemble.Ensemble, path, input string, s *sharedFlags) (te
 		return in, usageErr("%v", err)
 	}
 	return in, nil
+}
+
+// serveEngine is the engine of `ensemble serve --temporal`: its runs are
+// workflows on the cluster t names (temporalengine.Remote); stop closes
+// the client.
+func serveEngine(t *temporalFlags) (serve.Engine, func(), error) {
+	c, err := t.dial()
+	if err != nil {
+		return nil, nil, err
+	}
+	return &temporalengine.Remote{C: c, Queue: t.queue}, c.Close, nil
 }

@@ -5,12 +5,14 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/batch"
+	"github.com/ensemble-run/ensemble/serve"
 )
 
 // A build without the Temporal engine (-tags notemporal), which `make test`
@@ -47,4 +49,8 @@ func temporalBatch(context.Context, *stdio, *ensemble.Ensemble, string, *batchFl
 
 func showTemporal(context.Context, *stdio, *temporalFlags, string, string) error {
 	return errNoTemporal
+}
+
+func serveEngine(*temporalFlags) (serve.Engine, func(), error) {
+	return nil, nil, &exitError{code: engine.ExitUsage, err: fmt.Errorf("--temporal: %w", errNoTemporal.err)}
 }

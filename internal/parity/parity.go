@@ -1,7 +1,7 @@
 // Package parity is the table of ensembles that the parity tests run
 // through every front door of ensemble (run, resume, batch, test, mcp
-// serve, serve and its chat and MCP endpoints, ui in cmd/ensemble; the Temporal worker and batch --temporal in the
-// temporal module), with what they need: a model server that speaks the
+// serve, serve and its chat and MCP endpoints, ui in cmd/ensemble; the Temporal worker, batch --temporal and
+// serve --temporal in the temporal module), with what they need: a model server that speaks the
 // OpenAI wire format, the test MCP server, and the comparison of results
 // with times and ids aside. A front door that cannot run a case says so
 // in a clear error, which the test pins (Case.Cannot). It is not an API.
@@ -41,6 +41,9 @@ const (
 	Serve    = "serve"
 	Worker   = "worker"         // a run on Temporal (run --temporal)
 	Temporal = "batch-temporal" // batch --temporal
+	// ServeTemporal is ensemble serve --temporal: the case started and
+	// answered through the run API, played by the Temporal workers.
+	ServeTemporal = "serve --temporal"
 	// Chat is ensemble serve's chat completions: the case's input as a
 	// user message, each answer as the next message of the conversation.
 	Chat = "serve chat"
@@ -94,14 +97,15 @@ func Cases() []Case {
 		{Name: "fanout", File: "fanout.yaml"},
 		{Name: "child", File: "child.yaml"},
 		{Name: "when", File: "when.yaml"},
-		{Name: "budget", File: "budget.yaml", Exit: 6, Cannot: map[string]string{Test: testModels, Worker: noBudget, Temporal: noBudget}},
+		{Name: "budget", File: "budget.yaml", Exit: 6, Cannot: map[string]string{Test: testModels, Worker: noBudget, Temporal: noBudget,
+			ServeTemporal: noBudget}},
 		{Name: "replay", File: "replay.yaml", Record: true,
 			Cannot: map[string]string{Batch: noRecording, MCPServe: "no --replay", Serve: "no --replay", Chat: "no --replay",
-				MCPHTTP: "no --replay", MCPHTTPTools: "no --replay", A2A: "no --replay", Worker: noReplay, Temporal: noRecording}},
+				MCPHTTP: "no --replay", MCPHTTPTools: "no --replay", A2A: "no --replay", Worker: noReplay, Temporal: noRecording, ServeTemporal: "no --replay"}},
 		{Name: "secret", File: "secret.yaml", Cannot: map[string]string{Test: testModels}},
 		{Name: "kill", File: "kill.yaml", Kill: true,
 			Cannot: map[string]string{Test: "no kill", MCPServe: "no kill", Chat: "no kill", MCPHTTP: "no kill", MCPHTTPTools: "no kill",
-				A2A: "no kill", Temporal: "not killed here"}},
+				A2A: "no kill", Temporal: "not killed here", ServeTemporal: "not killed here"}},
 	}
 	for _, c := range cases { // what a batch cannot do, a saved one cannot either
 		if why, ok := c.Cannot[Batch]; ok {
