@@ -145,6 +145,10 @@ func newRuns(o *Options, list []*served) (*Runs, error) {
 	}
 	rs := &Runs{o: o, sync: sync, j: j, rd: rd, wdb: wdb, list: list, byName: map[string]*served{}, active: map[string]*active{},
 		claimed: map[string]bool{}, starting: map[string]bool{}, slots: make(chan struct{}, o.MaxRuns), stop: make(chan struct{})}
+	// The new runs commit their writes together; a run's end is committed
+	// before it is read back through rd, and its start before it is
+	// answered for (start).
+	wdb.GroupCommit(&rs.wmu, true)
 	for _, s := range list {
 		rs.byName[s.e.Name] = s
 	}
@@ -312,6 +316,12 @@ func (rs *Runs) Start(ctx context.Context, name string, input *string, so StartO
 		return "", false, err
 	}
 	rs.launch(id, sess, r, nil)
+	rs.wmu.Lock()
+	err = rs.wdb.Flush() // saved before it is answered for
+	rs.wmu.Unlock()
+	if err != nil {
+		return "", false, err
+	}
 	return id, true, nil
 }
 
@@ -396,8 +406,10 @@ func (rs *Runs) launch(id string, sess *session.Session, r *session.Run, after f
 			ran = false
 		}
 		rs.mu.Unlock()
+		suspended := false
 		if ran {
-			_, err := r.Run(ctx)
+			res, err := r.Run(ctx)
+			suspended = res != nil && res.CompletionReason == engine.AwaitingInput
 			<-rs.slots
 			if err != nil {
 				rs.logf("run %s: %s", id, rs.redact(err.Error()))
@@ -417,7 +429,7 @@ func (rs *Runs) launch(id string, sess *session.Session, r *session.Run, after f
 		rs.j.drop(id)
 		if user || ran && rs.ctx.Err() == nil {
 			rs.hook(id, user) // not for a run a shutdown interrupted
-			if !user {
+			if !user && suspended {
 				rs.notify(id) // notify.go
 			}
 		}
