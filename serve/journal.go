@@ -48,10 +48,15 @@ type journal struct {
 	metas map[string]*meta     // RUN.json as read or written (nil: none)
 
 	// events.log, open for reading and appending, and its size; fmu
-	// orders the appends.
-	fmu  sync.Mutex
-	f    *os.File
-	size int64
+	// orders the appends, and guards every log's spans (compact.go
+	// rewrites them). compacted is the size it had after its last
+	// compaction; past maxSize and twice that, grew is told (once).
+	fmu       sync.Mutex
+	f         *os.File
+	size      int64
+	compacted int64
+	maxSize   int64
+	grew      chan struct{}
 }
 
 func openJournal(statePath string) (*journal, error) {
@@ -59,7 +64,7 @@ func openJournal(statePath string) (*journal, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "idem"), 0o700); err != nil {
 		return nil, fmt.Errorf("--state: the server's journal: %w", err)
 	}
-	j := &journal{dir: dir, logs: map[string]*eventLog{}, metas: map[string]*meta{}}
+	j := &journal{dir: dir, logs: map[string]*eventLog{}, metas: map[string]*meta{}, grew: make(chan struct{}, 1)}
 	if err := j.openEvents(); err != nil {
 		return nil, fmt.Errorf("--state: the server's journal: %w", err)
 	}
@@ -91,7 +96,7 @@ func (j *journal) openEvents() error {
 		f.Close()
 		return err
 	}
-	j.f, j.size = f, off
+	j.f, j.size, j.compacted = f, off, off
 	return nil
 }
 
@@ -117,7 +122,7 @@ func (j *journal) index(line []byte, off int64) {
 }
 
 // appendEvent writes run id's event seq to events.log, in one write, and
-// returns where its JSON is.
+// returns where its JSON is (j.fmu held).
 func (j *journal) appendEvent(id string, seq int, data []byte) (span, error) {
 	line := make([]byte, 0, len(id)+len(data)+14)
 	line = append(line, id...)
@@ -127,13 +132,17 @@ func (j *journal) appendEvent(id string, seq int, data []byte) (span, error) {
 	skip := len(line)
 	line = append(line, data...)
 	line = append(line, '\n')
-	j.fmu.Lock()
-	defer j.fmu.Unlock()
 	if _, err := j.f.Write(line); err != nil {
 		return span{}, err
 	}
 	sp := span{j.size + int64(skip), int64(len(data))}
 	j.size += int64(len(line))
+	if j.maxSize > 0 && j.size > j.maxSize && j.size > 2*j.compacted {
+		select {
+		case j.grew <- struct{}{}:
+		default:
+		}
+	}
 	return sp, nil
 }
 
@@ -236,7 +245,7 @@ type span struct{ off, n int64 }
 type eventLog struct {
 	j       *journal
 	mu      sync.Mutex
-	spans   []span   // spans[i] is event i+1's
+	spans   []span   // spans[i] is event i+1's (guarded by j.fmu)
 	lines   [][]byte // the events, when loaded
 	loaded  bool
 	changed chan struct{}
@@ -260,6 +269,8 @@ func (l *eventLog) load() {
 	if l.loaded {
 		return
 	}
+	l.j.fmu.Lock()
+	defer l.j.fmu.Unlock()
 	l.lines = make([][]byte, 0, len(l.spans))
 	for _, sp := range l.spans {
 		b := make([]byte, sp.n)
@@ -276,11 +287,15 @@ func (l *eventLog) add(id string, data []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.load()
+	l.j.fmu.Lock()
 	sp, err := l.j.appendEvent(id, len(l.spans)+1, data)
+	if err == nil {
+		l.spans = append(l.spans, sp)
+	}
+	l.j.fmu.Unlock()
 	if err != nil {
 		return
 	}
-	l.spans = append(l.spans, sp)
 	l.lines = append(l.lines, data)
 	close(l.changed)
 	l.changed = make(chan struct{})

@@ -149,6 +149,10 @@ func newRuns(o *Options, list []*served) (*Runs, error) {
 	// before it is read back through rd, and its start before it is
 	// answered for (start).
 	wdb.GroupCommit(&rs.wmu, true)
+	j.maxSize = o.EventsMaxSize
+	rs.compactEvents() // before any run goes on
+	rs.wg.Add(1)
+	go rs.compactor()
 	for _, s := range list {
 		rs.byName[s.e.Name] = s
 	}
