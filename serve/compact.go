@@ -63,6 +63,7 @@ func (j *journal) compact(drop map[string]bool) error {
 	for id, l := range j.logs {
 		if drop[id] {
 			delete(j.logs, id)
+			delete(j.metas, id) // read again from RUN.json if asked
 		}
 		l.spans = spans[id]
 	}

@@ -182,6 +182,16 @@ func (j *journal) meta(id string) *meta {
 	return &c
 }
 
+// noMeta records that run id, which this server starts, has no RUN.json:
+// meta need not look for it.
+func (j *journal) noMeta(id string) {
+	j.mu.Lock()
+	if _, ok := j.metas[id]; !ok {
+		j.metas[id] = nil
+	}
+	j.mu.Unlock()
+}
+
 // setMeta writes run id's RUN.json whole (a new file renamed over the old).
 func (j *journal) setMeta(id string, m *meta) error {
 	b, _ := json.Marshal(m)

@@ -66,6 +66,10 @@ type StartOptions struct {
 	IdempotencyKey string
 	// Stream streams the run's model replies as text_delta events (chat.go).
 	Stream bool
+	// Waited: the caller waits for the run and answers with WaitResult,
+	// which commits the run's start before it answers: Start leaves its
+	// start to be committed with the other runs' writes.
+	Waited bool
 }
 
 // Runs is the run machinery of a server: the runs it starts, goes on with
@@ -112,6 +116,10 @@ type active struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	user   bool // cancelled by a caller
+	// res is a new run's result once it ended or suspended here, as run
+	// --output json prints it (WaitResult, ended.go); set before done
+	// is closed.
+	res *engine.Result
 }
 
 func newRuns(o *Options, list []*served) (*Runs, error) {
@@ -297,6 +305,9 @@ func (rs *Runs) Start(ctx context.Context, name string, input *string, so StartO
 	// saved: a server killed between the two goes on with the run, webhook
 	// and all.
 	kept := so.Webhook != "" || so.IdempotencyKey != ""
+	if !kept {
+		rs.j.noMeta(id)
+	}
 	if kept {
 		if err := rs.j.setMeta(id, &meta{Ensemble: s.e.Name, Webhook: so.Webhook, Key: so.IdempotencyKey}); err != nil {
 			sess.Close()
@@ -320,11 +331,10 @@ func (rs *Runs) Start(ctx context.Context, name string, input *string, so StartO
 		return "", false, err
 	}
 	rs.launch(id, sess, r, nil)
-	rs.wmu.Lock()
-	err = rs.wdb.Flush() // saved before it is answered for
-	rs.wmu.Unlock()
-	if err != nil {
-		return "", false, err
+	if !so.Waited {
+		if err := rs.commit(); err != nil { // saved before it is answered for
+			return "", false, err
+		}
 	}
 	return id, true, nil
 }
@@ -414,6 +424,9 @@ func (rs *Runs) launch(id string, sess *session.Session, r *session.Run, after f
 		if ran {
 			res, err := r.Run(ctx)
 			suspended = res != nil && res.CompletionReason == engine.AwaitingInput
+			if err == nil && after == nil {
+				a.res = res
+			}
 			<-rs.slots
 			if err != nil {
 				rs.logf("run %s: %s", id, rs.redact(err.Error()))
