@@ -3,7 +3,6 @@ package serve
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -382,7 +381,7 @@ func (rs *Runs) unreserve() {
 // log.
 func (rs *Runs) sink(id string) events.Sink {
 	return func(ev events.Event) {
-		b, err := json.Marshal(ev)
+		b, err := events.Marshal(ev)
 		if err != nil {
 			return
 		}
