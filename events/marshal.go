@@ -11,6 +11,9 @@ import (
 // tests), faster than reflection.
 type compactResult interface {
 	WriteCompactJSON(w io.Writer) error
+	// WritesAsMarshal reports whether WriteCompactJSON writes what
+	// json.Marshal would of this one.
+	WritesAsMarshal() bool
 }
 
 // Marshal is json.Marshal(ev), byte for byte. A run_completed event's
@@ -21,7 +24,7 @@ func Marshal(ev Event) ([]byte, error) {
 	res, ok := ev.Result.(compactResult)
 	// The result is spliced in as the last field: only when every field
 	// after it in Event is empty (omitted).
-	if !ok || ev.Attempt != 0 || ev.Spend != nil || ev.Question != "" || len(ev.Dependencies) > 0 || ev.Expectations != nil || ev.Warning != nil {
+	if !ok || !res.WritesAsMarshal() || ev.Attempt != 0 || ev.Spend != nil || ev.Question != "" || len(ev.Dependencies) > 0 || ev.Expectations != nil || ev.Warning != nil {
 		return json.Marshal(ev)
 	}
 	ev.Result = nil

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/events"
+	"github.com/ensemble-run/ensemble/state"
 )
 
 // fakeResult writes what json.Marshal writes of it, as engine.Result does.
@@ -15,6 +17,8 @@ type fakeResult struct {
 	Reason string         `json:"completion_reason"`
 	State  map[string]any `json:"final_state"`
 }
+
+func (r *fakeResult) WritesAsMarshal() bool { return true }
 
 func (r *fakeResult) WriteCompactJSON(w io.Writer) error {
 	b, err := json.Marshal(*r)
@@ -29,9 +33,15 @@ func (r *fakeResult) WriteCompactJSON(w io.Writer) error {
 func TestMarshalIsJSONMarshal(t *testing.T) {
 	t.Parallel()
 	res := &fakeResult{Reason: "completed", State: map[string]any{"a": "<b> & \"c\"", "n": 1.5}}
+	real := &engine.Result{Ensemble: "e", ConversationHistory: []*state.Record{}, Errors: []engine.RunError{}, Warnings: []state.Warning{}, Input: "<in>", CompletionReason: "completed", TurnCount: 2,
+		AgentExecutionCount: map[string]int{"b": 1, "a": 2}, FinalState: map[string]any{"a": map[string]any{"x": []any{1.5, "&"}}},
+		Output: "out", Usage: state.Usage{InputTokens: 3}, DurationSeconds: 0.25, Parent: &state.Parent{Run: "p", Turn: 1}}
 	at := time.Date(2026, 12, 6, 23, 0, 0, 123, time.UTC)
 	for name, ev := range map[string]events.Event{
 		"completed":        {Type: events.RunCompleted, Time: at, Turn: 3, Message: "completed", Result: res},
+		"an engine result": {Type: events.RunCompleted, Time: at, Turn: 2, Message: "completed", Result: real},
+		"an empty result":  {Type: events.RunCompleted, Time: at, Result: &engine.Result{}},
+		"a nil result":     {Type: events.RunCompleted, Time: at, Result: (*engine.Result)(nil)},
 		"with a warning":   {Type: events.RunCompleted, Time: at, Result: res, Warning: map[string]any{"kind": "x"}},
 		"with a question":  {Type: events.RunCompleted, Time: at, Result: res, Question: "why?"},
 		"with an attempt":  {Type: events.RunCompleted, Time: at, Result: res, Attempt: 2},
