@@ -63,9 +63,11 @@ func endedHere(a *active) *engine.Result {
 	}
 }
 
-// commit commits what the new runs wrote (store.DB.GroupCommit).
+// commit waits until what the new runs wrote is committed
+// (store.DB.GroupCommit): by the group's next commit, shared with the
+// others who wait.
 func (rs *Runs) commit() error {
 	rs.wmu.Lock()
 	defer rs.wmu.Unlock()
-	return rs.wdb.Flush()
+	return rs.wdb.Synced()
 }

@@ -153,9 +153,10 @@ func newRuns(o *Options, list []*served) (*Runs, error) {
 	rs := &Runs{o: o, sync: sync, j: j, rd: rd, wdb: wdb, list: list, byName: map[string]*served{}, active: map[string]*active{},
 		claimed: map[string]bool{}, starting: map[string]bool{}, slots: make(chan struct{}, o.MaxRuns), stop: make(chan struct{})}
 	// The new runs commit their writes together; a run's end is committed
-	// before it is read back through rd, and its start before it is
-	// answered for (start).
-	wdb.GroupCommit(&rs.wmu, true)
+	// before anyone is told it ended (launch), and its start before it is
+	// answered for (Start, WaitResult): each waits for the group's next
+	// commit, which the runs that end meanwhile share.
+	wdb.GroupCommit(&rs.wmu, false)
 	j.maxSize = o.EventsMaxSize
 	rs.compactEvents() // before any run goes on
 	rs.wg.Add(1)
@@ -422,6 +423,9 @@ func (rs *Runs) launch(id string, sess *session.Session, r *session.Run, after f
 		suspended := false
 		if ran {
 			res, err := r.Run(ctx)
+			if cerr := rs.commit(); err == nil {
+				err = cerr
+			}
 			suspended = res != nil && res.CompletionReason == engine.AwaitingInput
 			if err == nil && after == nil {
 				a.res = res

@@ -36,6 +36,10 @@ type group struct {
 	// err is the commit that failed: the writes it held are lost, and every
 	// later write and Flush fails with it.
 	err error
+	// wrote counts the writes ever made, committed those committed (or
+	// lost); committedCond (on mu) is broadcast at each commit.
+	wrote, committed uint64
+	committedCond    sync.Cond
 }
 
 // GroupCommit has the writes of the runs that share db, each use of which
@@ -48,6 +52,7 @@ func (db *DB) GroupCommit(mu *sync.Mutex, finish bool) {
 	defer mu.Unlock()
 	if db.group == nil {
 		db.group = &group{mu: mu, finish: finish}
+		db.group.committedCond.L = mu
 	}
 }
 
@@ -89,6 +94,7 @@ func (db *DB) write(turns int, f func() error) error {
 		return db.lost(err)
 	}
 	g.writes++
+	g.wrote++
 	g.turns += turns
 	if g.writes >= groupWrites {
 		return db.Flush()
@@ -104,6 +110,8 @@ func (db *DB) lost(err error) error {
 	db.exec("ROLLBACK")
 	g.open, g.writes, g.turns = false, 0, 0
 	g.err = &Error{Path: db.path, Err: fmt.Errorf("the writes of the runs since the last commit are lost: %w", explain(err))}
+	g.committed = g.wrote
+	g.committedCond.Broadcast()
 	return g.err
 }
 
@@ -123,13 +131,33 @@ func (db *DB) Flush() error {
 	g.timer.Stop()
 	turns := g.turns
 	g.open, g.writes, g.turns = false, 0, 0
-	if err := db.exec("COMMIT"); err != nil {
+	err := db.exec("COMMIT")
+	if err != nil {
 		db.exec("ROLLBACK")
 		g.err = &Error{Path: db.path, Err: fmt.Errorf("committing the writes of the runs: %w", explain(err))}
+	}
+	g.committed = g.wrote
+	g.committedCond.Broadcast()
+	if err != nil {
 		return g.err
 	}
 	db.committed(turns)
 	return nil
+}
+
+// Synced waits until every write made so far is committed, by the
+// group's next commit (at most groupAge away) rather than one of its own:
+// the callers that wait together share one. The caller holds the group's
+// lock, which it lets go while it waits.
+func (db *DB) Synced() error {
+	g := db.group
+	if g == nil {
+		return nil
+	}
+	for n := g.wrote; g.committed < n && g.err == nil && !g.closed; {
+		g.committedCond.Wait()
+	}
+	return g.err
 }
 
 // timedCommit is the group's timer: it commits what the group holds.
@@ -153,5 +181,6 @@ func (db *DB) closeGroup() error {
 	if g.timer != nil {
 		g.timer.Stop()
 	}
+	g.committedCond.Broadcast()
 	return err
 }
