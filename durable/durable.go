@@ -315,12 +315,29 @@ func (d *Run) Begin(e *ensemble.Ensemble, f *state.File) error {
 // Wrap holds back, in a run whose turns are saved behind it, every
 // execution that reaches outside the process until the turns before it
 // are saved (barrier.Barrier).
+//
+// A run of a database whose runs commit together (store.DB.GroupCommit:
+// a batch's, a server's) is held back the same way: the barrier commits
+// what the database holds.
 func (d *Run) Wrap(r agent.Runner) agent.Runner {
-	if !d.behind {
+	switch {
+	case d.behind:
+		d.barrier = &barrier.Barrier{Wait: func() error { return d.w.Wait() }}
+		d.save = d.barrier.AfterTurn(func(st *state.State) error { return d.w.SaveTurn(st) })
+	case d.db != nil && d.db.Grouped():
+		d.barrier = &barrier.Barrier{Wait: func() error {
+			d.hold()
+			defer d.release()
+			return d.db.Flush()
+		}}
+		d.save = d.barrier.AfterTurn(func(st *state.State) error {
+			d.hold()
+			defer d.release()
+			return d.w.SaveTurn(st)
+		})
+	default:
 		return r
 	}
-	d.barrier = &barrier.Barrier{Wait: func() error { return d.w.Wait() }}
-	d.save = d.barrier.AfterTurn(func(st *state.State) error { return d.w.SaveTurn(st) })
 	return d.barrier.Wrap(r)
 }
 

@@ -190,6 +190,13 @@ func (r *Result) WriteJSON(w io.Writer) error { return r.writeJSON(w, false) }
 // json.Marshal, without a newline at the end (a batch's result line).
 func (r *Result) WriteCompactJSON(w io.Writer) error { return r.writeJSON(w, true) }
 
+// WritesAsMarshal reports whether WriteCompactJSON writes r as json.Marshal
+// does: when none of its lists is nil, which json.Marshal writes as null
+// and WriteCompactJSON as [] (a run's result never has one nil).
+func (r *Result) WritesAsMarshal() bool {
+	return r != nil && r.ConversationHistory != nil && r.Errors != nil && r.Warnings != nil
+}
+
 func (r *Result) writeJSON(w io.Writer, compact bool) error {
 	bw, ok := w.(*bufio.Writer)
 	if !ok {

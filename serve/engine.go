@@ -133,9 +133,9 @@ func (rs *Runs) launchRemote(id, name string, d *durable.Run, begun *state.State
 			rs.cancelRemote(id)
 		}
 	}
-	rs.launchWith(id, func(ctx context.Context) error {
-		return rs.followRemote(ctx, id, name, d, begun, start)
-	}, abandon, after)
+	rs.launchWith(id, func(ctx context.Context) (*engine.Result, error) {
+		return nil, rs.followRemote(ctx, id, name, d, begun, start)
+	}, false, abandon, after)
 }
 
 // followRemote is the life of a run on the engine in this server: the

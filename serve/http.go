@@ -142,7 +142,7 @@ func (s *Server) apiStart(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, created, err := s.runs.Start(r.Context(), r.PathValue("name"), input, StartOptions{
-		RunID: b.RunID, Webhook: b.Webhook, IdempotencyKey: r.Header.Get("Idempotency-Key")})
+		RunID: b.RunID, Webhook: b.Webhook, IdempotencyKey: r.Header.Get("Idempotency-Key"), Waited: wait > 0})
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -158,24 +158,22 @@ func (s *Server) apiStart(w http.ResponseWriter, r *http.Request) {
 // replyRun answers run id's status, and its result when wait > 0 and it
 // ends or suspends within wait.
 func (s *Server) replyRun(w http.ResponseWriter, r *http.Request, status int, id string, wait time.Duration) {
-	st, err := s.runs.Wait(r.Context(), id, wait)
+	if wait <= 0 {
+		st, err := s.runs.Wait(r.Context(), id, 0)
+		if err != nil {
+			s.fail(w, err)
+			return
+		}
+		s.reply(w, status, runReply{RunID: id, Status: st})
+		return
+	}
+	st, res, err := s.runs.WaitResult(r.Context(), id, wait)
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	reply := runReply{RunID: id, Status: st}
-	if wait > 0 {
-		w.Header().Set("Preference-Applied", "wait="+strconv.Itoa(int(wait/time.Second)))
-		if st != StatusQueued && st != StatusRunning {
-			res, _, err := s.runs.Result(id)
-			if err != nil {
-				s.fail(w, err)
-				return
-			}
-			reply.Result = res
-		}
-	}
-	s.reply(w, status, reply)
+	w.Header().Set("Preference-Applied", "wait="+strconv.Itoa(int(wait/time.Second)))
+	s.reply(w, status, runReply{RunID: id, Status: st, Result: res})
 }
 
 // preferWait reads the wait preference of a Prefer header (RFC 7240):

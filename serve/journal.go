@@ -55,10 +55,15 @@ type journal struct {
 	umu   sync.Mutex           // held by updateMeta
 
 	// events.log, open for reading and appending, and its size; fmu
-	// orders the appends.
-	fmu  sync.Mutex
-	f    *os.File
-	size int64
+	// orders the appends, and guards every log's spans (compact.go
+	// rewrites them). compacted is the size it had after its last
+	// compaction; past maxSize and twice that, grew is told (once).
+	fmu       sync.Mutex
+	f         *os.File
+	size      int64
+	compacted int64
+	maxSize   int64
+	grew      chan struct{}
 }
 
 func openJournal(statePath string) (*journal, error) {
@@ -66,7 +71,7 @@ func openJournal(statePath string) (*journal, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "idem"), 0o700); err != nil {
 		return nil, fmt.Errorf("--state: the server's journal: %w", err)
 	}
-	j := &journal{dir: dir, logs: map[string]*eventLog{}, metas: map[string]*meta{}}
+	j := &journal{dir: dir, logs: map[string]*eventLog{}, metas: map[string]*meta{}, grew: make(chan struct{}, 1)}
 	if err := j.openEvents(); err != nil {
 		return nil, fmt.Errorf("--state: the server's journal: %w", err)
 	}
@@ -98,7 +103,7 @@ func (j *journal) openEvents() error {
 		f.Close()
 		return err
 	}
-	j.f, j.size = f, off
+	j.f, j.size, j.compacted = f, off, off
 	return nil
 }
 
@@ -124,7 +129,7 @@ func (j *journal) index(line []byte, off int64) {
 }
 
 // appendEvent writes run id's event seq to events.log, in one write, and
-// returns where its JSON is.
+// returns where its JSON is (j.fmu held).
 func (j *journal) appendEvent(id string, seq int, data []byte) (span, error) {
 	line := make([]byte, 0, len(id)+len(data)+14)
 	line = append(line, id...)
@@ -134,13 +139,17 @@ func (j *journal) appendEvent(id string, seq int, data []byte) (span, error) {
 	skip := len(line)
 	line = append(line, data...)
 	line = append(line, '\n')
-	j.fmu.Lock()
-	defer j.fmu.Unlock()
 	if _, err := j.f.Write(line); err != nil {
 		return span{}, err
 	}
 	sp := span{j.size + int64(skip), int64(len(data))}
 	j.size += int64(len(line))
+	if j.maxSize > 0 && j.size > j.maxSize && j.size > 2*j.compacted {
+		select {
+		case j.grew <- struct{}{}:
+		default:
+		}
+	}
 	return sp, nil
 }
 
@@ -178,6 +187,16 @@ func (j *journal) meta(id string) *meta {
 	}
 	c := *m
 	return &c
+}
+
+// noMeta records that run id, which this server starts, has no RUN.json:
+// meta need not look for it.
+func (j *journal) noMeta(id string) {
+	j.mu.Lock()
+	if _, ok := j.metas[id]; !ok {
+		j.metas[id] = nil
+	}
+	j.mu.Unlock()
 }
 
 // setMeta writes run id's RUN.json whole (a new file renamed over the old).
@@ -256,7 +275,7 @@ type span struct{ off, n int64 }
 type eventLog struct {
 	j       *journal
 	mu      sync.Mutex
-	spans   []span   // spans[i] is event i+1's
+	spans   []span   // spans[i] is event i+1's (guarded by j.fmu)
 	lines   [][]byte // the events, when loaded
 	loaded  bool
 	changed chan struct{}
@@ -280,6 +299,8 @@ func (l *eventLog) load() {
 	if l.loaded {
 		return
 	}
+	l.j.fmu.Lock()
+	defer l.j.fmu.Unlock()
 	l.lines = make([][]byte, 0, len(l.spans))
 	for _, sp := range l.spans {
 		b := make([]byte, sp.n)
@@ -296,11 +317,15 @@ func (l *eventLog) add(id string, data []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.load()
+	l.j.fmu.Lock()
 	sp, err := l.j.appendEvent(id, len(l.spans)+1, data)
+	if err == nil {
+		l.spans = append(l.spans, sp)
+	}
+	l.j.fmu.Unlock()
 	if err != nil {
 		return
 	}
-	l.spans = append(l.spans, sp)
 	l.lines = append(l.lines, data)
 	close(l.changed)
 	l.changed = make(chan struct{})

@@ -3,7 +3,6 @@ package serve
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -66,6 +65,10 @@ type StartOptions struct {
 	IdempotencyKey string
 	// Stream streams the run's model replies as text_delta events (chat.go).
 	Stream bool
+	// Waited: the caller waits for the run and answers with WaitResult,
+	// which commits the run's start before it answers: Start leaves its
+	// start to be committed with the other runs' writes.
+	Waited bool
 }
 
 // Runs is the run machinery of a server: the runs it starts, goes on with
@@ -119,6 +122,10 @@ type active struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	user   bool // cancelled by a caller
+	// res is a new run's result once it ended or suspended here, as run
+	// --output json prints it (WaitResult, ended.go); set before done
+	// is closed.
+	res *engine.Result
 }
 
 func newRuns(o *Options, list []*served) (*Runs, error) {
@@ -152,6 +159,15 @@ func newRuns(o *Options, list []*served) (*Runs, error) {
 	}
 	rs := &Runs{o: o, sync: sync, j: j, rd: rd, wdb: wdb, list: list, byName: map[string]*served{}, active: map[string]*active{},
 		claimed: map[string]bool{}, starting: map[string]bool{}, slots: make(chan struct{}, o.MaxRuns), stop: make(chan struct{})}
+	// The new runs commit their writes together; a run's end is committed
+	// before anyone is told it ended (launch), and its start before it is
+	// answered for (Start, WaitResult): each waits for the group's next
+	// commit, which the runs that end meanwhile share.
+	wdb.GroupCommit(&rs.wmu, false)
+	j.maxSize = o.EventsMaxSize
+	rs.compactEvents() // before any run goes on
+	rs.wg.Add(1)
+	go rs.compactor()
 	for _, s := range list {
 		rs.byName[s.e.Name] = s
 	}
@@ -299,6 +315,9 @@ func (rs *Runs) Start(ctx context.Context, name string, input *string, so StartO
 	// saved: a server killed between the two goes on with the run, webhook
 	// and all.
 	kept := so.Webhook != "" || so.IdempotencyKey != ""
+	if !kept {
+		rs.j.noMeta(id)
+	}
 	if kept {
 		if err := rs.j.setMeta(id, &meta{Ensemble: s.e.Name, Webhook: so.Webhook, Key: so.IdempotencyKey}); err != nil {
 			sess.Close()
@@ -322,6 +341,11 @@ func (rs *Runs) Start(ctx context.Context, name string, input *string, so StartO
 		return "", false, err
 	}
 	rs.launch(id, sess, r, nil)
+	if !so.Waited {
+		if err := rs.commit(); err != nil { // saved before it is answered for
+			return "", false, err
+		}
+	}
 	return id, true, nil
 }
 
@@ -368,7 +392,7 @@ func (rs *Runs) unreserve() {
 // log.
 func (rs *Runs) sink(id string) events.Sink {
 	return func(ev events.Event) {
-		b, err := json.Marshal(ev)
+		b, err := events.Marshal(ev)
 		if err != nil {
 			return
 		}
@@ -381,11 +405,9 @@ func (rs *Runs) sink(id string) events.Sink {
 // end (or suspension); then after (nil: nothing) lets its saved run go,
 // and its webhook is called.
 func (rs *Runs) launch(id string, sess *session.Session, r *session.Run, after func()) {
-	run := func(ctx context.Context) error {
-		_, err := r.Run(ctx)
-		return err
-	}
-	rs.launchWith(id, run, r.Abandon, func() {
+	// A run that goes on from a saved one (after) returns only what it
+	// ran: its result is read back from the database.
+	rs.launchWith(id, r.Run, after == nil, r.Abandon, func() {
 		sess.Close()
 		if after != nil {
 			after()
@@ -395,10 +417,11 @@ func (rs *Runs) launch(id string, sess *session.Session, r *session.Run, after f
 
 // launchWith goes on with run id, holding a place in the queue, in the
 // background: once a slot is free, run runs it to its end (or
-// suspension); when no slot came (the server closes, or a caller
-// cancelled it), abandon lets it go as saved. Then after (nil: nothing)
-// is called, and its webhook.
-func (rs *Runs) launchWith(id string, run func(context.Context) error, abandon, after func()) {
+// suspension), and its result is kept for a caller who waits when keep;
+// when no slot came (the server closes, or a caller cancelled it),
+// abandon lets it go as saved. Then after (nil: nothing) is called, and
+// its webhook.
+func (rs *Runs) launchWith(id string, run func(context.Context) (*engine.Result, error), keep bool, abandon, after func()) {
 	ctx, cancel := context.WithCancel(rs.ctx)
 	a := &active{status: StatusQueued, cancel: cancel, done: make(chan struct{})}
 	rs.mu.Lock()
@@ -424,8 +447,17 @@ func (rs *Runs) launchWith(id string, run func(context.Context) error, abandon, 
 			ran = false
 		}
 		rs.mu.Unlock()
+		suspended := false
 		if ran {
-			err := run(ctx)
+			res, err := run(ctx)
+			if cerr := rs.commit(); err == nil {
+				err = cerr
+			}
+			// A remote run returns no result: notify checks for itself.
+			suspended = res == nil || res.CompletionReason == engine.AwaitingInput
+			if err == nil && keep {
+				a.res = res
+			}
 			<-rs.slots
 			if err != nil {
 				rs.logf("run %s: %s", id, rs.redact(err.Error()))
@@ -444,7 +476,7 @@ func (rs *Runs) launchWith(id string, run func(context.Context) error, abandon, 
 		rs.j.drop(id)
 		if user || ran && rs.ctx.Err() == nil {
 			rs.hook(id, user) // not for a run a shutdown interrupted
-			if !user {
+			if !user && suspended {
 				rs.notify(id) // notify.go
 			}
 			rs.ended(id) // mount.go

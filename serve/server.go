@@ -93,6 +93,13 @@ type Options struct {
 	// Engine, when set, runs the runs on another engine (Temporal,
 	// engine.go) instead of in this process; nil: the local engine.
 	Engine Engine
+	// EventsRetention is how long the events of a run that ended are
+	// kept in the journal (default 7 days; negative: dropped at the first
+	// compaction); EventsMaxSize the size of events.log past which it is
+	// compacted while the server runs (default 64 MiB), besides at start
+	// (compact.go).
+	EventsRetention time.Duration
+	EventsMaxSize   int64
 }
 
 func (o *Options) skipped(path string, why error) {
@@ -113,6 +120,12 @@ func (o *Options) defaults() {
 	}
 	if o.MaxQueue <= 0 {
 		o.MaxQueue = 1000
+	}
+	if o.EventsRetention == 0 {
+		o.EventsRetention = defaultEventsRetention
+	}
+	if o.EventsMaxSize <= 0 {
+		o.EventsMaxSize = defaultEventsMaxSize
 	}
 	if o.MaxBody <= 0 {
 		o.MaxBody = 1 << 20

@@ -129,9 +129,19 @@ func (db *DB) LockBatch(b *BatchInfo) error {
 }
 
 // SaveBatchLine saves the line of input idx of the batch, in a transaction
-// of its own; saving it again replaces it.
+// of its own (or, with GroupCommit, with the writes of the runs: Flush
+// commits it); saving it again replaces it.
 func (db *DB) SaveBatchLine(b *BatchInfo, idx int, line, meta []byte) error {
-	err := db.exec(`INSERT OR REPLACE INTO batch_lines (batch, idx, line, meta) VALUES (?, ?, ?, ?)`, b.seq, int64(idx), string(line), string(meta))
+	save := func() error {
+		return db.exec(`INSERT OR REPLACE INTO batch_lines (batch, idx, line, meta) VALUES (?, ?, ?, ?)`, b.seq, int64(idx), string(line), string(meta))
+	}
+	if db.group == nil {
+		return wrapErr(db, save())
+	}
+	err := db.write(0, save)
+	if _, ok := errors.AsType[*Error](err); ok {
+		return err
+	}
 	return wrapErr(db, err)
 }
 

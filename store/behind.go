@@ -52,14 +52,14 @@ type turnRow [turnColumns]any
 // and Close write what is left. The database is the writer's until then:
 // no other call may use it. Only one writer of a database writes in the
 // background (they would share its connection): Background does nothing
-// for another.
+// for another, nor on a database whose runs commit together (GroupCommit).
 //
 // A run that goes on ahead of its database must not do what cannot be
 // done twice before the turns it starts from are saved (a kill would play
 // them again): its runners call Wait first, and after a turn that had
 // such an execution (barrier.Barrier).
 func (w *Writer) Background() {
-	if w.db.behind != nil {
+	if w.db.behind != nil || w.db.group != nil {
 		return
 	}
 	b := &behind{finished: make(chan struct{})}

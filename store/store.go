@@ -169,6 +169,9 @@ type DB struct {
 	// SQLite parses a statement in tens of microseconds, a batch runs the
 	// same dozen of them for each of its inputs.
 	stmts map[string]*sql.Stmt
+	// group commits the writes of the runs that share the database
+	// together (GroupCommit), or is nil.
+	group *group
 	// rowsRead counts the rows query returned (RowsRead).
 	rowsRead atomic.Int64
 }
@@ -287,12 +290,15 @@ func isBusy(err error) bool {
 
 // Close closes the database, releasing the locks of its runs; a writer
 // still in the background (Writer.Background) writes what it holds first,
-// and the error of a write of it that failed is returned.
+// and the error of a write of it that failed is returned. A database
+// whose runs commit together (GroupCommit) commits what it holds; its
+// caller holds the group's lock.
 func (db *DB) Close() error {
 	var behindErr error
 	if w := db.behind; w != nil {
 		behindErr = w.stopBehind()
 	}
+	behindErr = errors.Join(behindErr, db.closeGroup())
 	if db.flush != nil {
 		db.flush.stop()
 		db.flush = nil
@@ -514,6 +520,9 @@ func (db *DB) query(q string, args ...any) ([][]any, error) {
 // tx runs f in a write transaction (BEGIN IMMEDIATE: the write lock is
 // taken at once, so that two processes never deadlock upgrading).
 func (db *DB) tx(f func() error) error {
+	if err := db.Flush(); err != nil { // a group's transaction first (GroupCommit)
+		return err
+	}
 	if err := db.exec("BEGIN IMMEDIATE"); err != nil {
 		return err
 	}

@@ -104,61 +104,60 @@ func (db *DB) Create(id string, f *state.File, stateKey func(string) string) (*W
 		return nil, &Error{Path: db.path, Err: err}
 	}
 	for {
-		if old, err := db.Run(id); err == nil {
-			if err := db.Lock(old); err != nil {
-				return nil, err
-			}
-			if old.Resumable() {
-				db.Unlock(old)
-				return nil, &ExistsError{Path: db.path, Run: old}
-			}
-			err := db.tx(func() error {
-				for _, q := range []string{`DELETE FROM turns WHERE ` + turnsOf("?1"), `DELETE FROM warnings WHERE run = ?`} {
-					if err := db.exec(q, old.seq); err != nil {
-						return err
-					}
-				}
-				return db.exec(`UPDATE runs SET ensemble = ?, responses = ?, profiles = ?, options = ?, started_at = ?, saved_at = ?,
-					completion_reason = '', stopped = NULL, base = ?, snapshot = ?, parent = NULL, parent_turn = 0 WHERE seq = ?`,
-					ref, resp, profiles, opts, now.Format(timeFormat), now.Format(timeFormat), int64(f.State.TurnCount), snapshot, old.seq)
-			})
-			if err != nil {
-				db.Unlock(old)
-				return nil, &Error{Path: db.path, Err: err}
-			}
-			old.CompletionReason, old.Turns, old.Started = "", f.State.TurnCount, now
-			old.Parent, old.ParentTurn = "", 0
-			return db.startLocked(old, f, stateKey)
-		} else if !errors.Is(err, ErrNoRun) {
-			return nil, err
-		}
+		// A new id, the usual case: one statement, which adds nothing
+		// when the id is taken.
 		var r *RunInfo
-		err := db.tx(func() error {
-			if rows, err := db.query(`SELECT 1 FROM runs WHERE id = ?`, id); err != nil || len(rows) > 0 {
-				return err // created meanwhile: the loop looks again
+		err := db.write(0, func() error {
+			rows, err := db.query(`INSERT OR IGNORE INTO runs (id, ensemble, responses, profiles, options, started_at, saved_at, base, snapshot)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
+				id, ref, resp, profiles, opts, now.Format(timeFormat), now.Format(timeFormat), int64(f.State.TurnCount), snapshot)
+			if err == nil && len(rows) == 1 {
+				r = &RunInfo{seq: rows[0][0].(int64), ID: id, Ensemble: f.Ensemble.Name, Started: now, Saved: now, Turns: f.State.TurnCount}
 			}
-			if err := db.exec(`INSERT INTO runs (id, ensemble, responses, profiles, options, started_at, saved_at, base, snapshot)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				id, ref, resp, profiles, opts, now.Format(timeFormat), now.Format(timeFormat), int64(f.State.TurnCount), snapshot); err != nil {
-				return err
-			}
-			rows, err := db.query(`SELECT seq FROM runs WHERE id = ?`, id)
-			if err != nil {
-				return err
-			}
-			r = &RunInfo{seq: rows[0][0].(int64), ID: id, Ensemble: f.Ensemble.Name, Started: now, Saved: now, Turns: f.State.TurnCount}
-			return nil
+			return err
 		})
 		if err != nil {
+			if _, ok := errors.AsType[*Error](err); ok {
+				return nil, err
+			}
 			return nil, &Error{Path: db.path, Err: err}
 		}
-		if r == nil {
-			continue
+		if r != nil {
+			if err := db.Lock(r); err != nil {
+				return nil, err
+			}
+			return db.startLocked(r, f, stateKey)
 		}
-		if err := db.Lock(r); err != nil {
+		old, err := db.Run(id)
+		if errors.Is(err, ErrNoRun) {
+			continue // removed meanwhile: the loop tries again
+		} else if err != nil {
 			return nil, err
 		}
-		return db.startLocked(r, f, stateKey)
+		if err := db.Lock(old); err != nil {
+			return nil, err
+		}
+		if old.Resumable() {
+			db.Unlock(old)
+			return nil, &ExistsError{Path: db.path, Run: old}
+		}
+		err = db.write(0, func() error {
+			for _, q := range []string{`DELETE FROM turns WHERE ` + turnsOf("?1"), `DELETE FROM warnings WHERE run = ?`} {
+				if err := db.exec(q, old.seq); err != nil {
+					return err
+				}
+			}
+			return db.exec(`UPDATE runs SET ensemble = ?, responses = ?, profiles = ?, options = ?, started_at = ?, saved_at = ?,
+				completion_reason = '', stopped = NULL, base = ?, snapshot = ?, parent = NULL, parent_turn = 0 WHERE seq = ?`,
+				ref, resp, profiles, opts, now.Format(timeFormat), now.Format(timeFormat), int64(f.State.TurnCount), snapshot, old.seq)
+		})
+		if err != nil {
+			db.Unlock(old)
+			return nil, &Error{Path: db.path, Err: err}
+		}
+		old.CompletionReason, old.Turns, old.Started = "", f.State.TurnCount, now
+		old.Parent, old.ParentTurn = "", 0
+		return db.startLocked(old, f, stateKey)
 	}
 }
 
@@ -179,7 +178,7 @@ func (db *DB) Continue(r *RunInfo, f *state.File, stateKey func(string) string) 
 	if err != nil {
 		return nil, &Error{Path: db.path, Err: err}
 	}
-	err = db.tx(func() error {
+	err = db.write(0, func() error {
 		return db.exec(`UPDATE runs SET ensemble = ?, responses = ?, profiles = ?, options = ?, saved_at = ?, completion_reason = '', stopped = NULL WHERE seq = ?`,
 			ref, resp, profiles, opts, time.Now().UTC().Format(timeFormat), r.seq)
 	})
@@ -293,6 +292,10 @@ func (w *Writer) save(st *state.State, reason string, stopped *state.Stopped, fi
 	if row == nil && len(newWarnings) == 0 && !final {
 		return nil
 	}
+	saved := 0
+	if row != nil {
+		saved = 1
+	}
 	var err error
 	switch {
 	case row != nil && len(newWarnings) == 0 && b != nil:
@@ -301,6 +304,14 @@ func (w *Writer) save(st *state.State, reason string, stopped *state.Stopped, fi
 		}
 		w.mark(st)
 		return nil
+	case w.db.group != nil:
+		err = w.db.write(saved, func() error { return w.write(row, newWarnings, final, reason, stop) })
+		if err == nil && final && w.db.group.finish {
+			err = w.db.Flush()
+		}
+		if _, ok := errors.AsType[*Error](err); ok {
+			return err // the group's, which names the file
+		}
 	case row != nil && len(newWarnings) == 0 && !final:
 		// The turn's one row: a statement outside BEGIN and COMMIT is a
 		// transaction of its own, without running those two statements.
@@ -309,39 +320,41 @@ func (w *Writer) save(st *state.State, reason string, stopped *state.Stopped, fi
 		if err = w.Wait(); err != nil {
 			return err // a turn before is missing: nothing after it is written
 		}
-		err = w.db.tx2(w.begin, w.commit, func() error {
-			if row != nil {
-				if _, err := w.insertTurn.ExecContext(w.db.ctx, row...); err != nil {
-					return err
-				}
-			}
-			for i, wn := range newWarnings {
-				b, err := json.Marshal(wn)
-				if err != nil {
-					return err
-				}
-				if _, err := w.insertWarning.ExecContext(w.db.ctx, w.run.seq, int64(w.warnings+i), string(b)); err != nil {
-					return err
-				}
-			}
-			if final {
-				return w.db.exec(`UPDATE runs SET completion_reason = ?, stopped = ?, saved_at = ? WHERE seq = ?`,
-					reason, stop, time.Now().UTC().Format(timeFormat), w.run.seq)
-			}
-			return nil
-		})
+		err = w.db.tx2(w.begin, w.commit, func() error { return w.write(row, newWarnings, final, reason, stop) })
 	}
 	if err != nil {
 		return &Error{Path: w.db.path, Err: explain(err)}
 	}
-	saved := 0
-	if row != nil {
-		saved = 1
+	if w.db.group == nil {
+		w.db.committed(saved)
 	}
-	w.db.committed(saved)
 	w.mark(st)
 	if final {
 		w.run.CompletionReason = reason
+	}
+	return nil
+}
+
+// write writes a save's row (or none), its new warnings and, when final,
+// how the run ended, inside the caller's transaction.
+func (w *Writer) write(row []any, newWarnings []state.Warning, final bool, reason string, stop any) error {
+	if row != nil {
+		if _, err := w.insertTurn.ExecContext(w.db.ctx, row...); err != nil {
+			return err
+		}
+	}
+	for i, wn := range newWarnings {
+		b, err := json.Marshal(wn)
+		if err != nil {
+			return err
+		}
+		if _, err := w.insertWarning.ExecContext(w.db.ctx, w.run.seq, int64(w.warnings+i), string(b)); err != nil {
+			return err
+		}
+	}
+	if final {
+		return w.db.exec(`UPDATE runs SET completion_reason = ?, stopped = ?, saved_at = ? WHERE seq = ?`,
+			reason, stop, time.Now().UTC().Format(timeFormat), w.run.seq)
 	}
 	return nil
 }

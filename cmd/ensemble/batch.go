@@ -193,7 +193,7 @@ func startBatch(ctx context.Context, io *stdio, path string, f *batchFlags) erro
 			return usageErr("--state: %v", err)
 		}
 		defer st.Close()
-		b.Save = st.SaveLine
+		b.Save, b.Commit = st.SaveLine, st.Commit
 		resume = io.program() + " batch --resume " + shellQuote(f.stateFile)
 		if !f.quiet {
 			fmt.Fprintf(io.stderr(), "ensemble: batch %s, saved in %s\n", st.ID(), f.stateFile)
@@ -312,7 +312,7 @@ func resumeBatch(ctx context.Context, io *stdio, f *batchFlags, changed func(str
 	if !f.quiet {
 		fmt.Fprintf(io.stderr(), "ensemble: resuming batch %s of %s: %d of %s done\n", saved.ID(), spec.Ensemble.Path, len(rs.Done), report.Count(len(rs.Inputs), "input"))
 	}
-	b := &batch.Batch{Inputs: rs.Inputs, RunOne: batch.Local(sess, saved.Store), Concurrency: concurrency, Done: rs.Done, Written: rs.Written, Out: w, Save: saved.SaveLine}
+	b := &batch.Batch{Inputs: rs.Inputs, RunOne: batch.Local(sess, saved.Store), Concurrency: concurrency, Done: rs.Done, Written: rs.Written, Out: w, Save: saved.SaveLine, Commit: saved.Commit}
 	resume := io.program() + " batch --resume " + shellQuote(path)
 	if f.batchID != "" {
 		resume += " --batch-id " + shellQuote(f.batchID)

@@ -20,20 +20,21 @@ import (
 
 // serveFlags are the flags of `ensemble serve`.
 type serveFlags struct {
-	listen    string
-	state     string
-	tokenFile string
-	cors      string
-	hosts     []string
-	maxRuns   int
-	maxQueue  int
-	maxBody   string
-	grace     time.Duration
-	profiles  []string
-	responses bool
-	noUI      bool
-	temporal  temporalFlags
-	publicURL string
+	listen     string
+	state      string
+	tokenFile  string
+	cors       string
+	hosts      []string
+	maxRuns    int
+	maxQueue   int
+	maxBody    string
+	grace      time.Duration
+	keepEvents time.Duration
+	profiles   []string
+	responses  bool
+	noUI       bool
+	temporal   temporalFlags
+	publicURL  string
 }
 
 func newServeCmd(io *stdio) *cobra.Command {
@@ -77,6 +78,7 @@ and go on at the next start.`,
 	fl.IntVar(&f.maxQueue, "max-queue", 1000, "let at most `N` runs wait for a slot; more are refused (429)")
 	fl.StringVar(&f.maxBody, "max-body", "1MiB", "the largest request body, a `SIZE` such as 512KiB")
 	fl.DurationVar(&f.grace, "grace", 30*time.Second, "on shutdown, let the runs going on end for `DURATION` at most")
+	fl.DurationVar(&f.keepEvents, "events-retention", 7*24*time.Hour, "keep the events of a run that ended for `DURATION` in the journal, then drop them")
 	fl.StringArrayVar(&f.profiles, "profiles", nil, "model profiles `FILE` for every ensemble (repeatable)")
 	fl.BoolVar(&f.responses, "responses", false, "run each ensemble with the responses.yaml next to it, when it has one")
 	fl.BoolVar(&f.noUI, "no-ui", false, "do not serve the inspector at /ui/")
@@ -95,6 +97,9 @@ func runServe(ctx context.Context, io *stdio, paths []string, f *serveFlags) err
 	}
 	if f.grace <= 0 {
 		return usageErr("--grace must be more than 0, got %s", f.grace)
+	}
+	if f.keepEvents <= 0 {
+		return usageErr("--events-retention must be more than 0, got %s", f.keepEvents)
 	}
 	maxBody, err := readcap.ParseSize(f.maxBody)
 	if err != nil {
@@ -127,7 +132,7 @@ func runServe(ctx context.Context, io *stdio, paths []string, f *serveFlags) err
 	}
 	srv, err := serve.New(serve.Options{Engine: eng,
 		Paths: paths, Listen: f.listen, State: f.state, Token: token, CORS: f.cors, Hosts: f.hosts,
-		MaxRuns: f.maxRuns, MaxQueue: f.maxQueue, MaxBody: maxBody, Grace: f.grace,
+		MaxRuns: f.maxRuns, MaxQueue: f.maxQueue, MaxBody: maxBody, Grace: f.grace, EventsRetention: f.keepEvents,
 		Profiles: f.profiles, Responses: f.responses, NoUI: f.noUI, PublicURL: f.publicURL,
 		LookupEnv: io.lookupEnv, Stderr: io.stderr(),
 		Skipped: func(path string, why error) {

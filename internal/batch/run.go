@@ -61,6 +61,9 @@ type Batch struct {
 	Out     io.Writer
 	// Save keeps an outcome before its line is written (--state); nil: none.
 	Save func(*Outcome) error
+	// Commit, when set, makes what Save kept durable: it is called once for
+	// the outcomes that came together, before their lines are written.
+	Commit func() error
 	// Progress, when set, receives a status line to redraw (a terminal).
 	Progress io.Writer
 }
@@ -185,10 +188,10 @@ func (b *Batch) Run(ctx context.Context) *Stats {
 		}
 	}
 	advance()
-	for o := range results {
+	take := func(o *Outcome) {
 		if o.interrupted {
 			st.Interrupted = true
-			continue
+			return
 		}
 		if b.Save != nil && o.Meta.Reason != "error" { // the machinery's failures run again when resumed
 			if err := b.Save(o); err != nil {
@@ -196,8 +199,8 @@ func (b *Batch) Run(ctx context.Context) *Stats {
 			}
 		}
 		pending[o.Index] = o
-		advance()
 	}
+	b.collect(results, take, advance, st)
 	stopProgress()
 	if next < len(b.Inputs) {
 		st.Interrupted = true
@@ -210,6 +213,55 @@ func (b *Batch) Run(ctx context.Context) *Stats {
 	st.Written = next
 	st.Elapsed = time.Since(start)
 	return st
+}
+
+// commitEvery and commitAge bound how long the outcomes saved (Save) wait
+// for their commit (Commit), and their lines for being written: a commit
+// for the outcomes that came within commitAge of the first not committed,
+// or for commitEvery of them, rather than one for each.
+const (
+	commitEvery = 64
+	commitAge   = 2 * time.Millisecond
+)
+
+// collect takes the outcomes as they come, and writes their lines
+// (advance) once what Save kept of them is committed.
+func (b *Batch) collect(results <-chan *Outcome, take func(*Outcome), advance func(), st *Stats) {
+	if b.Commit == nil {
+		for o := range results {
+			take(o)
+			advance()
+		}
+		return
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	waiting := 0
+	commit := func() {
+		timer.Stop()
+		waiting = 0
+		if err := b.Commit(); err != nil {
+			st.Errs = append(st.Errs, err.Error())
+		}
+		advance()
+	}
+	for {
+		select {
+		case o, ok := <-results:
+			if !ok {
+				commit()
+				return
+			}
+			take(o)
+			if waiting++; waiting == 1 {
+				timer.Reset(commitAge)
+			} else if waiting >= commitEvery {
+				commit()
+			}
+		case <-timer.C:
+			commit()
+		}
+	}
 }
 
 // one runs one input and makes its line.

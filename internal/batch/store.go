@@ -133,8 +133,14 @@ func (st *Store) resolved() (durable.Resolved, error) {
 }
 
 // newStore is the store of a batch in db.
+//
+// The runs of a batch commit their writes together (store.DB.GroupCommit):
+// a turn of injected responses is written without a commit of its own,
+// and the outcomes' lines are committed (Commit) before they are written.
 func newStore(db *store.DB, info *store.BatchInfo, refs durable.Refs) *Store {
-	return &Store{db: db, info: info, runs: map[string]*store.RunInfo{}, refs: refs, resolve: sync.OnceValues(refs.Resolve)}
+	st := &Store{db: db, info: info, runs: map[string]*store.RunInfo{}, refs: refs, resolve: sync.OnceValues(refs.Resolve)}
+	db.GroupCommit(&st.mu, false)
+	return st
 }
 
 // ErrNotDatabase is the error of a batch saved in a file that is not a
@@ -251,15 +257,30 @@ func (st *Store) SaveLine(o *Outcome) error {
 	return st.db.SaveBatchLine(st.info, o.Index, o.Line, meta)
 }
 
+// Commit makes the lines SaveLine kept durable, with what the runs wrote
+// since the last commit (Batch.Commit).
+func (st *Store) Commit() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.db.Flush()
+}
+
 // Finish marks the batch done: every input has its line.
 func (st *Store) Finish() error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if err := st.db.Flush(); err != nil {
+		return err
+	}
 	return st.db.FinishBatch(st.info, "done")
 }
 
-// Close closes the database.
-func (st *Store) Close() error { return st.db.Close() }
+// Close commits what the runs wrote and closes the database.
+func (st *Store) Close() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.db.Close()
+}
 
 // pickBatch finds the batch id names, or the database's one unfinished
 // batch.

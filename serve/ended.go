@@ -1,0 +1,73 @@
+package serve
+
+import (
+	"bytes"
+	"context"
+	"time"
+
+	"github.com/ensemble-run/ensemble/engine"
+)
+
+// WaitResult is Wait, and the run's result when it ended or suspended (nil
+// while it goes on): the object Result writes. A new run that ended in
+// this server answers with the result its run returned, the one `ensemble
+// run --output json` prints, without reading it back from the database;
+// any other run (answered, forked, cancelled, gone on after a restart) is
+// read back as Result reads it.
+func (rs *Runs) WaitResult(ctx context.Context, id string, d time.Duration) (status string, result []byte, err error) {
+	rs.mu.Lock()
+	a := rs.active[id]
+	rs.mu.Unlock()
+	if a != nil && d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-a.done:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	if res := endedHere(a); res != nil {
+		rs.mu.Lock()
+		user := a.user
+		rs.mu.Unlock()
+		if st := rs.status(id, res.CompletionReason); !user && st != StatusQueued && st != StatusRunning {
+			var buf bytes.Buffer
+			if err := res.WriteJSON(&buf); err != nil {
+				return "", nil, err
+			}
+			return st, rs.redactBytes(buf.Bytes()), nil
+		}
+	}
+	if status, err = rs.Wait(ctx, id, 0); err != nil || status == StatusQueued || status == StatusRunning {
+		if err == nil {
+			err = rs.commit() // a run started Waited is saved before it is answered for
+		}
+		return status, nil, err
+	}
+	result, _, err = rs.Result(id)
+	return status, result, err
+}
+
+// endedHere is the result of a's run once it has ended, when it keeps one
+// (active.res), or nil.
+func endedHere(a *active) *engine.Result {
+	if a == nil {
+		return nil
+	}
+	select {
+	case <-a.done:
+		return a.res
+	default:
+		return nil
+	}
+}
+
+// commit waits until what the new runs wrote is committed
+// (store.DB.GroupCommit): by the group's next commit, shared with the
+// others who wait.
+func (rs *Runs) commit() error {
+	rs.wmu.Lock()
+	defer rs.wmu.Unlock()
+	return rs.wdb.Synced()
+}
