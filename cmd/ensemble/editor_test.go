@@ -25,9 +25,9 @@ func TestGraphCommand(t *testing.T) {
 				args = append(args, "--format", "dot")
 			}
 			o := ensembleCmd(t, "", args...)
-			want, err := os.ReadFile(filepath.Join("../../graph/testdata", name+"."+ext))
+			want, err := os.ReadFile(filepath.Join("../../internal/graph/testdata", name+"."+ext))
 			if err != nil {
-				t.Fatalf("%v (run go test ./graph -update)", err)
+				t.Fatalf("%v (run go test ./internal/graph -update)", err)
 			}
 			if o.code != 0 || o.stdout != string(want) || o.stderr != "" {
 				t.Errorf("%s %s: exit %d, stderr %q, stdout\n%s", name, format, o.code, o.stderr, o.stdout)

@@ -49,7 +49,7 @@ func golden(t *testing.T, path, got string) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (a new example? run go test ./graph -update and check the drawing)", err)
+		t.Fatalf("%v (a new example? run go test ./internal/graph -update and check the drawing)", err)
 	}
 	if got != string(want) {
 		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", path, got, want)
