@@ -126,3 +126,42 @@ func TestMarshalRefusesAsJSON(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMarshal encodes the events of a served run of three agents
+// (docs/performance.md#serving), by Marshal and by json.Marshal: the 16
+// events of its turns, then its run_completed.
+func BenchmarkMarshal(b *testing.B) {
+	at := time.Now().UTC()
+	res := &engine.Result{Ensemble: "three", ConversationHistory: []*state.Record{}, Errors: []engine.RunError{}, Warnings: []state.Warning{}, Input: "document 1",
+		CompletionReason: "completed", TurnCount: 3, AgentExecutionCount: map[string]int{"extract": 1, "analyse": 1, "report": 1},
+		FinalState: map[string]any{"extract": map[string]any{"facts": []any{"a", "b"}}, "analyse": map[string]any{"verdict": "fine"}, "report": "All fine."}, Output: "All fine."}
+	var evs []events.Event
+	evs = append(evs, events.Event{Type: events.RunStarted, Time: at, Message: "document 1"})
+	for i, a := range []string{"extract", "analyse", "report"} {
+		evs = append(evs,
+			events.Event{Type: events.TurnStarted, Time: at, Turn: i + 1, Agents: []string{a}},
+			events.Event{Type: events.AgentStarted, Time: at, Turn: i + 1, Agent: a, Execution: 1},
+			events.Event{Type: events.AgentFinished, Time: at, Turn: i + 1, Agent: a, Execution: 1, Duration: 0.000012},
+			events.Event{Type: events.AgentCompleted, Time: at, Turn: i + 1, Agent: a, Execution: 1, Output: map[string]any{"verdict": "fine"}, Duration: 0.000012},
+			events.Event{Type: events.TurnCompleted, Time: at, Turn: i + 1})
+	}
+	evs = append(evs, events.Event{Type: events.RunCompleted, Time: at, Turn: 3, Message: "completed", Result: res})
+	n := len(evs) - 1
+	for set, evs := range map[string][]events.Event{"turns": evs[:n], "run_completed": evs[n:]} {
+		for name, marshal := range map[string]func(events.Event) ([]byte, error){
+			"Marshal":      events.Marshal,
+			"json.Marshal": func(ev events.Event) ([]byte, error) { return json.Marshal(ev) },
+		} {
+			b.Run(set+"/"+name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					for _, ev := range evs {
+						if _, err := marshal(ev); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			})
+		}
+	}
+}
