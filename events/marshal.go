@@ -14,9 +14,9 @@ type compactResult interface {
 
 // Marshal is json.Marshal(ev), byte for byte, written without reflection
 // (appendEvent); a run_completed event's result (the whole result object)
-// by the result's own writer when it has one. Through reflection, the
-// events cost a sixth of the CPU of a run served with its events kept
-// (docs/performance.md#serving).
+// by the result's own writer when it has one. A served run's events,
+// encoded and kept in its journal, took a sixth of its CPU, most of the
+// encoding reflection (docs/performance.md#serving).
 func Marshal(ev Event) ([]byte, error) {
 	b, err := appendEvent(make([]byte, 0, 256), &ev)
 	if err != nil {
