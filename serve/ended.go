@@ -3,13 +3,14 @@ package serve
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/ensemble-run/ensemble/engine"
 )
 
 // WaitResult is Wait, and the run's result when it ended or suspended (nil
-// while it goes on): the object Result writes. A new run that ended in
+// while it goes on): the object Result writes, compact. A new run that ended in
 // this server answers with the result its run returned, the one `ensemble
 // run --output json` prints, without reading it back from the database;
 // any other run (answered, forked, cancelled, gone on after a restart) is
@@ -32,11 +33,11 @@ func (rs *Runs) WaitResult(ctx context.Context, id string, d time.Duration) (sta
 		user := a.user
 		rs.mu.Unlock()
 		if st := rs.status(id, res.CompletionReason); !user && st != StatusQueued && st != StatusRunning {
-			var buf bytes.Buffer
-			if err := res.WriteJSON(&buf); err != nil {
+			b, err := compactJSON(res)
+			if err != nil {
 				return "", nil, err
 			}
-			return st, rs.redactBytes(buf.Bytes()), nil
+			return st, rs.redactBytes(b), nil
 		}
 	}
 	if status, err = rs.Wait(ctx, id, 0); err != nil || status == StatusQueued || status == StatusRunning {
@@ -46,6 +47,11 @@ func (rs *Runs) WaitResult(ctx context.Context, id string, d time.Duration) (sta
 		return status, nil, err
 	}
 	result, _, err = rs.Result(id)
+	if err == nil {
+		var buf bytes.Buffer
+		err = json.Compact(&buf, result) // as the other answer
+		result = buf.Bytes()
+	}
 	return status, result, err
 }
 

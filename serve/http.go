@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ensemble-run/ensemble/internal/hostcheck"
+	"github.com/ensemble-run/ensemble/internal/jsonw"
 )
 
 // ErrorBody is the one shape of every error the run API answers.
@@ -173,7 +174,26 @@ func (s *Server) replyRun(w http.ResponseWriter, r *http.Request, status int, id
 		return
 	}
 	w.Header().Set("Preference-Applied", "wait="+strconv.Itoa(int(wait/time.Second)))
-	s.reply(w, status, runReply{RunID: id, Status: st, Result: res})
+	s.replyResult(w, status, runReply{RunID: id, Status: st, Result: res})
+}
+
+// replyResult is reply(w, status, rr) for a result written compact by its
+// own writer (WaitResult), which json.Marshal would only scan again: rr
+// is written as json.Marshal writes it, the result as it is
+// (TestReplyResultIsMarshal).
+func (s *Server) replyResult(w http.ResponseWriter, status int, rr runReply) {
+	b := make([]byte, 0, len(rr.Result)+64)
+	b = jsonw.AppendString(append(b, `{"run_id":`...), rr.RunID)
+	b = jsonw.AppendString(append(b, `,"status":`...), rr.Status)
+	if len(rr.Result) > 0 {
+		b = append(append(b, `,"result":`...), rr.Result...)
+	}
+	b = append(b, '}')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(s.runs.redactBytes(b))
+	w.Write([]byte{'\n'})
 }
 
 // preferWait reads the wait preference of a Prefer header (RFC 7240):

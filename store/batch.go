@@ -138,7 +138,7 @@ func (db *DB) SaveBatchLine(b *BatchInfo, idx int, line, meta []byte) error {
 	if db.group == nil {
 		return wrapErr(db, save())
 	}
-	err := db.write(0, save)
+	err := db.write1(0, save)
 	if _, ok := errors.AsType[*Error](err); ok {
 		return err
 	}

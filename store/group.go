@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Group commit of the runs that share one database (a batch's runs, a
@@ -70,16 +73,8 @@ func (db *DB) write(turns int, f func() error) error {
 	if g.err != nil {
 		return g.err
 	}
-	if !g.open {
-		if err := db.exec("BEGIN IMMEDIATE"); err != nil {
-			return err
-		}
-		g.open = true
-		if g.timer == nil {
-			g.timer = time.AfterFunc(groupAge, func() { db.timedCommit(g) })
-		} else {
-			g.timer.Reset(groupAge)
-		}
+	if err := db.begin(); err != nil {
+		return err
 	}
 	if err := db.exec("SAVEPOINT w"); err != nil {
 		return db.lost(err)
@@ -93,6 +88,32 @@ func (db *DB) write(turns int, f func() error) error {
 	if err := db.exec("RELEASE w"); err != nil {
 		return db.lost(err)
 	}
+	return db.wrote(turns)
+}
+
+// begin opens the group's transaction if none is open, and starts the
+// timer that commits it.
+func (db *DB) begin() error {
+	g := db.group
+	if g.open {
+		return nil
+	}
+	if err := db.exec("BEGIN IMMEDIATE"); err != nil {
+		return err
+	}
+	g.open = true
+	if g.timer == nil {
+		g.timer = time.AfterFunc(groupAge, func() { db.timedCommit(g) })
+	} else {
+		g.timer.Reset(groupAge)
+	}
+	return nil
+}
+
+// wrote counts a write that succeeded in the group's transaction, which
+// it commits once it holds groupWrites.
+func (db *DB) wrote(turns int) error {
+	g := db.group
 	g.writes++
 	g.wrote++
 	g.turns += turns
@@ -100,6 +121,48 @@ func (db *DB) write(turns int, f func() error) error {
 		return db.Flush()
 	}
 	return nil
+}
+
+// write1 is write for an f that runs one statement, which SQLite makes
+// atomic by itself: no savepoint around it, two statements fewer. A
+// statement that fails leaves the transaction open and its other writes
+// standing, unless its error is one after which SQLite may have rolled the
+// whole transaction back (a full disk, an I/O error, …): then, as write,
+// every write since the last commit is reported lost.
+func (db *DB) write1(turns int, f func() error) error {
+	g := db.group
+	if g == nil {
+		return db.tx(f)
+	}
+	if g.err != nil {
+		return g.err
+	}
+	if err := db.begin(); err != nil {
+		return err
+	}
+	if err := f(); err != nil {
+		if !statementOnly(err) {
+			return db.lost(err)
+		}
+		return err
+	}
+	return db.wrote(turns)
+}
+
+// statementOnly reports whether SQLite undid only the statement that
+// failed with err, leaving its transaction open: a constraint, a type or
+// a size refused, a statement that does not prepare. Any other error (and
+// one that is not SQLite's) may have ended the transaction.
+func statementOnly(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_CONSTRAINT, sqlite3.SQLITE_MISMATCH, sqlite3.SQLITE_TOOBIG, sqlite3.SQLITE_RANGE, sqlite3.SQLITE_ERROR:
+		return true
+	}
+	return false
 }
 
 // lost ends the group's transaction after an error that SQLite answers by

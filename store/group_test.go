@@ -66,6 +66,10 @@ func TestGroupCommit(t *testing.T) {
 	if err := db.write(0, func() error { return db.exec(`INSERT INTO runs (id) VALUES ('broken')`) }); err == nil {
 		t.Fatal("a write against the schema succeeded")
 	}
+	// nor does one statement written without a savepoint
+	if err := db.write1(0, func() error { return db.exec(`INSERT INTO runs (id) VALUES ('broken')`) }); err == nil || !statementOnly(err) {
+		t.Fatalf("a statement against the schema: %v", err)
+	}
 	turn(states[0], 5)
 	if err := writers[0].SaveTurn(states[0]); err != nil {
 		t.Fatal(err)

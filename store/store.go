@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -563,11 +564,33 @@ func unwrapPath(err error) error {
 
 // NewID returns a new run id: the time it started (UTC), and a random
 // suffix so that two runs started in the same second differ.
+//
+// No two ids this process makes are the same: its random part is drawn
+// again when it was drawn already within the same second (a server
+// starting thousands of runs a second drew the same one now and then, and
+// refused the second run as a run that exists).
 func NewID() string {
+	idMu.Lock()
+	defer idMu.Unlock()
+	sec := time.Now().UTC().Format("20060102-150405")
+	if sec != idSecond {
+		idSecond, idDrawn = sec, map[[3]byte]bool{}
+	}
 	var b [3]byte
-	rand.Read(b[:])
-	return time.Now().UTC().Format("20060102-150405") + fmt.Sprintf("-%x", b)
+	for {
+		rand.Read(b[:])
+		if !idDrawn[b] {
+			idDrawn[b] = true
+			return sec + fmt.Sprintf("-%x", b)
+		}
+	}
 }
+
+var (
+	idMu     sync.Mutex
+	idSecond string           // the second of the ids drawn
+	idDrawn  map[[3]byte]bool // their random parts
+)
 
 // CheckID rejects a run id a person could not type back: empty, too long,
 // or with characters other than letters, digits and -_.:@+

@@ -107,7 +107,7 @@ func (db *DB) Create(id string, f *state.File, stateKey func(string) string) (*W
 		// A new id, the usual case: one statement, which adds nothing
 		// when the id is taken.
 		var r *RunInfo
-		err := db.write(0, func() error {
+		err := db.write1(0, func() error {
 			rows, err := db.query(`INSERT OR IGNORE INTO runs (id, ensemble, responses, profiles, options, started_at, saved_at, base, snapshot)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`,
 				id, ref, resp, profiles, opts, now.Format(timeFormat), now.Format(timeFormat), int64(f.State.TurnCount), snapshot)
@@ -305,7 +305,11 @@ func (w *Writer) save(st *state.State, reason string, stopped *state.Stopped, fi
 		w.mark(st)
 		return nil
 	case w.db.group != nil:
-		err = w.db.write(saved, func() error { return w.write(row, newWarnings, final, reason, stop) })
+		write := w.db.write
+		if saved+len(newWarnings)+btoi(final) == 1 {
+			write = w.db.write1 // one statement: atomic without a savepoint
+		}
+		err = write(saved, func() error { return w.write(row, newWarnings, final, reason, stop) })
 		if err == nil && final && w.db.group.finish {
 			err = w.db.Flush()
 		}
@@ -476,4 +480,11 @@ func appendContext(buf []byte, key string, v any) ([]byte, error) {
 	buf = jsonw.AppendString(append(buf, '['), key)
 	buf, err := jsonw.AppendIndent(append(buf, ','), v, "", "", 0)
 	return append(buf, ']'), err
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
