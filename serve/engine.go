@@ -119,6 +119,9 @@ func (rs *Runs) startRemote(s *served, id, text string, so StartOptions, release
 	}
 	start := &RemoteRun{Ensemble: s.e, Input: input, Responses: s.responses, Profiles: rs.o.Profiles}
 	rs.launchRemote(id, s.e.Name, d, f.State, start, nil)
+	if err := rs.commit(); err != nil { // saved before it is answered for
+		return "", false, err
+	}
 	return id, true, nil
 }
 
