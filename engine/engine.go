@@ -296,15 +296,7 @@ func (r *Run) step(parent, runCtx context.Context) string {
 		return MaxTotalTurns
 	}
 	turn := st.TurnCount + 1
-	if r.opts.Events != nil {
-		names := make([]string, 0, len(ready))
-		for _, rd := range ready {
-			if rd.Skip == resolver.Run { // a skipped agent does not run: agent_skipped says so
-				names = append(names, rd.Agent.Name)
-			}
-		}
-		r.opts.Events.Emit(events.Event{Type: events.TurnStarted, Turn: turn, Agents: names})
-	}
+	r.emitTurnStarted(turn, ready)
 	turnStart := r.now()
 	var turnSpan trace.Span
 	if r.span != nil {
@@ -344,38 +336,7 @@ func (r *Run) step(parent, runCtx context.Context) string {
 		reason = BudgetExceeded
 	}
 	if reason != "" {
-		// The turn was cut short: nothing of it is committed, so a resumed
-		// run plays it again. Its executions are reported, not recorded.
-		why := "the run was interrupted"
-		switch reason {
-		case Timeout:
-			why = "the run reached its timeout"
-		case BudgetExceeded:
-			why = "the run's budget was exceeded (" + r.budget.exceeded().Error() + ")"
-		}
-		var fan *fanInterrupted
-		for _, x := range p.execs {
-			msg := "stopped before it finished: " + why
-			if x.res != nil {
-				r.interruptedUsage.Add(x.res.Usage)
-				r.addInterruptedUsage(x.req.Agent.Name, x.res.Usage)
-			}
-			if x.gate != nil {
-				// A fan-out's instances are reported together: one error
-				// for the agent, not one for each of a million items.
-				if fan == nil || fan.gate != x.gate {
-					r.interrupted = fan.report(r.interrupted, turn, why)
-					fan = &fanInterrupted{gate: x.gate, agent: x.req.Agent.Name, count: x.req.Instance.Count}
-				}
-				fan.add(&x)
-				continue
-			}
-			if x.res != nil && x.res.Err == nil {
-				msg = "finished, but " + why + " before its turn ended, so its output was discarded"
-			}
-			r.interrupted = append(r.interrupted, RunError{TurnNumber: turn, AgentName: eventName(x.req), Message: msg})
-		}
-		r.interrupted = fan.report(r.interrupted, turn, why)
+		why := r.reportInterrupted(turn, reason, p.execs)
 		if turnSpan != nil {
 			tracing.Fail(turnSpan, "not committed: "+why)
 		}
@@ -400,6 +361,58 @@ func (r *Run) step(parent, runCtx context.Context) string {
 		return StrictWarning // a loop's until or carry, as its agent ran
 	}
 	return ""
+}
+
+// emitTurnStarted says which agents the turn runs (a skipped agent does
+// not run: agent_skipped says so).
+func (r *Run) emitTurnStarted(turn int, ready []resolver.Ready) {
+	if r.opts.Events == nil {
+		return
+	}
+	names := make([]string, 0, len(ready))
+	for _, rd := range ready {
+		if rd.Skip == resolver.Run {
+			names = append(names, rd.Agent.Name)
+		}
+	}
+	r.opts.Events.Emit(events.Event{Type: events.TurnStarted, Turn: turn, Agents: names})
+}
+
+// reportInterrupted reports the executions of a turn cut short for
+// reason, and returns why in words. Nothing of the turn is committed, so a
+// resumed run plays it again: its executions are reported, not recorded.
+func (r *Run) reportInterrupted(turn int, reason string, execs []execution) string {
+	why := "the run was interrupted"
+	switch reason {
+	case Timeout:
+		why = "the run reached its timeout"
+	case BudgetExceeded:
+		why = "the run's budget was exceeded (" + r.budget.exceeded().Error() + ")"
+	}
+	var fan *fanInterrupted
+	for _, x := range execs {
+		msg := "stopped before it finished: " + why
+		if x.res != nil {
+			r.interruptedUsage.Add(x.res.Usage)
+			r.addInterruptedUsage(x.req.Agent.Name, x.res.Usage)
+		}
+		if x.gate != nil {
+			// A fan-out's instances are reported together: one error
+			// for the agent, not one for each of a million items.
+			if fan == nil || fan.gate != x.gate {
+				r.interrupted = fan.report(r.interrupted, turn, why)
+				fan = &fanInterrupted{gate: x.gate, agent: x.req.Agent.Name, count: x.req.Instance.Count}
+			}
+			fan.add(&x)
+			continue
+		}
+		if x.res != nil && x.res.Err == nil {
+			msg = "finished, but " + why + " before its turn ended, so its output was discarded"
+		}
+		r.interrupted = append(r.interrupted, RunError{TurnNumber: turn, AgentName: eventName(x.req), Message: msg})
+	}
+	r.interrupted = fan.report(r.interrupted, turn, why)
+	return why
 }
 
 func stopReason(parent, runCtx context.Context) string {

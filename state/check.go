@@ -27,53 +27,81 @@ import (
 // was an execution of its agent; a pending request comes from an agent that
 // produced an output.
 func (s *State) consistent() error {
-	type tally struct{ records, outputs, skips, lastTurn int }
-	per := make(map[string]*tally, len(s.executions))
+	per, err := s.tallyHistory()
+	if err != nil {
+		return err
+	}
+	if err := s.checkCounts(per); err != nil {
+		return err
+	}
+	if err := s.checkEdges(per); err != nil {
+		return err
+	}
+	for i, q := range s.pending {
+		if s.outputs[q.From] == 0 {
+			return fmt.Errorf("state.pending_requests[%d].from is %q, which has no output to have made the request", i, q.From)
+		}
+	}
+	for i, w := range s.warnings {
+		if w.TurnNumber < 1 || w.TurnNumber > s.TurnCount+1 {
+			return fmt.Errorf("state.warnings[%d].turn_number is %d, outside 1..%d", i, w.TurnNumber, s.TurnCount+1)
+		}
+	}
+	return nil
+}
+
+// recordTally is what the history holds of one agent.
+type recordTally struct{ records, outputs, skips, lastTurn int }
+
+// tallyHistory checks the history's records one by one, and counts them
+// by agent.
+func (s *State) tallyHistory() (map[string]*recordTally, error) {
+	per := make(map[string]*recordTally, len(s.executions))
 	turn := 0
 	for i, r := range s.history {
 		at := fmt.Sprintf("state.conversation_history[%d]", i)
 		if r.AgentName == "" {
-			return fmt.Errorf("%s.agent_name is empty", at)
+			return nil, fmt.Errorf("%s.agent_name is empty", at)
 		}
 		if r.TurnNumber < turn {
-			return fmt.Errorf("%s.turn_number is %d, before the turn %d of the record above it", at, r.TurnNumber, turn)
+			return nil, fmt.Errorf("%s.turn_number is %d, before the turn %d of the record above it", at, r.TurnNumber, turn)
 		}
 		if r.TurnNumber > turn+1 {
-			return fmt.Errorf("%s.turn_number is %d but no record is of turn %d (every turn runs an agent)", at, r.TurnNumber, turn+1)
+			return nil, fmt.Errorf("%s.turn_number is %d but no record is of turn %d (every turn runs an agent)", at, r.TurnNumber, turn+1)
 		}
 		turn = r.TurnNumber
 		if r.Of != "" || r.Instance != nil {
 			if err := instanceRecord(r, at); err != nil {
-				return err
+				return nil, err
 			}
 			continue // an instance is part of its agent's execution, which has its own record
 		}
 		t := per[r.AgentName]
 		if t == nil {
-			t = &tally{}
+			t = &recordTally{}
 			per[r.AgentName] = t
 		}
 		if t.records+t.skips > 0 && t.lastTurn == r.TurnNumber {
-			return fmt.Errorf("%s is a second record of agent %q in turn %d (an agent runs at most once a turn)", at, r.AgentName, turn)
+			return nil, fmt.Errorf("%s is a second record of agent %q in turn %d (an agent runs at most once a turn)", at, r.AgentName, turn)
 		}
 		t.lastTurn = r.TurnNumber
 		if r.Skipped {
 			// A skip is no execution: no number, no output, no error.
 			if r.Execution != 0 || r.Error != nil || r.OutputData != nil {
-				return fmt.Errorf("%s is skipped but has an execution number, an output or an error", at)
+				return nil, fmt.Errorf("%s is skipped but has an execution number, an output or an error", at)
 			}
 			t.skips++
 			continue
 		}
 		t.records++
 		if r.Execution != t.records {
-			return fmt.Errorf("%s.execution is %d but it is record %d of agent %q", at, r.Execution, t.records, r.AgentName)
+			return nil, fmt.Errorf("%s.execution is %d but it is record %d of agent %q", at, r.Execution, t.records, r.AgentName)
 		}
 		if r.ExecutionTime < 0 {
-			return fmt.Errorf("%s.execution_time is negative", at)
+			return nil, fmt.Errorf("%s.execution_time is negative", at)
 		}
 		if u := r.Usage; u != nil && (u.Requests < 0 || u.InputTokens < 0 || u.OutputTokens < 0 || !(u.Cost >= 0) || math.IsInf(u.Cost, 0)) {
-			return fmt.Errorf("%s.usage holds a negative count", at)
+			return nil, fmt.Errorf("%s.usage holds a negative count", at)
 		}
 		if r.Error == nil || r.OutputData != nil {
 			t.outputs++
@@ -81,11 +109,16 @@ func (s *State) consistent() error {
 	}
 	if turn != s.TurnCount {
 		if len(s.history) == 0 {
-			return fmt.Errorf("state.turn_count is %d but state.conversation_history is empty", s.TurnCount)
+			return nil, fmt.Errorf("state.turn_count is %d but state.conversation_history is empty", s.TurnCount)
 		}
-		return fmt.Errorf("state.turn_count is %d but the last record of state.conversation_history is of turn %d", s.TurnCount, turn)
+		return nil, fmt.Errorf("state.turn_count is %d but the last record of state.conversation_history is of turn %d", s.TurnCount, turn)
 	}
+	return per, nil
+}
 
+// checkCounts holds the execution and output counts to the history's
+// records.
+func (s *State) checkCounts(per map[string]*recordTally) error {
 	names := make(map[string]bool, len(per))
 	for name := range per {
 		names[name] = true
@@ -97,7 +130,7 @@ func (s *State) consistent() error {
 		names[name] = true
 	}
 	for _, name := range slices.Sorted(maps.Keys(names)) {
-		var t tally
+		var t recordTally
 		if p := per[name]; p != nil {
 			t = *p
 		}
@@ -108,7 +141,12 @@ func (s *State) consistent() error {
 			return fmt.Errorf("state.output_count.%s is %d but state.conversation_history has %d successful records of %q", name, n, t.outputs, name)
 		}
 	}
+	return nil
+}
 
+// checkEdges holds each edge's counts to the executions and skips of its
+// two agents.
+func (s *State) checkEdges(per map[string]*recordTally) error {
 	skips := func(agent string) int {
 		if t := per[agent]; t != nil {
 			return t.skips
@@ -131,17 +169,6 @@ func (s *State) consistent() error {
 			case es.Triggered > runs:
 				return fmt.Errorf("%s.triggered is %d but %q ran %d times", at, es.Triggered, target, runs)
 			}
-		}
-	}
-
-	for i, q := range s.pending {
-		if s.outputs[q.From] == 0 {
-			return fmt.Errorf("state.pending_requests[%d].from is %q, which has no output to have made the request", i, q.From)
-		}
-	}
-	for i, w := range s.warnings {
-		if w.TurnNumber < 1 || w.TurnNumber > s.TurnCount+1 {
-			return fmt.Errorf("state.warnings[%d].turn_number is %d, outside 1..%d", i, w.TurnNumber, s.TurnCount+1)
 		}
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -62,36 +63,16 @@ func (w *Workflows) Run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 		// replays the same).
 		Expect: e.Expect,
 	}
-	var r *engine.Run
-	if len(in.State) > 0 {
-		sf, err := state.Parse(in.State)
-		if err != nil {
-			return nil, temporal.NewNonRetryableApplicationError("the continued state: "+err.Error(), "state", err)
-		}
-		r = engine.FromFile(e, sf, opts)
-	} else {
-		r = engine.New(e, in.Input, opts)
+	r, err := newRun(e, in, opts)
+	if err != nil {
+		return nil, err
 	}
 	ex.deadline = begun.Add(r.Timeout())
 	reason := ""
-	if err := workflow.SetQueryHandler(ctx, StateQuery, func() ([]byte, error) {
-		f := r.File(reason)
-		if reason != "" {
-			// What a local run saves as it ends or waits: what it
-			// reported of the turn it cut short (engine.Run.Stopped).
-			f.Stopped = r.Stopped()
-		}
-		return state.Marshal(f)
-	}); err != nil {
+	if err := workflow.SetQueryHandler(ctx, StateQuery, stateQuery(&r, &reason)); err != nil {
 		return nil, err
 	}
-	if err := workflow.SetQueryHandler(ctx, EventsQuery, func(from int) (EventsPage, error) {
-		i := max(from-in.EventBase, 0)
-		if i > len(log) {
-			i = len(log)
-		}
-		return EventsPage{From: in.EventBase + i, Events: log[i:], Done: done}, nil
-	}); err != nil {
+	if err := workflow.SetQueryHandler(ctx, EventsQuery, eventsQuery(in.EventBase, &log, &done)); err != nil {
 		return nil, err
 	}
 	answerCh := workflow.GetSignalChannel(ctx, AnswerSignal)
@@ -109,20 +90,7 @@ func (w *Workflows) Run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 		if reason == engine.AwaitingInput {
 			// Wait for an answer to any of the questions, then play the
 			// turn again: an agent still unanswered waits again.
-			pending := r.PendingInput()
-			answered := func() bool {
-				for _, p := range pending {
-					if _, ok := answers[p.Agent]; ok {
-						return true
-					}
-				}
-				return false
-			}
-			for !answered() {
-				var a Answer
-				answerCh.Receive(ctx, &a)
-				answers[a.Agent] = a.Text
-			}
+			waitForAnswer(ctx, answerCh, r.PendingInput(), answers)
 			// Go on as a resumed local run does: from the state, with a
 			// fresh timeout (the wait, days maybe, is not the run's time).
 			begun = workflow.Now(ctx)
@@ -142,14 +110,7 @@ func (w *Workflows) Run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 		}
 		if turns >= per {
 			take()
-			data, err := state.Marshal(r.File(""))
-			if err != nil {
-				return nil, err
-			}
-			next := in
-			next.State, next.Elapsed, next.Answers = data, workflow.Now(ctx).Sub(begun), answers
-			next.EventBase = in.EventBase + len(log)
-			return nil, workflow.NewContinueAsNewError(ctx, WorkflowName, next)
+			return nil, continueAsNew(ctx, in, r, workflow.Now(ctx).Sub(begun), answers, len(log))
 		}
 	}
 	res := r.Result(reason)
@@ -159,6 +120,77 @@ func (w *Workflows) Run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 		return nil, err
 	}
 	return &RunOutput{Result: buf.Bytes(), ExitCode: res.ExitCode(), Events: log, EventBase: in.EventBase}, nil
+}
+
+// stateQuery answers StateQuery with the run's state as it stands (*r,
+// which the workflow replaces as it goes on after an answer).
+func stateQuery(r **engine.Run, reason *string) func() ([]byte, error) {
+	return func() ([]byte, error) {
+		f := (*r).File(*reason)
+		if *reason != "" {
+			// What a local run saves as it ends or waits: what it
+			// reported of the turn it cut short (engine.Run.Stopped).
+			f.Stopped = (*r).Stopped()
+		}
+		return state.Marshal(f)
+	}
+}
+
+// eventsQuery answers EventsQuery with the events of log from a number on;
+// base is the number of log's first event.
+func eventsQuery(base int, log *[]events.Event, done *bool) func(int) (EventsPage, error) {
+	return func(from int) (EventsPage, error) {
+		i := max(from-base, 0)
+		if i > len(*log) {
+			i = len(*log)
+		}
+		return EventsPage{From: base + i, Events: (*log)[i:], Done: *done}, nil
+	}
+}
+
+// newRun is the engine's run of e: from the state a continued workflow
+// run was given, or from the input.
+func newRun(e *ensemble.Ensemble, in RunInput, opts engine.Options) (*engine.Run, error) {
+	if len(in.State) == 0 {
+		return engine.New(e, in.Input, opts), nil
+	}
+	sf, err := state.Parse(in.State)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError("the continued state: "+err.Error(), "state", err)
+	}
+	return engine.FromFile(e, sf, opts), nil
+}
+
+// waitForAnswer receives answers until one of the pending questions has
+// one.
+func waitForAnswer(ctx workflow.Context, answerCh workflow.ReceiveChannel, pending []engine.PendingInput, answers map[string]string) {
+	answered := func() bool {
+		for _, p := range pending {
+			if _, ok := answers[p.Agent]; ok {
+				return true
+			}
+		}
+		return false
+	}
+	for !answered() {
+		var a Answer
+		answerCh.Receive(ctx, &a)
+		answers[a.Agent] = a.Text
+	}
+}
+
+// continueAsNew is the error that goes on with the run in a new workflow
+// run, from its state: elapsed is the run's time so far, events how many
+// events it has emitted.
+func continueAsNew(ctx workflow.Context, in RunInput, r *engine.Run, elapsed time.Duration, answers map[string]string, events int) error {
+	data, err := state.Marshal(r.File(""))
+	if err != nil {
+		return err
+	}
+	next := in
+	next.State, next.Elapsed, next.Answers = data, elapsed, answers
+	next.EventBase = in.EventBase + events
+	return workflow.NewContinueAsNewError(ctx, WorkflowName, next)
 }
 
 // executor runs a turn's executions as activities, at most parallel at

@@ -66,20 +66,61 @@ func expandExamples(f *feature, sample int, seed uint64) (*expansion, []string) 
 	if f.doc.Feature == nil {
 		return nil, nil
 	}
-	type outline struct {
-		sc         *messages.Scenario
-		from, to   int64 // its block of lines, tags included
-		file, tag  string
-		tagLine    int64
-		rows       [][]string
-		columns    []string
-		rowNumbers []int
-	}
-	var outs []*outline
-	var msgs []string
 	children := f.doc.Feature.Children
-	starts := make([]int64, len(children))
-	hasRule := false
+	starts, hasRule, msgs := childStarts(f)
+	lines := strings.SplitAfter(string(mustRead(f.name)), "\n")
+	var outs []*outline
+	for i, c := range children {
+		if c.Scenario == nil {
+			continue
+		}
+		end := int64(len(lines))
+		if i+1 < len(children) {
+			end = starts[i+1] - 1
+		}
+		o, omsgs := findOutline(f, c.Scenario, starts[i], end)
+		msgs = append(msgs, omsgs...)
+		if o == nil {
+			continue
+		}
+		at := fmt.Sprintf("%s:%d: %s", f.name, o.tagLine, o.tag)
+		switch {
+		case hasRule:
+			msgs = append(msgs, at+": @examples(file=…) is not supported in a feature with Rules")
+			continue
+		case len(c.Scenario.Examples) > 0:
+			msgs = append(msgs, at+": the outline has an Examples table too: give its rows in one place")
+			continue
+		}
+		if msg := o.fill(f, at, sample, seed); msg != "" {
+			msgs = append(msgs, msg)
+			continue
+		}
+		outs = append(outs, o)
+	}
+	if len(msgs) > 0 || len(outs) == 0 {
+		return nil, msgs
+	}
+	return writeExpansion(f, lines, outs)
+}
+
+// outline is a scenario outline whose rows come from an @examples file.
+type outline struct {
+	sc         *messages.Scenario
+	from, to   int64 // its block of lines, tags included
+	file, tag  string
+	tagLine    int64
+	rows       [][]string
+	columns    []string
+	rowNumbers []int
+}
+
+// childStarts returns the first line of each child of the feature, tags
+// included, whether it has Rules, and the errors of @examples tags inside
+// them.
+func childStarts(f *feature) (starts []int64, hasRule bool, msgs []string) {
+	children := f.doc.Feature.Children
+	starts = make([]int64, len(children))
 	for i, c := range children {
 		switch {
 		case c.Scenario != nil:
@@ -106,93 +147,74 @@ func expandExamples(f *feature, sample int, seed uint64) (*expansion, []string) 
 			}
 		}
 	}
-	lines := strings.SplitAfter(string(mustRead(f.name)), "\n")
-	for i, c := range children {
-		if c.Scenario == nil {
+	return starts, hasRule, msgs
+}
+
+// findOutline returns the outline of a scenario with an @examples tag
+// (nil without one), its lines from..to, and the errors of its tags.
+func findOutline(f *feature, sc *messages.Scenario, from, to int64) (*outline, []string) {
+	var o *outline
+	var msgs []string
+	for _, t := range sc.Tags {
+		if !isExamplesTag(t.Name) {
 			continue
 		}
-		var o *outline
-		for _, t := range c.Scenario.Tags {
-			if !isExamplesTag(t.Name) {
-				continue
-			}
-			m := examplesTag.FindStringSubmatch(t.Name)
-			if m == nil {
-				msgs = append(msgs, fmt.Sprintf("%s:%d: tag %s: write @examples(file=FILE) with FILE a .jsonl, .csv or .yaml file beside the feature", f.name, t.Location.Line, t.Name))
-				continue
-			}
-			if o != nil {
-				msgs = append(msgs, fmt.Sprintf("%s:%d: tag %s: the scenario has two @examples tags", f.name, t.Location.Line, t.Name))
-				continue
-			}
-			o = &outline{sc: c.Scenario, from: starts[i], to: int64(len(lines)), file: m[1], tag: t.Name, tagLine: t.Location.Line}
-			if i+1 < len(children) {
-				o.to = starts[i+1] - 1
-			}
-		}
-		if o == nil {
+		m := examplesTag.FindStringSubmatch(t.Name)
+		if m == nil {
+			msgs = append(msgs, fmt.Sprintf("%s:%d: tag %s: write @examples(file=FILE) with FILE a .jsonl, .csv or .yaml file beside the feature", f.name, t.Location.Line, t.Name))
 			continue
 		}
-		at := fmt.Sprintf("%s:%d: %s", f.name, o.tagLine, o.tag)
-		switch {
-		case hasRule:
-			msgs = append(msgs, at+": @examples(file=…) is not supported in a feature with Rules")
-			continue
-		case len(c.Scenario.Examples) > 0:
-			msgs = append(msgs, at+": the outline has an Examples table too: give its rows in one place")
+		if o != nil {
+			msgs = append(msgs, fmt.Sprintf("%s:%d: tag %s: the scenario has two @examples tags", f.name, t.Location.Line, t.Name))
 			continue
 		}
-		rows, header, err := readExamples(filepath.Join(filepath.Dir(f.name), filepath.FromSlash(o.file)))
-		if err != nil {
-			msgs = append(msgs, fmt.Sprintf("%s: %v", at, err))
-			continue
-		}
-		o.columns = placeholdersOf(c.Scenario)
-		if len(o.columns) == 0 {
-			o.columns = header
-		}
-		picked := make([]int, len(rows))
-		for k := range picked {
-			picked[k] = k
-		}
-		if sample > 0 && sample < len(rows) {
-			r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-			picked = r.Perm(len(rows))[:sample]
-			slices.Sort(picked)
-		}
-		bad := false
-		for _, k := range picked {
-			var cells []string
-			for _, col := range o.columns {
-				v, ok := rows[k][col]
-				if !ok {
-					msgs = append(msgs, fmt.Sprintf("%s: row %d of %s has no %q (the outline's <%s>)", at, k+1, o.file, col, col))
-					bad = true
-					break
-				}
-				cells = append(cells, v)
-			}
-			if bad {
-				break
-			}
-			o.rows = append(o.rows, cells)
-			o.rowNumbers = append(o.rowNumbers, k+1)
-		}
-		if bad {
-			continue
-		}
-		if len(o.rows) == 0 {
-			msgs = append(msgs, fmt.Sprintf("%s: %s has no rows", at, o.file))
-			continue
-		}
-		outs = append(outs, o)
+		o = &outline{sc: sc, from: from, to: to, file: m[1], tag: t.Name, tagLine: t.Location.Line}
 	}
-	if len(msgs) > 0 || len(outs) == 0 {
-		return nil, msgs
+	return o, msgs
+}
+
+// fill reads the outline's rows from its file, a sample of them when
+// sample is set; the message, if any, says why it could not.
+func (o *outline) fill(f *feature, at string, sample int, seed uint64) string {
+	rows, header, err := readExamples(filepath.Join(filepath.Dir(f.name), filepath.FromSlash(o.file)))
+	if err != nil {
+		return fmt.Sprintf("%s: %v", at, err)
 	}
-	// The outlines' lines are blanked where they stood (so that the lines
-	// after them stay where they are), and written again at the end, each
-	// with its rows as an Examples table.
+	o.columns = placeholdersOf(o.sc)
+	if len(o.columns) == 0 {
+		o.columns = header
+	}
+	picked := make([]int, len(rows))
+	for k := range picked {
+		picked[k] = k
+	}
+	if sample > 0 && sample < len(rows) {
+		r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+		picked = r.Perm(len(rows))[:sample]
+		slices.Sort(picked)
+	}
+	for _, k := range picked {
+		var cells []string
+		for _, col := range o.columns {
+			v, ok := rows[k][col]
+			if !ok {
+				return fmt.Sprintf("%s: row %d of %s has no %q (the outline's <%s>)", at, k+1, o.file, col, col)
+			}
+			cells = append(cells, v)
+		}
+		o.rows = append(o.rows, cells)
+		o.rowNumbers = append(o.rowNumbers, k+1)
+	}
+	if len(o.rows) == 0 {
+		return fmt.Sprintf("%s: %s has no rows", at, o.file)
+	}
+	return ""
+}
+
+// writeExpansion blanks the outlines' lines where they stood (so that the
+// lines after them stay where they are), and writes them again at the end,
+// each with its rows as an Examples table.
+func writeExpansion(f *feature, lines []string, outs []*outline) (*expansion, []string) {
 	x := &expansion{moved: map[int64]int64{}, rowNumbers: map[int64][]int{}}
 	var b bytes.Buffer
 	blank := map[int64]bool{}
@@ -293,106 +315,129 @@ func readExamples(path string) (rows []map[string]string, header []string, err e
 	if err != nil {
 		return nil, nil, err
 	}
-	cell := func(v any) string {
-		if s, ok := v.(string); ok {
-			return s
-		}
-		if v == nil {
-			return ""
-		}
-		b, _ := json.Marshal(v)
-		return string(b)
-	}
-	addHeader := func(keys []string) {
-		for _, k := range keys {
-			if !slices.Contains(header, k) {
-				header = append(header, k)
-			}
-		}
-	}
 	switch ext := strings.ToLower(filepath.Ext(path)); ext {
 	case ".jsonl", ".ndjson":
-		for i, line := range strings.Split(string(data), "\n") {
-			if strings.TrimSpace(line) == "" {
-				continue
-			}
-			dec := json.NewDecoder(strings.NewReader(line))
-			dec.UseNumber()
-			var obj map[string]any
-			if err := dec.Decode(&obj); err != nil || obj == nil {
-				return nil, nil, fmt.Errorf("%s:%d: not a JSON object: %v", path, i+1, err)
-			}
-			keys, err := jsonKeys(line)
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s:%d: %v", path, i+1, err)
-			}
-			addHeader(keys)
-			row := map[string]string{}
-			for k, v := range obj {
-				if n, ok := v.(json.Number); ok {
-					row[k] = n.String()
-				} else {
-					row[k] = cell(v)
-				}
-			}
-			rows = append(rows, row)
-			if len(rows) > maxExamplesRows {
-				return nil, nil, fmt.Errorf("%s: more than %d rows", path, maxExamplesRows)
-			}
-		}
+		return readJSONLExamples(path, data)
 	case ".csv":
-		r := csv.NewReader(bytes.NewReader(data))
-		recs, err := r.ReadAll()
+		return readCSVExamples(path, data)
+	case ".yaml", ".yml":
+		return readYAMLExamples(path, data)
+	default:
+		return nil, nil, fmt.Errorf("%s: the examples file must end in .jsonl, .csv, .yaml or .yml, not %q", path, ext)
+	}
+}
+
+// exampleCell is a value of an examples file as a table cell: a string as
+// it is, nil empty, anything else as JSON.
+func exampleCell(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	if v == nil {
+		return ""
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// addHeader appends to header the keys it does not have yet.
+func addHeader(header, keys []string) []string {
+	for _, k := range keys {
+		if !slices.Contains(header, k) {
+			header = append(header, k)
+		}
+	}
+	return header
+}
+
+// readJSONLExamples reads rows of JSON objects, one a line.
+func readJSONLExamples(path string, data []byte) (rows []map[string]string, header []string, err error) {
+	for i, line := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(line))
+		dec.UseNumber()
+		var obj map[string]any
+		if err := dec.Decode(&obj); err != nil || obj == nil {
+			return nil, nil, fmt.Errorf("%s:%d: not a JSON object: %v", path, i+1, err)
+		}
+		keys, err := jsonKeys(line)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %v", path, err)
+			return nil, nil, fmt.Errorf("%s:%d: %v", path, i+1, err)
 		}
-		if len(recs) == 0 {
-			return nil, nil, fmt.Errorf("%s: no header row", path)
-		}
-		header = recs[0]
-		for _, rec := range recs[1:] {
-			row := map[string]string{}
-			for j, v := range rec {
-				row[header[j]] = v
+		header = addHeader(header, keys)
+		row := map[string]string{}
+		for k, v := range obj {
+			if n, ok := v.(json.Number); ok {
+				row[k] = n.String()
+			} else {
+				row[k] = exampleCell(v)
 			}
-			rows = append(rows, row)
 		}
+		rows = append(rows, row)
 		if len(rows) > maxExamplesRows {
 			return nil, nil, fmt.Errorf("%s: more than %d rows", path, maxExamplesRows)
 		}
-	case ".yaml", ".yml":
-		var list []yaml.Node
-		if err := yaml.Unmarshal(data, &list); err != nil {
-			return nil, nil, fmt.Errorf("%s: not a YAML list of mappings: %v", path, err)
+	}
+	return rows, header, nil
+}
+
+// readCSVExamples reads rows of CSV under a header row.
+func readCSVExamples(path string, data []byte) (rows []map[string]string, header []string, err error) {
+	r := csv.NewReader(bytes.NewReader(data))
+	recs, err := r.ReadAll()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if len(recs) == 0 {
+		return nil, nil, fmt.Errorf("%s: no header row", path)
+	}
+	header = recs[0]
+	for _, rec := range recs[1:] {
+		row := map[string]string{}
+		for j, v := range rec {
+			row[header[j]] = v
 		}
-		if len(list) > maxExamplesRows {
-			return nil, nil, fmt.Errorf("%s: more than %d rows", path, maxExamplesRows)
+		rows = append(rows, row)
+	}
+	if len(rows) > maxExamplesRows {
+		return nil, nil, fmt.Errorf("%s: more than %d rows", path, maxExamplesRows)
+	}
+	return rows, header, nil
+}
+
+// readYAMLExamples reads rows of a YAML list of mappings.
+func readYAMLExamples(path string, data []byte) (rows []map[string]string, header []string, err error) {
+	var list []yaml.Node
+	if err := yaml.Unmarshal(data, &list); err != nil {
+		return nil, nil, fmt.Errorf("%s: not a YAML list of mappings: %v", path, err)
+	}
+	if len(list) > maxExamplesRows {
+		return nil, nil, fmt.Errorf("%s: more than %d rows", path, maxExamplesRows)
+	}
+	for i := range list {
+		n := &list[i]
+		if n.Kind != yaml.MappingNode {
+			return nil, nil, fmt.Errorf("%s:%d: row %d is not a mapping", path, n.Line, i+1)
 		}
-		for i := range list {
-			n := &list[i]
-			if n.Kind != yaml.MappingNode {
-				return nil, nil, fmt.Errorf("%s:%d: row %d is not a mapping", path, n.Line, i+1)
+		row := map[string]string{}
+		var keys []string
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			k, v := n.Content[j].Value, n.Content[j+1]
+			keys = append(keys, k)
+			if v.Kind == yaml.ScalarNode {
+				row[k] = v.Value
+				continue
 			}
-			row := map[string]string{}
-			var keys []string
-			for j := 0; j+1 < len(n.Content); j += 2 {
-				k, v := n.Content[j].Value, n.Content[j+1]
-				keys = append(keys, k)
-				if v.Kind == yaml.ScalarNode {
-					row[k] = v.Value
-					continue
-				}
-				var val any
-				if err := v.Decode(&val); err != nil {
-					return nil, nil, fmt.Errorf("%s:%d: %v", path, v.Line, err)
-				}
-				row[k] = cell(val)
+			var val any
+			if err := v.Decode(&val); err != nil {
+				return nil, nil, fmt.Errorf("%s:%d: %v", path, v.Line, err)
 			}
-			addHeader(keys)
-			rows = append(rows, row)
+			row[k] = exampleCell(val)
 		}
-	default:
-		return nil, nil, fmt.Errorf("%s: the examples file must end in .jsonl, .csv, .yaml or .yml, not %q", path, ext)
+		header = addHeader(header, keys)
+		rows = append(rows, row)
 	}
 	return rows, header, nil
 }

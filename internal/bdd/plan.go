@@ -124,21 +124,7 @@ func planScenarios(features []*feature, tagExpr string, repeat int, need float64
 					p.name = fmt.Sprintf("%s #%d", pk.Name, nums[row])
 				}
 			}
-			for _, st := range pk.Steps {
-				ps := plannedStep{text: st.Text}
-				if s := idx.steps[st.AstNodeIds[0]]; s != nil {
-					ps.keyword, ps.line = s.Keyword, lineOf(s.Location.Line)
-				}
-				p.steps = append(p.steps, ps)
-				if m, ok, err := parseMetricStep(st.Text); ok {
-					if err != nil {
-						msgs = append(msgs, fmt.Sprintf("%s:%d: step %q: %v", name, ps.line, strings.TrimSpace(ps.keyword)+" "+st.Text, err))
-						continue
-					}
-					m.text, m.line = strings.TrimSpace(ps.keyword)+" "+st.Text, ps.line
-					p.metrics = append(p.metrics, m)
-				}
-			}
+			msgs = append(msgs, p.addSteps(pk, idx, lineOf)...)
 			// Every scenario of the file is numbered (below), the ones
 			// --tags or :LINE leave out too, so that a scenario's name, its
 			// identity in a baseline, does not depend on which ran.
@@ -146,36 +132,7 @@ func planScenarios(features []*feature, tagExpr string, repeat int, need float64
 			if onlyLine >= 0 && lineOf(sc.Location.Line) != onlyLine || !matchTags(tagExpr, pk.Tags) {
 				continue
 			}
-			for _, t := range pk.Tags {
-				p.tags = append(p.tags, t.Name)
-				at := fmt.Sprintf("%s:%d", name, lineOf(idx.tagLines[t.AstNodeId]))
-				switch {
-				case isRepeatTag(t.Name):
-					pl.tagged = true
-					m := repeatTag.FindStringSubmatch(t.Name)
-					n, err := 0, error(nil)
-					if m != nil {
-						n, err = strconv.Atoi(m[1])
-					}
-					if m == nil || err != nil || n < 1 {
-						msgs = append(msgs, fmt.Sprintf("%s: tag %s: write @repeat(N) with N a whole number of runs, at least 1", at, t.Name))
-						continue
-					}
-					p.maxRuns = n
-				case isPassRateTag(t.Name):
-					pl.tagged = true
-					m := passRateTag.FindStringSubmatch(t.Name)
-					r, err := 0.0, error(nil)
-					if m != nil {
-						r, err = strconv.ParseFloat(m[1], 64)
-					}
-					if m == nil || err != nil || r < 0 || r > 1 || math.IsNaN(r) {
-						msgs = append(msgs, fmt.Sprintf("%s: tag %s: write @pass-rate(P) with P the share of runs that must pass, from 0 to 1 (e.g. @pass-rate(0.8))", at, t.Name))
-						continue
-					}
-					p.need = r
-				}
-			}
+			msgs = append(msgs, p.applyTags(pl, pk, idx, lineOf)...)
 			for _, m := range p.metrics {
 				// A metric step makes a run with repeats, and asks for
 				// enough runs before any is made.
@@ -197,6 +154,66 @@ func planScenarios(features []*feature, tagExpr string, repeat int, need float64
 		return nil, usagef("%s", strings.Join(msgs, "\n"))
 	}
 	return pl, nil
+}
+
+// addSteps adds the pickle's steps to the scenario, and its metric
+// steps to its metrics; the messages are the metric steps' errors.
+func (p *planned) addSteps(pk *messages.Pickle, idx *docIndex, lineOf func(int64) int64) []string {
+	var msgs []string
+	for _, st := range pk.Steps {
+		ps := plannedStep{text: st.Text}
+		if s := idx.steps[st.AstNodeIds[0]]; s != nil {
+			ps.keyword, ps.line = s.Keyword, lineOf(s.Location.Line)
+		}
+		p.steps = append(p.steps, ps)
+		if m, ok, err := parseMetricStep(st.Text); ok {
+			if err != nil {
+				msgs = append(msgs, fmt.Sprintf("%s:%d: step %q: %v", p.file, ps.line, strings.TrimSpace(ps.keyword)+" "+st.Text, err))
+				continue
+			}
+			m.text, m.line = strings.TrimSpace(ps.keyword)+" "+st.Text, ps.line
+			p.metrics = append(p.metrics, m)
+		}
+	}
+	return msgs
+}
+
+// applyTags notes the pickle's tags on the scenario, and its @repeat and
+// @pass-rate tags (which make the plan's runs repeated); the messages are
+// those tags' errors.
+func (p *planned) applyTags(pl *plan, pk *messages.Pickle, idx *docIndex, lineOf func(int64) int64) []string {
+	var msgs []string
+	for _, t := range pk.Tags {
+		p.tags = append(p.tags, t.Name)
+		at := fmt.Sprintf("%s:%d", p.file, lineOf(idx.tagLines[t.AstNodeId]))
+		switch {
+		case isRepeatTag(t.Name):
+			pl.tagged = true
+			m := repeatTag.FindStringSubmatch(t.Name)
+			n, err := 0, error(nil)
+			if m != nil {
+				n, err = strconv.Atoi(m[1])
+			}
+			if m == nil || err != nil || n < 1 {
+				msgs = append(msgs, fmt.Sprintf("%s: tag %s: write @repeat(N) with N a whole number of runs, at least 1", at, t.Name))
+				continue
+			}
+			p.maxRuns = n
+		case isPassRateTag(t.Name):
+			pl.tagged = true
+			m := passRateTag.FindStringSubmatch(t.Name)
+			r, err := 0.0, error(nil)
+			if m != nil {
+				r, err = strconv.ParseFloat(m[1], 64)
+			}
+			if m == nil || err != nil || r < 0 || r > 1 || math.IsNaN(r) {
+				msgs = append(msgs, fmt.Sprintf("%s: tag %s: write @pass-rate(P) with P the share of runs that must pass, from 0 to 1 (e.g. @pass-rate(0.8))", at, t.Name))
+				continue
+			}
+			p.need = r
+		}
+	}
+	return msgs
 }
 
 // numberRepeated numbers the scenarios of a feature that share a name

@@ -20,7 +20,7 @@ import (
 // and how long an agent took.
 
 // callRecords are the records whose tool calls count as the agent's: its
-// executions (steps.go's records), and for a fan-out agent its instances'
+// executions (steps_agents.go's records), and for a fan-out agent its instances'
 // (their records carry the calls).
 func (s *Scenario) callRecords(name string) ([]*state.Record, error) {
 	recs, err := s.records(name)

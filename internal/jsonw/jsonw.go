@@ -34,64 +34,7 @@ func AppendIndent(dst []byte, v any, prefix, indent string, depth int) ([]byte, 
 	case int:
 		return strconv.AppendInt(dst, int64(x), 10), nil
 	case map[string]any:
-		if x == nil {
-			return append(dst, "null"...), nil
-		}
-		if len(x) == 0 {
-			return append(dst, "{}"...), nil
-		}
-		// The entries sorted by key, in a buffer on the stack for most
-		// objects: no allocation, and no second lookup of each value.
-		var small [16]entry
-		entries := small[:0]
-		var borrowed *[]entry
-		if len(x) > len(small) {
-			// A larger object borrows a buffer: printing many of them
-			// (a DAG's dependencies) leaves no garbage behind.
-			borrowed = entryPool.Get().(*[]entry)
-			if cap(*borrowed) < len(x) {
-				*borrowed = make([]entry, 0, len(x))
-			}
-			entries = (*borrowed)[:0]
-		}
-		for k, v := range x {
-			entries = append(entries, entry{k, v})
-		}
-		if len(entries) <= len(small) {
-			// An insertion sort: most objects have a handful of keys,
-			// for which it beats a general sort and its comparison calls.
-			for i := 1; i < len(entries); i++ {
-				for j := i; j > 0 && entries[j].k < entries[j-1].k; j-- {
-					entries[j], entries[j-1] = entries[j-1], entries[j]
-				}
-			}
-		} else {
-			slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.k, b.k) })
-		}
-		dst = append(dst, '{')
-		var err error
-		for i, e := range entries {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = Newline(dst, prefix, indent, depth+1)
-			dst = AppendString(dst, e.k)
-			dst = append(dst, ':')
-			if !Compact(prefix, indent) {
-				dst = append(dst, ' ')
-			}
-			if dst, err = AppendIndent(dst, e.v, prefix, indent, depth+1); err != nil {
-				break
-			}
-		}
-		if borrowed != nil {
-			clear(entries) // the pool keeps no values alive
-			entryPool.Put(borrowed)
-		}
-		if err != nil {
-			return dst, err
-		}
-		return append(Newline(dst, prefix, indent, depth), '}'), nil
+		return appendObject(dst, x, prefix, indent, depth)
 	case []any:
 		if x == nil {
 			return append(dst, "null"...), nil
@@ -125,6 +68,69 @@ func AppendIndent(dst []byte, v any, prefix, indent string, depth int) ([]byte, 
 		return dst, err
 	}
 	return append(dst, buf.Bytes()...), nil
+}
+
+// appendObject is AppendIndent of an object: its keys sorted, as
+// encoding/json writes them.
+func appendObject(dst []byte, x map[string]any, prefix, indent string, depth int) ([]byte, error) {
+	if x == nil {
+		return append(dst, "null"...), nil
+	}
+	if len(x) == 0 {
+		return append(dst, "{}"...), nil
+	}
+	// The entries sorted by key, in a buffer on the stack for most
+	// objects: no allocation, and no second lookup of each value.
+	var small [16]entry
+	entries := small[:0]
+	var borrowed *[]entry
+	if len(x) > len(small) {
+		// A larger object borrows a buffer: printing many of them
+		// (a DAG's dependencies) leaves no garbage behind.
+		borrowed = entryPool.Get().(*[]entry)
+		if cap(*borrowed) < len(x) {
+			*borrowed = make([]entry, 0, len(x))
+		}
+		entries = (*borrowed)[:0]
+	}
+	for k, v := range x {
+		entries = append(entries, entry{k, v})
+	}
+	if len(entries) <= len(small) {
+		// An insertion sort: most objects have a handful of keys,
+		// for which it beats a general sort and its comparison calls.
+		for i := 1; i < len(entries); i++ {
+			for j := i; j > 0 && entries[j].k < entries[j-1].k; j-- {
+				entries[j], entries[j-1] = entries[j-1], entries[j]
+			}
+		}
+	} else {
+		slices.SortFunc(entries, func(a, b entry) int { return strings.Compare(a.k, b.k) })
+	}
+	dst = append(dst, '{')
+	var err error
+	for i, e := range entries {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = Newline(dst, prefix, indent, depth+1)
+		dst = AppendString(dst, e.k)
+		dst = append(dst, ':')
+		if !Compact(prefix, indent) {
+			dst = append(dst, ' ')
+		}
+		if dst, err = AppendIndent(dst, e.v, prefix, indent, depth+1); err != nil {
+			break
+		}
+	}
+	if borrowed != nil {
+		clear(entries) // the pool keeps no values alive
+		entryPool.Put(borrowed)
+	}
+	if err != nil {
+		return dst, err
+	}
+	return append(Newline(dst, prefix, indent, depth), '}'), nil
 }
 
 type entry struct {

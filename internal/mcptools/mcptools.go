@@ -86,50 +86,10 @@ var _ agent.ToolServers = (*Servers)(nil)
 // agents name no MCP tool starts nothing.
 func Start(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Servers, error) {
 	s := &Servers{opts: opts, byDecl: map[*ensemble.MCPServer]*server{}}
-	type use struct {
-		ens   *ensemble.Ensemble
-		agent *ensemble.Agent
-		name  string
-	}
-	var uses []use
-	type named struct {
-		ens   *ensemble.Ensemble
-		agent *ensemble.Agent
-		tools []string
-	}
-	var agents []named // the agents that name an MCP tool, with all their tools
-	agent.Walk(e, func(e *ensemble.Ensemble, a *ensemble.Agent) {
-		names, mcp := agent.Tools(a), false
-		for _, n := range names {
-			if _, _, ok := ensemble.SplitMCPTool(n); ok {
-				uses = append(uses, use{e, a, n})
-				mcp = true
-			}
-		}
-		if mcp {
-			agents = append(agents, named{e, a, names})
-		}
-	})
+	uses, agents := mcpUses(e)
 	// The servers start together: one that takes its time does not hold
 	// the others back, and the run's deadline bounds them all.
-	type starting struct {
-		ens  *ensemble.Ensemble
-		decl *ensemble.MCPServer
-		srv  *server
-		err  error
-		late bool // it failed once the deadline had passed
-	}
-	var all []*starting
-	seen := map[*ensemble.MCPServer]bool{}
-	for _, u := range uses {
-		name, _, _ := ensemble.SplitMCPTool(u.name)
-		decl := u.ens.MCPServer(name)
-		if decl == nil || seen[decl] {
-			continue
-		}
-		seen[decl] = true
-		all = append(all, &starting{ens: u.ens, decl: decl})
-	}
+	all := toStart(uses)
 	if len(all) > 0 && ctx.Err() != nil {
 		// Interrupted (Ctrl-C): say so, not that each server failed.
 		return nil, fmt.Errorf("MCP servers not started: %w", context.Cause(ctx))
@@ -191,6 +151,63 @@ func Start(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Servers, e
 		return nil, errors.Join(errs...)
 	}
 	return s, nil
+}
+
+// mcpUse is an MCP tool named by an agent of e.
+type mcpUse struct {
+	ens   *ensemble.Ensemble
+	agent *ensemble.Agent
+	name  string
+}
+
+// mcpAgent is an agent that names an MCP tool, with all its tools.
+type mcpAgent struct {
+	ens   *ensemble.Ensemble
+	agent *ensemble.Agent
+	tools []string
+}
+
+// mcpUses are the MCP tools the agents of e and its children name, and the
+// agents that name one.
+func mcpUses(e *ensemble.Ensemble) (uses []mcpUse, agents []mcpAgent) {
+	agent.Walk(e, func(e *ensemble.Ensemble, a *ensemble.Agent) {
+		names, mcp := agent.Tools(a), false
+		for _, n := range names {
+			if _, _, ok := ensemble.SplitMCPTool(n); ok {
+				uses = append(uses, mcpUse{e, a, n})
+				mcp = true
+			}
+		}
+		if mcp {
+			agents = append(agents, mcpAgent{e, a, names})
+		}
+	})
+	return uses, agents
+}
+
+// starting is a server being started, and how its start ended.
+type starting struct {
+	ens  *ensemble.Ensemble
+	decl *ensemble.MCPServer
+	srv  *server
+	err  error
+	late bool // it failed once the deadline had passed
+}
+
+// toStart is the servers the uses name, each once.
+func toStart(uses []mcpUse) []*starting {
+	var all []*starting
+	seen := map[*ensemble.MCPServer]bool{}
+	for _, u := range uses {
+		name, _, _ := ensemble.SplitMCPTool(u.name)
+		decl := u.ens.MCPServer(name)
+		if decl == nil || seen[decl] {
+			continue
+		}
+		seen[decl] = true
+		all = append(all, &starting{ens: u.ens, decl: decl})
+	}
+	return all
 }
 
 // sameModelName reports two different tools among names (the tools of one

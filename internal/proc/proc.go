@@ -249,24 +249,9 @@ var (
 // *CancelledError, *OutputLimitError, *InterpreterError, or an error
 // describing why the process could not start.
 func Run(ctx context.Context, spec Spec) (*Result, error) {
-	path := spec.Path
-	if !filepath.IsAbs(path) && spec.Dir != "" {
-		path = filepath.Join(spec.Dir, path)
-	}
-	// Absolute, so that a bare name is never looked up in PATH.
-	if abs, err := filepath.Abs(path); err == nil {
-		path = abs
-	}
-	name, args, err := Command(path)
+	path, name, args, err := resolve(spec)
 	if err != nil {
 		return nil, err
-	}
-	if name != path {
-		resolved, err := lookPath(name, spec.Env)
-		if err != nil {
-			return nil, &InterpreterError{Path: path, Interpreter: name}
-		}
-		name = resolved
 	}
 	maxOut := spec.MaxOutput
 	if maxOut <= 0 {
@@ -284,18 +269,8 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		return nil, ContextError(runCtx, spec.Timeout)
 	}
 
-	stdinR, stdinW, err := os.Pipe()
+	stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW, err := openPipes()
 	if err != nil {
-		return nil, fmt.Errorf("cannot run %s: %w", path, err)
-	}
-	stdoutR, stdoutW, err := os.Pipe()
-	if err != nil {
-		closeAll(stdinR, stdinW)
-		return nil, fmt.Errorf("cannot run %s: %w", path, err)
-	}
-	stderrR, stderrW, err := os.Pipe()
-	if err != nil {
-		closeAll(stdinR, stdinW, stdoutR, stdoutW)
 		return nil, fmt.Errorf("cannot run %s: %w", path, err)
 	}
 
@@ -365,15 +340,63 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	case runCtx.Err() != nil:
 		return res, ContextError(runCtx, spec.Timeout)
 	}
+	return res, exitError(waitErr, res.Stderr, path)
+}
+
+// openPipes opens the process's three pipes, each as its read and write
+// ends; on an error, none stays open.
+func openPipes() (stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW *os.File, err error) {
+	if stdinR, stdinW, err = os.Pipe(); err != nil {
+		return
+	}
+	if stdoutR, stdoutW, err = os.Pipe(); err != nil {
+		closeAll(stdinR, stdinW)
+		return
+	}
+	if stderrR, stderrW, err = os.Pipe(); err != nil {
+		closeAll(stdinR, stdinW, stdoutR, stdoutW)
+	}
+	return
+}
+
+// exitError is the error of a process that failed: an *ExitError with its
+// code or signal when it exited.
+func exitError(waitErr error, stderr, path string) error {
 	var ee *exec.ExitError
 	if errors.As(waitErr, &ee) {
-		xe := &ExitError{Code: ee.ExitCode(), Stderr: res.Stderr}
+		xe := &ExitError{Code: ee.ExitCode(), Stderr: stderr}
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			xe.Signal = ws.Signal().String()
 		}
-		return res, xe
+		return xe
 	}
-	return res, fmt.Errorf("running %s: %w", path, waitErr)
+	return fmt.Errorf("running %s: %w", path, waitErr)
+}
+
+// resolve is the spec's program as an absolute path, so that a bare name
+// is never looked up in PATH, and the command that runs it: the program,
+// or the interpreter its #! line names, found in the spec's PATH.
+func resolve(spec Spec) (path, name string, args []string, err error) {
+	path = spec.Path
+	if !filepath.IsAbs(path) && spec.Dir != "" {
+		path = filepath.Join(spec.Dir, path)
+	}
+	// Absolute, so that a bare name is never looked up in PATH.
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	name, args, err = Command(path)
+	if err != nil {
+		return "", "", nil, err
+	}
+	if name != path {
+		resolved, err := lookPath(name, spec.Env)
+		if err != nil {
+			return "", "", nil, &InterpreterError{Path: path, Interpreter: name}
+		}
+		name = resolved
+	}
+	return path, name, args, nil
 }
 
 // WithTimeout bounds ctx by timeout such that ContextError reports its end

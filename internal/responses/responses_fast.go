@@ -24,22 +24,8 @@ import (
 // would (the entries without problems are returned with the error), and
 // past MaxResponseEntries the file is refused at the line over the cap.
 func fastParse(name string, data []byte, lines *sourceLines, share bool) (*Responses, error, bool) {
-	// The YAML reader refuses control characters and invalid UTF-8
-	// anywhere, comments included; tabs, CRs and a byte order mark are
-	// left to the YAML parser.
-	for i := 0; i < len(data); {
-		if b := data[i]; b < 0x80 {
-			if b < 0x20 && b != '\n' || b == 0x7F {
-				return nil, nil, false
-			}
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRune(data[i:])
-		if r == utf8.RuneError || !printable(r) {
-			return nil, nil, false
-		}
-		i += n
+	if !fastReadable(data) {
+		return nil, nil, false
 	}
 	r := NewResponses()
 	f := fastParser{data: data, share: share}
@@ -77,38 +63,24 @@ func fastParse(name string, data []byte, lines *sourceLines, share bool) (*Respo
 				return nil, tooManyEntries(name, line, lines), true
 			}
 			agent := string(s[:j])
-			if first, dup := r.entries[agent]; dup {
-				// Read, to be sure of the file's shape, but not kept.
+			var dup *ensemble.Error
+			if cur, dup = r.fastEntry(agent, name, line, lines); dup != nil {
 				if len(errs) < MaxResponseErrors {
-					errs = append(errs, &ensemble.Error{File: name, Line: line, Column: 1, Source: sourceLine(lines, line),
-						Message: fmt.Sprintf("agent %q is listed twice (first at line %d)", agent, first.Pos.Line)})
+					errs = append(errs, dup)
 				} else {
 					more++
 				}
-				cur = &ResponseEntry{Agent: agent}
-			} else {
-				cur = &ResponseEntry{Agent: agent, File: name, Pos: ensemble.Pos{Line: line, Column: 1}, src: sourceLine(lines, line)}
-				r.entries[agent] = cur
-				r.order = append(r.order, agent)
 			}
 			indent = -1
 			j++
 			if j < len(s) {
 				// agent: [flow list]
-				if s[j] != ' ' {
+				list, found, ok := f.flowList(s, j)
+				if !ok {
 					return nil, nil, false
 				}
-				f.s, f.i = s, j
-				f.spaces()
-				if f.i < len(f.s) && f.s[f.i] != '#' {
-					if f.s[f.i] != '[' {
-						return nil, nil, false
-					}
-					v, ok := f.value(0)
-					if !ok || !f.end() {
-						return nil, nil, false
-					}
-					cur.Values = v.([]any)
+				if found {
+					cur.Values = list
 					if entries += len(cur.Values); entries > MaxResponseEntries {
 						return nil, tooManyEntries(name, line, lines), true
 					}
@@ -147,6 +119,49 @@ func fastParse(name string, data []byte, lines *sourceLines, share bool) (*Respo
 		return nil, nil, false
 	}
 	return r, errorList(errs, more), true
+}
+
+// fastReadable is whether data has none of what the YAML reader refuses
+// anywhere, comments included: control characters and invalid UTF-8 (tabs,
+// CRs and a byte order mark are left to the YAML parser).
+func fastReadable(data []byte) bool {
+	for i := 0; i < len(data); {
+		if b := data[i]; b < 0x80 {
+			if b < 0x20 && b != '\n' || b == 0x7F {
+				return false
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError || !printable(r) {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
+// flowList reads what follows "agent:" at s[j:]: found is whether it is a
+// flow list (not a comment or nothing), ok whether the line has the shape
+// the fast reader knows.
+func (f *fastParser) flowList(s []byte, j int) (list []any, found, ok bool) {
+	if s[j] != ' ' {
+		return nil, false, false
+	}
+	f.s, f.i = s, j
+	f.spaces()
+	if f.i >= len(f.s) || f.s[f.i] == '#' {
+		return nil, false, true
+	}
+	if f.s[f.i] != '[' {
+		return nil, false, false
+	}
+	v, ok := f.value(0)
+	if !ok || !f.end() {
+		return nil, false, false
+	}
+	return v.([]any), true, true
 }
 
 // fastParser reads one line's flow value.
@@ -209,67 +224,9 @@ func (f *fastParser) value(depth int) (any, bool) {
 	}
 	switch c := f.s[f.i]; {
 	case c == '{':
-		f.i++
-		out := map[string]any{}
-		f.spaces()
-		if f.i < len(f.s) && f.s[f.i] == '}' {
-			f.i++
-			return out, true
-		}
-		for {
-			var key string
-			if f.i < len(f.s) && f.s[f.i] == '"' {
-				k, ok := f.double()
-				if !ok {
-					return nil, false
-				}
-				key = k
-			} else {
-				j := plainWord(f.s, f.i)
-				if j == f.i || special(string(f.s[f.i:j])) {
-					return nil, false
-				}
-				key, f.i = string(f.s[f.i:j]), j
-			}
-			if f.i+1 >= len(f.s) || f.s[f.i] != ':' || f.s[f.i+1] != ' ' {
-				return nil, false
-			}
-			f.i += 2
-			f.spaces()
-			if _, dup := out[key]; dup {
-				return nil, false
-			}
-			v, ok := f.value(depth + 1)
-			if !ok {
-				return nil, false
-			}
-			out[key] = v
-			if end, ok := f.after('}'); !ok {
-				return nil, false
-			} else if end {
-				return out, true
-			}
-		}
+		return f.flowMapping(depth)
 	case c == '[':
-		f.i++
-		out := []any{}
-		f.spaces()
-		if f.i < len(f.s) && f.s[f.i] == ']' {
-			f.i++
-			return out, true
-		}
-		for {
-			v, ok := f.value(depth + 1)
-			if !ok {
-				return nil, false
-			}
-			out = append(out, v)
-			if end, ok := f.after(']'); !ok {
-				return nil, false
-			} else if end {
-				return out, true
-			}
-		}
+		return f.flowSequence(depth)
 	case c == '"':
 		return f.double()
 	case c == '\'':
@@ -277,41 +234,129 @@ func (f *fastParser) value(depth int) (any, bool) {
 	case c == '-' || isDigit(c):
 		return f.number()
 	default:
-		// plain words separated by single spaces: "go", "hello world"
-		j := plainWord(f.s, f.i)
-		if j == f.i {
-			return nil, false
-		}
-		for j+1 < len(f.s) && f.s[j] == ' ' {
-			k := plainWord(f.s, j+1)
-			if k == j+1 {
-				break
-			}
-			j = k
-		}
-		w := f.str(f.s[f.i:j])
-		if special(w) {
-			switch w {
-			case "true":
-				f.i = j
-				return true, true
-			case "false":
-				f.i = j
-				return false, true
-			case "null":
-				f.i = j
-				return nil, true
-			}
-			return nil, false
-		}
-		// What follows must end the scalar: a plain scalar runs on over
-		// other characters.
-		if j < len(f.s) && f.s[j] != ',' && f.s[j] != ']' && f.s[j] != '}' && f.s[j] != ' ' {
-			return nil, false
-		}
-		f.i = j
-		return w, true
+		return f.plain()
 	}
+}
+
+// flowMapping reads a flow mapping, {key: value, ...}, from its {.
+func (f *fastParser) flowMapping(depth int) (any, bool) {
+	f.i++
+	out := map[string]any{}
+	f.spaces()
+	if f.i < len(f.s) && f.s[f.i] == '}' {
+		f.i++
+		return out, true
+	}
+	for {
+		var key string
+		if f.i < len(f.s) && f.s[f.i] == '"' {
+			k, ok := f.double()
+			if !ok {
+				return nil, false
+			}
+			key = k
+		} else {
+			j := plainWord(f.s, f.i)
+			if j == f.i || special(string(f.s[f.i:j])) {
+				return nil, false
+			}
+			key, f.i = string(f.s[f.i:j]), j
+		}
+		if f.i+1 >= len(f.s) || f.s[f.i] != ':' || f.s[f.i+1] != ' ' {
+			return nil, false
+		}
+		f.i += 2
+		f.spaces()
+		if _, dup := out[key]; dup {
+			return nil, false
+		}
+		v, ok := f.value(depth + 1)
+		if !ok {
+			return nil, false
+		}
+		out[key] = v
+		if end, ok := f.after('}'); !ok {
+			return nil, false
+		} else if end {
+			return out, true
+		}
+	}
+}
+
+// flowSequence reads a flow sequence, [value, ...], from its [.
+func (f *fastParser) flowSequence(depth int) (any, bool) {
+	f.i++
+	out := []any{}
+	f.spaces()
+	if f.i < len(f.s) && f.s[f.i] == ']' {
+		f.i++
+		return out, true
+	}
+	for {
+		v, ok := f.value(depth + 1)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, v)
+		if end, ok := f.after(']'); !ok {
+			return nil, false
+		} else if end {
+			return out, true
+		}
+	}
+}
+
+// plain reads a plain scalar: words separated by single spaces ("go",
+// "hello world"), or true, false and null.
+func (f *fastParser) plain() (any, bool) {
+	// plain words separated by single spaces: "go", "hello world"
+	j := plainWord(f.s, f.i)
+	if j == f.i {
+		return nil, false
+	}
+	for j+1 < len(f.s) && f.s[j] == ' ' {
+		k := plainWord(f.s, j+1)
+		if k == j+1 {
+			break
+		}
+		j = k
+	}
+	w := f.str(f.s[f.i:j])
+	if special(w) {
+		switch w {
+		case "true":
+			f.i = j
+			return true, true
+		case "false":
+			f.i = j
+			return false, true
+		case "null":
+			f.i = j
+			return nil, true
+		}
+		return nil, false
+	}
+	// What follows must end the scalar: a plain scalar runs on over
+	// other characters.
+	if j < len(f.s) && f.s[j] != ',' && f.s[j] != ']' && f.s[j] != '}' && f.s[j] != ' ' {
+		return nil, false
+	}
+	f.i = j
+	return w, true
+}
+
+// fastEntry starts the entry of an agent at line; an agent listed twice
+// gets an entry that is read, to be sure of the file's shape, but not kept,
+// and the error.
+func (r *Responses) fastEntry(agent, name string, line int, lines *sourceLines) (*ResponseEntry, *ensemble.Error) {
+	if first, dup := r.entries[agent]; dup {
+		return &ResponseEntry{Agent: agent}, &ensemble.Error{File: name, Line: line, Column: 1, Source: sourceLine(lines, line),
+			Message: fmt.Sprintf("agent %q is listed twice (first at line %d)", agent, first.Pos.Line)}
+	}
+	cur := &ResponseEntry{Agent: agent, File: name, Pos: ensemble.Pos{Line: line, Column: 1}, src: sourceLine(lines, line)}
+	r.entries[agent] = cur
+	r.order = append(r.order, agent)
+	return cur, nil
 }
 
 // number reads -?(0|[1-9][0-9]*)(\.[0-9]+)? of at most 15 digits, which

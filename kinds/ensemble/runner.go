@@ -42,23 +42,8 @@ func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 	// The reads of missing keys of on, until and carry, which the engine
 	// records as warnings (docs/semantics.md#reads-of-missing-keys).
 	var onReads, untilReads, carryReads conditions.Reads
-	defer func() {
-		for _, r := range []struct {
-			what  string
-			reads *conditions.Reads
-		}{{"dispatch on", &onReads}, {"until", &untilReads}, {"carry", &carryReads}} {
-			for _, m := range r.reads.Take() {
-				res.Misses = append(res.Misses, agent.Miss{What: r.what, Miss: m})
-			}
-		}
-	}()
-	defer func() {
-		// docs/format.md#output-schemas: the output the execution ends with
-		// (the last iteration's, for a loop) must satisfy the agent's schema.
-		if res.Err == nil {
-			res.Err = runners.CheckSchema(req.Agent, res.Output)
-		}
-	}()
+	defer addMisses(res, &onReads, &untilReads, &carryReads)
+	defer checkOutput(req, res)
 	child, file := s.Child, s.File
 	if s.on != nil || s.Cases != nil {
 		c, key, err := s.choose(ctx, req, &onReads)
@@ -75,25 +60,12 @@ func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		return res
 	}
 	var usage state.Usage
-	defer func() {
-		if usage != (state.Usage{}) {
-			res.Usage = &usage
-		}
-	}()
+	defer setUsage(res, &usage)
 	// What the child ran is recorded (state.ChildDetail), and a loop's
 	// iterations (IterationsDetail).
 	var last *state.Child
 	iterations := 0
-	defer func() {
-		if last != nil {
-			if err := res.Details.Put(state.ChildDetail, last); err != nil && res.Err == nil {
-				res.Err = fmt.Errorf("agent %q: %w", req.Agent.Name, err)
-			}
-		}
-		if iterations > 0 {
-			_ = res.Details.Put(IterationsDetail, iterations)
-		}
-	}()
+	defer recordChild(req, res, &last, &iterations)
 	max := 1
 	if s.Loop != nil {
 		max = s.Loop.MaxIterations
@@ -152,6 +124,48 @@ func (r *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 			}
 			input = jsonvalue.Text(v)
 		}
+	}
+}
+
+// addMisses adds the reads of missing keys of on, until and carry to the
+// result, which the engine records as warnings.
+func addMisses(res *agent.Result, on, until, carry *conditions.Reads) {
+	for _, r := range []struct {
+		what  string
+		reads *conditions.Reads
+	}{{"dispatch on", on}, {"until", until}, {"carry", carry}} {
+		for _, m := range r.reads.Take() {
+			res.Misses = append(res.Misses, agent.Miss{What: r.what, Miss: m})
+		}
+	}
+}
+
+// checkOutput holds the output the execution ends with (the last
+// iteration's, for a loop) to the agent's schema (docs/format.md#output-schemas).
+func checkOutput(req *agent.Request, res *agent.Result) {
+	if res.Err == nil {
+		res.Err = runners.CheckSchema(req.Agent, res.Output)
+	}
+}
+
+// setUsage is the usage of the child's runs in the result, when there was
+// any.
+func setUsage(res *agent.Result, usage *state.Usage) {
+	if *usage != (state.Usage{}) {
+		res.Usage = usage
+	}
+}
+
+// recordChild records what the child ran (state.ChildDetail) and a loop's
+// iterations (IterationsDetail).
+func recordChild(req *agent.Request, res *agent.Result, last **state.Child, iterations *int) {
+	if *last != nil {
+		if err := res.Details.Put(state.ChildDetail, *last); err != nil && res.Err == nil {
+			res.Err = fmt.Errorf("agent %q: %w", req.Agent.Name, err)
+		}
+	}
+	if *iterations > 0 {
+		_ = res.Details.Put(IterationsDetail, *iterations)
 	}
 }
 

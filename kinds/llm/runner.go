@@ -258,22 +258,7 @@ func (r *Runner) converse(ctx context.Context, req *agent.Request, c *conversati
 		res.StopReason, res.Err = reason, sec.redactError(err)
 		return res
 	}
-	route := r.newRoute(req.Ensemble, c.profile, req.Budget)
-	route.sec, route.tr = sec, req.Services.Tracer
-	cas := req.Services.Recording
-	if cas != nil {
-		route.rec = &recorder{cas: cas, agent: req.Name(), sec: sec, maxReply: cmp.Or(r.opts.MaxReply, MaxReply)}
-	}
-	if cas == nil || cas.Mode() == cassette.Record { // a replay needs a key only for a miss it records
-		if _, err := r.provider(c.profile); err != nil {
-			return fail(StopError, err)
-		}
-	}
-	ts, err := r.toolSet(req.Services.Tools, req.Ensemble, c.toolNames)
-	if err != nil {
-		return fail(StopError, err)
-	}
-	history, from, err := r.memories.decode(req.Memory)
+	route, ts, history, from, err := r.prepare(req, c, sec)
 	if err != nil {
 		return fail(StopError, err)
 	}
@@ -282,55 +267,19 @@ func (r *Runner) converse(ctx context.Context, req *agent.Request, c *conversati
 		ctx, cancel = context.WithTimeoutCause(ctx, c.timeout, fmt.Errorf("agent timeout of %s", c.timeout))
 		defer cancel()
 	}
-
-	first := len(history) == 0
-	conv := make([]Message, len(history), len(history)+8)
-	copy(conv, history)
-	start := len(conv)
-	text := userMessage(req, first)
-	if c.prefix != "" {
-		text = c.prefix + "\n\n" + text
-	}
-	conv = append(conv, Message{Role: RoleUser, Content: text})
+	conv := openConversation(req, c, history)
+	start := len(history)
 	var called []ToolCallRecord // the tool calls run, for the record
 	tr := newTrace(c.system, from, len(history))
-	defer func() {
-		if len(called) > 0 {
-			_ = res.Details.Put(ToolCallsDetail, called)
-		}
-		if len(tr.Requests) > 0 {
-			tr.Bound()
-			_ = res.Details.Put(llmtrace.Detail, tr)
-		}
-		mf := &memoryFrom{Turn: req.Turn, Execution: req.Execution}
-		res.Memory = encodeMemory(conv, mf)
-		r.memories.put(res.Memory, conv, mf)
-		added := conv[start:]
-		if first && c.system != "" {
-			added = append([]Message{{Role: RoleSystem, Content: c.system}}, added...)
-		}
-		res.InputData = added
-	}()
+	defer func() { r.keep(res, req, c, conv, start, called, tr) }()
 
-	chat := &ChatRequest{System: c.system, Tools: ts.specs}
+	chat, flush := r.chatRequest(req, c, ts, sec)
 	repairs := 0
-	if c.agent != nil {
-		chat.Output = outputSpec(c.agent)
-	}
 	tr.offer(chat)
 	route.onRequest = func(p *ensemble.ModelProfile, resp *ChatResponse, u *state.Usage, err error, d time.Duration) {
 		tr.add(p, conv, chat.Messages, resp, u, err, d, sec)
 	}
-	flush := func() {}
-	if r.opts.Stream && req.Events != nil {
-		chat.OnText, flush = sec.stream(func(delta string) {
-			req.Events.Emit(events.Event{Type: events.TextDelta, Execution: req.Execution, Message: delta})
-		})
-	}
-	var systemTokens int
-	if c.window != nil && c.window.MaxTokens > 0 {
-		systemTokens = r.tokens.count(c.system) + perMessageTokens
-	}
+	systemTokens := r.systemTokens(c)
 
 	for step := 1; ; step++ {
 		if ctx.Err() != nil {
@@ -339,15 +288,9 @@ func (r *Runner) converse(ctx context.Context, req *agent.Request, c *conversati
 		chat.Messages = trimWindow(conv, c.window, systemTokens, func(i int) int { return r.tokens.message(&conv[i]) })
 		resp, used, err := route.chat(ctx, chat)
 		flush()
-		if route.used != "" { // a fallback answered; the loop stays with it
-			_ = res.Details.Put(ProfileUsedDetail, route.used)
-			trace.SpanFromContext(ctx).SetAttributes(tracing.Profile.String(route.used))
-		}
+		noteFallback(ctx, res, route)
 		if err != nil {
-			if ctx.Err() != nil {
-				return fail(StopCancelled, cancelError(ctx))
-			}
-			return fail(StopError, err)
+			return fail(chatFailure(ctx, err))
 		}
 		res.Usage.Add(used)
 		sec.redactReply(resp)
@@ -379,16 +322,11 @@ func (r *Runner) converse(ctx context.Context, req *agent.Request, c *conversati
 		case len(calls) > 0:
 			conv = append(conv, reply)
 			if step >= c.maxSteps {
-				for _, tc := range calls {
-					conv = append(conv, Message{Role: RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, IsError: true,
-						Content: fmt.Sprintf("not run: max_steps (%d) reached", c.maxSteps)})
-				}
+				conv = append(conv, notRun(calls, c.maxSteps)...)
 				return fail(StopMaxSteps, fmt.Errorf("max_steps (%d) reached: the model still wanted to call tools", c.maxSteps))
 			}
 			results := r.runTools(ctx, req, ts, calls, c.toolParallel, sec)
-			for i, tc := range calls {
-				called = append(called, ToolCallRecord{Tool: ts.fileName(tc.Name), Failed: results[i].IsError})
-			}
+			called = append(called, toolRecords(ts, calls, results)...)
 			conv = append(conv, results...)
 			if ctx.Err() != nil {
 				return fail(StopCancelled, cancelError(ctx))
@@ -409,6 +347,139 @@ func (r *Runner) converse(ctx context.Context, req *agent.Request, c *conversati
 			return res
 		}
 	}
+}
+
+// prepare is what the tool loop needs before its first step: the route
+// of its model requests, its tools, and the messages the agent remembers
+// (and from which execution).
+func (r *Runner) prepare(req *agent.Request, c *conversation, sec *secrets) (*route, *toolSet, []Message, *memoryFrom, error) {
+	route, err := r.routeFor(req, c, sec)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	ts, err := r.toolSet(req.Services.Tools, req.Ensemble, c.toolNames)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	history, from, err := r.memories.decode(req.Memory)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return route, ts, history, from, nil
+}
+
+// chatFailure is the stop reason and error of a model request that
+// failed: cancelled when the execution was, an error otherwise.
+func chatFailure(ctx context.Context, err error) (string, error) {
+	if ctx.Err() != nil {
+		return StopCancelled, cancelError(ctx)
+	}
+	return StopError, err
+}
+
+// chatRequest is the request the tool loop sends at each step, and the
+// flush of its streamed text (a no-op when the text is not streamed).
+func (r *Runner) chatRequest(req *agent.Request, c *conversation, ts *toolSet, sec *secrets) (*ChatRequest, func()) {
+	chat := &ChatRequest{System: c.system, Tools: ts.specs}
+	if c.agent != nil {
+		chat.Output = outputSpec(c.agent)
+	}
+	flush := func() {}
+	if r.opts.Stream && req.Events != nil {
+		chat.OnText, flush = sec.stream(func(delta string) {
+			req.Events.Emit(events.Event{Type: events.TextDelta, Execution: req.Execution, Message: delta})
+		})
+	}
+	return chat, flush
+}
+
+// systemTokens is the system prompt's share of a window counted in tokens
+// (0 for any other window).
+func (r *Runner) systemTokens(c *conversation) int {
+	if c.window != nil && c.window.MaxTokens > 0 {
+		return r.tokens.count(c.system) + perMessageTokens
+	}
+	return 0
+}
+
+// noteFallback records the profile of a fallback that answered; the loop
+// stays with it.
+func noteFallback(ctx context.Context, res *agent.Result, route *route) {
+	if route.used != "" {
+		_ = res.Details.Put(ProfileUsedDetail, route.used)
+		trace.SpanFromContext(ctx).SetAttributes(tracing.Profile.String(route.used))
+	}
+}
+
+// notRun is the results of tool calls that max_steps left unrun.
+func notRun(calls []ToolCall, maxSteps int) []Message {
+	out := make([]Message, 0, len(calls))
+	for _, tc := range calls {
+		out = append(out, Message{Role: RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, IsError: true,
+			Content: fmt.Sprintf("not run: max_steps (%d) reached", maxSteps)})
+	}
+	return out
+}
+
+// toolRecords are the tool calls run, for the record.
+func toolRecords(ts *toolSet, calls []ToolCall, results []Message) []ToolCallRecord {
+	out := make([]ToolCallRecord, len(calls))
+	for i, tc := range calls {
+		out[i] = ToolCallRecord{Tool: ts.fileName(tc.Name), Failed: results[i].IsError}
+	}
+	return out
+}
+
+// routeFor is the route of the execution's model requests: its profile
+// and fallbacks, its recording, and a check that the provider's key is
+// there (a replay needs one only for a miss it records).
+func (r *Runner) routeFor(req *agent.Request, c *conversation, sec *secrets) (*route, error) {
+	route := r.newRoute(req.Ensemble, c.profile, req.Budget)
+	route.sec, route.tr = sec, req.Services.Tracer
+	cas := req.Services.Recording
+	if cas != nil {
+		route.rec = &recorder{cas: cas, agent: req.Name(), sec: sec, maxReply: cmp.Or(r.opts.MaxReply, MaxReply)}
+	}
+	if cas == nil || cas.Mode() == cassette.Record {
+		if _, err := r.provider(c.profile); err != nil {
+			return nil, err
+		}
+	}
+	return route, nil
+}
+
+// openConversation is the messages remembered (history) and the user
+// message of this execution.
+func openConversation(req *agent.Request, c *conversation, history []Message) []Message {
+	conv := make([]Message, len(history), len(history)+8)
+	copy(conv, history)
+	text := userMessage(req, len(history) == 0)
+	if c.prefix != "" {
+		text = c.prefix + "\n\n" + text
+	}
+	return append(conv, Message{Role: RoleUser, Content: text})
+}
+
+// keep records what the execution did, however it ended: the tool calls
+// run, the model requests sent (tr), the conversation as the agent's
+// memory, and the messages it added from start on as its input (with the
+// system prompt, on its first execution).
+func (r *Runner) keep(res *agent.Result, req *agent.Request, c *conversation, conv []Message, start int, called []ToolCallRecord, tr *callTrace) {
+	if len(called) > 0 {
+		_ = res.Details.Put(ToolCallsDetail, called)
+	}
+	if len(tr.Requests) > 0 {
+		tr.Bound()
+		_ = res.Details.Put(llmtrace.Detail, tr)
+	}
+	mf := &memoryFrom{Turn: req.Turn, Execution: req.Execution}
+	res.Memory = encodeMemory(conv, mf)
+	r.memories.put(res.Memory, conv, mf)
+	added := conv[start:]
+	if start == 0 && c.system != "" {
+		added = append([]Message{{Role: RoleSystem, Content: c.system}}, added...)
+	}
+	res.InputData = added
 }
 
 func maxTokensText(p *ensemble.ModelProfile) string {

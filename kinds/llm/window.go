@@ -81,33 +81,16 @@ func trimWindow(msgs []Message, w *ensemble.ContextWindow, systemTokens int, tok
 	}
 	us := units(msgs)
 	keep := make([]bool, len(us))
-	protected := make([]bool, len(us))
 	for i := range keep {
 		keep[i] = true
 	}
-	protected[len(us)-1] = true
-	for i := len(us) - 1; i >= 0; i-- {
-		if us[i].user { // the newest user message
-			protected[i] = true
-			break
-		}
-	}
-
+	protected := protectedUnits(us)
 	if strategy == StrategyRecentTurns {
 		n := w.RecentTurns
 		if n <= 0 {
 			n = DefaultRecentTurns
 		}
-		seen := 0
-		for i := len(us) - 1; i >= 0; i-- {
-			if seen >= n && !protected[i] {
-				keep[i] = false
-				continue
-			}
-			if us[i].user {
-				seen++
-			}
-		}
+		keepRecentTurns(us, keep, protected, n)
 	}
 
 	count, toks := 0, systemTokens
@@ -126,32 +109,7 @@ func trimWindow(msgs []Message, w *ensemble.ContextWindow, systemTokens int, tok
 		return (w.MaxMessages > 0 && count > w.MaxMessages) || (w.MaxTokens > 0 && toks > w.MaxTokens)
 	}
 	if over() {
-		order := make([]int, 0, len(us))
-		for i := range us {
-			if keep[i] && !protected[i] {
-				order = append(order, i)
-			}
-		}
-		if strategy == StrategyMiddleOut {
-			mid := float64(len(us)-1) / 2
-			dist := func(i int) float64 {
-				d := float64(i) - mid
-				if d < 0 {
-					return -d
-				}
-				return d
-			}
-			slices.SortStableFunc(order, func(a, b int) int {
-				switch da, db := dist(a), dist(b); {
-				case da < db:
-					return -1
-				case da > db:
-					return 1
-				}
-				return 0
-			})
-		}
-		for _, i := range order {
+		for _, i := range dropOrder(us, keep, protected, strategy) {
 			if !over() {
 				break
 			}
@@ -174,4 +132,64 @@ func trimWindow(msgs []Message, w *ensemble.ContextWindow, systemTokens int, tok
 		}
 	}
 	return out
+}
+
+// protectedUnits marks the units a window never drops: the last, and the
+// newest user message.
+func protectedUnits(us []unit) []bool {
+	protected := make([]bool, len(us))
+	protected[len(us)-1] = true
+	for i := len(us) - 1; i >= 0; i-- {
+		if us[i].user { // the newest user message
+			protected[i] = true
+			break
+		}
+	}
+	return protected
+}
+
+// keepRecentTurns drops the units before the last n user messages, but
+// the protected ones.
+func keepRecentTurns(us []unit, keep, protected []bool, n int) {
+	seen := 0
+	for i := len(us) - 1; i >= 0; i-- {
+		if seen >= n && !protected[i] {
+			keep[i] = false
+			continue
+		}
+		if us[i].user {
+			seen++
+		}
+	}
+}
+
+// dropOrder is the order in which a window over its limits drops the units
+// still kept: oldest first, or from the middle out.
+func dropOrder(us []unit, keep, protected []bool, strategy string) []int {
+	order := make([]int, 0, len(us))
+	for i := range us {
+		if keep[i] && !protected[i] {
+			order = append(order, i)
+		}
+	}
+	if strategy == StrategyMiddleOut {
+		mid := float64(len(us)-1) / 2
+		dist := func(i int) float64 {
+			d := float64(i) - mid
+			if d < 0 {
+				return -d
+			}
+			return d
+		}
+		slices.SortStableFunc(order, func(a, b int) int {
+			switch da, db := dist(a), dist(b); {
+			case da < db:
+				return -1
+			case da > db:
+				return 1
+			}
+			return 0
+		})
+	}
+	return order
 }

@@ -143,36 +143,7 @@ func (c *conv) agent(n *yaml.Node) {
 	if t := get(n, "timeout_seconds"); t != nil {
 		out.TimeoutSeconds = value(t)
 	}
-	// depends_on: names, or {agent_name: ...}
-	var deps []*outDep
-	var depNodes []*yaml.Node
-	if d := get(n, "depends_on"); d != nil {
-		for _, item := range d.Content {
-			dn := str(item)
-			if item.Kind == yaml.MappingNode {
-				dn = str(get(item, "agent_name"))
-				ks, _ := pairs(item)
-				for _, k := range ks {
-					if k.Value != "agent_name" {
-						c.problem(k, "agent %q: depends_on %s: not converted", name, k.Value)
-					}
-				}
-			}
-			if _, ok := c.names[dn]; !ok {
-				c.problem(item, "agent %q: depends_on %q: no such agent", name, dn)
-				continue
-			}
-			deps = append(deps, &outDep{AgentName: c.names[dn]})
-			depNodes = append(depNodes, item)
-		}
-	}
-	first := ""
-	if len(deps) > 0 {
-		first = str(depNodes[0])
-		if depNodes[0].Kind == yaml.MappingNode {
-			first = str(get(depNodes[0], "agent_name"))
-		}
-	}
+	deps, depNodes, first := c.dependsOn(name, n)
 	inputKey := str(get(n, "input_key"))
 	if inputKey != "" && first == "" {
 		c.problem(get(n, "input_key"), "agent %q: input_key without depends_on: not converted", name)
@@ -246,6 +217,38 @@ func (c *conv) agent(n *yaml.Node) {
 		}
 	}
 	c.out.Agents = append(c.out.Agents, out)
+}
+
+// dependsOn converts an agent's depends_on (names, or {agent_name: ...}):
+// its dependencies, their nodes, and the name of the first, as written.
+func (c *conv) dependsOn(name string, n *yaml.Node) (deps []*outDep, depNodes []*yaml.Node, first string) {
+	if d := get(n, "depends_on"); d != nil {
+		for _, item := range d.Content {
+			dn := str(item)
+			if item.Kind == yaml.MappingNode {
+				dn = str(get(item, "agent_name"))
+				ks, _ := pairs(item)
+				for _, k := range ks {
+					if k.Value != "agent_name" {
+						c.problem(k, "agent %q: depends_on %s: not converted", name, k.Value)
+					}
+				}
+			}
+			if _, ok := c.names[dn]; !ok {
+				c.problem(item, "agent %q: depends_on %q: no such agent", name, dn)
+				continue
+			}
+			deps = append(deps, &outDep{AgentName: c.names[dn]})
+			depNodes = append(depNodes, item)
+		}
+	}
+	if len(deps) > 0 {
+		first = str(depNodes[0])
+		if depNodes[0].Kind == yaml.MappingNode {
+			first = str(get(depNodes[0], "agent_name"))
+		}
+	}
+	return deps, depNodes, first
 }
 
 // when converts a guard `${agent.field}` or `${agent.field} == literal`
