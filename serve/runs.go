@@ -89,12 +89,11 @@ type Runs struct {
 	stop   chan struct{} // closed when the server stops starting runs
 
 	// rd is the server's one connection reading the state database (the
-	// runs write through their own); rdMu serialises its use.
-	rdMu sync.Mutex
-	rd   *store.DB
+	// runs write through their own); its lock (store.DB.Hold) serialises
+	// its use.
+	rd *store.DB
 	// wdb is the connection new runs are saved through, shared as a
-	// batch's runs share theirs: wmu serialises its use.
-	wmu sync.Mutex
+	// batch's runs share theirs: its lock serialises its use.
 	wdb *store.DB
 	// keyMu serialises the starts that carry an idempotency key.
 	keyMu sync.Mutex
@@ -163,7 +162,7 @@ func newRuns(o *Options, list []*served) (*Runs, error) {
 	// before anyone is told it ended (launch), and its start before it is
 	// answered for (Start, WaitResult): each waits for the group's next
 	// commit, which the runs that end meanwhile share.
-	wdb.GroupCommit(&rs.wmu, false)
+	wdb.GroupCommit(false)
 	j.maxSize = o.EventsMaxSize
 	rs.compactEvents() // before any run goes on
 	rs.wg.Add(1)
@@ -290,7 +289,7 @@ func (rs *Runs) Start(ctx context.Context, name string, input *string, so StartO
 	if rs.o.Engine != nil {
 		return rs.startRemote(s, id, text, so, release) // engine.go
 	}
-	d, err := durable.CreateIn(rs.wdb, &rs.wmu, id, s.refs)
+	d, err := durable.CreateIn(rs.wdb, id, s.refs)
 	if err != nil {
 		rs.unreserve()
 		release()
@@ -543,9 +542,9 @@ func (rs *Runs) info(id string) (*store.RunInfo, error) {
 	if !runIDPattern.MatchString(id) {
 		return nil, errorf(CodeNotFound, "no run %q", id)
 	}
-	rs.rdMu.Lock()
+	rs.rd.Hold()
 	r, err := rs.rd.Run(id)
-	rs.rdMu.Unlock()
+	rs.rd.Release()
 	if errors.Is(err, store.ErrNoRun) {
 		return nil, errorf(CodeNotFound, "no run %q", id)
 	}
@@ -554,8 +553,8 @@ func (rs *Runs) info(id string) (*store.RunInfo, error) {
 
 // runs lists the runs of the state database.
 func (rs *Runs) runs() ([]*store.RunInfo, error) {
-	rs.rdMu.Lock()
-	defer rs.rdMu.Unlock()
+	rs.rd.Hold()
+	defer rs.rd.Release()
 	return rs.rd.Runs()
 }
 
@@ -626,9 +625,9 @@ func (rs *Runs) RunResult(id string) (*engine.Result, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	rs.rdMu.Lock()
+	rs.rd.Hold()
 	sf, err := rs.rd.Load(info)
-	rs.rdMu.Unlock()
+	rs.rd.Release()
 	if err != nil {
 		return nil, "", err
 	}
@@ -936,11 +935,11 @@ func (rs *Runs) Close(grace time.Duration) {
 	}
 	rs.cancel()
 	<-done
-	rs.rdMu.Lock()
+	rs.rd.Hold()
 	rs.rd.Close()
-	rs.rdMu.Unlock()
-	rs.wmu.Lock()
+	rs.rd.Release()
+	rs.wdb.Hold()
 	rs.wdb.Close()
-	rs.wmu.Unlock()
+	rs.wdb.Release()
 	rs.j.close()
 }
