@@ -54,7 +54,7 @@ type ResumeOptions struct {
 // higher cap (ResumeOptions.Budget) and without Force: its stopped turn
 // would run again and stop at the same cap, paying again for the requests
 // it makes before it (docs/semantics.md#budgets).
-var ErrBudgetSpent = errors.New("the run stopped because a budget was spent")
+var ErrBudgetSpent error = budgetSpent{}
 
 // ChangedFilesError refuses a run whose ensemble file or responses file
 // changed since it was saved (without Force): going on would continue a

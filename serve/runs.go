@@ -756,12 +756,9 @@ func (rs *Runs) goOn(saved *durable.Saved, given map[string]string, fork bool, s
 	case errors.As(err, &answer):
 		saved.Close()
 		return errorf(CodeConflict, "%s", rs.redact(err.Error()))
-	case errors.Is(err, durable.ErrBudgetSpent):
+	case err != nil: // a spent budget, changed files: with the hint
 		saved.Close()
-		return errorf(CodeConflict, "the run stopped because a budget was spent: resume it with a higher cap (resume --max-cost, --max-tokens or --max-requests)")
-	case err != nil:
-		saved.Close()
-		return errorf(CodeConflict, "%s", rs.redact(err.Error()))
+		return errorf(CodeConflict, "%s", rs.redact(durable.WithHint(err)))
 	}
 	if err := rs.reserve(); err != nil {
 		saved.Close()

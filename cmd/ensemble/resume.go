@@ -135,10 +135,9 @@ func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, cha
 	case errors.Is(err, durable.ErrBudgetSpent):
 		// Its stopped turn would run again and stop at the same cap, paying
 		// again for the requests it makes before it (docs/semantics.md#budgets).
-		return usageErr("%s: the run stopped because a budget was spent; resuming as it is would replay the stopped turn and stop again: "+
-			"raise the run's cap with --max-cost, --max-tokens or --max-requests, or raise the file's limits and resume with --force", path)
+		return usageErr("%s: %v; %s", path, err, io.hint(err))
 	case errors.As(err, &changedFiles):
-		return &exitError{code: engine.ExitUsage, err: fmt.Errorf("%w\nresuming would continue the run with a different workflow; use --force to resume anyway", err)}
+		return &exitError{code: engine.ExitUsage, err: fmt.Errorf("%w\n%s", err, io.hint(err))}
 	case err != nil:
 		return &exitError{code: engine.ExitUsage, err: err}
 	}

@@ -495,10 +495,8 @@ func (s *stdio) stateError(path string, err error, flag bool) error {
 	switch {
 	case errors.As(err, &ee):
 		return err
-	case errors.As(err, &unfinished) && unfinished.ID == "":
-		return usageErr("--state %v; continue it with\n  %s\nor remove the file to start over", err, s.resumeCommand(path))
 	case errors.As(err, &unfinished):
-		return usageErr("--state %v; continue it with\n  %s --run-id %s\nor start a new run with another --run-id", err, s.resumeCommand(path), shellQuote(unfinished.ID))
+		return usageErr("--state %v; %s", err, s.hint(err))
 	case errors.As(err, &ens):
 		return usageErr("%v; start a durable run with: %s run %s --state run.db", err, s.program(), shellQuote(path))
 	case errors.Is(err, durable.ErrChanged):
