@@ -15,6 +15,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/responses"
+	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
@@ -302,7 +303,7 @@ func (rs *Runs) Start(ctx context.Context, name string, input *string, so StartO
 		release()
 		return "", false, err
 	}
-	opts.Stream = so.Stream
+	opts.Models.Stream = so.Stream
 	sess, err := session.Open(rs.ctx, s.e, opts)
 	if err != nil {
 		d.Abandon()
@@ -359,9 +360,9 @@ func (rs *Runs) names() []string {
 // sessionOptions are the options of a served run's session: no terminal,
 // an ask agent suspends the run; s's injected responses when it has them.
 func (rs *Runs) sessionOptions(s *served) (session.Options, error) {
-	o := session.Options{LookupEnv: rs.o.LookupEnv, Out: io.Discard, NoInput: true, Suspend: true}
+	o := session.Options{LookupEnv: rs.o.LookupEnv, Ask: ask.Options{Out: io.Discard, NoInput: true, Suspend: true}}
 	if s != nil && s.resp != nil {
-		o.Responses, o.ResponsesFile = s.resp, s.responses // each run takes them from the first
+		o.Models.Responses, o.Models.ResponsesFile = s.resp, s.responses // each run takes them from the first
 	}
 	return o, nil
 }
@@ -780,7 +781,7 @@ func (rs *Runs) goOn(saved *durable.Saved, given map[string]string, fork bool, s
 		}
 	}}
 	o, _ := rs.sessionOptions(nil) // the saved run's responses: Prepare's
-	_, o.Stream = rs.streamNext.Load(saved.Info.ID)
+	_, o.Models.Stream = rs.streamNext.Load(saved.Info.ID)
 	sess, r, err := p.Start(rs.ctx, o, ro)
 	if err != nil {
 		rs.unreserve()

@@ -216,7 +216,7 @@ func openBatchSession(ctx context.Context, io *stdio, e *ensemble.Ensemble, s *s
 	if err != nil {
 		return nil, err
 	}
-	opts.Batch = true
+	opts.Ask.Batch = true
 	return openSession(ctx, e, opts)
 }
 

@@ -25,7 +25,7 @@ func TestGraphCommand(t *testing.T) {
 				args = append(args, "--format", "dot")
 			}
 			o := ensembleCmd(t, "", args...)
-			want, err := os.ReadFile(filepath.Join("../../graph/testdata", name+"."+ext))
+			want, err := os.ReadFile(filepath.Join("../../internal/graph/testdata", name+"."+ext))
 			if err != nil {
 				t.Fatalf("%v (run go test ./graph -update)", err)
 			}

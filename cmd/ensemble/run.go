@@ -21,6 +21,7 @@ import (
 	"github.com/ensemble-run/ensemble/internal/readcap"
 	"github.com/ensemble-run/ensemble/internal/report"
 	"github.com/ensemble-run/ensemble/internal/responses"
+	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -306,7 +307,7 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	if err != nil {
 		return err
 	}
-	if opts.Recording, err = f.recording.Open(); err != nil {
+	if opts.Models.Recording, err = f.recording.Open(); err != nil {
 		return usageErr("%v", err)
 	}
 	return execute(ctx, io, e, f, opts, func(ctx context.Context, opts session.Options, ro session.RunOptions) (*session.Session, *session.Run, *durable.Run, error) {
@@ -350,7 +351,7 @@ func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, 
 		return err
 	}
 	defer tracing.stop()
-	opts.Tracer, opts.TraceContent = tracing.tracer()
+	opts.Tracing.Tracer, opts.Tracing.Content = tracing.tracer()
 	output := f.outputFormat(io)
 	view, err := newRunView(io, e, output, f)
 	if err != nil {
@@ -436,13 +437,13 @@ func openSession(ctx context.Context, e *ensemble.Ensemble, opts session.Options
 // front door's (frontOptions), the limits and the injected responses.
 func (s *sharedFlags) sessionOptions(io *stdio, e *ensemble.Ensemble, stdinTaken, durable bool) (session.Options, error) {
 	opts := s.frontOptions(io, stdinTaken, durable)
-	opts.MaxTurns, opts.Timeout, opts.Parallel, opts.Budget = s.maxTurns, s.timeout, s.parallel, s.budget()
+	opts.Limits = session.Limits{MaxTurns: s.maxTurns, Timeout: s.timeout, Parallel: s.parallel, Budget: s.budget()}
 	if s.responses != "" {
 		resp, err := responses.LoadResponsesFor(s.responses, e)
 		if err != nil {
 			return opts, &exitError{code: engine.ExitUsage, err: err}
 		}
-		opts.Responses, opts.ResponsesFile = resp, s.responses
+		opts.Models.Responses, opts.Models.ResponsesFile = resp, s.responses
 	}
 	return opts, nil
 }
@@ -452,17 +453,16 @@ func (s *sharedFlags) sessionOptions(io *stdio, e *ensemble.Ensemble, stdinTaken
 // waiting for an answer when the run is durable; streaming; --live.
 func (s *sharedFlags) frontOptions(io *stdio, stdinTaken, durable bool) session.Options {
 	return session.Options{
-		LookupEnv:   io.lookupEnv,
-		Stream:      s.stream,
-		In:          io.in,
-		Out:         io.stderr(),
-		Interactive: !stdinTaken && (io.inTTY || isTerminal(io.in)),
-		Suspend:     durable,
-		NoInput:     s.noInput,
-		Strict:      s.strict,
-		Live:        s.live,
-		LiveAll:     s.liveAll,
-		Expect:      s.expected,
+		LookupEnv: io.lookupEnv,
+		Ask: ask.Options{
+			In:          io.in,
+			Out:         io.stderr(),
+			Interactive: !stdinTaken && (io.inTTY || isTerminal(io.in)),
+			Suspend:     durable,
+			NoInput:     s.noInput,
+		},
+		Models: session.Models{Stream: s.stream, Live: s.live, LiveAll: s.liveAll},
+		Checks: session.Checks{Strict: s.strict, Expect: s.expected},
 	}
 }
 

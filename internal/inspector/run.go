@@ -9,6 +9,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
@@ -125,7 +126,7 @@ func (s *Server) prepare(saved *durable.Saved, sf *state.File, given map[string]
 	case err != nil:
 		return nil, nil, &httpError{http.StatusConflict, err.Error()}
 	}
-	sess, r, err := p.Start(s.ctx, session.Options{LookupEnv: s.opts.LookupEnv, Out: io.Discard, NoInput: true, Suspend: true}, session.RunOptions{})
+	sess, r, err := p.Start(s.ctx, session.Options{LookupEnv: s.opts.LookupEnv, Ask: ask.Options{Out: io.Discard, NoInput: true, Suspend: true}}, session.RunOptions{})
 	if _, ok := errors.AsType[*durable.OpenError](err); ok {
 		return nil, nil, &httpError{http.StatusConflict, err.Error()}
 	}
