@@ -9,7 +9,6 @@ import (
 
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/internal/mcptools"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -147,17 +146,8 @@ func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, cha
 	f.printWarnings(io, p.Ensemble)
 	return execute(ctx, io, p.Ensemble, &f, f.frontOptions(io, false, true), func(ctx context.Context, opts session.Options, ro session.RunOptions) (*session.Session, *session.Run, *durable.Run, error) {
 		sess, r, err := p.Start(ctx, opts, ro)
-		var interrupted *session.InterruptedError
-		var open *durable.OpenError
-		switch {
-		case errors.As(err, &interrupted):
-			return nil, nil, nil, &exitError{code: engine.ExitCancelled, err: err}
-		case errors.As(err, new(*mcptools.TimeoutError)):
-			return nil, nil, nil, &exitError{code: engine.ExitTimeout, err: err}
-		case errors.As(err, &open):
-			return nil, nil, nil, &exitError{code: engine.ExitUsage, err: err}
-		case err != nil:
-			return nil, nil, nil, io.stateError(path, err, false)
+		if err != nil {
+			return nil, nil, nil, io.startError(path, err, false)
 		}
 		return sess, r, p.Save(), nil
 	})

@@ -282,7 +282,7 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	if f.temporal.addr != "" {
 		return runTemporal(ctx, io, e, path, input, f)
 	}
-	var save *durable.Run
+	var saving durable.NewOptions
 	if f.stateFile != "" {
 		sync, err := durable.SyncFrom(io.lookupEnv)
 		if err != nil {
@@ -295,15 +295,15 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 		if f.runID != "" && !durable.SavesInDatabase(f.stateFile) {
 			return usageErr("--run-id: --state %s is a JSON state file, which holds one run; name a state database", f.stateFile)
 		}
-		if save, err = durable.Create(f.stateFile, f.runID, refs, sync); err != nil {
-			return io.stateError(f.stateFile, err, true)
-		}
+		saving = durable.NewOptions{Path: f.stateFile, ID: f.runID, Refs: refs, Sync: sync}
 	}
-	if save != nil {
-		defer save.Abandon() // if it never ran
+	c, err := durable.New(e, input, saving)
+	if err != nil {
+		return io.stateError(f.stateFile, err, true)
 	}
+	defer c.Abandon() // if it never ran
 	f.printWarnings(io, e)
-	opts, err := f.sessionOptions(io, e, inputSet && f.input == "-", save != nil)
+	opts, err := f.sessionOptions(io, e, inputSet && f.input == "-", c.Save() != nil)
 	if err != nil {
 		return err
 	}
@@ -311,19 +311,11 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 		return usageErr("%v", err)
 	}
 	return execute(ctx, io, e, f, opts, func(ctx context.Context, opts session.Options, ro session.RunOptions) (*session.Session, *session.Run, *durable.Run, error) {
-		sess, err := openSession(ctx, e, opts)
+		sess, r, err := c.Start(ctx, opts, ro)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, io.startError(f.stateFile, err, true)
 		}
-		if save != nil {
-			ro.Save, ro.RunID = save, save.ID()
-		}
-		r, err := sess.Start(input, ro)
-		if err != nil {
-			sess.Close()
-			return nil, nil, nil, io.stateError(f.stateFile, err, true)
-		}
-		return sess, r, save, nil
+		return sess, r, c.Save(), nil
 	})
 }
 
