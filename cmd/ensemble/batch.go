@@ -290,13 +290,12 @@ func resumeBatch(ctx context.Context, io *stdio, f *batchFlags, changed func(str
 	case len(rs.Changes) > 0:
 		fmt.Fprintf(io.stderr(), "ensemble: warning: %v; resuming anyway (--force)\n", &batch.ChangedError{Changes: rs.Changes})
 	}
-	s := sharedFlags{profiles: spec.Profiles, maxTurns: spec.Options.MaxTurns, timeout: spec.Options.Timeout(),
-		parallel: spec.Options.Parallel, maxTokens: spec.Options.MaxTokens, maxRequests: spec.Options.MaxRequests,
-		maxCost: spec.Options.MaxCost, liveFlags: liveFlags{live: spec.Live, liveAll: spec.LiveAll}, quiet: f.quiet}
-	if spec.Responses != nil {
-		s.responses = spec.Responses.Path
+	opts, err := spec.SessionOptions(e)
+	if err != nil {
+		return &exitError{code: engine.ExitUsage, err: err}
 	}
-	sess, err := openBatchSession(ctx, io, e, &s)
+	opts.LookupEnv, opts.Ask.In, opts.Ask.Out = io.lookupEnv, io.in, io.stderr()
+	sess, err := openSession(ctx, e, opts)
 	if err != nil {
 		return err
 	}
