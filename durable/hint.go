@@ -2,7 +2,8 @@ package durable
 
 import (
 	"errors"
-	"strings"
+
+	"github.com/ensemble-run/ensemble/internal/shell"
 )
 
 // The refusals of this package each carry what to do about them, their
@@ -34,9 +35,9 @@ func WithHint(err error) string {
 // Hint says how to go on with the run, or to start another.
 func (e *UnfinishedError) Hint() string {
 	if e.ID == "" {
-		return "continue it with\n  resume " + shellQuote(e.Path) + "\nor remove the file to start over"
+		return "continue it with\n  resume " + shell.Quote(e.Path) + "\nor remove the file to start over"
 	}
-	return "continue it with\n  resume " + shellQuote(e.Path) + " --run-id " + shellQuote(e.ID) + "\nor start a new run with another --run-id"
+	return "continue it with\n  resume " + shell.Quote(e.Path) + " --run-id " + shell.Quote(e.ID) + "\nor start a new run with another --run-id"
 }
 
 // Hint says that --force resumes anyway.
@@ -53,12 +54,4 @@ func (budgetSpent) Error() string { return "the run stopped because a budget was
 func (budgetSpent) Hint() string {
 	return "resuming as it is would replay the stopped turn and stop again: " +
 		"raise the run's cap with --max-cost, --max-tokens or --max-requests, or raise the file's limits and resume with --force"
-}
-
-// shellQuote returns s as one word of a POSIX shell.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./+,:@%=") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

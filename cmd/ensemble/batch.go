@@ -185,8 +185,7 @@ func startBatch(ctx context.Context, io *stdio, path string, f *batchFlags) erro
 		var exists *batch.ExistsError
 		switch st, err = batch.Create(f.stateFile, f.batchID, spec, sync); {
 		case errors.As(err, &exists):
-			return usageErr("--state %v; finish it with\n  %s batch --resume %s --batch-id %s\nor start a new one with another --batch-id",
-				err, io.program(), shellQuote(f.stateFile), shellQuote(exists.ID))
+			return usageErr("--state %v; %s", err, io.hint(err))
 		case errors.Is(err, batch.ErrNotDatabase):
 			return usageErr("--state %v", err)
 		case err != nil:
@@ -284,7 +283,7 @@ func resumeBatch(ctx context.Context, io *stdio, f *batchFlags, changed func(str
 	var ce *batch.ChangedError
 	switch {
 	case errors.As(err, &ce):
-		return usageErr("%v; resuming would finish it with a different workflow or inputs; use --force to resume anyway", err)
+		return usageErr("%v; %s", err, io.hint(err))
 	case err != nil:
 		return &exitError{code: engine.ExitUsage, err: err}
 	case len(rs.Changes) > 0:

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ensemble-run/ensemble/durable"
+	"github.com/ensemble-run/ensemble/internal/batch"
 )
 
 // The command line prints each durable refusal with the hint the error
@@ -31,6 +32,14 @@ func TestStateErrorsPrintTheirHint(t *testing.T) {
 				t.Errorf("printed %q, want the hint %q with %q", got, h, tc.want)
 			}
 		})
+	}
+	// A saved batch's refusals carry theirs too.
+	exists := fmt.Errorf("--state: %w", &batch.ExistsError{Path: "my runs.db", ID: "b1"})
+	if h := s.hint(exists); !strings.Contains(h, "\n  ./ens batch --resume 'my runs.db' --batch-id b1\n") || !strings.Contains(h, "another --batch-id") {
+		t.Errorf("a batch that exists: %q", h)
+	}
+	if h := s.hint(&batch.ChangedError{Changes: []string{"the inputs"}}); !strings.Contains(h, "use --force") {
+		t.Errorf("a batch whose files changed: %q", h)
 	}
 	if h := s.hint(errors.New("no hint")); h != "" {
 		t.Errorf("a hint for an error without one: %q", h)
