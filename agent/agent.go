@@ -157,7 +157,7 @@ func (r *Request) Name() string {
 
 // ErrAwaitingInput is the error (wrapped in Result.Err) of an execution
 // that asked a person and has no answer yet, in a run an answer can come
-// back to (Host.Suspend): the engine does not record it, and the run ends
+// back to (the ask kind's Options.Suspend): the engine does not record it, and the run ends
 // awaiting_input after its turn (docs/semantics.md#ask-agents-that-wait).
 var ErrAwaitingInput = errors.New("waiting for an answer")
 

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"io"
 
 	"github.com/ensemble-run/ensemble/ensemble"
 )
@@ -27,23 +26,9 @@ type Host struct {
 	LookupEnv func(string) (string, bool)
 	// Environ is the environment scripts inherit; nil means os.Environ.
 	Environ func() []string
-	// Stream asks model replies to be streamed as text_delta events.
-	Stream bool
-	// In and Out are the terminal a human answers on; Interactive is false
-	// when In is not one (CI, a pipe).
-	In          io.Reader
-	Out         io.Writer
-	Interactive bool
-	// Suspend is set when the run can wait (a durable run, a test): a
-	// question with no answer ends the run awaiting input instead of
-	// failing (docs/semantics.md#ask-agents-that-wait). NoInput never asks
-	// at the terminal (--no-input). The answers given to resume are the
-	// run's (Services.Answers).
-	Suspend bool
-	NoInput bool
-	// Batch: the run is one of a batch (ensemble batch), whose runs never
-	// ask at the terminal nor wait for an answer (docs/cli.md#ensemble-batch).
-	Batch bool
+	// What is one kind's alone (the ask kind's terminal, the llm kind's
+	// streaming) is an option of that kind, set where the kinds are wired
+	// (kinds.Registry.With).
 
 	// Set by the registry that builds the runners, for a kind whose agents
 	// run agents of any kind (a nested ensemble): Kinds are the kinds it

@@ -25,7 +25,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
@@ -162,11 +161,12 @@ type Run struct {
 	path string
 	refs *state.File
 
-	// A state database: the run's id, the database (shared, with mu, by
-	// the runs of a batch), the run to continue (nil for a new one).
+	// A state database: the run's id, the database (shared, by the runs
+	// of a batch, whose every use holds its lock: store.DB.Hold), the run
+	// to continue (nil for a new one).
 	db      *store.DB
 	ownDB   bool
-	mu      *sync.Mutex
+	shared  bool
 	id      string
 	info    *store.RunInfo
 	w       *store.Writer
@@ -228,17 +228,17 @@ func Create(path, id string, refs Refs, sync store.Sync) (*Run, error) {
 }
 
 // CreateIn prepares a new run id in db, an open state database shared by
-// several runs at once (a batch's), whose every use holds mu: each turn is
-// saved before the next starts.
-func CreateIn(db *store.DB, mu *sync.Mutex, id string, refs Resolved) (*Run, error) {
-	return &Run{path: db.Path(), refs: refs.f, db: db, mu: mu, id: id}, nil
+// several runs at once (a batch's), whose every use holds its lock
+// (store.DB.Hold): each turn is saved before the next starts.
+func CreateIn(db *store.DB, id string, refs Resolved) (*Run, error) {
+	return &Run{path: db.Path(), refs: refs.f, db: db, shared: true, id: id}, nil
 }
 
 // ContinueIn prepares info, a run of db (shared as in CreateIn), to go on
 // from its last completed turn: it locks it and returns its saved state.
-func ContinueIn(db *store.DB, mu *sync.Mutex, info *store.RunInfo, refs Resolved) (*Run, *state.File, error) {
-	mu.Lock()
-	defer mu.Unlock()
+func ContinueIn(db *store.DB, info *store.RunInfo, refs Resolved) (*Run, *state.File, error) {
+	db.Hold()
+	defer db.Release()
 	if err := db.Lock(info); err != nil {
 		return nil, nil, err
 	}
@@ -247,7 +247,7 @@ func ContinueIn(db *store.DB, mu *sync.Mutex, info *store.RunInfo, refs Resolved
 		db.Unlock(info)
 		return nil, nil, err
 	}
-	return &Run{path: db.Path(), refs: refs.f, db: db, mu: mu, id: info.ID, info: info, locked: true}, sf, nil
+	return &Run{path: db.Path(), refs: refs.f, db: db, shared: true, id: info.ID, info: info, locked: true}, sf, nil
 }
 
 // ID is the run's id in its database; "" for a JSON state file.
@@ -260,14 +260,14 @@ func (d *Run) Path() string { return d.path }
 func (d *Run) IsDatabase() bool { return d.db != nil }
 
 func (d *Run) hold() {
-	if d.mu != nil {
-		d.mu.Lock()
+	if d.shared {
+		d.db.Hold()
 	}
 }
 
 func (d *Run) release() {
-	if d.mu != nil {
-		d.mu.Unlock()
+	if d.shared {
+		d.db.Release()
 	}
 }
 

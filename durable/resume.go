@@ -54,7 +54,7 @@ type ResumeOptions struct {
 // higher cap (ResumeOptions.Budget) and without Force: its stopped turn
 // would run again and stop at the same cap, paying again for the requests
 // it makes before it (docs/semantics.md#budgets).
-var ErrBudgetSpent = errors.New("the run stopped because a budget was spent")
+var ErrBudgetSpent error = budgetSpent{}
 
 // ChangedFilesError refuses a run whose ensemble file or responses file
 // changed since it was saved (without Force): going on would continue a
@@ -145,31 +145,31 @@ func Prepare(saved *Saved, o ResumeOptions) (*Resumption, error) {
 		return nil, err
 	}
 	p := &Resumption{Saved: saved, Ensemble: e, Changed: changed, Refs: refs, answers: o.Answers}
-	p.limits = session.Options{
+	p.limits = session.Options{Limits: session.Limits{
 		MaxTurns: orSaved(o.MaxTurns, sf.Options.MaxTurns),
 		Timeout:  orSaved(o.Timeout, sf.Options.Timeout()),
 		Parallel: orSaved(o.Parallel, sf.Options.Parallel),
-	}
+	}}
 	b := ensemble.Budget{MaxTokens: sf.Options.MaxTokens, MaxRequests: sf.Options.MaxRequests, MaxCost: sf.Options.MaxCost}
 	if raised {
 		b = ensemble.Budget{MaxTokens: orSaved(o.Budget.MaxTokens, b.MaxTokens), MaxRequests: orSaved(o.Budget.MaxRequests, b.MaxRequests),
 			MaxCost: orSaved(o.Budget.MaxCost, b.MaxCost)}
 	}
 	if !b.Empty() {
-		p.limits.Budget = &b
+		p.limits.Limits.Budget = &b
 	}
 	if refs.Responses != "" {
 		resp, err := responses.LoadResponsesFor(refs.Responses, e)
 		if err != nil {
 			return nil, err
 		}
-		p.limits.Responses, p.limits.ResponsesFile = resp, refs.Responses
+		p.limits.Models.Responses, p.limits.Models.ResponsesFile = resp, refs.Responses
 	}
 	var rec *cassette.Cassette
 	if rec, err = recording.Open(); err != nil {
 		return nil, err
 	}
-	p.limits.Recording = rec
+	p.limits.Models.Recording = rec
 	return p, nil
 }
 
@@ -192,8 +192,8 @@ func orSaved[T int | float64 | time.Duration](o, saved T) T {
 // not open is an *OpenError.
 func (p *Resumption) Start(ctx context.Context, opts session.Options, ro session.RunOptions) (*session.Session, *session.Run, error) {
 	l := p.limits
-	opts.MaxTurns, opts.Timeout, opts.Parallel, opts.Budget = l.MaxTurns, l.Timeout, l.Parallel, l.Budget
-	opts.Responses, opts.ResponsesFile, opts.Recording = l.Responses, l.ResponsesFile, l.Recording
+	opts.Limits = l.Limits
+	opts.Models.Responses, opts.Models.ResponsesFile, opts.Models.Recording = l.Models.Responses, l.Models.ResponsesFile, l.Models.Recording
 	save, err := p.Saved.Continue(p.Refs)
 	if err != nil {
 		return nil, nil, err

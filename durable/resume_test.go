@@ -11,6 +11,7 @@ import (
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/internal/responses"
+	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -43,7 +44,7 @@ func waitingRun(t *testing.T) (db, ens, resp string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := session.Open(context.Background(), e, session.Options{Responses: responses, Suspend: true, LookupEnv: noEnv})
+	s, err := session.Open(context.Background(), e, session.Options{Models: session.Models{Responses: responses}, Ask: ask.Options{Suspend: true}, LookupEnv: noEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestPrepareAndStart(t *testing.T) {
 			if len(p.Changed) != c.forced {
 				t.Errorf("changed files let through: %v, want %d", p.Changed, c.forced)
 			}
-			s, r, err := p.Start(context.Background(), session.Options{Suspend: true, LookupEnv: noEnv}, session.RunOptions{})
+			s, r, err := p.Start(context.Background(), session.Options{Ask: ask.Options{Suspend: true}, LookupEnv: noEnv}, session.RunOptions{})
 			if err != nil {
 				t.Fatalf("Start: %v", err)
 			}

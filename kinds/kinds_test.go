@@ -142,8 +142,8 @@ func TestHostForNestedRuns(t *testing.T) {
 	var got *agent.Host
 	r := Builtin()
 	r.Register(hostKind{got: &got})
-	d := r.Runner(&agent.Host{Stream: true}, nil)
-	if got == nil || !got.Stream || got.Dispatch != agent.Runner(d) || len(got.Kinds) != 6 || got.Kinds[5].String() != "host" {
+	d := r.Runner(&agent.Host{LookupEnv: func(string) (string, bool) { return "", false }}, nil)
+	if got == nil || got.LookupEnv == nil || got.Dispatch != agent.Runner(d) || len(got.Kinds) != 6 || got.Kinds[5].String() != "host" {
 		t.Fatalf("host %+v", got)
 	}
 	res := got.Dispatch.Run(context.Background(), &agent.Request{Agent: &ensemble.Agent{Name: "n", Kind: hostKind{}}})

@@ -58,9 +58,9 @@ func (rs *Runs) sweepTimeouts(now time.Time) {
 		d, ok := rs.to.seen[r.ID]
 		if !ok || !d.saved.Equal(r.Saved) {
 			d = deadlineSeen{saved: r.Saved}
-			rs.rdMu.Lock()
+			rs.rd.Hold()
 			sf, err := rs.rd.Load(r)
-			rs.rdMu.Unlock()
+			rs.rd.Release()
 			if err != nil {
 				continue
 			}

@@ -373,9 +373,9 @@ func (rs *Runs) chatResult(id string) (*engine.Result, *ensemble.Ensemble, error
 	if err != nil {
 		return nil, nil, err
 	}
-	rs.rdMu.Lock()
+	rs.rd.Hold()
 	sf, err := rs.rd.Load(info)
-	rs.rdMu.Unlock()
+	rs.rd.Release()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -108,9 +108,9 @@ func copyKept(r io.Reader, w io.Writer, drop map[string]bool) (map[string][]span
 // ended runs: the runs of the database whose events may be dropped now,
 // those that ended before the retention.
 func (rs *Runs) endedRuns(now time.Time) (map[string]bool, error) {
-	rs.rdMu.Lock()
+	rs.rd.Hold()
 	runs, err := rs.rd.Runs()
-	rs.rdMu.Unlock()
+	rs.rd.Release()
 	if err != nil {
 		return nil, err
 	}

@@ -73,7 +73,7 @@ func endedHere(a *active) *engine.Result {
 // (store.DB.GroupCommit): by the group's next commit, shared with the
 // others who wait.
 func (rs *Runs) commit() error {
-	rs.wmu.Lock()
-	defer rs.wmu.Unlock()
+	rs.wdb.Hold()
+	defer rs.wdb.Release()
 	return rs.wdb.Synced()
 }

@@ -94,7 +94,7 @@ func (rs *Runs) startRemote(s *served, id, text string, so StartOptions, release
 		release()
 		return "", false, err
 	}
-	d, err := durable.CreateIn(rs.wdb, &rs.wmu, id, s.refs)
+	d, err := durable.CreateIn(rs.wdb, id, s.refs)
 	if err != nil {
 		return fail(err)
 	}

@@ -38,8 +38,8 @@ func (s *Server) isPublic(r *http.Request) bool {
 // mounted front door keeps there of its own. It fails once the server has
 // closed.
 func (rs *Runs) WithDB(f func(db *store.DB) error) error {
-	rs.wmu.Lock()
-	defer rs.wmu.Unlock()
+	rs.wdb.Hold()
+	defer rs.wdb.Release()
 	return f(rs.wdb)
 }
 

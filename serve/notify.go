@@ -76,9 +76,9 @@ func (rs *Runs) notify(id string) {
 	if err != nil {
 		return
 	}
-	rs.rdMu.Lock()
+	rs.rd.Hold()
 	sf, err := rs.rd.Load(info)
-	rs.rdMu.Unlock()
+	rs.rd.Release()
 	if err != nil || sf.CompletionReason != engine.AwaitingInput {
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/responses"
+	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
@@ -89,12 +90,11 @@ type Runs struct {
 	stop   chan struct{} // closed when the server stops starting runs
 
 	// rd is the server's one connection reading the state database (the
-	// runs write through their own); rdMu serialises its use.
-	rdMu sync.Mutex
-	rd   *store.DB
+	// runs write through their own); its lock (store.DB.Hold) serialises
+	// its use.
+	rd *store.DB
 	// wdb is the connection new runs are saved through, shared as a
-	// batch's runs share theirs: wmu serialises its use.
-	wmu sync.Mutex
+	// batch's runs share theirs: its lock serialises its use.
 	wdb *store.DB
 	// keyMu serialises the starts that carry an idempotency key.
 	keyMu sync.Mutex
@@ -163,7 +163,7 @@ func newRuns(o *Options, list []*served) (*Runs, error) {
 	// before anyone is told it ended (launch), and its start before it is
 	// answered for (Start, WaitResult): each waits for the group's next
 	// commit, which the runs that end meanwhile share.
-	wdb.GroupCommit(&rs.wmu, false)
+	wdb.GroupCommit(false)
 	j.maxSize = o.EventsMaxSize
 	rs.compactEvents() // before any run goes on
 	rs.wg.Add(1)
@@ -290,7 +290,7 @@ func (rs *Runs) Start(ctx context.Context, name string, input *string, so StartO
 	if rs.o.Engine != nil {
 		return rs.startRemote(s, id, text, so, release) // engine.go
 	}
-	d, err := durable.CreateIn(rs.wdb, &rs.wmu, id, s.refs)
+	d, err := durable.CreateIn(rs.wdb, id, s.refs)
 	if err != nil {
 		rs.unreserve()
 		release()
@@ -303,7 +303,7 @@ func (rs *Runs) Start(ctx context.Context, name string, input *string, so StartO
 		release()
 		return "", false, err
 	}
-	opts.Stream = so.Stream
+	opts.Models.Stream = so.Stream
 	sess, err := session.Open(rs.ctx, s.e, opts)
 	if err != nil {
 		d.Abandon()
@@ -360,9 +360,9 @@ func (rs *Runs) names() []string {
 // sessionOptions are the options of a served run's session: no terminal,
 // an ask agent suspends the run; s's injected responses when it has them.
 func (rs *Runs) sessionOptions(s *served) (session.Options, error) {
-	o := session.Options{LookupEnv: rs.o.LookupEnv, Out: io.Discard, NoInput: true, Suspend: true}
+	o := session.Options{LookupEnv: rs.o.LookupEnv, Ask: ask.Options{Out: io.Discard, NoInput: true, Suspend: true}}
 	if s != nil && s.resp != nil {
-		o.Responses, o.ResponsesFile = s.resp, s.responses // each run takes them from the first
+		o.Models.Responses, o.Models.ResponsesFile = s.resp, s.responses // each run takes them from the first
 	}
 	return o, nil
 }
@@ -543,9 +543,9 @@ func (rs *Runs) info(id string) (*store.RunInfo, error) {
 	if !runIDPattern.MatchString(id) {
 		return nil, errorf(CodeNotFound, "no run %q", id)
 	}
-	rs.rdMu.Lock()
+	rs.rd.Hold()
 	r, err := rs.rd.Run(id)
-	rs.rdMu.Unlock()
+	rs.rd.Release()
 	if errors.Is(err, store.ErrNoRun) {
 		return nil, errorf(CodeNotFound, "no run %q", id)
 	}
@@ -554,8 +554,8 @@ func (rs *Runs) info(id string) (*store.RunInfo, error) {
 
 // runs lists the runs of the state database.
 func (rs *Runs) runs() ([]*store.RunInfo, error) {
-	rs.rdMu.Lock()
-	defer rs.rdMu.Unlock()
+	rs.rd.Hold()
+	defer rs.rd.Release()
 	return rs.rd.Runs()
 }
 
@@ -626,9 +626,9 @@ func (rs *Runs) RunResult(id string) (*engine.Result, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	rs.rdMu.Lock()
+	rs.rd.Hold()
 	sf, err := rs.rd.Load(info)
-	rs.rdMu.Unlock()
+	rs.rd.Release()
 	if err != nil {
 		return nil, "", err
 	}
@@ -757,12 +757,9 @@ func (rs *Runs) goOn(saved *durable.Saved, given map[string]string, fork bool, s
 	case errors.As(err, &answer):
 		saved.Close()
 		return errorf(CodeConflict, "%s", rs.redact(err.Error()))
-	case errors.Is(err, durable.ErrBudgetSpent):
+	case err != nil: // a spent budget, changed files: with the hint
 		saved.Close()
-		return errorf(CodeConflict, "the run stopped because a budget was spent: resume it with a higher cap (resume --max-cost, --max-tokens or --max-requests)")
-	case err != nil:
-		saved.Close()
-		return errorf(CodeConflict, "%s", rs.redact(err.Error()))
+		return errorf(CodeConflict, "%s", rs.redact(durable.WithHint(err)))
 	}
 	if err := rs.reserve(); err != nil {
 		saved.Close()
@@ -784,7 +781,7 @@ func (rs *Runs) goOn(saved *durable.Saved, given map[string]string, fork bool, s
 		}
 	}}
 	o, _ := rs.sessionOptions(nil) // the saved run's responses: Prepare's
-	_, o.Stream = rs.streamNext.Load(saved.Info.ID)
+	_, o.Models.Stream = rs.streamNext.Load(saved.Info.ID)
 	sess, r, err := p.Start(rs.ctx, o, ro)
 	if err != nil {
 		rs.unreserve()
@@ -936,11 +933,11 @@ func (rs *Runs) Close(grace time.Duration) {
 	}
 	rs.cancel()
 	<-done
-	rs.rdMu.Lock()
+	rs.rd.Hold()
 	rs.rd.Close()
-	rs.rdMu.Unlock()
-	rs.wmu.Lock()
+	rs.rd.Release()
+	rs.wdb.Hold()
 	rs.wdb.Close()
-	rs.wmu.Unlock()
+	rs.wdb.Release()
 	rs.j.close()
 }

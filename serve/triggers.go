@@ -97,8 +97,8 @@ func (s *Server) setupTriggers(list []*served) error {
 }
 
 func (rs *Runs) watchTrigger(ensembleName, key string, now time.Time) (time.Time, *store.Fire, error) {
-	rs.wmu.Lock()
-	defer rs.wmu.Unlock()
+	rs.wdb.Hold()
+	defer rs.wdb.Release()
 	return rs.wdb.WatchTrigger(ensembleName, key, now)
 }
 
@@ -173,9 +173,9 @@ func (s *Server) startTriggers(ctx context.Context) (stop func()) {
 // its run.
 func (s *Server) fire(j *cronJob, t, now time.Time) {
 	id := fireRunID(j.ensemble, j.key, t)
-	s.runs.wmu.Lock()
+	s.runs.wdb.Hold()
 	won, err := s.runs.wdb.ClaimFire(j.ensemble, j.key, t, id, now)
-	s.runs.wmu.Unlock()
+	s.runs.wdb.Release()
 	switch {
 	case err != nil:
 		s.runs.logf("trigger %q of %s: claiming its fire of %s: %s", j.key, j.ensemble, t.UTC().Format(time.RFC3339), err)

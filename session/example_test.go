@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/ensemble-run/ensemble/durable"
+	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -48,7 +49,7 @@ publisher: ["Published."]
 	if err != nil {
 		log.Fatal(err)
 	}
-	s, err := session.Open(ctx, e, session.Options{Responses: responses, LookupEnv: noEnv})
+	s, err := session.Open(ctx, e, session.Options{Models: session.Models{Responses: responses}, LookupEnv: noEnv})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -95,7 +96,7 @@ publisher: ["Published."]
 	}
 	// Suspend: an ask agent with no answer ends the run awaiting_input
 	// rather than failing it.
-	opts := session.Options{Responses: responses, Suspend: true, LookupEnv: noEnv}
+	opts := session.Options{Models: session.Models{Responses: responses}, Ask: ask.Options{Suspend: true}, LookupEnv: noEnv}
 
 	// The first process: the run stops where it needs the approver.
 	s, err := session.Open(ctx, e, opts)

@@ -18,7 +18,7 @@ import (
 // needs its profile's key too. Without this the run would fail mid-way,
 // after the scripts before it ran.
 func (s *Session) checkKeys(lookup func(string) (string, bool)) error {
-	o := s.opts
+	o := s.opts.Models
 	if o.Recording != nil && !o.Recording.Live() {
 		return nil // a replay answers every model request
 	}
@@ -78,7 +78,7 @@ func (s *Session) checkKeys(lookup func(string) (string, bool)) error {
 				}
 				continue
 			}
-			if _, replaced := o.Replace[a.Kind.String()]; replaced || !s.calls(path) && !liveOne[path] {
+			if _, replaced := s.opts.Replace[a.Kind.String()]; replaced || !s.calls(path) && !liveOne[path] {
 				continue
 			}
 			if name := agent.ModelProfile(a); name != "" {

@@ -85,12 +85,12 @@ agents:
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := session.Open(context.Background(), e, session.Options{LookupEnv: noEnv, Responses: resp})
+	s, err := session.Open(context.Background(), e, session.Options{LookupEnv: noEnv, Models: session.Models{Responses: resp}})
 	if err != nil {
 		t.Fatalf("no live agent, no key needed: %v", err)
 	}
 	s.Close()
-	_, err = session.Open(context.Background(), e, session.Options{LookupEnv: noEnv, Responses: resp, Live: []string{"analyst[1]/think"}})
+	_, err = session.Open(context.Background(), e, session.Options{LookupEnv: noEnv, Models: session.Models{Responses: resp, Live: []string{"analyst[1]/think"}}})
 	if err == nil || !strings.Contains(err.Error(), `agent "analyst/think" calls model profile "fast", whose key is read from ENSEMBLE_TEST_UNSET_KEY`) {
 		t.Fatalf("err %v", err)
 	}

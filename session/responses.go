@@ -6,7 +6,7 @@ import (
 )
 
 // Responses are injected responses (docs/testing.md#the-responses-file),
-// for Options.Responses: a program outside this module reads them with
+// for Models.Responses: a program outside this module reads them with
 // LoadResponses or ParseResponses, or starts from NewResponses and adds
 // its own (Add, AddText, SetSimulate).
 type Responses = responses.Responses

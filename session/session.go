@@ -13,7 +13,7 @@
 // per input.
 //
 //	e, err := session.Load("ensemble.yaml", nil, session.LoadOptions{})
-//	s, err := session.Open(ctx, e, session.Options{Responses: resp})
+//	s, err := session.Open(ctx, e, session.Options{Models: session.Models{Responses: resp}})
 //	if err != nil { … }
 //	defer s.Close()
 //	r, err := s.Start("the input", session.RunOptions{})
@@ -29,102 +29,22 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
 	"time"
-
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/internal/cassette"
 	"github.com/ensemble-run/ensemble/internal/mcptools"
 	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/kinds"
 	"github.com/ensemble-run/ensemble/state"
 )
-
-// Options are what a front door decides for the runs of a session. The
-// zero value runs every agent for real, with the process's environment and
-// no terminal: an LLM agent calls its model, an ask agent fails.
-type Options struct {
-	// Kinds are the kinds of agent; nil is kinds.Builtin(). The ensemble
-	// must have been loaded with them.
-	Kinds *kinds.Registry
-	// Replace replaces the runners of kinds, by kind name: a test's fake
-	// model, or a test's person.
-	Replace map[string]agent.Runner
-
-	// LookupEnv finds API keys and the variables of the profiles; nil is
-	// os.LookupEnv. Environ is the environment scripts and MCP servers
-	// inherit (less every api_key_env variable); nil is os.Environ.
-	LookupEnv func(string) (string, bool)
-	Environ   func() []string
-
-	// The terminal ask agents ask on: In and Out, and Interactive when In
-	// is one. NoInput never asks there (--no-input).
-	In          io.Reader
-	Out         io.Writer
-	Interactive bool
-	NoInput     bool
-	// Suspend lets a run wait for an answer: an ask agent with no answer
-	// ends it awaiting_input instead of failing
-	// (docs/semantics.md#ask-agents-that-wait). Durable runs and tests set
-	// it.
-	Suspend bool
-	// Batch marks the runs of a batch, whose ask agents never ask nor wait.
-	Batch bool
-	// Stream streams model replies as text_delta events.
-	Stream bool
-
-	// Responses are injected: an agent with responses takes them instead of
-	// running (docs/testing.md#the-responses-file). ResponsesFile names
-	// them in messages.
-	Responses     *responses.Responses
-	ResponsesFile string
-	// With Responses, an LLM agent that has none fails instead of calling
-	// its model (a real model costs money), unless Live names it or
-	// LiveAll is set. Guard, when set, is the error it fails with (its
-	// agent's name given), and guards the models even without Responses.
-	Live    []string
-	LiveAll bool
-	Guard   func(agent string) error
-	// Simulate plays simulated users (responses {simulate: ...}); nil is the
-	// LLM kind's runner.
-	Simulate func(ctx context.Context, req *agent.Request, modelProfile, prompt string) *agent.Result
-
-	// Recording records or replays model exchanges and answers
-	// (docs/recording.md); a replay's agents need no Live.
-	Recording *cassette.Cassette
-	// MCP tunes the start of the MCP servers the agents name.
-	MCP mcptools.Options
-
-	// MaxTurns, Timeout and Parallel override conversation_limits when > 0;
-	// Budget overrides the caps the file sets.
-	MaxTurns int
-	Timeout  time.Duration
-	Parallel int
-	Budget   *ensemble.Budget
-	// Strict ends a run strict_warning (exit 7) on a read of a missing
-	// key or a null message (--strict; docs/semantics.md#reads-of-missing-keys).
-	Strict bool
-
-	// Tracer makes spans of the runs (docs/tracing.md), with their content
-	// when TraceContent is set; nil traces nothing.
-	Tracer       trace.Tracer
-	TraceContent bool
-
-	// Expect are expectations the runs check when they complete, after
-	// the file's own expect: (docs/semantics.md#expectations): a
-	// command's --expect, compiled by ensemble.CompileExpectation.
-	Expect []*ensemble.Expectation
-}
 
 // Session is the runs of one ensemble, and what they share.
 type Session struct {
@@ -142,17 +62,17 @@ type Session struct {
 // (a tool they do not have is an error here, before any run). Close ends
 // them.
 func Open(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Session, error) {
-	for _, name := range opts.Live {
+	for _, name := range opts.Models.Live {
 		// An agent, or a child ensemble's by path (`analyst/think`, one
 		// instance's `analyst[1]/think`).
 		if e.Agent(name) == nil && (!strings.Contains(name, "/") || agentpath.AgentAt(e, name) == nil) {
 			return nil, fmt.Errorf("--live: unknown agent %q%s", name, agentpath.SuggestAgent(e, name))
 		}
 	}
-	if err := opts.Responses.Validate(e); err != nil {
+	if err := opts.Models.Responses.Validate(e); err != nil {
 		return nil, err
 	}
-	for _, x := range opts.Expect {
+	for _, x := range opts.Checks.Expect {
 		if err := e.CheckExpectation(x); err != nil {
 			return nil, err
 		}
@@ -166,18 +86,9 @@ func Open(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Session, er
 		lookup = os.LookupEnv
 	}
 	s := &Session{e: e, opts: opts, secrets: secrets.Of(e.Models, lookup)}
-	s.dispatch = reg.Runner(&agent.Host{
-		LookupEnv:   lookup,
-		Environ:     opts.Environ,
-		Stream:      opts.Stream,
-		In:          opts.In,
-		Out:         opts.Out,
-		Interactive: opts.Interactive,
-		Suspend:     opts.Suspend,
-		NoInput:     opts.NoInput,
-		Batch:       opts.Batch,
-	}, opts.Replace)
-	s.simulate = opts.Simulate
+	reg = reg.With(kinds.Options{Ask: opts.Ask, Stream: opts.Models.Stream})
+	s.dispatch = reg.Runner(&agent.Host{LookupEnv: lookup, Environ: opts.Environ}, opts.Replace)
+	s.simulate = opts.Models.Simulate
 	if s.simulate == nil {
 		s.simulate = s.dispatch.Simulator()
 	}
@@ -190,7 +101,7 @@ func Open(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Session, er
 	}
 	if opts.MCP.Deadline == 0 {
 		// The run's timeout bounds the start of its servers too.
-		opts.MCP.Deadline = cmp.Or(opts.Timeout, e.Limits.Timeout, ensemble.DefaultTimeout)
+		opts.MCP.Deadline = cmp.Or(opts.Limits.Timeout, e.Limits.Timeout, ensemble.DefaultTimeout)
 	}
 	servers, err := mcptools.Start(ctx, e, opts.MCP)
 	if err != nil {
@@ -213,7 +124,7 @@ func (e *InterruptedError) Unwrap() error { return e.Err }
 // liveGuard is the rule for LLM agents that have no injected response: nil
 // lets them call their model.
 func (s *Session) liveGuard() func(string) error {
-	o := s.opts
+	o := s.opts.Models
 	switch {
 	case o.Recording != nil && !o.Recording.Live():
 		return nil // a replay serves them, offline
@@ -354,8 +265,8 @@ func (s *Session) Execute(ctx context.Context, req *agent.Request, ro RunOptions
 // saver's barrier.
 func (s *Session) newRun(ro RunOptions) *Run {
 	r := &Run{s: s, save: ro.Save}
-	if s.opts.Responses != nil || s.guard != nil {
-		r.inj = responses.Injected(s.opts.Responses, s.dispatch)
+	if s.opts.Models.Responses != nil || s.guard != nil {
+		r.inj = responses.Injected(s.opts.Models.Responses, s.dispatch)
 		r.inj.Simulate = s.simulate
 		r.inj.Live = s.guard
 	}
@@ -373,17 +284,17 @@ func (r *Run) engineOptions(ro RunOptions) engine.Options {
 	}
 	o := engine.Options{
 		Runner:       run,
-		MaxTurns:     s.opts.MaxTurns,
-		Timeout:      s.opts.Timeout,
-		Parallel:     s.opts.Parallel,
-		Budget:       s.opts.Budget,
-		Strict:       s.opts.Strict,
+		MaxTurns:     s.opts.Limits.MaxTurns,
+		Timeout:      s.opts.Limits.Timeout,
+		Parallel:     s.opts.Limits.Parallel,
+		Budget:       s.opts.Limits.Budget,
+		Strict:       s.opts.Checks.Strict,
 		Events:       ro.Events,
 		Secrets:      s.secrets,
-		Recording:    s.opts.Recording,
+		Recording:    s.opts.Models.Recording,
 		Answers:      agent.NewAnswers(ro.Answers),
-		Tracer:       s.opts.Tracer,
-		TraceContent: s.opts.TraceContent,
+		Tracer:       s.opts.Tracing.Tracer,
+		TraceContent: s.opts.Tracing.Content,
 		RunID:        ro.RunID,
 		Executor:     ro.Executor,
 		Clock:        ro.Clock,
@@ -402,10 +313,10 @@ func (r *Run) engineOptions(ro RunOptions) engine.Options {
 // expect are the expectations of the session's runs: the file's, then the
 // front door's.
 func (s *Session) expect() []*ensemble.Expectation {
-	if len(s.opts.Expect) == 0 {
+	if len(s.opts.Checks.Expect) == 0 {
 		return s.e.Expect
 	}
-	return append(slices.Clip(s.e.Expect), s.opts.Expect...)
+	return append(slices.Clip(s.e.Expect), s.opts.Checks.Expect...)
 }
 
 // begin has the saver write the run as it stands.

@@ -27,7 +27,6 @@ const (
 
 // group is the open transaction of GroupCommit.
 type group struct {
-	mu     *sync.Mutex // the caller's, held for every use of the database
 	open   bool        // a write transaction is open
 	writes int         // the writes in it
 	turns  int         // the turns among them
@@ -40,22 +39,22 @@ type group struct {
 	// later write and Flush fails with it.
 	err error
 	// wrote counts the writes ever made, committed those committed (or
-	// lost); committedCond (on mu) is broadcast at each commit.
+	// lost); committedCond (on the database's lock) is broadcast at each commit.
 	wrote, committed uint64
 	committedCond    sync.Cond
 }
 
 // GroupCommit has the writes of the runs that share db, each use of which
-// holds mu, committed together (see group). With finish, a run's last
-// save (Writer.Finish) is committed before it returns. Writers do not
-// write in the background (Background) on such a database: the group
-// takes their turns without a commit each.
-func (db *DB) GroupCommit(mu *sync.Mutex, finish bool) {
-	mu.Lock()
-	defer mu.Unlock()
+// holds its lock (Hold), committed together (see group). With finish, a
+// run's last save (Writer.Finish) is committed before it returns. Writers
+// do not write in the background (Background) on such a database: the
+// group takes their turns without a commit each.
+func (db *DB) GroupCommit(finish bool) {
+	db.Hold()
+	defer db.Release()
 	if db.group == nil {
-		db.group = &group{mu: mu, finish: finish}
-		db.group.committedCond.L = mu
+		db.group = &group{finish: finish}
+		db.group.committedCond.L = &db.mu
 	}
 }
 
@@ -179,7 +178,7 @@ func (db *DB) lost(err error) error {
 }
 
 // Flush commits the writes the group holds, if any. The caller holds the
-// group's lock.
+// database's lock (Hold).
 func (db *DB) Flush() error {
 	g := db.group
 	if g == nil {
@@ -210,8 +209,8 @@ func (db *DB) Flush() error {
 
 // Synced waits until every write made so far is committed, by the
 // group's next commit (at most groupAge away) rather than one of its own:
-// the callers that wait together share one. The caller holds the group's
-// lock, which it lets go while it waits.
+// the callers that wait together share one. The caller holds the
+// database's lock (Hold), which it lets go while it waits.
 func (db *DB) Synced() error {
 	g := db.group
 	if g == nil {
@@ -225,15 +224,15 @@ func (db *DB) Synced() error {
 
 // timedCommit is the group's timer: it commits what the group holds.
 func (db *DB) timedCommit(g *group) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	db.Hold()
+	defer db.Release()
 	if !g.closed && db.group == g {
 		db.Flush()
 	}
 }
 
 // closeGroup commits what the group holds and stops its timer (Close,
-// whose caller holds the group's lock).
+// whose caller holds the database's lock).
 func (db *DB) closeGroup() error {
 	g := db.group
 	if g == nil {

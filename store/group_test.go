@@ -3,7 +3,6 @@ package store
 import (
 	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	sqlite "modernc.org/sqlite"
@@ -21,8 +20,7 @@ func TestGroupCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	db.GroupCommit(&mu, false)
+	db.GroupCommit(false)
 	other, err := (&sqlite.Driver{}).Open("file:" + path + "?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)
@@ -30,7 +28,7 @@ func TestGroupCommit(t *testing.T) {
 	defer other.Close()
 	var writers []*Writer
 	var states []*state.State
-	mu.Lock()
+	db.Hold()
 	commits := db.commits
 	for i := range 3 {
 		st := state.New("go")
@@ -83,9 +81,9 @@ func TestGroupCommit(t *testing.T) {
 	for _, w := range writers {
 		w.Close()
 	}
-	mu.Unlock()
-	mu.Lock()
-	defer mu.Unlock()
+	db.Release()
+	db.Hold()
+	defer db.Release()
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -175,6 +175,8 @@ type DB struct {
 	group *group
 	// rowsRead counts the rows query returned (RowsRead).
 	rowsRead atomic.Int64
+	// mu is the lock of a database shared by several runs (Hold).
+	mu sync.Mutex
 }
 
 // RowsRead is how many rows the queries of db have returned so far: what

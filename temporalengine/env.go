@@ -13,6 +13,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/kinds"
+	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/session"
 )
 
@@ -110,7 +111,11 @@ func (env *Env) session(ctx context.Context, f *loadedFile, in *ExecInput) (*ses
 // run --no-input --state` (or a batch's) with its --responses and --live
 // flags.
 func (env *Env) options(in *ExecInput) (session.Options, error) {
-	opts := session.Options{LookupEnv: env.lookup, Suspend: !in.Batch, Batch: in.Batch, NoInput: true, Live: in.Live, LiveAll: in.LiveAll}
+	opts := session.Options{
+		LookupEnv: env.lookup,
+		Ask:       ask.Options{Suspend: !in.Batch, Batch: in.Batch, NoInput: true},
+		Models:    session.Models{Live: in.Live, LiveAll: in.LiveAll},
+	}
 	if env.Runner != nil {
 		reg := kinds.Builtin()
 		opts.Replace = map[string]agent.Runner{}
@@ -123,7 +128,7 @@ func (env *Env) options(in *ExecInput) (session.Options, error) {
 		if err != nil {
 			return opts, err
 		}
-		opts.Responses, opts.ResponsesFile = resp, in.Responses
+		opts.Models.Responses, opts.Models.ResponsesFile = resp, in.Responses
 	}
 	return opts, nil
 }

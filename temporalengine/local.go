@@ -23,7 +23,7 @@ func RunLocal(ctx context.Context, env *Env, in RunInput, sink events.Sink) (*Ru
 	if err != nil {
 		return nil, err
 	}
-	opts.MaxTurns, opts.Timeout, opts.Parallel = in.MaxTurns, in.Timeout, in.Parallel
+	opts.Limits = session.Limits{MaxTurns: in.MaxTurns, Timeout: in.Timeout, Parallel: in.Parallel}
 	s, err := session.Open(ctx, f.e, opts)
 	if err != nil {
 		return nil, err

@@ -185,8 +185,7 @@ func startBatch(ctx context.Context, io *stdio, path string, f *batchFlags) erro
 		var exists *batch.ExistsError
 		switch st, err = batch.Create(f.stateFile, f.batchID, spec, sync); {
 		case errors.As(err, &exists):
-			return usageErr("--state %v; finish it with\n  %s batch --resume %s --batch-id %s\nor start a new one with another --batch-id",
-				err, io.program(), shellQuote(f.stateFile), shellQuote(exists.ID))
+			return usageErr("--state %v; %s", err, io.hint(err))
 		case errors.Is(err, batch.ErrNotDatabase):
 			return usageErr("--state %v", err)
 		case err != nil:
@@ -216,7 +215,7 @@ func openBatchSession(ctx context.Context, io *stdio, e *ensemble.Ensemble, s *s
 	if err != nil {
 		return nil, err
 	}
-	opts.Batch = true
+	opts.Ask.Batch = true
 	return openSession(ctx, e, opts)
 }
 
@@ -284,19 +283,18 @@ func resumeBatch(ctx context.Context, io *stdio, f *batchFlags, changed func(str
 	var ce *batch.ChangedError
 	switch {
 	case errors.As(err, &ce):
-		return usageErr("%v; resuming would finish it with a different workflow or inputs; use --force to resume anyway", err)
+		return usageErr("%v; %s", err, io.hint(err))
 	case err != nil:
 		return &exitError{code: engine.ExitUsage, err: err}
 	case len(rs.Changes) > 0:
 		fmt.Fprintf(io.stderr(), "ensemble: warning: %v; resuming anyway (--force)\n", &batch.ChangedError{Changes: rs.Changes})
 	}
-	s := sharedFlags{profiles: spec.Profiles, maxTurns: spec.Options.MaxTurns, timeout: spec.Options.Timeout(),
-		parallel: spec.Options.Parallel, maxTokens: spec.Options.MaxTokens, maxRequests: spec.Options.MaxRequests,
-		maxCost: spec.Options.MaxCost, liveFlags: liveFlags{live: spec.Live, liveAll: spec.LiveAll}, quiet: f.quiet}
-	if spec.Responses != nil {
-		s.responses = spec.Responses.Path
+	opts, err := spec.SessionOptions(e)
+	if err != nil {
+		return &exitError{code: engine.ExitUsage, err: err}
 	}
-	sess, err := openBatchSession(ctx, io, e, &s)
+	opts.LookupEnv, opts.Ask.In, opts.Ask.Out = io.lookupEnv, io.in, io.stderr()
+	sess, err := openSession(ctx, e, opts)
 	if err != nil {
 		return err
 	}

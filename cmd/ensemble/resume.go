@@ -9,7 +9,6 @@ import (
 
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/internal/mcptools"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -135,10 +134,9 @@ func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, cha
 	case errors.Is(err, durable.ErrBudgetSpent):
 		// Its stopped turn would run again and stop at the same cap, paying
 		// again for the requests it makes before it (docs/semantics.md#budgets).
-		return usageErr("%s: the run stopped because a budget was spent; resuming as it is would replay the stopped turn and stop again: "+
-			"raise the run's cap with --max-cost, --max-tokens or --max-requests, or raise the file's limits and resume with --force", path)
+		return usageErr("%s: %v; %s", path, err, io.hint(err))
 	case errors.As(err, &changedFiles):
-		return &exitError{code: engine.ExitUsage, err: fmt.Errorf("%w\nresuming would continue the run with a different workflow; use --force to resume anyway", err)}
+		return &exitError{code: engine.ExitUsage, err: fmt.Errorf("%w\n%s", err, io.hint(err))}
 	case err != nil:
 		return &exitError{code: engine.ExitUsage, err: err}
 	}
@@ -148,17 +146,8 @@ func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, cha
 	f.printWarnings(io, p.Ensemble)
 	return execute(ctx, io, p.Ensemble, &f, f.frontOptions(io, false, true), func(ctx context.Context, opts session.Options, ro session.RunOptions) (*session.Session, *session.Run, *durable.Run, error) {
 		sess, r, err := p.Start(ctx, opts, ro)
-		var interrupted *session.InterruptedError
-		var open *durable.OpenError
-		switch {
-		case errors.As(err, &interrupted):
-			return nil, nil, nil, &exitError{code: engine.ExitCancelled, err: err}
-		case errors.As(err, new(*mcptools.TimeoutError)):
-			return nil, nil, nil, &exitError{code: engine.ExitTimeout, err: err}
-		case errors.As(err, &open):
-			return nil, nil, nil, &exitError{code: engine.ExitUsage, err: err}
-		case err != nil:
-			return nil, nil, nil, io.stateError(path, err, false)
+		if err != nil {
+			return nil, nil, nil, io.startError(path, err, false)
 		}
 		return sess, r, p.Save(), nil
 	})

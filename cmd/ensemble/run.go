@@ -21,6 +21,7 @@ import (
 	"github.com/ensemble-run/ensemble/internal/readcap"
 	"github.com/ensemble-run/ensemble/internal/report"
 	"github.com/ensemble-run/ensemble/internal/responses"
+	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -281,7 +282,7 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	if f.temporal.addr != "" {
 		return runTemporal(ctx, io, e, path, input, f)
 	}
-	var save *durable.Run
+	var saving durable.NewOptions
 	if f.stateFile != "" {
 		sync, err := durable.SyncFrom(io.lookupEnv)
 		if err != nil {
@@ -294,35 +295,27 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 		if f.runID != "" && !durable.SavesInDatabase(f.stateFile) {
 			return usageErr("--run-id: --state %s is a JSON state file, which holds one run; name a state database", f.stateFile)
 		}
-		if save, err = durable.Create(f.stateFile, f.runID, refs, sync); err != nil {
-			return io.stateError(f.stateFile, err, true)
-		}
+		saving = durable.NewOptions{Path: f.stateFile, ID: f.runID, Refs: refs, Sync: sync}
 	}
-	if save != nil {
-		defer save.Abandon() // if it never ran
+	c, err := durable.New(e, input, saving)
+	if err != nil {
+		return io.stateError(f.stateFile, err, true)
 	}
+	defer c.Abandon() // if it never ran
 	f.printWarnings(io, e)
-	opts, err := f.sessionOptions(io, e, inputSet && f.input == "-", save != nil)
+	opts, err := f.sessionOptions(io, e, inputSet && f.input == "-", c.Save() != nil)
 	if err != nil {
 		return err
 	}
-	if opts.Recording, err = f.recording.Open(); err != nil {
+	if opts.Models.Recording, err = f.recording.Open(); err != nil {
 		return usageErr("%v", err)
 	}
 	return execute(ctx, io, e, f, opts, func(ctx context.Context, opts session.Options, ro session.RunOptions) (*session.Session, *session.Run, *durable.Run, error) {
-		sess, err := openSession(ctx, e, opts)
+		sess, r, err := c.Start(ctx, opts, ro)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, io.startError(f.stateFile, err, true)
 		}
-		if save != nil {
-			ro.Save, ro.RunID = save, save.ID()
-		}
-		r, err := sess.Start(input, ro)
-		if err != nil {
-			sess.Close()
-			return nil, nil, nil, io.stateError(f.stateFile, err, true)
-		}
-		return sess, r, save, nil
+		return sess, r, c.Save(), nil
 	})
 }
 
@@ -350,7 +343,7 @@ func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, 
 		return err
 	}
 	defer tracing.stop()
-	opts.Tracer, opts.TraceContent = tracing.tracer()
+	opts.Tracing.Tracer, opts.Tracing.Content = tracing.tracer()
 	output := f.outputFormat(io)
 	view, err := newRunView(io, e, output, f)
 	if err != nil {
@@ -436,13 +429,13 @@ func openSession(ctx context.Context, e *ensemble.Ensemble, opts session.Options
 // front door's (frontOptions), the limits and the injected responses.
 func (s *sharedFlags) sessionOptions(io *stdio, e *ensemble.Ensemble, stdinTaken, durable bool) (session.Options, error) {
 	opts := s.frontOptions(io, stdinTaken, durable)
-	opts.MaxTurns, opts.Timeout, opts.Parallel, opts.Budget = s.maxTurns, s.timeout, s.parallel, s.budget()
+	opts.Limits = session.Limits{MaxTurns: s.maxTurns, Timeout: s.timeout, Parallel: s.parallel, Budget: s.budget()}
 	if s.responses != "" {
 		resp, err := responses.LoadResponsesFor(s.responses, e)
 		if err != nil {
 			return opts, &exitError{code: engine.ExitUsage, err: err}
 		}
-		opts.Responses, opts.ResponsesFile = resp, s.responses
+		opts.Models.Responses, opts.Models.ResponsesFile = resp, s.responses
 	}
 	return opts, nil
 }
@@ -452,17 +445,16 @@ func (s *sharedFlags) sessionOptions(io *stdio, e *ensemble.Ensemble, stdinTaken
 // waiting for an answer when the run is durable; streaming; --live.
 func (s *sharedFlags) frontOptions(io *stdio, stdinTaken, durable bool) session.Options {
 	return session.Options{
-		LookupEnv:   io.lookupEnv,
-		Stream:      s.stream,
-		In:          io.in,
-		Out:         io.stderr(),
-		Interactive: !stdinTaken && (io.inTTY || isTerminal(io.in)),
-		Suspend:     durable,
-		NoInput:     s.noInput,
-		Strict:      s.strict,
-		Live:        s.live,
-		LiveAll:     s.liveAll,
-		Expect:      s.expected,
+		LookupEnv: io.lookupEnv,
+		Ask: ask.Options{
+			In:          io.in,
+			Out:         io.stderr(),
+			Interactive: !stdinTaken && (io.inTTY || isTerminal(io.in)),
+			Suspend:     durable,
+			NoInput:     s.noInput,
+		},
+		Models: session.Models{Stream: s.stream, Live: s.live, LiveAll: s.liveAll},
+		Checks: session.Checks{Strict: s.strict, Expect: s.expected},
 	}
 }
 
@@ -495,10 +487,8 @@ func (s *stdio) stateError(path string, err error, flag bool) error {
 	switch {
 	case errors.As(err, &ee):
 		return err
-	case errors.As(err, &unfinished) && unfinished.ID == "":
-		return usageErr("--state %v; continue it with\n  %s\nor remove the file to start over", err, s.resumeCommand(path))
 	case errors.As(err, &unfinished):
-		return usageErr("--state %v; continue it with\n  %s --run-id %s\nor start a new run with another --run-id", err, s.resumeCommand(path), shellQuote(unfinished.ID))
+		return usageErr("--state %v; %s", err, s.hint(err))
 	case errors.As(err, &ens):
 		return usageErr("%v; start a durable run with: %s run %s --state run.db", err, s.program(), shellQuote(path))
 	case errors.Is(err, durable.ErrChanged):

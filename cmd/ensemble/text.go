@@ -3,13 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"golang.org/x/term"
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/report"
+	"github.com/ensemble-run/ensemble/internal/shell"
 )
 
 // newRunView is the view of a run of e for the flags (report.View), on
@@ -61,10 +61,5 @@ func (s *stdio) resumeCommand(path string) string {
 	return s.program() + " resume " + shellQuote(path)
 }
 
-// shellQuote returns s as one word of a POSIX shell.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./+,:@%=") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// shellQuote returns s as one word of a POSIX shell (shell.Quote).
+func shellQuote(s string) string { return shell.Quote(s) }

@@ -41,9 +41,9 @@ func (st *Store) runID(in *Input) string {
 // completed turn.
 func (st *Store) runDurable(ctx context.Context, sess *session.Session, in *Input) (*engine.Result, error) {
 	id := st.runID(in)
-	st.mu.Lock()
+	st.db.Hold()
 	info := st.runs[id]
-	st.mu.Unlock()
+	st.db.Release()
 	var (
 		r   *session.Run
 		err error
@@ -54,7 +54,7 @@ func (st *Store) runDurable(ctx context.Context, sess *session.Session, in *Inpu
 		if derr != nil {
 			return nil, derr
 		}
-		d, derr := durable.CreateIn(st.db, &st.mu, id, refs)
+		d, derr := durable.CreateIn(st.db, id, refs)
 		if derr != nil {
 			return nil, derr
 		}
@@ -63,9 +63,9 @@ func (st *Store) runDurable(ctx context.Context, sess *session.Session, in *Inpu
 		r, err = st.continueRun(sess, info)
 	default:
 		// It ended, but the process was stopped before its line was saved.
-		st.mu.Lock()
+		st.db.Hold()
 		sf, err := st.db.Load(info)
-		st.mu.Unlock()
+		st.db.Release()
 		if err != nil {
 			return nil, err
 		}
@@ -86,7 +86,7 @@ func (st *Store) continueRun(sess *session.Session, info *store.RunInfo) (*sessi
 	if err != nil {
 		return nil, err
 	}
-	d, sf, err := durable.ContinueIn(st.db, &st.mu, info, refs)
+	d, sf, err := durable.ContinueIn(st.db, info, refs)
 	if err != nil {
 		return nil, err
 	}

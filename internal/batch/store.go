@@ -114,8 +114,8 @@ func (s *Spec) Changes(e *ensemble.Ensemble, inputsSum string) ([]string, error)
 
 // Store is a batch saved in a state database: its row, and its runs.
 type Store struct {
-	// The database has one connection: every use holds mu.
-	mu   sync.Mutex
+	// The database has one connection: every use holds its lock
+	// (store.DB.Hold), which guards runs too.
 	db   *store.DB
 	info *store.BatchInfo
 	runs map[string]*store.RunInfo // the runs of the batch it holds already (a resumed batch's)
@@ -139,7 +139,7 @@ func (st *Store) resolved() (durable.Resolved, error) {
 // and the outcomes' lines are committed (Commit) before they are written.
 func newStore(db *store.DB, info *store.BatchInfo, refs durable.Refs) *Store {
 	st := &Store{db: db, info: info, runs: map[string]*store.RunInfo{}, refs: refs, resolve: sync.OnceValues(refs.Resolve)}
-	db.GroupCommit(&st.mu, false)
+	db.GroupCommit(false)
 	return st
 }
 
@@ -252,23 +252,23 @@ func (st *Store) SaveLine(o *Outcome) error {
 	if err != nil {
 		return err
 	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.db.Hold()
+	defer st.db.Release()
 	return st.db.SaveBatchLine(st.info, o.Index, o.Line, meta)
 }
 
 // Commit makes the lines SaveLine kept durable, with what the runs wrote
 // since the last commit (Batch.Commit).
 func (st *Store) Commit() error {
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.db.Hold()
+	defer st.db.Release()
 	return st.db.Flush()
 }
 
 // Finish marks the batch done: every input has its line.
 func (st *Store) Finish() error {
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.db.Hold()
+	defer st.db.Release()
 	if err := st.db.Flush(); err != nil {
 		return err
 	}
@@ -277,8 +277,8 @@ func (st *Store) Finish() error {
 
 // Close commits what the runs wrote and closes the database.
 func (st *Store) Close() error {
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st.db.Hold()
+	defer st.db.Release()
 	return st.db.Close()
 }
 

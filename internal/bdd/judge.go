@@ -277,9 +277,9 @@ func (s *Scenario) judgement(ctx context.Context, j *judge, agentName string, sc
 			replies.Add(j.name, v)
 		}
 	}
-	opts.Responses = replies
-	if guard := opts.Guard; guard != nil {
-		opts.Guard = func(agent string) error {
+	opts.Models.Responses = replies
+	if guard := opts.Models.Guard; guard != nil {
+		opts.Models.Guard = func(agent string) error {
 			if guard(agent) == nil {
 				return nil
 			}

@@ -298,7 +298,7 @@ func TestJudgeReplayedFromARecording(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.judgement(context.Background(), s.judges["quality"], "writer", nil, func(o *session.Options) { o.Recording = c }); err != nil {
+	if _, err := s.judgement(context.Background(), s.judges["quality"], "writer", nil, func(o *session.Options) { o.Models.Recording = c }); err != nil {
 		t.Fatal(err)
 	}
 	before := model.Requests()

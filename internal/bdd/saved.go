@@ -6,7 +6,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -28,9 +27,9 @@ import (
 const maxMessage = 16 << 10
 
 // testStore is the test run being saved: the database (one connection:
-// every use holds mu, the runs' saves too) and the test run's row.
+// every use holds its lock, store.DB.Hold, the runs' saves too) and the
+// test run's row.
 type testStore struct {
-	mu   sync.Mutex
 	db   *store.DB
 	path string
 	tr   *store.TestRunInfo
@@ -82,8 +81,8 @@ func (ts *testStore) finish(ctx context.Context, code int, stderr io.Writer) (in
 	case code != ExitPassed:
 		status = store.TestFailed
 	}
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
+	ts.db.Hold()
+	defer ts.db.Release()
 	err := ts.err
 	if ferr := ts.db.FinishTestRun(ts.tr, status); err == nil {
 		err = ferr
@@ -105,7 +104,7 @@ func (ts *testStore) newRun(s *Scenario) (session.RunOptions, error) {
 		return session.RunOptions{}, err
 	}
 	id := ts.tr.ID + "." + strconv.FormatInt(ts.n.Add(1), 10)
-	d, err := durable.CreateIn(ts.db, &ts.mu, id, refs)
+	d, err := durable.CreateIn(ts.db, id, refs)
 	if err != nil {
 		return session.RunOptions{}, err
 	}
@@ -119,13 +118,13 @@ func (ts *testStore) continueRun(s *Scenario, id string) (session.RunOptions, er
 	if err != nil {
 		return session.RunOptions{}, err
 	}
-	ts.mu.Lock()
+	ts.db.Hold()
 	info, err := ts.db.Run(id)
-	ts.mu.Unlock()
+	ts.db.Release()
 	if err != nil {
 		return session.RunOptions{}, err
 	}
-	d, _, err := durable.ContinueIn(ts.db, &ts.mu, info, refs)
+	d, _, err := durable.ContinueIn(ts.db, info, refs)
 	if err != nil {
 		return session.RunOptions{}, err
 	}
@@ -151,8 +150,8 @@ func (ts *testStore) record(p *planned, name string, n int, res *runResult, stat
 			r.Message = strings.ToValidUTF8(r.Message[:maxMessage], "") + "…"
 		}
 	}
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
+	ts.db.Hold()
+	defer ts.db.Release()
 	err := ts.db.SaveTestResult(ts.tr, r)
 	if err == nil {
 		err = ts.db.SaveVerdicts(ts.tr, verdictsOf(res.checks))

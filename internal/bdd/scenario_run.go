@@ -10,6 +10,7 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/internal/cassette"
 	"github.com/ensemble-run/ensemble/kinds"
+	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/session"
 )
 
@@ -81,19 +82,18 @@ func (s *Scenario) runSession(ctx context.Context, resume bool, start func(*sess
 // Options.LLM gives one) of the models.
 func (s *Scenario) sessionOptions() (session.Options, error) {
 	opts := session.Options{
-		Kinds:        s.kinds(),
-		Replace:      s.replaced(),
-		LookupEnv:    s.opts.LookupEnv,
-		Suspend:      true,
-		Responses:    s.responses,
-		LiveAll:      true, // unless GuardModels, below
-		Simulate:     s.opts.Simulate,
-		MaxTurns:     s.maxTurns,
-		Timeout:      s.timeout,
-		Parallel:     s.parallel,
-		Strict:       s.strict,
-		Tracer:       s.opts.Tracer,
-		TraceContent: s.opts.TraceContent,
+		Kinds:     s.kinds(),
+		Replace:   s.replaced(),
+		LookupEnv: s.opts.LookupEnv,
+		Ask:       ask.Options{Suspend: true},
+		Models: session.Models{
+			Responses: s.responses,
+			LiveAll:   true, // unless GuardModels, below
+			Simulate:  s.opts.Simulate,
+		},
+		Limits:  session.Limits{MaxTurns: s.maxTurns, Timeout: s.timeout, Parallel: s.parallel},
+		Checks:  session.Checks{Strict: s.strict},
+		Tracing: session.Tracing{Tracer: s.opts.Tracer, Content: s.opts.TraceContent},
 	}
 	if s.recording != "" { // the kinds' own runners replay, offline
 		mode := cassette.Replay
@@ -105,10 +105,10 @@ func (s *Scenario) sessionOptions() (session.Options, error) {
 			return opts, err
 		}
 		s.cassettes = append(s.cassettes, c)
-		opts.Recording, opts.Simulate = c, nil
+		opts.Models.Recording, opts.Models.Simulate = c, nil
 	}
 	if s.opts.GuardModels && (s.recording == "" || s.opts.RecordMissing) {
-		opts.Guard = func(agent string) error {
+		opts.Models.Guard = func(agent string) error {
 			if s.opts.LiveAll || agentpath.NamesPath(s.opts.Live, agent) {
 				return nil // test --live
 			}

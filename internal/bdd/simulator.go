@@ -11,6 +11,8 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/kinds"
+	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/scriptexec"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -166,13 +168,13 @@ func (s *Scenario) askRunners(r map[string]agent.Runner) {
 	if s.sims == nil {
 		return
 	}
-	for _, k := range s.kinds().Kinds() {
+	// The kinds a session gives a test: no terminal, and a question with
+	// no answer waits.
+	for _, k := range s.kinds().With(kinds.Options{Ask: ask.Options{Suspend: true}}).Kinds() {
 		if _, done := r[k.String()]; done || !agent.KindAsksHuman(k) {
 			continue
 		}
-		// The host a session gives the kinds in a test: no terminal, and
-		// a question with no answer waits.
-		r[k.String()] = &simulatedAsk{s: s, next: k.Runner(&agent.Host{LookupEnv: s.lookupEnv, Suspend: true})}
+		r[k.String()] = &simulatedAsk{s: s, next: k.Runner(&agent.Host{LookupEnv: s.lookupEnv})}
 	}
 }
 

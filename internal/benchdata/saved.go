@@ -9,6 +9,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/internal/responses"
+	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -32,12 +33,12 @@ func SaveRun(ctx context.Context, db, path, respFile string) (Saved, error) {
 	if err != nil {
 		return Saved{}, err
 	}
-	opts := session.Options{Suspend: true, NoInput: true}
+	opts := session.Options{Ask: ask.Options{Suspend: true, NoInput: true}}
 	if respFile != "" {
-		if opts.Responses, err = responses.LoadResponsesFor(respFile, e); err != nil {
+		if opts.Models.Responses, err = responses.LoadResponsesFor(respFile, e); err != nil {
 			return Saved{}, err
 		}
-		opts.ResponsesFile = respFile
+		opts.Models.ResponsesFile = respFile
 	}
 	s, err := session.Open(ctx, e, opts)
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/internal/inspector"
 	"github.com/ensemble-run/ensemble/internal/responses"
+	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -40,14 +41,14 @@ func saveRunOf(t *testing.T, path, dir string, withResponses bool) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := session.Options{Suspend: true, NoInput: true, LookupEnv: noEnv}
+	opts := session.Options{Ask: ask.Options{Suspend: true, NoInput: true}, LookupEnv: noEnv}
 	var refs durable.Refs
 	if withResponses {
 		rf := filepath.Join(dir, "responses.yaml")
-		if opts.Responses, err = responses.LoadResponsesFor(rf, e); err != nil {
+		if opts.Models.Responses, err = responses.LoadResponsesFor(rf, e); err != nil {
 			t.Fatal(err)
 		}
-		opts.ResponsesFile, refs.Responses = rf, rf
+		opts.Models.ResponsesFile, refs.Responses = rf, rf
 	}
 	ctx := context.Background()
 	s, err := session.Open(ctx, e, opts)

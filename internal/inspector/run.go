@@ -9,6 +9,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
@@ -118,17 +119,14 @@ func (s *Server) prepare(saved *durable.Saved, sf *state.File, given map[string]
 	var changed *durable.ChangedFilesError
 	var answer *durable.AnswerError
 	switch {
-	case errors.Is(err, durable.ErrBudgetSpent):
-		return nil, nil, &httpError{http.StatusConflict, "the run stopped because a budget was spent: resume it with a higher cap (resume --max-cost, --max-tokens or --max-requests)"}
-	case errors.As(err, &changed):
-		return nil, nil, &httpError{http.StatusConflict, err.Error() +
-			"\nresuming would continue the run with a different workflow: resume --force does it on the command line"}
+	case errors.Is(err, durable.ErrBudgetSpent), errors.As(err, &changed):
+		return nil, nil, &httpError{http.StatusConflict, durable.WithHint(err)}
 	case errors.As(err, &answer):
 		return nil, nil, &httpError{http.StatusBadRequest, err.Error()}
 	case err != nil:
 		return nil, nil, &httpError{http.StatusConflict, err.Error()}
 	}
-	sess, r, err := p.Start(s.ctx, session.Options{LookupEnv: s.opts.LookupEnv, Out: io.Discard, NoInput: true, Suspend: true}, session.RunOptions{})
+	sess, r, err := p.Start(s.ctx, session.Options{LookupEnv: s.opts.LookupEnv, Ask: ask.Options{Out: io.Discard, NoInput: true, Suspend: true}}, session.RunOptions{})
 	if _, ok := errors.AsType[*durable.OpenError](err); ok {
 		return nil, nil, &httpError{http.StatusConflict, err.Error()}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/ensemble-run/ensemble/internal/fakemodel"
 	"github.com/ensemble-run/ensemble/internal/inspector"
 	"github.com/ensemble-run/ensemble/internal/llmtrace"
+	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
@@ -96,7 +97,7 @@ func saveTracedRun(t *testing.T, path string) (string, func() [][]any) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	s, err := session.Open(ctx, e, session.Options{Suspend: true, NoInput: true, LookupEnv: env})
+	s, err := session.Open(ctx, e, session.Options{Ask: ask.Options{Suspend: true, NoInput: true}, LookupEnv: env})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/responses"
+	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/session"
 )
 
@@ -124,13 +125,13 @@ type sessions struct {
 
 // Run runs e, as ensemble run --no-input does.
 func (x *sessions) Run(ctx context.Context, e *ensemble.Ensemble, input string, progress func(int)) (*Outcome, error) {
-	opts := session.Options{LookupEnv: x.o.LookupEnv, NoInput: true}
+	opts := session.Options{LookupEnv: x.o.LookupEnv, Ask: ask.Options{NoInput: true}}
 	if file := x.responses[e]; file != "" {
 		resp, err := responses.LoadResponsesFor(file, e)
 		if err != nil {
 			return nil, err
 		}
-		opts.Responses, opts.ResponsesFile = resp, file
+		opts.Models.Responses, opts.Models.ResponsesFile = resp, file
 	}
 	sess, err := session.Open(ctx, e, opts)
 	if err != nil {

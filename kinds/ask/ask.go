@@ -13,8 +13,9 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 )
 
-// Kind is the ask kind.
-type Kind struct{}
+// Kind is the ask kind; Options are its runner's (kinds.Registry.With
+// sets them).
+type Kind struct{ Options Options }
 
 var _ agent.Kind = Kind{}
 
@@ -145,7 +146,8 @@ func (Kind) Shape() agent.Shape {
 	}
 }
 
-// Runner asks on h's terminal.
-func (Kind) Runner(h *agent.Host) agent.Runner {
-	return &Runner{In: h.In, Out: h.Out, Interactive: h.Interactive, NoInput: h.NoInput, Batch: h.Batch, Suspend: h.Suspend}
+// Runner asks on the terminal of the kind's Options.
+func (k Kind) Runner(*agent.Host) agent.Runner {
+	o := k.Options
+	return &Runner{In: o.In, Out: o.Out, Interactive: o.Interactive, NoInput: o.NoInput, Batch: o.Batch, Suspend: o.Suspend}
 }

@@ -14,7 +14,7 @@
 // it every LLM agent, and lends its Simulate to injected responses:
 //
 //	e, err := session.Load("ensemble.yaml", nil, session.LoadOptions{LookupEnv: lookupEnv})
-//	s, err := session.Open(ctx, e, session.Options{LookupEnv: lookupEnv, Stream: true})
+//	s, err := session.Open(ctx, e, session.Options{LookupEnv: lookupEnv, Models: session.Models{Stream: true}})
 //	defer s.Close()
 //	r, err := s.Start(input, session.RunOptions{})
 //	res, err := r.Run(ctx)

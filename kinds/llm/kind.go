@@ -34,8 +34,10 @@ type ToolCallRecord struct {
 	Failed bool `json:"failed,omitempty"`
 }
 
-// Kind is the LLM kind: agents that talk to a model.
-type Kind struct{}
+// Kind is the LLM kind: agents that talk to a model. Stream, its own
+// option, streams model replies as text_delta events (kinds.Registry.With
+// sets it).
+type Kind struct{ Stream bool }
 
 var _ agent.Kind = Kind{}
 
@@ -156,6 +158,6 @@ func (Kind) Shape() agent.Shape {
 
 // Runner talks to the models, finding API keys with h.LookupEnv; its tools
 // inherit h.Environ. It also plays simulated users (agent.Simulator).
-func (Kind) Runner(h *agent.Host) agent.Runner {
-	return New(Options{LookupEnv: h.LookupEnv, Environ: h.Environ, Stream: h.Stream})
+func (k Kind) Runner(h *agent.Host) agent.Runner {
+	return New(Options{LookupEnv: h.LookupEnv, Environ: h.Environ, Stream: k.Stream})
 }

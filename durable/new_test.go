@@ -1,0 +1,71 @@
+package durable_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ensemble-run/ensemble/durable"
+	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/internal/responses"
+	"github.com/ensemble-run/ensemble/kinds/ask"
+	"github.com/ensemble-run/ensemble/session"
+	"github.com/ensemble-run/ensemble/store"
+)
+
+// New and Start are a new run in one call each: saved in a state database
+// under the id asked for, or not saved at all; a session that does not
+// open is an *OpenError, and the saving is let go (Abandon).
+func TestNewRunStarts(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ens := filepath.Join(dir, "release.yaml")
+	data, err := os.ReadFile("../session/testdata/release.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ens, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, err := session.Load(ens, nil, session.LoadOptions{LookupEnv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := responses.NewResponses()
+	resp.AddText("writer", "A note.")
+	opts := session.Options{Models: session.Models{Responses: resp}, Ask: ask.Options{Suspend: true}, LookupEnv: noEnv}
+	db := filepath.Join(dir, "runs.db")
+
+	c, err := durable.New(e, "", durable.NewOptions{Path: db, ID: "first", Sync: store.SyncNormal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Abandon()
+	sess, r, err := c.Start(context.Background(), opts, session.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Run(context.Background())
+	sess.Close()
+	if err != nil || res.CompletionReason != engine.AwaitingInput || c.Save().ID() != "first" {
+		t.Fatalf("run: %v, %+v, id %q", err, res, c.Save().ID())
+	}
+	if _, info, err := durable.Load(db, "first"); err != nil || info.ID != "first" || info.Turns == 0 {
+		t.Fatalf("the saved run: %+v, %v", info, err)
+	}
+
+	// Not saved: no Path.
+	c, err = durable.New(e, "", durable.NewOptions{})
+	if err != nil || c.Save() != nil {
+		t.Fatalf("a run not saved: %v, %v", c, err)
+	}
+	c.Abandon() // nothing to let go
+	// A session that does not open: an unknown --live agent.
+	bad := opts
+	bad.Models.Live = []string{"nobody"}
+	if _, _, err := c.Start(context.Background(), bad, session.RunOptions{}); !errors.As(err, new(*durable.OpenError)) {
+		t.Fatalf("a session that does not open: %v", err)
+	}
+}
