@@ -16,18 +16,7 @@ import (
 // any other run (answered, forked, cancelled, gone on after a restart) is
 // read back as Result reads it.
 func (rs *Runs) WaitResult(ctx context.Context, id string, d time.Duration) (status string, result []byte, err error) {
-	rs.mu.Lock()
-	a := rs.active[id]
-	rs.mu.Unlock()
-	if a != nil && d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-a.done:
-		case <-t.C:
-		case <-ctx.Done():
-		}
-	}
+	a := rs.await(ctx, id, d)
 	if res := endedHere(a); res != nil {
 		rs.mu.Lock()
 		user := a.user

@@ -516,9 +516,10 @@ func (rs *Runs) status(id, reason string) string {
 	return reason
 }
 
-// Wait waits until run id ends or suspends, for d at most (or until ctx is
-// done), and returns its status then.
-func (rs *Runs) Wait(ctx context.Context, id string, d time.Duration) (string, error) {
+// await waits until run id, if it goes on in this server, ends or
+// suspends, for d at most (or until ctx is done), and returns it (nil when
+// it does not go on here).
+func (rs *Runs) await(ctx context.Context, id string, d time.Duration) *active {
 	rs.mu.Lock()
 	a := rs.active[id]
 	rs.mu.Unlock()
@@ -531,6 +532,13 @@ func (rs *Runs) Wait(ctx context.Context, id string, d time.Duration) (string, e
 		case <-ctx.Done():
 		}
 	}
+	return a
+}
+
+// Wait waits until run id ends or suspends, for d at most (or until ctx is
+// done), and returns its status then.
+func (rs *Runs) Wait(ctx context.Context, id string, d time.Duration) (string, error) {
+	rs.await(ctx, id, d)
 	info, err := rs.info(id)
 	if err != nil {
 		return "", err
