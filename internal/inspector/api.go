@@ -126,15 +126,25 @@ func (s *Server) dbOf(r *http.Request) (int, *database, error) {
 	return i, s.dbs[i], nil
 }
 
-// runOf is the run the request's db and id parameters name.
-func (s *Server) runOf(r *http.Request) (int, *database, *store.RunInfo, error) {
+// dbAndID are the database (db=N) and the id (id=ID: a run's, a test
+// run's or a verdict's) a request names; an id that cannot be one is 404.
+func (s *Server) dbAndID(r *http.Request) (int, *database, string, error) {
 	i, d, err := s.dbOf(r)
 	if err != nil {
-		return 0, nil, nil, err
+		return 0, nil, "", err
 	}
 	id := r.URL.Query().Get("id")
 	if err := store.CheckID(id); err != nil {
-		return 0, nil, nil, &httpError{http.StatusNotFound, "id: " + err.Error()}
+		return 0, nil, "", &httpError{http.StatusNotFound, "id: " + err.Error()}
+	}
+	return i, d, id, nil
+}
+
+// runOf is the run the request's db and id parameters name.
+func (s *Server) runOf(r *http.Request) (int, *database, *store.RunInfo, error) {
+	i, d, id, err := s.dbAndID(r)
+	if err != nil {
+		return 0, nil, nil, err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -47,14 +47,9 @@ func (s *Server) judgeRoutes(mux *http.ServeMux) {
 // apiVerdicts is GET /api/tests/verdicts?db=N&id=TEST: the judge verdicts
 // of the test run, by result and step.
 func (s *Server) apiVerdicts(w http.ResponseWriter, r *http.Request) {
-	_, d, err := s.dbOf(r)
+	_, d, id, err := s.dbAndID(r)
 	if err != nil {
 		s.fail(w, err)
-		return
-	}
-	id := r.URL.Query().Get("id")
-	if err := store.CheckID(id); err != nil {
-		s.fail(w, &httpError{http.StatusNotFound, "id: " + err.Error()})
 		return
 	}
 	var vs []*store.Verdict
@@ -98,14 +93,9 @@ func (s *Server) apiVerdicts(w http.ResponseWriter, r *http.Request) {
 // verdict), or {"accept": true}: the verdict labelled, replacing the label
 // it had.
 func (s *Server) apiLabelVerdict(w http.ResponseWriter, r *http.Request) {
-	_, d, err := s.dbOf(r)
+	_, d, id, err := s.dbAndID(r)
 	if err != nil {
 		s.fail(w, err)
-		return
-	}
-	id := r.URL.Query().Get("id")
-	if err := store.CheckID(id); err != nil {
-		s.fail(w, &httpError{http.StatusNotFound, "id: " + err.Error()})
 		return
 	}
 	var body labelBody

@@ -96,13 +96,9 @@ func (s *Server) apiTestRuns(w http.ResponseWriter, r *http.Request) {
 // testRunOf is the test run the request's db and id parameters name, with
 // its results.
 func (s *Server) testRunOf(r *http.Request) (*TestRunSummary, []*store.TestResult, error) {
-	i, d, err := s.dbOf(r)
+	i, d, id, err := s.dbAndID(r)
 	if err != nil {
 		return nil, nil, err
-	}
-	id := r.URL.Query().Get("id")
-	if err := store.CheckID(id); err != nil {
-		return nil, nil, &httpError{http.StatusNotFound, "id: " + err.Error()}
 	}
 	var tr *store.TestRunInfo
 	var results []*store.TestResult
