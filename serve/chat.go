@@ -468,11 +468,7 @@ func (s *Server) chatOutcome(turn *chatTurn) (*outcome, error) {
 // output:), the finish, the usage when asked for, and [DONE]. An error
 // once the stream has begun is an event {"error": {...}} before the end.
 func (s *Server) chatStream(w http.ResponseWriter, r *http.Request, turn *chatTurn, includeUsage bool) {
-	flusher, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
+	flusher := startSSE(w)
 	created := time.Now().Unix()
 	cid := "chatcmpl-" + turn.id + "-" + fmt.Sprint(turn.before)
 	send := func(v any) bool {
@@ -505,17 +501,9 @@ func (s *Server) chatStream(w http.ResponseWriter, r *http.Request, turn *chatTu
 		}
 	}
 	streamed := ""
-	after := turn.before
-	keep := time.NewTicker(s.o.KeepAlive)
-	defer keep.Stop()
 	deadline := time.NewTimer(s.o.MaxWait)
 	defer deadline.Stop()
-	for done := false; !done; {
-		evs, _, live, more, err := s.runs.Events(turn.id, after)
-		if err != nil {
-			return
-		}
-		after += len(evs)
+	ok := s.follow(w, r, flusher, turn.id, turn.before, deadline.C, func(_ int, evs [][]byte) bool {
 		for _, b := range evs {
 			var ev struct {
 				Type    string `json:"type"`
@@ -527,31 +515,13 @@ func (s *Server) chatStream(w http.ResponseWriter, r *http.Request, turn *chatTu
 			}
 			streamed += ev.Message
 			if !send(chunk(map[string]any{"content": ev.Message}, nil)) {
-				return
+				return false
 			}
 		}
-		if !live && len(evs) == 0 {
-			break
-		}
-		if !live {
-			continue // once more: nothing came since
-		}
-		select {
-		case <-more:
-		case <-keep.C:
-			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
-				return
-			}
-			if flusher != nil {
-				flusher.Flush()
-			}
-		case <-deadline.C:
-			done = true
-		case <-r.Context().Done():
-			return
-		case <-s.done:
-			done = true
-		}
+		return true
+	})
+	if !ok {
+		return
 	}
 	out, err := s.chatOutcome(turn)
 	if err != nil {

@@ -273,48 +273,15 @@ func (s *Server) apiEvents(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	flusher, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	keep := time.NewTicker(s.o.KeepAlive)
-	defer keep.Stop()
-	for {
-		evs, first, live, more, err := s.runs.Events(id, after)
-		if err != nil {
-			return
-		}
+	flusher := startSSE(w)
+	s.follow(w, r, flusher, id, after, nil, func(first int, evs [][]byte) bool {
 		for i, ev := range evs {
 			if _, err := fmt.Fprintf(w, "id: %d\ndata: %s\n\n", first+i, ev); err != nil {
-				return
+				return false
 			}
 		}
-		after += len(evs)
-		if flusher != nil {
-			flusher.Flush()
-		}
-		if !live && len(evs) == 0 {
-			return
-		}
-		if !live {
-			continue // once more: nothing came since
-		}
-		select {
-		case <-more:
-		case <-keep.C:
-			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
-				return
-			}
-			if flusher != nil {
-				flusher.Flush()
-			}
-		case <-r.Context().Done():
-			return
-		case <-s.done:
-			return
-		}
-	}
+		return true
+	})
 }
 
 // apiAnswers answers a run that waits: {AGENT: ANSWER}, a string the
