@@ -3,7 +3,6 @@ package conditions
 import (
 	"context"
 	"fmt"
-	"strings"
 )
 
 // requestEnv is the names a request template may use: an HTTP request's
@@ -47,15 +46,6 @@ func (t *Template) EvalRequest(ctx context.Context, body any, headers map[string
 			}
 		}()
 		env := &requestEvalEnv{requestEnv: requestEnv{Body: body, Headers: headers}, m: &r.meter}
-		r.meter = meter{bytes: left.bytes, steps: left.steps, ctx: ctx, source: strings.TrimSpace(p.Source)}
-		r.vm.MemoryBudget = memory
-		out, runErr := r.vm.Run(p.prog, env)
-		left.bytes, left.steps = r.meter.bytes, r.meter.steps
-		r.reset()
-		runnerPool.Put(r)
-		if runErr != nil {
-			return nil, runtimeError(runErr, p.Source)
-		}
-		return out, nil
+		return r.runMetered(ctx, p, env, left, memory, nil)
 	})
 }

@@ -317,9 +317,16 @@ func (p *Program) evalValue(ctx context.Context, env *Env, item *Item, left *met
 		ie := &itemEvalEnv{itemEnv: itemEnv{Env: r.env.Env, Item: item.Value, Index: item.Index, Count: item.Count}, m: &r.meter}
 		vmEnv = ie
 	}
-	r.meter = meter{bytes: left.bytes, steps: left.steps, ctx: ctx, reads: r.env.Reads, source: strings.TrimSpace(p.Source)}
+	return r.runMetered(ctx, p, vmEnv, left, memory, r.env.Reads)
+}
+
+// runMetered runs p on r's VM against env, metered from what left holds
+// (which it updates) under the memory budget, notes the misses in reads
+// (nil: none kept), and puts r back in the pool.
+func (r *runner) runMetered(ctx context.Context, p *Program, env any, left *meter, memory uint, reads *Reads) (any, error) {
+	r.meter = meter{bytes: left.bytes, steps: left.steps, ctx: ctx, reads: reads, source: strings.TrimSpace(p.Source)}
 	r.vm.MemoryBudget = memory
-	out, runErr := r.vm.Run(p.prog, vmEnv)
+	out, runErr := r.vm.Run(p.prog, env)
 	left.bytes, left.steps = r.meter.bytes, r.meter.steps
 	r.reset()
 	runnerPool.Put(r)
