@@ -19,7 +19,6 @@
 package a2aserve
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -35,11 +34,19 @@ import (
 
 // Handler is the A2A endpoint of the ensembles runs serves.
 type Handler struct {
-	runs    *serve.Runs
-	x       *adapter
-	jsonrpc http.Handler
-	rest    http.Handler
-	mux     *http.ServeMux
+	runs *serve.Runs
+	x    *adapter
+	mux  *http.ServeMux
+	// endpoints are the bindings of each ensemble's own endpoint
+	// (/a2a/ensembles/NAME), whose new tasks run that ensemble.
+	endpoints map[string]bindings
+}
+
+// bindings are the JSON-RPC and HTTP+JSON handlers of one endpoint.
+type bindings struct{ jsonrpc, rest http.Handler }
+
+func newBindings(d *door) bindings {
+	return bindings{jsonrpc: a2asrv.NewJSONRPCHandler(d), rest: a2asrv.NewRESTHandler(d)}
 }
 
 // New makes the A2A endpoint over runs, and the tables of its tasks in
@@ -56,13 +63,15 @@ func New(runs *serve.Runs) (*Handler, error) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	inner := a2asrv.NewHandler(x, a2asrv.WithTaskStore(tasks), a2asrv.WithLogger(quiet),
 		a2asrv.WithPushNotifications(&pushStore{x: x}, &pushSender{x: x}))
-	d := &door{RequestHandler: inner, x: x, tasks: tasks}
-	h := &Handler{runs: runs, x: x, jsonrpc: a2asrv.NewJSONRPCHandler(d), rest: a2asrv.NewRESTHandler(d)}
-	h.mux = http.NewServeMux()
-	h.mux.Handle("POST /a2a", h.jsonrpc)
-	h.mux.Handle("/a2a/rest/", http.StripPrefix("/a2a/rest", h.rest))
-	h.mux.HandleFunc("POST /a2a/ensembles/{name}", h.ensemble(h.jsonrpc))
-	h.mux.HandleFunc("/a2a/ensembles/{name}/rest/", h.ensemble(h.rest))
+	all := newBindings(&door{RequestHandler: inner, x: x, tasks: tasks})
+	h := &Handler{runs: runs, x: x, mux: http.NewServeMux(), endpoints: map[string]bindings{}}
+	for _, e := range runs.Ensembles() {
+		h.endpoints[e.Name] = newBindings(&door{RequestHandler: inner, x: x, tasks: tasks, endpoint: e.Name})
+	}
+	h.mux.Handle("POST /a2a", all.jsonrpc)
+	h.mux.Handle("/a2a/rest/", http.StripPrefix("/a2a/rest", all.rest))
+	h.mux.HandleFunc("POST /a2a/ensembles/{name}", h.ensemble(func(b bindings) http.Handler { return b.jsonrpc }))
+	h.mux.HandleFunc("/a2a/ensembles/{name}/rest/", h.ensemble(func(b bindings) http.Handler { return b.rest }))
 	h.mux.HandleFunc("GET /.well-known/agent-card.json", h.card)
 	h.mux.HandleFunc("GET /a2a/ensembles/{name}/.well-known/agent-card.json", h.card)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -90,22 +99,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(&redacting{ResponseWriter: w, redact: h.runs.Redact}, r)
 }
 
-// ensemble serves next for the ensemble of the path: its messages start
-// runs of it; its HTTP+JSON paths lose their prefix.
-func (h *Handler) ensemble(next http.Handler) http.HandlerFunc {
+// ensemble serves the request with the binding pick chooses of the
+// endpoint of the path's ensemble: its messages start runs of it; its
+// HTTP+JSON paths lose their prefix.
+func (h *Handler) ensemble(pick func(bindings) http.Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("name")
-		if h.runs.Ensemble(name) == nil {
+		b, ok := h.endpoints[name]
+		if !ok {
 			http.Error(w, h.runs.Redact("no ensemble "+name+" is served"), http.StatusNotFound)
 			return
 		}
-		r2 := r.WithContext(context.WithValue(r.Context(), endpointKey{}, name))
 		if rest, ok := strings.CutPrefix(r.URL.Path, "/a2a/ensembles/"+name+"/rest"); ok {
 			u := *r.URL
 			u.Path, u.RawPath = rest, ""
+			r2 := *r
 			r2.URL = &u
+			r = &r2
 		}
-		next.ServeHTTP(w, r2)
+		pick(b).ServeHTTP(w, r)
 	}
 }
 

@@ -22,11 +22,10 @@ type door struct {
 	a2asrv.RequestHandler
 	x     *adapter
 	tasks *taskStore
+	// endpoint is the ensemble whose endpoint (/a2a/ensembles/NAME) the
+	// door serves; "" for the server-wide one.
+	endpoint string
 }
-
-// endpointKey is the request context's key of the ensemble whose endpoint
-// (/a2a/ensembles/NAME) a request came through.
-type endpointKey struct{}
 
 func (d *door) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
 	release, err := d.prepare(ctx, req)
@@ -63,7 +62,7 @@ func (d *door) prepare(ctx context.Context, req *a2a.SendMessageRequest) (releas
 	}
 	delete(req.Metadata, metaAfter) // only the door sets it
 	if req.Message.TaskID == "" {
-		name, err := d.ensembleFor(ctx, req)
+		name, err := d.ensembleFor(req)
 		if err != nil {
 			return nil, err
 		}
@@ -76,9 +75,9 @@ func (d *door) prepare(ctx context.Context, req *a2a.SendMessageRequest) (releas
 // ensembleFor is the ensemble a new task runs: the endpoint's; else the
 // one the request's or the message's metadata names ("ensemble"); else
 // the only one served.
-func (d *door) ensembleFor(ctx context.Context, req *a2a.SendMessageRequest) (string, error) {
-	if name, ok := ctx.Value(endpointKey{}).(string); ok {
-		return name, nil
+func (d *door) ensembleFor(req *a2a.SendMessageRequest) (string, error) {
+	if d.endpoint != "" {
+		return d.endpoint, nil
 	}
 	name, _ := req.Metadata[metaEnsemble].(string)
 	if name == "" {
