@@ -28,7 +28,7 @@ BENCH_TIMEOUT ?= 60m
 BENCH_SMOKE_TIMEOUT ?= 20m
 GOTEST   = sh $(CURDIR)/scripts/gotest.sh $(GO) test
 
-.PHONY: all build run test test-go test-race test-temporal test-cmd-default fuzz prereqs prereqs-race python-link vet gofmt-check bench bench-smoke screenshots fmt clean
+.PHONY: all build run test test-go test-race test-temporal test-cmd-default test-clients fuzz prereqs prereqs-race python-link vet gofmt-check bench bench-smoke screenshots fmt clean
 
 all: build
 
@@ -123,6 +123,13 @@ TEMPORAL_TOOLCHAIN ?= go1.26.10
 test-temporal: python-link
 	$(GO) vet ./cmd/ensemble ./temporalengine
 	cd temporal && PATH="$(CURDIR)/bin/python:$$PATH" GOTOOLCHAIN=$(TEMPORAL_TOOLCHAIN) $(GOTEST) -vet=all -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+# serve against the official client libraries that the ensemble module
+# does not otherwise depend on (openai-go for chat completions): a module of
+# its own, clients/, so that make test never compiles them (openai-go is
+# about 90 s of CPU on an empty build cache). CI runs it after make test.
+test-clients: python-link
+	cd clients && PATH="$(CURDIR)/bin/python:$$PATH" $(GOTEST) $(TRIM) $(TESTLD) -vet=all -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 # The tests of cmd/ensemble (every example, the CLI, kill and resume) on
 # the build make build ships, with the Temporal engine: make test and

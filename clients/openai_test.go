@@ -1,4 +1,4 @@
-package serve_test
+package clients_test
 
 import (
 	"context"
@@ -176,7 +176,7 @@ func TestChatCompletion(t *testing.T) {
 			t.Fatalf("header %q, metadata %q", resp.Header.Get(serve.RunIDHeader), id)
 		}
 		// the run's input is the last user message
-		_, b, _ := s.do(t, "GET", "/v1/runs/"+id, nil)
+		_, b, _ := s.do(t, "GET", "/v1/runs/"+id, "")
 		var res struct{ Input string }
 		json.Unmarshal(b, &res)
 		if res.Input != tc.input {
@@ -387,11 +387,11 @@ func TestChatSuspension(t *testing.T) {
 	if err := stream.Err(); err != nil || acc.Choices[0].Message.Content != "published, the approver said: ship it" {
 		t.Fatalf("answer by the conversation: %v %+v", err, acc.Choices)
 	}
-	code, b, _ := s.do(t, "GET", "/v1/runs/"+id3, nil)
+	code, b, _ := s.do(t, "GET", "/v1/runs/"+id3, "")
 	if code != 200 || !strings.Contains(string(b), "ship it") {
 		t.Fatalf("the conversation's run was not the one answered: %s", b)
 	}
-	_, b, _ = s.do(t, "GET", "/v1/runs?ensemble=approve", nil)
+	_, b, _ = s.do(t, "GET", "/v1/runs?ensemble=approve", "")
 	if n := strings.Count(string(b), `"run_id"`); n != 4 {
 		t.Fatalf("%d runs of approve, want 4: %s", n, b)
 	}
