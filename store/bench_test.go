@@ -129,3 +129,51 @@ func BenchmarkSQLiteTransaction(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSQLiteGroupedInsert is the least a row costs inside an open
+// transaction that a group commit (store.DB.GroupCommit) commits every 512
+// rows: one prepared INSERT of a row of the given size, keyed by an
+// integer, in WAL mode with synchronous=NORMAL. It is the floor under what
+// batch --state adds to a batch (docs/performance.md, "--state against the
+// batch without it"): an input of the batch benchmark writes about 3.7 KB
+// in 6 rows.
+func BenchmarkSQLiteGroupedInsert(b *testing.B) {
+	for _, size := range []int{100, 700, 3700} {
+		b.Run(fmt.Sprintf("bytes=%d", size), func(b *testing.B) {
+			dsn := "file:" + filepath.Join(b.TempDir(), "floor.db") + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+			db, err := sql.Open("sqlite", dsn)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			db.SetMaxOpenConns(1)
+			ctx := context.Background()
+			exec := func(q string) {
+				if _, err := db.ExecContext(ctx, q); err != nil {
+					b.Fatal(err)
+				}
+			}
+			exec("CREATE TABLE t (key INTEGER PRIMARY KEY, v TEXT)")
+			insert, err := db.PrepareContext(ctx, "INSERT INTO t (key, v) VALUES (?, ?)")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer insert.Close()
+			v := strings.Repeat("x", size)
+			key := int64(0)
+			exec("BEGIN IMMEDIATE")
+			for b.Loop() {
+				key++
+				if _, err := insert.ExecContext(ctx, key, v); err != nil {
+					b.Fatal(err)
+				}
+				if key%512 == 0 {
+					exec("COMMIT")
+					exec("BEGIN IMMEDIATE")
+				}
+			}
+			exec("COMMIT")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(size)*1000, "ns/KB")
+		})
+	}
+}
