@@ -22,6 +22,10 @@ import (
 // spent budget.
 const ExitBudget = engine.ExitBudget
 
+// ExitCancelled is Run's exit code when Ctrl-C or SIGTERM stopped a test
+// run with repeats: the code of a cancelled run. No baseline is saved.
+const ExitCancelled = engine.ExitCancelled
+
 // DefaultConcurrency is how many runs a run with repeats runs at a time by
 // default.
 const DefaultConcurrency = 4

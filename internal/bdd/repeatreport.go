@@ -69,7 +69,13 @@ func runRepeated(ctx context.Context, o *RunOptions, pl *plan, out, stderr io.Wr
 	if base != nil {
 		cmp = compare(base, rr.ts)
 	}
-	if o.SaveBaseline != "" {
+	interrupted := ctx.Err() != nil
+	switch {
+	case o.SaveBaseline != "" && interrupted:
+		// A baseline of the runs that ended before Ctrl-C would hold pass
+		// rates of fewer runs than asked, read later as a full one.
+		fmt.Fprintf(stderr, "test: the baseline %s was not saved: the test run was interrupted before its scenarios ran their runs\n", o.SaveBaseline)
+	case o.SaveBaseline != "":
 		if err := writeBaseline(saveTo, o.SaveBaseline, baselineOf(rr.ts)); err != nil {
 			return ExitUsage, err
 		}
@@ -93,24 +99,32 @@ func runRepeated(ctx context.Context, o *RunOptions, pl *plan, out, stderr io.Wr
 	}
 	undefined.report(stderr)
 
-	code := ExitPassed
+	return rr.exitCode(cmp, undefined, interrupted), nil
+}
+
+// exitCode is the exit code of a test run with repeats: cancelled, then
+// stopped by a budget, then failed (a scenario that did not pass or did
+// not finish, a regression, an undefined step), else passed.
+func (rr *repeatRun) exitCode(cmp []*comparison, undefined *undefinedSteps, interrupted bool) int {
+	switch {
+	case interrupted:
+		return ExitCancelled
+	case rr.budget != "":
+		return ExitBudget
+	case len(undefined.steps) > 0:
+		return ExitFailed
+	}
 	for _, t := range rr.ts {
 		if t.verdict != passing { // failed, or not finished (interrupted)
-			code = ExitFailed
+			return ExitFailed
 		}
 	}
 	for _, c := range cmp {
 		if c.change == regression || c.spend.regressed() {
-			code = ExitFailed
+			return ExitFailed
 		}
 	}
-	if len(undefined.steps) > 0 {
-		code = ExitFailed
-	}
-	if rr.budget != "" {
-		code = ExitBudget
-	}
-	return code, nil
+	return ExitPassed
 }
 
 // percent formats a share as a whole percentage: 0.7 → "70%".
