@@ -95,22 +95,8 @@ func pingPongTurn(st *state.State, turn int, out map[string]any) {
 func BenchmarkSQLiteTransaction(b *testing.B) {
 	for _, c := range []struct{ name, pragma string }{{"checkpoints", ""}, {"no-checkpoint", "&_pragma=wal_autocheckpoint(0)"}} {
 		b.Run(c.name, func(b *testing.B) {
-			dsn := "file:" + filepath.Join(b.TempDir(), "floor.db") + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" + c.pragma
-			db, err := sql.Open("sqlite", dsn)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			db.SetMaxOpenConns(1)
+			db, insert := floorTable(b, c.pragma)
 			ctx := context.Background()
-			if _, err := db.ExecContext(ctx, "CREATE TABLE t (key INTEGER PRIMARY KEY, v TEXT)"); err != nil {
-				b.Fatal(err)
-			}
-			insert, err := db.PrepareContext(ctx, "INSERT INTO t (key, v) VALUES (?, ?)")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer insert.Close()
 			v := strings.Repeat("x", 700)
 			key := int64(0)
 			for b.Loop() {
@@ -140,25 +126,13 @@ func BenchmarkSQLiteTransaction(b *testing.B) {
 func BenchmarkSQLiteGroupedInsert(b *testing.B) {
 	for _, size := range []int{100, 700, 3700} {
 		b.Run(fmt.Sprintf("bytes=%d", size), func(b *testing.B) {
-			dsn := "file:" + filepath.Join(b.TempDir(), "floor.db") + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
-			db, err := sql.Open("sqlite", dsn)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			db.SetMaxOpenConns(1)
+			db, insert := floorTable(b, "")
 			ctx := context.Background()
 			exec := func(q string) {
 				if _, err := db.ExecContext(ctx, q); err != nil {
 					b.Fatal(err)
 				}
 			}
-			exec("CREATE TABLE t (key INTEGER PRIMARY KEY, v TEXT)")
-			insert, err := db.PrepareContext(ctx, "INSERT INTO t (key, v) VALUES (?, ?)")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer insert.Close()
 			v := strings.Repeat("x", size)
 			key := int64(0)
 			exec("BEGIN IMMEDIATE")
@@ -176,4 +150,27 @@ func BenchmarkSQLiteGroupedInsert(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(size)*1000, "ns/KB")
 		})
 	}
+}
+
+// floorTable opens a new SQLite database in WAL mode with
+// synchronous=NORMAL, as the store does, with the dsn's pragma added, and
+// a table t (key INTEGER PRIMARY KEY, v TEXT) with its prepared INSERT.
+func floorTable(b *testing.B, pragma string) (*sql.DB, *sql.Stmt) {
+	dsn := "file:" + filepath.Join(b.TempDir(), "floor.db") + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)" + pragma
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	if _, err := db.ExecContext(ctx, "CREATE TABLE t (key INTEGER PRIMARY KEY, v TEXT)"); err != nil {
+		b.Fatal(err)
+	}
+	insert, err := db.PrepareContext(ctx, "INSERT INTO t (key, v) VALUES (?, ?)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { insert.Close() })
+	return db, insert
 }
