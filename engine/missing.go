@@ -112,8 +112,12 @@ func (c *committer) recordMisses(turn int, name string, res *agent.Result) {
 		return
 	}
 	for _, m := range res.Misses {
-		if !c.seenWarning[missKey(name, "", &m.Miss)] {
-			c.record(turn, missWarning(name, m.What+" of "+name, "", m.Miss, false))
+		miss := conditions.Miss{Expression: m.Expression, Path: m.Path, Key: m.Key}
+		if !c.seenWarning[missKey(name, "", &miss)] {
+			if m.Suggest != nil {
+				miss.Suggestion = m.Suggest()
+			}
+			c.record(turn, missWarning(name, m.What+" of "+name, "", miss, false))
 		}
 	}
 	for _, w := range res.Warnings {
