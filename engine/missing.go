@@ -7,6 +7,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/conditions"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -92,7 +93,7 @@ func (n *readNotes) add(w state.Warning) {
 // message of an agent that reaches a model (its input or prompt), which
 // the model would receive as the text "null".
 func (n *readNotes) nullMessage(a *ensemble.Agent, t *ensemble.Template, v any) {
-	if v != nil || !t.Program.Whole() || (t.Field != "input" && t.Field != "prompt") || !agent.IsGuarded(a.Kind) {
+	if v != nil || !opaque.Get(t.Program).Whole() || (t.Field != "input" && t.Field != "prompt") || !agent.IsGuarded(a.Kind) {
 		return
 	}
 	expr := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(t.Source), "{{"), "}}"))
