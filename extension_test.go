@@ -13,6 +13,10 @@ import (
 	"strings"
 	"testing"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/ensemble"
@@ -37,6 +41,13 @@ func (shoutKind) Decode(f *ensemble.Fields, a *ensemble.Agent) {
 
 func (shoutKind) Runner(h *agent.Host) agent.Runner {
 	return agent.RunnerFunc(func(ctx context.Context, req *agent.Request) *agent.Result {
+		// With tracing on, a span of its own under the execution's, as the
+		// built-in kinds make theirs (agent.Tracer).
+		if tr := req.Services.Tracer; tr != nil {
+			var span trace.Span
+			ctx, span = tr.Start(ctx, "shout "+req.Name())
+			defer span.End()
+		}
 		in := fmt.Sprint(scriptexec.Input(req))
 		out, err := scriptexec.ExecScript(ctx, req, h.Environ, nil,
 			scriptexec.Spec{Path: req.Agent.Spec.(string), Stdin: []byte(in)})
@@ -113,6 +124,53 @@ func Example_aNewKind() {
 	// completed shout
 	// loud said HELLO from loud, turn 1
 	// after said done
+}
+
+// TestExtensionTraces: the outside kind's span is among the run's, under
+// the span of its execution.
+func TestExtensionTraces(t *testing.T) {
+	t.Parallel()
+	path, err := extensionFiles(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := kinds.Builtin()
+	reg.Register(shoutKind{})
+	noEnv := func(string) (string, bool) { return "", false }
+	e, err := session.Load(path, nil, session.LoadOptions{Kinds: reg, LookupEnv: noEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spans := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
+	defer func() { _ = tp.Shutdown(context.Background()) }()
+	ctx := context.Background()
+	s, err := session.Open(ctx, e, session.Options{Kinds: reg, LookupEnv: noEnv,
+		Tracing: session.Tracing{Tracer: tp.Tracer("extension")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := s.Start("", session.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := r.Run(ctx); err != nil || res.CompletionReason != "completed" {
+		t.Fatalf("run: %v, %+v", err, res)
+	}
+	byID := map[trace.SpanID]sdktrace.ReadOnlySpan{}
+	for _, sp := range spans.Ended() {
+		byID[sp.SpanContext().SpanID()] = sp
+	}
+	for _, sp := range spans.Ended() {
+		if sp.Name() == "shout loud" {
+			if parent, ok := byID[sp.Parent().SpanID()]; !ok || !strings.Contains(parent.Name(), "loud") {
+				t.Fatalf("the shout span's parent is %v, not the execution of loud", parent)
+			}
+			return
+		}
+	}
+	t.Fatalf("no span \"shout loud\" among %d", len(spans.Ended()))
 }
 
 // The example above stands for a program outside this module: it may use

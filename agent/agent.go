@@ -15,7 +15,6 @@ import (
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/internal/conditions"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -140,7 +139,14 @@ type Result struct {
 // What names the expression's field (until, carry).
 type Miss struct {
 	What string
-	conditions.Miss
+	// Expression is the source of the expression that read the key, as
+	// written; Path is the read as written (context.get_diff.touches_cod),
+	// Key the missing key (touches_cod).
+	Expression, Path, Key string
+	// Suggest, when set, is the key of the map read closest to Key (a
+	// spelling away), "" when none is. The engine calls it only for a miss
+	// it reports: the search costs the map's keys.
+	Suggest func() string
 }
 
 // Name is how injected responses and events name the agent of req: its

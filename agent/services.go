@@ -7,6 +7,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/cassette"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/internal/tracing"
 )
@@ -23,19 +24,35 @@ type Services struct {
 	// whose agents run other agents (a child ensemble) runs them with it.
 	Runner Runner
 	// Secrets are the keys redacted from everything the run records.
-	Secrets *secrets.Redactor
+	Secrets *Redactor
 	// Recording serves and records model exchanges, tool results and
 	// answers (--record, --replay: docs/recording.md).
-	Recording *cassette.Cassette
+	Recording Recording
 	// Tools are the MCP servers started for the run (docs/llm.md#mcp-tools).
 	Tools ToolServers
 	// Tracer makes the spans of what the kinds do, under the span of the
 	// execution in the context (docs/tracing.md); nil when tracing is off.
-	Tracer *tracing.Tracer
+	Tracer *Tracer
 	// Answers are the answers given to a run that waits for a person
 	// (resume --answer), each taken once by its agent's next execution.
 	Answers *Answers
 }
+
+// Redactor replaces the run's keys (the values of the variables its model
+// profiles name in api_key_env) in text, bytes, JSON values, errors and
+// writers: a kind redacts with it what it records or prints. A nil
+// Redactor redacts nothing.
+type Redactor = secrets.Redactor
+
+// Tracer makes a run's spans (docs/tracing.md): the OpenTelemetry tracer,
+// whether spans record content (prompts, replies, outputs), and the keys
+// redacted from that content first.
+type Tracer = tracing.Tracer
+
+// Recording is a run's recording (--record, --replay: docs/recording.md),
+// opened by session.Recording's Open; the zero Recording is none. Only the
+// built-in kinds read it: outside this module it is opaque.
+type Recording opaque.Of[*cassette.Cassette]
 
 // ToolServers are the MCP servers of a run (package mcptools).
 type ToolServers interface {

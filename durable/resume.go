@@ -5,10 +5,10 @@ import (
 	"errors"
 	"time"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/answers"
-	"github.com/ensemble-run/ensemble/internal/cassette"
 	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/kinds"
 	"github.com/ensemble-run/ensemble/session"
@@ -165,7 +165,7 @@ func Prepare(saved *Saved, o ResumeOptions) (*Resumption, error) {
 		}
 		p.limits.Models.Responses, p.limits.Models.ResponsesFile = resp, refs.Responses
 	}
-	var rec *cassette.Cassette
+	var rec agent.Recording
 	if rec, err = recording.Open(); err != nil {
 		return nil, err
 	}

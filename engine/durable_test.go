@@ -16,6 +16,7 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/conditions"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -32,7 +33,7 @@ func durableEnsemble(t testing.TB) *ensemble.Ensemble {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d.Condition, d.Program = cond, p
+			d.Condition, d.Program = cond, opaque.Make[ensemble.CompiledCondition](p)
 		}
 		return d
 	}

@@ -19,9 +19,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/internal/cassette"
 	"github.com/ensemble-run/ensemble/internal/resolver"
-	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/internal/tracing"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -56,12 +54,12 @@ type Options struct {
 	// execution returns (output, input data, error, stderr, memory) before
 	// the engine records it: the state, the result and the events never
 	// hold a key, not even cut short in a preview. nil redacts nothing.
-	Secrets *secrets.Redactor
+	Secrets *agent.Redactor
 	// Recording, Tools and Answers are lent to every execution, with the
 	// runner, the secrets and the tracer, as its agent.Services: the run's
 	// recording (--record, --replay), its MCP servers, and the answers
 	// given to a run that waits for a person.
-	Recording *cassette.Cassette
+	Recording agent.Recording
 	Tools     agent.ToolServers
 	Answers   *agent.Answers
 	// Budget overrides the caps of conversation_limits: each field that is

@@ -18,6 +18,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/conditions"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"github.com/ensemble-run/ensemble/kinds"
 	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/state"
@@ -37,7 +38,7 @@ func agent(name string, maxTurns int, deps ...string) *ensemble.Agent {
 			if err != nil {
 				panic(err)
 			}
-			dep.Condition, dep.Program = cond, p
+			dep.Condition, dep.Program = cond, opaque.Make[ensemble.CompiledCondition](p)
 		}
 		if strings.HasPrefix(d, "?") {
 			d, dep.RequiresAll = d[1:], false

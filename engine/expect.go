@@ -7,6 +7,7 @@ import (
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/conditions"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -39,15 +40,16 @@ func (r *Run) expect(res *Result) {
 	}
 	held := true
 	for _, x := range r.opts.Expect {
-		if x.Program.UsesHistory && final.History == nil {
+		p := opaque.Get(x.Program)
+		if p.UsesHistory && final.History == nil {
 			final.History = r.st.HistoryValues()
 		}
-		ok, err := x.Program.EvalContext(context.Background(), final)
+		ok, err := p.EvalContext(context.Background(), final)
 		got := Expectation{Expression: x.Source, Where: x.Where, Held: ok && err == nil, Values: []state.ExpectationValue{}}
 		if err != nil {
 			got.Error = r.opts.Secrets.String(err.Error())
 		}
-		for _, rd := range x.Program.Reads(final) {
+		for _, rd := range p.Reads(final) {
 			got.Values = append(got.Values, expectationValue(rd))
 		}
 		held = held && got.Held

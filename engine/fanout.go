@@ -12,6 +12,7 @@ import (
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/conditions"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -105,7 +106,7 @@ func (r *Run) expand(ctx context.Context, turn int, p *plan) {
 // items evaluates a's fan_out.over as the turn starts.
 func (r *Run) items(ctx context.Context, a *ensemble.Agent, notes *readNotes) ([]any, error) {
 	fo := a.FanOut
-	p := fo.OverProgram
+	p := opaque.Get(fo.OverProgram)
 	items, err := p.EvalContext(ctx, notes.env(selectEnv(r.st, p.UsesHistory)))
 	notes.take(a.Name, "fan_out.over of "+a.Name, "", false)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/conditions"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"github.com/ensemble-run/ensemble/internal/resolver"
 	llmkind "github.com/ensemble-run/ensemble/kinds/llm"
 	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
@@ -25,7 +26,7 @@ func fanEnsemble(t *testing.T, maxParallel int) *ensemble.Ensemble {
 	split := &ensemble.Agent{Name: "split", Kind: scriptkind.Kind{}, Conversation: ensemble.Conversation{MaxTurns: 1}}
 	sum := &ensemble.Agent{Name: "sum", Kind: llmkind.Kind{}, Conversation: ensemble.Conversation{MaxTurns: 3},
 		Dependencies: []*ensemble.Dependency{{AgentName: "split", RequiresAll: true}},
-		FanOut:       &ensemble.FanOut{Over: "context.split.chunks", OverProgram: p, MaxItems: 10, MaxParallel: maxParallel}}
+		FanOut:       &ensemble.FanOut{Over: "context.split.chunks", OverProgram: opaque.Make[ensemble.CompiledList](p), MaxItems: 10, MaxParallel: maxParallel}}
 	other := &ensemble.Agent{Name: "other", Kind: scriptkind.Kind{}, Conversation: ensemble.Conversation{MaxTurns: 1}}
 	e := &ensemble.Ensemble{Name: "t", Agents: []*ensemble.Agent{split, sum, other}}
 	e.Index()

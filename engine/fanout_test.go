@@ -17,6 +17,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/conditions"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -26,7 +27,7 @@ func fan(a *ensemble.Agent, src string) *ensemble.Agent {
 	if err != nil {
 		panic(err)
 	}
-	a.FanOut = &ensemble.FanOut{Over: src, OverProgram: p, MaxItems: ensemble.DefaultMaxItems}
+	a.FanOut = &ensemble.FanOut{Over: src, OverProgram: opaque.Make[ensemble.CompiledList](p), MaxItems: ensemble.DefaultMaxItems}
 	return a
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/conditions"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -92,7 +93,7 @@ func (n *readNotes) add(w state.Warning) {
 // message of an agent that reaches a model (its input or prompt), which
 // the model would receive as the text "null".
 func (n *readNotes) nullMessage(a *ensemble.Agent, t *ensemble.Template, v any) {
-	if v != nil || !t.Program.Whole() || (t.Field != "input" && t.Field != "prompt") || !agent.IsGuarded(a.Kind) {
+	if v != nil || !opaque.Get(t.Program).Whole() || (t.Field != "input" && t.Field != "prompt") || !agent.IsGuarded(a.Kind) {
 		return
 	}
 	expr := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(t.Source), "{{"), "}}"))
@@ -112,8 +113,12 @@ func (c *committer) recordMisses(turn int, name string, res *agent.Result) {
 		return
 	}
 	for _, m := range res.Misses {
-		if !c.seenWarning[missKey(name, "", &m.Miss)] {
-			c.record(turn, missWarning(name, m.What+" of "+name, "", m.Miss, false))
+		miss := conditions.Miss{Expression: m.Expression, Path: m.Path, Key: m.Key}
+		if !c.seenWarning[missKey(name, "", &miss)] {
+			if m.Suggest != nil {
+				miss.Suggestion = m.Suggest()
+			}
+			c.record(turn, missWarning(name, m.What+" of "+name, "", miss, false))
 		}
 	}
 	for _, w := range res.Warnings {

@@ -11,6 +11,7 @@ import (
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/conditions"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"github.com/ensemble-run/ensemble/internal/resolver"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -108,8 +109,8 @@ func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready, x *execu
 				x.handles = append(x.handles, state.ExecutionRef{AgentName: d, Execution: f.Execution})
 			}
 		}
-		if dep != nil && dep.SelectProgram != nil {
-			v, err := dep.SelectProgram.EvalContext(ctx, notes.env(selectEnv(st, dep.SelectProgram.UsesHistory)), deps[d])
+		if sel := selectOf(dep); sel != nil {
+			v, err := sel.EvalContext(ctx, notes.env(selectEnv(st, sel.UsesHistory)), deps[d])
 			notes.take(a.Name, fmt.Sprintf("select of %s ← %s", a.Name, d), d, false)
 			if err == nil {
 				err = jsonvalue.Valid(v) // NaN and ±Inf (from a division by 0) have no JSON
@@ -169,9 +170,17 @@ func (r *Run) request(ctx context.Context, turn int, rd resolver.Ready, x *execu
 func templateEnv(st *state.State, a *ensemble.Agent) *conditions.Env {
 	history := false
 	for _, t := range a.Templates {
-		history = history || t.Program.UsesHistory()
+		history = history || opaque.Get(t.Program).UsesHistory()
 	}
 	return selectEnv(st, history)
+}
+
+// selectOf is dep's compiled select; nil for none, or no dep.
+func selectOf(dep *ensemble.Dependency) *conditions.Select {
+	if dep == nil {
+		return nil
+	}
+	return opaque.Get(dep.SelectProgram)
 }
 
 // templates evaluates a's templates (docs/semantics.md#what-an-agent-receives)
@@ -181,7 +190,7 @@ func templateEnv(st *state.State, a *ensemble.Agent) *conditions.Env {
 func templates(ctx context.Context, a *ensemble.Agent, env *conditions.Env, item *conditions.Item, notes *readNotes) (map[string]any, error) {
 	vals := make(map[string]any, len(a.Templates))
 	for _, t := range a.Templates {
-		v, err := t.Program.EvalContext(ctx, env, item)
+		v, err := opaque.Get(t.Program).EvalContext(ctx, env, item)
 		notes.take(a.Name, t.Field+" of "+a.Name, "", true)
 		if err == nil {
 			notes.nullMessage(a, t, v)

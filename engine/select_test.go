@@ -8,19 +8,21 @@ import (
 
 	agentpkg "github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/conditions"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 )
 
 // A select delivers part of a dependency's output; one that fails at run
 // time fails the execution, naming the expression, and the run goes on.
 func TestSelectDelivers(t *testing.T) {
 	t.Parallel()
-	sel := func(src string) *conditions.Select {
+	sel := func(src string) ensemble.CompiledSelect {
 		s, err := conditions.CompileSelect(src)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s
+		return opaque.Make[ensemble.CompiledSelect](s)
 	}
 	e := build(agent("classifier", 1), agent("writer", 1, "classifier"), agent("broken", 1, "classifier"), agent("after", 1, "?broken", "writer"))
 	e.Agents[1].Dependencies[0].Select, e.Agents[1].Dependencies[0].SelectProgram = "output.topics", sel("output.topics")
@@ -55,7 +57,7 @@ func TestSelectNotJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e.Agents[1].Dependencies[0].Select, e.Agents[1].Dependencies[0].SelectProgram = src, s
+		e.Agents[1].Dependencies[0].Select, e.Agents[1].Dependencies[0].SelectProgram = src, opaque.Make[ensemble.CompiledSelect](s)
 		run := scripted{
 			"a": func(*agentpkg.Request) (any, error) { return map[string]any{"n": 1.0}, nil },
 			"b": func(*agentpkg.Request) (any, error) { t.Error("b ran"); return nil, nil },

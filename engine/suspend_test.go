@@ -13,6 +13,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/conditions"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"github.com/ensemble-run/ensemble/kinds/ask"
 	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/state"
@@ -173,7 +174,7 @@ func TestSuspendedAgentNoLongerReadyGoesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.Agent("approver").Dependencies[0].Program = prog
+	e.Agent("approver").Dependencies[0].Program = opaque.Make[ensemble.CompiledCondition](prog)
 	res := engine.New(e, "in", engine.Options{Runner: runner}).Run(context.Background())
 	if res.CompletionReason != engine.Completed || res.PendingInput != nil || res.AgentExecutionCount["approver"] != 0 {
 		t.Fatalf("%q pending %v counts %v", res.CompletionReason, res.PendingInput, res.AgentExecutionCount)

@@ -12,6 +12,7 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/conditions"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 )
 
 // withTemplate gives a a template of field (input, prompt).
@@ -20,7 +21,7 @@ func withTemplate(a *ensemble.Agent, field, src string) *ensemble.Agent {
 	if err != nil {
 		panic(err)
 	}
-	t := &ensemble.Template{Field: field, Source: src, Program: p}
+	t := &ensemble.Template{Field: field, Source: src, Program: opaque.Make[ensemble.CompiledTemplate](p)}
 	if field == "input" {
 		a.Input = t
 	}

@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ensemble-run/ensemble/internal/conditions"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 )
 
 var dependencyKeys = []string{"agent_name", "condition", "requires_all", "max_executions", "select", "on"}
@@ -80,13 +81,17 @@ func (d *decoder) dependencies(f field, a *Agent, agentWhere string) []*Dependen
 
 // condition compiles a dependency's condition (docs/semantics.md#conditions).
 func (d *decoder) condition(f field, dep *Dependency) {
-	dep.Condition, dep.Program = d.boolExpr(f, "condition")
+	var p *conditions.Program
+	dep.Condition, p = d.boolExpr(f, "condition")
+	dep.Program = opaque.Make[CompiledCondition](p)
 }
 
 // when compiles an agent's guard (docs/semantics.md#guards-that-skip): a
 // boolean expression over the names a condition sees.
 func (d *decoder) when(f field, a *Agent) {
-	a.When, a.WhenProgram = d.boolExpr(f, "when")
+	var p *conditions.Program
+	a.When, p = d.boolExpr(f, "when")
+	a.WhenProgram = opaque.Make[CompiledCondition](p)
 }
 
 // boolExpr compiles a boolean expression, a condition or a guard, and
@@ -125,7 +130,7 @@ func (d *decoder) selectExpr(f field, dep *Dependency) {
 		d.bad(f, "does not compile: %v", err)
 		return
 	}
-	dep.SelectProgram = s
+	dep.SelectProgram = opaque.Make[CompiledSelect](s)
 	d.conds = append(d.conds, condRef{f: f, p: &s.Program, what: "select"})
 	d.selects = append(d.selects, selectRef{f, dep})
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ensemble-run/ensemble/internal/conditions"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -18,7 +19,7 @@ type Expectation struct {
 	// file's expect:, or the flag (--expect) it was given with.
 	Where   string
 	Source  string
-	Program *conditions.Expectation
+	Program CompiledExpectation
 }
 
 // CompileExpectation compiles an expectation given outside the file (a
@@ -28,7 +29,7 @@ func CompileExpectation(src, where string) (*Expectation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s %q does not compile: %w", where, src, err)
 	}
-	return &Expectation{Where: where, Source: src, Program: p}, nil
+	return &Expectation{Where: where, Source: src, Program: opaque.Make[CompiledExpectation](p)}, nil
 }
 
 // CheckExpectation checks an expectation given outside the file against
@@ -41,17 +42,17 @@ func (e *Ensemble) CheckExpectation(x *Expectation) error {
 	for _, a := range e.Agents {
 		keys[a.StateKey()] = true
 	}
-	for _, k := range x.Program.ContextKeys {
+	for _, k := range x.Program.get().ContextKeys {
 		if !keys[k.Name] {
 			return fmt.Errorf("%s %q names context.%s, but no agent of %s has the state key %q%s",
 				x.Where, x.Source, k.Name, e.Name, k.Name, suggest(k.Name, slices.Sorted(maps.Keys(keys))))
 		}
 	}
 	scope := literalScope{byKey: schemaAgents(e.Agents)}
-	if prs := scope.problems(x.Program.Comparisons); len(prs) > 0 {
+	if prs := scope.problems(x.Program.get().Comparisons); len(prs) > 0 {
 		return fmt.Errorf("%s %q: %s", x.Where, x.Source, prs[0].text)
 	}
-	for _, k := range x.Program.ExecutionKeys {
+	for _, k := range x.Program.get().ExecutionKeys {
 		if e.Agent(k.Name) == nil {
 			names := make([]string, len(e.Agents))
 			for i, a := range e.Agents {
@@ -87,7 +88,7 @@ func (d *decoder) expectations(f field) []*Expectation {
 			continue
 		}
 		d.conds = append(d.conds, condRef{f: item, p: &p.Program, what: "expectation"})
-		out = append(out, &Expectation{Where: fmt.Sprintf("%s:%d:%d", d.file, n.Line, n.Column), Source: src, Program: p})
+		out = append(out, &Expectation{Where: fmt.Sprintf("%s:%d:%d", d.file, n.Line, n.Column), Source: src, Program: opaque.Make[CompiledExpectation](p)})
 	}
 	return out
 }

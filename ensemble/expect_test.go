@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	. "github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 )
 
 // expect: is a list of expectations compiled at load, checked against the
@@ -31,11 +32,11 @@ expect:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(e.Expect) != 2 || e.Expect[0].Source != "context.verdict == 'APPROVE'" || e.Expect[0].Program == nil ||
+	if len(e.Expect) != 2 || e.Expect[0].Source != "context.verdict == 'APPROVE'" || opaque.Get(e.Expect[0].Program) == nil ||
 		e.Expect[0].Where != "g.yaml:11:5" || e.Expect[1].Where != "g.yaml:12:5" {
 		t.Fatalf("expect %+v %+v", *e.Expect[0], *e.Expect[1])
 	}
-	if got := e.Expect[1].Program.Names; strings.Join(got, ",") != "held_back,errors" {
+	if got := opaque.Get(e.Expect[1].Program).Names; strings.Join(got, ",") != "held_back,errors" {
 		t.Fatalf("names %v", got)
 	}
 

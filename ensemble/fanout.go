@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ensemble-run/ensemble/internal/conditions"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 )
 
 // DefaultMaxItems is fan_out.max_items when absent.
@@ -16,7 +17,7 @@ type FanOut struct {
 	Pos Pos
 	// Over is the expression, as written, whose value is the list.
 	Over        string
-	OverProgram *conditions.List
+	OverProgram CompiledList
 	// MaxParallel caps the instances running at once; 0: the run's
 	// parallel_agent_limit.
 	MaxParallel int
@@ -46,7 +47,7 @@ func (d *decoder) fanOut(f field, a *Agent, where string) *FanOut {
 		if err != nil {
 			d.bad(over, "does not compile: %v", err)
 		} else {
-			fo.OverProgram = p
+			fo.OverProgram = opaque.Make[CompiledList](p)
 			d.conds = append(d.conds, condRef{f: over, p: &p.Program, what: "fan_out.over"})
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	. "github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 )
 
 func TestFanOutDecoding(t *testing.T) {
@@ -29,7 +30,7 @@ agents:
 		t.Fatal(err)
 	}
 	fo := e.Agent("summarize").FanOut
-	if fo == nil || fo.Over != "context.splitter.chunks" || fo.OverProgram == nil || fo.MaxParallel != 4 || fo.MaxItems != DefaultMaxItems || !fo.FailOnError {
+	if fo == nil || fo.Over != "context.splitter.chunks" || opaque.Get(fo.OverProgram) == nil || fo.MaxParallel != 4 || fo.MaxItems != DefaultMaxItems || !fo.FailOnError {
 		t.Fatalf("fan_out not decoded: %+v", fo)
 	}
 	if fo := e.Agent("count").FanOut; fo == nil || fo.MaxParallel != 0 || fo.FailOnError {

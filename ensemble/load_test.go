@@ -12,6 +12,7 @@ import (
 	"time"
 
 	. "github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"github.com/ensemble-run/ensemble/kinds"
 	askkind "github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/kinds/llm"
@@ -352,12 +353,12 @@ func TestIterativeAnalysis(t *testing.T) {
 	ask := e.Agent("user_clarification")
 	dep := ask.Dependencies[0]
 	if ask.Kind != (askkind.Kind{}) || askkind.SpecOf(ask).Question != "The analyzer needs clarification." || dep.MaxExecutions != 3 ||
-		dep.Condition != "context.llm_analyzer?.needs_clarification == true" || dep.Program == nil || !dep.RequiresAll {
+		dep.Condition != "context.llm_analyzer?.needs_clarification == true" || opaque.Get(dep.Program) == nil || !dep.RequiresAll {
 		t.Errorf("user_clarification %+v, dependency %+v", ask, dep)
 	}
 
 	fin := e.Agent("final_synthesis")
-	if s := llm.SpecOf(fin); s.OutputFormat != "text" || s.MaxSteps != DefaultMaxSteps || fin.Conversation.MaxTurns != DefaultMaxTurns || fin.Dependencies[0].Program == nil {
+	if s := llm.SpecOf(fin); s.OutputFormat != "text" || s.MaxSteps != DefaultMaxSteps || fin.Conversation.MaxTurns != DefaultMaxTurns || opaque.Get(fin.Dependencies[0].Program) == nil {
 		t.Errorf("final_synthesis %+v", fin)
 	}
 	if u := e.Unrunnable(); u != nil {
@@ -386,10 +387,10 @@ func TestDependencyForms(t *testing.T) {
 	if len(long) != 2 {
 		t.Fatalf("long: %d dependencies", len(long))
 	}
-	if d := long[0]; d.AgentName != "source" || d.RequiresAll || d.MaxExecutions != 2 || d.Condition != "context.source != nil" || d.Program == nil || d.Pos != (Pos{11, 9}) {
+	if d := long[0]; d.AgentName != "source" || d.RequiresAll || d.MaxExecutions != 2 || d.Condition != "context.source != nil" || opaque.Get(d.Program) == nil || d.Pos != (Pos{11, 9}) {
 		t.Errorf("long form: %+v", d)
 	}
-	if d := long[1]; d.AgentName != "short" || !d.RequiresAll || d.MaxExecutions != 0 || d.Program != nil {
+	if d := long[1]; d.AgentName != "short" || !d.RequiresAll || d.MaxExecutions != 0 || opaque.Get(d.Program) != nil {
 		t.Errorf("short form among long ones: %+v", d)
 	}
 }

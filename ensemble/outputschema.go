@@ -397,10 +397,10 @@ type selectRef struct {
 func (d *decoder) selectFields(byName map[string]*Agent) {
 	for _, s := range d.selects {
 		a := byName[s.dep.AgentName]
-		if a == nil || a.OutputSchema == nil || a.FanOut != nil || s.dep.OnFailure || s.dep.OnAlways || s.dep.SelectProgram == nil {
+		if a == nil || a.OutputSchema == nil || a.FanOut != nil || s.dep.OnFailure || s.dep.OnAlways || s.dep.SelectProgram.get() == nil {
 			continue
 		}
-		for _, of := range s.dep.SelectProgram.OutputFields {
+		for _, of := range s.dep.SelectProgram.get().OutputFields {
 			at, name, known := a.OutputSchema.Field(of.Path)
 			if name == "" || at != len(of.Path)-1 {
 				continue

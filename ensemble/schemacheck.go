@@ -31,8 +31,8 @@ func (d *decoder) comparedLiterals(agents []*Agent) {
 	}
 	selectDeps := map[*conditions.Program]*Dependency{}
 	for _, s := range d.selects {
-		if s.dep.SelectProgram != nil {
-			selectDeps[&s.dep.SelectProgram.Program] = s.dep
+		if sel := s.dep.SelectProgram.get(); sel != nil {
+			selectDeps[&sel.Program] = s.dep
 		}
 	}
 	for _, c := range d.conds {
@@ -56,7 +56,8 @@ func (d *decoder) comparedLiterals(agents []*Agent) {
 // own conditions are checked: its context is child's final state, and its
 // output the output of child's agent named output, or with output "" the
 // whole final state.
-func (f *Fields) CheckLiterals(key string, p *conditions.Program, child *Ensemble, output string) {
+func (f *Fields) CheckLiterals(key string, c CompiledCondition, child *Ensemble, output string) {
+	p := c.get()
 	if p == nil || len(p.Comparisons) == 0 || child == nil {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	. "github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 )
 
 func TestOnDecoding(t *testing.T) {
@@ -43,7 +44,7 @@ agents:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := e.Agent("writer").Dependencies[0]; d.Select != "output.topics" || d.SelectProgram == nil {
+	if d := e.Agent("writer").Dependencies[0]; d.Select != "output.topics" || opaque.Get(d.SelectProgram) == nil {
 		t.Fatalf("select not decoded: %+v", d)
 	}
 	bad := `name: s

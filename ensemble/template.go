@@ -7,6 +7,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ensemble-run/ensemble/internal/conditions"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 )
 
 // Template is an agent's field written as a template: its input (every
@@ -19,7 +20,7 @@ type Template struct {
 	Pos     Pos
 	Field   string // the agent's key: input, prompt
 	Source  string
-	Program *conditions.Template
+	Program CompiledTemplate
 }
 
 // template decodes field f of agent a as a template: compiled, and its
@@ -44,7 +45,7 @@ func (d *decoder) template(f field, a *Agent, fanOut bool) *Template {
 		d.errorAt(line, col, "%s does not compile: %v", f.label(), err)
 		return nil
 	}
-	t := &Template{Pos: pos(f.val), Field: f.name, Source: src, Program: p}
+	t := &Template{Pos: pos(f.val), Field: f.name, Source: src, Program: opaque.Make[CompiledTemplate](p)}
 	d.conds = append(d.conds, condRef{f: f, p: &p.Names, what: "template", tmpl: true})
 	a.Templates = append(a.Templates, t)
 	return t

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	. "github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 )
 
 // An agent's input and an LLM agent's prompt are templates, compiled at
@@ -38,7 +39,7 @@ agents:
 	if w.Input == nil || w.Input.Field != "input" || len(w.Templates) != 2 || w.Templates[0].Field != "prompt" {
 		t.Fatalf("templates of writer: %+v", w.Templates)
 	}
-	if each := e.Agent("each"); each.Input == nil || !each.Input.Program.Whole() {
+	if each := e.Agent("each"); each.Input == nil || !opaque.Get(each.Input.Program).Whole() {
 		t.Fatalf("input of each: %+v", each.Input)
 	}
 	if p := e.Agent("plain"); len(p.Templates) != 0 {

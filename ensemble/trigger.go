@@ -28,7 +28,7 @@ type Trigger struct {
 // CronTrigger starts a run each time its schedule fires.
 type CronTrigger struct {
 	Spec     string
-	Schedule *cron.Schedule
+	Schedule *Schedule
 	Timezone string // "UTC" when the file names none
 	Location *time.Location
 	// Input is the run's input; nil: the file's input.
@@ -42,7 +42,7 @@ type WebhookTrigger struct {
 	SecretEnv string
 	// Input renders the run's input from the request (body, headers);
 	// nil: the request's body as it is.
-	Input *conditions.Template
+	Input RequestTemplate
 }
 
 var (

@@ -6,8 +6,6 @@ package ensemble
 
 import (
 	"time"
-
-	"github.com/ensemble-run/ensemble/internal/conditions"
 )
 
 // Pos is a position in a YAML file (1-based).
@@ -155,7 +153,7 @@ type Agent struct {
 	// When is when: a guard; an agent that would run while it is false is
 	// skipped (docs/semantics.md#guards-that-skip). "" when absent.
 	When        string
-	WhenProgram *conditions.Program // compiled When; nil when When is ""
+	WhenProgram CompiledCondition // compiled When; none when When is ""
 }
 
 // StateKey is where the agent's output lives in the accumulated context.
@@ -177,14 +175,14 @@ type Conversation struct {
 type Dependency struct {
 	Pos           Pos
 	AgentName     string
-	Condition     string              // source text; "" = always true
-	Program       *conditions.Program // compiled Condition; nil when Condition is ""
-	RequiresAll   bool                // true (default): required; false: optional
-	MaxExecutions int                 // how often the edge may trigger; 0 = unlimited
+	Condition     string            // source text; "" = always true
+	Program       CompiledCondition // compiled Condition; none when Condition is ""
+	RequiresAll   bool              // true (default): required; false: optional
+	MaxExecutions int               // how often the edge may trigger; 0 = unlimited
 	// Select is what the edge delivers instead of the whole output: an
 	// expression over output (docs/semantics.md#choosing-what-an-edge-delivers).
 	Select        string
-	SelectProgram *conditions.Select // compiled Select; nil when Select is ""
+	SelectProgram CompiledSelect // compiled Select; none when Select is ""
 	// OnFailure is on: failure: the edge is satisfied by the dependency's
 	// failed executions, not its outputs (docs/semantics.md#edges-that-fire-on-failure).
 	OnFailure bool

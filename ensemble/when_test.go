@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	. "github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 )
 
 // when: is compiled at load, must be boolean, and names only known state
@@ -27,8 +28,8 @@ agents:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a := e.Agent("fix"); a.WhenProgram == nil || a.When != "context.router == 'bug' && executions.router > 0" {
-		t.Fatalf("fix: when %q %v", a.When, a.WhenProgram)
+	if a := e.Agent("fix"); opaque.Get(a.WhenProgram) == nil || a.When != "context.router == 'bug' && executions.router > 0" {
+		t.Fatalf("fix: when %q %v", a.When, opaque.Get(a.WhenProgram))
 	}
 	if d := e.Agent("join").Dependencies[1]; !d.OnAlways || d.OnFailure {
 		t.Fatalf("join←router: %+v", d)

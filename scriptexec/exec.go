@@ -15,7 +15,7 @@ import (
 // file's folder (spec.Dir), and its environment (spec.Env) is ScriptEnv of
 // environ() (nil means os.Environ) with extra, then ENSEMBLE_AGENT,
 // ENSEMBLE_TURN and ENSEMBLE_EXECUTION, which extra cannot override.
-func ExecScript(ctx context.Context, req *agent.Request, environ func() []string, extra map[string]string, spec proc.Spec) (*proc.Result, error) {
+func ExecScript(ctx context.Context, req *agent.Request, environ func() []string, extra map[string]string, spec Spec) (*Result, error) {
 	env := make(map[string]string, len(extra)+3)
 	maps.Copy(env, extra)
 	env["ENSEMBLE_AGENT"] = ""

@@ -7,6 +7,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 )
 
 // checkKeys refuses, before the first turn, a run whose agents would call a
@@ -19,7 +20,7 @@ import (
 // after the scripts before it ran.
 func (s *Session) checkKeys(lookup func(string) (string, bool)) error {
 	o := s.opts.Models
-	if o.Recording != nil && !o.Recording.Live() {
+	if opaque.Get(o.Recording) != nil && !opaque.Get(o.Recording).Live() {
 		return nil // a replay answers every model request
 	}
 	check := func(e *ensemble.Ensemble, who, name string) error {

@@ -2,15 +2,13 @@ package session
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/internal/cassette"
-	"github.com/ensemble-run/ensemble/internal/mcptools"
-	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/kinds"
 	"github.com/ensemble-run/ensemble/kinds/ask"
 )
@@ -41,7 +39,7 @@ type Options struct {
 	// injected responses, a recording, simulated users.
 	Models Models
 	// MCP tunes the start of the MCP servers the agents name.
-	MCP mcptools.Options
+	MCP MCPOptions
 	// Limits override the file's conversation_limits and budget.
 	Limits Limits
 	// Checks are what a run is held to beyond its file: --strict reads,
@@ -57,7 +55,7 @@ type Models struct {
 	// Responses are injected: an agent with responses takes them instead of
 	// running (docs/testing.md#the-responses-file). ResponsesFile names
 	// them in messages.
-	Responses     *responses.Responses
+	Responses     *Responses
 	ResponsesFile string
 	// With Responses, an LLM agent that has none fails instead of calling
 	// its model (a real model costs money), unless Live names it or
@@ -71,7 +69,7 @@ type Models struct {
 	Simulate func(ctx context.Context, req *agent.Request, modelProfile, prompt string) *agent.Result
 	// Recording records or replays model exchanges and answers
 	// (docs/recording.md); a replay's agents need no Live.
-	Recording *cassette.Cassette
+	Recording agent.Recording
 	// Stream streams model replies as text_delta events: the llm kind's
 	// own option (llm.Kind.Stream).
 	Stream bool
@@ -103,4 +101,20 @@ type Checks struct {
 type Tracing struct {
 	Tracer  trace.Tracer
 	Content bool
+}
+
+// MCPOptions tune the start of a run's MCP servers (docs/llm.md#mcp-tools).
+type MCPOptions struct {
+	// Environ is the base environment of the servers' commands, before
+	// every api_key_env variable is taken out; nil is Options.Environ.
+	Environ func() []string
+	// HTTPClient reaches the servers given by URL; nil means
+	// http.DefaultClient.
+	HTTPClient *http.Client
+	// StartTimeout bounds starting one server and listing its tools; 0
+	// means two minutes (a command may install a package first).
+	StartTimeout time.Duration
+	// Deadline bounds the start of all the servers together; 0 is the
+	// run's timeout, which a server that never answers must not outlast.
+	Deadline time.Duration
 }

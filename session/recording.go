@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/internal/cassette"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -21,8 +23,16 @@ type Recording struct {
 	Resumed bool
 }
 
-// Open opens the recording; nil when there is none.
-func (r Recording) Open() (*cassette.Cassette, error) {
+// Open opens the recording; the zero agent.Recording when there is none.
+func (r Recording) Open() (agent.Recording, error) {
+	c, err := r.open()
+	if c == nil || err != nil {
+		return agent.Recording{}, err
+	}
+	return opaque.Make[agent.Recording](c), nil
+}
+
+func (r Recording) open() (*cassette.Cassette, error) {
 	switch {
 	case r.Record != "" && r.Replay != "":
 		return nil, fmt.Errorf("--record and --replay are mutually exclusive (--replay DIR --record-missing adds to a recording)")

@@ -11,6 +11,13 @@ import (
 // its own (Add, AddText, SetSimulate).
 type Responses = responses.Responses
 
+// ResponseEntry is what Responses inject for one agent (Responses.Entry):
+// its values in order, or the model that plays it (Simulation).
+type (
+	ResponseEntry = responses.ResponseEntry
+	Simulation    = responses.Simulation
+)
+
 // NewResponses is an empty set of injected responses.
 func NewResponses() *Responses { return responses.NewResponses() }
 

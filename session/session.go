@@ -40,6 +40,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/mcptools"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/kinds"
@@ -103,7 +104,7 @@ func Open(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Session, er
 		// The run's timeout bounds the start of its servers too.
 		opts.MCP.Deadline = cmp.Or(opts.Limits.Timeout, e.Limits.Timeout, ensemble.DefaultTimeout)
 	}
-	servers, err := mcptools.Start(ctx, e, opts.MCP)
+	servers, err := mcptools.Start(ctx, e, mcptools.Options(opts.MCP))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, &InterruptedError{Err: err}
@@ -126,7 +127,7 @@ func (e *InterruptedError) Unwrap() error { return e.Err }
 func (s *Session) liveGuard() func(string) error {
 	o := s.opts.Models
 	switch {
-	case o.Recording != nil && !o.Recording.Live():
+	case opaque.Get(o.Recording) != nil && !opaque.Get(o.Recording).Live():
 		return nil // a replay serves them, offline
 	case o.Guard != nil:
 		return o.Guard
@@ -156,7 +157,7 @@ func (s *Session) Ensemble() *ensemble.Ensemble { return s.e }
 
 // Secrets redacts the keys of the ensemble's profiles, as every run of the
 // session does: what a front door prints of a run goes through it too.
-func (s *Session) Secrets() *secrets.Redactor { return s.secrets }
+func (s *Session) Secrets() *agent.Redactor { return s.secrets }
 
 // RunOptions are what one run has of its own.
 type RunOptions struct {

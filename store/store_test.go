@@ -15,6 +15,7 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/conditions"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
@@ -62,7 +63,7 @@ func dependency(t testing.TB, name, cond string, required bool) *ensemble.Depend
 		if err != nil {
 			t.Fatal(err)
 		}
-		d.Condition, d.Program = cond, p
+		d.Condition, d.Program = cond, opaque.Make[ensemble.CompiledCondition](p)
 	}
 	return d
 }

@@ -194,7 +194,7 @@ func temporalBatch(ctx context.Context, io *stdio, e *ensemble.Ensemble, path st
 	if !f.quiet {
 		fmt.Fprintf(io.stderr(), "ensemble: batch %s on %s\n", id, f.temporal.addr)
 	}
-	b.RunOne = temporalengine.BatchRunOne(c, f.temporal.queue, id, base, io.secrets.String)
+	b.RunOne = batchOnTemporal(temporalengine.BatchRunOne(c, f.temporal.queue, id, base, io.secrets.String))
 	out, closeOut, err := openOutput(io, f.out, false)
 	if err != nil {
 		return err

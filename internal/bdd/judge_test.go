@@ -15,8 +15,10 @@ import (
 
 	"github.com/cucumber/godog"
 
+	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/internal/cassette"
 	"github.com/ensemble-run/ensemble/internal/fakemodel"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"github.com/ensemble-run/ensemble/kinds/llm"
 	"github.com/ensemble-run/ensemble/session"
 )
@@ -298,7 +300,7 @@ func TestJudgeReplayedFromARecording(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.judgement(context.Background(), s.judges["quality"], "writer", nil, func(o *session.Options) { o.Models.Recording = c }); err != nil {
+	if _, err := s.judgement(context.Background(), s.judges["quality"], "writer", nil, func(o *session.Options) { o.Models.Recording = opaque.Make[agent.Recording](c) }); err != nil {
 		t.Fatal(err)
 	}
 	before := model.Requests()

@@ -9,6 +9,7 @@ import (
 	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/internal/cassette"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"github.com/ensemble-run/ensemble/kinds"
 	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/session"
@@ -105,7 +106,7 @@ func (s *Scenario) sessionOptions() (session.Options, error) {
 			return opts, err
 		}
 		s.cassettes = append(s.cassettes, c)
-		opts.Models.Recording, opts.Models.Simulate = c, nil
+		opts.Models.Recording, opts.Models.Simulate = opaque.Make[agent.Recording](c), nil
 	}
 	if s.opts.GuardModels && (s.recording == "" || s.opts.RecordMissing) {
 		opts.Models.Guard = func(agent string) error {

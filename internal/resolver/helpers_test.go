@@ -10,6 +10,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/conditions"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	scriptkind "github.com/ensemble-run/ensemble/kinds/script"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -47,14 +48,14 @@ func opt(name string) *ensemble.Dependency {
 
 func when(d *ensemble.Dependency, cond string) *ensemble.Dependency {
 	d.Condition = cond
-	d.Program = conditions.MustCompile(cond)
+	d.Program = opaque.Make[ensemble.CompiledCondition](conditions.MustCompile(cond))
 	return d
 }
 
 // guard gives an agent a when: guard.
 func guard(cond string) agentOpt {
 	return func(a *ensemble.Agent) {
-		a.When, a.WhenProgram = cond, conditions.MustCompile(cond)
+		a.When, a.WhenProgram = cond, opaque.Make[ensemble.CompiledCondition](conditions.MustCompile(cond))
 	}
 }
 

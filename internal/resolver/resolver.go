@@ -66,6 +66,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/conditions"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -254,10 +255,10 @@ func (sc *scan) skip(a *ensemble.Agent, r *Ready) (Skip, error) {
 			return SkipDependencies, nil
 		}
 	}
-	if a.WhenProgram == nil {
+	if opaque.Get(a.WhenProgram) == nil {
 		return Run, nil
 	}
-	ok, err := sc.eval(a, a.WhenProgram, "", a.When)
+	ok, err := sc.eval(a, opaque.Get(a.WhenProgram), "", a.When)
 	if err != nil || ok {
 		return Run, err
 	}
@@ -360,7 +361,7 @@ func (sc *scan) conditions(a *ensemble.Agent, edges []edge, viaDeps, requested b
 			// A skip delivers no output to test: the edge is settled
 			// (docs/semantics.md#guards-that-skip), as its select is not
 			// evaluated either.
-			if ed.dep.Program != nil && !DeliversSkip(sc.s, ed.dep) {
+			if opaque.Get(ed.dep.Program) != nil && !DeliversSkip(sc.s, ed.dep) {
 				var err error
 				if ok, err = sc.holds(a, ed.dep); err != nil {
 					return false, err
@@ -387,7 +388,7 @@ func (sc *scan) conditions(a *ensemble.Agent, edges []edge, viaDeps, requested b
 // condition that fails counts as false, with a warning; an error is
 // returned only when the scan's context is done.
 func (sc *scan) holds(a *ensemble.Agent, d *ensemble.Dependency) (bool, error) {
-	return sc.eval(a, d.Program, d.AgentName, d.Condition)
+	return sc.eval(a, opaque.Get(d.Program), d.AgentName, d.Condition)
 }
 
 // eval evaluates a condition of a's edge from dep, or a's guard (dep ""),

@@ -11,6 +11,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/cassette"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 )
 
 // TestAnswersAreRecordedAndReplayed: answers typed while recording are
@@ -30,7 +31,7 @@ func TestAnswersAreRecordedAndReplayed(t *testing.T) {
 	var cas *cassette.Cassette
 	req := func(dep string, exec int) *agent.Request {
 		return &agent.Request{Ensemble: e, Agent: e.Agent("clarify"), Turn: exec + 1, Execution: exec,
-			Dependencies: map[string]any{"analyzer": dep}, Services: agent.Services{Recording: cas}}
+			Dependencies: map[string]any{"analyzer": dep}, Services: agent.Services{Recording: opaque.Make[agent.Recording](cas)}}
 	}
 	ctx := context.Background()
 	cas = open(cassette.Record)

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/ensemble-run/ensemble/agent"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"github.com/ensemble-run/ensemble/internal/proc"
 	"github.com/ensemble-run/ensemble/internal/runners"
 	"github.com/ensemble-run/ensemble/scriptexec"
@@ -163,7 +164,7 @@ func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		_, _ = io.WriteString(out, "\n")
 		return res
 	}
-	if cas := req.Services.Recording; cas != nil {
+	if cas := opaque.Get(req.Services.Recording); cas != nil {
 		if err := cas.RecordAnswer(req.Name(), recordedQuestion(req), line); err != nil {
 			res.Err = err
 			return res
@@ -179,7 +180,7 @@ func (a *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 // replay is an error that shows how the question differs from the
 // recorded one.
 func Recorded(req *agent.Request) (out any, ok bool, err error) {
-	cas := req.Services.Recording
+	cas := opaque.Get(req.Services.Recording)
 	if cas == nil {
 		return nil, false, nil
 	}

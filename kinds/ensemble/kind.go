@@ -15,6 +15,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	format "github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/conditions"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -118,10 +119,10 @@ func (Kind) Decode(f *format.Fields, a *format.Agent) {
 			output = s.Child.Output // what the child returns
 		}
 		if l.until != nil {
-			lf.CheckLiterals("until", &l.until.Program, s.Child, output)
+			lf.CheckLiterals("until", opaque.Make[format.CompiledCondition](&l.until.Program), s.Child, output)
 		}
 		if l.carry != nil {
-			lf.CheckLiterals("carry", &l.carry.Program, s.Child, output)
+			lf.CheckLiterals("carry", opaque.Make[format.CompiledCondition](&l.carry.Program), s.Child, output)
 		}
 		switch v := lf.String("on_exhausted"); v {
 		case "", "fail":

@@ -135,7 +135,7 @@ func addMisses(res *agent.Result, on, until, carry *conditions.Reads) {
 		reads *conditions.Reads
 	}{{"dispatch on", on}, {"until", until}, {"carry", carry}} {
 		for _, m := range r.reads.Take() {
-			res.Misses = append(res.Misses, agent.Miss{What: r.what, Miss: m})
+			res.Misses = append(res.Misses, agent.Miss{What: r.what, Expression: m.Expression, Path: m.Path, Key: m.Key, Suggest: m.Suggest})
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/cassette"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 )
 
 // A run with a recording folder (ensemble run --record/--replay,
@@ -147,7 +148,7 @@ func (rc *recorder) record(ctx context.Context, cr *cassette.Request, resp *Chat
 // records what the call gave. A call cut short by cancellation is not
 // recorded.
 func (r *Runner) recordedTool(ctx context.Context, req *agent.Request, ts *toolSet, c ToolCall, sec *secrets) (string, error) {
-	cas := req.Services.Recording
+	cas := opaque.Get(req.Services.Recording)
 	if cas == nil {
 		return r.runTool(ctx, req, ts, c)
 	}

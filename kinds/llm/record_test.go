@@ -11,6 +11,7 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/cassette"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 )
 
 func openCassette(t *testing.T, dir string, mode cassette.Mode, tools bool) *cassette.Cassette {
@@ -24,7 +25,7 @@ func openCassette(t *testing.T, dir string, mode cassette.Mode, tools bool) *cas
 
 // withRecording is req in a run whose recording is c.
 func withRecording(c *cassette.Cassette, req *agent.Request) *agent.Request {
-	req.Services.Recording = c
+	req.Services.Recording = opaque.Make[agent.Recording](c)
 	return req
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/cassette"
 	"github.com/ensemble-run/ensemble/internal/llmtrace"
+	"github.com/ensemble-run/ensemble/internal/opaque"
 	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/internal/tracing"
 	"github.com/ensemble-run/ensemble/state"
@@ -436,7 +437,7 @@ func toolRecords(ts *toolSet, calls []ToolCall, results []Message) []ToolCallRec
 func (r *Runner) routeFor(req *agent.Request, c *conversation, sec *secrets) (*route, error) {
 	route := r.newRoute(req.Ensemble, c.profile, req.Budget)
 	route.sec, route.tr = sec, req.Services.Tracer
-	cas := req.Services.Recording
+	cas := opaque.Get(req.Services.Recording)
 	if cas != nil {
 		route.rec = &recorder{cas: cas, agent: req.Name(), sec: sec, maxReply: cmp.Or(r.opts.MaxReply, MaxReply)}
 	}
