@@ -334,16 +334,10 @@ func (s *sharedFlags) printWarnings(io *stdio, e *ensemble.Ensemble) {
 // and prepares the run in it with ro; save is its saving (nil: not saved).
 type opener func(ctx context.Context, opts session.Options, ro session.RunOptions) (sess *session.Session, r *session.Run, save *durable.Run, err error)
 
-// execute is what run and resume share: the tracer and the view of the
-// run (opts, ro), the session and the run open prepares with them, its
+// execute is what run and resume share: the view of the run (opts, ro), the session and the run open prepares with them, its
 // result and exit code.
 func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, opts session.Options, open opener) error {
-	tracing, err := startTracing(ctx, io, f.otel)
-	if err != nil {
-		return err
-	}
-	defer tracing.stop()
-	opts.Tracing.Tracer, opts.Tracing.Content = tracing.tracer()
+	opts.Tracing.Export = f.export(io)
 	output := f.outputFormat(io)
 	view, err := newRunView(io, e, output, f)
 	if err != nil {
