@@ -21,7 +21,6 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/events"
-	"github.com/ensemble-run/ensemble/internal/batch"
 	"github.com/ensemble-run/ensemble/state"
 )
 
@@ -241,21 +240,6 @@ func Run(ctx context.Context, c client.Client, queue, id string, in RunInput, si
 		return nil, nil, fmt.Errorf("run %s: %w", id, err)
 	}
 	return res, out, nil
-}
-
-// BatchRunOne is the batch.RunOne of a batch on Temporal: each input a run
-// of base (a workflow whose id is the batch's id and the input's position),
-// whose ask agents never ask nor wait, as a local batch's. redact redacts
-// each input before it leaves this process, as a local run's is (the
-// workflow redacts nothing: its state must not depend on a worker's keys).
-func BatchRunOne(c client.Client, queue, batchID string, base RunInput, redact func(string) string) batch.RunOne {
-	base.Batch = true
-	return func(ctx context.Context, in *batch.Input) (*engine.Result, error) {
-		ri := base
-		ri.Input = redact(in.Input)
-		res, _, err := Run(ctx, c, queue, fmt.Sprintf("%s-%d", batchID, in.Index+1), ri, nil)
-		return res, err
-	}
 }
 
 // Serve is a worker of queue: it runs the workflows and activities it is

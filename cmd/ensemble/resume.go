@@ -144,11 +144,11 @@ func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, cha
 		fmt.Fprintf(io.err, "ensemble: warning: %v; resuming anyway (--force)\n", errors.Join(p.Changed...))
 	}
 	f.printWarnings(io, p.Ensemble)
-	return execute(ctx, io, p.Ensemble, &f, f.frontOptions(io, false, true), func(ctx context.Context, opts session.Options, ro session.RunOptions) (*session.Session, *session.Run, *durable.Run, error) {
+	return execute(ctx, io, p.Ensemble, &f, f.frontOptions(io, false, true), func(ctx context.Context, opts session.Options, ro session.RunOptions) (*durable.Started, *durable.Run, error) {
 		sess, r, err := p.Start(ctx, opts, ro)
 		if err != nil {
-			return nil, nil, nil, io.startError(path, err, false)
+			return nil, nil, io.startError(path, err, false)
 		}
-		return sess, r, p.Save(), nil
+		return durable.StartedIn(sess, r), p.Save(), nil
 	})
 }
