@@ -337,8 +337,9 @@ func (s *sharedFlags) printWarnings(io *stdio, e *ensemble.Ensemble) {
 // session it opens, or on Temporal; save is its saving (nil: not saved).
 type opener func(ctx context.Context, opts session.Options, ro session.RunOptions) (st *durable.Started, save *durable.Run, err error)
 
-// execute is what run and resume share: the view of the run (opts, ro), the session and the run open prepares with them, its
-// result and exit code.
+// execute is what run and resume share: the view of the run, the run
+// open starts with opts and ro (in its session, tracing as --otel asks,
+// or on Temporal), its notices, result and exit code.
 func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, opts session.Options, open opener) error {
 	opts.Tracing.Export = f.export(io)
 	output := f.outputFormat(io)

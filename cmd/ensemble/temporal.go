@@ -22,7 +22,9 @@ import (
 )
 
 // The Temporal engine on the command line (docs/temporal.md): `ensemble
-// worker`, `run --temporal`, `answer` and `state show --temporal`. `make
+// worker`, `answer`, `state show --temporal` and `serve --temporal`. `run
+// --temporal` and `batch --temporal` go through durable and batch, with
+// which the engine registers itself because this file imports it. `make
 // test` builds without it (-tags notemporal, temporal_off.go), to spare
 // compiling the Temporal SDK; `make test-temporal` tests it.
 
