@@ -15,6 +15,11 @@
 //	d, err = saved.Continue(durable.Refs{})
 //	r, err = sess.Resume(saved.File, session.RunOptions{Save: d})
 //
+// A front door does those steps in one call each: New and its Start for a
+// new run (saved or not, played here or, with NewOptions.Temporal, on a
+// Temporal cluster when the program imports package temporalengine),
+// Resume (or Prepare) and its Start for a saved one.
+//
 // Part of the public API (go doc github.com/ensemble-run/ensemble).
 package durable
 

@@ -43,12 +43,15 @@ func TestNewRunStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Abandon()
-	sess, r, err := c.Start(context.Background(), opts, session.RunOptions{})
+	st, err := c.Start(context.Background(), opts, session.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := r.Run(context.Background())
-	sess.Close()
+	if _, ok := st.OnTemporal(); ok || st.Session == nil {
+		t.Fatalf("a local run: on Temporal, or no session")
+	}
+	res, err := st.Run(context.Background())
+	st.Close()
 	if err != nil || res.CompletionReason != engine.AwaitingInput || c.Save().ID() != "first" {
 		t.Fatalf("run: %v, %+v, id %q", err, res, c.Save().ID())
 	}
@@ -65,7 +68,7 @@ func TestNewRunStarts(t *testing.T) {
 	// A session that does not open: an unknown --live agent.
 	bad := opts
 	bad.Models.Live = []string{"nobody"}
-	if _, _, err := c.Start(context.Background(), bad, session.RunOptions{}); !errors.As(err, new(*durable.OpenError)) {
+	if _, err := c.Start(context.Background(), bad, session.RunOptions{}); !errors.As(err, new(*durable.OpenError)) {
 		t.Fatalf("a session that does not open: %v", err)
 	}
 }

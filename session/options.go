@@ -97,10 +97,12 @@ type Checks struct {
 }
 
 // Tracing makes spans of the runs (docs/tracing.md), with their content
-// when Content is set; a nil Tracer traces nothing.
+// when Content is set; a nil Tracer traces nothing, unless Export has the
+// session set up an exporter of its own, whose tracer it then is.
 type Tracing struct {
 	Tracer  trace.Tracer
 	Content bool
+	Export  *Export
 }
 
 // MCPOptions tune the start of a run's MCP servers (docs/llm.md#mcp-tools).

@@ -56,6 +56,7 @@ type Session struct {
 	servers  *mcptools.Servers
 	simulate func(ctx context.Context, req *agent.Request, modelProfile, prompt string) *agent.Result
 	guard    func(agent string) error
+	export   *exporting // Options.Tracing.Export's, stopped by Close
 }
 
 // Open prepares the runs of e: it checks what the options name against e,
@@ -63,6 +64,25 @@ type Session struct {
 // (a tool they do not have is an error here, before any run). Close ends
 // them.
 func Open(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Session, error) {
+	lookup := opts.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	export, err := opts.startExport(ctx, lookup)
+	if err != nil {
+		return nil, err
+	}
+	s, err := open(ctx, e, opts, lookup)
+	if err != nil {
+		export.stop()
+		return nil, err
+	}
+	s.export = export
+	return s, nil
+}
+
+// open is Open once the exporter is set up.
+func open(ctx context.Context, e *ensemble.Ensemble, opts Options, lookup func(string) (string, bool)) (*Session, error) {
 	for _, name := range opts.Models.Live {
 		// An agent, or a child ensemble's by path (`analyst/think`, one
 		// instance's `analyst[1]/think`).
@@ -81,10 +101,6 @@ func Open(ctx context.Context, e *ensemble.Ensemble, opts Options) (*Session, er
 	reg := opts.Kinds
 	if reg == nil {
 		reg = kinds.Builtin()
-	}
-	lookup := opts.LookupEnv
-	if lookup == nil {
-		lookup = os.LookupEnv
 	}
 	s := &Session{e: e, opts: opts, secrets: secrets.Of(e.Models, lookup)}
 	reg = reg.With(kinds.Options{Ask: opts.Ask, Stream: opts.Models.Stream})
@@ -150,7 +166,11 @@ func (s *Session) liveGuard() func(string) error {
 }
 
 // Close ends the MCP servers. Safe to call more than once.
-func (s *Session) Close() error { return s.servers.Close() }
+func (s *Session) Close() error {
+	err := s.servers.Close()
+	s.export.stop()
+	return err
+}
 
 // Ensemble is the session's ensemble.
 func (s *Session) Ensemble() *ensemble.Ensemble { return s.e }

@@ -242,22 +242,6 @@ func Run(ctx context.Context, c client.Client, queue, id string, in RunInput, si
 	return res, out, nil
 }
 
-// BatchRunOne runs the inputs of a batch on Temporal: the input at index
-// (from 0) is a run of base (a workflow whose id is the batch's id and the
-// input's position, from 1), whose ask agents never ask nor wait, as a
-// local batch's. redact redacts each input before it leaves this process,
-// as a local run's is (the workflow redacts nothing: its state must not
-// depend on a worker's keys).
-func BatchRunOne(c client.Client, queue, batchID string, base RunInput, redact func(string) string) func(ctx context.Context, index int, input string) (*engine.Result, error) {
-	base.Batch = true
-	return func(ctx context.Context, index int, input string) (*engine.Result, error) {
-		ri := base
-		ri.Input = redact(input)
-		res, _, err := Run(ctx, c, queue, fmt.Sprintf("%s-%d", batchID, index+1), ri, nil)
-		return res, err
-	}
-}
-
 // Serve is a worker of queue: it runs the workflows and activities it is
 // given, with env, until ctx is done; then it hands back its running
 // executions, and env's MCP servers end.

@@ -9,6 +9,9 @@
 //
 // The engine imports nothing of Temporal: this package gives it an
 // executor (engine.Options.Executor) and a clock (engine.Options.Clock).
+// A program that imports this package can play a new run, or a batch's,
+// on a cluster through package durable (NewOptions.Temporal): the package
+// registers itself there as it initialises.
 //
 // Part of the public API (go doc github.com/ensemble-run/ensemble).
 package temporalengine

@@ -13,7 +13,6 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/batch"
 	"github.com/ensemble-run/ensemble/internal/report"
-	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
 )
@@ -158,65 +157,81 @@ func startBatch(ctx context.Context, io *stdio, path string, f *batchFlags) erro
 	if err != nil {
 		return err
 	}
-	b := &batch.Batch{Inputs: inputs, Concurrency: f.concurrency}
-	if f.temporal.addr != "" {
-		return temporalBatch(ctx, io, e, path, f, b)
-	}
-	sess, err := openBatchSession(ctx, io, e, &f.sharedFlags)
+	o, err := f.options(io, e, sum)
 	if err != nil {
 		return err
 	}
-	defer sess.Close()
+	started, err := batch.Start(ctx, e, o)
+	if err != nil {
+		return f.startError(io, err)
+	}
+	defer started.Close()
 	f.warnUnpriced(io, e)
-	var st *batch.Store
+	b := &batch.Batch{Inputs: inputs, Concurrency: f.concurrency, RunOne: started.RunOne}
 	resume := ""
-	if f.stateFile != "" {
-		sync, err := durable.SyncFrom(io.lookupEnv)
-		if err != nil {
-			return usageErr("%v", err)
+	switch st := started.Store; {
+	case started.OnTemporal != "":
+		if !f.quiet {
+			fmt.Fprintf(io.stderr(), "ensemble: batch %s on %s\n", started.OnTemporal, f.temporal.addr)
 		}
-		opts := state.Options{MaxTurns: f.maxTurns, Parallel: f.parallel, MaxTokens: f.maxTokens, MaxRequests: f.maxRequests, MaxCost: f.maxCost}
-		opts.SetTimeout(f.timeout)
-		spec, err := batch.NewSpec(e, f.inputs, sum, f.out, durable.Refs{Responses: f.responses, Profiles: f.profiles}, opts)
-		if err != nil {
-			return usageErr("%v", err)
-		}
-		spec.Concurrency, spec.Live, spec.LiveAll = f.concurrency, f.live, f.liveAll
-		var exists *batch.ExistsError
-		switch st, err = batch.Create(f.stateFile, f.batchID, spec, sync); {
-		case errors.As(err, &exists):
-			return usageErr("--state %v; %s", err, io.hint(err))
-		case errors.Is(err, batch.ErrNotDatabase):
-			return usageErr("--state %v", err)
-		case err != nil:
-			return usageErr("--state: %v", err)
-		}
-		defer st.Close()
+	case st != nil:
 		b.Save, b.Commit = st.SaveLine, st.Commit
 		resume = io.program() + " batch --resume " + shellQuote(f.stateFile)
 		if !f.quiet {
 			fmt.Fprintf(io.stderr(), "ensemble: batch %s, saved in %s\n", st.ID(), f.stateFile)
 		}
 	}
-	b.RunOne = batch.Local(sess, st)
 	out, closeOut, err := openOutput(io, f.out, false)
 	if err != nil {
 		return err
 	}
 	b.Out = out
-	return finishBatch(ctx, io, b, st, closeOut, resume, f.quiet)
+	return finishBatch(ctx, io, b, started.Store, closeOut, resume, f.quiet)
 }
 
-// openBatchSession is the session of a batch's runs: their ask agents
-// never ask at the terminal (their answers come from --responses), and
-// they share the MCP servers the ensemble names.
-func openBatchSession(ctx context.Context, io *stdio, e *ensemble.Ensemble, s *sharedFlags) (*session.Session, error) {
-	opts, err := s.sessionOptions(io, e, true, false)
-	if err != nil {
-		return nil, err
-	}
+// options are the options of batch.Start the flags ask for: the runs'
+// session (their ask agents never ask at the terminal: their answers
+// come from --responses), the batch's saving (--state, with its spec:
+// sum is the inputs file's SHA-256), the Temporal cluster (--temporal).
+func (f *batchFlags) options(io *stdio, e *ensemble.Ensemble, sum string) (batch.Options, error) {
+	opts := f.runOptions(io, true, false)
 	opts.Ask.Batch = true
-	return openSession(ctx, e, opts)
+	refs := durable.Refs{Responses: f.responses, Profiles: f.profiles}
+	o := batch.Options{Session: opts, Refs: refs, Temporal: f.temporal.options()}
+	if f.stateFile == "" {
+		return o, nil
+	}
+	sync, err := durable.SyncFrom(io.lookupEnv)
+	if err != nil {
+		return o, usageErr("%v", err)
+	}
+	so := state.Options{MaxTurns: f.maxTurns, Parallel: f.parallel, MaxTokens: f.maxTokens, MaxRequests: f.maxRequests, MaxCost: f.maxCost}
+	so.SetTimeout(f.timeout)
+	spec, err := batch.NewSpec(e, f.inputs, sum, f.out, refs, so)
+	if err != nil {
+		return o, usageErr("%v", err)
+	}
+	spec.Concurrency, spec.Live, spec.LiveAll = f.concurrency, f.live, f.liveAll
+	o.State, o.ID, o.Spec, o.Sync = f.stateFile, f.batchID, spec, sync
+	return o, nil
+}
+
+// startError is the error of a batch that did not start (batch.Start),
+// for the command line.
+func (f *batchFlags) startError(io *stdio, err error) error {
+	var ce *batch.CreateError
+	var exists *batch.ExistsError
+	switch {
+	case errors.Is(err, durable.ErrTemporalSaved):
+		return usageErr("--state and --temporal: runs on Temporal are durable already")
+	case !errors.As(err, &ce):
+		return io.startError("", err, false)
+	case errors.As(err, &exists):
+		return usageErr("--state %v; %s", err, io.hint(err))
+	case errors.Is(err, batch.ErrNotDatabase):
+		return usageErr("--state %v", err)
+	}
+	return usageErr("--state: %v", err)
 }
 
 // finishBatch runs b, closes the output, marks a durable batch done, and
@@ -294,11 +309,11 @@ func resumeBatch(ctx context.Context, io *stdio, f *batchFlags, changed func(str
 		return &exitError{code: engine.ExitUsage, err: err}
 	}
 	opts.LookupEnv, opts.Ask.In, opts.Ask.Out = io.lookupEnv, io.in, io.stderr()
-	sess, err := openSession(ctx, e, opts)
+	started, err := batch.Start(ctx, e, batch.Options{Session: opts, Saved: saved})
 	if err != nil {
-		return err
+		return f.startError(io, err)
 	}
-	defer sess.Close()
+	defer started.Close()
 	concurrency := spec.Concurrency
 	if changed("concurrency") || concurrency < 1 {
 		concurrency = f.concurrency
@@ -310,7 +325,7 @@ func resumeBatch(ctx context.Context, io *stdio, f *batchFlags, changed func(str
 	if !f.quiet {
 		fmt.Fprintf(io.stderr(), "ensemble: resuming batch %s of %s: %d of %s done\n", saved.ID(), spec.Ensemble.Path, len(rs.Done), report.Count(len(rs.Inputs), "input"))
 	}
-	b := &batch.Batch{Inputs: rs.Inputs, RunOne: batch.Local(sess, saved.Store), Concurrency: concurrency, Done: rs.Done, Written: rs.Written, Out: w, Save: saved.SaveLine, Commit: saved.Commit}
+	b := &batch.Batch{Inputs: rs.Inputs, RunOne: started.RunOne, Concurrency: concurrency, Done: rs.Done, Written: rs.Written, Out: w, Save: saved.SaveLine, Commit: saved.Commit}
 	resume := io.program() + " batch --resume " + shellQuote(path)
 	if f.batchID != "" {
 		resume += " --batch-id " + shellQuote(f.batchID)

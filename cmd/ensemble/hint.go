@@ -20,8 +20,12 @@ func (s *stdio) hint(err error) string {
 // and Resumption's Start), for the command line: Ctrl-C while an MCP
 // server started ends it as an interrupted run, the run's timeout passing
 // meanwhile as a timeout, a session that did not open (a tool the agents
-// lack) is a usage error, and a state file's refusal is stateError's.
+// lack) is a usage error, as is a run the Temporal cluster does not play
+// (temporalError), and a state file's refusal is stateError's.
 func (s *stdio) startError(path string, err error, flag bool) error {
+	if te := temporalError(err); te != nil {
+		return te
+	}
 	var interrupted *session.InterruptedError
 	switch {
 	case errors.As(err, &interrupted):

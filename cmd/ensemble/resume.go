@@ -10,7 +10,6 @@ import (
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/session"
-	"github.com/ensemble-run/ensemble/store"
 )
 
 // resumeFlags are the flags of `ensemble resume`: those of run but the
@@ -87,25 +86,29 @@ func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, cha
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	fork := changed("from-turn")
-	if fork && durable.IsJSONFile(path) {
-		return usageErr("--from-turn: %s is a JSON state file, which keeps only a run's last state: forks need a state database (run --state with a new file writes one)", path)
-	}
-	if rf.runID != "" && durable.IsJSONFile(path) {
-		return usageErr("--run-id: %s is a JSON state file, which holds one run: resume it without --run-id", path)
-	}
-	open := durable.Open
-	if fork {
-		open = func(path, id string, sync store.Sync) (*durable.Saved, error) {
-			return durable.OpenFork(path, id, rf.fromTurn, sync)
-		}
-	}
-	saved, err := open(path, rf.runID, sync)
+	at := durable.At{Path: path, ID: rf.runID, Fork: changed("from-turn"), FromTurn: rf.fromTurn, Sync: sync}
+	p, err := durable.Resume(at, rf.options(io, given, changed))
 	if err != nil {
-		return io.stateError(path, err, false)
+		return io.resumeError(path, err)
 	}
-	defer saved.Close()
-	f := runFlags{sharedFlags: rf.sharedFlags, stateFile: path, resumed: saved}
+	defer p.Saved.Close()
+	f := runFlags{sharedFlags: rf.sharedFlags, stateFile: path, resumed: p.Saved}
+	if len(p.Changed) > 0 {
+		fmt.Fprintf(io.err, "ensemble: warning: %v; resuming anyway (--force)\n", errors.Join(p.Changed...))
+	}
+	f.printWarnings(io, p.Ensemble)
+	return execute(ctx, io, p.Ensemble, &f, f.frontOptions(io, false, true), func(ctx context.Context, opts session.Options, ro session.RunOptions) (*durable.Started, *durable.Run, error) {
+		sess, r, err := p.Start(ctx, opts, ro)
+		if err != nil {
+			return nil, nil, io.startError(path, err, false)
+		}
+		return durable.StartedIn(sess, r), p.Save(), nil
+	})
+}
+
+// options are the options of durable.Resume the flags ask for: the
+// answers given, and what the flags given override of the saved run.
+func (rf *resumeFlags) options(io *stdio, given map[string]string, changed func(string) bool) durable.ResumeOptions {
 	o := durable.ResumeOptions{
 		Force:     rf.force,
 		Answers:   given,
@@ -128,27 +131,26 @@ func resumeRun(ctx context.Context, io *stdio, path string, rf *resumeFlags, cha
 	if changed("responses") {
 		o.Responses = rf.responses
 	}
-	p, err := durable.Prepare(saved, o)
+	return o
+}
+
+// resumeError is the error of a run durable.Resume refused, for the
+// command line: a flag a JSON state file does not take, a budget spent,
+// files changed (each with what to do), or the state file's refusal.
+func (s *stdio) resumeError(path string, err error) error {
+	var jsonFile *durable.JSONFileError
 	var changedFiles *durable.ChangedFilesError
 	switch {
+	case errors.As(err, &jsonFile) && jsonFile.Fork:
+		return usageErr("--from-turn: %v", err)
+	case errors.As(err, &jsonFile):
+		return usageErr("--run-id: %s is a JSON state file, which holds one run: resume it without --run-id", path)
 	case errors.Is(err, durable.ErrBudgetSpent):
 		// Its stopped turn would run again and stop at the same cap, paying
 		// again for the requests it makes before it (docs/semantics.md#budgets).
-		return usageErr("%s: %v; %s", path, err, io.hint(err))
+		return usageErr("%s: %v; %s", path, err, s.hint(err))
 	case errors.As(err, &changedFiles):
-		return &exitError{code: engine.ExitUsage, err: fmt.Errorf("%w\n%s", err, io.hint(err))}
-	case err != nil:
-		return &exitError{code: engine.ExitUsage, err: err}
+		return &exitError{code: engine.ExitUsage, err: fmt.Errorf("%w\n%s", err, s.hint(err))}
 	}
-	if len(p.Changed) > 0 {
-		fmt.Fprintf(io.err, "ensemble: warning: %v; resuming anyway (--force)\n", errors.Join(p.Changed...))
-	}
-	f.printWarnings(io, p.Ensemble)
-	return execute(ctx, io, p.Ensemble, &f, f.frontOptions(io, false, true), func(ctx context.Context, opts session.Options, ro session.RunOptions) (*session.Session, *session.Run, *durable.Run, error) {
-		sess, r, err := p.Start(ctx, opts, ro)
-		if err != nil {
-			return nil, nil, nil, io.startError(path, err, false)
-		}
-		return sess, r, p.Save(), nil
-	})
+	return s.stateError(path, err, false)
 }

@@ -17,10 +17,8 @@ import (
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/internal/mcptools"
 	"github.com/ensemble-run/ensemble/internal/readcap"
 	"github.com/ensemble-run/ensemble/internal/report"
-	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/store"
@@ -279,44 +277,49 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	if !haveInput {
 		input = e.Input
 	}
-	if f.temporal.addr != "" {
-		return runTemporal(ctx, io, e, path, input, f)
-	}
-	var saving durable.NewOptions
-	if f.stateFile != "" {
-		sync, err := durable.SyncFrom(io.lookupEnv)
-		if err != nil {
-			return usageErr("%v", err)
-		}
-		refs, err := f.refs()
-		if err != nil {
-			return usageErr("%v", err)
-		}
-		if f.runID != "" && !durable.SavesInDatabase(f.stateFile) {
-			return usageErr("--run-id: --state %s is a JSON state file, which holds one run; name a state database", f.stateFile)
-		}
-		saving = durable.NewOptions{Path: f.stateFile, ID: f.runID, Refs: refs, Sync: sync}
-	}
-	c, err := durable.New(e, input, saving)
-	if err != nil {
-		return io.stateError(f.stateFile, err, true)
-	}
-	defer c.Abandon() // if it never ran
-	f.printWarnings(io, e)
-	opts, err := f.sessionOptions(io, e, inputSet && f.input == "-", c.Save() != nil)
+	o, err := f.newOptions(io)
 	if err != nil {
 		return err
 	}
-	if opts.Models.Recording, err = f.recording.Open(); err != nil {
-		return usageErr("%v", err)
+	c, err := durable.New(e, input, o)
+	if err != nil {
+		return io.newError(f.stateFile, err)
 	}
-	return execute(ctx, io, e, f, opts, func(ctx context.Context, opts session.Options, ro session.RunOptions) (*session.Session, *session.Run, *durable.Run, error) {
-		sess, r, err := c.Start(ctx, opts, ro)
+	defer c.Abandon() // if it never ran
+	if !c.OnTemporal() {
+		f.printWarnings(io, e)
+	}
+	opts := f.runOptions(io, inputSet && f.input == "-", c.Save() != nil)
+	return execute(ctx, io, e, f, opts, func(ctx context.Context, opts session.Options, ro session.RunOptions) (*durable.Started, *durable.Run, error) {
+		st, err := c.Start(ctx, opts, ro)
 		if err != nil {
-			return nil, nil, nil, io.startError(f.stateFile, err, true)
+			return nil, nil, io.startError(f.stateFile, err, true)
 		}
-		return sess, r, c.Save(), nil
+		return st, c.Save(), nil
 	})
+}
+
+// newOptions are the options of durable.New the flags ask for: where
+// the run is saved (--state, --run-id), what it is started with, its
+// recording, and the Temporal cluster that plays it (--temporal).
+func (f *runFlags) newOptions(io *stdio) (durable.NewOptions, error) {
+	o := durable.NewOptions{ID: f.runID, Refs: durable.Refs{Responses: f.responses, Profiles: f.profiles},
+		Recording: f.recording.Recording, Temporal: f.temporal.options()}
+	if f.stateFile == "" {
+		return o, nil
+	}
+	sync, err := durable.SyncFrom(io.lookupEnv)
+	if err != nil {
+		return o, usageErr("%v", err)
+	}
+	if o.Refs, err = f.refs(); err != nil {
+		return o, usageErr("%v", err)
+	}
+	if f.runID != "" && !durable.SavesInDatabase(f.stateFile) {
+		return o, usageErr("--run-id: --state %s is a JSON state file, which holds one run; name a state database", f.stateFile)
+	}
+	o.Path, o.Sync = f.stateFile, sync
+	return o, nil
 }
 
 // printWarnings prints what validate warns about (docs/format.md#warnings),
@@ -330,34 +333,33 @@ func (s *sharedFlags) printWarnings(io *stdio, e *ensemble.Ensemble) {
 	}
 }
 
-// opener opens the session of a run with the front door's options opts
-// and prepares the run in it with ro; save is its saving (nil: not saved).
-type opener func(ctx context.Context, opts session.Options, ro session.RunOptions) (sess *session.Session, r *session.Run, save *durable.Run, err error)
+// opener starts a run with the front door's options opts and ro: in the
+// session it opens, or on Temporal; save is its saving (nil: not saved).
+type opener func(ctx context.Context, opts session.Options, ro session.RunOptions) (st *durable.Started, save *durable.Run, err error)
 
-// execute is what run and resume share: the tracer and the view of the
-// run (opts, ro), the session and the run open prepares with them, its
-// result and exit code.
+// execute is what run and resume share: the view of the run, the run
+// open starts with opts and ro (in its session, tracing as --otel asks,
+// or on Temporal), its notices, result and exit code.
 func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, opts session.Options, open opener) error {
-	tracing, err := startTracing(ctx, io, f.otel)
-	if err != nil {
-		return err
-	}
-	defer tracing.stop()
-	opts.Tracing.Tracer, opts.Tracing.Content = tracing.tracer()
+	opts.Tracing.Export = f.export(io)
 	output := f.outputFormat(io)
 	view, err := newRunView(io, e, output, f)
 	if err != nil {
 		return err
 	}
 	defer view.Close()
-	sess, r, save, err := open(ctx, opts, session.RunOptions{Events: view.Sink()})
+	st, save, err := open(ctx, opts, session.RunOptions{Events: view.Sink()})
 	if err != nil {
 		return err
 	}
-	defer sess.Close()
+	defer st.Close()
 	f.warnUnpriced(io, e)
 	if output == "text" && !f.quiet {
+		id, onTemporal := st.OnTemporal()
 		switch {
+		case onTemporal:
+			addr := f.temporal.addr
+			fmt.Fprintf(io.stderr(), "ensemble: run %s on %s (answer with: %s answer --temporal %s %s AGENT TEXT)\n", id, addr, io.program(), addr, id)
 		case f.resumed != nil && f.resumed.IsFork():
 			p := f.resumed.File.Parent
 			fmt.Fprintf(io.stderr(), "ensemble: run %s of %s, forked from run %s at turn %d, goes on from turn %d\n",
@@ -373,8 +375,11 @@ func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, 
 		}
 	}
 	stop := view.Start()
-	res, saveErr := r.Run(ctx)
+	res, saveErr := st.Run(ctx)
 	stop()
+	if res == nil { // a run on Temporal that could not be played
+		return saveErr
+	}
 	resume := ""
 	if saveErr != nil {
 		fmt.Fprintf(io.stderr(), "ensemble: %v\n", saveErr)
@@ -392,7 +397,7 @@ func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, 
 		res.Parent = f.resumed.File.Parent // a fork, or a resume of one
 	}
 	if output == "json" {
-		if err := res.WriteJSON(io.stdout()); err != nil {
+		if err := st.WriteJSON(io.stdout(), res); err != nil {
 			return fmt.Errorf("writing the result: %w", err)
 		}
 	}
@@ -400,44 +405,19 @@ func execute(ctx context.Context, io *stdio, e *ensemble.Ensemble, f *runFlags, 
 	if saveErr == nil {
 		saveErr = viewErr
 	}
-	if code := res.ExitCode(); code != 0 {
+	if code := st.ExitCode(res); code != 0 {
 		return &exitError{code: code}
 	}
 	return saveErr
 }
 
-// openSession opens the session of e's runs. The MCP servers the agents
-// name start with it and end with it (docs/llm.md#mcp-tools): a tool they
-// do not have stops the command here, and Ctrl-C while a server starts
-// ends it as an interrupted run.
-func openSession(ctx context.Context, e *ensemble.Ensemble, opts session.Options) (*session.Session, error) {
-	sess, err := session.Open(ctx, e, opts)
-	var interrupted *session.InterruptedError
-	switch {
-	case errors.As(err, &interrupted):
-		return nil, &exitError{code: engine.ExitCancelled, err: err}
-	case errors.As(err, new(*mcptools.TimeoutError)):
-		// the run's timeout passed while its servers started
-		return nil, &exitError{code: engine.ExitTimeout, err: err}
-	case err != nil:
-		return nil, &exitError{code: engine.ExitUsage, err: err}
-	}
-	return sess, nil
-}
-
-// sessionOptions are the options of new runs the flags ask for: the
-// front door's (frontOptions), the limits and the injected responses.
-func (s *sharedFlags) sessionOptions(io *stdio, e *ensemble.Ensemble, stdinTaken, durable bool) (session.Options, error) {
+// runOptions are the options of a new run the flags ask for: the front
+// door's (frontOptions) and the limits; its injected responses are
+// durable.New's.
+func (s *sharedFlags) runOptions(io *stdio, stdinTaken, durable bool) session.Options {
 	opts := s.frontOptions(io, stdinTaken, durable)
 	opts.Limits = session.Limits{MaxTurns: s.maxTurns, Timeout: s.timeout, Parallel: s.parallel, Budget: s.budget()}
-	if s.responses != "" {
-		resp, err := responses.LoadResponsesFor(s.responses, e)
-		if err != nil {
-			return opts, &exitError{code: engine.ExitUsage, err: err}
-		}
-		opts.Models.Responses, opts.Models.ResponsesFile = resp, s.responses
-	}
-	return opts, nil
+	return opts
 }
 
 // frontOptions are what the command decides of its runs, a resumed one's

@@ -4,14 +4,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
-	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/internal/batch"
 	"github.com/ensemble-run/ensemble/serve"
 )
 
@@ -19,8 +17,7 @@ import (
 // uses to spare compiling the Temporal SDK: the commands and flags exist
 // and say so. temporal.go is the engine's wiring.
 
-var errNoTemporal = &exitError{code: engine.ExitUsage,
-	err: errors.New("this build of ensemble has no Temporal engine (it was built with -tags notemporal)")}
+var errNoTemporal = &exitError{code: engine.ExitUsage, err: durable.ErrNoTemporal}
 
 func newWorkerCmd(io *stdio) *cobra.Command {
 	var t temporalFlags
@@ -37,14 +34,6 @@ func newAnswerCmd(io *stdio) *cobra.Command {
 		RunE: func(*cobra.Command, []string) error { return errNoTemporal }}
 	t.register(cmd, "the frontend of the Temporal cluster the run is on, `HOST:PORT`", false)
 	return cmd
-}
-
-func runTemporal(context.Context, *stdio, *ensemble.Ensemble, string, string, *runFlags) error {
-	return errNoTemporal
-}
-
-func temporalBatch(context.Context, *stdio, *ensemble.Ensemble, string, *batchFlags, *batch.Batch) error {
-	return errNoTemporal
 }
 
 func showTemporal(context.Context, *stdio, *temporalFlags, string, string) error {

@@ -1,6 +1,10 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/ensemble-run/ensemble/durable"
+)
 
 // The flags of the Temporal engine, in every build: a build without it
 // (-tags notemporal, see temporal_off.go) takes them and says it has no
@@ -31,4 +35,9 @@ func (t *temporalFlags) register(cmd *cobra.Command, what string, required bool)
 	if required {
 		_ = cmd.MarkFlagRequired("temporal")
 	}
+}
+
+// options are the cluster the flags name (none without --temporal).
+func (t *temporalFlags) options() durable.Temporal {
+	return durable.Temporal{Addr: t.addr, Namespace: t.namespace, TaskQueue: t.queue, Blobs: t.blobs}
 }

@@ -7,9 +7,27 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ensemble-run/ensemble/internal/telemetry"
+	"github.com/ensemble-run/ensemble/session"
 )
 
-// cmdTracing is the OpenTelemetry SDK of one command (docs/tracing.md); nil
+// export is what --otel asks of a run's session: its spans exported to
+// the collector the flag or the environment names, and a warning when
+// they could not all be (session.Export).
+func (s *sharedFlags) export(io *stdio) *session.Export {
+	return &session.Export{Endpoint: s.otel, Version: version(), Warn: func(endpoint string, err error) {
+		warnUnexported(io, endpoint, err)
+	}}
+}
+
+// warnUnexported warns that spans could not all be exported: the run's
+// own outcome stands.
+func warnUnexported(io *stdio, endpoint string, err error) {
+	fmt.Fprintf(io.stderr(), "ensemble: warning: traces were not all exported to %s: %v\n", endpoint, err)
+}
+
+// cmdTracing is the OpenTelemetry SDK of `test` (docs/tracing.md), whose
+// scenarios are not run through one session (run and resume have theirs
+// set up by their session: export); nil
 // when tracing is off, which every method accepts.
 type cmdTracing struct {
 	io *stdio
@@ -45,6 +63,6 @@ func (c *cmdTracing) stop() {
 		return
 	}
 	if err := c.t.Shutdown(); err != nil {
-		fmt.Fprintf(c.io.stderr(), "ensemble: warning: traces were not all exported to %s: %v\n", c.t.Endpoint, err)
+		warnUnexported(c.io, c.t.Endpoint, err)
 	}
 }

@@ -111,108 +111,74 @@ func (s *Stats) ExitCode() int {
 	return engine.ExitOK
 }
 
-// Run runs the batch until every input has its line or ctx is cancelled.
+// Run runs the batch until every input has its line or ctx is cancelled:
+// its workers run the inputs (dispatch) while the lines are written in
+// input order as the outcomes come (lineWriter, collect).
 func (b *Batch) Run(ctx context.Context) *Stats {
 	start := time.Now()
 	st := &Stats{Inputs: len(b.Inputs), Reasons: map[string]int{}, Codes: map[int]int{}}
+	c := &counters{}
+	results := b.dispatch(ctx, c)
+	stopProgress := func() {}
+	if b.Progress != nil {
+		stopProgress = b.showProgress(st.Inputs, c, start)
+	}
+	w := b.newLineWriter(st, c)
+	w.advance()
+	b.collect(results, w.take, w.advance, st)
+	stopProgress()
+	w.finish()
+	st.Elapsed = time.Since(start)
+	return st
+}
+
+// counters are what the progress line shows: the runs going, the inputs
+// whose lines are written, and how many of them failed.
+type counters struct {
+	running, finished, failed atomic.Int64
+}
+
+// dispatch starts Concurrency workers, which run the inputs that are not
+// done, in order, until ctx is cancelled; their outcomes come on the
+// channel it returns, closed once every worker has stopped.
+func (b *Batch) dispatch(ctx context.Context, c *counters) <-chan *Outcome {
 	todo := make(chan *Input)
 	results := make(chan *Outcome, b.Concurrency)
-	var running, finished, failed atomic.Int64
 	var wg sync.WaitGroup
 	for range min(b.Concurrency, len(b.Inputs)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for in := range todo {
-				running.Add(1)
+				c.running.Add(1)
 				o := b.one(ctx, in)
-				running.Add(-1)
+				c.running.Add(-1)
 				results <- o
 			}
 		}()
 	}
-	go func() {
-		defer close(todo)
-		for _, in := range b.Inputs {
-			if b.Done[in.Index] != nil {
-				continue
-			}
-			if ctx.Err() != nil { // not a run started only to be cancelled
-				return
-			}
-			select {
-			case todo <- in:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	go b.feed(ctx, todo)
 	go func() { wg.Wait(); close(results) }()
+	return results
+}
 
-	stopProgress := func() {}
-	if b.Progress != nil {
-		stopProgress = b.showProgress(st.Inputs, &running, &finished, &failed, start)
-	}
-	bw := bufio.NewWriterSize(b.Out, 64<<10)
-	pending := maps.Clone(b.Done)
-	if pending == nil {
-		pending = map[int]*Outcome{}
-	}
-	next := 0
-	writeErr := false
-	advance := func() {
-		for next < len(b.Inputs) {
-			o := pending[next]
-			if o == nil {
-				break
-			}
-			delete(pending, next)
-			if next >= b.Written && !writeErr {
-				if _, err := bw.Write(o.Line); err != nil {
-					writeErr = true
-					st.Errs = append(st.Errs, fmt.Sprintf("writing the output: %v", err))
-				}
-			}
-			st.add(&o.Meta)
-			finished.Add(1)
-			if o.Meta.Code != 0 {
-				failed.Add(1)
-			}
-			next++
+// feed gives the workers the inputs that are not done, in order, and
+// closes todo after the last or once ctx is cancelled.
+func (b *Batch) feed(ctx context.Context, todo chan<- *Input) {
+	defer close(todo)
+	for _, in := range b.Inputs {
+		if b.Done[in.Index] != nil {
+			continue
 		}
-		if !writeErr {
-			if err := bw.Flush(); err != nil {
-				writeErr = true
-				st.Errs = append(st.Errs, fmt.Sprintf("writing the output: %v", err))
-			}
-		}
-	}
-	advance()
-	take := func(o *Outcome) {
-		if o.interrupted {
-			st.Interrupted = true
+		if ctx.Err() != nil { // not a run started only to be cancelled
 			return
 		}
-		if b.Save != nil && o.Meta.Reason != "error" { // the machinery's failures run again when resumed
-			if err := b.Save(o); err != nil {
-				st.Errs = append(st.Errs, err.Error())
-			}
-		}
-		pending[o.Index] = o
-	}
-	b.collect(results, take, advance, st)
-	stopProgress()
-	if next < len(b.Inputs) {
-		st.Interrupted = true
-		// What ended after the first gap is counted, not written: its line
-		// comes when the gap is filled (by a resumed batch with --state).
-		for _, o := range pending {
-			st.add(&o.Meta)
+		select {
+		case todo <- in:
+		case <-ctx.Done():
+			return
 		}
 	}
-	st.Written = next
-	st.Elapsed = time.Since(start)
-	return st
 }
 
 // commitEvery and commitAge bound how long the outcomes saved (Save) wait
@@ -322,12 +288,12 @@ var jsonBufs = sync.Pool{New: func() any {
 
 // showProgress redraws a status line on w until the returned function is
 // called, which takes it down.
-func (b *Batch) showProgress(total int, running, finished, failed *atomic.Int64, start time.Time) func() {
+func (b *Batch) showProgress(total int, c *counters, start time.Time) func() {
 	w := b.Progress
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	draw := func() {
-		fmt.Fprintf(w, "\r\x1b[Kbatch: %d/%d done (%d failed), %d running, %s", finished.Load(), total, failed.Load(), running.Load(),
+		fmt.Fprintf(w, "\r\x1b[Kbatch: %d/%d done (%d failed), %d running, %s", c.finished.Load(), total, c.failed.Load(), c.running.Load(),
 			report.Seconds(time.Since(start).Seconds()))
 	}
 	go func() {
