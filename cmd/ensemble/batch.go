@@ -240,15 +240,7 @@ func finishBatch(ctx context.Context, io *stdio, b *batch.Batch, st *batch.Store
 	if !quiet && io.errIsTerminal() {
 		b.Progress = io.stderr()
 	}
-	stats := b.Run(ctx)
-	if err := closeOut(); err != nil {
-		stats.Errs = append(stats.Errs, fmt.Sprintf("writing the output: %v", err))
-	}
-	if st != nil && !stats.Interrupted && len(stats.Errs) == 0 {
-		if err := st.Finish(); err != nil {
-			stats.Errs = append(stats.Errs, err.Error())
-		}
-	}
+	stats := b.RunTo(ctx, st, closeOut)
 	if !quiet {
 		stats.Summary(io.stderr(), resume)
 	} else {

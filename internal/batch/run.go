@@ -132,6 +132,22 @@ func (b *Batch) Run(ctx context.Context) *Stats {
 	return st
 }
 
+// RunTo is Run, then closeOut (the output's close, whose error is one of
+// the batch's), then, for a batch saved in st (nil: not saved) that ran
+// every input without an error, marks it done: a resume has nothing left.
+func (b *Batch) RunTo(ctx context.Context, st *Store, closeOut func() error) *Stats {
+	stats := b.Run(ctx)
+	if err := closeOut(); err != nil {
+		stats.Errs = append(stats.Errs, fmt.Sprintf("writing the output: %v", err))
+	}
+	if st != nil && !stats.Interrupted && len(stats.Errs) == 0 {
+		if err := st.Finish(); err != nil {
+			stats.Errs = append(stats.Errs, err.Error())
+		}
+	}
+	return stats
+}
+
 // counters are what the progress line shows: the runs going, the inputs
 // whose lines are written, and how many of them failed.
 type counters struct {
