@@ -84,6 +84,7 @@ type Runs struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	slots  chan struct{}
+	work   *workers      // the goroutines the runs go on in (workers.go)
 	stop   chan struct{} // closed when the server stops starting runs
 
 	// rd is the server's one connection reading the state database (the
@@ -155,7 +156,7 @@ func newRuns(o *Options, list []*served) (*Runs, error) {
 		return nil, fmt.Errorf("--state: %w", err)
 	}
 	rs := &Runs{o: o, sync: sync, j: j, rd: rd, wdb: wdb, list: list, byName: map[string]*served{}, active: map[string]*active{},
-		claimed: map[string]bool{}, starting: map[string]bool{}, slots: make(chan struct{}, o.MaxRuns), stop: make(chan struct{})}
+		claimed: map[string]bool{}, starting: map[string]bool{}, slots: make(chan struct{}, o.MaxRuns), work: newWorkers(o.MaxRuns), stop: make(chan struct{})}
 	// The new runs commit their writes together; a run's end is committed
 	// before anyone is told it ended (launch), and its start before it is
 	// answered for (Start, WaitResult): each waits for the group's next
@@ -477,6 +478,7 @@ func (rs *Runs) Close(grace time.Duration) {
 	}
 	rs.cancel()
 	<-done
+	rs.work.close()
 	rs.rd.Hold()
 	rs.rd.Close()
 	rs.rd.Release()

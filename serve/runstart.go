@@ -265,7 +265,7 @@ func (rs *Runs) launchWith(id string, run func(context.Context) (*engine.Result,
 	rs.active[id] = a
 	rs.mu.Unlock()
 	rs.wg.Add(1)
-	go func() {
+	rs.work.do(func() {
 		defer rs.wg.Done()
 		defer cancel()
 		ran := false
@@ -318,7 +318,7 @@ func (rs *Runs) launchWith(id string, run func(context.Context) (*engine.Result,
 			}
 			rs.ended(id) // mount.go
 		}
-	}()
+	})
 }
 
 // logf reports what happened to a run beyond its state.
