@@ -188,12 +188,15 @@ func (s *Server) replyResult(w http.ResponseWriter, status int, rr runReply) {
 	if len(rr.Result) > 0 {
 		b = append(append(b, `,"result":`...), rr.Result...)
 	}
-	b = append(b, '}')
+	b = append(s.runs.redactBytes(append(b, '}')), '\n')
+	// Its length, which net/http works out by itself only for an answer
+	// of 2 KiB at most: a longer one (a result with its history) went out
+	// chunked, in more writes.
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
-	w.Write(s.runs.redactBytes(b))
-	w.Write([]byte{'\n'})
+	w.Write(b)
 }
 
 // preferWait reads the wait preference of a Prefer header (RFC 7240):

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -50,4 +52,19 @@ func TestReplyResultIsMarshal(t *testing.T) {
 	}
 	code, b, _ = s.do(t, "POST", "/v1/runs/r1/fork", map[string]any{"from_turn": 1}, "Prefer", "wait=60")
 	check("a fork", code, b)
+}
+
+// The answer of a waited POST says its length, even past the 2 KiB net/http
+// measures by itself: it goes out in one piece, not chunked.
+func TestReplyResultHasLength(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, ensembles(t), nil)
+	input := strings.Repeat("a long input ", 400)
+	code, b, h := s.do(t, "POST", "/v1/ensembles/count/runs", map[string]any{"input": input}, "Prefer", "wait=60")
+	if code != http.StatusCreated || len(b) < 4<<10 {
+		t.Fatalf("%d, %d bytes", code, len(b))
+	}
+	if got := h.Get("Content-Length"); got != strconv.Itoa(len(b)) {
+		t.Fatalf("Content-Length %q for %d bytes (Transfer-Encoding %q)", got, len(b), h.Get("Transfer-Encoding"))
+	}
 }
