@@ -164,7 +164,7 @@ func (rs *Runs) startHere(s *served, id, text string, so StartOptions, release f
 			return "", false, err
 		}
 	}
-	r, err := sess.StartExact(text, session.RunOptions{Events: rs.sink(id), Save: d, RunID: id})
+	r, err := sess.StartExact(text, session.RunOptions{Events: rs.runSink(id), Save: journaled{d, rs.j}, RunID: id})
 	if err != nil {
 		sess.Close()
 		rs.unreserve()
@@ -233,7 +233,19 @@ func (rs *Runs) sink(id string) events.Sink {
 		if err != nil {
 			return
 		}
-		rs.j.log(id).add(id, rs.redactBytes(b))
+		rs.j.log(id).add(id, rs.redactBytes(b), false)
+	}
+}
+
+// runSink is sink for a new run saved through journaled: its events wait
+// to be written until it saves or someone reads them (journalbuf.go).
+func (rs *Runs) runSink(id string) events.Sink {
+	return func(ev events.Event) {
+		b, err := events.Marshal(ev)
+		if err != nil {
+			return
+		}
+		rs.j.log(id).add(id, rs.redactBytes(b), true)
 	}
 }
 
@@ -287,6 +299,7 @@ func (rs *Runs) launchWith(id string, run func(context.Context) (*engine.Result,
 		suspended := false
 		if ran {
 			res, err := run(ctx)
+			rs.j.flush() // any event its saves did not write (journalbuf.go)
 			if cerr := rs.commit(); err == nil {
 				err = cerr
 			}
