@@ -68,3 +68,35 @@ func TestReplyResultHasLength(t *testing.T) {
 		t.Fatalf("Content-Length %q for %d bytes (Transfer-Encoding %q)", got, len(b), h.Get("Transfer-Encoding"))
 	}
 }
+
+// A new run's run_completed event carries, byte for byte, the result the
+// waited POST answers with (written once for both), and its events are
+// numbered 1, 2, ... with nothing missing once the run is over.
+func TestRunCompletedCarriesTheAnswer(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, ensembles(t), nil)
+	code, b, _ := s.do(t, "POST", "/v1/ensembles/count/runs", map[string]any{"input": "<a & b>"}, "Prefer", "wait=60")
+	var rr struct {
+		RunID  string          `json:"run_id"`
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(b, &rr); err != nil || code != http.StatusCreated || len(rr.Result) == 0 {
+		t.Fatalf("%d %v %s", code, err, b)
+	}
+	ids, data, _ := s.sse(t, rr.RunID)
+	for i, id := range ids {
+		if id != i+1 {
+			t.Fatalf("event ids %v", ids)
+		}
+	}
+	var last struct {
+		Type   string          `json:"type"`
+		Result json.RawMessage `json:"result"`
+	}
+	if len(data) == 0 || json.Unmarshal([]byte(data[len(data)-1]), &last) != nil || last.Type != "run_completed" {
+		t.Fatalf("the last event is not run_completed: %q", data)
+	}
+	if !bytes.Equal(last.Result, rr.Result) {
+		t.Fatalf("run_completed's result\n%s\nthe answer's\n%s", last.Result, rr.Result)
+	}
+}

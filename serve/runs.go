@@ -98,6 +98,9 @@ type Runs struct {
 	keyMu sync.Mutex
 	// streamNext: runs whose next going on streams its model replies (chat.go).
 	streamNext sync.Map
+	// results: by run, the result its run_completed event carried,
+	// written (writeAhead, resultbuf.go).
+	results sync.Map
 	// deliveries: by run, the last delivery given to Deliver (mount.go).
 	deliveries sync.Map
 	// onEnd are told of every run that ends or suspends (mount.go).
@@ -124,6 +127,9 @@ type active struct {
 	// --output json prints it (WaitResult, ended.go); set before done
 	// is closed.
 	res *engine.Result
+	// written is res written compact, when its run_completed event
+	// carried it so (writeAhead): the answer is these bytes.
+	written []byte
 }
 
 func newRuns(o *Options, list []*served) (*Runs, error) {

@@ -241,6 +241,9 @@ func (rs *Runs) sink(id string) events.Sink {
 // to be written until it saves or someone reads them (journalbuf.go).
 func (rs *Runs) runSink(id string) events.Sink {
 	return func(ev events.Event) {
+		if ev.Type == events.RunCompleted {
+			rs.writeAhead(id, &ev) // resultbuf.go
+		}
 		b, err := events.Marshal(ev)
 		if err != nil {
 			return
@@ -305,8 +308,9 @@ func (rs *Runs) launchWith(id string, run func(context.Context) (*engine.Result,
 			}
 			// A remote run returns no result: notify checks for itself.
 			suspended = res == nil || res.CompletionReason == engine.AwaitingInput
+			written := rs.takeWritten(id, res)
 			if err == nil && keep {
-				a.res = res
+				a.res, a.written = res, written
 			}
 			<-rs.slots
 			if err != nil {
