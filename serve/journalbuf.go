@@ -1,9 +1,12 @@
 package serve
 
 import (
+	"bytes"
 	"strconv"
+	"sync"
 
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
 )
@@ -91,26 +94,31 @@ func (j *journal) flush() error {
 	return j.flushLocked()
 }
 
-// add appends an event's JSON to run id's log. Unless it waits (wait,
-// and nobody reads the log), it is written at once with those that wait,
-// and the log's readers are woken.
+// add appends an event's JSON to run id's log (data is not kept: the
+// caller may reuse it). Unless it waits (wait, and nobody reads the log),
+// it is written at once with those that wait, and the log's readers are
+// woken. An event that waits is not kept in memory either: a reader who
+// comes reads it from events.log (load), once written.
 func (l *eventLog) add(id string, data []byte, wait bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.load()
 	j := l.j
+	if wait && !l.watched {
+		j.fmu.Lock()
+		l.spans = append(l.spans, j.pendEvent(l, id, len(l.spans)+1, data))
+		j.fmu.Unlock()
+		l.loaded, l.lines = false, nil
+		return
+	}
+	l.load()
 	j.fmu.Lock()
 	l.trim()
 	l.spans = append(l.spans, j.pendEvent(l, id, len(l.spans)+1, data))
-	l.lines = append(l.lines, data)
-	var err error
-	now := !wait || l.watched
-	if now {
-		err = j.flushLocked()
-		l.trim()
-	}
+	l.lines = append(l.lines, bytes.Clone(data))
+	err := j.flushLocked()
+	l.trim()
 	j.fmu.Unlock()
-	if err == nil && now {
+	if err == nil {
 		close(l.changed)
 		l.changed = make(chan struct{})
 	}
@@ -161,3 +169,20 @@ func (s journaled) Finish(st *state.State, reason string, stopped *state.Stopped
 	s.j.flush()
 	return s.Saver.Finish(st, reason, stopped)
 }
+
+// emit appends ev, redacted, to run id's log, encoded in a buffer of a
+// pool (add keeps no reference to it): an event that waits costs no
+// allocation of its own.
+func (rs *Runs) emit(id string, ev events.Event, wait bool) {
+	bp := eventBufs.Get().(*[]byte)
+	b, err := events.AppendJSON((*bp)[:0], ev)
+	if err == nil {
+		rs.j.log(id).add(id, rs.redactBytes(b), wait)
+	}
+	if cap(b) <= 64<<10 {
+		*bp = b
+		eventBufs.Put(bp)
+	}
+}
+
+var eventBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}

@@ -228,13 +228,7 @@ func (rs *Runs) unreserve() {
 // sink is the events sink of run id: each event, redacted, appended to its
 // log.
 func (rs *Runs) sink(id string) events.Sink {
-	return func(ev events.Event) {
-		b, err := events.Marshal(ev)
-		if err != nil {
-			return
-		}
-		rs.j.log(id).add(id, rs.redactBytes(b), false)
-	}
+	return func(ev events.Event) { rs.emit(id, ev, false) }
 }
 
 // runSink is sink for a new run saved through journaled: its events wait
@@ -244,11 +238,7 @@ func (rs *Runs) runSink(id string) events.Sink {
 		if ev.Type == events.RunCompleted {
 			rs.writeAhead(id, &ev) // resultbuf.go
 		}
-		b, err := events.Marshal(ev)
-		if err != nil {
-			return
-		}
-		rs.j.log(id).add(id, rs.redactBytes(b), true)
+		rs.emit(id, ev, true)
 	}
 }
 
