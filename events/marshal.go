@@ -25,11 +25,18 @@ func Marshal(ev Event) ([]byte, error) { return AppendJSON(make([]byte, 0, 256),
 func AppendJSON(dst []byte, ev Event) ([]byte, error) {
 	b, err := appendEvent(dst, &ev)
 	if err != nil {
-		slow, err := marshalSlow(&ev) // its error, or what it makes of the value
-		if err != nil {
-			return dst, err
-		}
-		return append(dst, slow...), nil
+		return appendSlow(dst, ev)
 	}
 	return b, nil
+}
+
+// appendSlow appends json.Marshal(ev): its error, or what it makes of the
+// value. A copy of ev goes to encoding/json, so that ev itself stays on
+// the stack of AppendJSON (an Event is a few hundred bytes).
+func appendSlow(dst []byte, ev Event) ([]byte, error) {
+	slow, err := marshalSlow(&ev)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, slow...), nil
 }

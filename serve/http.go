@@ -182,7 +182,13 @@ func (s *Server) replyRun(w http.ResponseWriter, r *http.Request, status int, id
 // is written as json.Marshal writes it, the result as it is
 // (TestReplyResultIsMarshal).
 func (s *Server) replyResult(w http.ResponseWriter, status int, rr runReply) {
-	b := make([]byte, 0, len(rr.Result)+64)
+	bp := eventBufs.Get().(*[]byte) // journalbuf.go: w.Write keeps no reference
+	defer func() {
+		if cap(*bp) <= 64<<10 {
+			eventBufs.Put(bp)
+		}
+	}()
+	b := (*bp)[:0]
 	b = jsonw.AppendString(append(b, `{"run_id":`...), rr.RunID)
 	b = jsonw.AppendString(append(b, `,"status":`...), rr.Status)
 	if len(rr.Result) > 0 {
@@ -197,6 +203,7 @@ func (s *Server) replyResult(w http.ResponseWriter, status int, rr runReply) {
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	w.Write(b)
+	*bp = b[:0]
 }
 
 // preferWait reads the wait preference of a Prefer header (RFC 7240):

@@ -276,7 +276,8 @@ func (j *journal) log(id string) *eventLog {
 	if l := j.logs[id]; l != nil {
 		return l
 	}
-	l := &eventLog{j: j, changed: make(chan struct{})}
+	// room for the events of a small run (a few agents)
+	l := &eventLog{j: j, changed: make(chan struct{}), spans: make([]span, 0, 24)}
 	j.logs[id] = l
 	return l
 }

@@ -15,9 +15,11 @@ import (
 // makes a buffer of its own (64 KiB, cleared) for every answer, which cost
 // more than writing a small result (docs/performance.md#serving).
 func compactJSON(res *engine.Result) ([]byte, error) {
-	var buf bytes.Buffer
+	// room for a result with its history (a few KiB), grown from 64
+	// bytes otherwise
+	buf := bytes.NewBuffer(make([]byte, 0, 4<<10))
 	bw := resultWriters.Get().(*bufio.Writer)
-	bw.Reset(&buf)
+	bw.Reset(buf)
 	err := res.WriteCompactJSON(bw)
 	if err == nil {
 		err = bw.Flush()
