@@ -149,24 +149,34 @@ func (l *eventLog) after(seq int) ([][]byte, int, <-chan struct{}) {
 }
 
 // journaled is the saver of a new run whose events wait (Runs.runSink):
-// each of its saves writes the events that wait first.
+// each of its saves writes the events that wait first, when some of them
+// are its run's (l); another run's save may have written them already.
 type journaled struct {
 	session.Saver
 	j *journal
+	l *eventLog
+}
+
+func (s journaled) flush() {
+	s.j.fmu.Lock()
+	if s.l.pending {
+		s.j.flushLocked()
+	}
+	s.j.fmu.Unlock()
 }
 
 func (s journaled) Begin(e *ensemble.Ensemble, f *state.File) error {
-	s.j.flush()
+	s.flush()
 	return s.Saver.Begin(e, f)
 }
 
 func (s journaled) AfterTurn(st *state.State) error {
-	s.j.flush()
+	s.flush()
 	return s.Saver.AfterTurn(st)
 }
 
 func (s journaled) Finish(st *state.State, reason string, stopped *state.Stopped) error {
-	s.j.flush()
+	s.flush()
 	return s.Saver.Finish(st, reason, stopped)
 }
 

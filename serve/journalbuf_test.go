@@ -166,8 +166,8 @@ func TestJournaledSavesWriteEventsFirst(t *testing.T) {
 	t.Parallel()
 	j := testJournal(t)
 	rec := &recordingSaver{j: j}
-	s := journaled{rec, j}
 	l := j.log("r")
+	s := journaled{rec, j, l}
 	l.add("r", ev(1), true)
 	s.Begin(nil, nil)
 	l.add("r", ev(2), true)
@@ -177,5 +177,11 @@ func TestJournaledSavesWriteEventsFirst(t *testing.T) {
 	s.Finish(nil, "completed", nil)
 	if got, want := strings.Join(rec.seen, " "), "begin:1 turn:3 finish:4"; got != want {
 		t.Fatalf("events on disk at each save: %s, want %s", got, want)
+	}
+	// Another run's events are written by its own saves, not this one's.
+	j.log("other").add("other", ev(5), true)
+	s.AfterTurn(nil)
+	if got := strings.Join(rec.seen, " "); !strings.HasSuffix(got, "finish:4 turn:4") {
+		t.Fatalf("events on disk at each save: %s", got)
 	}
 }

@@ -164,7 +164,7 @@ func (rs *Runs) startHere(s *served, id, text string, so StartOptions, release f
 			return "", false, err
 		}
 	}
-	r, err := sess.StartExact(text, session.RunOptions{Events: rs.runSink(id), Save: journaled{d, rs.j}, RunID: id})
+	r, err := sess.StartExact(text, session.RunOptions{Events: rs.runSink(id), Save: journaled{d, rs.j, rs.j.log(id)}, RunID: id})
 	if err != nil {
 		sess.Close()
 		rs.unreserve()
