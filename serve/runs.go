@@ -85,6 +85,7 @@ type Runs struct {
 	wg     sync.WaitGroup
 	slots  chan struct{}
 	work   *workers      // the goroutines the runs go on in (workers.go)
+	sess   sessions      // the sessions new runs share (sessions.go)
 	stop   chan struct{} // closed when the server stops starting runs
 
 	// rd is the server's one connection reading the state database (the
@@ -142,6 +143,7 @@ func newRuns(o *Options, list []*served) (*Runs, error) {
 		return nil, err
 	}
 	for _, s := range list {
+		s.mcp = usesMCP(s.e)
 		// read once, as a batch reads them: the runs record this file's hash
 		if s.refs, err = (durable.Refs{Responses: s.responses, Profiles: o.Profiles}).Resolve(); err != nil {
 			return nil, err
@@ -485,6 +487,7 @@ func (rs *Runs) Close(grace time.Duration) {
 	rs.cancel()
 	<-done
 	rs.work.close()
+	rs.closeSessions()
 	rs.rd.Hold()
 	rs.rd.Close()
 	rs.rd.Release()

@@ -141,7 +141,7 @@ func (rs *Runs) startHere(s *served, id, text string, so StartOptions, release f
 		return "", false, err
 	}
 	opts.Models.Stream = so.Stream
-	sess, err := session.Open(rs.ctx, s.e, opts)
+	sess, done, err := rs.runSession(s, opts) // sessions.go
 	if err != nil {
 		d.Abandon()
 		rs.unreserve()
@@ -157,7 +157,7 @@ func (rs *Runs) startHere(s *served, id, text string, so StartOptions, release f
 	}
 	if kept {
 		if err := rs.j.setMeta(id, &meta{Ensemble: s.e.Name, Webhook: so.Webhook, Key: so.IdempotencyKey}); err != nil {
-			sess.Close()
+			done()
 			d.Abandon()
 			rs.unreserve()
 			release()
@@ -166,7 +166,7 @@ func (rs *Runs) startHere(s *served, id, text string, so StartOptions, release f
 	}
 	r, err := sess.StartExact(text, session.RunOptions{Events: rs.runSink(id), Save: journaled{d, rs.j, rs.j.log(id)}, RunID: id})
 	if err != nil {
-		sess.Close()
+		done()
 		rs.unreserve()
 		release()
 		if kept {
@@ -177,7 +177,7 @@ func (rs *Runs) startHere(s *served, id, text string, so StartOptions, release f
 		}
 		return "", false, err
 	}
-	rs.launch(id, sess, r, nil)
+	rs.launchWith(id, r.Run, true, r.Abandon, done)
 	if !so.Waited {
 		if err := rs.commit(); err != nil { // saved before it is answered for
 			return "", false, err
