@@ -124,6 +124,11 @@ func TestMarshalRefusesAsJSON(t *testing.T) {
 		if want == nil || err == nil || err.Error() != want.Error() {
 			t.Errorf("%s: %v, want %v", name, err, want)
 		}
+		// AppendJSON leaves dst as it was
+		b, err := events.AppendJSON([]byte("kept"), ev)
+		if err == nil || string(b) != "kept" {
+			t.Errorf("%s: AppendJSON: %v, %q", name, err, b)
+		}
 	}
 }
 

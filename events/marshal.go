@@ -17,10 +17,26 @@ type compactResult interface {
 // by the result's own writer when it has one. A served run's events,
 // encoded and kept in its journal, took a sixth of its CPU, most of the
 // encoding reflection (docs/performance.md#serving).
-func Marshal(ev Event) ([]byte, error) {
-	b, err := appendEvent(make([]byte, 0, 256), &ev)
+func Marshal(ev Event) ([]byte, error) { return AppendJSON(make([]byte, 0, 256), ev) }
+
+// AppendJSON appends Marshal(ev) to dst: a caller that encodes many events
+// into a buffer of its own allocates nothing per event. On an error dst is
+// returned as it was.
+func AppendJSON(dst []byte, ev Event) ([]byte, error) {
+	b, err := appendEvent(dst, &ev)
 	if err != nil {
-		return marshalSlow(&ev) // its error, or what it makes of the value
+		return appendSlow(dst, ev)
 	}
 	return b, nil
+}
+
+// appendSlow appends json.Marshal(ev): its error, or what it makes of the
+// value. A copy of ev goes to encoding/json, so that ev itself stays on
+// the stack of AppendJSON (an Event is a few hundred bytes).
+func appendSlow(dst []byte, ev Event) ([]byte, error) {
+	slow, err := marshalSlow(&ev)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, slow...), nil
 }

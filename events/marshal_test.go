@@ -57,5 +57,10 @@ func TestMarshalIsJSONMarshal(t *testing.T) {
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("%s: %v\n%s\nwant\n%s", name, err, got, want)
 		}
+		// AppendJSON appends the same bytes to what dst holds
+		got, err = events.AppendJSON([]byte("x\n"), ev)
+		if err != nil || !bytes.Equal(got, append([]byte("x\n"), want...)) {
+			t.Errorf("%s: AppendJSON: %v\n%s\nwant x and\n%s", name, err, got, want)
+		}
 	}
 }

@@ -23,6 +23,7 @@ type served struct {
 	secrets   *secrets.Redactor
 	refs      durable.Resolved // what its runs are saved with
 	resp      *responses.Responses
+	mcp       bool // an agent uses an MCP server: a session per run (sessions.go)
 }
 
 // DuplicateError is an ensemble not served: another, served, has its name.

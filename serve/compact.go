@@ -34,6 +34,9 @@ const (
 func (j *journal) compact(drop map[string]bool) error {
 	j.fmu.Lock()
 	defer j.fmu.Unlock()
+	if err := j.flushLocked(); err != nil { // the events that wait, first
+		return err
+	}
 	path := filepath.Join(j.dir, "events.log")
 	tmp, err := os.OpenFile(path+".tmp", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -58,7 +61,7 @@ func (j *journal) compact(drop map[string]bool) error {
 		return err
 	}
 	j.f.Close()
-	j.f, j.size, j.compacted = f, size, size
+	j.f, j.size, j.compacted, j.written = f, size, size, size
 	j.mu.Lock()
 	for id, l := range j.logs {
 		if drop[id] {

@@ -22,9 +22,12 @@ func (rs *Runs) WaitResult(ctx context.Context, id string, d time.Duration) (sta
 		user := a.user
 		rs.mu.Unlock()
 		if st := rs.status(id, res.CompletionReason); !user && st != StatusQueued && st != StatusRunning {
-			b, err := compactJSON(res)
-			if err != nil {
-				return "", nil, err
+			b := a.written
+			if b == nil {
+				var err error
+				if b, err = compactJSON(res); err != nil {
+					return "", nil, err
+				}
 			}
 			return st, rs.redactBytes(b), nil
 		}

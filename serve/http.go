@@ -182,18 +182,28 @@ func (s *Server) replyRun(w http.ResponseWriter, r *http.Request, status int, id
 // is written as json.Marshal writes it, the result as it is
 // (TestReplyResultIsMarshal).
 func (s *Server) replyResult(w http.ResponseWriter, status int, rr runReply) {
-	b := make([]byte, 0, len(rr.Result)+64)
+	bp := eventBufs.Get().(*[]byte) // journalbuf.go: w.Write keeps no reference
+	defer func() {
+		if cap(*bp) <= 64<<10 {
+			eventBufs.Put(bp)
+		}
+	}()
+	b := (*bp)[:0]
 	b = jsonw.AppendString(append(b, `{"run_id":`...), rr.RunID)
 	b = jsonw.AppendString(append(b, `,"status":`...), rr.Status)
 	if len(rr.Result) > 0 {
 		b = append(append(b, `,"result":`...), rr.Result...)
 	}
-	b = append(b, '}')
+	b = append(s.runs.redactBytes(append(b, '}')), '\n')
+	// Its length, which net/http works out by itself only for an answer
+	// of 2 KiB at most: a longer one (a result with its history) went out
+	// chunked, in more writes.
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
-	w.Write(s.runs.redactBytes(b))
-	w.Write([]byte{'\n'})
+	w.Write(b)
+	*bp = b[:0]
 }
 
 // preferWait reads the wait preference of a Prefer header (RFC 7240):

@@ -64,6 +64,11 @@ type journal struct {
 	compacted int64
 	maxSize   int64
 	grew      chan struct{}
+	// pend are the lines appended after the size events.log has (written),
+	// which wait to be written (journalbuf.go); size counts them.
+	written  int64
+	pend     []byte
+	pendLogs []pendLog
 }
 
 func openJournal(statePath string) (*journal, error) {
@@ -103,7 +108,7 @@ func (j *journal) openEvents() error {
 		f.Close()
 		return err
 	}
-	j.f, j.size, j.compacted = f, off, off
+	j.f, j.size, j.compacted, j.written = f, off, off, off
 	return nil
 }
 
@@ -128,33 +133,11 @@ func (j *journal) index(line []byte, off int64) {
 	l.spans = append(l.spans, span{off + skip, int64(len(data)) - 1}) // without the newline
 }
 
-// appendEvent writes run id's event seq to events.log, in one write, and
-// returns where its JSON is (j.fmu held).
-func (j *journal) appendEvent(id string, seq int, data []byte) (span, error) {
-	line := make([]byte, 0, len(id)+len(data)+14)
-	line = append(line, id...)
-	line = append(line, '\t')
-	line = strconv.AppendInt(line, int64(seq), 10)
-	line = append(line, '\t')
-	skip := len(line)
-	line = append(line, data...)
-	line = append(line, '\n')
-	if _, err := j.f.Write(line); err != nil {
-		return span{}, err
-	}
-	sp := span{j.size + int64(skip), int64(len(data))}
-	j.size += int64(len(line))
-	if j.maxSize > 0 && j.size > j.maxSize && j.size > 2*j.compacted {
-		select {
-		case j.grew <- struct{}{}:
-		default:
-		}
-	}
-	return sp, nil
+// close writes what waits, and closes events.log.
+func (j *journal) close() error {
+	j.flush()
+	return j.f.Close()
 }
-
-// close closes events.log.
-func (j *journal) close() error { return j.f.Close() }
 
 func (j *journal) metaPath(id string) string { return filepath.Join(j.dir, id+".json") }
 
@@ -279,6 +262,11 @@ type eventLog struct {
 	lines   [][]byte // the events, when loaded
 	loaded  bool
 	changed chan struct{}
+	// watched: someone read the events (after), and may wait for more:
+	// each is written, and they are woken, as it comes (journalbuf.go).
+	watched bool
+	// pending: events of this log wait in j.pend (guarded by j.fmu).
+	pending bool
 }
 
 // log is run id's event log.
@@ -288,7 +276,8 @@ func (j *journal) log(id string) *eventLog {
 	if l := j.logs[id]; l != nil {
 		return l
 	}
-	l := &eventLog{j: j, changed: make(chan struct{})}
+	// room for the events of a small run (a few agents)
+	l := &eventLog{j: j, changed: make(chan struct{}), spans: make([]span, 0, 24)}
 	j.logs[id] = l
 	return l
 }
@@ -301,6 +290,9 @@ func (l *eventLog) load() {
 	}
 	l.j.fmu.Lock()
 	defer l.j.fmu.Unlock()
+	if l.pending {
+		l.j.flushLocked() // what it reads is written
+	}
 	l.lines = make([][]byte, 0, len(l.spans))
 	for _, sp := range l.spans {
 		b := make([]byte, sp.n)
@@ -310,35 +302,6 @@ func (l *eventLog) load() {
 		l.lines = append(l.lines, b)
 	}
 	l.loaded = true
-}
-
-// add appends an event's JSON to run id's log, and wakes its readers.
-func (l *eventLog) add(id string, data []byte) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.load()
-	l.j.fmu.Lock()
-	sp, err := l.j.appendEvent(id, len(l.spans)+1, data)
-	if err == nil {
-		l.spans = append(l.spans, sp)
-	}
-	l.j.fmu.Unlock()
-	if err != nil {
-		return
-	}
-	l.lines = append(l.lines, data)
-	close(l.changed)
-	l.changed = make(chan struct{})
-}
-
-// after is the events after sequence number seq, the sequence number of
-// the first, and a channel closed when more come.
-func (l *eventLog) after(seq int) ([][]byte, int, <-chan struct{}) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.load()
-	seq = max(0, min(seq, len(l.lines)))
-	return l.lines[seq:len(l.lines):len(l.lines)], seq + 1, l.changed
 }
 
 // drop lets go of run id's events in memory once its run has ended (they

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -50,4 +52,51 @@ func TestReplyResultIsMarshal(t *testing.T) {
 	}
 	code, b, _ = s.do(t, "POST", "/v1/runs/r1/fork", map[string]any{"from_turn": 1}, "Prefer", "wait=60")
 	check("a fork", code, b)
+}
+
+// The answer of a waited POST says its length, even past the 2 KiB net/http
+// measures by itself: it goes out in one piece, not chunked.
+func TestReplyResultHasLength(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, ensembles(t), nil)
+	input := strings.Repeat("a long input ", 400)
+	code, b, h := s.do(t, "POST", "/v1/ensembles/count/runs", map[string]any{"input": input}, "Prefer", "wait=60")
+	if code != http.StatusCreated || len(b) < 4<<10 {
+		t.Fatalf("%d, %d bytes", code, len(b))
+	}
+	if got := h.Get("Content-Length"); got != strconv.Itoa(len(b)) {
+		t.Fatalf("Content-Length %q for %d bytes (Transfer-Encoding %q)", got, len(b), h.Get("Transfer-Encoding"))
+	}
+}
+
+// A new run's run_completed event carries, byte for byte, the result the
+// waited POST answers with (written once for both), and its events are
+// numbered 1, 2, ... with nothing missing once the run is over.
+func TestRunCompletedCarriesTheAnswer(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, ensembles(t), nil)
+	code, b, _ := s.do(t, "POST", "/v1/ensembles/count/runs", map[string]any{"input": "<a & b>"}, "Prefer", "wait=60")
+	var rr struct {
+		RunID  string          `json:"run_id"`
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(b, &rr); err != nil || code != http.StatusCreated || len(rr.Result) == 0 {
+		t.Fatalf("%d %v %s", code, err, b)
+	}
+	ids, data, _ := s.sse(t, rr.RunID)
+	for i, id := range ids {
+		if id != i+1 {
+			t.Fatalf("event ids %v", ids)
+		}
+	}
+	var last struct {
+		Type   string          `json:"type"`
+		Result json.RawMessage `json:"result"`
+	}
+	if len(data) == 0 || json.Unmarshal([]byte(data[len(data)-1]), &last) != nil || last.Type != "run_completed" {
+		t.Fatalf("the last event is not run_completed: %q", data)
+	}
+	if !bytes.Equal(last.Result, rr.Result) {
+		t.Fatalf("run_completed's result\n%s\nthe answer's\n%s", last.Result, rr.Result)
+	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sync"
 	"time"
@@ -13,9 +12,7 @@ import (
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/internal/responses"
-	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
@@ -87,6 +84,8 @@ type Runs struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	slots  chan struct{}
+	work   *workers      // the goroutines the runs go on in (workers.go)
+	sess   sessions      // the sessions new runs share (sessions.go)
 	stop   chan struct{} // closed when the server stops starting runs
 
 	// rd is the server's one connection reading the state database (the
@@ -100,6 +99,9 @@ type Runs struct {
 	keyMu sync.Mutex
 	// streamNext: runs whose next going on streams its model replies (chat.go).
 	streamNext sync.Map
+	// results: by run, the result its run_completed event carried,
+	// written (writeAhead, resultbuf.go).
+	results sync.Map
 	// deliveries: by run, the last delivery given to Deliver (mount.go).
 	deliveries sync.Map
 	// onEnd are told of every run that ends or suspends (mount.go).
@@ -126,6 +128,9 @@ type active struct {
 	// --output json prints it (WaitResult, ended.go); set before done
 	// is closed.
 	res *engine.Result
+	// written is res written compact, when its run_completed event
+	// carried it so (writeAhead): the answer is these bytes.
+	written []byte
 }
 
 func newRuns(o *Options, list []*served) (*Runs, error) {
@@ -138,6 +143,7 @@ func newRuns(o *Options, list []*served) (*Runs, error) {
 		return nil, err
 	}
 	for _, s := range list {
+		s.mcp = usesMCP(s.e)
 		// read once, as a batch reads them: the runs record this file's hash
 		if s.refs, err = (durable.Refs{Responses: s.responses, Profiles: o.Profiles}).Resolve(); err != nil {
 			return nil, err
@@ -158,7 +164,7 @@ func newRuns(o *Options, list []*served) (*Runs, error) {
 		return nil, fmt.Errorf("--state: %w", err)
 	}
 	rs := &Runs{o: o, sync: sync, j: j, rd: rd, wdb: wdb, list: list, byName: map[string]*served{}, active: map[string]*active{},
-		claimed: map[string]bool{}, starting: map[string]bool{}, slots: make(chan struct{}, o.MaxRuns), stop: make(chan struct{})}
+		claimed: map[string]bool{}, starting: map[string]bool{}, slots: make(chan struct{}, o.MaxRuns), work: newWorkers(o.MaxRuns), stop: make(chan struct{})}
 	// The new runs commit their writes together; a run's end is committed
 	// before anyone is told it ended (launch), and its start before it is
 	// answered for (Start, WaitResult): each waits for the group's next
@@ -205,288 +211,6 @@ func (rs *Runs) redactBytes(b []byte) []byte {
 		b = x.secrets.Bytes(b)
 	}
 	return b
-}
-
-// Start starts a run of the ensemble name with input (the file's input
-// when nil) and returns its id; created is false when IdempotencyKey
-// names a run started before, whose id it is. The run is saved (its turn
-// 0) before Start returns, so that a server killed at once goes on with it
-// when it starts again; it then waits for a slot, and runs.
-func (rs *Runs) Start(ctx context.Context, name string, input *string, so StartOptions) (id string, created bool, err error) {
-	s := rs.byName[name]
-	if s == nil {
-		return "", false, errorf(CodeNotFound, "no ensemble %q is served%s", name, ensemble.Suggest(name, rs.names()))
-	}
-	if so.RunID != "" && !runIDPattern.MatchString(so.RunID) {
-		return "", false, errorf(CodeBadRequest, "run_id %q: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", so.RunID)
-	}
-	if so.Webhook != "" {
-		if err := rs.checkWebhook(so.Webhook); err != nil {
-			return "", false, err
-		}
-	}
-	id = so.RunID
-	if id == "" {
-		id = store.NewID()
-	}
-	if so.IdempotencyKey != "" {
-		rs.keyMu.Lock()
-		defer rs.keyMu.Unlock()
-		owner, claimed, err := rs.j.claimKey(so.IdempotencyKey, id)
-		if err != nil {
-			return "", false, err
-		}
-		if !claimed {
-			if _, err := rs.info(owner); err == nil {
-				return owner, false, nil
-			}
-			// A server killed between the key and the run's first save:
-			// the key made no run, and makes this one.
-			rs.j.releaseKey(so.IdempotencyKey)
-			if _, _, err := rs.j.claimKey(so.IdempotencyKey, id); err != nil {
-				return "", false, err
-			}
-		}
-	}
-	if so.RunID != "" {
-		// one start at a time for a run id, or the loser's cleanup would
-		// undo the winner's journal
-		rs.mu.Lock()
-		busy := rs.starting[id]
-		rs.starting[id] = true
-		rs.mu.Unlock()
-		if busy {
-			if so.IdempotencyKey != "" {
-				rs.j.releaseKey(so.IdempotencyKey)
-			}
-			return "", false, errorf(CodeConflict, "run_id %q is being started by another request", id)
-		}
-		defer func() {
-			rs.mu.Lock()
-			delete(rs.starting, id)
-			rs.mu.Unlock()
-		}()
-		if _, err := rs.info(id); err == nil {
-			if so.IdempotencyKey != "" {
-				rs.j.releaseKey(so.IdempotencyKey)
-			}
-			// The database would let a new run take a finished one's place.
-			return "", false, errorf(CodeConflict, "run_id %q is taken: name another, or leave it out", id)
-		}
-	}
-	release := func() {
-		if so.IdempotencyKey != "" {
-			rs.j.releaseKey(so.IdempotencyKey)
-		}
-	}
-	if err := rs.reserve(); err != nil {
-		release()
-		return "", false, err
-	}
-	text := s.e.Input
-	if input != nil {
-		text = *input
-	}
-	if rs.o.Engine != nil {
-		return rs.startRemote(s, id, text, so, release) // engine.go
-	}
-	d, err := durable.CreateIn(rs.wdb, id, s.refs)
-	if err != nil {
-		rs.unreserve()
-		release()
-		return "", false, err
-	}
-	opts, err := rs.sessionOptions(s)
-	if err != nil {
-		d.Abandon()
-		rs.unreserve()
-		release()
-		return "", false, err
-	}
-	opts.Models.Stream = so.Stream
-	sess, err := session.Open(rs.ctx, s.e, opts)
-	if err != nil {
-		d.Abandon()
-		rs.unreserve()
-		release()
-		return "", false, errorf(CodeConflict, "%s", rs.redact(err.Error()))
-	}
-	// What the database does not hold goes beside it before the run is
-	// saved: a server killed between the two goes on with the run, webhook
-	// and all.
-	kept := so.Webhook != "" || so.IdempotencyKey != ""
-	if !kept {
-		rs.j.noMeta(id)
-	}
-	if kept {
-		if err := rs.j.setMeta(id, &meta{Ensemble: s.e.Name, Webhook: so.Webhook, Key: so.IdempotencyKey}); err != nil {
-			sess.Close()
-			d.Abandon()
-			rs.unreserve()
-			release()
-			return "", false, err
-		}
-	}
-	r, err := sess.StartExact(text, session.RunOptions{Events: rs.sink(id), Save: d, RunID: id})
-	if err != nil {
-		sess.Close()
-		rs.unreserve()
-		release()
-		if kept {
-			rs.j.removeMeta(id)
-		}
-		if _, ok := errors.AsType[*durable.UnfinishedError](err); ok {
-			return "", false, errorf(CodeConflict, "run_id %q is taken: %s", id, rs.redact(err.Error()))
-		}
-		return "", false, err
-	}
-	rs.launch(id, sess, r, nil)
-	if !so.Waited {
-		if err := rs.commit(); err != nil { // saved before it is answered for
-			return "", false, err
-		}
-	}
-	return id, true, nil
-}
-
-func (rs *Runs) names() []string {
-	out := make([]string, 0, len(rs.list))
-	for _, s := range rs.list {
-		out = append(out, s.e.Name)
-	}
-	return out
-}
-
-// sessionOptions are the options of a served run's session: no terminal,
-// an ask agent suspends the run; s's injected responses when it has them.
-func (rs *Runs) sessionOptions(s *served) (session.Options, error) {
-	o := session.Options{LookupEnv: rs.o.LookupEnv, Ask: ask.Options{Out: io.Discard, NoInput: true, Suspend: true}}
-	if s != nil && s.resp != nil {
-		o.Models.Responses, o.Models.ResponsesFile = s.resp, s.responses // each run takes them from the first
-	}
-	return o, nil
-}
-
-// reserve takes a place in the queue, or refuses: the queue is full, or
-// the server is closing.
-func (rs *Runs) reserve() error {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	if rs.closing {
-		return errorf(CodeClosing, "the server is shutting down: try again once it is back")
-	}
-	if rs.queued >= rs.o.MaxQueue {
-		return errorf(CodeBusy, "%d runs wait for a slot already (--max-queue): try again later", rs.queued)
-	}
-	rs.queued++
-	return nil
-}
-
-func (rs *Runs) unreserve() {
-	rs.mu.Lock()
-	rs.queued--
-	rs.mu.Unlock()
-}
-
-// sink is the events sink of run id: each event, redacted, appended to its
-// log.
-func (rs *Runs) sink(id string) events.Sink {
-	return func(ev events.Event) {
-		b, err := events.Marshal(ev)
-		if err != nil {
-			return
-		}
-		rs.j.log(id).add(id, rs.redactBytes(b))
-	}
-}
-
-// launch goes on with r, a run prepared in sess and holding a place in the
-// queue (reserve), in the background: once a slot is free, it runs to its
-// end (or suspension); then after (nil: nothing) lets its saved run go,
-// and its webhook is called.
-func (rs *Runs) launch(id string, sess *session.Session, r *session.Run, after func()) {
-	// A run that goes on from a saved one (after) returns only what it
-	// ran: its result is read back from the database.
-	rs.launchWith(id, r.Run, after == nil, r.Abandon, func() {
-		sess.Close()
-		if after != nil {
-			after()
-		}
-	})
-}
-
-// launchWith goes on with run id, holding a place in the queue, in the
-// background: once a slot is free, run runs it to its end (or
-// suspension), and its result is kept for a caller who waits when keep;
-// when no slot came (the server closes, or a caller cancelled it),
-// abandon lets it go as saved. Then after (nil: nothing) is called, and
-// its webhook.
-func (rs *Runs) launchWith(id string, run func(context.Context) (*engine.Result, error), keep bool, abandon, after func()) {
-	ctx, cancel := context.WithCancel(rs.ctx)
-	a := &active{status: StatusQueued, cancel: cancel, done: make(chan struct{})}
-	rs.mu.Lock()
-	rs.active[id] = a
-	rs.mu.Unlock()
-	rs.wg.Add(1)
-	go func() {
-		defer rs.wg.Done()
-		defer cancel()
-		ran := false
-		select {
-		case rs.slots <- struct{}{}:
-			ran = true
-		case <-rs.stop:
-		case <-ctx.Done():
-		}
-		rs.mu.Lock()
-		rs.queued--
-		if ran && !a.user && rs.ctx.Err() == nil {
-			a.status = StatusRunning
-		} else if ran {
-			<-rs.slots
-			ran = false
-		}
-		rs.mu.Unlock()
-		suspended := false
-		if ran {
-			res, err := run(ctx)
-			if cerr := rs.commit(); err == nil {
-				err = cerr
-			}
-			// A remote run returns no result: notify checks for itself.
-			suspended = res == nil || res.CompletionReason == engine.AwaitingInput
-			if err == nil && keep {
-				a.res = res
-			}
-			<-rs.slots
-			if err != nil {
-				rs.logf("run %s: %s", id, rs.redact(err.Error()))
-			}
-		} else {
-			abandon() // saved as it was: it goes on when the server starts again
-		}
-		if after != nil {
-			after()
-		}
-		rs.mu.Lock()
-		delete(rs.active, id)
-		user := a.user
-		rs.mu.Unlock()
-		close(a.done)
-		rs.j.drop(id)
-		if user || ran && rs.ctx.Err() == nil {
-			rs.hook(id, user) // not for a run a shutdown interrupted
-			if !user && suspended {
-				rs.notify(id) // notify.go
-			}
-			rs.ended(id) // mount.go
-		}
-	}()
-}
-
-// logf reports what happened to a run beyond its state.
-func (rs *Runs) logf(format string, args ...any) {
-	fmt.Fprintf(rs.o.Stderr, "ensemble serve: "+format+"\n", args...)
 }
 
 // Status is run id's status: queued or running while this server goes on
@@ -704,185 +428,6 @@ func (rs *Runs) claim(id, what string) (release func(), err error) {
 	}, nil
 }
 
-// Answer gives answers (by agent: text, or JSON text) to run id, which
-// must wait for each of them: the checks of `resume --answer`. turn, when > 0, is the turn
-// count the answers were given at: a run that has gone on since refuses
-// them (stale). The run goes on in the background.
-func (rs *Runs) Answer(id string, given map[string]string, turn int) error {
-	if len(given) == 0 {
-		return errorf(CodeBadRequest, "no answer: post {\"AGENT\": ANSWER}")
-	}
-	release, err := rs.claim(id, "answered")
-	if err != nil {
-		return err
-	}
-	defer release()
-	if m := rs.j.meta(id); m != nil && m.Cancelled {
-		return errorf(CodeConflict, "run %s was cancelled: it takes no answer", id)
-	}
-	saved, err := rs.open(id)
-	if err != nil {
-		return err
-	}
-	sf := saved.File
-	switch {
-	case sf.CompletionReason != engine.AwaitingInput:
-		saved.Close()
-		return errorf(CodeConflict, "run %s waits for no answer (%s)", id, durable.Status(sf.CompletionReason))
-	case turn > 0 && turn != sf.State.TurnCount:
-		saved.Close()
-		return errorf(CodeConflict, "run %s has gone on since these answers were given (at turn %d, it is at turn %d now): they answer questions it no longer waits for", id, turn, sf.State.TurnCount)
-	}
-	if rs.o.Engine != nil {
-		return rs.goOnRemote(saved, given) // engine.go
-	}
-	return rs.goOn(saved, given, false, nil)
-}
-
-// open locks run id of the state database to go on with it.
-func (rs *Runs) open(id string) (*durable.Saved, error) {
-	if !runIDPattern.MatchString(id) {
-		return nil, errorf(CodeNotFound, "no run %q", id)
-	}
-	saved, err := durable.Open(rs.o.State, id, rs.sync)
-	switch {
-	case errors.Is(err, durable.ErrPick):
-		return nil, errorf(CodeNotFound, "no run %q", id)
-	case errors.Is(err, store.ErrLocked):
-		return nil, errorf(CodeConflict, "run %s: %s", id, rs.redact(err.Error()))
-	}
-	return saved, err
-}
-
-// goOn goes on with saved (a run, or a fork: durable.OpenFork) in the
-// background with the answers given, as resume does (durable.Prepare and
-// Start); saved is closed when it ends, or at once when it cannot start.
-// started, when set, is told the id once it is known (a fork's is new).
-func (rs *Runs) goOn(saved *durable.Saved, given map[string]string, fork bool, started func(id string) error) error {
-	p, err := durable.Prepare(saved, durable.ResumeOptions{Answers: given, Force: fork, LookupEnv: rs.o.LookupEnv})
-	var answer *durable.AnswerError
-	switch {
-	case errors.As(err, &answer):
-		saved.Close()
-		return errorf(CodeConflict, "%s", rs.redact(err.Error()))
-	case err != nil: // a spent budget, changed files: with the hint
-		saved.Close()
-		return errorf(CodeConflict, "%s", rs.redact(durable.WithHint(err)))
-	}
-	if err := rs.reserve(); err != nil {
-		saved.Close()
-		return err
-	}
-	var id string
-	// The events sink needs the run's id, which a fork has only once it
-	// started: events go to it through this indirection.
-	var sink events.Sink
-	var sinkMu sync.Mutex
-	// Now: a question whose deadline passed by the server's clock applies
-	// its on_timeout (asktimeout.go).
-	ro := session.RunOptions{Now: rs.o.Clock(), Events: func(ev events.Event) {
-		sinkMu.Lock()
-		s := sink
-		sinkMu.Unlock()
-		if s != nil {
-			s(ev)
-		}
-	}}
-	o, _ := rs.sessionOptions(nil) // the saved run's responses: Prepare's
-	_, o.Models.Stream = rs.streamNext.Load(saved.Info.ID)
-	sess, r, err := p.Start(rs.ctx, o, ro)
-	if err != nil {
-		rs.unreserve()
-		saved.Close()
-		return errorf(CodeConflict, "%s", rs.redact(err.Error()))
-	}
-	id = saved.Info.ID
-	sinkMu.Lock()
-	sink = rs.sink(id)
-	sinkMu.Unlock()
-	if started != nil {
-		if err := started(id); err != nil {
-			r.Abandon()
-			sess.Close()
-			rs.unreserve()
-			saved.Close()
-			return err
-		}
-	}
-	rs.launch(id, sess, r, saved.Close)
-	return nil
-}
-
-// Cancel cancels run id: a run going on stops (saved as cancelled), a
-// suspended one takes no answer any more. A run that has ended is a
-// conflict.
-func (rs *Runs) Cancel(id string) error {
-	info, err := rs.info(id)
-	if err != nil {
-		return err
-	}
-	rs.mu.Lock()
-	if a := rs.active[id]; a != nil {
-		a.user = true
-		a.cancel()
-		rs.mu.Unlock()
-		return rs.markCancelled(id, info)
-	}
-	rs.mu.Unlock()
-	release, err := rs.claim(id, "cancelled")
-	if err != nil {
-		return err
-	}
-	defer release()
-	if !info.Resumable() {
-		return errorf(CodeConflict, "run %s has ended (%s): nothing to cancel", id, info.CompletionReason)
-	}
-	if m := rs.j.meta(id); m != nil && m.Cancelled {
-		return nil
-	}
-	if err := rs.markCancelled(id, info); err != nil {
-		return err
-	}
-	rs.cancelRemote(id) // engine.go
-	rs.hook(id, true)
-	return nil
-}
-
-func (rs *Runs) markCancelled(id string, info *store.RunInfo) error {
-	return rs.j.updateMeta(id, info.Ensemble, func(m *meta) { m.Cancelled = true })
-}
-
-// Fork starts a new run whose first turns are those of run id up to turn
-// (0: its input alone), and goes on with it in the background; it
-// returns the new run's id. The run forked is untouched.
-func (rs *Runs) Fork(id string, turn int) (string, error) {
-	info, err := rs.info(id)
-	if err != nil {
-		return "", err
-	}
-	if turn < 0 {
-		return "", errorf(CodeBadRequest, "from_turn must be 0 or more, got %d", turn)
-	}
-	if rs.o.Engine != nil {
-		return "", rs.errNoFork() // engine.go
-	}
-	saved, err := durable.OpenFork(rs.o.State, id, turn, rs.sync)
-	if err != nil {
-		return "", errorf(CodeConflict, "%s", rs.redact(err.Error()))
-	}
-	m := rs.j.meta(id)
-	fork := ""
-	err = rs.goOn(saved, nil, true, func(fid string) error {
-		fork = fid
-		nm := &meta{Ensemble: info.Ensemble, Parent: id}
-		if m != nil {
-			nm.Webhook = m.Webhook
-		}
-		return rs.j.setMeta(fid, nm)
-	})
-	return fork, err
-}
-
 // recover goes on with every run of the state database that has not
 // finished and was not cancelled by a caller: a server killed mid-run
 // continues each from its last saved turn. Runs that wait for an answer
@@ -941,6 +486,8 @@ func (rs *Runs) Close(grace time.Duration) {
 	}
 	rs.cancel()
 	<-done
+	rs.work.close()
+	rs.closeSessions()
 	rs.rd.Hold()
 	rs.rd.Close()
 	rs.rd.Release()
