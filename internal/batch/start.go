@@ -67,8 +67,8 @@ func (e *CreateError) Unwrap() error { return e.Err }
 // the injected responses loaded (a *durable.OpenError when it does not
 // open), then the new batch in its database (a *CreateError); on Temporal
 // (o.Temporal), ErrNoTemporal in a program without the engine,
-// durable.ErrTemporalSaved for a batch saved, then what OpenTemporal
-// refuses. The caller closes what it started once the batch has run.
+// durable.ErrTemporalSaved for a batch saved, durable.ErrTemporalStrict
+// for a strict one, then what OpenTemporal refuses. The caller closes what it started once the batch has run.
 func Start(ctx context.Context, e *ensemble.Ensemble, o Options) (*Started, error) {
 	if o.Temporal.On() {
 		return startRemote(e, o)
@@ -109,6 +109,8 @@ func startRemote(e *ensemble.Ensemble, o Options) (*Started, error) {
 		return nil, durable.ErrNoTemporal
 	case o.State != "" || o.Saved != nil:
 		return nil, durable.ErrTemporalSaved
+	case o.Session.Checks.Strict:
+		return nil, durable.ErrTemporalStrict
 	}
 	m := o.Session.Models
 	p, err := durable.OpenTemporal(durable.RemoteSpec{Ensemble: e, Refs: o.Refs, Limits: o.Session.Limits, Live: m.Live, LiveAll: m.LiveAll, Batch: true},

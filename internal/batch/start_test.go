@@ -48,8 +48,8 @@ func loadRelease(t *testing.T, env func(string) (string, bool)) *ensemble.Ensemb
 
 // Start chooses the Temporal engine when the options name a cluster:
 // each input a run of the batch's id and its position, its input
-// redacted, its ask agents never asking; a batch saved is refused, and a
-// program without the engine says so. (Not in parallel: it swaps the
+// redacted, its ask agents never asking; a batch saved or strict is
+// refused, and a program without the engine says so. (Not in parallel: it swaps the
 // program's engine.)
 func TestStartOnTemporal(t *testing.T) {
 	var p *fakePlayer
@@ -69,6 +69,10 @@ func TestStartOnTemporal(t *testing.T) {
 	ctx := context.Background()
 	if _, err := Start(ctx, e, Options{State: "b.db", Temporal: on}); !errors.Is(err, durable.ErrTemporalSaved) {
 		t.Errorf("a saved batch on Temporal: %v", err)
+	}
+	strict := session.Options{Checks: session.Checks{Strict: true}, LookupEnv: env}
+	if _, err := Start(ctx, e, Options{Temporal: on, Session: strict}); !errors.Is(err, durable.ErrTemporalStrict) {
+		t.Errorf("a strict batch on Temporal: %v", err)
 	}
 	st, err := Start(ctx, e, Options{Temporal: on, Session: session.Options{LookupEnv: env}, Refs: durable.Refs{Responses: "r.yaml"}})
 	if err != nil {
