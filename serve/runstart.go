@@ -267,9 +267,22 @@ func (rs *Runs) launchWith(id string, run func(context.Context) (*engine.Result,
 	ctx, cancel := context.WithCancel(rs.ctx)
 	a := &active{status: StatusQueued, cancel: cancel, done: make(chan struct{})}
 	rs.mu.Lock()
+	if rs.closing {
+		// Close waits already: let the run go as saved, here, rather than
+		// add to what it waits for.
+		rs.queued--
+		rs.mu.Unlock()
+		cancel()
+		abandon()
+		if after != nil {
+			after()
+		}
+		rs.j.drop(id)
+		return
+	}
 	rs.active[id] = a
+	rs.wg.Add(1) // under mu: Close sets closing under mu, then waits
 	rs.mu.Unlock()
-	rs.wg.Add(1)
 	rs.work.do(func() {
 		defer rs.wg.Done()
 		defer cancel()

@@ -51,6 +51,12 @@ func (rs *Runs) runSession(s *served, opts session.Options) (*session.Session, f
 	if err != nil {
 		return nil, nil, err
 	}
+	rs.mu.Lock()
+	closing := rs.closing
+	rs.mu.Unlock()
+	if closing { // closeSessions may have run: the run closes its own
+		return sess, func() { sess.Close() }, nil
+	}
 	if rs.sess.open == nil {
 		rs.sess.open = map[sessionKey]*session.Session{}
 	}
