@@ -38,7 +38,10 @@ func (j *journal) compact(drop map[string]bool) error {
 		return err
 	}
 	path := filepath.Join(j.dir, "events.log")
-	tmp, err := os.OpenFile(path+".tmp", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+	// Opened for appending, as events.log is: once renamed it is the
+	// journal's file, with no reopening that could fail and leave the old,
+	// unlinked one in use.
+	tmp, err := os.OpenFile(path+".tmp", os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
@@ -54,14 +57,8 @@ func (j *journal) compact(drop map[string]bool) error {
 		os.Remove(path + ".tmp")
 		return err
 	}
-	// tmp is the file now; reopened for appending
-	tmp.Close()
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
 	j.f.Close()
-	j.f, j.size, j.compacted, j.written = f, size, size, size
+	j.f, j.size, j.compacted, j.written = tmp, size, size, size
 	j.mu.Lock()
 	for id, l := range j.logs {
 		if drop[id] {
