@@ -70,9 +70,12 @@ type Options struct {
 	Responses bool
 	// NoUI leaves the inspector out (it is mounted at /ui/ otherwise).
 	NoUI bool
-	// LookupEnv reads the environment (nil: os.LookupEnv); Stderr gets
-	// what runs report beyond their state (nil: discarded); Skipped is
-	// told of every ensemble file of a folder not served, and why.
+	// LookupEnv reads the environment (nil: os.LookupEnv): the keys an
+	// ensemble's runs need, checked and redacted, are read once, when its
+	// first run opens the session its runs share (a changed value is not
+	// seen until the server starts again). Stderr gets what runs report
+	// beyond their state (nil: discarded); Skipped is told of every
+	// ensemble file of a folder not served, and why.
 	LookupEnv func(string) (string, bool)
 	Stderr    io.Writer
 	Skipped   func(path string, why error)
