@@ -9,6 +9,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/durable"
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/responses"
 	"github.com/ensemble-run/ensemble/kinds/ask"
 	"github.com/ensemble-run/ensemble/session"
@@ -20,19 +21,7 @@ import (
 // open is an *OpenError, and the saving is let go (Abandon).
 func TestNewRunStarts(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	ens := filepath.Join(dir, "release.yaml")
-	data, err := os.ReadFile("../session/testdata/release.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(ens, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e, err := session.Load(ens, nil, session.LoadOptions{LookupEnv: noEnv})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, e := releaseEnsemble(t)
 	resp := responses.NewResponses()
 	resp.AddText("writer", "A note.")
 	opts := session.Options{Models: session.Models{Responses: resp}, Ask: ask.Options{Suspend: true}, LookupEnv: noEnv}
@@ -71,4 +60,23 @@ func TestNewRunStarts(t *testing.T) {
 	if _, err := c.Start(context.Background(), bad, session.RunOptions{}); !errors.As(err, new(*durable.OpenError)) {
 		t.Fatalf("a session that does not open: %v", err)
 	}
+}
+
+// releaseEnsemble copies session's release ensemble into a new folder,
+// dir, and loads it.
+func releaseEnsemble(t *testing.T) (dir string, e *ensemble.Ensemble) {
+	t.Helper()
+	dir = t.TempDir()
+	path := filepath.Join(dir, "release.yaml")
+	data, err := os.ReadFile("../session/testdata/release.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if e, err = session.Load(path, nil, session.LoadOptions{LookupEnv: noEnv}); err != nil {
+		t.Fatal(err)
+	}
+	return dir, e
 }

@@ -21,19 +21,7 @@ import (
 // Prepare refuses is let go (another Resume finds it).
 func TestResumeAt(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	ens := filepath.Join(dir, "release.yaml")
-	data, err := os.ReadFile("../session/testdata/release.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(ens, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e, err := session.Load(ens, nil, session.LoadOptions{LookupEnv: noEnv})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, e := releaseEnsemble(t)
 	resp := responses.NewResponses()
 	resp.AddText("writer", "A note.")
 	resp.AddText("publisher", "Published.")
@@ -61,7 +49,7 @@ func TestResumeAt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err = state.Marshal(sf)
+	data, err := state.Marshal(sf)
 	if err != nil {
 		t.Fatal(err)
 	}
