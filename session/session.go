@@ -200,6 +200,10 @@ type RunOptions struct {
 	// deadlines (an ask agent's timeout:): one passed applies its
 	// on_timeout. Zero: the time Resume is called.
 	Now time.Time
+	// Deadlines are the deadlines of the questions an execution run
+	// elsewhere takes (Execute), by agent: one Passed applies its agent's
+	// on_timeout, as a resumed run past its deadline does.
+	Deadlines map[string]agent.Deadline
 }
 
 // Saver keeps the turns of a durable run (package durable implements it).
@@ -278,7 +282,9 @@ func (s *Session) Resume(f *state.File, ro RunOptions) (*Run, error) {
 // redacted), with the session's services and ro's answers, and no budget.
 func (s *Session) Execute(ctx context.Context, req *agent.Request, ro RunOptions) *agent.Result {
 	r := s.newRun(ro)
-	return engine.Execute(ctx, s.e, r.engineOptions(ro), req)
+	o := r.engineOptions(ro)
+	o.Answers = o.Answers.WithDeadlines(ro.Deadlines)
+	return engine.Execute(ctx, s.e, o, req)
 }
 
 // newRun is a run with its runner: the kinds', behind this run's own

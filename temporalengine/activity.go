@@ -66,7 +66,11 @@ func (a *Activities) Execute(ctx context.Context, in ExecInput) (*ExecOutput, er
 	var mu sync.Mutex
 	req.Events = func(ev events.Event) { mu.Lock(); evs = append(evs, ev); mu.Unlock() }
 	stop := heartbeat(ctx)
-	res := sess.Execute(ctx, req, session.RunOptions{Answers: answers})
+	ro := session.RunOptions{Answers: answers}
+	if in.TimedOut != nil {
+		ro.Deadlines = map[string]agent.Deadline{in.Agent: {At: *in.TimedOut, Passed: true}}
+	}
+	res := sess.Execute(ctx, req, ro)
 	stop()
 	if ctx.Err() != nil && activity.IsActivity(ctx) {
 		// The worker is stopping or the workflow cancelled the execution:

@@ -122,6 +122,9 @@ type ExecInput struct {
 	Templates map[string]any `json:"templates,omitempty"`
 	// Answer is the answer an ask agent takes in this execution, if any.
 	Answer *string `json:"answer,omitempty"`
+	// TimedOut is the deadline of the ask agent's question, which passed
+	// with no answer: the execution applies its on_timeout.
+	TimedOut *time.Time `json:"timed_out,omitempty"`
 }
 
 // ExecOutput is what an execution returned (agent.Result), its error as

@@ -46,7 +46,7 @@ func (w *Workflows) Run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 	}
 	var log []events.Event
 	done := false
-	ex := &executor{ctx: ctx, in: &in, answers: answers}
+	ex := &executor{ctx: ctx, in: &in, answers: answers, timedOut: map[string]time.Time{}}
 	// No Secrets here: what the workflow holds must not depend on the
 	// environment of the worker that replays it. Each activity redacts what
 	// its execution returns with its own worker's keys, and the client
@@ -88,14 +88,18 @@ func (w *Workflows) Run(ctx workflow.Context, in RunInput) (*RunOutput, error) {
 		take()
 		reason = r.Step(bg)
 		if reason == engine.AwaitingInput {
-			// Wait for an answer to any of the questions, then play the
-			// turn again: an agent still unanswered waits again.
-			waitForAnswer(ctx, answerCh, r.PendingInput(), answers)
+			// Wait for an answer to any of the questions, or for the
+			// first of their deadlines, then play the turn again: an
+			// agent still unanswered waits again, one whose deadline
+			// passed applies its on_timeout.
+			deadlines := standing(r)
+			waitForAnswer(ctx, answerCh, r.PendingInput(), answers, deadlines, ex.timedOut)
 			// Go on as a resumed local run does: from the state, with a
-			// fresh timeout (the wait, days maybe, is not the run's time).
+			// fresh timeout (the wait, days maybe, is not the run's time),
+			// the questions keeping their deadlines.
 			begun = workflow.Now(ctx)
 			opts.Started = begun
-			r = engine.FromFile(e, r.File(""), opts)
+			r = engine.FromFile(e, withDeadlines(r.File(""), deadlines), opts)
 			ex.deadline = begun.Add(r.Timeout())
 			reason = ""
 			continue
@@ -162,28 +166,90 @@ func newRun(e *ensemble.Ensemble, in RunInput, opts engine.Options) (*engine.Run
 }
 
 // waitForAnswer receives answers until one of the pending questions has
-// one.
-func waitForAnswer(ctx workflow.Context, answerCh workflow.ReceiveChannel, pending []engine.PendingInput, answers map[string]string) {
+// one, or until the first of their deadlines (an ask agent's timeout:,
+// docs/semantics.md#answers-that-time-out): the questions unanswered by
+// then go into timedOut with their deadline, for their agents' next
+// executions to apply their on_timeout.
+func waitForAnswer(ctx workflow.Context, answerCh workflow.ReceiveChannel, pending []engine.PendingInput, answers map[string]string,
+	deadlines []state.Deadline, timedOut map[string]time.Time) {
+	waits := map[string]bool{}
+	for _, p := range pending {
+		waits[p.Agent] = true
+	}
 	answered := func() bool {
-		for _, p := range pending {
-			if _, ok := answers[p.Agent]; ok {
+		for a := range waits {
+			if _, ok := answers[a]; ok {
 				return true
 			}
 		}
 		return false
 	}
-	for !answered() {
-		var a Answer
-		answerCh.Receive(ctx, &a)
-		answers[a.Agent] = a.Text
+	var first time.Time
+	for _, d := range deadlines {
+		if waits[d.Agent] && (first.IsZero() || d.At.Before(first)) {
+			first = d.At
+		}
 	}
+	// Workflows started before questions had deadlines here waited on the
+	// signal alone: their histories replay without the timer.
+	if !first.IsZero() && workflow.GetVersion(ctx, "ask-deadlines", workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		first = time.Time{}
+	}
+	if first.IsZero() {
+		for !answered() {
+			var a Answer
+			answerCh.Receive(ctx, &a)
+			answers[a.Agent] = a.Text
+		}
+		return
+	}
+	tctx, cancel := workflow.WithCancel(ctx)
+	defer cancel()
+	expired := false
+	sel := workflow.NewSelector(ctx)
+	sel.AddReceive(answerCh, func(c workflow.ReceiveChannel, _ bool) {
+		var a Answer
+		c.Receive(ctx, &a)
+		answers[a.Agent] = a.Text
+	})
+	sel.AddFuture(workflow.NewTimer(tctx, max(first.Sub(workflow.Now(ctx)), 0)), func(workflow.Future) { expired = true })
+	for !answered() && !expired {
+		sel.Select(ctx)
+	}
+	if answered() {
+		return
+	}
+	now := workflow.Now(ctx)
+	for _, d := range deadlines {
+		if _, ok := answers[d.Agent]; waits[d.Agent] && !ok && !now.Before(d.At) {
+			timedOut[d.Agent] = d.At
+		}
+	}
+}
+
+// standing are the deadlines of the questions run r waits for (or went
+// on with, still standing).
+func standing(r *engine.Run) []state.Deadline {
+	if s := r.Stopped(); s != nil {
+		return s.Deadlines
+	}
+	return nil
+}
+
+// withDeadlines is f with the deadlines its questions keep when the run
+// goes on from it.
+func withDeadlines(f *state.File, ds []state.Deadline) *state.File {
+	if len(ds) > 0 {
+		f.Stopped = &state.Stopped{Deadlines: ds}
+	}
+	return f
 }
 
 // continueAsNew is the error that goes on with the run in a new workflow
 // run, from its state: elapsed is the run's time so far, events how many
 // events it has emitted.
 func continueAsNew(ctx workflow.Context, in RunInput, r *engine.Run, elapsed time.Duration, answers map[string]string, events int) error {
-	data, err := state.Marshal(r.File(""))
+	data, err := state.Marshal(withDeadlines(r.File(""), standing(r)))
 	if err != nil {
 		return err
 	}
@@ -197,9 +263,12 @@ func continueAsNew(ctx workflow.Context, in RunInput, r *engine.Run, elapsed tim
 // once, in the order planned; the run's deadline cancels those still
 // running.
 type executor struct {
-	ctx      workflow.Context
-	in       *RunInput
-	answers  map[string]string
+	ctx     workflow.Context
+	in      *RunInput
+	answers map[string]string
+	// timedOut are the ask agents whose question's deadline passed with
+	// no answer, with that deadline (waitForAnswer).
+	timedOut map[string]time.Time
 	deadline time.Time
 }
 
@@ -239,6 +308,8 @@ func (x *executor) Execute(_ context.Context, reqs []*agent.Request, parallel in
 		}
 		if a, ok := x.answers[req.Agent.Name]; ok && req.Instance == nil {
 			in.Answer = &a
+		} else if at, ok := x.timedOut[req.Agent.Name]; ok && req.Instance == nil {
+			in.TimedOut = &at
 		}
 		close := left + activityMargin
 		if t := req.Agent.Timeout; t > 0 && t+activityMargin < close {
@@ -270,6 +341,9 @@ func (x *executor) Execute(_ context.Context, reqs []*agent.Request, parallel in
 			results[i] = fromOutput(req, &out)
 			if in.Answer != nil && !out.AwaitingInput {
 				delete(x.answers, req.Agent.Name) // taken, once
+			}
+			if in.TimedOut != nil {
+				delete(x.timedOut, req.Agent.Name) // applied, once
 			}
 		})
 	}
