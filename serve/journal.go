@@ -113,7 +113,10 @@ func (j *journal) openEvents() error {
 }
 
 // index adds a line of events.log at off to its run's log; a line that is
-// not the run's next event is skipped.
+// neither the run's next event nor one it has is skipped. A line of a
+// number the run has already takes its place, and the run's lines after
+// it go: a write that failed and could not be cut back (flushLocked) left
+// them, and the events written after it took their numbers again.
 func (j *journal) index(line []byte, off int64) {
 	id, rest, ok := bytes.Cut(line, []byte{'\t'})
 	if !ok {
@@ -126,9 +129,10 @@ func (j *journal) index(line []byte, off int64) {
 		l = &eventLog{j: j, changed: make(chan struct{})}
 		j.logs[string(id)] = l
 	}
-	if !ok || err != nil || n != len(l.spans)+1 {
+	if !ok || err != nil || n < 1 || n > len(l.spans)+1 {
 		return
 	}
+	l.spans = l.spans[:n-1]
 	skip := int64(len(line) - len(data))
 	l.spans = append(l.spans, span{off + skip, int64(len(data)) - 1}) // without the newline
 }
