@@ -3,7 +3,10 @@ package session
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ensemble-run/ensemble/internal/telemetry"
 )
@@ -42,6 +45,14 @@ func (opts *Options) startExport(ctx context.Context, lookup func(string) (strin
 	if x == nil || opts.Tracing.Tracer != nil {
 		return nil, nil
 	}
+	ex, err := x.start(ctx, lookup)
+	if ex != nil {
+		opts.Tracing.Tracer, opts.Tracing.Content = ex.t.Tracer(), ex.t.Content
+	}
+	return ex, err
+}
+
+func (x *Export) start(ctx context.Context, lookup func(string) (string, bool)) (*exporting, error) {
 	t, err := telemetry.Setup(ctx, telemetry.Config{Endpoint: x.Endpoint, LookupEnv: lookup, Version: x.Version})
 	if err != nil {
 		return nil, fmt.Errorf("tracing: %w", err)
@@ -49,8 +60,24 @@ func (opts *Options) startExport(ctx context.Context, lookup func(string) (strin
 	if t == nil {
 		return nil, nil
 	}
-	opts.Tracing.Tracer, opts.Tracing.Content = t.Tracer(), t.Content
 	return &exporting{t: t, warn: x.Warn}, nil
+}
+
+// Start sets up the exporter x asks for, for runs that no one session
+// opens (the scenarios of `ensemble test`, each a session of its own):
+// the tracer they take and whether it records their content, and stop,
+// which exports what is left and tells Warn when some could not be. A nil
+// tracer: nothing is exported (stop does nothing). A configuration it
+// cannot honour is an error, "tracing: …", as Open's.
+func (x *Export) Start(ctx context.Context, lookup func(string) (string, bool)) (tracer trace.Tracer, content bool, stop func(), err error) {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	ex, err := x.start(ctx, lookup)
+	if err != nil || ex == nil {
+		return nil, false, func() {}, err
+	}
+	return ex.t.Tracer(), ex.t.Content, ex.stop, nil
 }
 
 // stop exports what is left, waiting a bounded time, and tells Warn

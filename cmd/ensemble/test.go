@@ -157,13 +157,7 @@ func runTests(cmd *cobra.Command, io *stdio, paths []string, f *testFlags) error
 		defer fh.Close()
 		out, noColor = fh, true
 	}
-	tracing, err := startTracing(cmd.Context(), io, f.otel)
-	if err != nil {
-		return err
-	}
-	defer tracing.stop()
 	opts := testOptions(io, f.profiles)
-	opts.Tracer, opts.TraceContent = tracing.tracer()
 	opts.Live, opts.LiveAll, opts.RecordMissing = f.live, f.liveAll, f.recordMissing
 	code, err := bdd.Run(bdd.RunOptions{
 		Options:  opts,
@@ -174,6 +168,7 @@ func runTests(cmd *cobra.Command, io *stdio, paths []string, f *testFlags) error
 		Stderr:   io.err,
 		NoColors: noColor,
 		Context:  cmd.Context(),
+		Export:   otelExport(io, f.otel),
 		Repeats:  f.repeats(cmd),
 		Sample:   f.sample,
 		Seed:     f.seed,

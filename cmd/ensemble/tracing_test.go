@@ -541,6 +541,12 @@ func TestTraceConfigurationErrors(t *testing.T) {
 			t.Errorf("%v %s: exit %d, stderr %q; want exit 2 and %q", tc.env, tc.flag, o.code, o.stderr, tc.want)
 		}
 	}
+	// test's scenarios take their tracing through the same export, and
+	// refuse the same way before any scenario runs.
+	if o := ensembleEnv(t, nil, "test", dir, "--otel", "localhost:4318"); o.code != 2 || !strings.Contains(o.stderr, `tracing: --otel: want an http:// or https:// URL`) ||
+		strings.Contains(o.stdout, "scenario") {
+		t.Errorf("test --otel localhost:4318: exit %d, stdout %q, stderr %q", o.code, o.stdout, o.stderr)
+	}
 	// Off: nothing is sent, though an endpoint is set.
 	rc := newOTLPReceiver(t)
 	for _, env := range []map[string]string{{"OTEL_SDK_DISABLED": "true"}, {"OTEL_TRACES_EXPORTER": "none"}} {

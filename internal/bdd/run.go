@@ -14,6 +14,8 @@ import (
 	"github.com/cucumber/godog"
 	"github.com/cucumber/godog/colors"
 	"github.com/cucumber/godog/formatters"
+
+	"github.com/ensemble-run/ensemble/session"
 )
 
 // Exit codes of Run.
@@ -50,6 +52,10 @@ type RunOptions struct {
 	NoColors bool
 	// Context is the parent of every scenario's run; nil means Background.
 	Context context.Context
+	// Export, unless a Tracer is given, exports the scenarios' spans
+	// (test --otel): set up before the first runs, flushed after the
+	// last (session.Export.Start).
+	Export *session.Export
 	// Sample, when > 0, runs that many rows, picked by Seed, of each
 	// outline whose rows come from a file (@examples(file=…),
 	// examplesfile.go); 0 runs them all.
@@ -79,6 +85,18 @@ func usagef(format string, args ...any) error {
 // returns the exit code: ExitPassed, ExitFailed, or ExitUsage with a
 // *UsageError when nothing could run.
 func Run(o RunOptions) (int, error) {
+	if o.Export != nil && o.Tracer == nil {
+		ctx := o.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		tracer, content, stop, err := o.Export.Start(ctx, o.LookupEnv)
+		if err != nil {
+			return ExitUsage, err
+		}
+		defer stop()
+		o.Tracer, o.TraceContent = tracer, content
+	}
 	o.live = newLiveNames(o.Live)
 	code, err := run(o)
 	if code != ExitUsage {
