@@ -307,7 +307,8 @@ func (x *executor) Execute(_ context.Context, reqs []*agent.Request, parallel in
 			Templates: req.Templates,
 		}
 		if a, ok := x.answers[req.Agent.Name]; ok && req.Instance == nil {
-			in.Answer = &a
+			in.Answer = &a // an answer that came as the deadline passed wins
+			delete(x.timedOut, req.Agent.Name)
 		} else if at, ok := x.timedOut[req.Agent.Name]; ok && req.Instance == nil {
 			in.TimedOut = &at
 		}
