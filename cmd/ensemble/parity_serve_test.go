@@ -170,34 +170,7 @@ func (p *parityRun) servedKilled(db string) ([]byte, int, error) {
 		for k, v := range p.env(false) {
 			env = append(env, k+"="+v)
 		}
-		cmd := cliCommand(t, env, "serve", p.c.Path(), "--listen", "127.0.0.1:0", "--state", db, "--no-ui")
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			return nil, nil, err
-		}
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			return nil, nil, err
-		}
-		c := &serveClient{}
-		lines := bufio.NewScanner(out)
-		for lines.Scan() {
-			if m := regexp.MustCompile(`^ensemble serve: (http://\S+) `).FindStringSubmatch(lines.Text()); m != nil {
-				c.base = m[1]
-			}
-			if tok, ok := strings.CutPrefix(lines.Text(), "token: "); ok {
-				c.token = tok
-				break
-			}
-		}
-		go io.Copy(io.Discard, out)
-		if c.base == "" || c.token == "" {
-			cmd.Process.Kill()
-			cmd.Wait()
-			return nil, nil, fmt.Errorf("serve did not start: %s", stderr.String())
-		}
-		return cmd, c, nil
+		return startServeBinary(cliCommand(t, env, "serve", p.c.Path(), "--listen", "127.0.0.1:0", "--state", db, "--no-ui"))
 	}
 	cmd, c, err := start()
 	if err != nil {
@@ -235,3 +208,39 @@ func (p *parityRun) servedKilled(db string) ([]byte, int, error) {
 	}()
 	return c.finish(p, db, id)
 }
+
+// startServeBinary starts cmd, an `ensemble serve` of the binary, and
+// reads its URL and token from what it prints: a client of it, and the
+// process. A server that does not start is killed, its stderr in the error.
+func startServeBinary(cmd *exec.Cmd) (*exec.Cmd, *serveClient, error) {
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	c := &serveClient{}
+	lines := bufio.NewScanner(out)
+	for lines.Scan() {
+		if m := serveURLLine.FindStringSubmatch(lines.Text()); m != nil {
+			c.base = m[1]
+		}
+		if tok, ok := strings.CutPrefix(lines.Text(), "token: "); ok {
+			c.token = tok
+			break
+		}
+	}
+	go io.Copy(io.Discard, out)
+	if c.base == "" || c.token == "" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, nil, fmt.Errorf("serve did not start: %s", stderr.String())
+	}
+	return cmd, c, nil
+}
+
+// serveURLLine is the line serve prints its URL on.
+var serveURLLine = regexp.MustCompile(`^ensemble serve: (http://\S+) `)

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,32 +46,9 @@ printf '{"input": "%s", "nonce": "%s"}' "$in" "$nonce"
 // and the process.
 func servedBinary(t *testing.T, dir, db string) (*exec.Cmd, *serveClient) {
 	t.Helper()
-	cmd := cliCommand(t, []string{"ENSEMBLE_PROFILES="}, "serve", dir, "--responses", "--listen", "127.0.0.1:0", "--state", db, "--no-ui")
-	out, err := cmd.StdoutPipe()
+	cmd, c, err := startServeBinary(cliCommand(t, []string{"ENSEMBLE_PROFILES="}, "serve", dir, "--responses", "--listen", "127.0.0.1:0", "--state", db, "--no-ui"))
 	if err != nil {
 		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	c := &serveClient{}
-	lines := bufio.NewScanner(out)
-	for lines.Scan() {
-		if m := regexp.MustCompile(`^ensemble serve: (http://\S+) `).FindStringSubmatch(lines.Text()); m != nil {
-			c.base = m[1]
-		}
-		if tok, ok := strings.CutPrefix(lines.Text(), "token: "); ok {
-			c.token = tok
-			break
-		}
-	}
-	go io.Copy(io.Discard, out)
-	if c.base == "" || c.token == "" {
-		cmd.Process.Kill()
-		cmd.Wait()
-		t.Fatalf("serve did not start: %s", stderr.String())
 	}
 	return cmd, c
 }
