@@ -203,17 +203,7 @@ func byRegion(user string) int {
 func TestJudgeAnsweredByAModelServer(t *testing.T) {
 	t.Parallel()
 	model := judgeModel(t, byRegion)
-	dir := judgedEnsemble(t, model.URL())
-	s := NewScenario(dir, Options{LLM: llm.New(llm.Options{})})
-	for i, err := range []error{
-		s.givenEnsemble("e.yaml"),
-		s.givenJudge("quality", "small", &godog.DocString{Content: rubric}),
-		s.whenRuns(context.Background()),
-	} {
-		if err != nil {
-			t.Fatalf("step %d: %v", i, err)
-		}
-	}
+	s := judgedRun(t, model.URL())
 	checkErr(t, "the writer", s.thenJudgeScores(context.Background(), "quality", "writer", "4"), "")
 	checkErr(t, "the editor", s.thenJudgeScores(context.Background(), "quality", "editor", "4"),
 		`the judge "quality" scored agent "editor" 2, want at least 4; its reason: scored 2`)
@@ -255,17 +245,7 @@ func TestJudgeOfANondeterministicModel(t *testing.T) {
 				}
 				return gave
 			})
-			dir := judgedEnsemble(t, model.URL())
-			s := NewScenario(dir, Options{LLM: llm.New(llm.Options{})})
-			for i, err := range []error{
-				s.givenEnsemble("e.yaml"),
-				s.givenJudge("quality", "small", &godog.DocString{Content: rubric}),
-				s.whenRuns(context.Background()),
-			} {
-				if err != nil {
-					t.Fatalf("step %d: %v", i, err)
-				}
-			}
+			s := judgedRun(t, model.URL())
 			err := s.thenJudgeScores(context.Background(), "quality", "writer", "3")
 			if gave >= 3 {
 				checkErr(t, "passes", err, "")
@@ -439,4 +419,21 @@ func TestJudgeStopsWithTheTestRun(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the test run was cancelled, but its judge still waits on its model")
 	}
+}
+
+// judgedRun is a scenario of judgedEnsemble whose models answer at url,
+// with the judge "quality" of the rubric, after its run.
+func judgedRun(t *testing.T, url string) *Scenario {
+	t.Helper()
+	s := NewScenario(judgedEnsemble(t, url), Options{LLM: llm.New(llm.Options{})})
+	for i, err := range []error{
+		s.givenEnsemble("e.yaml"),
+		s.givenJudge("quality", "small", &godog.DocString{Content: rubric}),
+		s.whenRuns(context.Background()),
+	} {
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	return s
 }
