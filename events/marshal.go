@@ -1,6 +1,9 @@
 package events
 
-import "io"
+import (
+	"encoding/json"
+	"io"
+)
 
 // compactResult is a result that writes the bytes json.Marshal writes of
 // it itself (engine.Result: WriteCompactJSON, held to json.Marshal by its
@@ -39,4 +42,18 @@ func appendSlow(dst []byte, ev Event) ([]byte, error) {
 		return dst, err
 	}
 	return append(dst, slow...), nil
+}
+
+// CompletedTurn is the turn of a turn_completed event written as JSON (a
+// line of the events a server keeps); 0 for any other event, or for what
+// is not an event.
+func CompletedTurn(ev []byte) int {
+	var e struct {
+		Type Type `json:"type"`
+		Turn int  `json:"turn"`
+	}
+	if json.Unmarshal(ev, &e) != nil || e.Type != TurnCompleted {
+		return 0
+	}
+	return e.Turn
 }

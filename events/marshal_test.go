@@ -64,3 +64,19 @@ func TestMarshalIsJSONMarshal(t *testing.T) {
 		}
 	}
 }
+
+// CompletedTurn reads the turn of a turn_completed event's JSON, as the
+// servers keep it, and 0 of anything else.
+func TestCompletedTurn(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int{
+		`{"type":"turn_completed","turn":3,"timestamp":"2026-12-07T00:00:00Z"}`: 3,
+		`{"type":"agent_completed","turn":3}`:                                   0,
+		`{"type":"turn_completed"}`:                                             0,
+		`not json`:                                                              0,
+	} {
+		if got := events.CompletedTurn([]byte(in)); got != want {
+			t.Errorf("CompletedTurn(%s) = %d, want %d", in, got, want)
+		}
+	}
+}

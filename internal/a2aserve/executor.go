@@ -2,7 +2,6 @@ package a2aserve
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"iter"
 	"strings"
@@ -149,7 +148,7 @@ func (x *adapter) track(ctx context.Context, ec *a2asrv.ExecutorContext, after i
 		}
 		for i, ev := range evs {
 			after = first + i
-			if turn := turnOf(ev); turn > 0 {
+			if turn := events.CompletedTurn(ev); turn > 0 {
 				msg := a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(fmt.Sprintf("turn %d completed", turn)))
 				msg.Metadata = map[string]any{"turn": turn}
 				if !yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, msg), nil) {
@@ -212,18 +211,6 @@ func (x *adapter) Cancel(ctx context.Context, ec *a2asrv.ExecutorContext) iter.S
 			yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
 		}
 	}
-}
-
-// turnOf is the turn of a turn_completed event (its JSON), else 0.
-func turnOf(ev []byte) int {
-	var e struct {
-		Type events.Type `json:"type"`
-		Turn int         `json:"turn"`
-	}
-	if json.Unmarshal(ev, &e) != nil || e.Type != events.TurnCompleted {
-		return 0
-	}
-	return e.Turn
 }
 
 // messageText is what a message says as a run's input or an answer: its

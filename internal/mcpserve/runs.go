@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/serve"
 )
 
@@ -79,7 +80,7 @@ func (x *Runs) follow(ctx context.Context, id string, after int, progress func(i
 			return nil, err
 		}
 		for i, ev := range evs {
-			if turn := turnOf(ev); turn > 0 {
+			if turn := events.CompletedTurn(ev); turn > 0 {
 				progress(turn)
 			}
 			after = first + i

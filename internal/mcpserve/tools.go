@@ -12,7 +12,6 @@ import (
 	"github.com/ensemble-run/ensemble/agent"
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
-	"github.com/ensemble-run/ensemble/events"
 	"github.com/ensemble-run/ensemble/serve"
 )
 
@@ -292,19 +291,6 @@ func (d *door) progress(ctx context.Context, req *mcp.CallToolRequest) func(int)
 		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok,
 			Progress: float64(turn), Message: fmt.Sprintf("turn %d completed", turn)})
 	}
-}
-
-// turnOf reads a turn_completed event's turn from its JSON; 0 for any
-// other event.
-func turnOf(ev []byte) int {
-	var e struct {
-		Type events.Type `json:"type"`
-		Turn int         `json:"turn"`
-	}
-	if json.Unmarshal(ev, &e) != nil || e.Type != events.TurnCompleted {
-		return 0
-	}
-	return e.Turn
 }
 
 // result is the tool result of a run's outcome.
