@@ -65,14 +65,9 @@ func (db *DB) Grouped() bool { return db.group != nil }
 // it) in a savepoint of its own, or without group commit in a transaction
 // of its own (tx). turn counts the turns f saves.
 func (db *DB) write(turns int, f func() error) error {
-	g := db.group
-	if g == nil {
+	if grouped, err := db.enter(); !grouped {
 		return db.tx(f)
-	}
-	if g.err != nil {
-		return g.err
-	}
-	if err := db.begin(); err != nil {
+	} else if err != nil {
 		return err
 	}
 	if err := db.exec("SAVEPOINT w"); err != nil {
@@ -88,6 +83,20 @@ func (db *DB) write(turns int, f func() error) error {
 		return db.lost(err)
 	}
 	return db.wrote(turns)
+}
+
+// enter readies a write in the group's open transaction (begin), or says
+// that db does not commit its writes together (then each is a
+// transaction of its own); err is the group's failed commit, or begin's.
+func (db *DB) enter() (grouped bool, err error) {
+	g := db.group
+	if g == nil {
+		return false, nil
+	}
+	if g.err != nil {
+		return true, g.err
+	}
+	return true, db.begin()
 }
 
 // begin opens the group's transaction if none is open, and starts the
@@ -129,14 +138,9 @@ func (db *DB) wrote(turns int) error {
 // whole transaction back (a full disk, an I/O error, …): then, as write,
 // every write since the last commit is reported lost.
 func (db *DB) write1(turns int, f func() error) error {
-	g := db.group
-	if g == nil {
+	if grouped, err := db.enter(); !grouped {
 		return db.tx(f)
-	}
-	if g.err != nil {
-		return g.err
-	}
-	if err := db.begin(); err != nil {
+	} else if err != nil {
 		return err
 	}
 	if err := f(); err != nil {
