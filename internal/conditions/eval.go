@@ -25,16 +25,11 @@ func (p *Program) EvalContext(ctx context.Context, env *Env) (result bool, err e
 	if p == nil || p.prog == nil {
 		return true, nil
 	}
-	if err := ctx.Err(); err != nil {
-		return false, &RuntimeError{Msg: oneLine(err.Error()), cause: err}
+	r, err := runnerFor(ctx, "")
+	if err != nil {
+		return false, err
 	}
-	r := runnerPool.Get().(*runner)
-	defer func() {
-		if rec := recover(); rec != nil {
-			// Do not return a runner in an unknown state to the pool.
-			result, err = false, &RuntimeError{Msg: oneLine(fmt.Sprint(rec))}
-		}
-	}()
+	defer recovered(&result, &err, "")
 	if env != nil {
 		r.env.Env = *env
 	}

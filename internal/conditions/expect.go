@@ -93,15 +93,11 @@ func (n *names) Visit(node *ast.Node) {
 // EvalContext runs the expectation in the sandbox over f. A run-time error
 // is returned (a *RuntimeError) with false: the expectation does not hold.
 func (x *Expectation) EvalContext(ctx context.Context, f *Final) (result bool, err error) {
-	if err := ctx.Err(); err != nil {
-		return false, &RuntimeError{Msg: oneLine(err.Error()), What: expectWhat, cause: err}
+	r, err := runnerFor(ctx, expectWhat)
+	if err != nil {
+		return false, err
 	}
-	r := runnerPool.Get().(*runner)
-	defer func() {
-		if rec := recover(); rec != nil {
-			result, err = false, &RuntimeError{Msg: oneLine(fmt.Sprint(rec)), What: expectWhat}
-		}
-	}()
+	defer recovered(&result, &err, expectWhat)
 	env := &expectEvalEnv{m: &r.meter}
 	if f != nil {
 		env.expectEnv = expectEnv{Env: f.Env, HeldBack: f.HeldBack, Errors: f.Errors}

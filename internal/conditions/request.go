@@ -2,7 +2,6 @@ package conditions
 
 import (
 	"context"
-	"fmt"
 )
 
 // requestEnv is the names a request template may use: an HTTP request's
@@ -36,15 +35,11 @@ func (t *Template) EvalRequest(ctx context.Context, body any, headers map[string
 		return nil, &RuntimeError{Msg: "only a request template is evaluated with EvalRequest", What: templateWhat}
 	}
 	return t.eval(func(p *Program, left *meter, memory uint) (result any, err error) {
-		if err := ctx.Err(); err != nil {
-			return nil, &RuntimeError{Msg: oneLine(err.Error()), cause: err}
+		r, err := runnerFor(ctx, "")
+		if err != nil {
+			return nil, err
 		}
-		r := runnerPool.Get().(*runner)
-		defer func() {
-			if rec := recover(); rec != nil {
-				result, err = nil, &RuntimeError{Msg: oneLine(fmt.Sprint(rec))}
-			}
-		}()
+		defer recovered(&result, &err, "")
 		env := &requestEvalEnv{requestEnv: requestEnv{Body: body, Headers: headers}, m: &r.meter}
 		return r.runMetered(ctx, p, env, left, memory, nil)
 	})

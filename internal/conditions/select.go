@@ -2,7 +2,6 @@ package conditions
 
 import (
 	"context"
-	"fmt"
 	"strings"
 )
 
@@ -68,15 +67,11 @@ func (s *Select) EvalContext(ctx context.Context, env *Env, output any) (result 
 }
 
 func (s *Select) eval(ctx context.Context, env *Env, output any, o Outcome) (result any, err error) {
-	if err := ctx.Err(); err != nil {
-		return nil, &RuntimeError{Msg: oneLine(err.Error()), What: "select", cause: err}
+	r, err := runnerFor(ctx, "select")
+	if err != nil {
+		return nil, err
 	}
-	r := runnerPool.Get().(*runner)
-	defer func() {
-		if rec := recover(); rec != nil {
-			result, err = nil, &RuntimeError{Msg: oneLine(fmt.Sprint(rec)), What: "select"}
-		}
-	}()
+	defer recovered(&result, &err, "select")
 	if env != nil {
 		r.env.Env = *env
 	}

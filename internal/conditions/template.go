@@ -299,15 +299,11 @@ func (t *Template) eval(value func(p *Program, left *meter, memory uint) (any, e
 // whatever the type of its value: within the steps and bytes left (which
 // it counts off) and memory.
 func (p *Program) evalValue(ctx context.Context, env *Env, item *Item, left *meter, memory uint) (result any, err error) {
-	if err := ctx.Err(); err != nil {
-		return nil, &RuntimeError{Msg: oneLine(err.Error()), cause: err}
+	r, err := runnerFor(ctx, "")
+	if err != nil {
+		return nil, err
 	}
-	r := runnerPool.Get().(*runner)
-	defer func() {
-		if rec := recover(); rec != nil {
-			result, err = nil, &RuntimeError{Msg: oneLine(fmt.Sprint(rec))}
-		}
-	}()
+	defer recovered(&result, &err, "")
 	var vmEnv any = &r.env
 	if env != nil {
 		r.env.Env = *env
@@ -318,6 +314,26 @@ func (p *Program) evalValue(ctx context.Context, env *Env, item *Item, left *met
 		vmEnv = ie
 	}
 	return r.runMetered(ctx, p, vmEnv, left, memory, r.env.Reads)
+}
+
+// runnerFor is a runner of the pool, for an evaluation of what (a
+// *RuntimeError's What), unless ctx is done. The evaluation puts it back
+// when it ends, unless it panicked (recovered): a runner in an unknown
+// state does not go back.
+func runnerFor(ctx context.Context, what string) (*runner, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &RuntimeError{Msg: oneLine(err.Error()), What: what, cause: err}
+	}
+	return runnerPool.Get().(*runner), nil
+}
+
+// recovered, deferred by an evaluation of what, turns a panic of the VM
+// into a *RuntimeError and no result.
+func recovered[T any](result *T, err *error, what string) {
+	if rec := recover(); rec != nil {
+		var zero T
+		*result, *err = zero, &RuntimeError{Msg: oneLine(fmt.Sprint(rec)), What: what}
+	}
 }
 
 // runMetered runs p on r's VM against env, metered from what left holds
