@@ -295,13 +295,20 @@ func (d *Run) Begin(e *ensemble.Ensemble, f *state.File) error {
 		}
 		return name
 	}
-	d.hold()
-	defer d.release()
+	// A shared database's writer holds its lock itself, around its
+	// statements only (store.DB.CreateShared).
 	var err error
-	if d.info != nil {
+	switch {
+	case d.info != nil && d.shared:
+		d.w, err = d.db.ContinueShared(d.info, f, keys)
+	case d.info != nil:
 		d.w, err = d.db.Continue(d.info, f, keys)
-	} else {
+	case d.shared:
+		d.w, err = d.db.CreateShared(d.id, f, keys)
+	default:
 		d.w, err = d.db.Create(d.id, f, keys)
+	}
+	if d.info == nil {
 		var exists *store.ExistsError
 		if errors.As(err, &exists) {
 			err = &UnfinishedError{Path: d.path, ID: d.id, Ensemble: exists.Run.Ensemble, Turns: exists.Run.Turns}
@@ -335,11 +342,7 @@ func (d *Run) Wrap(r agent.Runner) agent.Runner {
 			defer d.release()
 			return d.db.Flush()
 		}}
-		d.save = d.barrier.AfterTurn(func(st *state.State) error {
-			d.hold()
-			defer d.release()
-			return d.w.SaveTurn(st)
-		})
+		d.save = d.barrier.AfterTurn(func(st *state.State) error { return d.w.SaveTurn(st) })
 	default:
 		return r
 	}
@@ -355,8 +358,6 @@ func (d *Run) AfterTurn(st *state.State) error {
 	case d.save != nil:
 		return d.save(st)
 	}
-	d.hold()
-	defer d.release()
 	return d.w.SaveTurn(st)
 }
 
@@ -369,13 +370,11 @@ func (d *Run) Finish(st *state.State, reason string, stopped *state.Stopped) err
 		d.sf.State, d.sf.CompletionReason, d.sf.Stopped = st, reason, stopped
 		return d.lock.Save(d.sf)
 	}
-	d.hold()
 	err := d.w.Finish(st, reason, stopped)
 	if cerr := d.w.Close(); err == nil {
 		err = cerr
 	}
 	d.w = nil
-	d.release()
 	d.Abandon()
 	return err
 }
@@ -385,15 +384,13 @@ func (d *Run) Abandon() {
 	if d.lock != nil {
 		d.lock.Unlock()
 	}
-	if d.w != nil || d.locked {
+	if d.w != nil {
+		d.w.Close() // which holds a shared database's lock itself
+		d.w = nil
+	} else if d.locked {
 		d.hold()
-		if d.w != nil {
-			d.w.Close()
-			d.w = nil
-		} else {
-			d.db.Unlock(d.info)
-			d.locked = false
-		}
+		d.db.Unlock(d.info)
+		d.locked = false
 		d.release()
 	}
 	if d.db != nil && d.ownDB {

@@ -88,3 +88,78 @@ func TestGroupCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Shared writers (CreateShared) hold the database's lock themselves, only
+// around their statements: runs on goroutines of their own save without
+// their caller holding it, and wait for whoever holds it.
+func TestSharedWritersHoldTheLockThemselves(t *testing.T) {
+	t.Parallel()
+	db, err := Open(filepath.Join(t.TempDir(), "shared.db"), true, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.GroupCommit(false)
+	const runs, turns = 8, 5
+	errs := make(chan error, runs)
+	db.Hold() // held until every run waits on it
+	started := make(chan struct{}, runs)
+	for i := range runs {
+		go func() {
+			started <- struct{}{}
+			st := state.New("go")
+			f := &state.File{Ensemble: state.FileRef{Name: "g", Path: "/g.yaml", SHA256: fmt.Sprintf("%064x", 1)}, State: st}
+			w, err := db.CreateShared(fmt.Sprintf("run%d", i), f, func(s string) string { return s })
+			if err != nil {
+				errs <- err
+				return
+			}
+			for n := 1; n <= turns; n++ {
+				turn(st, n)
+				if err := w.SaveTurn(st); err != nil {
+					errs <- err
+					return
+				}
+			}
+			err = w.Finish(st, "completed", nil)
+			if cerr := w.Close(); err == nil {
+				err = cerr
+			}
+			errs <- err
+		}()
+	}
+	for range runs {
+		<-started
+	}
+	select {
+	case err := <-errs:
+		t.Fatalf("a run went on while the lock was held: %v", err)
+	default:
+	}
+	db.Release()
+	for range runs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Hold()
+	defer db.Release()
+	infos, err := db.Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(infos) != runs {
+		t.Fatalf("%d runs saved, want %d", len(infos), runs)
+	}
+	for _, r := range infos {
+		f, err := db.Load(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.CompletionReason != "completed" || f.State.TurnCount != turns || len(f.State.History()) != turns {
+			t.Errorf("%s: %q, %d turns, %d records", r.ID, r.CompletionReason, f.State.TurnCount, len(f.State.History()))
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -40,6 +40,12 @@ type Writer struct {
 	row turnRow // the values of a turn's row, reused
 
 	bg atomic.Pointer[behind] // the goroutine that writes the rows, after Background
+
+	// shared: the database is used by several runs at once, and the writer
+	// holds its lock (Hold) itself, only for its statements: a turn's row is
+	// encoded before, so that the runs encode in parallel and take turns
+	// only at SQLite (CreateShared). Otherwise its caller holds what it must.
+	shared bool
 }
 
 // keepRecords is the most bytes of a turn's records whose buffer the
@@ -94,6 +100,18 @@ func (w *Writer) reset(st *state.State) {
 // An id the database holds already is refused unless the run has finished:
 // then replace decides (its turns are dropped, the new run takes its place).
 func (db *DB) Create(id string, f *state.File, stateKey func(string) string) (*Writer, error) {
+	return db.create(id, f, stateKey, false)
+}
+
+// CreateShared is Create on a database that several runs use at once,
+// whose every use holds its lock (Hold): the caller does not hold it. It
+// encodes f first, then holds the lock for its statements; the writer it
+// returns does the same at each save (see Writer.shared).
+func (db *DB) CreateShared(id string, f *state.File, stateKey func(string) string) (*Writer, error) {
+	return db.create(id, f, stateKey, true)
+}
+
+func (db *DB) create(id string, f *state.File, stateKey func(string) string, shared bool) (*Writer, error) {
 	now := time.Now().UTC()
 	snapshot, err := json.Marshal(f.State)
 	if err != nil {
@@ -102,6 +120,10 @@ func (db *DB) Create(id string, f *state.File, stateKey func(string) string) (*W
 	ref, resp, profiles, opts, err := meta(f)
 	if err != nil {
 		return nil, &Error{Path: db.path, Err: err}
+	}
+	if shared {
+		db.Hold()
+		defer db.Release()
 	}
 	for {
 		// A new id, the usual case: one statement, which adds nothing
@@ -126,7 +148,7 @@ func (db *DB) Create(id string, f *state.File, stateKey func(string) string) (*W
 			if err := db.Lock(r); err != nil {
 				return nil, err
 			}
-			return db.startLocked(r, f, stateKey)
+			return db.startLocked(r, f, stateKey, shared)
 		}
 		old, err := db.Run(id)
 		if errors.Is(err, ErrNoRun) {
@@ -157,16 +179,18 @@ func (db *DB) Create(id string, f *state.File, stateKey func(string) string) (*W
 		}
 		old.CompletionReason, old.Turns, old.Started = "", f.State.TurnCount, now
 		old.Parent, old.ParentTurn = "", 0
-		return db.startLocked(old, f, stateKey)
+		return db.startLocked(old, f, stateKey, shared)
 	}
 }
 
-func (db *DB) startLocked(r *RunInfo, f *state.File, stateKey func(string) string) (*Writer, error) {
+func (db *DB) startLocked(r *RunInfo, f *state.File, stateKey func(string) string, shared bool) (*Writer, error) {
 	w, err := db.start(r, f, stateKey)
 	if err != nil {
 		db.Unlock(r)
+		return nil, err
 	}
-	return w, err
+	w.shared = shared
+	return w, nil
 }
 
 // Continue returns the writer of a run loaded from this database (with
@@ -186,6 +210,18 @@ func (db *DB) Continue(r *RunInfo, f *state.File, stateKey func(string) string) 
 		return nil, &Error{Path: db.path, Err: err}
 	}
 	return db.start(r, f, stateKey)
+}
+
+// ContinueShared is Continue on a database that several runs use at once
+// (see CreateShared): the caller does not hold its lock.
+func (db *DB) ContinueShared(r *RunInfo, f *state.File, stateKey func(string) string) (*Writer, error) {
+	db.Hold()
+	defer db.Release()
+	w, err := db.Continue(r, f, stateKey)
+	if err == nil {
+		w.shared = true
+	}
+	return w, err
 }
 
 // ExistsError is a run id that names an unfinished run already.
@@ -231,8 +267,24 @@ func meta(f *state.File) (ref, resp, profiles, opts any, err error) {
 func (w *Writer) Close() error {
 	err := w.stopBehind()
 	w.begin, w.commit, w.insertTurn, w.insertWarning = nil, nil, nil, nil
+	w.hold()
 	w.db.Unlock(w.run)
+	w.release()
 	return err
+}
+
+// hold and release take and let go of the database's lock around a shared
+// writer's statements (see Writer.shared).
+func (w *Writer) hold() {
+	if w.shared {
+		w.db.Hold()
+	}
+}
+
+func (w *Writer) release() {
+	if w.shared {
+		w.db.Release()
+	}
 }
 
 // Run is the run the writer writes.
@@ -296,6 +348,8 @@ func (w *Writer) save(st *state.State, reason string, stopped *state.Stopped, fi
 	if row != nil {
 		saved = 1
 	}
+	w.hold()
+	defer w.release()
 	var err error
 	switch {
 	case row != nil && len(newWarnings) == 0 && b != nil:
