@@ -6,7 +6,10 @@ package serve_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/ensemble-run/ensemble/serve"
 )
 
 // An answer's run id comes from the URL, where %2F is a slash: it must
@@ -25,5 +28,55 @@ func TestAnswerIDNamesNoJournalFile(t *testing.T) {
 		if code != 404 || errorCode(t, b) != "not_found" {
 			t.Errorf("%s: %d %s, want 404 not_found", id, code, b)
 		}
+	}
+}
+
+// A script of one file served must not read the key of another file, nor
+// the server's own secrets (its token, the secret of its webhooks, a
+// trigger's secret): each file's session strips only its own keys. And a
+// value of them that reaches a run anyway (its input) is redacted from the
+// answers.
+func TestScriptsSeeNoServerSecret(t *testing.T) {
+	t.Parallel()
+	dir := ensembles(t)
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "env"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write("env/ensemble.yaml", "name: env\nagents:\n  - name: dump\n    script: dump.py\n"+
+		"triggers:\n  - webhook: {path: /hooks/env, secret_env: ENV_HOOK_SECRET, input: x}\n")
+	write("env/dump.py", "#!/usr/bin/env python3\nimport json, os, sys\njson.load(sys.stdin)\njson.dump(dict(os.environ), sys.stdout)\n")
+	secrets := map[string]string{
+		"SERVE_TEST_KEY":        testKey,
+		"ENV_HOOK_SECRET":       "hook-secret-0f3a9c1e",
+		serve.WebhookSecretEnv:  "whsec-long-enough-1234",
+		serve.TokenEnv:          testToken,
+		"ENV_NOT_SECRET_MARKER": "plain-value-kept",
+	}
+	env := os.Environ()
+	for k, v := range secrets {
+		env = append(env, k+"="+v)
+	}
+	s := startServer(t, dir, func(o *serve.Options) {
+		o.LookupEnv = lookup(secrets)
+		o.Environ = func() []string { return env }
+	})
+	r := s.start(t, "env", nil)
+	if r.Status != "completed" || !strings.Contains(string(r.Result), "plain-value-kept") {
+		t.Fatalf("%s %s", r.Status, r.Result)
+	}
+	for k, v := range secrets {
+		if k != "ENV_NOT_SECRET_MARKER" && (strings.Contains(string(r.Result), v) || strings.Contains(string(r.Result), `"`+k+`"`)) {
+			t.Errorf("the script read $%s:\n%s", k, r.Result)
+		}
+	}
+	// a secret given as an input is redacted from the answer
+	r = s.start(t, "secret", map[string]any{"input": "hook " + secrets["ENV_HOOK_SECRET"] + " token " + testToken})
+	if strings.Contains(string(r.Result), secrets["ENV_HOOK_SECRET"]) || strings.Contains(string(r.Result), testToken) {
+		t.Errorf("a secret shows:\n%s", r.Result)
 	}
 }

@@ -77,8 +77,12 @@ type Options struct {
 	// beyond their state (nil: discarded); Skipped is told of every
 	// ensemble file of a folder not served, and why.
 	LookupEnv func(string) (string, bool)
-	Stderr    io.Writer
-	Skipped   func(path string, why error)
+	// Environ is the environment the runs' scripts and MCP servers
+	// inherit (nil: os.Environ), less every variable that holds a secret
+	// of the server or of any file served (envsecrets.go).
+	Environ func() []string
+	Stderr  io.Writer
+	Skipped func(path string, why error)
 	// Clock is the time cron triggers read (nil: time.Now);
 	// TriggerPoll is the longest the scheduler sleeps before reading it
 	// again (default 30 seconds), so that a test's fake clock, or a
@@ -229,6 +233,7 @@ func New(o Options) (*Server, error) {
 	if s.runs, err = newRuns(&s.o, list); err != nil {
 		return nil, err
 	}
+	s.runs.hideSecrets(s.token) // envsecrets.go
 	s.routes(s.mux)
 	s.chatRoutes(s.mux)                           // chat.go
 	s.mux.HandleFunc(answerPrefix, s.serveAnswer) // notify.go
