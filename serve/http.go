@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +56,8 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		writeError(w, statusOf[e.Code], e.Code, s.runs.redact(e.Message))
 	case errors.As(err, &big):
 		writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is over %d bytes (--max-body)", big.Limit))
+	case errors.Is(err, os.ErrDeadlineExceeded): // slowclient.go
+		writeError(w, http.StatusRequestTimeout, "timeout", fmt.Sprintf("the body did not arrive within %s", s.o.ReadTimeout))
 	default:
 		writeError(w, http.StatusInternalServerError, "internal", s.runs.redact(err.Error()))
 	}
@@ -374,11 +377,13 @@ func (s *Server) apiFork(w http.ResponseWriter, r *http.Request) {
 // Bearer (the inspector's own requests carry it its way).
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBody)
+		w, done := s.slowClients(w, r) // slowclient.go
+		defer done()
 		if !s.hostAllowed(r.Host) {
-			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("Host %q is not this server's: open it by its address", r.Host))
+			refuse(w, r, http.StatusForbidden, "forbidden", fmt.Sprintf("Host %q is not this server's: open it by its address", r.Host))
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBody)
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		if origin := r.Header.Get("Origin"); origin != "" && s.o.CORS != "" && origin == s.o.CORS {
 			h := w.Header()
@@ -398,7 +403,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		// and nothing else lives under /hooks/.
 		if under, h := s.isHook(r.URL.Path); under {
 			if h == nil {
-				writeError(w, http.StatusNotFound, CodeNotFound, "no webhook trigger at "+r.URL.Path)
+				refuse(w, r, http.StatusNotFound, CodeNotFound, "no webhook trigger at "+r.URL.Path)
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -414,7 +419,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.token)) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="ensemble"`)
-				writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong token: send Authorization: Bearer TOKEN, the token serve printed")
+				refuse(w, r, http.StatusUnauthorized, "unauthorized", "missing or wrong token: send Authorization: Bearer TOKEN, the token serve printed")
 				return
 			}
 		}

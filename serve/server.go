@@ -51,6 +51,12 @@ type Options struct {
 	MaxBody int64
 	// MaxWait caps Prefer: wait (default 10 minutes).
 	MaxWait time.Duration
+	// ReadTimeout bounds the arrival of a request's headers and of its
+	// body (default 1 minute); IdleTimeout the time a connection is kept
+	// open between requests (default 2 minutes); WriteTimeout each write
+	// of an answer (default 2 minutes): a client that stopped reading its
+	// answer or its event stream is let go (slowclient.go).
+	ReadTimeout, IdleTimeout, WriteTimeout time.Duration
 	// Grace is how long a shutdown lets the runs going on end (default 30
 	// seconds); those left are interrupted, saved, and go on when the
 	// server starts again.
@@ -139,6 +145,15 @@ func (o *Options) defaults() {
 	}
 	if o.MaxWait <= 0 {
 		o.MaxWait = 10 * time.Minute
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = defaultReadTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = defaultIdleTimeout
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = defaultWriteTimeout
 	}
 	if o.Grace <= 0 {
 		o.Grace = 30 * time.Second
@@ -309,7 +324,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	s.runs.recover()
 	stopTriggers := s.startTriggers(ctx)
 	stopTimeouts := s.startTimeouts(ctx) // asktimeout.go
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: min(10*time.Second, s.o.ReadTimeout), IdleTimeout: s.o.IdleTimeout}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
 	var err error
