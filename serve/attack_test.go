@@ -80,3 +80,15 @@ func TestScriptsSeeNoServerSecret(t *testing.T) {
 		t.Errorf("a secret shows:\n%s", r.Result)
 	}
 }
+
+// Prefer: wait with more seconds than a time.Duration holds waits the
+// longest it may (MaxWait), instead of wrapping to a negative wait, which
+// waited for nothing.
+func TestHugePreferWaitIsCapped(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, ensembles(t), nil)
+	code, b, h := s.do(t, "POST", "/v1/ensembles/count/runs", nil, "Prefer", "wait=10000000000")
+	if code != 201 || h.Get("Preference-Applied") != "wait=600" || decodeRun(t, b).Status != "completed" {
+		t.Fatalf("%d %v %s", code, h.Get("Preference-Applied"), b)
+	}
+}

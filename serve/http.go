@@ -222,7 +222,11 @@ func preferWait(r *http.Request, max time.Duration) (time.Duration, error) {
 			if err != nil || n < 0 {
 				return 0, errorf(CodeBadRequest, "Prefer: wait=%s: give a number of seconds", v)
 			}
-			return min(time.Duration(n)*time.Second, max), nil
+			// compared in seconds: n seconds in nanoseconds may wrap
+			if int64(n) >= int64(max/time.Second) {
+				return max, nil
+			}
+			return time.Duration(n) * time.Second, nil
 		}
 	}
 	return 0, nil
