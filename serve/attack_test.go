@@ -92,3 +92,16 @@ func TestHugePreferWaitIsCapped(t *testing.T) {
 		t.Fatalf("%d %v %s", code, h.Get("Preference-Applied"), b)
 	}
 }
+
+// A path nothing serves, or a trigger's path asked with GET, is refused
+// in the one shape of every error, not with net/http's text.
+func TestUnknownPathsAreJSON(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, ensembles(t), func(o *serve.Options) { o.NoUI = true })
+	for _, p := range []string{"/", "/nothing", "/hooks/nope", "/V1/runs", "/%2e%2e/v1/runs"} {
+		code, b, _ := s.do(t, "GET", p, nil)
+		if code != 404 || errorCode(t, b) != "not_found" {
+			t.Errorf("%s: %d %s", p, code, b)
+		}
+	}
+}

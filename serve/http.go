@@ -105,6 +105,11 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "no such API: "+r.Method+" "+r.URL.Path)
 	})
+	// Any other path, and a trigger's path asked with another method than
+	// POST: the error's one shape, not net/http's text.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, CodeNotFound, "nothing is served at "+r.Method+" "+r.URL.Path)
+	})
 }
 
 func (s *Server) apiEnsembles(w http.ResponseWriter, r *http.Request) {
