@@ -105,3 +105,32 @@ func TestUnknownPathsAreJSON(t *testing.T) {
 		}
 	}
 }
+
+// The token: its scheme in any case (RFC 7235), nothing else near it.
+func TestTokenVariants(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, ensembles(t), nil)
+	for _, c := range []struct {
+		auth string
+		code int
+	}{
+		{"Bearer " + testToken, 200},
+		{"bearer " + testToken, 200},
+		{"BEARER  " + testToken + " ", 200},
+		{"Bearer", 401},
+		{"Bearer ", 401},
+		{"Bearer " + testToken + "x", 401},
+		{"Bearer " + testToken[:len(testToken)-1], 401},
+		{"Basic " + testToken, 401},
+		{testToken, 401},
+		{"Bearer " + strings.Repeat("a", 64<<10), 401},
+	} {
+		code, b, h := s.do(t, "GET", "/v1/ensembles", nil, "Authorization", c.auth)
+		if code != c.code {
+			t.Errorf("%.40q: %d %s, want %d", c.auth, code, b, c.code)
+		}
+		if code == 401 && (errorCode(t, b) != "unauthorized" || strings.Contains(string(b), testToken) || h.Get("WWW-Authenticate") == "") {
+			t.Errorf("%.40q: %s %v", c.auth, b, h)
+		}
+	}
+}

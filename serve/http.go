@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -425,8 +426,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			return
 		}
 		if s.isAPI(r.URL.Path) && !s.isPublic(r) {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.token)) != 1 {
+			if !s.authorized(r) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="ensemble"`)
 				refuse(w, r, http.StatusUnauthorized, "unauthorized", "missing or wrong token: send Authorization: Bearer TOKEN, the token serve printed")
 				return
@@ -434,6 +434,18 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// authorized reports whether r carries the token: Authorization: Bearer
+// TOKEN, the scheme in any case (RFC 7235). The SHA-256 sums are compared,
+// in constant time: a wrong token's length tells nothing either.
+func (s *Server) authorized(r *http.Request) bool {
+	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	sum, want := sha256.Sum256([]byte(strings.TrimSpace(got))), sha256.Sum256([]byte(s.token))
+	return subtle.ConstantTimeCompare(sum[:], want[:]) == 1
 }
 
 // isAPI reports whether path is the run API's (or a handler's mounted
