@@ -4,10 +4,14 @@ package serve_test
 // refused, and reaches nothing it names outside the server's runs.
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ensemble-run/ensemble/serve"
 )
@@ -132,5 +136,38 @@ func TestTokenVariants(t *testing.T) {
 		if code == 401 && (errorCode(t, b) != "unauthorized" || strings.Contains(string(b), testToken) || h.Get("WWW-Authenticate") == "") {
 			t.Errorf("%.40q: %s %v", c.auth, b, h)
 		}
+	}
+}
+
+// A webhook's delivery does not follow a redirect: the body and its
+// signature go to the URL the caller gave, and nowhere it sends them on
+// (another host, an address inside the network); a 3xx is a failed
+// attempt.
+func TestWebhookFollowsNoRedirect(t *testing.T) {
+	t.Parallel()
+	var elsewhere atomic.Int32
+	far := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) }))
+	defer far.Close()
+	near := httptest.NewServer(http.RedirectHandler(far.URL+"/stolen", http.StatusTemporaryRedirect))
+	defer near.Close()
+	s := startServer(t, ensembles(t), func(o *serve.Options) { o.WebhookAttempts = 1 })
+	r := s.start(t, "count", map[string]any{"webhook": near.URL})
+	deadline := time.Now().Add(patience)
+	for {
+		_, data, _ := s.sse(t, r.RunID)
+		all := strings.Join(data, "\n")
+		if strings.Contains(all, "webhook_") {
+			if !strings.Contains(all, "webhook_failed") || !strings.Contains(all, "307") {
+				t.Errorf("events:\n%s", all)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no delivery")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Fatalf("the redirect was followed: %d requests elsewhere", n)
 	}
 }
