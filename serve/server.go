@@ -47,6 +47,9 @@ type Options struct {
 	// many may wait for a slot (default 1000) before a new one is refused
 	// (429).
 	MaxRuns, MaxQueue int
+	// MaxConns caps the connections served at once (default 1024): past
+	// it, new ones wait until one closes (connlimit.go).
+	MaxConns int
 	// MaxBody caps every request's body (default 1 MiB).
 	MaxBody int64
 	// MaxWait caps Prefer: wait (default 10 minutes).
@@ -139,6 +142,9 @@ func (o *Options) defaults() {
 	}
 	if o.EventsMaxSize <= 0 {
 		o.EventsMaxSize = defaultEventsMaxSize
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = defaultMaxConns
 	}
 	if o.MaxBody <= 0 {
 		o.MaxBody = 1 << 20
@@ -326,7 +332,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	stopTimeouts := s.startTimeouts(ctx) // asktimeout.go
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: min(10*time.Second, s.o.ReadTimeout), IdleTimeout: s.o.IdleTimeout}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(l) }()
+	go func() { errc <- srv.Serve(limitConns(l, s.o.MaxConns)) }() // connlimit.go
 	var err error
 	select {
 	case err = <-errc:

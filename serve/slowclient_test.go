@@ -100,3 +100,34 @@ func TestClientThatStopsReadingIsLetGo(t *testing.T) {
 		t.Fatalf("the whole answer came (%d bytes, Content-Length %s): the server waited for the client", n, strconv.FormatInt(resp.ContentLength, 10))
 	}
 }
+
+// Past MaxConns the server accepts no more connections until one closes:
+// a flood of connections that send nothing cannot take every file
+// descriptor the runs need. The client past the cap is served once a
+// place is free.
+func TestConnectionsAreCapped(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, ensembles(t), func(o *serve.Options) { o.MaxConns = 2 })
+	held := []net.Conn{dial(t, s), dial(t, s)} // they send nothing
+	served := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest("GET", s.url+"/v1/ensembles", nil)
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		resp, err := (&http.Client{Timeout: patience}).Do(req)
+		if err != nil {
+			served <- 0
+			return
+		}
+		resp.Body.Close()
+		served <- resp.StatusCode
+	}()
+	select {
+	case code := <-served:
+		t.Fatalf("served past the cap: %d", code)
+	case <-time.After(500 * time.Millisecond):
+	}
+	held[0].Close()
+	if code := <-served; code != 200 {
+		t.Fatalf("once a place is free: %d", code)
+	}
+}
