@@ -361,3 +361,29 @@ func TestARunAnsweredElsewherePushes(t *testing.T) {
 		}
 	}
 }
+
+// The routes around the bindings refuse in serve's one error shape: an
+// unknown route, an ensemble not served (its card, public, too).
+func TestRefusalsAreJSON(t *testing.T) {
+	t.Parallel()
+	_, base := start(t)
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/a2a/nothing"},
+		{"PUT", "/a2a"},
+		{"POST", "/a2a/ensembles/nope"},
+		{"GET", "/a2a/ensembles/nope/.well-known/agent-card.json"},
+	} {
+		req, _ := http.NewRequest(c.method, base+c.path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e serve.ErrorBody
+		err = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != 404 || err != nil || e.Error.Code != "not_found" || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s %s: %d %v %+v", c.method, c.path, resp.StatusCode, err, e)
+		}
+	}
+}
