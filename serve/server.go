@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/url"
@@ -330,7 +331,8 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	s.runs.recover()
 	stopTriggers := s.startTriggers(ctx)
 	stopTimeouts := s.startTimeouts(ctx) // asktimeout.go
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: min(10*time.Second, s.o.ReadTimeout), IdleTimeout: s.o.IdleTimeout}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: min(10*time.Second, s.o.ReadTimeout), IdleTimeout: s.o.IdleTimeout,
+		ErrorLog: log.New(logWriter{s.runs}, "ensemble serve: http: ", 0)}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(limitConns(l, s.o.MaxConns)) }() // connlimit.go
 	var err error
