@@ -19,6 +19,10 @@ import (
 	"github.com/ensemble-run/ensemble/store"
 )
 
+// MinTokenLength is the length of the shortest token a server on another
+// address than the loopback takes.
+const MinTokenLength = 16
+
 // TokenEnv names the variable that holds the token a server expects
 // (ensemble serve reads it when --token-file is not given).
 const TokenEnv = "ENSEMBLE_SERVE_TOKEN"
@@ -229,6 +233,12 @@ func New(o Options) (*Server, error) {
 	o.defaults()
 	if !IsLoopback(o.Listen) && o.Token == "" {
 		return nil, fmt.Errorf("--listen %s is not a loopback address: give a token (--token-file, or $%s)", o.Listen, TokenEnv)
+	}
+	if !IsLoopback(o.Listen) && len(o.Token) < MinTokenLength {
+		// Nothing slows down guesses: a short token reached from the
+		// network is found by trying them all.
+		return nil, fmt.Errorf("--listen %s is not a loopback address: the token must have %d characters or more, got %d (openssl rand -hex 32 makes one)",
+			o.Listen, MinTokenLength, len(o.Token))
 	}
 	if _, _, err := net.SplitHostPort(o.Listen); err != nil {
 		return nil, fmt.Errorf("--listen %q: give HOST:PORT", o.Listen)
