@@ -171,3 +171,13 @@ func TestWebhookFollowsNoRedirect(t *testing.T) {
 		t.Fatalf("the redirect was followed: %d requests elsewhere", n)
 	}
 }
+
+// A server reached from the network wants a token too long to guess by
+// trying them all; the error does not show the token.
+func TestShortTokenOffTheLoopback(t *testing.T) {
+	t.Parallel()
+	_, err := serve.New(serve.Options{Paths: []string{"testdata/count"}, Listen: "0.0.0.0:7777", State: filepath.Join(t.TempDir(), "s.db"), Token: "hunter2"})
+	if err == nil || !strings.Contains(err.Error(), "16 characters") || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("a short token: %v", err)
+	}
+}

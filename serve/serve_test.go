@@ -719,11 +719,6 @@ func TestNonLoopbackNeedsToken(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "token") {
 		t.Fatalf("err %v", err)
 	}
-	// a token given, but short enough to guess from the network
-	_, err = serve.New(serve.Options{Paths: []string{"testdata/count"}, Listen: "0.0.0.0:7777", State: filepath.Join(t.TempDir(), "s.db"), Token: "hunter2"})
-	if err == nil || !strings.Contains(err.Error(), "16 characters") || strings.Contains(err.Error(), "hunter2") {
-		t.Fatalf("a short token: %v", err)
-	}
 	if !serve.IsLoopback("127.0.0.1:1") || !serve.IsLoopback("[::1]:1") || !serve.IsLoopback("localhost:1") || serve.IsLoopback("10.0.0.1:1") {
 		t.Fatal("IsLoopback")
 	}
