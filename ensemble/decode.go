@@ -491,14 +491,23 @@ func suggest(s string, candidates []string) string {
 // most 1 + a quarter of its letters edits away (optimal string alignment,
 // ignoring case), and s of two letters or more; a one-letter s suggests
 // only the same letter in another case (any other one-letter value is one
-// edit away: "did you mean 1?" for 4 would be noise).
+// edit away: "did you mean 1?" for 4 would be noise). s may come from
+// outside (a URL, a model's tool call): one longer than maxSuggested
+// letters suggests nothing, and a candidate whose length alone is too far
+// is not compared, so that a huge s costs no more than counting it.
 func closest(s string, candidates []string) string {
 	n := utf8.RuneCountInString(s)
+	if n > maxSuggested {
+		return ""
+	}
 	best, bestDist := "", 1+n/4
 	if n < 2 {
 		bestDist = 0
 	}
 	for _, c := range candidates {
+		if m := utf8.RuneCountInString(c); n-m > bestDist || m-n > bestDist {
+			continue // at least |n-m| edits away
+		}
 		if dist := distance(s, c); dist <= bestDist && (best == "" || dist < bestDist) {
 			best, bestDist = c, dist
 		}
@@ -506,29 +515,30 @@ func closest(s string, candidates []string) string {
 	return best
 }
 
+// maxSuggested is the length of the longest value closest looks at.
+const maxSuggested = 1024
+
 // distance is the optimal string alignment distance: edits, counting a swap of
-// two neighbours as one.
+// two neighbours as one. It keeps three rows of the table, not the table.
 func distance(a, b string) int {
 	s, t := []rune(strings.ToLower(a)), []rune(strings.ToLower(b))
-	d := make([][]int, len(s)+1)
-	for i := range d {
-		d[i] = make([]int, len(t)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
+	prev2, prev, cur := make([]int, len(t)+1), make([]int, len(t)+1), make([]int, len(t)+1)
+	for j := range prev {
+		prev[j] = j
 	}
 	for i := 1; i <= len(s); i++ {
+		cur[0] = i
 		for j := 1; j <= len(t); j++ {
 			cost := 1
 			if s[i-1] == t[j-1] {
 				cost = 0
 			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
 			if i > 1 && j > 1 && s[i-1] == t[j-2] && s[i-2] == t[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+				cur[j] = min(cur[j], prev2[j-2]+1)
 			}
 		}
+		prev2, prev, cur = prev, cur, prev2
 	}
-	return d[len(s)][len(t)]
+	return prev[len(t)]
 }

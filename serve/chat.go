@@ -69,6 +69,9 @@ func (s *Server) chatFail(w http.ResponseWriter, err error) {
 	case errors.As(err, &big):
 		chatError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "too_large", "",
 			fmt.Sprintf("the body is over %d bytes (--max-body)", big.Limit))
+	case errors.Is(err, os.ErrDeadlineExceeded): // slowclient.go
+		chatError(w, http.StatusRequestTimeout, "invalid_request_error", "timeout", "",
+			fmt.Sprintf("the body did not arrive within %s", s.o.ReadTimeout))
 	default:
 		chatError(w, http.StatusInternalServerError, "server_error", "internal", "", s.runs.redact(err.Error()))
 	}

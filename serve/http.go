@@ -1,12 +1,14 @@
 package serve
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +57,8 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		writeError(w, statusOf[e.Code], e.Code, s.runs.redact(e.Message))
 	case errors.As(err, &big):
 		writeError(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the body is over %d bytes (--max-body)", big.Limit))
+	case errors.Is(err, os.ErrDeadlineExceeded): // slowclient.go
+		writeError(w, http.StatusRequestTimeout, "timeout", fmt.Sprintf("the body did not arrive within %s", s.o.ReadTimeout))
 	default:
 		writeError(w, http.StatusInternalServerError, "internal", s.runs.redact(err.Error()))
 	}
@@ -101,6 +105,11 @@ func (s *Server) routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/runs/{id}/fork", s.apiFork)
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "no such API: "+r.Method+" "+r.URL.Path)
+	})
+	// Any other path, and a trigger's path asked with another method than
+	// POST: the error's one shape, not net/http's text.
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, CodeNotFound, "nothing is served at "+r.Method+" "+r.URL.Path)
 	})
 }
 
@@ -219,7 +228,11 @@ func preferWait(r *http.Request, max time.Duration) (time.Duration, error) {
 			if err != nil || n < 0 {
 				return 0, errorf(CodeBadRequest, "Prefer: wait=%s: give a number of seconds", v)
 			}
-			return min(time.Duration(n)*time.Second, max), nil
+			// compared in seconds: n seconds in nanoseconds may wrap
+			if int64(n) >= int64(max/time.Second) {
+				return max, nil
+			}
+			return time.Duration(n) * time.Second, nil
 		}
 	}
 	return 0, nil
@@ -374,11 +387,13 @@ func (s *Server) apiFork(w http.ResponseWriter, r *http.Request) {
 // Bearer (the inspector's own requests carry it its way).
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBody)
+		w, done := s.slowClients(w, r) // slowclient.go
+		defer done()
 		if !s.hostAllowed(r.Host) {
-			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("Host %q is not this server's: open it by its address", r.Host))
+			refuse(w, r, http.StatusForbidden, "forbidden", fmt.Sprintf("Host %q is not this server's: open it by its address", r.Host))
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.o.MaxBody)
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		if origin := r.Header.Get("Origin"); origin != "" && s.o.CORS != "" && origin == s.o.CORS {
 			h := w.Header()
@@ -398,7 +413,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		// and nothing else lives under /hooks/.
 		if under, h := s.isHook(r.URL.Path); under {
 			if h == nil {
-				writeError(w, http.StatusNotFound, CodeNotFound, "no webhook trigger at "+r.URL.Path)
+				refuse(w, r, http.StatusNotFound, CodeNotFound, "no webhook trigger at "+r.URL.Path)
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -411,15 +426,26 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			return
 		}
 		if s.isAPI(r.URL.Path) && !s.isPublic(r) {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(s.token)) != 1 {
+			if !s.authorized(r) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="ensemble"`)
-				writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong token: send Authorization: Bearer TOKEN, the token serve printed")
+				refuse(w, r, http.StatusUnauthorized, "unauthorized", "missing or wrong token: send Authorization: Bearer TOKEN, the token serve printed")
 				return
 			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// authorized reports whether r carries the token: Authorization: Bearer
+// TOKEN, the scheme in any case (RFC 7235). The SHA-256 sums are compared,
+// in constant time: a wrong token's length tells nothing either.
+func (s *Server) authorized(r *http.Request) bool {
+	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	sum, want := sha256.Sum256([]byte(strings.TrimSpace(got))), sha256.Sum256([]byte(s.token))
+	return subtle.ConstantTimeCompare(sum[:], want[:]) == 1
 }
 
 // isAPI reports whether path is the run API's (or a handler's mounted

@@ -21,6 +21,11 @@ func (rs *Runs) Answer(id string, given map[string]string, turn int) error {
 	if len(given) == 0 {
 		return errorf(CodeBadRequest, "no answer: post {\"AGENT\": ANSWER}")
 	}
+	// The id comes from a URL: a run of the database, before it names a
+	// file of the journal (meta) or takes a place in its cache.
+	if _, err := rs.info(id); err != nil {
+		return err
+	}
 	release, err := rs.claim(id, "answered")
 	if err != nil {
 		return err

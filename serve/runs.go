@@ -13,6 +13,7 @@ import (
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/responses"
+	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/session"
 	"github.com/ensemble-run/ensemble/state"
 	"github.com/ensemble-run/ensemble/store"
@@ -109,6 +110,10 @@ type Runs struct {
 
 	// to is what the sweeper of questions that time out knows (asktimeout.go).
 	to timeouts
+	// hidden are the variables that hold the server's secrets, sorted;
+	// serverSecrets redacts their values and the token (envsecrets.go).
+	hidden        []string
+	serverSecrets *secrets.Redactor
 
 	mu       sync.Mutex
 	active   map[string]*active
@@ -203,14 +208,14 @@ func (rs *Runs) redact(s string) string {
 	for _, x := range rs.list {
 		s = x.secrets.String(s)
 	}
-	return s
+	return rs.serverSecrets.String(s)
 }
 
 func (rs *Runs) redactBytes(b []byte) []byte {
 	for _, x := range rs.list {
 		b = x.secrets.Bytes(b)
 	}
-	return b
+	return rs.serverSecrets.Bytes(b)
 }
 
 // Status is run id's status: queued or running while this server goes on

@@ -197,7 +197,7 @@ func (rs *Runs) names() []string {
 // sessionOptions are the options of a served run's session: no terminal,
 // an ask agent suspends the run; s's injected responses when it has them.
 func (rs *Runs) sessionOptions(s *served) (session.Options, error) {
-	o := session.Options{LookupEnv: rs.o.LookupEnv, Ask: ask.Options{Out: io.Discard, NoInput: true, Suspend: true}}
+	o := session.Options{LookupEnv: rs.o.LookupEnv, Environ: rs.environ, Ask: ask.Options{Out: io.Discard, NoInput: true, Suspend: true}}
 	if s != nil && s.resp != nil {
 		o.Models.Responses, o.Models.ResponsesFile = s.resp, s.responses // each run takes them from the first
 	}
@@ -342,6 +342,19 @@ func (rs *Runs) launchWith(id string, run func(context.Context) (*engine.Result,
 }
 
 // logf reports what happened to a run beyond its state.
+// Every line is redacted whole: a caller that forgot to redact an error
+// leaks no key through the server's log.
 func (rs *Runs) logf(format string, args ...any) {
-	fmt.Fprintf(rs.o.Stderr, "ensemble serve: "+format+"\n", args...)
+	io.WriteString(rs.o.Stderr, rs.redact(fmt.Sprintf("ensemble serve: "+format+"\n", args...)))
+}
+
+// logWriter writes to the server's log, redacted: what net/http logs (a
+// panic's value, an accept error) goes through it (Server.Serve).
+type logWriter struct{ rs *Runs }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	if _, err := w.rs.o.Stderr.Write(w.rs.redactBytes(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

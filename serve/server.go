@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,6 +18,10 @@ import (
 	"github.com/ensemble-run/ensemble/internal/inspector"
 	"github.com/ensemble-run/ensemble/store"
 )
+
+// MinTokenLength is the length of the shortest token a server on another
+// address than the loopback takes.
+const MinTokenLength = 16
 
 // TokenEnv names the variable that holds the token a server expects
 // (ensemble serve reads it when --token-file is not given).
@@ -47,10 +52,19 @@ type Options struct {
 	// many may wait for a slot (default 1000) before a new one is refused
 	// (429).
 	MaxRuns, MaxQueue int
+	// MaxConns caps the connections served at once (default 1024): past
+	// it, new ones wait until one closes (connlimit.go).
+	MaxConns int
 	// MaxBody caps every request's body (default 1 MiB).
 	MaxBody int64
 	// MaxWait caps Prefer: wait (default 10 minutes).
 	MaxWait time.Duration
+	// ReadTimeout bounds the arrival of a request's headers and of its
+	// body (default 1 minute); IdleTimeout the time a connection is kept
+	// open between requests (default 2 minutes); WriteTimeout each write
+	// of an answer (default 2 minutes): a client that stopped reading its
+	// answer or its event stream is let go (slowclient.go).
+	ReadTimeout, IdleTimeout, WriteTimeout time.Duration
 	// Grace is how long a shutdown lets the runs going on end (default 30
 	// seconds); those left are interrupted, saved, and go on when the
 	// server starts again.
@@ -77,8 +91,12 @@ type Options struct {
 	// beyond their state (nil: discarded); Skipped is told of every
 	// ensemble file of a folder not served, and why.
 	LookupEnv func(string) (string, bool)
-	Stderr    io.Writer
-	Skipped   func(path string, why error)
+	// Environ is the environment the runs' scripts and MCP servers
+	// inherit (nil: os.Environ), less every variable that holds a secret
+	// of the server or of any file served (envsecrets.go).
+	Environ func() []string
+	Stderr  io.Writer
+	Skipped func(path string, why error)
 	// Clock is the time cron triggers read (nil: time.Now);
 	// TriggerPoll is the longest the scheduler sleeps before reading it
 	// again (default 30 seconds), so that a test's fake clock, or a
@@ -130,11 +148,23 @@ func (o *Options) defaults() {
 	if o.EventsMaxSize <= 0 {
 		o.EventsMaxSize = defaultEventsMaxSize
 	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = defaultMaxConns
+	}
 	if o.MaxBody <= 0 {
 		o.MaxBody = 1 << 20
 	}
 	if o.MaxWait <= 0 {
 		o.MaxWait = 10 * time.Minute
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = defaultReadTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = defaultIdleTimeout
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = defaultWriteTimeout
 	}
 	if o.Grace <= 0 {
 		o.Grace = 30 * time.Second
@@ -204,6 +234,12 @@ func New(o Options) (*Server, error) {
 	if !IsLoopback(o.Listen) && o.Token == "" {
 		return nil, fmt.Errorf("--listen %s is not a loopback address: give a token (--token-file, or $%s)", o.Listen, TokenEnv)
 	}
+	if !IsLoopback(o.Listen) && len(o.Token) < MinTokenLength {
+		// Nothing slows down guesses: a short token reached from the
+		// network is found by trying them all.
+		return nil, fmt.Errorf("--listen %s is not a loopback address: the token must have %d characters or more, got %d (openssl rand -hex 32 makes one)",
+			o.Listen, MinTokenLength, len(o.Token))
+	}
 	if _, _, err := net.SplitHostPort(o.Listen); err != nil {
 		return nil, fmt.Errorf("--listen %q: give HOST:PORT", o.Listen)
 	}
@@ -229,6 +265,7 @@ func New(o Options) (*Server, error) {
 	if s.runs, err = newRuns(&s.o, list); err != nil {
 		return nil, err
 	}
+	s.runs.hideSecrets(s.token) // envsecrets.go
 	s.routes(s.mux)
 	s.chatRoutes(s.mux)                           // chat.go
 	s.mux.HandleFunc(answerPrefix, s.serveAnswer) // notify.go
@@ -304,9 +341,10 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	s.runs.recover()
 	stopTriggers := s.startTriggers(ctx)
 	stopTimeouts := s.startTimeouts(ctx) // asktimeout.go
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: min(10*time.Second, s.o.ReadTimeout), IdleTimeout: s.o.IdleTimeout,
+		ErrorLog: log.New(logWriter{s.runs}, "ensemble serve: http: ", 0)}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(l) }()
+	go func() { errc <- srv.Serve(limitConns(l, s.o.MaxConns)) }() // connlimit.go
 	var err error
 	select {
 	case err = <-errc:

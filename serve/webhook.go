@@ -135,6 +135,14 @@ func (rs *Runs) deliverWith(u string, body, secret []byte, header http.Header, s
 	}
 }
 
+// webhookClient posts deliveries and follows no redirect: a 3xx is the
+// receiver's answer, a failed attempt. Followed, a 307 would send the body
+// and its signature on to wherever the receiver names, an address inside
+// the network too.
+var webhookClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
+	return http.ErrUseLastResponse
+}}
+
 func (rs *Runs) post(u string, body, secret []byte, header http.Header) (int, error) {
 	ctx, cancel := context.WithTimeout(rs.ctx, 10*time.Second)
 	defer cancel()
@@ -149,7 +157,7 @@ func (rs *Runs) post(u string, body, secret []byte, header http.Header) (int, er
 	if secret != nil {
 		req.Header.Set(SignatureHeader, Sign(secret, body))
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := webhookClient.Do(req)
 	if err != nil {
 		return 0, err
 	}

@@ -27,6 +27,7 @@ type serveFlags struct {
 	hosts      []string
 	maxRuns    int
 	maxQueue   int
+	maxConns   int
 	maxBody    string
 	grace      time.Duration
 	keepEvents time.Duration
@@ -76,6 +77,7 @@ and go on at the next start.`,
 	fl.StringArrayVar(&f.hosts, "allow-host", nil, "accept requests whose Host header is `NAME`, the name clients reach it by (repeatable; IP addresses and localhost always are)")
 	fl.IntVar(&f.maxRuns, "max-runs", 8, "run at most `N` runs at once; the rest wait in a queue")
 	fl.IntVar(&f.maxQueue, "max-queue", 1000, "let at most `N` runs wait for a slot; more are refused (429)")
+	fl.IntVar(&f.maxConns, "max-conns", 1024, "serve at most `N` connections at once; more wait until one closes")
 	fl.StringVar(&f.maxBody, "max-body", "1MiB", "the largest request body, a `SIZE` such as 512KiB")
 	fl.DurationVar(&f.grace, "grace", 30*time.Second, "on shutdown, let the runs going on end for `DURATION` at most")
 	fl.DurationVar(&f.keepEvents, "events-retention", 7*24*time.Hour, "keep the events of a run that ended for `DURATION` in the journal, then drop them")
@@ -94,6 +96,9 @@ func runServe(ctx context.Context, io *stdio, paths []string, f *serveFlags) err
 	}
 	if f.maxQueue < 1 {
 		return usageErr("--max-queue must be 1 or more, got %d", f.maxQueue)
+	}
+	if f.maxConns < 1 {
+		return usageErr("--max-conns must be 1 or more, got %d", f.maxConns)
 	}
 	if f.grace <= 0 {
 		return usageErr("--grace must be more than 0, got %s", f.grace)
@@ -132,7 +137,7 @@ func runServe(ctx context.Context, io *stdio, paths []string, f *serveFlags) err
 	}
 	srv, err := serve.New(serve.Options{Engine: eng,
 		Paths: paths, Listen: f.listen, State: f.state, Token: token, CORS: f.cors, Hosts: f.hosts,
-		MaxRuns: f.maxRuns, MaxQueue: f.maxQueue, MaxBody: maxBody, Grace: f.grace, EventsRetention: f.keepEvents,
+		MaxRuns: f.maxRuns, MaxQueue: f.maxQueue, MaxConns: f.maxConns, MaxBody: maxBody, Grace: f.grace, EventsRetention: f.keepEvents,
 		Profiles: f.profiles, Responses: f.responses, NoUI: f.noUI, PublicURL: f.publicURL,
 		LookupEnv: io.lookupEnv, Stderr: io.stderr(),
 		Skipped: func(path string, why error) {

@@ -75,7 +75,7 @@ func New(runs *serve.Runs) (*Handler, error) {
 	h.mux.HandleFunc("GET /.well-known/agent-card.json", h.card)
 	h.mux.HandleFunc("GET /a2a/ensembles/{name}/.well-known/agent-card.json", h.card)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "no A2A route "+r.Method+" "+r.URL.Path+": see /.well-known/agent-card.json", http.StatusNotFound)
+		fail(w, http.StatusNotFound, "not_found", "no A2A route "+r.Method+" "+r.URL.Path+": see /.well-known/agent-card.json")
 	})
 	return h, nil
 }
@@ -107,7 +107,7 @@ func (h *Handler) ensemble(pick func(bindings) http.Handler) http.HandlerFunc {
 		name := r.PathValue("name")
 		b, ok := h.endpoints[name]
 		if !ok {
-			http.Error(w, h.runs.Redact("no ensemble "+name+" is served"), http.StatusNotFound)
+			fail(w, http.StatusNotFound, "not_found", "no ensemble "+name+" is served")
 			return
 		}
 		if rest, ok := strings.CutPrefix(r.URL.Path, "/a2a/ensembles/"+name+"/rest"); ok {
@@ -132,7 +132,7 @@ func (h *Handler) card(w http.ResponseWriter, r *http.Request) {
 	if name := r.PathValue("name"); name != "" {
 		e := h.runs.Ensemble(name)
 		if e == nil {
-			http.Error(w, h.runs.Redact("no ensemble "+name+" is served"), http.StatusNotFound)
+			fail(w, http.StatusNotFound, "not_found", "no ensemble "+name+" is served")
 			return
 		}
 		c = newCard(name, describe(e.Name, e.Description), base+"/a2a/ensembles/"+name)
@@ -147,7 +147,7 @@ func (h *Handler) card(w http.ResponseWriter, r *http.Request) {
 	}
 	b, err := json.Marshal(c)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		fail(w, http.StatusInternalServerError, "internal", err.Error())
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -183,6 +183,17 @@ func newCard(name, description, url string) *a2a.AgentCard {
 			Description: "the token ensemble serve printed, or the one it was given (--token-file, $ENSEMBLE_SERVE_TOKEN)"}},
 		SecurityRequirements: a2a.SecurityRequirementsOptions{{"bearer": {}}},
 	}
+}
+
+// fail answers an error of the routes around the bindings (the bindings
+// answer theirs as A2A does) in serve's one shape; ServeHTTP redacts it.
+func fail(w http.ResponseWriter, status int, code, msg string) {
+	var b serve.ErrorBody
+	b.Error.Code, b.Error.Message = code, msg
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(b)
 }
 
 // redacting is a ResponseWriter that redacts what is written through it

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -359,5 +360,64 @@ func TestARunAnsweredElsewherePushes(t *testing.T) {
 		case <-timeout:
 			t.Fatal("no push of the completed task")
 		}
+	}
+}
+
+// The routes around the bindings refuse in serve's one error shape: an
+// unknown route, an ensemble not served (its card, public, too).
+func TestRefusalsAreJSON(t *testing.T) {
+	t.Parallel()
+	_, base := start(t)
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/a2a/nothing"},
+		{"PUT", "/a2a"},
+		{"POST", "/a2a/ensembles/nope"},
+		{"GET", "/a2a/ensembles/nope/.well-known/agent-card.json"},
+	} {
+		req, _ := http.NewRequest(c.method, base+c.path, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e serve.ErrorBody
+		err = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if resp.StatusCode != 404 || err != nil || e.Error.Code != "not_found" || resp.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s %s: %d %v %+v", c.method, c.path, resp.StatusCode, err, e)
+		}
+	}
+}
+
+// A task takes a bounded number of push configs: each event is posted to
+// each of them. Replacing one (its id again) is not one more.
+func TestPushConfigsOfATaskAreCapped(t *testing.T) {
+	t.Parallel()
+	srv, _ := start(t)
+	h, err := New(srv.Runs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &pushStore{x: h.x}
+	save := func(id string) error {
+		_, err := s.Save(t.Context(), "t1", &a2a.PushConfig{ID: id, URL: "http://127.0.0.1:9/hook"})
+		return err
+	}
+	for i := range maxPushConfigs {
+		if err := save(strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := save("one more"); err == nil || !strings.Contains(err.Error(), "at most") {
+		t.Fatalf("one config more: %v", err)
+	}
+	if err := save("0"); err != nil {
+		t.Fatalf("a config replaced: %v", err)
+	}
+	if err := s.Delete(t.Context(), "t1", "3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := save("one more"); err != nil {
+		t.Fatalf("once one was deleted: %v", err)
 	}
 }

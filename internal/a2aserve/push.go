@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -42,12 +43,31 @@ func (s *pushStore) Save(ctx context.Context, taskID a2a.TaskID, c *a2a.PushConf
 	if err != nil {
 		return nil, err
 	}
-	err = s.x.runs.WithDB(func(db *store.DB) error { return db.SavePush(string(taskID), out.ID, body) })
+	full := false
+	err = s.x.runs.WithDB(func(db *store.DB) error {
+		have, err := db.Pushes(string(taskID))
+		if err != nil {
+			return err
+		}
+		if _, replaced := have[out.ID]; !replaced && len(have) >= maxPushConfigs {
+			full = true
+			return nil
+		}
+		return db.SavePush(string(taskID), out.ID, body)
+	})
 	if err != nil {
 		return nil, err
 	}
+	if full {
+		return nil, a2a.NewError(a2a.ErrInvalidParams, fmt.Sprintf("a task takes %d push notification configs at most: delete one first", maxPushConfigs))
+	}
 	return &out, nil
 }
+
+// maxPushConfigs bounds the push notification configs of a task: each
+// event of the task is posted to each of them, so that without a bound one
+// request could make the server post every event to thousands of URLs.
+const maxPushConfigs = 16
 
 func (s *pushStore) Get(ctx context.Context, taskID a2a.TaskID, id string) (*a2a.PushConfig, error) {
 	list, err := s.List(ctx, taskID)
