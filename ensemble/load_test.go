@@ -496,7 +496,7 @@ func TestProfileFileErrors(t *testing.T) {
 		bad + `:1:1: unknown top-level key "modles"; did you mean "models"?`,
 		bad + `:1:1: models is required`,
 		badProfile + `:2:35: unknown key "temprature" in model profile "x"; did you mean "temperature"?`,
-		missing + `: cannot read: no such file or directory`,
+		missing + `: cannot read this $ENSEMBLE_PROFILES file: no such file or directory`,
 		file + `:6:20: agent "a": unknown model_profile "fast"`,
 	} {
 		if !strings.Contains(got, want+"\n") && !strings.HasSuffix(got, want) {
