@@ -91,10 +91,13 @@ func find(dir string, o Options) ([]*served, error) {
 	}
 	var list []*served
 	names := map[string]string{}
+	child := ensemble.Included(paths)
 	for _, path := range paths {
 		e, err := session.Load(path, nil, session.LoadOptions{Profiles: o.Profiles, LookupEnv: o.LookupEnv})
 		if err != nil {
-			skip(path, err)
+			if !child[filepath.Clean(path)] { // a child that does not load alone runs within its parent
+				skip(path, err)
+			}
 			continue
 		}
 		if first, dup := names[e.Name]; dup {
