@@ -183,6 +183,7 @@ func (d *decoder) ensemble(root *yaml.Node, e *Ensemble) {
 		}
 		e.Models[name] = p
 	}
+	d.shadowed = append(d.shadowed, d.misspeltOverrides(own)...)
 	checkFallbacks(e.Models)
 	e.MCPServers = d.mcpServers(fs.get("mcp_servers"))
 	e.Tools = d.toolList(fs.get("tools"))
