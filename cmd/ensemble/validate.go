@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -157,6 +158,9 @@ func loadArg(io *stdio, path string, profiles []string) (*ensemble.Ensemble, err
 // --profiles and $ENSEMBLE_PROFILES: the file's own models win on a name
 // clash, then the --profiles files in order, then $ENSEMBLE_PROFILES.
 func loadEnsemble(io *stdio, path string, profiles []string) (*ensemble.Ensemble, error) {
+	if path == "-" { // a run keeps its ensemble's path: its scripts, resume
+		return nil, errors.New("-: this command reads its ensemble from a FILE, not from standard input (validate - does); save it to a file")
+	}
 	return load(io, path, nil, profiles)
 }
 
