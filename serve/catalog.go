@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,6 +46,9 @@ func findEnsembles(paths []string, o *Options) ([]*served, error) {
 	names := map[string]string{}
 	for _, p := range paths {
 		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no such file or folder", p)
+		}
 		if err != nil {
 			return nil, err
 		}

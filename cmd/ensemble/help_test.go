@@ -40,6 +40,8 @@ func TestUsageErrorsSayWhatIsWanted(t *testing.T) {
 		{[]string{"run", "-"}, "ensemble: -: this command reads its ensemble from a FILE, not from standard input (validate - does)"},
 		{[]string{"run", "../../examples/approval"}, "ensemble: ../../examples/approval is a folder: name its ensemble file, ../../examples/approval/ensemble.yaml\n"},
 		{[]string{"batch", "../../examples", "--inputs", "x.jsonl"}, "ensemble: ../../examples is a folder: name an ensemble FILE\n"},
+		{[]string{"serve", "no-such-dir"}, "ensemble: no-such-dir: no such file or folder\n"},
+		{[]string{"mcp", "serve", "no-such-dir"}, "ensemble: no-such-dir: no such folder\n"},
 		{[]string{"graph", "-"}, "ensemble: -: this command reads its ensemble from a FILE"},
 		{[]string{"run", "x.yaml", "--max-turns", "abc"}, `ensemble: --max-turns wants a whole number, got "abc"; see 'ensemble run --help'` + "\n"},
 		{[]string{"run", "x.yaml", "--timeout", "10"}, `ensemble: --timeout wants a duration with its unit, such as 90s, 10m or 1h30m, got "10"`},

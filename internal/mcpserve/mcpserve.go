@@ -17,7 +17,9 @@ package mcpserve
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,6 +83,9 @@ func New(dir string, o Options) (*mcp.Server, error) {
 // find loads every ensemble file under dir.
 func find(dir string, o Options) ([]*served, error) {
 	paths, err := ensemble.FindFiles(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no such folder", dir)
+	}
 	if err != nil {
 		return nil, err
 	}
