@@ -471,6 +471,9 @@ func hint(s string, known []string) string {
 	default:
 		return fmt.Sprintf(": it belongs under %s", strings.Join(homes, " or "))
 	}
+	if meant := keyAliases[s]; meant != "" && slices.Contains(known, meant) {
+		return fmt.Sprintf("; did you mean %q?", meant)
+	}
 	if h := suggest(s, known); h != "" || !slices.Contains(known, "options") {
 		return h
 	}

@@ -130,6 +130,20 @@ func includedFiles(paths []string) map[string][]string {
 // and tools they may use, not on their own. Files that only include each
 // other (a cycle, which is an error) are all kept.
 func TopLevel(paths []string) []string {
+	covered := Included(paths)
+	out := paths[:0:0]
+	for _, p := range paths {
+		if !covered[filepath.Clean(p)] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Included is the set of the files of paths (cleaned) that another of
+// them, not itself included, includes as a child ensemble, directly or
+// not: those TopLevel leaves out.
+func Included(paths []string) map[string]bool {
 	in := includedFiles(paths)
 	included := map[string]bool{}
 	for _, kids := range in {
@@ -152,13 +166,7 @@ func TopLevel(paths []string) []string {
 			cover(filepath.Clean(p))
 		}
 	}
-	out := paths[:0:0]
-	for _, p := range paths {
-		if !covered[filepath.Clean(p)] {
-			out = append(out, p)
-		}
-	}
-	return out
+	return covered
 }
 
 // Expand expands the paths of files to check: a folder becomes the

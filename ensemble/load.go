@@ -110,19 +110,19 @@ func LoadBytes(path string, data []byte, opts LoadOptions) (*Ensemble, error) {
 		d    *decoder
 		root *yaml.Node
 	}
-	read := func(files []string) []profilesDoc {
+	read := func(files []string, what string) []profilesDoc {
 		var docs []profilesDoc
 		for _, file := range slices.Backward(files) {
 			if file == "" {
 				continue
 			}
-			if pd, root := readProfiles(file, lookup, &errs); root != nil {
+			if pd, root := readProfiles(file, what, lookup, &errs); root != nil {
 				docs = append(docs, profilesDoc{pd, root})
 			}
 		}
 		return docs
 	}
-	docs, overrideDocs := read(opts.ProfileFiles), read(opts.ProfileOverrides)
+	docs, overrideDocs := read(opts.ProfileFiles, "$ENSEMBLE_PROFILES"), read(opts.ProfileOverrides, "--profiles")
 	d := newDecoder(path, data, lookup, &errs)
 	root := d.document(data)
 	keys := map[string]string{}
@@ -183,6 +183,7 @@ func (d *decoder) ensemble(root *yaml.Node, e *Ensemble) {
 		}
 		e.Models[name] = p
 	}
+	d.shadowed = append(d.shadowed, d.misspeltOverrides(own)...)
 	checkFallbacks(e.Models)
 	e.MCPServers = d.mcpServers(fs.get("mcp_servers"))
 	e.Tools = d.toolList(fs.get("tools"))

@@ -261,6 +261,14 @@ func TestLoadErrors(t *testing.T) {
 			`20:9: unknown key "conditon" in dependency "x" of agent "y"; did you mean "condition"?`,
 			`23:3: unknown key "max_total_turn" in conversation_limits; did you mean "max_total_turns"?`,
 		}},
+		// the names a user guesses for the run's limits: max_turns is not
+		// a misspelt max_tokens, a budget
+		{"limit-aliases.yaml", []string{
+			`6:3: unknown key "max_turns" in conversation_limits; did you mean "max_total_turns"?`,
+			`7:3: unknown key "timeout" in conversation_limits; did you mean "timeout_seconds"?`,
+			`8:3: unknown key "parallel" in conversation_limits; did you mean "parallel_agent_limit"?`,
+			`9:3: unknown key "max_executions" in conversation_limits; did you mean "max_agent_executions"?`,
+		}},
 		{"many-mistakes.yaml", []string{
 			`1:10: version must be 1, got 3`,
 			`2:7: name "Many Mistakes" is invalid`,
@@ -496,7 +504,7 @@ func TestProfileFileErrors(t *testing.T) {
 		bad + `:1:1: unknown top-level key "modles"; did you mean "models"?`,
 		bad + `:1:1: models is required`,
 		badProfile + `:2:35: unknown key "temprature" in model profile "x"; did you mean "temperature"?`,
-		missing + `: cannot read: no such file or directory`,
+		missing + `: cannot read this $ENSEMBLE_PROFILES file: no such file or directory`,
 		file + `:6:20: agent "a": unknown model_profile "fast"`,
 	} {
 		if !strings.Contains(got, want+"\n") && !strings.HasSuffix(got, want) {

@@ -33,7 +33,7 @@ func LoadProfiles(path string, lookup func(string) (string, bool)) (map[string]*
 }
 
 func loadProfiles(path string, lookup func(string) (string, bool), errs *errorSink) map[string]*ModelProfile {
-	d, root := readProfiles(path, lookup, errs)
+	d, root := readProfiles(path, "", lookup, errs)
 	if root == nil {
 		return nil
 	}
@@ -43,11 +43,15 @@ func loadProfiles(path string, lookup func(string) (string, bool), errs *errorSi
 	return models
 }
 
-// readProfiles reads and parses a profiles file; root is nil after an error.
-func readProfiles(path string, lookup func(string) (string, bool), errs *errorSink) (d *decoder, root *yaml.Node) {
+// readProfiles reads and parses a profiles file, which what (--profiles,
+// $ENSEMBLE_PROFILES, or "") names; root is nil after an error.
+func readProfiles(path, what string, lookup func(string) (string, bool), errs *errorSink) (d *decoder, root *yaml.Node) {
 	data, err := ReadFile(path)
 	if err != nil {
 		for _, e := range *err.(*ErrorList) {
+			if what != "" { // where the path came from: it may be set far away
+				e.Message = strings.Replace(e.Message, "cannot read", "cannot read this "+what+" file", 1)
+			}
 			errs.add(e)
 		}
 		return nil, nil

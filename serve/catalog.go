@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,28 +38,35 @@ func (e *DuplicateError) Error() string {
 // findEnsembles loads the ensembles of paths: each an ensemble file, or a
 // folder whose ensemble files (ensemble.FindFiles) are all served. Two
 // ensembles with one name keep the first; a file that does not load is
-// skipped (told to skipped) when found in a folder, an error when named.
+// skipped (told to skipped) when found in a folder, an error when named;
+// a child ensemble of another file of the folder that does not load on
+// its own is left out quietly, as validate leaves it: its parent runs it.
 func findEnsembles(paths []string, o *Options) ([]*served, error) {
 	var list []*served
 	names := map[string]string{}
 	for _, p := range paths {
 		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: no such file or folder", p)
+		}
 		if err != nil {
 			return nil, err
 		}
-		files, named := []string{p}, true
+		files, named, child := []string{p}, true, map[string]bool(nil)
 		if fi.IsDir() {
 			if files, err = ensemble.FindFiles(p); err != nil {
 				return nil, err
 			}
-			named = false
+			named, child = false, ensemble.Included(files)
 		}
 		for _, path := range files {
 			e, err := session.Load(path, nil, session.LoadOptions{Profiles: o.Profiles, LookupEnv: o.LookupEnv})
-			if err != nil {
-				if named {
-					return nil, err
-				}
+			switch {
+			case err != nil && named:
+				return nil, err
+			case err != nil && child[filepath.Clean(path)]:
+				continue // a child that needs its parent's profiles or tools: served within it
+			case err != nil:
 				o.skipped(path, err)
 				continue
 			}

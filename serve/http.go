@@ -87,10 +87,7 @@ func decode(r *http.Request, v any) error {
 	if len(strings.TrimSpace(string(b))) == 0 {
 		return nil
 	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return errorf(CodeBadRequest, "the body is not the JSON expected: %v", err)
-	}
-	return nil
+	return unmarshalKnown(b, v)
 }
 
 // routes adds the run API to mux.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/kinds"
@@ -35,7 +36,7 @@ func Load(path string, data []byte, o LoadOptions) (*ensemble.Ensemble, error) {
 	}
 	var files []string
 	if env, ok := lookup("ENSEMBLE_PROFILES"); ok && env != "" {
-		files = append(files, env)
+		files = filepath.SplitList(env) // a list, as $PATH is
 	}
 	reg := o.Kinds
 	if reg == nil {

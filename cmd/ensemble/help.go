@@ -65,6 +65,9 @@ func quoteArgs(args []string) string {
 // with one dash, -input, too), and where to read the command's flags.
 func (s *stdio) flagError(c *cobra.Command, err error) error {
 	msg := err.Error()
+	if m, ok := invalidValue(err); ok {
+		msg = m
+	}
 	if ne, ok := errors.AsType[*pflag.NotExistError](err); ok {
 		typed := ne.GetSpecifiedName()
 		if group := ne.GetSpecifiedShortnames(); len(group) > 1 {

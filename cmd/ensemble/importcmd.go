@@ -13,7 +13,6 @@ func newImportCmd(io *stdio) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import",
 		Short: "Convert another tool's project into ensemble files",
-		Args:  io.noArgs(),
 	}
 	var out, pkg string
 	llm := &cobra.Command{
@@ -61,5 +60,5 @@ exists).`,
 	llm.Flags().StringVar(&out, "out", "", "the `DIR` to write the ensemble files to (required)")
 	llm.Flags().StringVar(&pkg, "llm-orc-package", "", "the `DIR` of the installed llm-orc Python package (llm_orc), whose primitives/ scripts are copied; default: the one python3 imports")
 	cmd.AddCommand(llm)
-	return cmd
+	return io.group(cmd)
 }

@@ -179,6 +179,9 @@ func TestMCPServeReportsABrokenFile(t *testing.T) {
 	write("good.yaml", "version: 1\nname: good\nagents:\n  - name: e\n    script: echo.sh\n")
 	write("echo.sh", "#!/bin/sh\ncat\n")
 	write("broken.yaml", "version: 1\nname: broken\nagents: [ {name: x, script: a.sh}\n")
+	// a child that uses its parent's profile: not served alone, not reported
+	write("parent.yaml", "name: parent\nmodels:\n  fast: {provider: ollama, model: m}\nagents:\n  - name: r\n    ensemble: child.yaml\n")
+	write("child.yaml", "name: child\nagents:\n  - name: think\n    model_profile: fast\n")
 	cmd := cliCommand(t, []string{"ENSEMBLE_PROFILES="}, "mcp", "serve", dir)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -195,10 +198,10 @@ func TestMCPServeReportsABrokenFile(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	session.Close()
-	if strings.Join(names, ",") != "good" {
+	if strings.Join(names, ",") != "good,parent" {
 		t.Errorf("tools %v", names)
 	}
-	if got := stderr.String(); !strings.Contains(got, "skipping "+filepath.Join(dir, "broken.yaml")) || !strings.Contains(got, "broken.yaml:") {
+	if got := stderr.String(); !strings.Contains(got, "skipping "+filepath.Join(dir, "broken.yaml")) || !strings.Contains(got, "broken.yaml:") || strings.Contains(got, "child.yaml") {
 		t.Errorf("stderr: %s", got)
 	}
 }

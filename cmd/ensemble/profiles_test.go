@@ -46,6 +46,18 @@ agents:
 	if o := validate("", ens, "--profiles", flagFile); o.code != 2 || !strings.Contains(o.stderr, `"envonly"`) {
 		t.Fatalf("--profiles alone: exit %d %s", o.code, o.stderr)
 	}
+	// $ENSEMBLE_PROFILES is a list of files, as $PATH is
+	if o := validate(flagFile+string(os.PathListSeparator)+envFile, ens); o.code != 0 {
+		t.Fatalf("a list in $ENSEMBLE_PROFILES: exit %d %s", o.code, o.stderr)
+	}
+	// a file that cannot be read says where its path came from
+	missing := filepath.Join(dir, "missing.yaml")
+	if o := validate(missing, ens); o.code != 2 || !strings.Contains(o.stderr, missing+": cannot read this $ENSEMBLE_PROFILES file: ") {
+		t.Fatalf("a missing $ENSEMBLE_PROFILES file: exit %d %s", o.code, o.stderr)
+	}
+	if o := validate("", ens, "--profiles", missing); o.code != 2 || !strings.Contains(o.stderr, missing+": cannot read this --profiles file: ") {
+		t.Fatalf("a missing --profiles file: exit %d %s", o.code, o.stderr)
+	}
 }
 
 // --profiles redirects a profile the file declares: the command line wins,

@@ -178,6 +178,9 @@ func newRootCmd(io *stdio) *cobra.Command {
 	root.AddCommand(newVersionCmd(io), newServeCmd(io))
 	addCompletions(root)
 	root.InitDefaultCompletionCmd()
+	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
+		io.group(c) // completion tcsh is a usage error, not its help and exit 0
+	}
 	addExamples(root, "")
 	return root
 }

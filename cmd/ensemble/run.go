@@ -270,6 +270,9 @@ func runEnsemble(ctx context.Context, io *stdio, path string, f *runFlags, input
 	if err != nil {
 		return &exitError{code: engine.ExitUsage, err: err}
 	}
+	if err := f.checkReport(e); err != nil { // before the state is made
+		return err
+	}
 	input, haveInput, err := f.readInput(io, inputSet)
 	if err != nil {
 		return err

@@ -224,6 +224,9 @@ func TestTestUsageErrors(t *testing.T) {
 		// Testing nothing never passes.
 		{"tags match nothing", []string{"test", "--tags", "@nothing", gherkinDir + "pass"}, "no scenario matches --tags @nothing"},
 		{"scenario without colon", []string{"test", gherkinDir + "nocolon"}, "nocolon.feature:4: 'Scenario' needs a colon"},
+		{"misspelt keyword in text", []string{"test", gherkinDir + "misspelt"}, "misspelt.feature:4: 'Backgroud:' is not a Gherkin keyword (did you mean 'Background:'?)"},
+		{"misspelt keyword", []string{"test", gherkinDir + "misspeltsyntax"}, `misspelt.feature:7:3: expected: `},
+		{"misspelt keyword hint", []string{"test", gherkinDir + "misspeltsyntax"}, `got '  Scenaro: The greeting runs again' (did you mean "Scenario:"?)`},
 		{"no scenarios", []string{"test", gherkinDir + "empty"}, "empty.feature has no scenarios"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

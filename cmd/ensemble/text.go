@@ -8,6 +8,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/engine"
 	"github.com/ensemble-run/ensemble/ensemble"
+	"github.com/ensemble-run/ensemble/internal/batch"
 	"github.com/ensemble-run/ensemble/internal/report"
 	"github.com/ensemble-run/ensemble/internal/shell"
 )
@@ -15,12 +16,33 @@ import (
 // newRunView is the view of a run of e for the flags (report.View), on
 // stdout and stderr, redacted.
 func newRunView(io *stdio, e *ensemble.Ensemble, output string, f *runFlags) (*report.View, error) {
+	if err := f.checkReport(e); err != nil { // resume's
+		return nil, err
+	}
 	v, err := report.NewView(e, report.ViewOptions{Output: output, Out: io.stdout(), Err: io.stderr(), Live: isTerminal(io.out),
 		Width: io.termWidth, Stream: f.stream, Quiet: f.quiet, Verbose: f.verbose, Report: f.report, Redact: io.secrets.Bytes})
 	if err != nil {
 		return nil, usageErr("--report %s: %v", f.report, err)
 	}
 	return v, nil
+}
+
+// checkReport refuses a --report that is a file the run reads or writes
+// (the ensemble, the responses, a profiles file, the input, the state), by
+// any path to it: the report would replace it when the run ends.
+func (f *runFlags) checkReport(e *ensemble.Ensemble) error {
+	if f.report == "" {
+		return nil
+	}
+	files := []batch.File{{What: "the ensemble file", Path: e.Path}, {What: "the --responses file", Path: f.responses},
+		{What: "the --input-file file", Path: f.inputFile}, {What: "the state file", Path: f.stateFile}}
+	for _, p := range f.profiles {
+		files = append(files, batch.File{What: "a --profiles file", Path: p})
+	}
+	if same, ok := batch.SameFile(f.report, files); ok {
+		return usageErr("--report %s is %s: the report would overwrite it; give it a file of its own", f.report, same.What)
+	}
+	return nil
 }
 
 // finishView prints the summary and writes the report; a report that

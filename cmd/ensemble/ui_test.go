@@ -29,6 +29,7 @@ func TestUIRefuses(t *testing.T) {
 		{[]string{"ui"}, "ui needs one or more state databases DB"},
 		{[]string{"ui", filepath.Join(dir, "missing.db")}, "missing.db"},
 		{[]string{"ui", jsonState}, "is a JSON state file: the inspector reads state databases"},
+		{[]string{"ui", example + "ensemble.yaml"}, "ensemble.yaml is an ensemble file, not a state file: the inspector reads state databases"},
 		{[]string{"ui", jsonState, "--port", "70000"}, "--port must be from 0 to 65535"},
 		{[]string{"ui", jsonState, "--listen", "127.0.0.1:9", "--port", "8"}, "not both"},
 	} {

@@ -2,7 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -157,7 +160,42 @@ func loadArg(io *stdio, path string, profiles []string) (*ensemble.Ensemble, err
 // --profiles and $ENSEMBLE_PROFILES: the file's own models win on a name
 // clash, then the --profiles files in order, then $ENSEMBLE_PROFILES.
 func loadEnsemble(io *stdio, path string, profiles []string) (*ensemble.Ensemble, error) {
+	if path == "-" { // a run keeps its ensemble's path: its scripts, resume
+		return nil, errors.New("-: this command reads its ensemble from a FILE, not from standard input (validate - does); save it to a file")
+	}
+	if err := folderGiven(path); err != nil {
+		return nil, err
+	}
 	return load(io, path, nil, profiles)
+}
+
+// folderGiven is the error of a folder given for an ensemble FILE (run
+// my-ensemble, after init my-ensemble), naming the ensemble files right in
+// it (not below: the folder may be a large tree); nil for anything else.
+func folderGiven(path string) error {
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil // not a folder, or not readable: the load says why
+	}
+	var found []string
+	for _, d := range entries {
+		if ext := filepath.Ext(d.Name()); d.Type().IsRegular() && (ext == ".yaml" || ext == ".yml") {
+			p := filepath.Join(path, d.Name())
+			if data, err := ensemble.ReadFile(p); err == nil && ensemble.LooksLikeEnsemble(data) {
+				found = append(found, p)
+			}
+		}
+	}
+	switch len(found) {
+	case 0:
+		return fmt.Errorf("%s is a folder: name an ensemble FILE", path)
+	case 1:
+		return fmt.Errorf("%s is a folder: name its ensemble file, %s", path, found[0])
+	case 2, 3, 4:
+		return fmt.Errorf("%s is a folder: name one of its ensemble files: %s", path, strings.Join(found, ", "))
+	default:
+		return fmt.Errorf("%s is a folder: name one of its ensemble files: %s and %d more", path, strings.Join(found[:3], ", "), len(found)-3)
+	}
 }
 
 // load is loadEnsemble of data, or of the file at path when data is nil.

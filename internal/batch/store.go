@@ -383,8 +383,17 @@ type File struct{ What, Path string }
 // inputs, the ensemble, the state database…), by any path to it: opening
 // it would overwrite it before anything ran.
 func CheckOutput(out string, files []File) error {
+	if f, ok := SameFile(out, files); ok {
+		return fmt.Errorf("--out %s is %s: the results would overwrite it; give them a file of their own", out, f.What)
+	}
+	return nil
+}
+
+// SameFile is the file of files that out is, by any path to it; out "-"
+// (standard output) is none.
+func SameFile(out string, files []File) (File, bool) {
 	if out == "-" {
-		return nil
+		return File{}, false
 	}
 	outAbs, _ := filepath.Abs(out)
 	ost, oerr := os.Stat(out)
@@ -392,15 +401,12 @@ func CheckOutput(out string, files []File) error {
 		if f.Path == "" || f.Path == "-" {
 			continue
 		}
-		same := false
 		if abs, err := filepath.Abs(f.Path); err == nil && abs == outAbs {
-			same = true
-		} else if st, err := os.Stat(f.Path); err == nil && oerr == nil && os.SameFile(st, ost) {
-			same = true
+			return f, true
 		}
-		if same {
-			return fmt.Errorf("--out %s is %s: the results would overwrite it; give them a file of their own", out, f.What)
+		if st, err := os.Stat(f.Path); err == nil && oerr == nil && os.SameFile(st, ost) {
+			return f, true
 		}
 	}
-	return nil
+	return File{}, false
 }

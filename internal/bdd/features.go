@@ -139,7 +139,7 @@ func checkSyntax(files []string) (parsed []*feature, empty []string, err error) 
 					if col == "0" {
 						col = "1"
 					}
-					line = fmt.Sprintf("%s:%s:%s: %s", name, m[1], col, m[3])
+					line = fmt.Sprintf("%s:%s:%s: %s%s", name, m[1], col, m[3], parserHint(m[3]))
 				} else {
 					line = name + ": " + line
 				}
@@ -187,8 +187,8 @@ func colonless(name string, data []byte, doc *messages.GherkinDocument) []string
 			}
 		}
 	}
-	var msgs []string
 	lines := strings.Split(string(data), "\n")
+	msgs := misspeltInText(name, lines, descs)
 	for _, d := range descs {
 		for _, l := range strings.Split(d, "\n") {
 			l = strings.TrimSpace(l)

@@ -160,6 +160,9 @@ func prepare(o *RunOptions) ([]string, *plan, error) {
 	if len(files) == 0 {
 		return nil, nil, usagef("no .feature files found in %s (hidden folders, testdata, vendor and node_modules are not searched)", strings.Join(defaultPaths(o.Paths), ", "))
 	}
+	if err := checkReportFiles(o.Format, files, o.State); err != nil {
+		return nil, nil, err
+	}
 	parsed, empty, err := checkSyntax(files)
 	if err != nil {
 		return nil, nil, err

@@ -77,7 +77,20 @@ func compileError(err error) *CompileError {
 	if name, ok := strings.CutPrefix(ce.Msg, "unknown name "); ok && slices.Contains(Disabled, name) {
 		ce.Msg = name + " is not available in conditions (no clock, environment or file access)"
 	}
+	if name, ok := strings.CutPrefix(ce.Msg, "unknown name "); ok && literalSpelling[name] != "" {
+		ce.Msg += literalSpelling[name]
+	}
 	return ce
+}
+
+// literalSpelling is the hint for a literal spelt as in JSON, Python or
+// JavaScript, which the expression language spells otherwise.
+var literalSpelling = map[string]string{
+	"null":      "; did you mean nil? (JSON's null is nil here)",
+	"None":      "; did you mean nil?",
+	"undefined": "; did you mean nil?",
+	"True":      "; did you mean true?",
+	"False":     "; did you mean false?",
 }
 
 // oneLine keeps the first line of a message, at most maxMessage bytes of it.

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/ensemble-run/ensemble/durable"
+	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/hostcheck"
 	"github.com/ensemble-run/ensemble/internal/secrets"
 	"github.com/ensemble-run/ensemble/store"
@@ -120,7 +121,11 @@ func New(opts Options) (*Server, error) {
 	for _, p := range opts.DBs {
 		if durable.IsJSONFile(p) {
 			s.closeDBs()
-			return nil, fmt.Errorf("%s is a JSON state file: the inspector reads state databases (a run with --state FILE.db writes one)", p)
+			what := "a JSON state file"
+			if data, err := ensemble.ReadFile(p); err == nil && ensemble.LooksLikeEnsemble(data) {
+				what = "an ensemble file, not a state file"
+			}
+			return nil, fmt.Errorf("%s is %s: the inspector reads state databases (a run with --state FILE.db writes one)", p, what)
 		}
 		db, err := store.Open(p, false, store.SyncNormal)
 		if err != nil {

@@ -17,7 +17,9 @@ package mcpserve
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,6 +83,9 @@ func New(dir string, o Options) (*mcp.Server, error) {
 // find loads every ensemble file under dir.
 func find(dir string, o Options) ([]*served, error) {
 	paths, err := ensemble.FindFiles(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no such folder", dir)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -91,10 +96,13 @@ func find(dir string, o Options) ([]*served, error) {
 	}
 	var list []*served
 	names := map[string]string{}
+	child := ensemble.Included(paths)
 	for _, path := range paths {
 		e, err := session.Load(path, nil, session.LoadOptions{Profiles: o.Profiles, LookupEnv: o.LookupEnv})
 		if err != nil {
-			skip(path, err)
+			if !child[filepath.Clean(path)] { // a child that does not load alone runs within its parent
+				skip(path, err)
+			}
 			continue
 		}
 		if first, dup := names[e.Name]; dup {

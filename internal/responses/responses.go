@@ -159,13 +159,14 @@ func parseResponses(name string, data []byte, share bool) (*Responses, error) {
 // entries without problems (nil when there are none to check).
 func parseResponsesPartial(name string, data []byte, share bool) (*Responses, error) {
 	lines := newSourceLines(data)
-	if r, err, ok := fastParse(name, data, lines, share); ok {
-		return r, err
+	r, err, ok := fastParse(name, data, lines, share)
+	if !ok {
+		if line := countEntryLines(data); line > 0 {
+			return nil, tooManyEntries(name, line, lines)
+		}
+		r, err = parseYAML(name, data, lines, true)
 	}
-	if line := countEntryLines(data); line > 0 {
-		return nil, tooManyEntries(name, line, lines)
-	}
-	return parseYAML(name, data, lines, true)
+	return r, withMisplaced(name, r, err, lines)
 }
 
 // Add appends a response for agent: a string is reply text, anything else
