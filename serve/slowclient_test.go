@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -129,5 +131,31 @@ func TestConnectionsAreCapped(t *testing.T) {
 	held[0].Close()
 	if code := <-served; code != 200 {
 		t.Fatalf("once a place is free: %d", code)
+	}
+}
+
+// A request that waits longer than ReadTimeout, once its body is read
+// (Prefer: wait on a run that takes a while), is not cut: the read
+// deadline ends with the body, and net/http's watch on the connection
+// after it must not cancel the request.
+func TestAWaitLongerThanReadTimeout(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ens := "name: slow\ninput: go\nagents:\n  - name: nap\n    script: nap.py\n"
+	nap := "import json, sys, time\njson.load(sys.stdin)\ntime.sleep(1.5)\nprint(json.dumps({\"slept\": True}))\n"
+	for name, body := range map[string]string{"slow/ensemble.yaml": ens, "slow/nap.py": nap} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := startServer(t, dir, func(o *serve.Options) {
+		o.ReadTimeout, o.IdleTimeout, o.WriteTimeout = 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond
+	})
+	r := s.start(t, "slow", map[string]any{"input": "x"})
+	if r.Status != "completed" {
+		t.Fatalf("a run waited on past ReadTimeout: %+v", r)
 	}
 }
