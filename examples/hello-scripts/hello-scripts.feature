@@ -22,6 +22,18 @@ Feature: Hello, scripts
     When the ensemble runs
     Then the output of agent "shouter" is "HELLO, ENSEMBLE!"
 
+  Scenario: Quotes and backslashes come through whole
+    Given the input:
+      """
+      {"region": "EMEA", "path": "C:\\data"}
+      """
+    When the ensemble runs
+    Then the run has no errors
+    And the output of agent "shouter" is:
+      """
+      HELLO, {"REGION": "EMEA", "PATH": "C:\\DATA"}!
+      """
+
   Scenario: A failure envelope fails the execution with its message
     Given the input "   "
     When the ensemble runs
