@@ -152,6 +152,7 @@ func LoadBytes(path string, data []byte, opts LoadOptions) (*Ensemble, error) {
 	if err := errs.result(); err != nil {
 		return nil, err
 	}
+	shareTreeKeys(e, d.nest)
 	return e, nil // indexed by d.ensemble, for the run check
 }
 

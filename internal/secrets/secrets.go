@@ -54,6 +54,19 @@ func Of(models map[string]*ensemble.ModelProfile, lookup func(string) (string, b
 	return New(keys...)
 }
 
+// OfEnsemble returns the redactor of the keys of every profile of e and of
+// the files loaded with it (its child ensembles': Ensemble.SecretEnvNames),
+// looked up with lookup.
+func OfEnsemble(e *ensemble.Ensemble, lookup func(string) (string, bool)) *Redactor {
+	var keys []string
+	for _, name := range e.SecretEnvNames() {
+		if v, ok := lookup(name); ok {
+			keys = append(keys, v)
+		}
+	}
+	return New(keys...)
+}
+
 // New returns the redactor of keys. Each key is also redacted in its JSON
 // form (a key with a quote, a backslash or <>& is escaped in JSON output),
 // URL-escaped, base64-encoded, and in any case (spellings.go).
