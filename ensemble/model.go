@@ -265,6 +265,9 @@ func (d *decoder) expandString(f field, s string) (string, bool) {
 			ok = false
 			return ""
 		}
+		if d.expanded != nil {
+			*d.expanded = append(*d.expanded, expansion{d: d, f: f, name: name})
+		}
 		v, set := d.lookup(name)
 		switch {
 		case fallback != "" && v == "":

@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	format "github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/secrets"
+	"github.com/ensemble-run/ensemble/kinds"
 	nested "github.com/ensemble-run/ensemble/kinds/ensemble"
 	"github.com/ensemble-run/ensemble/scriptexec"
 )
@@ -51,5 +53,32 @@ agents:
 	}
 	if got := secrets.OfEnsemble(e, lookup).String("sk-child-key-123 sk-top-key-456"); got != "[REDACTED] [REDACTED]" {
 		t.Errorf("redacted: %q", got)
+	}
+}
+
+// ${VAR} never expands a key, even one that only a child ensemble's
+// profile names, which the loader reads after the parent's profiles.
+func TestAChildsKeyIsNeverExpanded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, dir+"/parent.yaml", `name: p
+models:
+  top: {provider: openai, model: m, base_url: "http://127.0.0.1:1/v1", system_prompt: "say ${A_KEY}"}
+agents:
+  - {name: a, ensemble: a.yaml}
+`)
+	writeFile(t, dir+"/a.yaml", `name: a
+models:
+  own: {provider: anthropic, model: m, api_key_env: A_KEY}
+agents:
+  - {name: x, model_profile: top}
+`)
+	lookup := func(k string) (string, bool) { return map[string]string{"A_KEY": "sk-child-key-123"}[k], k == "A_KEY" }
+	_, err := format.Load(dir+"/parent.yaml", kinds.Builtin().Load(format.LoadOptions{LookupEnv: lookup}))
+	if err == nil || !strings.Contains(err.Error(), `parent.yaml:3:87: model profile "top": system_prompt uses ${A_KEY}, the API key variable of profile "own" of a.yaml; keys are never expanded`) {
+		t.Fatalf("err %v", err)
+	}
+	if strings.Contains(err.Error(), "sk-child") {
+		t.Errorf("the error holds the key: %v", err)
 	}
 }
