@@ -6,16 +6,46 @@ import (
 	"slices"
 )
 
-// SecretEnvNames lists every variable a model profile names in api_key_env,
-// those of e's own profiles and those of every file loaded with it: its
-// parent's, its child ensembles' and theirs. Script agents and tools never
-// see them, whichever file of the tree declares them, and their values are
-// redacted from the whole run's outputs.
+// SecretEnvNames lists every variable that holds a secret: those a model
+// profile names in api_key_env, a webhook trigger in secret_env, and an
+// agent's kind in its own fields (SecretVarser: an ask agent's notify), of
+// e and of every file loaded with it: its parent, its child ensembles and
+// theirs. Script agents, tools and MCP servers never see them, whichever
+// file of the tree names them, and their values are redacted from the
+// whole run's outputs.
 func (e *Ensemble) SecretEnvNames() []string {
 	names := slices.Clone(e.treeKeys)
+	for _, v := range e.secretVars() {
+		if !slices.Contains(names, v) {
+			names = append(names, v)
+		}
+	}
+	return names
+}
+
+// SecretVarser is a Kind whose agents name variables holding secrets in
+// their own fields, kept from scripts and redacted as keys are.
+type SecretVarser interface {
+	SecretVars(a *Agent) []string
+}
+
+// secretVars are the variables e's own profiles, triggers and agents name
+// as holding secrets.
+func (e *Ensemble) secretVars() []string {
+	var names []string
 	for _, m := range e.Models {
-		if m.APIKeyEnv != "" && !slices.Contains(names, m.APIKeyEnv) {
+		if m.APIKeyEnv != "" {
 			names = append(names, m.APIKeyEnv)
+		}
+	}
+	for _, t := range e.Triggers {
+		if t.Hook != nil && t.Hook.SecretEnv != "" {
+			names = append(names, t.Hook.SecretEnv)
+		}
+	}
+	for _, a := range e.Agents {
+		if k, ok := a.Kind.(SecretVarser); ok {
+			names = append(names, k.SecretVars(a)...)
 		}
 	}
 	return names
@@ -29,8 +59,8 @@ type expansion struct {
 }
 
 // shareTreeKeys gives top and every child ensemble loaded with it (n's)
-// the api_key_env variables of them all: a child's profile may name a key
-// the top file's profiles do not. A ${VAR} expanded before the child that
+// the secret variables of them all (secretVars): a child's profile may name
+// a key the top file's profiles do not. A ${VAR} expanded before the child that
 // names VAR was read (in the parent's profiles, in a profiles file, in
 // another child) is reported as every expanded key is.
 func shareTreeKeys(top *Ensemble, n *nesting, expanded []expansion) {
@@ -59,7 +89,13 @@ func shareTreeKeys(top *Ensemble, n *nesting, expanded []expansion) {
 			x.d.bad(x.f, "uses ${%s}, the API key variable of profile %q of %s; keys are never expanded into the file", x.name, p.Name, filepath.Base(p.File))
 		}
 	}
-	names := slices.Sorted(maps.Keys(keys))
+	set := map[string]bool{}
+	for _, e := range tree {
+		for _, v := range e.secretVars() {
+			set[v] = true
+		}
+	}
+	names := slices.Sorted(maps.Keys(set))
 	for _, e := range tree {
 		e.treeKeys = names
 	}

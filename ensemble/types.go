@@ -84,8 +84,8 @@ type Ensemble struct {
 
 	agentIndex map[string]*Agent
 	toolIndex  map[string]*Tool
-	// treeKeys are the api_key_env variables of every file of the load (the
-	// top file and its child ensembles, keys.go), set when it ends.
+	// treeKeys are the secret variables of every file of the load (the top
+	// file and its child ensembles: keys.go), set when it ends.
 	treeKeys []string
 }
 
