@@ -145,9 +145,9 @@ func (d *decoder) profile(pf field) *ModelProfile {
 	if f := m.get("api_key_env"); f.ok() {
 		p.APIKeyEnv = d.str(f)
 		switch {
-		case envNamePattern.MatchString(p.APIKeyEnv):
-		case strings.HasPrefix(p.APIKeyEnv, "sk-") || len(p.APIKeyEnv) >= 20:
+		case looksLikeKey(p.APIKeyEnv):
 			d.bad(f, "names the variable holding the key, not the key").Source = "" // never echo a secret
+		case envNamePattern.MatchString(p.APIKeyEnv):
 		default:
 			d.bad(f, "must be the name of an environment variable such as OPENAI_API_KEY, got %q", p.APIKeyEnv)
 		}
