@@ -33,3 +33,34 @@ func TestKeyInClearWarns(t *testing.T) {
 		}
 	}
 }
+
+// A profiles file's profile is warned of only when the file run calls it
+// (itself or as a fallback): a shared profiles file may hold many others.
+func TestKeyInClearOfAProfilesFile(t *testing.T) {
+	t.Parallel()
+	env := func(string) (string, bool) { return "x", true }
+	profiles := writeFile(t, "profiles.yaml", `models:
+  remote: {provider: openai, model: x, base_url: "http://10.0.0.5/v1", api_key_env: K}
+  backup: {provider: openai, model: x, base_url: "http://10.0.0.6/v1", api_key_env: K}
+  unused: {provider: openai, model: x, base_url: "http://10.0.0.7/v1", api_key_env: K}
+  main: {provider: openai, model: x, base_url: "https://api.example.com/v1", api_key_env: K, fallback: [backup]}
+`)
+	for agents, want := range map[string][]string{
+		"  - {name: a, model_profile: remote}\n": {`model profile "remote"`},
+		"  - {name: a, model_profile: main}\n":   {`model profile "backup"`},
+		"  - {name: a, ask: q}\n":                nil,
+	} {
+		e, err := LoadBytes("k.yaml", []byte("name: k\nagents:\n"+agents), LoadOptions{Kinds: testKinds, LookupEnv: env, ProfileFiles: []string{profiles}})
+		if err != nil {
+			t.Fatalf("%s: %v", agents, err)
+		}
+		if len(e.Warnings) != len(want) {
+			t.Fatalf("%s: warnings %v, want %v", agents, e.Warnings, want)
+		}
+		for i, w := range want {
+			if msg := e.Warnings[i].Error(); !strings.Contains(msg, w) || !strings.HasPrefix(msg, profiles) {
+				t.Errorf("%s: warning %q, want %q in %s", agents, msg, w, profiles)
+			}
+		}
+	}
+}
