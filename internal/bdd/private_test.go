@@ -40,3 +40,28 @@ func TestCreatePrivateLeavesAPipesMode(t *testing.T) {
 		}
 	}
 }
+
+// --save-baseline makes its file readable by the team (0644), but not a
+// pipe or a device named as the file (/dev/null).
+func TestBaselineLeavesAPipesMode(t *testing.T) {
+	t.Parallel()
+	fifo := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	f, err := createBaseline(fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeBaseline(f, fifo, &Baseline{}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the pipe is now %v (%v)", fi.Mode(), err)
+	}
+}
