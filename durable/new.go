@@ -143,7 +143,7 @@ func (c *Creation) startRemote(opts session.Options, ro session.RunOptions) (*St
 	}
 	// The workflow redacts nothing (its state must not depend on a
 	// worker's keys): the input leaves here redacted, as a local run's is.
-	input := secrets.Of(c.e.Models, lookup).String(c.input)
+	input := secrets.OfEnsemble(c.e, lookup).String(c.input)
 	return &Started{remote: &remoteRun{player: p, id: id, input: input, sink: ro.Events}}, nil
 }
 

@@ -57,6 +57,9 @@ type decoder struct {
 	parentMCP map[string]*MCPServer
 	// keys are the key lists of agents, made once (agentKeys).
 	keys *agentKeyLists
+	// expanded are the ${VAR} expanded by every file of the load, checked
+	// at its end against the keys of its child ensembles (keys.go).
+	expanded *[]expansion
 }
 
 func newDecoder(file string, data []byte, lookup func(string) (string, bool), errs *errorSink) *decoder {

@@ -11,6 +11,12 @@ import (
 // DefaultMaxItems is fan_out.max_items when absent.
 const DefaultMaxItems = 1000
 
+// MaxFanOutItems is the largest fan_out.max_items: every instance of a
+// fan-out is planned (its request, its events) before the first one runs,
+// about a kilobyte each, so a list of a million items takes about a
+// gigabyte, and one of ten million would take ten, whatever max_parallel.
+const MaxFanOutItems = 1_000_000
+
 // FanOut is an agent's fan_out block (docs/semantics.md#fan-out): the agent
 // runs once per item of a list, each run an instance `name[i]`.
 type FanOut struct {
@@ -52,7 +58,11 @@ func (d *decoder) fanOut(f field, a *Agent, where string) *FanOut {
 		}
 	}
 	fo.MaxParallel = d.positive(m.get("max_parallel"))
-	if n := d.positive(m.get("max_items")); n > 0 {
+	mi := m.get("max_items")
+	switch n := d.positive(mi); {
+	case n > MaxFanOutItems:
+		d.bad(mi, "must be at most %d, got %d: every item of the list is planned before the first instance runs", MaxFanOutItems, n)
+	case n > 0:
 		fo.MaxItems = n
 	}
 	if oe := m.get("on_error"); oe.ok() {

@@ -73,6 +73,9 @@ agents:
     model_profile: fast
     fan_out: {over: "[1, 2]"}
     conversation: {triggers_conversation: true}
+  - name: j
+    model_profile: fast
+    fan_out: {over: "[1, 2]", max_items: 100000000}
 `
 	_, err = LoadBytes("s.yaml", []byte(bad), LoadOptions{Kinds: testKinds, LookupEnv: noEnv})
 	checkErrors(t, err, "s.yaml",
@@ -89,6 +92,7 @@ agents:
 		`26:14: fan_out of agent "g" must be a mapping, got a list`,
 		`29:21: fan_out of agent "h": over does not compile: must yield a list, but it is always a number`,
 		`33:20: agent "i": an agent with fan_out makes no agent requests (its output is a list): remove conversation.triggers_conversation`,
+		`36:42: fan_out of agent "j": max_items must be at most 1000000, got 100000000: every item of the list is planned before the first instance runs`,
 	)
 }
 

@@ -133,6 +133,11 @@ func LoadBytes(path string, data []byte, opts LoadOptions) (*Ensemble, error) {
 		doc.d.keyVarsOf(doc.root, keys)
 	}
 	models, overrides := map[string]*ModelProfile{}, map[string]*ModelProfile{}
+	expanded := &[]expansion{}
+	d.expanded = expanded
+	for _, doc := range slices.Concat(docs, overrideDocs) {
+		doc.d.expanded = expanded
+	}
 	for _, doc := range docs {
 		doc.d.keyVars = keys
 		maps.Copy(models, doc.d.profilesFile(doc.root))
@@ -149,6 +154,7 @@ func LoadBytes(path string, data []byte, opts LoadOptions) (*Ensemble, error) {
 	if root != nil {
 		d.ensemble(root, e)
 	}
+	shareTreeKeys(e, d.nest, *expanded)
 	if err := errs.result(); err != nil {
 		return nil, err
 	}

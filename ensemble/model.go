@@ -149,9 +149,9 @@ func (d *decoder) profile(pf field) *ModelProfile {
 	if f := m.get("api_key_env"); f.ok() {
 		p.APIKeyEnv = d.str(f)
 		switch {
-		case envNamePattern.MatchString(p.APIKeyEnv):
-		case strings.HasPrefix(p.APIKeyEnv, "sk-") || len(p.APIKeyEnv) >= 20:
+		case looksLikeKey(p.APIKeyEnv):
 			d.bad(f, "names the variable holding the key, not the key").Source = "" // never echo a secret
+		case envNamePattern.MatchString(p.APIKeyEnv):
 		default:
 			d.bad(f, "must be the name of an environment variable such as OPENAI_API_KEY, got %q", p.APIKeyEnv)
 		}
@@ -268,6 +268,9 @@ func (d *decoder) expandString(f field, s string) (string, bool) {
 			d.bad(f, "uses ${%s}, the API key variable of profile %q; keys are never expanded into the file", name, profile)
 			ok = false
 			return ""
+		}
+		if d.expanded != nil {
+			*d.expanded = append(*d.expanded, expansion{d: d, f: f, name: name})
 		}
 		v, set := d.lookup(name)
 		switch {

@@ -131,7 +131,7 @@ func (d *decoder) include(f field, allowOutside bool) *Ensemble {
 	before := len(d.errs.list) + d.errs.more
 	c := newDecoder(path, data, d.lookup, d.errs)
 	c.kinds, c.nest, c.parentTools, c.overrides = d.kinds, n, slices.Collect(maps.Values(d.tools)), d.overrides
-	c.parentMCP = d.mcp
+	c.parentMCP, c.expanded = d.mcp, d.expanded
 	c.top = d.root()
 	if !d.inside(path) {
 		c.top, c.noEcho = filepath.Dir(abs), true // let in by allow_outside

@@ -84,6 +84,9 @@ type Ensemble struct {
 
 	agentIndex map[string]*Agent
 	toolIndex  map[string]*Tool
+	// treeKeys are the secret variables of every file of the load (the top
+	// file and its child ensembles: keys.go), set when it ends.
+	treeKeys []string
 }
 
 // Agent returns the agent with that name, or nil.
@@ -236,16 +239,4 @@ type Tool struct {
 	Script      string
 	ScriptPath  string
 	Timeout     time.Duration
-}
-
-// SecretEnvNames lists every variable any model profile names in api_key_env:
-// script agents and tools never see them.
-func (e *Ensemble) SecretEnvNames() []string {
-	var names []string
-	for _, m := range e.Models {
-		if m.APIKeyEnv != "" {
-			names = append(names, m.APIKeyEnv)
-		}
-	}
-	return names
 }

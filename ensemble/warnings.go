@@ -79,7 +79,7 @@ func (d *decoder) warnings(e *Ensemble) []*Error {
 				a.Name, enumerate(quote(names)), advice)
 		}
 	}
-	return slices.Concat(d.shadowed, out, d.unpricedCostWarnings(e))
+	return slices.Concat(d.shadowed, out, d.unpricedCostWarnings(e), d.clearKeyWarnings(e))
 }
 
 // warningAt is a warning of the file at p.

@@ -31,6 +31,11 @@ func ExecScript(ctx context.Context, req *agent.Request, environ func() []string
 		spec.Dir = req.Ensemble.Dir
 	}
 	spec.Env = ScriptEnv(environ(), req.Ensemble, env)
+	if r := req.Services.Secrets; !r.Empty() {
+		// The tail of stderr is redacted before it is cut, so that the cut
+		// never keeps the end of a key.
+		spec.Redact, spec.Hold = r.String, r.Longest()-1
+	}
 	return proc.Run(ctx, spec)
 }
 

@@ -12,7 +12,8 @@ import "github.com/ensemble-run/ensemble/internal/proc"
 // What to run and what came of it.
 type (
 	// Spec is what ExecScript runs: Path, Stdin, Timeout and MaxOutput
-	// (0: DefaultMaxOutput); ExecScript sets Dir and Env.
+	// (0: DefaultMaxOutput); ExecScript sets Dir and Env, and Redact and Hold
+	// from the run's secrets.
 	Spec = proc.Spec
 	// Result is what a process wrote: Stdout and the tail of Stderr.
 	Result = proc.Result

@@ -75,7 +75,7 @@ func findEnsembles(paths []string, o *Options) ([]*served, error) {
 				continue
 			}
 			names[e.Name] = path
-			s := &served{e: e, secrets: secrets.Of(e.Models, o.LookupEnv)}
+			s := &served{e: e, secrets: secrets.OfEnsemble(e, o.LookupEnv)}
 			resp := filepath.Join(filepath.Dir(path), "responses.yaml")
 			if info, err := os.Stat(resp); o.Responses && err == nil && info.Mode().IsRegular() {
 				s.responses = resp

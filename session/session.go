@@ -102,7 +102,7 @@ func open(ctx context.Context, e *ensemble.Ensemble, opts Options, lookup func(s
 	if reg == nil {
 		reg = kinds.Builtin()
 	}
-	s := &Session{e: e, opts: opts, secrets: secrets.Of(e.Models, lookup)}
+	s := &Session{e: e, opts: opts, secrets: secrets.OfEnsemble(e, lookup)}
 	reg = reg.With(kinds.Options{Ask: opts.Ask, Stream: opts.Models.Stream})
 	s.dispatch = reg.Runner(&agent.Host{LookupEnv: lookup, Environ: opts.Environ}, opts.Replace)
 	s.simulate = opts.Models.Simulate

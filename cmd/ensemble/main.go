@@ -14,11 +14,15 @@ import (
 func main() {
 	startup.Restore() // PATH, emptied while the packages were initialised
 	process.Setup()   // the GC's start, the environment hidden from our children
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// The first SIGINT/SIGTERM cancels the run cleanly (agents are stopped,
-	// the state is written). Once it has, the default handling is back, so
-	// a second one ends the process at once if stopping ever hangs; the
-	// state file is complete at any moment.
+	// SIGHUP too (the terminal closed, the SSH connection dropped): its
+	// default handling would end the process at once and leave the scripts
+	// running, each in a process group of its own that the terminal's
+	// hangup does not reach.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// The first SIGINT/SIGTERM/SIGHUP cancels the run cleanly (agents are
+	// stopped, the state is written). Once it has, the default handling is
+	// back, so a second one ends the process at once if stopping ever hangs;
+	// the state file is complete at any moment.
 	go func() { <-ctx.Done(); stop() }()
 	// A reader that goes away early (`| head`, quitting less) must not kill
 	// the run with SIGPIPE: the state and the report are still written.

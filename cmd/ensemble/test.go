@@ -150,7 +150,7 @@ func runTests(cmd *cobra.Command, io *stdio, paths []string, f *testFlags) error
 		if err := os.MkdirAll(filepath.Dir(f.out), 0o755); err != nil {
 			return usageErr("--out: %v", err)
 		}
-		fh, err := os.Create(f.out)
+		fh, err := bdd.CreatePrivate(f.out)
 		if err != nil {
 			return usageErr("--out: %v", err)
 		}

@@ -88,4 +88,4 @@ const exitCodesHelp = `Exit codes:
   6    a budget was spent (max_tokens, max_requests or max_cost)
   7    --strict, and an expression read a key its value does not have
   8    completed, but an expectation (expect:, --expect) is false
-  130  interrupted (SIGINT or SIGTERM)`
+  130  interrupted (SIGINT, SIGTERM or SIGHUP)`

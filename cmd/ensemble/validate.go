@@ -210,4 +210,4 @@ func load(io *stdio, path string, data []byte, profiles []string) (*ensemble.Ens
 
 // redactKeysOf redacts, in what the command prints from now on, the keys
 // of e's profiles.
-func (s *stdio) redactKeysOf(e *ensemble.Ensemble) { s.secrets = secrets.Of(e.Models, s.lookupEnv) }
+func (s *stdio) redactKeysOf(e *ensemble.Ensemble) { s.secrets = secrets.OfEnsemble(e, s.lookupEnv) }

@@ -124,7 +124,7 @@ func startRemote(e *ensemble.Ensemble, o Options) (*Started, error) {
 	}
 	// Each input leaves redacted, as a local run's is (the workflow
 	// redacts nothing: its state must not depend on a worker's keys).
-	redact := secrets.Of(e.Models, lookup).String
+	redact := secrets.OfEnsemble(e, lookup).String
 	id := fmt.Sprintf("%s-batch-%d", e.Name, time.Now().UnixNano())
 	return &Started{OnTemporal: id, close: func() { p.Close() },
 		RunOne: func(ctx context.Context, in *Input) (*engine.Result, error) {

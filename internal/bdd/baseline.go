@@ -126,9 +126,12 @@ func writeBaseline(f *report.File, path string, b *Baseline) error {
 		return usagef("--save-baseline %s: %v", path, err)
 	}
 	// The file is the team's, for version control: not private as a
-	// report of conversations is.
-	if err := os.Chmod(path, 0o644); err != nil {
-		return usagef("--save-baseline %s: %v", path, err)
+	// report of conversations is. A device or a pipe (/dev/null) is not
+	// ours to change.
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
+		if err := os.Chmod(path, 0o644); err != nil {
+			return usagef("--save-baseline %s: %v", path, err)
+		}
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ func runRepeated(ctx context.Context, o *RunOptions, pl *plan, out, stderr io.Wr
 		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 			return ExitUsage, usagef("format %s: cannot create the report: %v", name, err)
 		}
-		fh, err := os.Create(file)
+		fh, err := CreatePrivate(file)
 		if err != nil {
 			return ExitUsage, usagef("format %s: cannot create the report: %v", name, err)
 		}

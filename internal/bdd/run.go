@@ -324,7 +324,7 @@ func checkFormat(f string) (string, error) {
 			if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 				return "", usagef("format %s: cannot create the report: %v", name, err)
 			}
-			fh, err := os.Create(file)
+			fh, err := CreatePrivate(file)
 			if err != nil {
 				return "", usagef("format %s: cannot create the report: %v", name, err)
 			}

@@ -473,7 +473,7 @@ func (s *Scenario) Eval(src string) (bool, error) {
 		if lookup == nil {
 			lookup = os.LookupEnv
 		}
-		err = secrets.Of(s.ens.Models, lookup).Error(err)
+		err = secrets.OfEnsemble(s.ens, lookup).Error(err)
 		return false, fmt.Errorf("the expression %s failed: %v", quote(src), err)
 	}
 	return v, nil

@@ -31,5 +31,5 @@ func (s *Scenario) redacted(text string) string {
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
-	return secrets.Of(s.ens.Models, lookup).String(text)
+	return secrets.OfEnsemble(s.ens, lookup).String(text)
 }

@@ -61,6 +61,8 @@ func (g guard) Visit(node *ast.Node) {
 				out.SetLocation(n.Location())
 			}
 			ast.Patch(node, out)
+		case n.Operator == "matches":
+			guardMatches(node, n)
 		case n.Operator == "in" && maybeComposite(n.Left) && maybeList(n.Right.Type()):
 			call := &ast.CallNode{Callee: &ast.IdentifierNode{Value: inFn}, Arguments: []ast.Node{envNode(), n.Left, n.Right}}
 			call.SetLocation(n.Location())
@@ -180,6 +182,7 @@ func sameAsSecond(args []reflect.Type) (reflect.Type, error) {
 
 func guardFunctions(c *conf.Config) {
 	memberFunction(c)
+	matchesFunction(c)
 	c.Functions[chargeFn] = &builtin.Function{
 		Name: chargeFn,
 		Func: func(args ...any) (any, error) {

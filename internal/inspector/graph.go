@@ -134,23 +134,17 @@ func (s *Server) ensembleOf(h *store.Head) (*ensemble.Ensemble, error) {
 	return e, err
 }
 
-// addSecrets adds the secrets e's models (and its children's) name to those
+// addSecrets adds the secrets e and its children name (their profiles'
+// keys, their notify and trigger secrets: Ensemble.SecretEnvNames) to those
 // every reply redacts; s.mu is held.
 func (s *Server) addSecrets(e *ensemble.Ensemble) {
 	grew := false
-	add := func(e *ensemble.Ensemble) {
-		for _, p := range e.Models {
-			if p == nil || p.APIKeyEnv == "" {
-				continue
-			}
-			if v, ok := s.opts.LookupEnv(p.APIKeyEnv); ok && v != "" && !s.keys[v] {
-				s.keys[v] = true
-				grew = true
-			}
+	for _, name := range e.SecretEnvNames() {
+		if v, ok := s.opts.LookupEnv(name); ok && v != "" && !s.keys[v] {
+			s.keys[v] = true
+			grew = true
 		}
 	}
-	add(e)
-	agent.Walk(e, func(c *ensemble.Ensemble, _ *ensemble.Agent) { add(c) })
 	if grew {
 		s.redact = secrets.New(sortedKeys(s.keys)...)
 	}

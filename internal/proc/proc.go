@@ -41,6 +41,12 @@ type Spec struct {
 	Timeout time.Duration
 	// MaxOutput caps stdout; 0 means DefaultMaxOutput.
 	MaxOutput int64
+	// Redact, when set, replaces the secrets in the stderr tail before it
+	// is cut to StderrTail bytes; Hold is how many more bytes are kept for
+	// it (a secret's longest spelling, less one), so that the cut never
+	// leaves the end of a secret in the tail (redact.go).
+	Redact func(string) string
+	Hold   int
 }
 
 // Result is what a process that started produced.
@@ -312,7 +318,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 			cancel(errOutputLimit) // kills the group through cmd.Cancel
 		}
 	}()
-	tail := &tailBuffer{max: StderrTail}
+	tail := newTail(spec)
 	go func() {
 		defer wg.Done()
 		_, _ = io.Copy(tail, stderrR)
@@ -465,6 +471,9 @@ type tailBuffer struct {
 	max       int
 	buf       []byte
 	truncated bool
+	// keep and redact: see redacted (redact.go).
+	keep   int
+	redact func(string) string
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
@@ -485,14 +494,17 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 // String is the tail, starting on a UTF-8 boundary, trimmed of white space,
 // and marked with "…" when earlier output was dropped.
 func (t *tailBuffer) String() string {
-	b := t.buf
-	if t.truncated {
+	b, truncated := t.buf, t.truncated
+	if t.redact != nil {
+		b, truncated = t.redacted()
+	}
+	if truncated {
 		for n := 0; n < utf8.UTFMax && len(b) > 0 && !utf8.RuneStart(b[0]); n++ {
 			b = b[1:]
 		}
 	}
 	s := strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
-	if t.truncated && s != "" {
+	if truncated && s != "" {
 		s = "…" + s
 	}
 	return s

@@ -15,6 +15,11 @@ import (
 type File struct {
 	path string
 	tmp  *os.File
+	// direct: tmp is the path itself, a device, a pipe or a symbolic link
+	// (/dev/null, /dev/stdout), written as it is: renamed over, it would be
+	// replaced by a regular file (/dev/null so for the whole machine, when
+	// run as root).
+	direct bool
 }
 
 // CreateFile creates the report file at path, with mode 0600, as the state
@@ -23,6 +28,14 @@ type File struct {
 func CreateFile(path string) (*File, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return nil, errors.New("it is a directory")
+	} else if err == nil && (!fi.Mode().IsRegular() || isLink(path)) {
+		// A device, a pipe, or a link (/dev/stdout): written through, as
+		// it is.
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("cannot open it: %w", pathless(err))
+		}
+		return &File{path: path, tmp: f, direct: true}, nil
 	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
@@ -56,6 +69,9 @@ func (r *File) Commit(err error) error {
 	if cerr := r.tmp.Close(); err == nil {
 		err = cerr
 	}
+	if r.direct {
+		return pathless(err)
+	}
 	if err == nil {
 		err = os.Rename(r.tmp.Name(), r.path)
 	}
@@ -69,5 +85,12 @@ func (r *File) Commit(err error) error {
 // Discard drops the report: the path keeps what it had.
 func (r *File) Discard() {
 	r.tmp.Close()
-	os.Remove(r.tmp.Name())
+	if !r.direct {
+		os.Remove(r.tmp.Name())
+	}
+}
+
+func isLink(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode()&os.ModeSymlink != 0
 }

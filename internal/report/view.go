@@ -75,6 +75,9 @@ func NewView(e *ensemble.Ensemble, o ViewOptions) (*View, error) {
 		sinks = append(sinks, JSONLines(o.Out))
 	}
 	if o.Report != "" {
+		if err := checkOverwrite(o.Report); err != nil {
+			return nil, err
+		}
 		rf, err := CreateFile(o.Report)
 		if err != nil {
 			return nil, err

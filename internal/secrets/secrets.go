@@ -35,6 +35,8 @@ type Redactor struct {
 	// escape (sk\u002dabc…, which a JSON reader decodes back to the key):
 	// text that holds a backslash is matched against it too.
 	escaped *regexp.Regexp
+	// folded are the spellings matched in any case (spellings.go).
+	folded []folded
 }
 
 // Of returns the redactor of the keys of every profile in models, looked
@@ -52,8 +54,22 @@ func Of(models map[string]*ensemble.ModelProfile, lookup func(string) (string, b
 	return New(keys...)
 }
 
+// OfEnsemble returns the redactor of the keys of every profile of e and of
+// the files loaded with it (its child ensembles': Ensemble.SecretEnvNames),
+// looked up with lookup.
+func OfEnsemble(e *ensemble.Ensemble, lookup func(string) (string, bool)) *Redactor {
+	var keys []string
+	for _, name := range e.SecretEnvNames() {
+		if v, ok := lookup(name); ok {
+			keys = append(keys, v)
+		}
+	}
+	return New(keys...)
+}
+
 // New returns the redactor of keys. Each key is also redacted in its JSON
-// form (a key with a quote, a backslash or <>& is escaped in JSON output).
+// form (a key with a quote, a backslash or <>& is escaped in JSON output),
+// URL-escaped, base64-encoded, and in any case (spellings.go).
 func New(keys ...string) *Redactor {
 	var patterns []string
 	add := func(p string) {
@@ -68,7 +84,19 @@ func New(keys ...string) *Redactor {
 			add(string(b[1 : len(b)-1]))
 		}
 	}
+	longest := 0
+	for _, p := range patterns {
+		longest = max(longest, len(p))
+	}
 	r := &Redactor{}
+	for _, k := range keys {
+		if k = strings.TrimSpace(k); len(k) >= MinLength {
+			for _, p := range encodedSpellings(k) {
+				add(p)
+			}
+			r.folded = append(r.folded, foldable(k)...)
+		}
+	}
 	if len(patterns) == 0 {
 		return r
 	}
@@ -80,7 +108,7 @@ func New(keys ...string) *Redactor {
 		pairs = append(pairs, p, Redacted)
 	}
 	r.replacer = strings.NewReplacer(pairs...)
-	r.longest = len(patterns[0])
+	r.longest = longest
 	var alts []string
 	for _, k := range keys {
 		if k = strings.TrimSpace(k); len(k) >= MinLength {
@@ -144,6 +172,9 @@ func (r *Redactor) String(s string) string {
 	s = r.replacer.Replace(s)
 	if strings.IndexByte(s, '\\') >= 0 {
 		s = r.escaped.ReplaceAllLiteralString(s, Redacted)
+	}
+	for _, f := range r.folded {
+		s = f.replace(s)
 	}
 	return s
 }

@@ -151,3 +151,20 @@ func (k Kind) Runner(*agent.Host) agent.Runner {
 	o := k.Options
 	return &Runner{In: o.In, Out: o.Out, Interactive: o.Interactive, NoInput: o.NoInput, Batch: o.Batch, Suspend: o.Suspend}
 }
+
+// SecretVars are the variables a's notify names: the secret its posts are
+// signed with and the Slack webhook's URL, kept from scripts and redacted
+// as keys are.
+func (Kind) SecretVars(a *ensemble.Agent) []string {
+	n := SpecOf(a).Notify
+	if n == nil {
+		return nil
+	}
+	var vars []string
+	for _, v := range []string{n.SecretEnv, n.SlackEnv} {
+		if v != "" {
+			vars = append(vars, v)
+		}
+	}
+	return vars
+}

@@ -25,9 +25,10 @@ type secrets struct {
 	r *keyset.Redactor
 }
 
-// secrets looks up the keys of ens's profiles.
+// secrets looks up the keys of ens's profiles and of the other files of
+// its load (a sibling child ensemble's: Ensemble.SecretEnvNames).
 func (r *Runner) secrets(ens *ensemble.Ensemble) *secrets {
-	return &secrets{keyset.Of(ens.Models, r.lookupEnv)}
+	return &secrets{keyset.OfEnsemble(ens, r.lookupEnv)}
 }
 
 // redact replaces every key in text.

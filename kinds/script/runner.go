@@ -113,7 +113,7 @@ func (s *Runner) Run(ctx context.Context, req *agent.Request) *agent.Result {
 		res.Err = err
 		return res
 	}
-	parsed, err := parseStdout(out.Stdout)
+	parsed, err := parseStdoutRedacted(out.Stdout, req.Services.Secrets.String)
 	if err != nil {
 		res.Err = err
 		return res
@@ -150,7 +150,12 @@ const maxJSONStarts = 64
 //     fails too: a script that meant to print JSON and printed it broken
 //     (truncated) must not pass as a string;
 //   - anything else ("[INFO] done", "hello") is the trimmed string.
-func parseStdout(stdout []byte) (any, error) {
+func parseStdout(stdout []byte) (any, error) { return parseStdoutRedacted(stdout, nil) }
+
+// parseStdoutRedacted is parseStdout whose error quotes stdout with redact
+// applied before it is cut (nil: none), so that the cut never keeps the
+// start of a key.
+func parseStdoutRedacted(stdout []byte, redact func(string) string) (any, error) {
 	trimmed := bytes.TrimSpace(stdout)
 	if len(trimmed) == 0 {
 		return "", nil
@@ -169,6 +174,9 @@ func parseStdout(stdout []byte) (any, error) {
 	}
 	if looksLikeJSON(trimmed) {
 		excerpt := string(trimmed)
+		if redact != nil {
+			excerpt = redact(excerpt)
+		}
 		if len(excerpt) > 200 {
 			excerpt = strings.ToValidUTF8(excerpt[:200], "") + "…"
 		}
