@@ -14,7 +14,6 @@ package inspector
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"embed"
 	"encoding/hex"
 	"errors"
@@ -33,6 +32,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/hostcheck"
 	"github.com/ensemble-run/ensemble/internal/secrets"
+	"github.com/ensemble-run/ensemble/internal/tokencheck"
 	"github.com/ensemble-run/ensemble/store"
 )
 
@@ -249,7 +249,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			if tok == "" {
 				tok = s.cookieToken(r)
 			}
-			if subtle.ConstantTimeCompare([]byte(tok), []byte(s.token)) != 1 {
+			if !tokencheck.Equal(tok, s.token) { // the sums: a wrong token's length tells nothing
 				writeError(w, http.StatusForbidden, "missing or wrong token: open the URL ui printed, with its ?token=")
 				return
 			}
