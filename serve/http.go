@@ -1,8 +1,6 @@
 package serve
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/internal/hostcheck"
 	"github.com/ensemble-run/ensemble/internal/jsonw"
+	"github.com/ensemble-run/ensemble/internal/tokencheck"
 )
 
 // ErrorBody is the one shape of every error the run API answers.
@@ -435,14 +434,13 @@ func (s *Server) guard(next http.Handler) http.Handler {
 
 // authorized reports whether r carries the token: Authorization: Bearer
 // TOKEN, the scheme in any case (RFC 7235). The SHA-256 sums are compared,
-// in constant time: a wrong token's length tells nothing either.
+// in constant time (tokencheck): a wrong token's length tells nothing either.
 func (s *Server) authorized(r *http.Request) bool {
 	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return false
 	}
-	sum, want := sha256.Sum256([]byte(strings.TrimSpace(got))), sha256.Sum256([]byte(s.token))
-	return subtle.ConstantTimeCompare(sum[:], want[:]) == 1
+	return tokencheck.Equal(strings.TrimSpace(got), s.token)
 }
 
 // isAPI reports whether path is the run API's (or a handler's mounted

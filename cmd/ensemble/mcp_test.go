@@ -220,8 +220,6 @@ func testMCPServer(t *testing.T) string {
 
 // TestMCPServeAnswersAMalformedLine: a line that is not JSON gets a Parse
 // error with a null id, and the server answers the requests after it.
-// (Stdin stays open until the last reply: at its end the server stops,
-// and drops what it has not answered yet.)
 func TestMCPServeAnswersAMalformedLine(t *testing.T) {
 	t.Parallel()
 	cmd := cliCommand(t, []string{"ENSEMBLE_PROFILES="}, "mcp", "serve", "../../examples/hello-scripts")

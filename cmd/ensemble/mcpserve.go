@@ -49,6 +49,10 @@ With --responses, an ensemble that has a responses.yaml next to it runs with
 those injected responses, and its LLM agents without an entry fail instead of
 calling their model, like run --responses.
 
+At the end of stdin it reads no more, answers the calls it has read (each
+runs to its end, within its limits), then exits 0; Ctrl-C and SIGTERM stop it
+at once, cancelling the calls still running.
+
 YAML files that are not ensembles (no top-level agents and name) are skipped;
 a file that is not valid YAML and an ensemble that fails to load are
 skipped with their errors on stderr.`,
@@ -83,12 +87,12 @@ func serveMCP(ctx context.Context, io *stdio, dir string, f *mcpServeFlags, t mc
 		srv.Recover() // runs cut short when it last stopped go on
 		runs := srv.Runs()
 		defer runs.Close(0)
-		return mcpserve.NewRunsServer(runs, true).Run(ctx, t)
+		return mcpserve.Serve(ctx, mcpserve.NewRunsServer(runs, true), t)
 	}
 	server, err := mcpserve.New(dir, mcpserve.Options{Profiles: f.profiles, LookupEnv: io.lookupEnv, Responses: f.responses,
 		Skipped: skipped})
 	if err != nil {
 		return &exitError{code: engine.ExitUsage, err: err}
 	}
-	return server.Run(ctx, t)
+	return mcpserve.Serve(ctx, server, t)
 }

@@ -2,12 +2,13 @@ package inspector
 
 import (
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/hex"
 	"net"
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/ensemble-run/ensemble/internal/tokencheck"
 )
 
 // A one-time code hands the token to a browser that ui --open starts
@@ -57,7 +58,7 @@ func (s *Server) takeCode(code string) bool {
 	found := ""
 	for c, until := range s.codes {
 		// compared in constant time, every code
-		if subtle.ConstantTimeCompare([]byte(c), []byte(code)) == 1 && !now.After(until) {
+		if tokencheck.Equal(code, c) && !now.After(until) {
 			found = c
 		}
 	}

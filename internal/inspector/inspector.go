@@ -14,7 +14,6 @@ package inspector
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"embed"
 	"encoding/hex"
 	"errors"
@@ -25,7 +24,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +31,7 @@ import (
 	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/hostcheck"
 	"github.com/ensemble-run/ensemble/internal/secrets"
+	"github.com/ensemble-run/ensemble/internal/tokencheck"
 	"github.com/ensemble-run/ensemble/store"
 )
 
@@ -222,9 +221,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /api/run/fork", s.apiFork)
 	mux.HandleFunc("POST /auth/code", s.apiCode)
 	s.testRoutes(mux)
-	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "no such API: "+r.Method+" "+r.URL.Path)
-	})
+	mux.HandleFunc("/api/", noSuchAPI(mux)) // refuse.go
 	return s.guard(mux)
 }
 
@@ -241,7 +238,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		w.Header().Set("Referrer-Policy", "no-referrer")
 		w.Header().Set("X-Frame-Options", "DENY")
 		w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
-		if strings.HasPrefix(r.URL.Path, "/api/") {
+		if isAPIPath(r.URL.Path) {
 			tok := r.Header.Get("X-Ensemble-Token")
 			if tok == "" {
 				tok = r.URL.Query().Get("token")
@@ -249,8 +246,12 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			if tok == "" {
 				tok = s.cookieToken(r)
 			}
-			if subtle.ConstantTimeCompare([]byte(tok), []byte(s.token)) != 1 {
+			if !tokencheck.Equal(tok, s.token) { // the sums: a wrong token's length tells nothing
 				writeError(w, http.StatusForbidden, "missing or wrong token: open the URL ui printed, with its ?token=")
+				return
+			}
+			if uncleanAPIPath(r.URL.Path) {
+				writeError(w, http.StatusNotFound, "no such API: "+r.Method+" "+r.URL.Path)
 				return
 			}
 		}

@@ -36,11 +36,16 @@ const maxDepth = 1000
 // message is answered with an error (-32700 when it is not JSON, -32600
 // when it is JSON but no request, notification or response; batches
 // included: MCP dropped them in 2025-06-18) and skipped.
+//
+// At the end of r the server reads no more requests, but answers those
+// it has read before it ends the session (stdio.go).
 func Transport(r io.Reader, w io.Writer) mcp.Transport {
+	tr := newTracker()
 	out := &lockedWriter{w: w}
 	pr, pw := io.Pipe()
-	go filterLines(r, pw, out, maxLine)
-	return &mcp.IOTransport{Reader: pr, Writer: out, MaxLineLength: -1}
+	go filterLines(r, pw, out, maxLine, tr)
+	return &mcp.IOTransport{Reader: &trackedReader{PipeReader: pr, tr: tr},
+		Writer: &trackedWriter{lockedWriter: out, tr: tr}, MaxLineLength: -1}
 }
 
 // lockedWriter writes whole messages, the SDK's and the filter's, one at a
@@ -59,9 +64,10 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 func (*lockedWriter) Close() error { return nil }
 
 // filterLines copies the valid lines of r to pw, answers the others on
-// out (those longer than limit unread), and closes pw at the end of r (the client left) or when the SDK
-// stops reading (it closed the connection).
-func filterLines(r io.Reader, pw *io.PipeWriter, out io.Writer, limit int) {
+// out (those longer than limit unread), and closes pw at the end of r (the
+// client left; with tr, once the requests read are answered: drain) or
+// when the SDK stops reading (it closed the connection).
+func filterLines(r io.Reader, pw *io.PipeWriter, out io.Writer, limit int, tr *tracker) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var line []byte
 	for {
@@ -87,11 +93,17 @@ func filterLines(r io.Reader, pw *io.PipeWriter, out io.Writer, limit int) {
 		} else if msg := bytes.TrimSpace(line); len(msg) > 0 {
 			if id, code, why := check(msg); code != 0 {
 				answer(out, id, code, why)
-			} else if _, werr := pw.Write(append(msg, '\n')); werr != nil {
-				return // the SDK closed the connection
+			} else {
+				tr.received(msg)
+				if _, werr := pw.Write(append(msg, '\n')); werr != nil {
+					return // the SDK closed the connection
+				}
 			}
 		}
 		if err != nil {
+			if errors.Is(err, io.EOF) {
+				tr.drain(pw)
+			}
 			pw.CloseWithError(err) // io.EOF: the session ends
 			return
 		}

@@ -110,7 +110,7 @@ func TestLongLineIsAnswered(t *testing.T) {
 	in := strings.Repeat("x", 300<<10) + "\n" + `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"
 	pr, pw := io.Pipe()
 	var out strings.Builder
-	go filterLines(strings.NewReader(in), pw, &out, 100<<10)
+	go filterLines(strings.NewReader(in), pw, &out, 100<<10, nil)
 	passed, err := io.ReadAll(pr)
 	if err != nil {
 		t.Fatal(err)

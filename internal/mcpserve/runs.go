@@ -2,6 +2,7 @@ package mcpserve
 
 import (
 	"context"
+	"errors"
 	"math"
 	"net/http"
 	"time"
@@ -70,7 +71,8 @@ func (x *Runs) Answer(ctx context.Context, id, agent, answer string, progress fu
 
 // follow waits until run id ends or waits for an answer, telling progress
 // of each turn completed after event number after. A call cancelled (the
-// client cancelled the request, or left) cancels the run.
+// client cancelled the request, or left) cancels the run; one cut short
+// because the server stops (ErrStopped) leaves it to Runs.Close.
 func (x *Runs) follow(ctx context.Context, id string, after int, progress func(int)) (*Outcome, error) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -98,7 +100,9 @@ func (x *Runs) follow(ctx context.Context, id string, after int, progress func(i
 		case <-more:
 		case <-tick.C: // a run that ends without a new event
 		case <-ctx.Done():
-			_ = x.runs.Cancel(id)
+			if !errors.Is(context.Cause(ctx), ErrStopped) {
+				_ = x.runs.Cancel(id)
+			} // else the server stops: Runs.Close interrupts the run, saved to go on
 			return x.Status(id)
 		}
 	}
