@@ -13,7 +13,9 @@ import (
 
 // Two MCP servers that never answer their initialize: the servers start
 // together, and --timeout ends their start as it ends a run (exit 4),
-// naming both, long before the per-server start timeout.
+// naming both, long before the per-server start timeout. The timeout
+// leaves each server process ample time to start and say so, even on a
+// loaded machine under the race detector (1 s did not).
 func TestMCPStartIsBoundedByTheRunsTimeout(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -35,7 +37,7 @@ agents:
 `)
 	done := make(chan outcome, 1)
 	go func() {
-		done <- ensembleEnv(t, nil, "run", filepath.Join(dir, "e.yaml"), "--timeout", "1s", "--output", "json")
+		done <- ensembleEnv(t, nil, "run", filepath.Join(dir, "e.yaml"), "--timeout", "10s", "--output", "json")
 	}()
 	var o outcome
 	select {
