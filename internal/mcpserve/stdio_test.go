@@ -72,20 +72,10 @@ func replyTo(t *testing.T, lines []string, id int) map[string]any {
 // is not taken for its reply).
 func TestEndOfStdinAnswersTheCallsRead(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	files := map[string]string{
+	server := serverOf(t, map[string]string{
 		"nap.yaml": "name: nap\nagents:\n  - name: n\n    script: nap.sh\n",
 		"nap.sh":   "#!/bin/sh\ncat >/dev/null\nsleep 0.5\necho '\"rested\"'\n",
-	}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	server, err := New(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	lines, err := serveLines(t, t.Context(), server, initLines+
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nap","arguments":{"input":"x"}}}`+"\n"+
 		`{"jsonrpc":"1.0","id":2,"method":"ping"}`+"\n"+ // refused by the filter, with the call's id
@@ -174,11 +164,22 @@ func TestStopInterruptsARunOfRuns(t *testing.T) {
 // it or not (the SDK's version of the day writes one).
 func TestEndOfStdinAfterACancelledCall(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	files := map[string]string{
+	server := serverOf(t, map[string]string{
 		"long.yaml": "name: long\nagents:\n  - name: l\n    script: long.sh\n",
 		"long.sh":   "#!/bin/sh\ncat >/dev/null\nsleep 600\n",
+	})
+	lines, err := serveLines(t, t.Context(), server, initLines+
+		`{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"long"}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"call"}}`+"\n")
+	if err != nil {
+		t.Errorf("Serve: %v (it wrote %q)", err, lines)
 	}
+}
+
+// serverOf is the MCP server of a new folder holding files (executable).
+func serverOf(t *testing.T, files map[string]string) *mcp.Server {
+	t.Helper()
+	dir := t.TempDir()
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
 			t.Fatal(err)
@@ -188,10 +189,5 @@ func TestEndOfStdinAfterACancelledCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines, err := serveLines(t, t.Context(), server, initLines+
-		`{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"long"}}`+"\n"+
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"call"}}`+"\n")
-	if err != nil {
-		t.Errorf("Serve: %v (it wrote %q)", err, lines)
-	}
+	return server
 }
