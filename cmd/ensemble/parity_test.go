@@ -109,12 +109,16 @@ func (p *parityRun) run() (string, int) {
 	p.noKey(parity.Run, o.stdout+o.stderr)
 	want := parity.Normalize(t, []byte(o.stdout))
 	if c.Record {
-		before := p.srv.Model.Requests()
+		// The case's own requests: the other cases share the server.
+		before := p.srv.Model.RequestsHolding(parity.ReplayPrompts...)
+		if before == 0 {
+			t.Errorf("run --record sent no request holding %q", parity.ReplayPrompts)
+		}
 		r := p.cmd(true, "run", c.Path(), "--output", "json", "--replay", p.recording)
 		if got := parity.Normalize(t, []byte(r.stdout)); got != want || r.code != o.code {
 			t.Errorf("run --replay: exit %d\n%s\nwant (run --record), exit %d\n%s\n%s", r.code, got, o.code, want, r.stderr)
 		}
-		if n := p.srv.Model.Requests() - before; n != 0 {
+		if n := p.srv.Model.RequestsHolding(parity.ReplayPrompts...) - before; n != 0 {
 			t.Errorf("run --replay made %d model requests", n)
 		}
 	}

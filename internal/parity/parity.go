@@ -179,6 +179,26 @@ func (m *Model) URL() string { return m.srv.URL() }
 // Requests is how many requests it answered.
 func (m *Model) Requests() int { return m.srv.Count() }
 
+// ReplayPrompts are the prompts of the replay case's agents (replay.yaml),
+// which no other case sends.
+var ReplayPrompts = []string{"DRAFT: write.", "EDIT: improve."}
+
+// RequestsHolding is how many of the requests it answered hold one of
+// texts (a case's own prompts): the cases of the table share the server
+// and run at once, so only what is a case's own counts for it.
+func (m *Model) RequestsHolding(texts ...string) int {
+	n := 0
+	for _, r := range m.srv.Requests() {
+		for _, text := range texts {
+			if strings.Contains(r.Raw, text) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
 // reply is the model's reply to r.
 func reply(r fakemodel.Request) fakemodel.Reply {
 	if len(r.Messages) == 0 {
