@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -222,6 +224,10 @@ func TestBrowserAcrossRuns(t *testing.T) {
 	do(t, ctx, "the chart",
 		chromedp.Navigate(url+"#/run/0/"+run.ID),
 		chromedp.Click(css(`#across summary`)),
+		// A click lands where the summary was when it was aimed: the cards
+		// above it, still loading on a slow machine, may have moved it
+		// since. Until the card is open, its summary is clicked again.
+		opened(`#across`),
 		chromedp.WaitVisible(css(`svg[data-chart-agent="fix"] rect[data-run="`+run.ID+`"]`)),
 		chromedp.Click(css(`[data-metric="tokens"]`)),
 		chromedp.WaitVisible(css(`[data-metric="tokens"][aria-pressed="true"]`)),
@@ -298,4 +304,17 @@ func TestBrowserLinkToAChildExecution(t *testing.T) {
 	if h := text(t, other, `#execution h2`); !strings.Contains(h, "outer/step/count · 2 of 2") {
 		t.Errorf("the panel's heading is %q", h)
 	}
+}
+
+// opened waits until the details element sel is open, clicking its
+// summary again (in the page, not where the mouse was aimed) while it is
+// not.
+func opened(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		expr := `(() => { const d = document.querySelector(` + strconv.Quote(sel) + `);
+			if (d && !d.open) d.querySelector("summary").click();
+			return d && d.open; })()`
+		_, err := chromedp.Poll[bool](expr, chromedp.WithPollingInterval(200*time.Millisecond), chromedp.WithPollingTimeout(2*time.Minute))(ctx, t)
+		return err
+	})
 }
