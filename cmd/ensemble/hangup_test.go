@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -74,4 +75,39 @@ func zombie(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+// Started with the hangup ignored (nohup), a run goes on through one: it
+// ends as it would have, with its result.
+func TestHangupIgnoredUnderNohup(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "e.yaml"), "name: nohup\ninput: x\nagents:\n  - {name: s, script: s.sh}\n")
+	body := "#!/bin/sh\ncat >/dev/null\ntouch \"$HUP_DIR/started\"\nwhile [ ! -e \"$HUP_DIR/go-on\" ]; do sleep 0.05; done\necho '\"done\"'\n"
+	if err := os.WriteFile(filepath.Join(dir, "s.sh"), []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cli := cliCommand(t, []string{"ENSEMBLE_PROFILES=", "HUP_DIR=" + dir}, "run", filepath.Join(dir, "e.yaml"), "--output", "json")
+	// sh ignores the hangup, then becomes the binary, which inherits that.
+	cmd := exec.Command("sh", append([]string{"-c", `trap "" HUP; exec "$0" "$@"`}, cli.Args...)...)
+	cmd.Path, _ = exec.LookPath("sh")
+	cmd.Env = cli.Env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	exists := func(name string) bool { _, err := os.Stat(filepath.Join(dir, name)); return err == nil }
+	poll(t, "the script to start", 60*time.Second, func() bool { return exists("started") })
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "go-on"), "")
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("a hangup under nohup: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `"completion_reason": "completed"`) {
+		t.Errorf("the run did not complete:\n%s\n%s", stdout.String(), stderr.String())
+	}
 }

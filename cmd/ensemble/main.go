@@ -17,8 +17,13 @@ func main() {
 	// SIGHUP too (the terminal closed, the SSH connection dropped): its
 	// default handling would end the process at once and leave the scripts
 	// running, each in a process group of its own that the terminal's
-	// hangup does not reach.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// hangup does not reach. Unless it is ignored (nohup): catching it
+	// would undo that, and a hangup would stop the run nohup kept.
+	signals := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		signals = append(signals, syscall.SIGHUP)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), signals...)
 	// The first SIGINT/SIGTERM/SIGHUP cancels the run cleanly (agents are
 	// stopped, the state is written). Once it has, the default handling is
 	// back, so a second one ends the process at once if stopping ever hangs;
