@@ -3,8 +3,9 @@ package bdd
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
+
+	"github.com/ensemble-run/ensemble/internal/fifotest"
 )
 
 // A report file is made private, but a device or a pipe named as the
@@ -18,17 +19,7 @@ func TestCreatePrivateLeavesAPipesMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	fifo := filepath.Join(dir, "pipe")
-	if err := syscall.Mkfifo(fifo, 0o666); err != nil {
-		t.Skip("no FIFO here:", err)
-	}
-	if err := os.Chmod(fifo, 0o666); err != nil { // past the umask
-		t.Fatal(err)
-	}
-	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	fifotest.Reader(t, fifo, 0o666)
 	for path, want := range map[string]os.FileMode{plain: 0o600, fifo: 0o666} {
 		f, err := CreatePrivate(path)
 		if err != nil {
@@ -46,14 +37,7 @@ func TestCreatePrivateLeavesAPipesMode(t *testing.T) {
 func TestBaselineLeavesAPipesMode(t *testing.T) {
 	t.Parallel()
 	fifo := filepath.Join(t.TempDir(), "pipe")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skip("no FIFO here:", err)
-	}
-	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	fifotest.Reader(t, fifo, 0o600)
 	f, err := createBaseline(fifo)
 	if err != nil {
 		t.Fatal(err)

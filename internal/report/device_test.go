@@ -4,8 +4,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
+
+	"github.com/ensemble-run/ensemble/internal/fifotest"
 )
 
 // A report to a device or a pipe (/dev/stdout, /dev/null) is written into
@@ -14,14 +15,7 @@ import (
 func TestReportToAPipeKeepsThePipe(t *testing.T) {
 	t.Parallel()
 	fifo := filepath.Join(t.TempDir(), "pipe")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skip("no FIFO here:", err)
-	}
-	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := fifotest.Reader(t, fifo, 0o600)
 	f, err := CreateFile(fifo)
 	if err != nil {
 		t.Fatal(err)
