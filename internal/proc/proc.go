@@ -282,7 +282,8 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 
 	cmd := exec.CommandContext(runCtx, name, args...)
 	cmd.Dir = spec.Dir
-	cmd.Env = spec.Env
+	mark := newMark()
+	cmd.Env = markedEnv(spec.Env, mark)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
@@ -325,17 +326,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	}()
 
 	waitErr := cmd.Wait()
-	_ = killGroup(pid) // leftovers of a finished process
-	drained := make(chan struct{})
-	go func() { wg.Wait(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(drainDelay):
-		// Something outside the group holds the pipes: stop waiting for it.
-		closeAll(stdinW, stdoutR, stderrR)
-		<-drained
-	}
-	closeAll(stdinW, stdoutR, stderrR)
+	stopLeftovers(pid, mark, runCtx.Err() != nil, &wg, stdinW, stdoutR, stderrR)
 
 	res := &Result{Stdout: stdout.Bytes(), Stderr: tail.String()}
 	switch {
@@ -347,6 +338,29 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		return res, ContextError(runCtx, spec.Timeout)
 	}
 	return res, exitError(waitErr, res.Stderr, path)
+}
+
+// stopLeftovers kills what is left of the process group led by pid, which
+// ended, and, when it was stopped, the processes that left the group
+// carrying mark; then it waits for the readers of its pipes (wg) to be
+// done, at most drainDelay, and closes the pipes.
+func stopLeftovers(pid int, mark string, stopped bool, wg *sync.WaitGroup, pipes ...*os.File) {
+	_ = killGroup(pid)
+	if stopped {
+		killEscaped(mark)
+	}
+	drained := make(chan struct{})
+	go func() { wg.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(drainDelay):
+		// Something outside the group holds the pipes: it is killed if it
+		// carries the mark, and not waited for.
+		killEscaped(mark)
+		closeAll(pipes...)
+		<-drained
+	}
+	closeAll(pipes...)
 }
 
 // openPipes opens the process's three pipes, each as its read and write
