@@ -72,6 +72,7 @@ type server struct {
 	decl    *ensemble.MCPServer
 	session *mcp.ClientSession
 	cmd     *exec.Cmd // nil for a URL
+	mark    string    // the MarkEnv entry of cmd's processes (proc.NewMark)
 	stderr  *tail
 	tools   []*agent.Tool // in the order the server lists them
 	byName  map[string]*agent.Tool
@@ -285,7 +286,8 @@ func (s *Servers) start(ctx context.Context, ens *ensemble.Ensemble, decl *ensem
 		}
 		cmd := exec.Command(decl.Command[0], decl.Command[1:]...)
 		cmd.Dir = decl.Dir
-		cmd.Env = scriptexec.ScriptEnv(environ(), ens, decl.Env)
+		srv.mark = proc.NewMark()
+		cmd.Env = proc.MarkedEnv(scriptexec.ScriptEnv(environ(), ens, decl.Env), srv.mark)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		// stderr through a pipe of our own, read to its end: a call that
 		// fails because the server died can then wait for its last words.
@@ -479,10 +481,12 @@ func (srv *server) close() {
 	srv.kill()
 }
 
-// kill kills a command's process group (what the server started too).
+// kill kills a command's process group (what the server started too),
+// and what it started that left the group (proc.KillEscaped).
 func (srv *server) kill() {
 	if srv.cmd != nil && srv.cmd.Process != nil {
 		_ = proc.KillGroup(srv.cmd.Process.Pid)
+		proc.KillEscaped(srv.mark)
 	}
 }
 

@@ -15,17 +15,19 @@ import (
 // is not found.
 const MarkEnv = "ENSEMBLE_PROCESS"
 
-// newMark is a MarkEnv entry with a value no other run of a script has.
-func newMark() string {
+// NewMark is a MarkEnv entry with a value no other process started has:
+// the processes whose environment holds it (MarkedEnv) are killed by
+// KillEscaped.
+func NewMark() string {
 	var b [16]byte
 	rand.Read(b[:])
 	return MarkEnv + "=" + hex.EncodeToString(b[:])
 }
 
-// markedEnv is env (nil: this process's) with mark first (within the
+// MarkedEnv is env (nil: this process's) with mark first (within the
 // bytes of an environment killEscaped reads), replacing any MarkEnv it
 // holds (a script started by a script of another run).
-func markedEnv(env []string, mark string) []string {
+func MarkedEnv(env []string, mark string) []string {
 	if env == nil {
 		env = os.Environ()
 	}
@@ -38,4 +40,19 @@ func markedEnv(env []string, mark string) []string {
 		out = append(out, kv)
 	}
 	return out
+}
+
+// KillEscaped kills every process of this user whose environment holds
+// mark, those that left their process group included (on Linux; elsewhere
+// it finds none), and returns how many it killed.
+func KillEscaped(mark string) int {
+	if !isMark(mark) {
+		return 0 // "" would match the empty entry after every environment's last NUL
+	}
+	return killEscaped(mark)
+}
+
+// isMark reports whether mark is a MarkEnv entry with a value.
+func isMark(mark string) bool {
+	return len(mark) > len(MarkEnv)+1 && mark[:len(MarkEnv)+1] == MarkEnv+"="
 }

@@ -107,11 +107,18 @@ func alive(pid int) bool {
 
 func TestMarkedEnv(t *testing.T) {
 	t.Parallel()
-	got := markedEnv([]string{"A=1", MarkEnv + "=old", "B=2"}, MarkEnv+"=new")
+	got := MarkedEnv([]string{"A=1", MarkEnv + "=old", "B=2"}, MarkEnv+"=new")
 	if want := []string{MarkEnv + "=new", "A=1", "B=2"}; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("markedEnv = %q, want %q", got, want)
 	}
-	if a, b := newMark(), newMark(); a == b || !strings.HasPrefix(a, MarkEnv+"=") {
+	if a, b := NewMark(), NewMark(); a == b || !strings.HasPrefix(a, MarkEnv+"=") {
 		t.Errorf("marks %q and %q", a, b)
+	}
+	// KillEscaped searches only for a mark: "" would match the empty
+	// entry after every environment's last NUL, and kill every process.
+	for m, want := range map[string]bool{"": false, MarkEnv: false, MarkEnv + "=": false, "PATH=/usr/bin": false, NewMark(): true} {
+		if isMark(m) != want {
+			t.Errorf("isMark(%q) = %v", m, !want)
+		}
 	}
 }

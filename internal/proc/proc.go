@@ -282,8 +282,8 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 
 	cmd := exec.CommandContext(runCtx, name, args...)
 	cmd.Dir = spec.Dir
-	mark := newMark()
-	cmd.Env = markedEnv(spec.Env, mark)
+	mark := NewMark()
+	cmd.Env = MarkedEnv(spec.Env, mark)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
@@ -347,7 +347,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 func stopLeftovers(pid int, mark string, stopped bool, wg *sync.WaitGroup, pipes ...*os.File) {
 	_ = killGroup(pid)
 	if stopped {
-		killEscaped(mark)
+		KillEscaped(mark)
 	}
 	drained := make(chan struct{})
 	go func() { wg.Wait(); close(drained) }()
@@ -356,7 +356,7 @@ func stopLeftovers(pid int, mark string, stopped bool, wg *sync.WaitGroup, pipes
 	case <-time.After(drainDelay):
 		// Something outside the group holds the pipes: it is killed if it
 		// carries the mark, and not waited for.
-		killEscaped(mark)
+		KillEscaped(mark)
 		closeAll(pipes...)
 		<-drained
 	}
