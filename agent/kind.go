@@ -26,6 +26,10 @@ type Host struct {
 	LookupEnv func(string) (string, bool)
 	// Environ is the environment scripts inherit; nil means os.Environ.
 	Environ func() []string
+	// Secrets are values redacted from everything a kind returns or
+	// streams, as the keys of the ensemble's profiles are: a server's own
+	// (its token, the keys of the other files it serves).
+	Secrets []string
 	// What is one kind's alone (the ask kind's terminal, the llm kind's
 	// streaming) is an option of that kind, set where the kinds are wired
 	// (kinds.Registry.With).

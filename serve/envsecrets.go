@@ -42,7 +42,9 @@ func secretNames(list []*served) []string {
 
 // hideSecrets keeps the server's secrets from its runs: their variables
 // out of the environment of scripts and MCP servers (environ), their
-// values (and token's) redacted from what the server answers.
+// values (and token's) redacted from what the server answers and from
+// what each run makes (sessionOptions): a reply streamed a delta at a
+// time never lets one through split across two deltas.
 func (rs *Runs) hideSecrets(token string) {
 	rs.hidden = secretNames(rs.list)
 	values := []string{token}
@@ -51,6 +53,7 @@ func (rs *Runs) hideSecrets(token string) {
 			values = append(values, v)
 		}
 	}
+	rs.secretValues = values
 	rs.serverSecrets = secrets.New(values...)
 }
 

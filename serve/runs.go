@@ -111,8 +111,11 @@ type Runs struct {
 	// to is what the sweeper of questions that time out knows (asktimeout.go).
 	to timeouts
 	// hidden are the variables that hold the server's secrets, sorted;
-	// serverSecrets redacts their values and the token (envsecrets.go).
+	// secretValues are their values and the token, which serverSecrets
+	// redacts from the answers and each run's session from all it makes,
+	// its streamed text held back across deltas (envsecrets.go).
 	hidden        []string
+	secretValues  []string
 	serverSecrets *secrets.Redactor
 
 	mu       sync.Mutex

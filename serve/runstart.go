@@ -197,7 +197,8 @@ func (rs *Runs) names() []string {
 // sessionOptions are the options of a served run's session: no terminal,
 // an ask agent suspends the run; s's injected responses when it has them.
 func (rs *Runs) sessionOptions(s *served) (session.Options, error) {
-	o := session.Options{LookupEnv: rs.o.LookupEnv, Environ: rs.environ, Ask: ask.Options{Out: io.Discard, NoInput: true, Suspend: true}}
+	o := session.Options{LookupEnv: rs.o.LookupEnv, Environ: rs.environ, Secrets: rs.secretValues,
+		Ask: ask.Options{Out: io.Discard, NoInput: true, Suspend: true}}
 	if s != nil && s.resp != nil {
 		o.Models.Responses, o.Models.ResponsesFile = s.resp, s.responses // each run takes them from the first
 	}

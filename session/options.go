@@ -31,6 +31,11 @@ type Options struct {
 	// inherit (less every api_key_env variable); nil is os.Environ.
 	LookupEnv func(string) (string, bool)
 	Environ   func() []string
+	// Secrets are more values redacted from the runs' inputs, outputs,
+	// errors, events and streamed text, as the keys of the profiles are:
+	// what a server keeps from the runs it serves (its token, the keys of
+	// the other files it serves).
+	Secrets []string
 
 	// Ask is how ask agents get their answers: the ask kind's own options
 	// (the terminal, --no-input, whether a run may wait, a batch's runs).

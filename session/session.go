@@ -102,9 +102,9 @@ func open(ctx context.Context, e *ensemble.Ensemble, opts Options, lookup func(s
 	if reg == nil {
 		reg = kinds.Builtin()
 	}
-	s := &Session{e: e, opts: opts, secrets: secrets.OfEnsemble(e, lookup)}
+	s := &Session{e: e, opts: opts, secrets: secrets.OfEnsemble(e, lookup, opts.Secrets...)}
 	reg = reg.With(kinds.Options{Ask: opts.Ask, Stream: opts.Models.Stream})
-	s.dispatch = reg.Runner(&agent.Host{LookupEnv: lookup, Environ: opts.Environ}, opts.Replace)
+	s.dispatch = reg.Runner(&agent.Host{LookupEnv: lookup, Environ: opts.Environ, Secrets: opts.Secrets}, opts.Replace)
 	s.simulate = opts.Models.Simulate
 	if s.simulate == nil {
 		s.simulate = s.dispatch.Simulator()

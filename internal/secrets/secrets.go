@@ -60,9 +60,9 @@ func Of(models map[string]*ensemble.ModelProfile, lookup func(string) (string, b
 
 // OfEnsemble returns the redactor of the keys of every profile of e and of
 // the files loaded with it (its child ensembles': Ensemble.SecretEnvNames),
-// looked up with lookup.
-func OfEnsemble(e *ensemble.Ensemble, lookup func(string) (string, bool)) *Redactor {
-	var keys []string
+// looked up with lookup, and of more (a server's own secrets).
+func OfEnsemble(e *ensemble.Ensemble, lookup func(string) (string, bool), more ...string) *Redactor {
+	keys := slices.Clone(more)
 	for _, name := range e.SecretEnvNames() {
 		if v, ok := lookup(name); ok {
 			keys = append(keys, v)

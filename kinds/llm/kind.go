@@ -159,5 +159,5 @@ func (Kind) Shape() agent.Shape {
 // Runner talks to the models, finding API keys with h.LookupEnv; its tools
 // inherit h.Environ. It also plays simulated users (agent.Simulator).
 func (k Kind) Runner(h *agent.Host) agent.Runner {
-	return New(Options{LookupEnv: h.LookupEnv, Environ: h.Environ, Stream: k.Stream})
+	return New(Options{LookupEnv: h.LookupEnv, Environ: h.Environ, Secrets: h.Secrets, Stream: k.Stream})
 }

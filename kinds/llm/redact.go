@@ -28,7 +28,7 @@ type secrets struct {
 // secrets looks up the keys of ens's profiles and of the other files of
 // its load (a sibling child ensemble's: Ensemble.SecretEnvNames).
 func (r *Runner) secrets(ens *ensemble.Ensemble) *secrets {
-	return &secrets{keyset.OfEnsemble(ens, r.lookupEnv)}
+	return &secrets{keyset.OfEnsemble(ens, r.lookupEnv, r.opts.Secrets...)}
 }
 
 // redact replaces every key in text.

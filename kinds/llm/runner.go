@@ -40,6 +40,10 @@ type Options struct {
 	// LookupEnv finds API keys (the variables named by api_key_env);
 	// nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Secrets are values redacted from replies, errors and streamed text
+	// (held back across deltas), beside the keys of the ensemble's
+	// profiles: agent.Host.Secrets.
+	Secrets []string
 	// Environ is the base environment of tool scripts, before
 	// scriptexec.ScriptEnv strips every api_key_env variable from it; nil means
 	// os.Environ.
