@@ -55,11 +55,10 @@ func (rs *Runs) CheckWebhook(u string) error { return rs.checkWebhook(u) }
 // returns at once; the deliveries of one run are made one after the other,
 // in the order they were given.
 func (rs *Runs) Deliver(id, u string, body []byte, header http.Header) error {
-	secret, _ := rs.o.LookupEnv(WebhookSecretEnv)
-	if secret == "" {
+	if secret, _ := rs.o.LookupEnv(WebhookSecretEnv); secret == "" {
 		return errorf(CodeBadRequest, "webhook: $%s is not set on the server: deliveries would go unsigned", WebhookSecretEnv)
 	}
-	body = rs.redactBytes(body)
+	p := &outgoing{Run: id, URL: u, SecretEnv: WebhookSecretEnv, Header: header, Body: rs.redactBytes(body)}
 	rs.mu.Lock()
 	if rs.closing {
 		rs.mu.Unlock()
@@ -82,7 +81,7 @@ func (rs *Runs) Deliver(id, u string, body []byte, header http.Header) error {
 				return
 			}
 		}
-		rs.deliverWith(u, body, []byte(secret), header, rs.sink(id), func(s string) string { return s })
+		rs.send(p) // outbox.go
 	}()
 	return nil
 }

@@ -100,20 +100,13 @@ func (rs *Runs) notify(id string) {
 		if env == "" {
 			env = WebhookSecretEnv
 		}
-		var secret []byte
-		target := n.Webhook
+		out := &outgoing{Run: id, URL: n.Webhook, SecretEnv: env}
 		if n.SlackEnv != "" {
-			if target, _ = rs.o.LookupEnv(n.SlackEnv); target == "" {
-				rs.logf("run %s: agent %q: no notification: $%s, the Slack webhook's URL, is not set", id, p.Agent, n.SlackEnv)
-				continue
-			}
-		} else {
-			v, _ := rs.o.LookupEnv(env)
-			if v == "" {
-				rs.logf("run %s: agent %q: no notification: $%s is not set, and notifications are never sent unsigned", id, p.Agent, env)
-				continue
-			}
-			secret = []byte(v)
+			out.URL, out.URLEnv, out.SecretEnv = "", n.SlackEnv, ""
+		}
+		if _, _, _, err := rs.resolve(out); err != nil { // outbox.go
+			rs.logf("run %s: agent %q: no notification: %s", id, p.Agent, err)
+			continue
 		}
 		var b [32]byte
 		rand.Read(b[:])
@@ -131,17 +124,14 @@ func (rs *Runs) notify(id string) {
 		answerURL := strings.TrimSuffix(rs.o.PublicURL, "/") + answerPrefix + token
 		body, _ := json.Marshal(Notification{RunID: id, Ensemble: e.Name, Agent: p.Agent, Question: p.Question,
 			Dependencies: p.Dependencies, AnswerURL: answerURL, Turn: p.Turn, Deadline: p.Deadline})
-		scrub := func(s string) string { return s }
 		if n.SlackEnv != "" {
 			body, _ = json.Marshal(map[string]string{"text": slackText(id, e.Name, p.Agent, p.Question, answerURL, p.Deadline)})
-			scrub = func(s string) string { return strings.ReplaceAll(s, target, "$"+n.SlackEnv) }
 		}
-		body = rs.redactBytes(body)
-		sink := rs.sink(id)
+		out.Body = rs.redactBytes(body)
 		rs.wg.Add(1)
 		go func() {
 			defer rs.wg.Done()
-			rs.deliverAs(target, body, secret, sink, scrub)
+			rs.send(out)
 		}()
 	}
 }

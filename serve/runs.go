@@ -441,6 +441,7 @@ func (rs *Runs) claim(id, what string) (release func(), err error) {
 // continues each from its last saved turn. Runs that wait for an answer
 // stay as they are.
 func (rs *Runs) recover() {
+	rs.resumeDeliveries() // outbox.go
 	runs, err := rs.runs()
 	if err != nil {
 		rs.logf("listing the runs to go on with: %s", err)

@@ -81,55 +81,55 @@ func (rs *Runs) hook(id string, cancelled bool) {
 		status = StatusCancelled
 	}
 	body, _ := json.Marshal(Webhook{RunID: id, Ensemble: m.Ensemble, Status: status, Result: json.RawMessage(res)})
-	body = rs.redactBytes(body)
-	sink := rs.sink(id)
+	p := &outgoing{Run: id, URL: m.Webhook, SecretEnv: WebhookSecretEnv, Body: rs.redactBytes(body)}
 	rs.wg.Add(1)
 	go func() {
 		defer rs.wg.Done()
-		rs.deliver(m.Webhook, body, []byte(secret), sink)
+		rs.send(p) // outbox.go
 	}()
 }
 
-// deliver posts body to u until it is accepted (2xx) or the attempts run
-// out, waiting longer after each failure.
-func (rs *Runs) deliver(u string, body, secret []byte, sink events.Sink) {
-	rs.deliverAs(u, body, secret, sink, func(s string) string { return s })
-}
-
-// deliverAs is deliver whose errors, recorded in the run's events, go
-// through scrub first: a URL that is itself a secret (a Slack incoming
-// webhook's) is never written.
-func (rs *Runs) deliverAs(u string, body, secret []byte, sink events.Sink, scrub func(string) string) {
-	rs.deliverWith(u, body, secret, nil, sink, scrub)
-}
-
-// deliverWith is deliverAs whose requests carry header too.
-func (rs *Runs) deliverWith(u string, body, secret []byte, header http.Header, sink events.Sink, scrub func(string) string) {
+// deliverWith posts p's body to target, signed with secret, until it is
+// accepted (2xx) or its attempts run out, waiting longer after each
+// failure; each attempt is an event of sink, its error through scrub
+// first (a URL that is itself a secret, a Slack incoming webhook's, is
+// never written). It counts p's attempts, kept in the outbox, and reports
+// whether the delivery is done: false when the server stopped first.
+func (rs *Runs) deliverWith(p *outgoing, target string, secret []byte, sink events.Sink, scrub func(string) string) bool {
 	wait := rs.o.WebhookBackoff
-	for attempt := 1; ; attempt++ {
-		code, err := rs.post(u, body, secret, header)
+	for range p.Attempts { // the waits of the attempts a server before this one made
+		wait = min(2*wait, 30*time.Second)
+	}
+	for attempt := p.Attempts + 1; ; attempt++ {
+		code, err := rs.post(target, p.Body, secret, p.Header)
 		if err == nil && code/100 == 2 {
 			sink.Emit(events.Event{Type: WebhookDelivered, Attempt: attempt, Message: fmt.Sprintf("HTTP %d", code)})
-			return
+			return true
+		}
+		if rs.ctx.Err() != nil {
+			return false // cut short by the stop: attempted again after a restart
 		}
 		why := fmt.Sprintf("HTTP %d", code)
 		if err != nil {
 			why = scrub(rs.redact(err.Error()))
 		}
-		last := attempt >= rs.o.WebhookAttempts
+		// A server started again makes one attempt at least.
+		last := attempt >= max(rs.o.WebhookAttempts, p.Attempts+1)
 		if last {
 			why += ": giving up"
 		}
 		sink.Emit(events.Event{Type: WebhookFailed, Attempt: attempt, Error: why})
 		if last {
-			return
+			return true
 		}
+		p.Attempts = attempt
+		rs.keep(p)
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
 		case <-rs.ctx.Done():
 			t.Stop()
-			return
+			return false
 		}
 		wait = min(2*wait, 30*time.Second)
 	}
