@@ -141,7 +141,7 @@ func run(o RunOptions) (code int, err error) {
 		}
 		return runRepeated(ctx, &o, pl, out, stderr)
 	}
-	return runSuite(&o, files, out, stderr)
+	return runSuite(&o, files, pl, out, stderr)
 }
 
 // prepare checks the options and the feature files, and plans the
@@ -198,7 +198,7 @@ func prepare(o *RunOptions) ([]string, *plan, error) {
 
 // runSuite runs the feature files once, through godog with a format of
 // its own.
-func runSuite(o *RunOptions, files []string, out, stderr io.Writer) (int, error) {
+func runSuite(o *RunOptions, files []string, pl *plan, out, stderr io.Writer) (int, error) {
 	format, err := checkFormat(o.Format)
 	if err != nil {
 		return ExitUsage, err
@@ -221,7 +221,7 @@ func runSuite(o *RunOptions, files []string, out, stderr io.Writer) (int, error)
 			}
 			sc.StepContext().After(func(ctx context.Context, st *godog.Step, status godog.StepResultStatus, err error) (context.Context, error) {
 				if status == godog.StepUndefined || errors.Is(err, godog.ErrUndefined) {
-					undefined.add(st.Text)
+					undefined.add(st.Text, pl.stepPlaces(s.FeatureFile(), st.Text)...)
 				}
 				return ctx, nil
 			})

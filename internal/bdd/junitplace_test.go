@@ -1,0 +1,87 @@
+package bdd
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A JUnit failure or error names the step as it is written, with its
+// keyword and its FILE:LINE, and an undefined step the closest built-in
+// step; a file given as FILE:LINE is the testsuite's file without the
+// line, which godog adds to its name of the feature.
+func TestJUnitNamesTheStepAndItsPlace(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f := filepath.Join(dir, "a.feature")
+	src := `Feature: places
+
+  Background:
+    Given the turn limit is 3
+
+  Scenario: fails
+    Then the completion reason is "completed"
+
+  Scenario: is undefined
+    When agent "x" runs 2 times
+`
+	if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		want []string
+	}{
+		{f, []string{
+			`file="` + f + `"`,
+			`message="Step Then the completion reason is &#34;completed&#34; (` + f + `:7): the ensemble has not run yet`,
+			`type="undefined" message="Step When agent &#34;x&#34; runs 2 times (` + f + `:10): not a built-in step (see test --list-steps); did you mean: Then agent &#34;x&#34; ran 2 times"`,
+		}},
+		{f + ":6", []string{`file="` + f + `"`, `(` + f + `:7): the ensemble has not run yet`}},
+		// With repeats: the failing run's step.
+		{f + ":6 repeated", []string{`run 1: Step Then the completion reason is &#34;completed&#34; (` + f + `:7): the ensemble has not run yet`}},
+	} {
+		var out, stderr bytes.Buffer
+		path, repeated := strings.CutSuffix(tc.path, " repeated")
+		o := RunOptions{Paths: []string{path}, Format: "junit", Output: &out, Stderr: &stderr}
+		if repeated {
+			o.Repeat = 2
+		}
+		code, err := Run(o)
+		if code != ExitFailed || err != nil {
+			t.Fatalf("%s: exit %d, %v; want %d\n%s%s", tc.path, code, err, ExitFailed, out.String(), stderr.String())
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%s: the report lacks %s:\n%s", tc.path, want, out.String())
+			}
+		}
+	}
+}
+
+// The list of undefined steps names where each is written.
+func TestUndefinedStepsNameTheirPlaces(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f := filepath.Join(dir, "a.feature")
+	src := "Feature: u\n\n  Scenario: one\n    Given the moon\n\n  Scenario: two\n    Given the turn limit is 2\n    And the moon\n"
+	if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, extra := range [][]string{nil, {"repeat"}} {
+		o := RunOptions{Paths: []string{f}, Format: "progress"}
+		if extra != nil {
+			o.Repeat = 2
+		}
+		var out, stderr bytes.Buffer
+		o.Output, o.Stderr = &out, &stderr
+		if code, err := Run(o); code != ExitFailed || err != nil {
+			t.Fatalf("%v: exit %d, %v\n%s%s", extra, code, err, out.String(), stderr.String())
+		}
+		if want := "  the moon (" + f + ":4, " + f + ":8)\n"; !strings.Contains(stderr.String(), want) {
+			t.Errorf("%v: stderr lacks %q:\n%s", extra, want, stderr.String())
+		}
+	}
+}
