@@ -41,7 +41,7 @@ func TestJUnitNamesTheStepAndItsPlace(t *testing.T) {
 		}},
 		{f + ":6", []string{`file="` + f + `"`, `(` + f + `:7): the ensemble has not run yet`}},
 		// With repeats: the failing run's step.
-		{f + ":6 repeated", []string{`run 1: Step Then the completion reason is &#34;completed&#34; (` + f + `:7): the ensemble has not run yet`}},
+		{f + ":6 repeated", []string{`: Step Then the completion reason is &#34;completed&#34; (` + f + `:7): the ensemble has not run yet`}},
 	} {
 		var out, stderr bytes.Buffer
 		path, repeated := strings.CutSuffix(tc.path, " repeated")
@@ -82,6 +82,33 @@ func TestUndefinedStepsNameTheirPlaces(t *testing.T) {
 		}
 		if want := "  the moon (" + f + ":4, " + f + ":8)\n"; !strings.Contains(stderr.String(), want) {
 			t.Errorf("%v: stderr lacks %q:\n%s", extra, want, stderr.String())
+		}
+	}
+}
+
+// A file given as FILE:LINE is named by its file alone in the places of the
+// pretty and progress formats (godog wrote "a.feature:6:7", which reads as a
+// line and a column) and in the Cucumber JSON's uri.
+func TestFileLineIsNotPartOfThePlaces(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f := filepath.Join(dir, "a.feature")
+	src := "Feature: places\n\n  Scenario: one\n    Given the turn limit is 2\n\n  Scenario: fails\n    Then the turn count is 2\n"
+	if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"pretty", "progress", "cucumber"} {
+		var out, stderr bytes.Buffer
+		code, err := Run(RunOptions{Paths: []string{f + ":6"}, Format: format, Output: &out, Stderr: &stderr, NoColors: true})
+		if code != ExitFailed || err != nil {
+			t.Fatalf("%s: exit %d, %v\n%s%s", format, code, err, out.String(), stderr.String())
+		}
+		want := "# " + f + ":7\n"
+		if format == "cucumber" {
+			want = `"uri": "` + f + `",`
+		}
+		if !strings.Contains(out.String(), want) || strings.Contains(out.String(), f+":6:") || strings.Contains(out.String(), `"`+f+`:6"`) {
+			t.Errorf("%s: want %q, and no place after %s:6:\n%s", format, want, f, out.String())
 		}
 	}
 }

@@ -333,8 +333,11 @@ func checkFormat(f string) (string, error) {
 				name = fileFormatPrefix + name
 			}
 		}
-		if name == "junit" {
+		switch name {
+		case "junit":
 			name = junitFormat
+		case "cucumber":
+			name = cucumberFormat
 		}
 		if hasFile {
 			parts = append(parts, name+":"+file)

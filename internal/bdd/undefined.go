@@ -41,7 +41,7 @@ func (f *snippetFilter) Write(p []byte) (int, error) {
 			f.dropped, f.buf = true, nil
 			return len(p), nil
 		}
-		line = goLocation.ReplaceAll(line, []byte("$1"))
+		line = dropGivenLine(goLocation.ReplaceAll(line, []byte("$1")))
 		if _, err := f.w.Write(line); err != nil {
 			return len(p), err
 		}
