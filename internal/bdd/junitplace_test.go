@@ -112,3 +112,29 @@ func TestFileLineIsNotPartOfThePlaces(t *testing.T) {
 		}
 	}
 }
+
+// A scenario with no steps fails (godog counts it undefined), and every
+// report says why: its JUnit testcase has an error, not a pass beside exit
+// code 1, stderr names it, and a run with repeats gives the reason.
+func TestScenarioWithoutStepsSaysWhyItFails(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	f := filepath.Join(dir, "a.feature")
+	src := "Feature: e\n  Scenario: nothing here\n\n  Scenario: fine\n    Given the turn limit is 2\n"
+	if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, repeat := range []int{0, 2} {
+		var out, stderr bytes.Buffer
+		code, err := Run(RunOptions{Paths: []string{f}, Format: "junit", Output: &out, Stderr: &stderr, Repeats: Repeats{Repeat: repeat}})
+		if code != ExitFailed || err != nil {
+			t.Fatalf("repeat %d: exit %d, %v\n%s%s", repeat, code, err, out.String(), stderr.String())
+		}
+		if !strings.Contains(out.String(), noSteps) || strings.Contains(out.String(), `failures="0" errors="0"`) {
+			t.Errorf("repeat %d: the report does not fail the scenario with %q:\n%s", repeat, noSteps, out.String())
+		}
+		if want := f + `:2: Scenario "nothing here": ` + noSteps; repeat == 0 && !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}

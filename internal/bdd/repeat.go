@@ -384,6 +384,9 @@ func runOnce(ctx context.Context, o *RunOptions, p *planned, n int, undefined *u
 	res.passed = status == 0 && res.failure == ""
 	if !res.passed && res.failure == "" {
 		res.failure = "the scenario failed"
+		if len(p.steps) == 0 {
+			res.failure = noSteps
+		}
 	}
 	res.result = target.Result()
 	res.runID = target.savedID

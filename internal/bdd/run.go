@@ -240,6 +240,7 @@ func runSuite(o *RunOptions, files []string, pl *plan, out, stderr io.Writer) (i
 	status := suite.Run()
 	filtered.flush()
 	undefined.report(stderr)
+	pl.reportEmpty(stderr)
 	o.simSpend.report(stderr)
 	if status == 0 && started.Load() == 0 {
 		// The files have scenarios, so the tags selected none: a run

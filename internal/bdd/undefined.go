@@ -82,6 +82,19 @@ func (u *undefinedSteps) add(text string, where ...string) {
 	}
 }
 
+// noSteps is why a scenario with no steps fails: godog counts it
+// undefined, and a test that tests nothing must not pass.
+const noSteps = "the scenario has no steps: a scenario that tests nothing fails"
+
+// reportEmpty names, on w, the scenarios of the plan that have no steps.
+func (pl *plan) reportEmpty(w io.Writer) {
+	for _, p := range pl.scenarios {
+		if len(p.steps) == 0 {
+			fmt.Fprintf(w, "%s: %s %q: %s\n", p.where(), p.keyword, p.name, noSteps)
+		}
+	}
+}
+
 // stepPlaces are the places (FILE:LINE) of the steps of the feature file
 // whose text is text, among the scenarios of the plan.
 func (pl *plan) stepPlaces(file, text string) []string {
