@@ -138,3 +138,22 @@ func TestScenarioWithoutStepsSaysWhyItFails(t *testing.T) {
 		}
 	}
 }
+
+// A mistyped column of the history table gets a "did you mean".
+func TestHistoryColumnTypo(t *testing.T) {
+	t.Parallel()
+	dir := writeTempFiles(t, map[string]string{
+		"e.yaml":    "name: e\nagents:\n  - {name: a, script: a.sh}\n",
+		"a.sh":      "#!/bin/sh\ncat >/dev/null\necho 1\n",
+		"a.feature": "Feature: f\n  Scenario: s\n    Given the ensemble \"e.yaml\"\n    When the ensemble runs\n    Then the conversation history is:\n      | agnt |\n      | a    |\n",
+	})
+	var out bytes.Buffer
+	if err := os.Chmod(filepath.Join(dir, "a.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, err := Run(RunOptions{Paths: []string{dir}, Format: "progress", Output: &out, Stderr: &out, NoColors: true})
+	want := `unknown history column "agnt": use turn, agent, execution, status, error, output; did you mean "agent"?`
+	if code != ExitFailed || err != nil || !strings.Contains(out.String(), want) {
+		t.Fatalf("exit %d, %v; want %q in:\n%s", code, err, want, out.String())
+	}
+}
