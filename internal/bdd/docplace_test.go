@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cucumber/godog"
 )
 
 // The problems of an ensemble written in a doc string name their line of
@@ -30,5 +32,22 @@ func TestInlineEnsembleProblemsNameTheFeatureLine(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the report lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// A kind is named with its article: "an LLM agent", "an ask agent".
+func TestKindArticle(t *testing.T) {
+	t.Parallel()
+	for kind, want := range map[string]string{"llm": "an LLM", "LLM": "an LLM", "ask": "an ask", "script": "a script", "ensemble": "an ensemble", "dispatch": "a dispatch"} {
+		if got := kindArticle(kind); got != want {
+			t.Errorf("kindArticle(%q) = %q, want %q", kind, got, want)
+		}
+	}
+	s := NewScenario(t.TempDir(), Options{})
+	if err := s.givenInlineEnsemble(&godog.DocString{Content: "name: k\nmodels:\n  m: {provider: openai, model: m, base_url: http://127.0.0.1:1/v1}\nagents:\n  - {name: a, model_profile: m, prompt: hi}\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.thenKind("a", "script"); err == nil || err.Error() != `agent "a" is an LLM agent, want a script agent` {
+		t.Errorf("the error: %v", err)
 	}
 }
