@@ -70,6 +70,10 @@ type RunOptions struct {
 	// inspector lists. $ENSEMBLE_STATE_SYNC (through LookupEnv) sets how
 	// its turns reach the disk.
 	State string
+
+	// rowless are the outlines selected that have no Examples rows
+	// (rowless.go): run warns of them.
+	rowless []string
 }
 
 // UsageError is a problem found before any scenario ran.
@@ -120,6 +124,9 @@ func run(o RunOptions) (code int, err error) {
 	files, pl, err := prepare(&o)
 	if err != nil {
 		return ExitUsage, err
+	}
+	for _, w := range o.rowless {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
 	if o.State != "" {
 		ts, err := openTestStore(o.State, files, pl, o.LookupEnv)
@@ -193,6 +200,10 @@ func prepare(o *RunOptions) ([]string, *plan, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	o.rowless = rowlessOutlines(parsed, o.Tags)
+	if len(pl.scenarios) == 0 && len(o.rowless) > 0 {
+		return nil, nil, usagef("no scenario to run:\n%s", strings.Join(o.rowless, "\n"))
+	}
 	return files, pl, nil
 }
 
@@ -245,6 +256,9 @@ func runSuite(o *RunOptions, files []string, pl *plan, out, stderr io.Writer) (i
 	if status == 0 && started.Load() == 0 {
 		// The files have scenarios, so the tags selected none: a run
 		// that tests nothing must not pass.
+		if strings.TrimSpace(o.Tags) == "" {
+			return ExitUsage, usagef("no scenario ran")
+		}
 		return ExitUsage, usagef("no scenario matches --tags %s", o.Tags)
 	}
 	switch status {
