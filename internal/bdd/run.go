@@ -227,6 +227,12 @@ func runSuite(o *RunOptions, files []string, pl *plan, out, stderr io.Writer) (i
 		ScenarioInitializer: func(sc *godog.ScenarioContext) {
 			started.Add(1)
 			s := Register(sc, o.Options)
+			sc.Before(func(c context.Context, _ *godog.Scenario) (context.Context, error) {
+				if ctx.Err() != nil { // Ctrl-C: the scenarios left do not run
+					return c, godog.ErrSkip
+				}
+				return c, nil
+			})
 			if o.saved != nil {
 				o.saved.track(sc, s)
 			}
@@ -260,6 +266,10 @@ func runSuite(o *RunOptions, files []string, pl *plan, out, stderr io.Writer) (i
 			return ExitUsage, usagef("no scenario ran")
 		}
 		return ExitUsage, usagef("no scenario matches --tags %s", o.Tags)
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "test: interrupted: the scenario under way was stopped, and the scenarios after it did not run")
+		return ExitCancelled, nil
 	}
 	switch status {
 	case 0:
