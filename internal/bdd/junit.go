@@ -162,11 +162,7 @@ func (f *junit) Failed(p *messages.Pickle, st *messages.PickleStep, _ *formatter
 }
 
 func (f *junit) Undefined(p *messages.Pickle, st *messages.PickleStep, _ *formatters.StepDefinition) {
-	hint := ""
-	if h := Suggest(st.Text); h != "" {
-		hint = "; did you mean: " + h
-	}
-	f.addError(p, "undefined", st, "not a built-in step (see test --list-steps)"+hint)
+	f.addError(p, "undefined", st, undefinedStep(st.Text).Error())
 }
 
 func (f *junit) Pending(p *messages.Pickle, st *messages.PickleStep, _ *formatters.StepDefinition) {

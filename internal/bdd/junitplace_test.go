@@ -157,3 +157,16 @@ func TestHistoryColumnTypo(t *testing.T) {
 		t.Fatalf("exit %d, %v; want %q in:\n%s", code, err, want, out.String())
 	}
 }
+
+// With repeats, a run that failed on an undefined step says so as the
+// report without repeats does, with the closest built-in step.
+func TestRepeatedUndefinedStepSuggests(t *testing.T) {
+	t.Parallel()
+	dir := writeTempFiles(t, map[string]string{"a.feature": "Feature: u\n  Scenario: one\n    When the ensemble run\n"})
+	var out, stderr bytes.Buffer
+	code, err := Run(RunOptions{Paths: []string{dir}, Output: &out, Stderr: &stderr, Repeats: Repeats{Repeat: 2}})
+	want := `(` + filepath.Join(dir, "a.feature") + `:3): not a built-in step (see test --list-steps); did you mean: When the ensemble runs`
+	if code != ExitFailed || err != nil || !strings.Contains(out.String(), want) {
+		t.Fatalf("exit %d, %v; want %q in:\n%s", code, err, want, out.String())
+	}
+}

@@ -2,6 +2,7 @@ package bdd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -212,6 +213,9 @@ func noteStep(res *runResult, p *planned, st *godog.Step, status godog.StepResul
 		named = fmt.Sprintf("%s (%s:%d)", text, p.file, p.steps[i].line)
 	}
 	failed := status != godog.StepPassed && status != godog.StepSkipped
+	if status == godog.StepUndefined || errors.Is(err, godog.ErrUndefined) {
+		err = undefinedStep(st.Text)
+	}
 	switch {
 	case failed && err != nil:
 		out.err = err.Error()

@@ -3,6 +3,7 @@ package bdd
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -80,6 +81,16 @@ func (u *undefinedSteps) add(text string, where ...string) {
 			u.where[text] = append(u.where[text], w)
 		}
 	}
+}
+
+// undefinedStep is the failure of an undefined step: what it is not, and
+// the closest built-in step.
+func undefinedStep(text string) error {
+	msg := "not a built-in step (see test --list-steps)"
+	if h := Suggest(text); h != "" {
+		msg += "; did you mean: " + h
+	}
+	return errors.New(msg)
 }
 
 // noSteps is why a scenario with no steps fails: godog counts it
