@@ -95,6 +95,7 @@ func TestSuggest(t *testing.T) {
 		`agent "classify" runs 1 time`:     `Then agent "classify" ran 1 time`,
 		`the run has 1 error`:              `Then the run has 1 error`,
 		`agent "x" runs twice`:             `Then agent "llm_analyzer" ran 2 times`,
+		`"x" answer "{\"approvd\": 1}"`:    `When "reviewer" answers "{\"approved\": true}"`,
 		`the completion reason was "done"`: `Then the completion reason is "done"`,
 		"the moon is made of cheese":       "",
 	} {

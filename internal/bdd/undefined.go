@@ -179,8 +179,8 @@ func Suggest(step string) string {
 			best, bestD = d.Example, dist
 		}
 	}
-	if best == "" {
-		return ""
+	if best == "" || strings.Contains(best+step, `\"`) {
+		return best // an escaped quote would cut the arguments elsewhere
 	}
 	return withArgs(best, stepArg.FindAllString(step, -1))
 }
