@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ensemble-run/ensemble/store"
 )
 
 // Ctrl-C during a test run without repeats exits 130, as a run with
@@ -32,5 +34,26 @@ func TestInterruptedExits130(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `failures="0" errors="0" skipped="2"`) || !strings.Contains(stderr.String(), "interrupted") {
 		t.Errorf("the report:\n%s\nstderr:\n%s", out.String(), stderr.String())
+	}
+}
+
+// With --state, the scenarios Ctrl-C stopped or skipped are saved as
+// cancelled, as the runs of an interrupted run with repeats are, not as
+// passed, and the test run as interrupted.
+func TestInterruptedSavesCancelledResults(t *testing.T) {
+	t.Parallel()
+	dir := writeTempFiles(t, map[string]string{
+		"a.feature": "Feature: f\n  Scenario: one\n    Given the turn limit is 2\n\n  Scenario: two\n    Given the turn limit is 3\n",
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tr, results, _, _ := savedResults(t, RunOptions{Paths: []string{dir}, Context: ctx})
+	if tr.Status != "interrupted" || len(results) != 2 {
+		t.Fatalf("test run %s, %d results, want interrupted and 2", tr.Status, len(results))
+	}
+	for _, r := range results {
+		if r.Status != store.TestCancelled {
+			t.Errorf("scenario %q saved %s, want %s", r.Scenario, r.Status, store.TestCancelled)
+		}
 	}
 }

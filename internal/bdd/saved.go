@@ -198,6 +198,11 @@ func (ts *testStore) track(sc *godog.ScenarioContext, s *Scenario) {
 				res.failMsg = err.Error()
 			}
 		}
+		if ctx.Err() != nil {
+			// Ctrl-C: stopped, or skipped, before its end; as a repeat the
+			// test run stopped, it does not count.
+			status = store.TestCancelled
+		}
 		ts.record(p, pk.Name, 1, res, status)
 		return ctx, nil
 	})
