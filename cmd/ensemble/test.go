@@ -60,8 +60,8 @@ confidence interval of its pass rate is clear of the rate it needs.
 exits 1 on a regression (Fisher's exact test, p < 0.05). --max-cost and
 --max-requests stop starting runs when the runs so far reach them (a
 request counts once sent, answered or not), exit 6. No more runs go at once
-than there are runs to make. Ctrl-C during repeats exits 130 and saves no
-baseline.`,
+than there are runs to make. Ctrl-C exits 130: the scenarios left do not
+run, and no baseline is saved.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runTests(cmd, io, args, &f)
 		},

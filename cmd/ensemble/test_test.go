@@ -87,7 +87,7 @@ func TestTestUndefinedStepFails(t *testing.T) {
 	if strings.Contains(o.stdout, "func ") || strings.Contains(o.stdout, "snippets") {
 		t.Errorf("the report suggests Go code to a user of ensemble test:\n%s", o.stdout)
 	}
-	for _, want := range []string{"1 undefined step(s)", "the ensemble run", "did you mean: When the ensemble runs"} {
+	for _, want := range []string{"1 undefined step(s)", "the ensemble run (" + gherkinDir + "undefined/undefined.feature:5)", "did you mean: When the ensemble runs"} {
 		if !strings.Contains(o.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, o.stderr)
 		}

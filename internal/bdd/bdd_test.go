@@ -91,8 +91,12 @@ func TestSplitLine(t *testing.T) {
 func TestSuggest(t *testing.T) {
 	for step, want := range map[string]string{
 		"the ensemble run":                 "When the ensemble runs",
-		`agent "x" ran 3 time`:             `Then agent "llm_analyzer" ran 2 times`,
-		`the completion reason was "done"`: `Then the completion reason is "completed"`,
+		`agent "x" ran 3 time`:             `Then agent "x" ran 3 times`,
+		`agent "classify" runs 1 time`:     `Then agent "classify" ran 1 time`,
+		`the run has 1 error`:              `Then the run has 1 error`,
+		`agent "x" runs twice`:             `Then agent "llm_analyzer" ran 2 times`,
+		`"x" answer "{\"approvd\": 1}"`:    `When "reviewer" answers "{\"approved\": true}"`,
+		`the completion reason was "done"`: `Then the completion reason is "done"`,
 		"the moon is made of cheese":       "",
 	} {
 		if got := Suggest(step); got != want {
@@ -641,11 +645,11 @@ func TestStepArgumentsAreChecked(t *testing.T) {
 		t.Fatalf("exit %d, %v; want %d\n%s", code, err, ExitFailed, out.String())
 	}
 	for _, want := range []string{
-		`Step the ensemble runs: this step takes no doc string: remove the block below it`,
-		`agent &#34;a&#34; responds:: this step needs a doc string (a block between &#34;&#34;&#34; lines) below it`,
-		`agent &#34;a&#34; responds:: this step takes a doc string (a block between &#34;&#34;&#34; lines), not a table`,
-		`the conversation history is:: this step needs a table below it`,
-		`the ensemble &#34;e.yaml&#34;: this step takes no table: remove the table below it`,
+		`Step When the ensemble runs (` + f + `:6): this step takes no doc string: remove the block below it`,
+		`Step And agent &#34;a&#34; responds: (` + f + `:13): this step needs a doc string (a block between &#34;&#34;&#34; lines) below it`,
+		`agent &#34;a&#34; responds: (` + f + `:18): this step takes a doc string (a block between &#34;&#34;&#34; lines), not a table`,
+		`Step Then the conversation history is: (` + f + `:25): this step needs a table below it`,
+		`Step Given the ensemble &#34;e.yaml&#34; (` + f + `:28): this step takes no table: remove the table below it`,
 		`<testcase name="all fine" classname="arguments"`,
 	} {
 		if !strings.Contains(out.String(), want) {

@@ -10,6 +10,10 @@ import (
 // longer line made it panic.
 const maxFeatureLine = bufio.MaxScanTokenSize - 1
 
+// utf8BOM is the byte order mark some editors write at the start of a
+// UTF-8 file; the Gherkin parser takes it for text, and finds no Feature.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 // longLine is the number (from 1) of the first line of data longer than
 // maxFeatureLine, its newline left out; 0 when none is.
 func longLine(data []byte) int {

@@ -39,3 +39,18 @@ func TestLongFeatureLine(t *testing.T) {
 		})
 	}
 }
+
+// A feature file that starts with a byte order mark is a usage error that
+// says so, not the parser's list of every line it did not expect.
+func TestFeatureFileWithABOM(t *testing.T) {
+	t.Parallel()
+	dir := writeTempFiles(t, map[string]string{
+		"e.yaml":    "name: e\nagents:\n  - {name: a, script: 'echo hi'}\n",
+		"a.feature": "\xef\xbb\xbfFeature: f\n  Scenario: s\n    Given the ensemble \"e.yaml\"\n    When the ensemble runs\n",
+	})
+	o := runRepeats(t, RunOptions{Paths: []string{dir}})
+	want := "a.feature:1: the file starts with a byte order mark (U+FEFF)"
+	if o.code != ExitUsage || o.err == nil || !strings.Contains(o.err.Error(), want) || strings.Contains(o.err.Error(), "expected:") {
+		t.Fatalf("exit %d, %v; want %d with %q alone", o.code, o.err, ExitUsage, want)
+	}
+}

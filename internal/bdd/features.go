@@ -109,6 +109,10 @@ func checkSyntax(files []string) (parsed []*feature, empty []string, err error) 
 			msgs = append(msgs, fmt.Sprintf("%s: %v", name, err))
 			continue
 		}
+		if bytes.HasPrefix(data, utf8BOM) {
+			msgs = append(msgs, fmt.Sprintf("%s:1: the file starts with a byte order mark (U+FEFF), which the Gherkin parser reads as text before the Feature keyword: save the file as UTF-8 without a BOM", name))
+			continue
+		}
 		if line := longLine(data); line > 0 {
 			msgs = append(msgs, fmt.Sprintf("%s:%d: the line is longer than %d bytes, which the Gherkin parser cannot read: put a long value in a doc string over several lines, or in a file", name, line, maxFeatureLine))
 			continue

@@ -86,10 +86,11 @@ type junit struct {
 	doc   junitSuites
 	byURI map[string]*junitSuite
 	cases map[string]*junitCase // by pickle id
+	steps stepPlaces            // the features' steps, by id
 }
 
 func newJUnit(suite string, out io.Writer) formatters.Formatter {
-	return &junit{out: out, doc: junitSuites{Name: suite}, byURI: map[string]*junitSuite{}, cases: map[string]*junitCase{}}
+	return &junit{out: out, doc: junitSuites{Name: suite}, byURI: map[string]*junitSuite{}, cases: map[string]*junitCase{}, steps: stepPlaces{}}
 }
 
 func (f *junit) TestRunStarted() {
@@ -105,7 +106,8 @@ func (f *junit) Feature(doc *messages.GherkinDocument, uri string, _ []byte) {
 	if doc.Feature != nil && doc.Feature.Name != "" {
 		name = doc.Feature.Name
 	}
-	s := &junitSuite{Name: name, File: uri}
+	f.steps.add(doc, uri)
+	s := &junitSuite{Name: name, File: featureFile(uri)}
 	f.byURI[uri] = s
 	f.doc.Suites = append(f.doc.Suites, s)
 }
@@ -115,7 +117,7 @@ func (f *junit) Pickle(p *messages.Pickle) {
 	defer f.mu.Unlock()
 	s := f.byURI[p.Uri]
 	if s == nil { // godog announces a feature before its scenarios
-		s = &junitSuite{Name: p.Uri, File: p.Uri}
+		s = &junitSuite{Name: p.Uri, File: featureFile(p.Uri)}
 		f.byURI[p.Uri] = s
 		f.doc.Suites = append(f.doc.Suites, s)
 	}
@@ -154,27 +156,28 @@ func (f *junit) Failed(p *messages.Pickle, st *messages.PickleStep, _ *formatter
 	defer f.mu.Unlock()
 	c := f.step(p)
 	if c.Failure == nil {
-		msg := fmt.Sprintf("Step %s: %v", st.Text, err)
+		msg := fmt.Sprintf("Step %s: %v", f.steps.name(st), err)
 		c.Failure = &junitOutcome{Message: msg, Text: msg}
 	}
 }
 
 func (f *junit) Undefined(p *messages.Pickle, st *messages.PickleStep, _ *formatters.StepDefinition) {
-	f.addError(p, "undefined", fmt.Sprintf("Step %s: not a built-in step (see test --list-steps)", st.Text))
+	f.addError(p, "undefined", st, undefinedStep(st.Text).Error())
 }
 
 func (f *junit) Pending(p *messages.Pickle, st *messages.PickleStep, _ *formatters.StepDefinition) {
-	f.addError(p, "pending", fmt.Sprintf("Step %s: pending", st.Text))
+	f.addError(p, "pending", st, "pending")
 }
 
 func (f *junit) Ambiguous(p *messages.Pickle, st *messages.PickleStep, _ *formatters.StepDefinition, err error) {
-	f.addError(p, "ambiguous", fmt.Sprintf("Step %s: %v", st.Text, err))
+	f.addError(p, "ambiguous", st, err.Error())
 }
 
-func (f *junit) addError(p *messages.Pickle, typ, msg string) {
+func (f *junit) addError(p *messages.Pickle, typ string, st *messages.PickleStep, what string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c := f.step(p)
+	msg := fmt.Sprintf("Step %s: %s", f.steps.name(st), what)
 	c.Errors = append(c.Errors, &junitOutcome{Type: typ, Message: msg, Text: msg})
 }
 
@@ -188,6 +191,10 @@ func (f *junit) Summary() {
 		for _, c := range s.Cases {
 			if c.Failure == nil && len(c.Errors) == 0 && c.passed == 0 && c.skipped > 0 {
 				c.Skipped = &junitOutcome{Message: "every step was skipped"}
+			}
+			if c.Failure == nil && len(c.Errors) == 0 && c.passed == 0 && c.skipped == 0 {
+				// godog fails a scenario with no steps as undefined.
+				c.Errors = []*junitOutcome{{Type: "undefined", Message: noSteps, Text: noSteps}}
 			}
 			c.Time = seconds(c.end.Sub(c.start))
 			if first.IsZero() || c.start.Before(first) {

@@ -5,6 +5,8 @@ import (
 	"io"
 	"slices"
 	"sync"
+
+	"github.com/ensemble-run/ensemble/ensemble"
 )
 
 // liveNames are the names of `test --live`, and which of them a scenario's
@@ -13,13 +15,16 @@ import (
 type liveNames struct {
 	mu   sync.Mutex
 	seen map[string]bool
+	// known are the agents and judges of the scenarios that ran: what a
+	// typo is compared with.
+	known map[string]bool
 }
 
 func newLiveNames(names []string) *liveNames {
 	if len(names) == 0 {
 		return nil
 	}
-	l := &liveNames{seen: map[string]bool{}}
+	l := &liveNames{seen: map[string]bool{}, known: map[string]bool{}}
 	for _, n := range names {
 		l.seen[n] = false
 	}
@@ -35,6 +40,12 @@ func (l *liveNames) mark(s *Scenario) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for _, n := range s.ens.AgentNames() {
+		l.known[n] = true
+	}
+	for n := range s.judges {
+		l.known[n] = true
+	}
 	for n, seen := range l.seen {
 		if seen {
 			continue
@@ -61,7 +72,12 @@ func (l *liveNames) report(w io.Writer) {
 		}
 	}
 	slices.Sort(unknown)
+	known := make([]string, 0, len(l.known))
+	for n := range l.known {
+		known = append(known, n)
+	}
+	slices.Sort(known)
 	for _, n := range unknown {
-		fmt.Fprintf(w, "warning: --live %s: no scenario that ran has an agent or a judge of that name\n", n)
+		fmt.Fprintf(w, "warning: --live %s: no scenario that ran has an agent or a judge of that name%s\n", n, ensemble.Suggest(n, known))
 	}
 }

@@ -352,7 +352,7 @@ func runOnce(ctx context.Context, o *RunOptions, p *planned, n int, undefined *u
 			s.repeat, s.repeats = n, p.maxRuns
 			sc.StepContext().After(func(ctx context.Context, st *godog.Step, status godog.StepResultStatus, err error) (context.Context, error) {
 				if status == godog.StepUndefined || errors.Is(err, godog.ErrUndefined) {
-					undefined.add(st.Text)
+					undefined.add(st.Text, p.stepPlaces(st.Text)...)
 				}
 				noteStep(res, p, st, status, err)
 				return ctx, nil
@@ -384,6 +384,9 @@ func runOnce(ctx context.Context, o *RunOptions, p *planned, n int, undefined *u
 	res.passed = status == 0 && res.failure == ""
 	if !res.passed && res.failure == "" {
 		res.failure = "the scenario failed"
+		if len(p.steps) == 0 {
+			res.failure = noSteps
+		}
 	}
 	res.result = target.Result()
 	res.runID = target.savedID

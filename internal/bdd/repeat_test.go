@@ -316,7 +316,7 @@ func TestLiveAgents(t *testing.T) {
 		{"one of two", []string{"draft"}, false, 1, ExitFailed, 1, `agent "answer" has no injected response`, ""},
 		{"both", []string{"draft", "answer"}, false, 1, ExitPassed, 2, "", ""},
 		{"all", nil, true, 2, ExitPassed, 4, "2/2 passed", ""},
-		{"a typo", []string{"draft", "answer", "answr"}, false, 1, ExitPassed, 2, "", "warning: --live answr: no scenario that ran has an agent or a judge of that name"},
+		{"a typo", []string{"draft", "answer", "answr"}, false, 1, ExitPassed, 2, "", `warning: --live answr: no scenario that ran has an agent or a judge of that name; did you mean "answer"?`},
 		{"a typo, repeated", []string{"draft", "answer", "answr"}, false, 2, ExitPassed, 4, "2/2 passed", "warning: --live answr:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

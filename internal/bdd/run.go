@@ -70,6 +70,10 @@ type RunOptions struct {
 	// inspector lists. $ENSEMBLE_STATE_SYNC (through LookupEnv) sets how
 	// its turns reach the disk.
 	State string
+
+	// rowless are the outlines selected that have no Examples rows
+	// (rowless.go): run warns of them.
+	rowless []string
 }
 
 // UsageError is a problem found before any scenario ran.
@@ -121,6 +125,9 @@ func run(o RunOptions) (code int, err error) {
 	if err != nil {
 		return ExitUsage, err
 	}
+	for _, w := range o.rowless {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
 	if o.State != "" {
 		ts, err := openTestStore(o.State, files, pl, o.LookupEnv)
 		if err != nil {
@@ -141,7 +148,7 @@ func run(o RunOptions) (code int, err error) {
 		}
 		return runRepeated(ctx, &o, pl, out, stderr)
 	}
-	return runSuite(&o, files, out, stderr)
+	return runSuite(&o, files, pl, out, stderr)
 }
 
 // prepare checks the options and the feature files, and plans the
@@ -193,12 +200,16 @@ func prepare(o *RunOptions) ([]string, *plan, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	o.rowless = rowlessOutlines(parsed, o.Tags)
+	if len(pl.scenarios) == 0 && len(o.rowless) > 0 {
+		return nil, nil, usagef("no scenario to run:\n%s", strings.Join(o.rowless, "\n"))
+	}
 	return files, pl, nil
 }
 
 // runSuite runs the feature files once, through godog with a format of
 // its own.
-func runSuite(o *RunOptions, files []string, out, stderr io.Writer) (int, error) {
+func runSuite(o *RunOptions, files []string, pl *plan, out, stderr io.Writer) (int, error) {
 	format, err := checkFormat(o.Format)
 	if err != nil {
 		return ExitUsage, err
@@ -216,12 +227,18 @@ func runSuite(o *RunOptions, files []string, out, stderr io.Writer) (int, error)
 		ScenarioInitializer: func(sc *godog.ScenarioContext) {
 			started.Add(1)
 			s := Register(sc, o.Options)
+			sc.Before(func(c context.Context, _ *godog.Scenario) (context.Context, error) {
+				if ctx.Err() != nil { // Ctrl-C: the scenarios left do not run
+					return c, godog.ErrSkip
+				}
+				return c, nil
+			})
 			if o.saved != nil {
 				o.saved.track(sc, s)
 			}
 			sc.StepContext().After(func(ctx context.Context, st *godog.Step, status godog.StepResultStatus, err error) (context.Context, error) {
 				if status == godog.StepUndefined || errors.Is(err, godog.ErrUndefined) {
-					undefined.add(st.Text)
+					undefined.add(st.Text, pl.stepPlaces(s.FeatureFile(), st.Text)...)
 				}
 				return ctx, nil
 			})
@@ -240,11 +257,19 @@ func runSuite(o *RunOptions, files []string, out, stderr io.Writer) (int, error)
 	status := suite.Run()
 	filtered.flush()
 	undefined.report(stderr)
+	pl.reportEmpty(stderr)
 	o.simSpend.report(stderr)
 	if status == 0 && started.Load() == 0 {
 		// The files have scenarios, so the tags selected none: a run
 		// that tests nothing must not pass.
+		if strings.TrimSpace(o.Tags) == "" {
+			return ExitUsage, usagef("no scenario ran")
+		}
 		return ExitUsage, usagef("no scenario matches --tags %s", o.Tags)
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "test: interrupted: the scenario under way was stopped, and the scenarios after it did not run")
+		return ExitCancelled, nil
 	}
 	switch status {
 	case 0:
@@ -333,8 +358,11 @@ func checkFormat(f string) (string, error) {
 				name = fileFormatPrefix + name
 			}
 		}
-		if name == "junit" {
+		switch name {
+		case "junit":
 			name = junitFormat
+		case "cucumber":
+			name = cucumberFormat
 		}
 		if hasFile {
 			parts = append(parts, name+":"+file)

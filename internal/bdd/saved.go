@@ -2,6 +2,7 @@ package bdd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -197,6 +198,11 @@ func (ts *testStore) track(sc *godog.ScenarioContext, s *Scenario) {
 				res.failMsg = err.Error()
 			}
 		}
+		if ctx.Err() != nil {
+			// Ctrl-C: stopped, or skipped, before its end; as a repeat the
+			// test run stopped, it does not count.
+			status = store.TestCancelled
+		}
 		ts.record(p, pk.Name, 1, res, status)
 		return ctx, nil
 	})
@@ -206,20 +212,24 @@ func (ts *testStore) track(sc *godog.ScenarioContext, s *Scenario) {
 // res, and the first that did not pass as its failure.
 func noteStep(res *runResult, p *planned, st *godog.Step, status godog.StepResultStatus, err error) {
 	out := stepOutcome{status: status.String()}
-	text := st.Text
+	text, named := st.Text, st.Text
 	if i := len(res.steps); p != nil && i < len(p.steps) && p.steps[i].keyword != "" {
 		text = p.steps[i].keyword + text
+		named = fmt.Sprintf("%s (%s:%d)", text, p.file, p.steps[i].line)
 	}
 	failed := status != godog.StepPassed && status != godog.StepSkipped
+	if status == godog.StepUndefined || errors.Is(err, godog.ErrUndefined) {
+		err = undefinedStep(st.Text)
+	}
 	switch {
 	case failed && err != nil:
 		out.err = err.Error()
 		if res.failure == "" {
-			res.failure = fmt.Sprintf("Step %s: %v", text, err)
+			res.failure = fmt.Sprintf("Step %s: %v", named, err)
 			res.failStep, res.failMsg = text, err.Error()
 		}
 	case failed && res.failure == "":
-		res.failure = fmt.Sprintf("Step %s: %s", text, status)
+		res.failure = fmt.Sprintf("Step %s: %s", named, status)
 		res.failStep, res.failMsg = text, status.String()
 	}
 	res.steps = append(res.steps, out)

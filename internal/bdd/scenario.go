@@ -106,7 +106,11 @@ type Scenario struct {
 	ensLabel string // how messages name the ensemble: the path as written
 	ensPath  string // resolved path ("" for an inline ensemble)
 	inline   []byte // an inline ensemble (doc string)
-	ens      *ensemble.Ensemble
+	// inlineFile and inlineLine are the feature file of the inline
+	// ensemble and the line its doc string opens at (0: unknown).
+	inlineFile string
+	inlineLine int64
+	ens        *ensemble.Ensemble
 	// loadErr is why the named ensemble did not load; the steps that need
 	// it fail with it. A Given step that comes later (a profiles file) may
 	// still fix it, so the Given steps may come in any order.

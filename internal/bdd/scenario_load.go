@@ -36,6 +36,10 @@ func (s *Scenario) setInline(ds *godog.DocString) error {
 		return errors.New("this step needs the ensemble's YAML in a doc string below it")
 	}
 	s.ensLabel, s.ensPath, s.inline = "in the doc string", "", []byte(ds.Content)
+	s.inlineFile, s.inlineLine = s.FeatureFile(), 0
+	if s.inlineFile != "" && s.step != nil {
+		s.inlineLine = docStringLine(s.inlineFile, s.step.Text, ds.Content)
+	}
 	return nil
 }
 
@@ -49,6 +53,9 @@ func (s *Scenario) load() *loadFailure {
 	e, err := session.Load(path, data, session.LoadOptions{Kinds: s.kinds(), Profiles: s.profileFiles(), LookupEnv: s.lookupEnv})
 	if err != nil {
 		s.loadErr = loadError(s.ensLabel, s.inline != nil, err)
+		if s.inline != nil {
+			s.loadErr.placeInline(s.inlineFile, s.inlineLine, err)
+		}
 		return s.loadErr
 	}
 	s.ens = e
@@ -84,6 +91,21 @@ func loadError(label string, inline bool, err error) *loadFailure {
 		}
 	}
 	return &loadFailure{label: label, invalid: true, problems: lines}
+}
+
+// placeInline starts each problem of an ensemble of a doc string with its
+// place in the feature file, FILE:LINE, when the doc string is found there
+// (at its opening line): "a.feature:17: doc string line 4, column 13: ...".
+func (e *loadFailure) placeInline(file string, at int64, err error) {
+	var list *ensemble.ErrorList
+	if !e.invalid || !errors.As(err, &list) || len(*list) != len(e.problems) {
+		return
+	}
+	for i, pe := range *list {
+		if pe.Line > 0 {
+			e.problems[i] = docStringPlace(file, at, pe.Line) + e.problems[i]
+		}
+	}
 }
 
 // ensemble returns the loaded ensemble, or an error naming the missing step.

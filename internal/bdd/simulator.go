@@ -157,6 +157,10 @@ func (s *Scenario) thenSimulatedRequests(n int) error {
 type simulatedAsk struct {
 	s    *Scenario
 	next agent.Runner
+	// play has a model play a simulated person: Options.Simulate, else
+	// the LLM kind's own runner when the scenario's runs call models
+	// through the kinds' runners (Options.Models: `ensemble test`).
+	play func(ctx context.Context, req *agent.Request, modelProfile, prompt string) *agent.Result
 }
 
 var _ agent.Runner = (*simulatedAsk)(nil)
@@ -168,13 +172,18 @@ func (s *Scenario) askRunners(r map[string]agent.Runner) {
 	if s.sims == nil {
 		return
 	}
+	play := s.opts.Simulate
+	if play == nil && s.opts.LLM == nil && s.opts.Models {
+		// As a session plays a simulated user: the LLM kind's runner.
+		play = s.kinds().Runner(&agent.Host{LookupEnv: s.lookupEnv}, nil).Simulator()
+	}
 	// The kinds a session gives a test: no terminal, and a question with
 	// no answer waits.
 	for _, k := range s.kinds().With(kinds.Options{Ask: ask.Options{Suspend: true}}).Kinds() {
 		if _, done := r[k.String()]; done || !agent.KindAsksHuman(k) {
 			continue
 		}
-		r[k.String()] = &simulatedAsk{s: s, next: k.Runner(&agent.Host{LookupEnv: s.lookupEnv})}
+		r[k.String()] = &simulatedAsk{s: s, next: k.Runner(&agent.Host{LookupEnv: s.lookupEnv}), play: play}
 	}
 }
 
@@ -217,7 +226,7 @@ func (sa *simulatedAsk) person(ctx context.Context, req *agent.Request, sim *sim
 	if n > p.max {
 		return &agent.Result{InputData: in, Err: fmt.Errorf("ask agent %q: the simulated person gave up after %d answers (its limit), without reaching its goal %s", name, p.max, quote(cut(p.goal, 120)))}
 	}
-	play := sa.s.opts.Simulate
+	play := sa.play
 	if play == nil {
 		return &agent.Result{InputData: in, Err: fmt.Errorf("ask agent %q is answered by a simulated person, and no model provider is available to play it", name)}
 	}

@@ -191,7 +191,7 @@ var stepDefs = []stepDef{
 	// --- Then: validation ---
 	{StepDoc{"Then", "Then the ensemble is valid", "After a validated step: it loaded without problems."},
 		`^the ensemble is valid$`, func(s *Scenario) any { return s.thenValid }},
-	{StepDoc{"Then", `Then the ensemble is invalid with an error containing "mutually exclusive"`, "After a validated step: loading failed, and one of its problems (`FILE:LINE:COL: message`, or `doc string line L, column C: message`) contains the text."},
+	{StepDoc{"Then", `Then the ensemble is invalid with an error containing "mutually exclusive"`, "After a validated step: loading failed, and one of its problems (`FILE:LINE:COL: message`, or for a doc string `FEATURE:LINE: doc string line L, column C: message`) contains the text."},
 		`^the ensemble is invalid with an error containing "(.*)"$`, func(s *Scenario) any { return s.thenInvalid }},
 	{StepDoc{"Then", `Then agent "data_extractor" is a script agent`, "The agent's kind: script, LLM or ask."},
 		`^agent "([^"]*)" is an? ([A-Za-z][A-Za-z0-9_-]*) agent$`, func(s *Scenario) any { return s.thenKind }},

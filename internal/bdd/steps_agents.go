@@ -13,6 +13,7 @@ import (
 
 	"github.com/ensemble-run/ensemble/agentpath"
 	"github.com/ensemble-run/ensemble/engine"
+	"github.com/ensemble-run/ensemble/ensemble"
 	"github.com/ensemble-run/ensemble/internal/conditions"
 	"github.com/ensemble-run/ensemble/internal/jsonvalue"
 	"github.com/ensemble-run/ensemble/internal/report"
@@ -160,7 +161,7 @@ func (s *Scenario) thenHistory(table *godog.Table) error {
 	for _, c := range table.Rows[0].Cells {
 		name := strings.ToLower(strings.TrimSpace(c.Value))
 		if !slices.Contains(historyColumns, name) {
-			return fmt.Errorf("unknown history column %q: use %s", c.Value, strings.Join(historyColumns, ", "))
+			return fmt.Errorf("unknown history column %q: use %s%s", c.Value, strings.Join(historyColumns, ", "), ensemble.Suggest(name, historyColumns))
 		}
 		cols = append(cols, name)
 	}

@@ -51,7 +51,23 @@ func (s *Scenario) thenKind(name, kind string) error {
 	}
 	// Kinds are named in lower case ("llm"); prose may write "LLM".
 	if a.Kind == nil || !strings.EqualFold(a.Kind.String(), kind) {
-		return fmt.Errorf("agent %q is a %s agent, want a %s agent", name, a.Kind, kind)
+		have := "no"
+		if a.Kind != nil {
+			have = kindArticle(a.Kind.String())
+		}
+		return fmt.Errorf("agent %q is %s agent, want %s agent", name, have, kindArticle(kind))
 	}
 	return nil
+}
+
+// kindArticle is a kind's name with its article, as prose writes it:
+// "an LLM", "a script", "an ask".
+func kindArticle(kind string) string {
+	if strings.EqualFold(kind, "llm") {
+		return "an LLM"
+	}
+	if kind != "" && strings.ContainsRune("aeiouAEIOU", rune(kind[0])) {
+		return "an " + kind
+	}
+	return "a " + kind
 }
