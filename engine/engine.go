@@ -404,8 +404,13 @@ func (r *Run) reportInterrupted(turn int, reason string, execs []execution) stri
 			fan.add(&x)
 			continue
 		}
-		if x.res != nil && x.res.Err == nil {
+		switch {
+		case x.res != nil && x.res.Err == nil:
 			msg = "finished, but " + why + " before its turn ended, so its output was discarded"
+		case x.res != nil && x.ownEnd:
+			// It failed on its own (its own timeout, a script's exit):
+			// that failure, not the stop, is what the user must see.
+			msg = "failed: " + x.res.Err.Error() + " (then " + why + " before its turn ended)"
 		}
 		r.interrupted = append(r.interrupted, RunError{TurnNumber: turn, AgentName: eventName(x.req), Message: msg})
 	}

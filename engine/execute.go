@@ -42,7 +42,7 @@ func (r *Run) execute(ctx context.Context, execs []execution) {
 		x.req.Slots = r.slots
 		x.started = time.Now()
 		x.res = r.runOne(ctx, x.req)
-		x.took = time.Since(x.started)
+		x.took, x.ownEnd = time.Since(x.started), ctx.Err() == nil
 		r.finished(x)
 		return
 	}
@@ -142,7 +142,7 @@ func (r *Run) run(ctx context.Context, x *execution, sem chan struct{}, give fun
 	x.started = time.Now()
 	x.req.Slots = r.slots
 	x.res = r.runOne(ctx, x.req)
-	x.took = time.Since(x.started)
+	x.took, x.ownEnd = time.Since(x.started), ctx.Err() == nil
 	r.finished(x)
 }
 

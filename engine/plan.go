@@ -51,7 +51,10 @@ type execution struct {
 	// for other executions.
 	gate *fanGate
 
-	res     *agent.Result // set by the executor; nil if it never started
+	res *agent.Result // set by the executor; nil if it never started
+	// ownEnd is set when the execution ended before its turn's context
+	// did: its result, a failure included, is its own, not the stop's.
+	ownEnd  bool
 	started time.Time
 	took    time.Duration
 }

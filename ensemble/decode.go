@@ -60,6 +60,9 @@ type decoder struct {
 	// expanded are the ${VAR} expanded by every file of the load, checked
 	// at its end against the keys of its child ensembles (keys.go).
 	expanded *[]expansion
+	// maxCost is where conversation_limits.max_cost is written, for the
+	// warning of a cap that no pricing can reach.
+	maxCost Pos
 }
 
 func newDecoder(file string, data []byte, lookup func(string) (string, bool), errs *errorSink) *decoder {

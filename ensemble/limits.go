@@ -22,6 +22,9 @@ func (d *decoder) limits(f field) Limits {
 	l.Timeout = cmp.Or(d.seconds(m.get("timeout_seconds")), l.Timeout)
 	l.ParallelAgentLimit = cmp.Or(d.positive(m.get("parallel_agent_limit")), l.ParallelAgentLimit)
 	l.Budget = d.budgetFields(m)
+	if fc := m.get("max_cost"); fc.ok() {
+		d.maxCost = pos(fc.key)
+	}
 	if f := m.get("max_agent_executions"); f.ok() {
 		per := d.mapping(f.val, f.nested())
 		l.MaxAgentExecutions = make(map[string]int, len(per.all()))

@@ -25,6 +25,22 @@ type Trigger struct {
 	Hook *WebhookTrigger
 }
 
+// sameSchedule returns the place in ts of the trigger whose cron
+// schedule fires whenever t's does, in the same time zone, though written
+// otherwise ("1-5" and "MON-FRI"): two runs a fire would be one too many;
+// -1 when none does.
+func sameSchedule(ts []*Trigger, t *Trigger) int {
+	if t.Cron == nil || t.Cron.Schedule == nil {
+		return -1
+	}
+	for i, o := range ts {
+		if o.Cron != nil && o.Cron.Schedule != nil && o.Cron.Timezone == t.Cron.Timezone && o.Cron.Schedule.Same(t.Cron.Schedule) {
+			return i
+		}
+	}
+	return -1
+}
+
 // CronTrigger starts a run each time its schedule fires.
 type CronTrigger struct {
 	Spec     string
@@ -54,6 +70,7 @@ var (
 // triggers decodes triggers:.
 func (d *decoder) triggers(f field) []*Trigger {
 	var out []*Trigger
+	var places []int // each trigger of out's number in the file
 	seen := map[string]int{}
 	for i, n := range d.list(f) {
 		where := fmt.Sprintf("trigger #%d", i+1)
@@ -92,8 +109,12 @@ func (d *decoder) triggers(f field) []*Trigger {
 			d.errorf(n, "%s repeats trigger #%d (%s)", where, first, t.Key)
 			continue
 		}
+		if j := sameSchedule(out, t); j >= 0 {
+			d.errorf(n, "%s repeats trigger #%d: %s fires when it does", where, places[j], t.Key)
+			continue
+		}
 		seen[t.Key] = i + 1
-		out = append(out, t)
+		out, places = append(out, t), append(places, i+1)
 	}
 	return out
 }

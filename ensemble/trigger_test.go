@@ -71,6 +71,8 @@ func TestTriggersErrors(t *testing.T) {
 		{"template syntax", "  - webhook:\n      path: /hooks/a\n      secret_env: S\n      input: \"see {{ body.x \"\n", []string{`6:19: trigger #1 webhook: input does not compile: {{ is not closed`}},
 		{"webhook input outside", "  - webhook: {path: /hooks/a, secret_env: S}\n    input: x\n", []string{`4:5: trigger #1: input belongs to a cron trigger`}},
 		{"repeated", "  - webhook: {path: /hooks/a, secret_env: S}\n  - webhook: {path: /hooks/a, secret_env: T}\n", []string{`4:5: trigger #2 repeats trigger #1 (webhook /hooks/a)`}},
+		{"same schedule", "  - cron: \"0 9 * * 1-5\"\n  - cron: \"0 9 * * MON-FRI\"\n", []string{`4:5: trigger #2 repeats trigger #1: cron 0 9 * * MON-FRI UTC fires when it does`}},
+		{"sunday 0 and 7", "  - cron: \"0 9 * * 0\"\n    timezone: Europe/Berlin\n  - cron: \"0 9 * * 7\"\n    timezone: Europe/Berlin\n", []string{`5:5: trigger #2 repeats trigger #1`}},
 		{"not a list", "  cron: x\n", []string{`3:3: triggers must be a list, got a mapping`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

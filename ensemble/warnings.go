@@ -111,7 +111,7 @@ func (d *decoder) unpricedCostWarnings(e *Ensemble) []*Error {
 		out = append(out, w)
 	}
 	if b := e.Limits.Budget; b != nil && b.MaxCost > 0 {
-		at(0, 0, "conversation_limits sets max_cost "+why)
+		at(d.maxCost.Line, d.maxCost.Column, "conversation_limits sets max_cost "+why)
 	}
 	for _, a := range e.Agents {
 		if a.Budget != nil && a.Budget.MaxCost > 0 {

@@ -127,7 +127,7 @@ conversation_limits:
 		want    []string
 	}{
 		"no pricing": {"", []string{
-			"spend.yaml: conversation_limits sets max_cost but no model profile has pricing",
+			"spend.yaml:10:3: conversation_limits sets max_cost but no model profile has pricing",
 			`spend.yaml:5:5: agent "a" has a budget with max_cost but no model profile has pricing`}},
 		"priced": {", pricing: {input_per_million: 1, output_per_million: 2}", nil},
 	} {

@@ -320,11 +320,11 @@ func (s *Server) apiAnswers(w http.ResponseWriter, r *http.Request) {
 		}
 		given[k] = text
 	}
-	turn := 0
+	turn := anyTurn
 	if v := r.URL.Query().Get("turn"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			s.fail(w, errorf(CodeBadRequest, "turn must be a turn count (1 or more), got %q", v))
+		if err != nil || n < 0 {
+			s.fail(w, errorf(CodeBadRequest, "turn must be a turn count (0 or more), got %q", v))
 			return
 		}
 		turn = n
@@ -335,7 +335,7 @@ func (s *Server) apiAnswers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	if err := s.runs.Answer(id, given, turn); err != nil {
+	if err := s.runs.answerAt(id, given, turn); err != nil {
 		s.fail(w, err)
 		return
 	}

@@ -236,7 +236,7 @@ func (s *Server) serveAnswer(w http.ResponseWriter, r *http.Request) {
 			s.fail(w, err)
 			return
 		}
-		if err := s.runs.Answer(l.Run, map[string]string{l.Agent: text}, l.Turn); err != nil {
+		if err := s.runs.answerAt(l.Run, map[string]string{l.Agent: text}, l.Turn); err != nil {
 			var e *Error
 			if errors.As(err, &e) && e.Code == CodeConflict {
 				// answered another way, or gone on: the link is spent

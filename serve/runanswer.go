@@ -18,6 +18,19 @@ import (
 // count the answers were given at: a run that has gone on since refuses
 // them (stale). The run goes on in the background.
 func (rs *Runs) Answer(id string, given map[string]string, turn int) error {
+	if turn <= 0 {
+		turn = anyTurn
+	}
+	return rs.answerAt(id, given, turn)
+}
+
+// anyTurn is the turn of answers that are taken whatever the run's turn
+// count: 0 is a turn count (a run whose first agent asks waits at it).
+const anyTurn = -1
+
+// answerAt is Answer with turn the turn count the answers were given at,
+// 0 included, or anyTurn.
+func (rs *Runs) answerAt(id string, given map[string]string, turn int) error {
 	if len(given) == 0 {
 		return errorf(CodeBadRequest, "no answer: post {\"AGENT\": ANSWER}")
 	}
@@ -43,7 +56,7 @@ func (rs *Runs) Answer(id string, given map[string]string, turn int) error {
 	case sf.CompletionReason != engine.AwaitingInput:
 		saved.Close()
 		return errorf(CodeConflict, "run %s waits for no answer (%s)", id, durable.Status(sf.CompletionReason))
-	case turn > 0 && turn != sf.State.TurnCount:
+	case turn != anyTurn && turn != sf.State.TurnCount:
 		saved.Close()
 		return errorf(CodeConflict, "run %s has gone on since these answers were given (at turn %d, it is at turn %d now): they answer questions it no longer waits for", id, turn, sf.State.TurnCount)
 	}

@@ -28,11 +28,16 @@ func (s *Session) checkKeys(lookup func(string) (string, bool)) error {
 		if p == nil || p.APIKeyEnv == "" {
 			return nil // an unknown profile is the loader's error; no key is needed without api_key_env
 		}
-		if v, ok := lookup(p.APIKeyEnv); ok && strings.TrimSpace(v) != "" {
+		v, ok := lookup(p.APIKeyEnv)
+		if ok && strings.TrimSpace(v) != "" {
 			return nil
 		}
-		return fmt.Errorf("%s calls model profile %q, whose key is read from %s, which is not set: export it, or run without the model, with injected replies (--responses FILE)",
-			who, name, p.APIKeyEnv)
+		unset := "which is not set"
+		if ok {
+			unset = "which is set but empty" // an `export KEY=` with nothing after it
+		}
+		return fmt.Errorf("%s calls model profile %q, whose key is read from %s, %s: export it, or run without the model, with injected replies (--responses FILE)",
+			who, name, p.APIKeyEnv, unset)
 	}
 	// A child file is checked once, not once per path to it (a wide tree
 	// has exponentially many): below a path that no responses entry or

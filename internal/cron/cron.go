@@ -61,6 +61,16 @@ func Parse(spec string) (*Schedule, error) {
 	return s, nil
 }
 
+// Same reports whether s and o fire at the same times: "0 9 * * 1-5" and
+// "0 9 * * MON-FRI" are one schedule, as are a day of week 0 and 7.
+func (s *Schedule) Same(o *Schedule) bool {
+	const sunday7 = 1 << 7
+	a, b := *s, *o
+	a.dow &^= sunday7
+	b.dow &^= sunday7
+	return a == b
+}
+
 func parseField(p string, f fieldSpec) (uint64, error) {
 	var bits uint64
 	for item := range strings.SplitSeq(p, ",") {
