@@ -356,6 +356,10 @@ func TestAnswers(t *testing.T) {
 		if code != c.code || errorCode(t, b) != c.err {
 			t.Errorf("%v: %d %s, want %d %s", c.body, code, b, c.code, c.err)
 		}
+		// the refusal is worded for this door: no command-line flag in it
+		if strings.Contains(string(b), "--answer") {
+			t.Errorf("%v: %s names a flag", c.body, b)
+		}
 	}
 	// a stale answer: given for another turn than the run is at
 	code, b, _ := s.do(t, "POST", path+"?turn=7", map[string]any{"approver": map[string]any{"approved": true}})

@@ -162,7 +162,7 @@ func TestSuspendResumeWithAnswers(t *testing.T) {
 		}
 	}
 	o = ensembleCmd(t, "", "resume", db, "--answer", "publisher=yes")
-	if !strings.Contains(o.stderr, `agent "publisher" is not waiting for input (the run waits for legal, editor)`) {
+	if !strings.Contains(o.stderr, `cannot answer agent "publisher": it is not waiting for input (the run waits for legal, editor)`) {
 		t.Errorf("stderr: %s", o.stderr)
 	}
 	if o := ensembleCmd(t, "", "resume", db, "--answer", "legl=yes"); !strings.Contains(o.stderr, `did you mean "legal"`) {

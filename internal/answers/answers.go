@@ -120,10 +120,12 @@ func Check(e *ensemble.Ensemble, f *state.File, given map[string]string) error {
 		if len(waiting) > 0 {
 			why = "the run waits for " + strings.Join(waiting, ", ")
 		}
+		// Worded for every door (resume --answer, the run API, a chat
+		// reply, A2A): none names a flag.
 		if e.Agent(name) == nil {
-			return fmt.Errorf("--answer: unknown agent %q%s (%s)", name, ensemble.Suggest(name, e.AgentNames()), why)
+			return fmt.Errorf("cannot answer unknown agent %q%s (%s)", name, ensemble.Suggest(name, e.AgentNames()), why)
 		}
-		return fmt.Errorf("--answer: agent %q is not waiting for input (%s)", name, why)
+		return fmt.Errorf("cannot answer agent %q: it is not waiting for input (%s)", name, why)
 	}
 	return nil
 }
